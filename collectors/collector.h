@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The collector interface.  A collector reads one source of facts and fills
+ * its fields of the node model, or marks them absent with a reason.  It
+ * never talks HTTP and never knows about rules.
+ */
+#ifndef ROCEWATCH_COLLECTOR_H
+#define ROCEWATCH_COLLECTOR_H
+
+#include <stdbool.h>
+
+#include "../src/config.h"
+#include "../src/model.h"
+
+enum collect_what {
+	COLLECT_FAST = 1 << 0, /* counters */
+	COLLECT_SLOW = 1 << 1, /* configuration (implies nothing about counters) */
+};
+
+struct collector_ctx {
+	const struct rw_config *cfg;
+	int idx;    /* position in the collector table: obj->cpriv[idx] is ours */
+	void *priv; /* the collector's own state */
+	/* Set by a collector when its cause of failure is a plain "not here". */
+	char detail[160];
+};
+
+struct collector {
+	const char *name;
+	const char *help;
+	bool default_enabled;
+	/* 0, or -errno: the collector cannot run (it is then disabled, with detail). */
+	int (*init)(struct collector_ctx *cc);
+	/* Fill the model.  -errno only when the whole source failed. */
+	int (*collect)(struct collector_ctx *cc, struct node_model *m, unsigned what);
+	void (*fini)(struct collector_ctx *cc);
+	/* Optional: an fd that becomes readable on a kernel notification. */
+	int (*event_fd)(struct collector_ctx *cc);
+	/* Drain notifications; > 0 when configuration must be re-read now. */
+	int (*event)(struct collector_ctx *cc);
+	/* Free what the collector hung on obj->cpriv[idx]. */
+	void (*obj_free)(void *cpriv);
+};
+
+/* The explicit table, in collection order (link first: it makes the netdevs). */
+extern const struct collector *const collectors[];
+extern const int n_collectors;
+int collector_index(const char *name);
+
+#endif

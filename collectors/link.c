@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: MIT
+/*
+ * link: the netdev list and its basic attributes from rtnetlink, through
+ * libnl-route-3.  A second socket subscribed to RTNLGRP_LINK and
+ * RTNLGRP_IPV4_IFADDR tells the daemon to re-read configuration at once, so
+ * an MTU change shows within one fast interval.
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <netlink/netlink.h>
+#include <netlink/route/addr.h>
+#include <netlink/route/link.h>
+#include <linux/rtnetlink.h>
+
+#include "collector.h"
+#include "../src/util.h"
+
+struct link_priv {
+	struct nl_sock *sk;	/* requests */
+	struct nl_sock *ev;	/* notifications */
+	struct nl_cache *links;
+	struct nl_cache *addrs;
+	int events;
+};
+
+static int nl2errno(int nlerr)
+{
+	switch (-nlerr) {
+	case NLE_PERM:
+		return -EPERM;
+	case NLE_NOMEM:
+		return -ENOMEM;
+	case NLE_OPNOTSUPP:
+		return -EOPNOTSUPP;
+	case NLE_OBJ_NOTFOUND:
+		return -ENOENT;
+	default:
+		return -EIO;
+	}
+}
+
+static int count_event(struct nl_msg *msg, void *arg)
+{
+	struct link_priv *lp = arg;
+
+	(void)msg;
+	lp->events++;
+	return NL_OK;
+}
+
+static int link_init(struct collector_ctx *cc)
+{
+	struct link_priv *lp = calloc(1, sizeof(*lp));
+	int r;
+
+	if (!lp)
+		return -ENOMEM;
+	cc->priv = lp;
+	lp->sk = nl_socket_alloc();
+	lp->ev = nl_socket_alloc();
+	if (!lp->sk || !lp->ev)
+		return -ENOMEM;
+	r = nl_connect(lp->sk, NETLINK_ROUTE);
+	if (r < 0) {
+		snprintf(cc->detail, sizeof(cc->detail), "rtnetlink: %s", nl_geterror(r));
+		return nl2errno(r);
+	}
+	r = rtnl_link_alloc_cache(lp->sk, AF_UNSPEC, &lp->links);
+	if (r < 0) {
+		snprintf(cc->detail, sizeof(cc->detail), "link cache: %s", nl_geterror(r));
+		return nl2errno(r);
+	}
+	r = rtnl_addr_alloc_cache(lp->sk, &lp->addrs);
+	if (r < 0)
+		lp->addrs = NULL; /* addresses are a nicety; links are not */
+
+	nl_socket_disable_seq_check(lp->ev);
+	nl_socket_modify_cb(lp->ev, NL_CB_VALID, NL_CB_CUSTOM, count_event, lp);
+	r = nl_connect(lp->ev, NETLINK_ROUTE);
+	if (!r)
+		r = nl_socket_add_memberships(lp->ev, RTNLGRP_LINK, RTNLGRP_IPV4_IFADDR, 0);
+	if (!r)
+		r = nl_socket_set_nonblocking(lp->ev);
+	if (r < 0) {
+		/* Without notifications the slow loop still catches changes. */
+		log_warn("link: no rtnetlink notifications: %s", nl_geterror(r));
+		nl_socket_free(lp->ev);
+		lp->ev = NULL;
+	}
+	return 0;
+}
+
+static void link_fini(struct collector_ctx *cc)
+{
+	struct link_priv *lp = cc->priv;
+
+	if (!lp)
+		return;
+	if (lp->links)
+		nl_cache_free(lp->links);
+	if (lp->addrs)
+		nl_cache_free(lp->addrs);
+	if (lp->sk)
+		nl_socket_free(lp->sk);
+	if (lp->ev)
+		nl_socket_free(lp->ev);
+	free(lp);
+	cc->priv = NULL;
+}
+
+static int link_event_fd(struct collector_ctx *cc)
+{
+	struct link_priv *lp = cc->priv;
+
+	return lp && lp->ev ? nl_socket_get_fd(lp->ev) : -1;
+}
+
+static int link_event(struct collector_ctx *cc)
+{
+	struct link_priv *lp = cc->priv;
+	int r;
+
+	lp->events = 0;
+	do {
+		r = nl_recvmsgs_default(lp->ev);
+	} while (r >= 0);
+	/* -NLE_AGAIN ends the drain; an overrun (ENOBUFS) lost events: re-read anyway. */
+	if (r != -NLE_AGAIN)
+		return 1;
+	return lp->events > 0;
+}
+
+struct fill_ctx {
+	struct node_model *m;
+	const struct rw_config *cfg;
+	struct link_priv *lp;
+};
+
+static void append_name(char *buf, size_t size, const char *name)
+{
+	size_t len = strlen(buf);
+
+	if (len && len + 1 < size) {
+		buf[len++] = ',';
+		buf[len] = '\0';
+	}
+	if (len < size)
+		strlcpy0(buf + len, name, size - len);
+}
+
+static bool is_kind(struct rtnl_link *l, const char *kind)
+{
+	const char *t = rtnl_link_get_type(l);
+
+	return t && !strcmp(t, kind);
+}
+
+static void fill_link(struct nl_object *obj, void *arg)
+{
+	struct fill_ctx *fc = arg;
+	struct rtnl_link *l = (struct rtnl_link *)obj;
+	const char *name = rtnl_link_get_name(l);
+	char buf[RW_STR_MAX], lower[RW_STR_MAX] = "";
+	struct object *o;
+	int master, link;
+
+	if (!name || (rtnl_link_get_flags(l) & IFF_LOOPBACK))
+		return;
+	if (!config_netdev_wanted(fc->cfg, name))
+		return;
+	o = model_add_netdev(fc->m, name);
+	if (!o)
+		return;
+	o->seen = true;
+	o->ifindex = rtnl_link_get_ifindex(l);
+	field_set_int(o, F_NETDEV_IFINDEX, o->ifindex);
+	field_set_int(o, F_NETDEV_MTU, rtnl_link_get_mtu(l));
+	rtnl_link_operstate2str(rtnl_link_get_operstate(l), buf, sizeof(buf));
+	field_set_str(o, F_NETDEV_OPERSTATE, buf);
+	field_set_bool(o, F_NETDEV_CARRIER, rtnl_link_get_carrier(l) > 0);
+	field_set_str(o, F_NETDEV_KIND, rtnl_link_get_type(l) ? rtnl_link_get_type(l) : "device");
+
+	master = rtnl_link_get_master(l);
+	if (master > 0 && rtnl_link_i2name(fc->lp->links, master, buf, sizeof(buf)))
+		field_set_str(o, F_NETDEV_MASTER, buf);
+	else
+		field_set_str(o, F_NETDEV_MASTER, "");
+
+	/* Lower devices: IFLA_LINK of a vlan/macvlan/ipvlan (not a veth's peer) ... */
+	link = rtnl_link_get_link(l);
+	if (link > 0 && link != o->ifindex && !is_kind(l, "veth") &&
+	    rtnl_link_i2name(fc->lp->links, link, buf, sizeof(buf)))
+		append_name(lower, sizeof(lower), buf);
+	/* ... and the ports enslaved to a bond, team or bridge. */
+	for (struct nl_object *it = nl_cache_get_first(fc->lp->links); it;
+	     it = nl_cache_get_next(it)) {
+		struct rtnl_link *s = (struct rtnl_link *)it;
+
+		if (rtnl_link_get_master(s) == o->ifindex && rtnl_link_get_name(s))
+			append_name(lower, sizeof(lower), rtnl_link_get_name(s));
+	}
+	field_set_str(o, F_NETDEV_LOWER, lower);
+	field_set_str(o, F_NETDEV_IPV4, "");
+}
+
+static void fill_addr(struct nl_object *obj, void *arg)
+{
+	struct fill_ctx *fc = arg;
+	struct rtnl_addr *a = (struct rtnl_addr *)obj;
+	struct object *o = model_netdev_by_ifindex(fc->m, rtnl_addr_get_ifindex(a));
+	char buf[64], *slash;
+
+	if (!o || rtnl_addr_get_family(a) != AF_INET || !rtnl_addr_get_local(a))
+		return;
+	nl_addr2str(rtnl_addr_get_local(a), buf, sizeof(buf));
+	slash = strchr(buf, '/');
+	if (slash)
+		*slash = '\0';
+	if (!o->f[F_NETDEV_IPV4].v.s[0])
+		field_set_str(o, F_NETDEV_IPV4, buf);
+	else {
+		char list[RW_STR_MAX];
+
+		strlcpy0(list, o->f[F_NETDEV_IPV4].v.s, sizeof(list));
+		append_name(list, sizeof(list), buf);
+		field_set_str(o, F_NETDEV_IPV4, list);
+	}
+}
+
+static int link_collect(struct collector_ctx *cc, struct node_model *m, unsigned what)
+{
+	struct link_priv *lp = cc->priv;
+	struct fill_ctx fc = { .m = m, .cfg = cc->cfg, .lp = lp };
+	int r;
+
+	if (!(what & COLLECT_SLOW))
+		return 0;
+	r = nl_cache_refill(lp->sk, lp->links);
+	if (r < 0) {
+		snprintf(cc->detail, sizeof(cc->detail), "link dump: %s", nl_geterror(r));
+		return nl2errno(r);
+	}
+	model_begin(m, OBJ_NETDEV);
+	nl_cache_foreach(lp->links, fill_link, &fc);
+	model_sweep(m, OBJ_NETDEV);
+	if (lp->addrs && nl_cache_refill(lp->sk, lp->addrs) >= 0)
+		nl_cache_foreach(lp->addrs, fill_addr, &fc);
+	return 0;
+}
+
+const struct collector link_collector = {
+	.name = "link",
+	.help = "netdevs: MTU, operstate, carrier, master/lower links (rtnetlink)",
+	.default_enabled = true,
+	.init = link_init,
+	.collect = link_collect,
+	.fini = link_fini,
+	.event_fd = link_event_fd,
+	.event = link_event,
+};

@@ -1,0 +1,570 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Prometheus exposition.  Families come out in field-table order, samples
+ * in object order (sorted by name), so two renders of the same model are
+ * byte-identical.  Absent fields produce no sample, never a 0.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "prom.h"
+#include "../src/config.h"
+#include "../src/util.h"
+
+static const char *const mtype_names[] = {
+	[MT_NONE] = "untyped", [MT_GAUGE] = "gauge", [MT_COUNTER] = "counter", [MT_INFO] = "gauge",
+};
+
+void prom_family(struct strbuf *sb, const char *name, const char *type, const char *help)
+{
+	sb_puts(sb, "# HELP ");
+	sb_puts(sb, name);
+	sb_putc(sb, ' ');
+	/* HELP escapes only backslash and newline. */
+	for (const char *p = help ? help : ""; *p; p++) {
+		if (*p == '\\')
+			sb_puts(sb, "\\\\");
+		else if (*p == '\n')
+			sb_puts(sb, "\\n");
+		else
+			sb_putc(sb, *p);
+	}
+	sb_puts(sb, "\n# TYPE ");
+	sb_puts(sb, name);
+	sb_putc(sb, ' ');
+	sb_puts(sb, type);
+	sb_putc(sb, '\n');
+}
+
+void prom_sample_begin(struct strbuf *sb, const char *name)
+{
+	sb_puts(sb, name);
+}
+
+void prom_label(struct strbuf *sb, int *first, const char *k, const char *v)
+{
+	sb_putc(sb, *first ? '{' : ',');
+	*first = 0;
+	sb_puts(sb, k);
+	sb_puts(sb, "=\"");
+	sb_label_escape(sb, v);
+	sb_putc(sb, '"');
+}
+
+static void close_labels(struct strbuf *sb, int first)
+{
+	if (!first)
+		sb_putc(sb, '}');
+	sb_putc(sb, ' ');
+}
+
+void prom_sample_end_u64(struct strbuf *sb, int first, uint64_t v)
+{
+	close_labels(sb, first);
+	sb_u64(sb, v);
+	sb_putc(sb, '\n');
+}
+
+void prom_sample_end_double(struct strbuf *sb, int first, double v)
+{
+	close_labels(sb, first);
+	sb_double(sb, v);
+	sb_putc(sb, '\n');
+}
+
+void prom_sanitize(struct strbuf *sb, const char *name)
+{
+	for (const char *p = name; *p; p++)
+		sb_putc(sb, isalnum((unsigned char)*p) ? (char)tolower((unsigned char)*p) : '_');
+}
+
+static void object_labels(struct strbuf *sb, int *first, const struct object *o)
+{
+	char port[12];
+
+	switch (o->kind) {
+	case OBJ_NETDEV:
+		prom_label(sb, first, "device", o->name);
+		break;
+	case OBJ_RDMA_PORT:
+		snprintf(port, sizeof(port), "%u", o->port);
+		prom_label(sb, first, "device", o->name);
+		prom_label(sb, first, "port", port);
+		prom_label(sb, first, "netdev", o->netdev ? o->netdev->name : "");
+		break;
+	default:
+		break;
+	}
+}
+
+/* Constant labels come pre-formatted ("direction=\"rx\""). */
+static void const_labels(struct strbuf *sb, int *first, const char *labels)
+{
+	if (!labels || !*labels)
+		return;
+	sb_putc(sb, *first ? '{' : ',');
+	*first = 0;
+	sb_puts(sb, labels);
+}
+
+static size_t objects_of(const struct node_model *m, enum obj_kind k, const struct object *const **out)
+{
+	static const struct object *node_only[1];
+
+	if (k == OBJ_NODE) {
+		node_only[0] = &m->node;
+		*out = node_only;
+		return 1;
+	}
+	return model_objects((struct node_model *)m, k, (struct object ***)out);
+}
+
+static double scaled(const struct field_desc *d, double v)
+{
+	return d->scale ? v * d->scale : v;
+}
+
+static void emit_value(struct strbuf *sb, const struct field_desc *d, const struct object *o,
+		       const struct field_val *f)
+{
+	char lv[8];
+	int first;
+
+	switch (d->type) {
+	case VT_INT:
+	case VT_BOOL:
+		first = 1;
+		prom_sample_begin(sb, d->metric);
+		object_labels(sb, &first, o);
+		const_labels(sb, &first, d->labels);
+		if (d->scale)
+			prom_sample_end_double(sb, first, scaled(d, (double)f->v.i));
+		else if (f->v.i < 0)
+			prom_sample_end_double(sb, first, (double)f->v.i);
+		else
+			prom_sample_end_u64(sb, first, (uint64_t)f->v.i);
+		break;
+	case VT_FLOAT:
+		first = 1;
+		prom_sample_begin(sb, d->metric);
+		object_labels(sb, &first, o);
+		const_labels(sb, &first, d->labels);
+		prom_sample_end_double(sb, first, scaled(d, f->v.d));
+		break;
+	case VT_PRIOSET:
+		for (int p = 0; p < RW_PRIO_COUNT; p++) {
+			first = 1;
+			snprintf(lv, sizeof(lv), "%d", p);
+			prom_sample_begin(sb, d->metric);
+			object_labels(sb, &first, o);
+			const_labels(sb, &first, d->labels);
+			prom_label(sb, &first, d->label, lv);
+			prom_sample_end_u64(sb, first, (f->v.set >> p) & 1);
+		}
+		break;
+	case VT_PRIO_ARRAY:
+		for (int p = 0; p < RW_PRIO_COUNT; p++) {
+			if (!(f->mask & (1u << p)))
+				continue;
+			first = 1;
+			snprintf(lv, sizeof(lv), "%d", p);
+			prom_sample_begin(sb, d->metric);
+			object_labels(sb, &first, o);
+			const_labels(sb, &first, d->labels);
+			prom_label(sb, &first, d->label, lv);
+			if (d->scale)
+				prom_sample_end_double(sb, first, scaled(d, (double)f->v.arr[p]));
+			else
+				prom_sample_end_u64(sb, first, f->v.arr[p]);
+		}
+		break;
+	case VT_DSCP_MAP:
+		for (int i = 0; i < RW_DSCP_COUNT; i++) {
+			if (f->v.dscp[i] < 0)
+				continue;
+			first = 1;
+			snprintf(lv, sizeof(lv), "%d", i);
+			prom_sample_begin(sb, d->metric);
+			object_labels(sb, &first, o);
+			prom_label(sb, &first, d->label, lv);
+			prom_sample_end_u64(sb, first, (uint64_t)f->v.dscp[i]);
+		}
+		break;
+	case VT_GIDS:
+		for (size_t i = 0; f->v.gids && i < f->v.gids->n; i++) {
+			const struct gid_entry *g = &f->v.gids->e[i];
+
+			first = 1;
+			snprintf(lv, sizeof(lv), "%u", g->index);
+			prom_sample_begin(sb, d->metric);
+			object_labels(sb, &first, o);
+			prom_label(sb, &first, "index", lv);
+			prom_label(sb, &first, "gid", g->gid);
+			prom_label(sb, &first, "type", g->type);
+			prom_label(sb, &first, "gid_netdev", g->netdev);
+			prom_sample_end_u64(sb, first, 1);
+		}
+		break;
+	case VT_PCI_PAIRS: {
+		static const char *const pn[] = { "", "PIX", "PXB", "PHB", "SYS" };
+
+		for (size_t i = 0; f->v.pairs && i < f->v.pairs->n; i++) {
+			const struct pci_pair *pp = &f->v.pairs->e[i];
+
+			first = 1;
+			prom_sample_begin(sb, d->metric);
+			prom_label(sb, &first, "gpu", pp->gpu);
+			prom_label(sb, &first, "nic", pp->nic);
+			prom_label(sb, &first, "path", pn[pp->path]);
+			prom_sample_end_u64(sb, first, pp->path);
+		}
+		break;
+	}
+	case VT_STR:
+	case VT_DSCPSET:
+		break; /* strings are info groups; DSCP sets are rule-only facts */
+	}
+}
+
+/* An info family: consecutive string rows of one metric become one series per object. */
+static int emit_info_group(struct strbuf *sb, const struct node_model *m, int start)
+{
+	const struct field_desc *d0 = &fields[start];
+	const struct object *const *objs;
+	size_t n = objects_of(m, d0->obj, &objs);
+	int end = start;
+
+	while (end + 1 < F__COUNT && fields[end + 1].metric &&
+	       !strcmp(fields[end + 1].metric, d0->metric))
+		end++;
+	for (size_t i = 0; i < n; i++) {
+		const struct object *o = objs[i];
+		int first = 1, any = 0;
+
+		for (int f = start; f <= end; f++)
+			any |= o->f[f].state == ABS_NONE;
+		if (!any)
+			continue;
+		prom_sample_begin(sb, d0->metric);
+		object_labels(sb, &first, o);
+		for (int f = start; f <= end; f++)
+			prom_label(sb, &first, fields[f].label,
+				   o->f[f].state == ABS_NONE ? o->f[f].v.s : "");
+		prom_sample_end_u64(sb, first, 1);
+	}
+	return end;
+}
+
+/* Drop a family header that got no samples (a field nobody has). */
+static void drop_empty_family(struct strbuf *sb, size_t mark, size_t hdr_end)
+{
+	if (sb->len == hdr_end) {
+		sb->len = mark;
+		if (sb->buf)
+			sb->buf[mark] = '\0';
+	}
+}
+
+static void render_fields(struct strbuf *sb, const struct node_model *m)
+{
+	const char *prev = NULL;
+	size_t mark = 0, hdr_end = 0;
+
+	for (int i = 0; i < F__COUNT; i++) {
+		const struct field_desc *d = &fields[i];
+		const struct object *const *objs;
+		size_t n;
+
+		if (d->mtype == MT_NONE || !d->metric)
+			continue;
+		if (!prev || strcmp(prev, d->metric)) {
+			if (prev)
+				drop_empty_family(sb, mark, hdr_end);
+			mark = sb->len;
+			prom_family(sb, d->metric, mtype_names[d->mtype], d->help);
+			hdr_end = sb->len;
+			prev = d->metric;
+		}
+		if (d->mtype == MT_INFO && d->type == VT_STR) {
+			i = emit_info_group(sb, m, i);
+			continue;
+		}
+		n = objects_of(m, d->obj, &objs);
+		for (size_t k = 0; k < n; k++)
+			if (objs[k]->f[i].state == ABS_NONE)
+				emit_value(sb, d, objs[k], &objs[k]->f[i]);
+	}
+	if (prev)
+		drop_empty_family(sb, mark, hdr_end);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Union of the counter names of one set over the objects of one kind, sorted. */
+static int collect_names(struct prom_renderer *pr, const struct node_model *m, enum obj_kind k,
+			 enum cset_id c, const regex_t *filter)
+{
+	const struct object *const *objs;
+	size_t n = objects_of(m, k, &objs);
+
+	pr->n_names = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct counter_set *cs = &objs[i]->cs[c];
+
+		for (uint32_t j = 0; j < cs->n; j++) {
+			if (!cs->present[j])
+				continue;
+			if (filter && regexec(filter, cs->names[j], 0, NULL, 0))
+				continue;
+			if (pr->n_names == pr->cap_names) {
+				size_t nc = pr->cap_names ? pr->cap_names * 2 : 256;
+				const char **nn = realloc(pr->names, nc * sizeof(*nn));
+
+				if (!nn)
+					return -1;
+				pr->names = nn;
+				pr->cap_names = nc;
+			}
+			pr->names[pr->n_names++] = cs->names[j];
+		}
+	}
+	if (pr->n_names > 1)
+		qsort(pr->names, pr->n_names, sizeof(*pr->names), cmp_str);
+	/* dedupe */
+	size_t w = 0;
+	for (size_t i = 0; i < pr->n_names; i++)
+		if (!w || strcmp(pr->names[w - 1], pr->names[i]))
+			pr->names[w++] = pr->names[i];
+	pr->n_names = w;
+	return 0;
+}
+
+static void render_cset(struct prom_renderer *pr, struct strbuf *sb, const struct node_model *m,
+			enum obj_kind k, enum cset_id c, const struct counter_desc *descs, size_t nd,
+			const char *prefix, const char *type, const regex_t *filter)
+{
+	const struct object *const *objs;
+	size_t n = objects_of(m, k, &objs);
+	struct strbuf name = pr->name;
+
+	if (collect_names(pr, m, k, c, filter))
+		return;
+	for (size_t i = 0; i < pr->n_names; i++) {
+		const struct counter_desc *cd = counter_desc_find(descs, nd, pr->names[i]);
+		char help[160];
+
+		sb_reset(&name);
+		if (cd) {
+			sb_puts(&name, cd->metric);
+		} else {
+			sb_puts(&name, prefix);
+			prom_sanitize(&name, pr->names[i]);
+			if (!strcmp(type, "counter"))
+				sb_puts(&name, "_total");
+		}
+		if (name.oom)
+			break;
+		snprintf(help, sizeof(help), "%s counter %s, as of the last poll.",
+			 c == CSET_ETHTOOL ? "Driver (ethtool -S)" : "RDMA", pr->names[i]);
+		prom_family(sb, name.buf, type, cd ? cd->help : help);
+		for (size_t o = 0; o < n; o++) {
+			int idx = cset_find(&objs[o]->cs[c], pr->names[i]), first = 1;
+
+			if (idx < 0 || !objs[o]->cs[c].present[idx])
+				continue;
+			prom_sample_begin(sb, name.buf);
+			object_labels(sb, &first, objs[o]);
+			if (cd && cd->scale)
+				prom_sample_end_double(sb, first,
+						       (double)objs[o]->cs[c].vals[idx] * cd->scale);
+			else
+				prom_sample_end_u64(sb, first, objs[o]->cs[c].vals[idx]);
+		}
+	}
+	pr->name = name; /* kept for the next poll */
+}
+
+static void render_cc(struct prom_renderer *pr, struct strbuf *sb, const struct node_model *m)
+{
+	const struct object *const *objs;
+	size_t n = objects_of(m, OBJ_NETDEV, &objs);
+
+	if (collect_names(pr, m, OBJ_NETDEV, CSET_CC, NULL) || !pr->n_names)
+		return;
+	prom_family(sb, "roce_dcqcn_param", "gauge",
+		    "DCQCN congestion-control parameter of the device (debugfs cc_params), raw value.");
+	for (size_t o = 0; o < n; o++) {
+		const struct counter_set *cs = &objs[o]->cs[CSET_CC];
+
+		for (size_t i = 0; i < pr->n_names; i++) {
+			int idx = cset_find(cs, pr->names[i]), first = 1;
+
+			if (idx < 0 || !cs->present[idx])
+				continue;
+			prom_sample_begin(sb, "roce_dcqcn_param");
+			object_labels(sb, &first, objs[o]);
+			prom_label(sb, &first, "param", pr->names[i]);
+			prom_sample_end_u64(sb, first, cs->vals[idx]);
+		}
+	}
+}
+
+static void render_wire(struct strbuf *sb, const struct node_model *m)
+{
+	static const char *const cls[] = { "data", "ack", "cnp" };
+	static const char *const dirs[] = { "ingress", "egress" };
+	const struct object *const *objs;
+	size_t n = objects_of(m, OBJ_NETDEV, &objs), any = 0;
+
+	for (size_t o = 0; o < n; o++)
+		any += objs[o]->wire != NULL;
+	if (!any)
+		return;
+	for (int b = 0; b < 2; b++) {
+		const char *metric = b ? "roce_wire_bytes_total" : "roce_wire_packets_total";
+
+		prom_family(sb, metric, "counter",
+			    b ? "Bytes of RoCE v2 packets seen on the wire (BPF), by DSCP, ECN codepoint and class."
+			      : "RoCE v2 packets seen on the wire (BPF), by DSCP, ECN codepoint and class.");
+		for (size_t o = 0; o < n; o++) {
+			const struct wire_counts *w = objs[o]->wire;
+
+			if (!w)
+				continue;
+			for (int dir = 0; dir < 2; dir++)
+				for (int d = 0; d < RW_DSCP_COUNT; d++)
+					for (int e = 0; e < 4; e++)
+						for (int c = 0; c < WIRE__CLASSES; c++) {
+							uint64_t v = b ? w->bytes[dir][d][e][c]
+								       : w->packets[dir][d][e][c];
+							char ds[4], es[2];
+							int first = 1;
+
+							if (!w->packets[dir][d][e][c])
+								continue;
+							snprintf(ds, sizeof(ds), "%d", d);
+							snprintf(es, sizeof(es), "%d", e);
+							prom_sample_begin(sb, metric);
+							object_labels(sb, &first, objs[o]);
+							prom_label(sb, &first, "direction", dirs[dir]);
+							prom_label(sb, &first, "dscp", ds);
+							prom_label(sb, &first, "ecn", es);
+							prom_label(sb, &first, "class", cls[c]);
+							prom_sample_end_u64(sb, first, v);
+						}
+		}
+	}
+}
+
+static void render_self(struct strbuf *sb, const struct prom_input *in)
+{
+	const struct node_model *m = in->m;
+	const struct poll_stats *st = in->stats;
+	int first;
+
+	prom_family(sb, "rocewatch_build_info", "gauge",
+		    "rocewatch build information; value is always 1.");
+	first = 1;
+	prom_sample_begin(sb, "rocewatch_build_info");
+	prom_label(sb, &first, "version", ROCEWATCH_VERSION);
+	prom_sample_end_u64(sb, first, 1);
+
+	prom_family(sb, "rocewatch_collector_success", "gauge",
+		    "1 if the collector's last run succeeded, 0 if it failed or is disabled.");
+	for (int i = 0; i < RW_MAX_COLLECTORS; i++) {
+		if (!m->coll[i].name[0])
+			continue;
+		first = 1;
+		prom_sample_begin(sb, "rocewatch_collector_success");
+		prom_label(sb, &first, "collector", m->coll[i].name);
+		prom_sample_end_u64(sb, first,
+				    m->coll[i].enabled && m->coll[i].ran && !m->coll[i].err);
+	}
+	prom_family(sb, "rocewatch_collector_duration_seconds", "gauge",
+		    "How long the collector's last run took, in seconds.");
+	for (int i = 0; i < RW_MAX_COLLECTORS; i++) {
+		if (!m->coll[i].name[0] || !m->coll[i].enabled)
+			continue;
+		first = 1;
+		prom_sample_begin(sb, "rocewatch_collector_duration_seconds");
+		prom_label(sb, &first, "collector", m->coll[i].name);
+		prom_sample_end_double(sb, first, m->coll[i].duration);
+	}
+	prom_family(sb, "rocewatch_collector_consecutive_failures", "gauge",
+		    "Consecutive failed runs of the collector; it is backed off while > 0.");
+	for (int i = 0; i < RW_MAX_COLLECTORS; i++) {
+		if (!m->coll[i].name[0] || !m->coll[i].enabled)
+			continue;
+		first = 1;
+		prom_sample_begin(sb, "rocewatch_collector_consecutive_failures");
+		prom_label(sb, &first, "collector", m->coll[i].name);
+		prom_sample_end_u64(sb, first, m->coll[i].failures);
+	}
+	if (!st)
+		return;
+	prom_family(sb, "rocewatch_polls_total", "counter", "Polls run, by loop (fast: counters, slow: configuration).");
+	first = 1;
+	prom_sample_begin(sb, "rocewatch_polls_total");
+	prom_label(sb, &first, "loop", "fast");
+	prom_sample_end_u64(sb, first, st->fast_polls);
+	first = 1;
+	prom_sample_begin(sb, "rocewatch_polls_total");
+	prom_label(sb, &first, "loop", "slow");
+	prom_sample_end_u64(sb, first, st->slow_polls);
+	prom_family(sb, "rocewatch_poll_overruns_total", "counter",
+		    "Fast polls that started late because the previous one overran the interval.");
+	prom_sample_begin(sb, "rocewatch_poll_overruns_total");
+	prom_sample_end_u64(sb, 1, st->overruns);
+	prom_family(sb, "rocewatch_poll_lag_seconds", "gauge",
+		    "How late the last fast poll started relative to its schedule, in seconds.");
+	prom_sample_begin(sb, "rocewatch_poll_lag_seconds");
+	prom_sample_end_double(sb, 1, st->lag_seconds);
+	prom_family(sb, "rocewatch_poll_duration_seconds", "gauge",
+		    "Duration of the last poll of each loop, in seconds.");
+	first = 1;
+	prom_sample_begin(sb, "rocewatch_poll_duration_seconds");
+	prom_label(sb, &first, "loop", "fast");
+	prom_sample_end_double(sb, first, st->last_fast_seconds);
+	first = 1;
+	prom_sample_begin(sb, "rocewatch_poll_duration_seconds");
+	prom_label(sb, &first, "loop", "slow");
+	prom_sample_end_double(sb, first, st->last_slow_seconds);
+	prom_family(sb, "rocewatch_last_poll_timestamp_seconds", "gauge",
+		    "Unix time of the last poll; the values on this page are from it.");
+	prom_sample_begin(sb, "rocewatch_last_poll_timestamp_seconds");
+	prom_sample_end_double(sb, 1, (double)st->last_poll_ns / 1e9);
+	prom_family(sb, "rocewatch_start_time_seconds", "gauge", "Unix time rocewatch started.");
+	prom_sample_begin(sb, "rocewatch_start_time_seconds");
+	prom_sample_end_double(sb, 1, (double)st->start_ns / 1e9);
+}
+
+int prom_render(struct prom_renderer *pr, struct strbuf *out, const struct prom_input *in)
+{
+	sb_reset(out);
+	render_fields(out, in->m);
+	render_cset(pr, out, in->m, OBJ_RDMA_PORT, CSET_HW, hw_counter_descs, n_hw_counter_descs,
+		    "roce_rdma_", "counter", NULL);
+	render_cset(pr, out, in->m, OBJ_RDMA_PORT, CSET_PORT, port_counter_descs,
+		    n_port_counter_descs, "roce_rdma_port_", "counter", NULL);
+	if (in->ethtool_include)
+		render_cset(pr, out, in->m, OBJ_NETDEV, CSET_ETHTOOL, NULL, 0, "roce_ethtool_",
+			    "untyped", in->ethtool_include);
+	render_cc(pr, out, in->m);
+	render_wire(out, in->m);
+	if (in->extra)
+		in->extra(out, in->extra_arg);
+	render_self(out, in);
+	return out->oom ? -1 : 0;
+}
+
+void prom_renderer_free(struct prom_renderer *pr)
+{
+	free(pr->names);
+	sb_free(&pr->name);
+	memset(pr, 0, sizeof(*pr));
+}

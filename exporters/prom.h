@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/* Prometheus text exposition 0.0.4, rendered once per poll from the field table. */
+#ifndef ROCEWATCH_PROM_H
+#define ROCEWATCH_PROM_H
+
+#include <regex.h>
+#include <stdint.h>
+
+#include "../src/model.h"
+#include "../src/strbuf.h"
+
+/* What the daemon knows about its own loops. */
+struct poll_stats {
+	uint64_t fast_polls, slow_polls, overruns;
+	double last_fast_seconds, last_slow_seconds; /* duration of the last poll */
+	double lag_seconds;			      /* how late the last fast poll started */
+	int64_t start_ns;			      /* realtime */
+	int64_t last_poll_ns;			      /* realtime */
+	uint64_t reloads_failed;
+};
+
+struct prom_extra; /* sections appended by other parts (rules, alerts) */
+
+struct prom_input {
+	const struct node_model *m;
+	const struct poll_stats *stats;
+	const regex_t *ethtool_include; /* NULL: only the curated ethtool stats */
+	/* Optional: appends more families (rule results, alerts). */
+	void (*extra)(struct strbuf *sb, void *arg);
+	void *extra_arg;
+};
+
+struct prom_renderer {
+	/* scratch for the union of counter names across objects, reused per poll */
+	const char **names;
+	size_t n_names, cap_names;
+	struct strbuf name;
+};
+
+int prom_render(struct prom_renderer *pr, struct strbuf *out, const struct prom_input *in);
+void prom_renderer_free(struct prom_renderer *pr);
+
+/* Helpers shared by other exposition sections. */
+void prom_family(struct strbuf *sb, const char *name, const char *type, const char *help);
+/* Append NAME{labels} value\n; labels is already "k=\"v\",..." or "". */
+void prom_sample_begin(struct strbuf *sb, const char *name);
+void prom_label(struct strbuf *sb, int *first, const char *k, const char *v);
+void prom_sample_end_u64(struct strbuf *sb, int first, uint64_t v);
+void prom_sample_end_double(struct strbuf *sb, int first, double v);
+/* Turn an arbitrary counter name into [a-zA-Z0-9_]. */
+void prom_sanitize(struct strbuf *sb, const char *name);
+
+#endif

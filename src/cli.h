@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/* Command-line plumbing shared by the subcommands. */
+#ifndef ROCEWATCH_CLI_H
+#define ROCEWATCH_CLI_H
+
+#include <getopt.h>
+
+#include "config.h"
+
+/* Option ids for the options every collecting command takes. */
+enum {
+	OPT_SYSFS_ROOT = 1000,
+	OPT_PROCFS_ROOT,
+	OPT_CONFIGFS_ROOT,
+	OPT_DEBUGFS_ROOT,
+	OPT_FROM,
+	OPT_LOG_LEVEL,
+	OPT_NETDEV_INCLUDE,
+	OPT_NETDEV_EXCLUDE,
+	OPT_ETHTOOL_INCLUDE,
+	OPT_COLLECTOR,	  /* --collector.NAME */
+	OPT_NO_COLLECTOR, /* --no-collector.NAME */
+	OPT_WIRE_PORT,
+	OPT_HELP,
+	OPT__COMMON_END,
+};
+
+/* getopt_long entries for the common options (terminated by a zero entry). */
+extern const struct option common_options[];
+#define COMMON_OPTIONS_HELP                                                                    \
+	"  --sysfs-root DIR           read sysfs from DIR (default /sys)\n"                   \
+	"  --procfs-root DIR          read procfs from DIR (default /proc)\n"                 \
+	"  --configfs-root DIR        read configfs from DIR (default /sys/kernel/config)\n"  \
+	"  --debugfs-root DIR         read debugfs from DIR (default /sys/kernel/debug)\n"    \
+	"  --from FILE                replay a snapshot (or a JSON array of them) instead\n"  \
+	"                             of reading this machine\n"                              \
+	"  --netdev-include REGEX     only netdevs whose whole name matches\n"                \
+	"  --netdev-exclude REGEX     skip netdevs whose whole name matches\n"                \
+	"  --collector.NAME / --no-collector.NAME   enable / disable a collector\n"           \
+	"  --collector.ethtool.include REGEX   also export these driver stats by name\n"     \
+	"  --log-level LEVEL          error, warn, info (default) or debug\n"                 \
+	"  -h, --help                 this help\n"
+
+/*
+ * Build a getopt table: the command's own options followed by the common
+ * ones and one --collector.X / --no-collector.X per collector.  Free with free().
+ */
+struct option *cli_options(const struct option *own);
+/* Handle a common option; 0 handled, -EINVAL error (printed), 1 not common. */
+int cli_common(struct rw_config *cfg, int opt, const char *arg, const char *longname);
+/* Report an unknown flag or missing argument the way every command does. */
+void cli_bad_option(const char *cmd, char **argv, int optind_after);
+
+#endif

@@ -1,0 +1,9 @@
+/* SPDX-License-Identifier: MIT */
+/* The subcommands; each parses its own flags and returns the process exit code. */
+#ifndef ROCEWATCH_COMMANDS_H
+#define ROCEWATCH_COMMANDS_H
+
+int cmd_serve(int argc, char **argv);
+int cmd_snapshot(int argc, char **argv);
+
+#endif

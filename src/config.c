@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+
+void config_defaults(struct rw_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->sysfs_root = "/sys";
+	cfg->procfs_root = "/proc";
+	cfg->configfs_root = "/sys/kernel/config";
+	cfg->debugfs_root = "/sys/kernel/debug";
+	cfg->interval_ns = 1000000000LL;
+	cfg->config_interval_ns = 15000000000LL;
+	cfg->wire_port = 4791;
+	memset(cfg->collector_enable, -1, sizeof(cfg->collector_enable));
+}
+
+void config_free(struct rw_config *cfg)
+{
+	if (cfg->has_netdev_include)
+		regfree(&cfg->netdev_include);
+	if (cfg->has_netdev_exclude)
+		regfree(&cfg->netdev_exclude);
+	if (cfg->has_ethtool_include)
+		regfree(&cfg->ethtool_include);
+	cfg->has_netdev_include = cfg->has_netdev_exclude = cfg->has_ethtool_include = false;
+}
+
+bool config_netdev_wanted(const struct rw_config *cfg, const char *name)
+{
+	if (cfg->has_netdev_include && regexec(&cfg->netdev_include, name, 0, NULL, 0))
+		return false;
+	if (cfg->has_netdev_exclude && !regexec(&cfg->netdev_exclude, name, 0, NULL, 0))
+		return false;
+	return true;
+}
+
+int config_regex(regex_t *re, const char *flag, const char *pattern)
+{
+	char full[1024], err[256];
+	int r;
+
+	/* Anchored, as Prometheus exporters anchor their device filters. */
+	if (snprintf(full, sizeof(full), "^(%s)$", pattern) >= (int)sizeof(full)) {
+		fprintf(stderr, "rocewatch: %s: pattern too long\n", flag);
+		return -EINVAL;
+	}
+	r = regcomp(re, full, REG_EXTENDED | REG_NOSUB);
+	if (r) {
+		regerror(r, re, err, sizeof(err));
+		fprintf(stderr, "rocewatch: %s: bad regular expression '%s': %s\n", flag, pattern,
+			err);
+		return -EINVAL;
+	}
+	return 0;
+}

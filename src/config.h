@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/* Options shared by every command: where to read from, what to include. */
+#ifndef ROCEWATCH_CONFIG_H
+#define ROCEWATCH_CONFIG_H
+
+#include <regex.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "model.h"
+
+#ifndef ROCEWATCH_VERSION
+#define ROCEWATCH_VERSION "0.0.0"
+#endif
+
+struct rw_config {
+	const char *sysfs_root;	   /* default "/sys" */
+	const char *procfs_root;   /* default "/proc" */
+	const char *configfs_root; /* default "/sys/kernel/config" */
+	const char *debugfs_root;  /* default "/sys/kernel/debug" */
+	const char *from;	   /* replay a snapshot instead of the machine */
+
+	bool has_netdev_include, has_netdev_exclude, has_ethtool_include;
+	regex_t netdev_include, netdev_exclude, ethtool_include;
+
+	int64_t interval_ns;	    /* fast loop */
+	int64_t config_interval_ns; /* slow loop */
+
+	/* per collector: -1 default, 0 off, 1 on (indexed like the collector table) */
+	int8_t collector_enable[RW_MAX_COLLECTORS];
+	uint16_t wire_port;
+};
+
+void config_defaults(struct rw_config *cfg);
+void config_free(struct rw_config *cfg);
+/* Does the netdev pass --netdev-include / --netdev-exclude? */
+bool config_netdev_wanted(const struct rw_config *cfg, const char *name);
+/* Compile a regex for a flag; on error, message names the flag and pattern. */
+int config_regex(regex_t *re, const char *flag, const char *pattern);
+
+#endif

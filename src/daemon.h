@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The collection engine shared by every command: runs the collectors (or
+ * replays a snapshot) into the node model, and in `serve` drives the fast
+ * and slow loops.  Consumers of the model (rules, recorder, exporters) hook
+ * in after each poll; they never call collectors themselves.
+ */
+#ifndef ROCEWATCH_DAEMON_H
+#define ROCEWATCH_DAEMON_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+
+#include "../collectors/collector.h"
+#include "../exporters/prom.h"
+#include "config.h"
+#include "model.h"
+#include "snapshot.h"
+
+struct daemon_hook {
+	const char *name;
+	/* Called with the model lock held, after every poll. */
+	void (*after_poll)(void *arg, struct node_model *m, unsigned what);
+	/* Append exposition families (rendered with the lock held). */
+	void (*render)(struct strbuf *sb, void *arg);
+	void *arg;
+};
+
+#define DAEMON_MAX_HOOKS 8
+
+struct daemon {
+	struct rw_config *cfg;
+	struct node_model m;
+	pthread_mutex_t lock; /* the model, for HTTP render callbacks */
+	struct collector_ctx cc[RW_MAX_COLLECTORS];
+	bool c_on[RW_MAX_COLLECTORS];	  /* enabled by configuration */
+	bool c_ready[RW_MAX_COLLECTORS];  /* init() succeeded */
+	int64_t c_retry_ns[RW_MAX_COLLECTORS]; /* backoff: next attempt (monotonic) */
+	struct snapshot_file *replay;
+	size_t replay_pos;
+	bool replay_live_time; /* serve: stamp replayed samples with the current time */
+	dev_t replay_dev;
+	ino_t replay_ino;
+	struct timespec replay_mtime;
+	off_t replay_size;
+	struct poll_stats stats;
+	struct daemon_hook hooks[DAEMON_MAX_HOOKS];
+	int n_hooks;
+};
+
+/* Signals: the only mutable globals (set by handlers, read by the loop). */
+extern volatile sig_atomic_t rw_sig_stop, rw_sig_hup, rw_sig_usr1;
+void daemon_install_signals(void);
+
+int daemon_init(struct daemon *d, struct rw_config *cfg, char *err, size_t errlen);
+/* One pass: COLLECT_FAST and/or COLLECT_SLOW.  Runs the hooks. */
+int daemon_collect(struct daemon *d, unsigned what);
+int daemon_add_hook(struct daemon *d, const struct daemon_hook *h);
+/* Render /metrics from the model (lock held by the caller). */
+int daemon_render_metrics(struct daemon *d, struct prom_renderer *pr, struct strbuf *out);
+void daemon_fini(struct daemon *d);
+
+/* How many collector event fds; fills fds/idx (up to max). */
+int daemon_event_fds(struct daemon *d, int *fds, int *idx, int max);
+/* Drain collector idx's notifications; true when configuration must be re-read. */
+bool daemon_event(struct daemon *d, int idx);
+
+#endif

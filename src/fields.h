@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The field table: one row per fact rocewatch knows.  Collectors fill fields
+ * by id, the exporter renders metrics from the row, rules resolve dotted
+ * paths through it, the snapshot serialises by path.  Adding a fact is one
+ * enum entry, one row in fields.c, and the collector line that fills it.
+ */
+#ifndef ROCEWATCH_FIELDS_H
+#define ROCEWATCH_FIELDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum obj_kind {
+	OBJ_NODE,
+	OBJ_NETDEV,
+	OBJ_RDMA_PORT,
+	OBJ__COUNT,
+};
+
+enum value_type {
+	VT_INT,
+	VT_BOOL,
+	VT_FLOAT,
+	VT_STR,
+	VT_PRIOSET,	/* bitmask of the 8 priorities */
+	VT_DSCPSET,	/* bitmask of the 64 DSCP values */
+	VT_PRIO_ARRAY,	/* 8 x u64, one per priority (or TC / buffer) */
+	VT_DSCP_MAP,	/* 64 -> priority, -1 = unmapped */
+	VT_GIDS,	/* GID table */
+	VT_PCI_PAIRS,	/* GPU <-> NIC PCIe paths */
+};
+
+enum metric_type {
+	MT_NONE,	/* not exported as a metric */
+	MT_GAUGE,
+	MT_COUNTER,
+	MT_INFO,	/* string: rendered as NAME{label="value"} 1 */
+};
+
+enum field_id {
+	/* node */
+	F_NODE_KERNEL,
+	F_NODE_MEMLOCK,
+	F_NODE_MEMLOCK_UNLIMITED,
+	F_NODE_PEERMEM,
+	F_NODE_DMABUF,
+	F_NODE_GPUS,
+	F_NODE_GPUS_WITHOUT_NEAR_NIC,
+	F_NODE_GPU_NIC_PATHS,
+	F_NODE_RDMA_DEVICES,
+
+	/* netdev: link (rtnetlink) */
+	F_NETDEV_IFINDEX,
+	F_NETDEV_MTU,
+	F_NETDEV_OPERSTATE,
+	F_NETDEV_CARRIER,
+	F_NETDEV_KIND,
+	F_NETDEV_MASTER,
+	F_NETDEV_LOWER,
+	F_NETDEV_IPV4,
+	F_NETDEV_RDMA,		/* carries an RDMA port (set by the model) */
+
+	/* netdev: ethtool */
+	F_NETDEV_DRIVER,
+	F_NETDEV_FIRMWARE,
+	F_NETDEV_BUS,
+	F_NETDEV_SPEED,
+	F_NETDEV_PAUSE_AUTONEG,
+	F_NETDEV_PAUSE_RX,
+	F_NETDEV_PAUSE_TX,
+	F_NETDEV_PAUSE_RX_FRAMES,
+	F_NETDEV_PAUSE_TX_FRAMES,
+	F_NETDEV_PFC_PREVENTION_TOUT,
+	F_NETDEV_PFC_RX_PAUSE,
+	F_NETDEV_PFC_TX_PAUSE,
+	F_NETDEV_PFC_RX_PAUSE_DURATION,
+	F_NETDEV_PFC_TX_PAUSE_DURATION,
+	F_NETDEV_PFC_RX_PAUSE_TRANSITION,
+	F_NETDEV_PRIO_RX_BYTES,
+	F_NETDEV_PRIO_TX_BYTES,
+	F_NETDEV_PRIO_RX_PACKETS,
+	F_NETDEV_PRIO_TX_PACKETS,
+	F_NETDEV_PRIO_RX_DISCARDS,
+	F_NETDEV_PRIO_RX_BUF_DISCARDS,
+	F_NETDEV_PRIO_RX_CONG_DISCARDS,
+	F_NETDEV_PRIO_RX_MARKED,
+	F_NETDEV_PAUSE_STORM_WARNING,
+	F_NETDEV_PAUSE_STORM_ERROR,
+	F_NETDEV_RX_DISCARDS_PHY,
+	F_NETDEV_TX_DISCARDS_PHY,
+	F_NETDEV_RX_OUT_OF_BUFFER,
+	F_NETDEV_LINK_DOWN_EVENTS,
+	F_NETDEV_RX_CRC_ERRORS,
+
+	/* netdev: dcb */
+	F_NETDEV_PFC_ENABLED,
+	F_NETDEV_PFC_CAP,
+	F_NETDEV_PFC_DELAY,
+	F_NETDEV_PFC_REQUESTS,
+	F_NETDEV_PFC_INDICATIONS,
+	F_NETDEV_ETS_PRIO_TC,
+	F_NETDEV_ETS_TC_TSA,
+	F_NETDEV_ETS_TC_BW,
+	F_NETDEV_DSCP_MAP,
+	F_NETDEV_TRUST,
+	F_NETDEV_DCBX_MODE,
+	F_NETDEV_DCBX_HOST,
+	F_NETDEV_PRIO_BUFFER,
+	F_NETDEV_BUFFER_SIZE,
+	F_NETDEV_BUFFER_TOTAL,
+
+	/* netdev: qos_sysfs */
+	F_NETDEV_ECN_NP,
+	F_NETDEV_ECN_RP,
+	F_NETDEV_CNP_DSCP,
+	F_NETDEV_CNP_PRIO,
+
+	/* netdev: wire (BPF) */
+	F_NETDEV_WIRE_DATA_PACKETS,
+	F_NETDEV_WIRE_DATA_DSCP,
+	F_NETDEV_WIRE_CNP_PACKETS,
+	F_NETDEV_WIRE_CNP_DSCP,
+	F_NETDEV_WIRE_DATA_NOT_ECT,
+	F_NETDEV_WIRE_CE_RATIO,
+
+	/* rdma_port */
+	F_PORT_NETDEV,
+	F_PORT_STATE,
+	F_PORT_PHYS_STATE,
+	F_PORT_RATE,
+	F_PORT_LINK_LAYER,
+	F_PORT_NODE_GUID,
+	F_PORT_FW,
+	F_PORT_ACTIVE_MTU,
+	F_PORT_MAX_MTU,
+	F_PORT_GIDS,
+	F_PORT_ROCEV2_IPV4_GID_INDEX,
+	F_PORT_ROCE_TOS,
+	F_PORT_ROCE_MODE,
+	F_PORT_TRAFFIC_CLASS,
+
+	F__COUNT,
+};
+
+struct field_desc {
+	const char *path;	/* dotted path inside the object: "pfc.enabled" */
+	enum obj_kind obj;
+	enum value_type type;
+	bool config;		/* configuration (slow loop) vs counter (fast loop) */
+	enum metric_type mtype;
+	const char *metric;	/* Prometheus name; fields sharing one are one family */
+	const char *labels;	/* constant labels, e.g. "direction=\"rx\"" */
+	const char *label;	/* label carrying priority/dscp/tc or the info value */
+	double scale;		/* exported value = raw * scale (0 means 1) */
+	const char *help;
+};
+
+extern const struct field_desc fields[F__COUNT];
+
+/* Resolve a path within an object kind; -1 when unknown (rules, snapshot). */
+int field_lookup(enum obj_kind kind, const char *path);
+const char *value_type_name(enum value_type t);
+
+#endif
+
+/*
+ * Curated names for counters that live in counter sets (RDMA hw_counters,
+ * classic port counters).  Counters not listed are still exported, under a
+ * sanitised form of their own name.
+ */
+struct counter_desc {
+	const char *name;	/* as the kernel names it */
+	const char *metric;
+	const char *help;
+	double scale;		/* 0 means 1 */
+};
+
+extern const struct counter_desc hw_counter_descs[];
+extern const size_t n_hw_counter_descs;
+extern const struct counter_desc port_counter_descs[];
+extern const size_t n_port_counter_descs;
+const struct counter_desc *counter_desc_find(const struct counter_desc *t, size_t n,
+					     const char *name);

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+/* rocewatch: RoCE fabric configuration validator and telemetry exporter. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "config.h"
+
+static int cmd_version(int argc, char **argv)
+{
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		printf("Usage: rocewatch version\n\nPrint the version and exit.\n");
+		return 0;
+	}
+	if (argc > 1) {
+		fprintf(stderr, "rocewatch version: unexpected argument '%s'\n", argv[1]);
+		return 2;
+	}
+	printf("rocewatch %s\n", ROCEWATCH_VERSION);
+	return 0;
+}
+
+static const struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+} commands[] = {
+	{ "serve", cmd_serve, "run the exporter: poll, evaluate, serve /metrics" },
+	{ "snapshot", cmd_snapshot, "collect once and write the node model as JSON" },
+	{ "version", cmd_version, "print the version" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: rocewatch COMMAND [OPTIONS]\n\n"
+		   "RoCE fabric configuration validator and telemetry exporter.\n\nCommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+	fprintf(f, "\nRun 'rocewatch COMMAND --help' for the options of a command.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version"))
+		return cmd_version(1, argv);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "rocewatch: unknown command '%s' (try 'rocewatch --help')\n", argv[1]);
+	return 2;
+}

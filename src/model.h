@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The node model: one struct per node, holding every fact the collectors
+ * found, typed and indexed by the field table (fields.c).  Collectors fill
+ * it, the rules engine and the exporters read it.  Nothing here knows where
+ * a value came from.
+ */
+#ifndef ROCEWATCH_MODEL_H
+#define ROCEWATCH_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "fields.h"
+
+#define RW_NAME_MAX    64
+#define RW_STR_MAX     64
+#define RW_CNAME_MAX   48
+#define RW_PRIO_COUNT  8
+#define RW_DSCP_COUNT  64
+#define RW_GID_STR_MAX 40
+
+/* Why a field has no value.  Absent is never rendered as 0. */
+enum absent_reason {
+	ABS_NONE = 0,	   /* present */
+	ABS_NOT_COLLECTED, /* no collector filled it (yet) */
+	ABS_UNSUPPORTED,   /* EOPNOTSUPP / ENOENT / not applicable on this device */
+	ABS_PERMISSION,	   /* EPERM / EACCES */
+	ABS_ERROR,	   /* anything else; detail says what */
+	ABS__COUNT,
+};
+
+struct gid_entry {
+	uint32_t index;
+	char gid[RW_GID_STR_MAX]; /* "fe80:0000:...", as sysfs prints it */
+	char type[16];		  /* "RoCE v2", "RoCE v1", "IB" */
+	char netdev[RW_NAME_MAX];
+};
+
+struct gid_table {
+	size_t n, cap;
+	struct gid_entry *e;
+};
+
+/*
+ * GPU <-> RDMA NIC PCIe distance, classified as NCCL does: PIX (same
+ * switch), PXB (across switches, same root), PHB (through the host bridge),
+ * SYS (across the inter-socket link).
+ */
+enum pci_path {
+	PCI_PATH_PIX = 1,
+	PCI_PATH_PXB,
+	PCI_PATH_PHB,
+	PCI_PATH_SYS,
+};
+
+struct pci_pair {
+	char gpu[RW_NAME_MAX]; /* PCI address */
+	char nic[RW_NAME_MAX]; /* RDMA device name */
+	enum pci_path path;
+};
+
+struct pci_pairs {
+	size_t n, cap;
+	struct pci_pair *e;
+};
+
+struct field_val {
+	uint8_t state;	  /* enum absent_reason */
+	uint8_t mask;	  /* VT_PRIO_ARRAY: which priorities are present */
+	int16_t err;	  /* errno behind ABS_ERROR/ABS_PERMISSION, positive */
+	union {
+		int64_t i;		     /* VT_INT, VT_BOOL */
+		double d;		     /* VT_FLOAT */
+		char s[RW_STR_MAX];	     /* VT_STR */
+		uint8_t set;		     /* VT_PRIOSET: bit p = priority p */
+		uint64_t dset;		     /* VT_DSCPSET: bit d = DSCP d */
+		uint64_t arr[RW_PRIO_COUNT]; /* VT_PRIO_ARRAY */
+		int8_t dscp[RW_DSCP_COUNT];  /* VT_DSCP_MAP: priority, -1 unmapped */
+		struct gid_table *gids;	     /* VT_GIDS: owned by the object */
+		struct pci_pairs *pairs;     /* VT_PCI_PAIRS: owned by the object */
+	} v;
+};
+
+/* Named counters no table row names: ethtool -S, hw_counters, ... */
+enum cset_id {
+	CSET_ETHTOOL, /* netdev: driver-private ethtool stats */
+	CSET_HW,      /* rdma_port: hw_counters / rdma statistic */
+	CSET_PORT,    /* rdma_port: classic IB port counters/ */
+	CSET_CC,      /* netdev: DCQCN congestion-control parameters */
+	CSET__COUNT,
+};
+
+struct counter_set {
+	uint32_t n, cap;
+	char (*names)[RW_CNAME_MAX];
+	uint64_t *vals;
+	uint8_t *present;
+};
+
+/* Wire view: RoCE v2 packets per (direction, dscp, ecn, class). */
+enum wire_class { WIRE_DATA, WIRE_ACK, WIRE_CNP, WIRE__CLASSES };
+struct wire_counts {
+	uint64_t packets[2][RW_DSCP_COUNT][4][WIRE__CLASSES];
+	uint64_t bytes[2][RW_DSCP_COUNT][4][WIRE__CLASSES];
+};
+
+struct object {
+	enum obj_kind kind;
+	char name[RW_NAME_MAX];	  /* netdev name, RDMA device name, host name */
+	uint32_t port;		  /* rdma_port: port number */
+	int ifindex;		  /* netdev: its ifindex; rdma_port: bound netdev's */
+	bool seen;		  /* touched by the current collection */
+	struct object *netdev;	  /* rdma_port -> its netdev object, or NULL */
+	struct field_val f[F__COUNT];
+	struct counter_set cs[CSET__COUNT];
+	struct wire_counts *wire; /* netdev, only with the wire collector */
+	struct gid_table gids;
+	struct pci_pairs pairs;
+	void *cpriv[16];	  /* per-collector per-object state */
+};
+
+struct collector_status {
+	char name[24];
+	bool enabled;
+	bool ran;
+	int err;		/* last collect() result, 0 or -errno */
+	char detail[160];	/* human text for the last error */
+	double duration;	/* seconds, last collection */
+	uint64_t failures;	/* consecutive failures */
+};
+
+#define RW_MAX_COLLECTORS 16
+
+struct node_model {
+	char host[RW_NAME_MAX];
+	struct timespec time;	 /* CLOCK_REALTIME of the collection */
+	struct timespec mono;	 /* CLOCK_MONOTONIC of the collection */
+	struct object node;
+	size_t n_netdevs, cap_netdevs;
+	struct object **netdevs; /* sorted by name */
+	size_t n_ports, cap_ports;
+	struct object **ports;	 /* sorted by device, port */
+	struct collector_status coll[RW_MAX_COLLECTORS];
+	void (*obj_free_cb[RW_MAX_COLLECTORS])(void *cpriv);
+};
+
+/* Lifetime */
+void model_init(struct node_model *m);
+void model_free(struct node_model *m);
+
+/* Objects */
+struct object *model_netdev(struct node_model *m, const char *name); /* find or NULL */
+struct object *model_netdev_by_ifindex(struct node_model *m, int ifindex);
+struct object *model_port(struct node_model *m, const char *dev, uint32_t port);
+struct object *model_add_netdev(struct node_model *m, const char *name);
+struct object *model_add_port(struct node_model *m, const char *dev, uint32_t port);
+/* Start of a collection pass for one kind: clear the seen marks. */
+void model_begin(struct node_model *m, enum obj_kind kind);
+/* Drop the objects of this kind nobody marked seen since model_begin(). */
+void model_sweep(struct node_model *m, enum obj_kind kind);
+/* Re-resolve rdma_port -> netdev links by ifindex (then by name). */
+void model_link_ports(struct node_model *m);
+
+/* Fields */
+void field_set_int(struct object *o, enum field_id id, int64_t v);
+void field_set_bool(struct object *o, enum field_id id, bool v);
+void field_set_float(struct object *o, enum field_id id, double v);
+void field_set_str(struct object *o, enum field_id id, const char *s);
+void field_set_set(struct object *o, enum field_id id, uint8_t set);
+void field_set_dset(struct object *o, enum field_id id, uint64_t set);
+void field_set_prio(struct object *o, enum field_id id, int prio, uint64_t v);
+void field_set_dscp_map(struct object *o, enum field_id id, const int8_t map[RW_DSCP_COUNT]);
+/* Mark absent: err is a positive or negative errno (0 for none). */
+void field_absent(struct object *o, enum field_id id, enum absent_reason why, int err);
+/* Map an errno to its absent reason (EOPNOTSUPP -> unsupported, ...). */
+enum absent_reason absent_from_errno(int err);
+void field_absent_errno(struct object *o, enum field_id id, int err);
+static inline bool field_present(const struct object *o, enum field_id id)
+{
+	return o->f[id].state == ABS_NONE;
+}
+const char *absent_reason_name(enum absent_reason r);
+int absent_reason_parse(const char *s);
+
+/* Counter sets: names kept across polls, values replaced. */
+void cset_clear(struct counter_set *cs);
+int cset_reserve(struct counter_set *cs, uint32_t n);
+/* Index of name, or -1. */
+int cset_find(const struct counter_set *cs, const char *name);
+/* Set (adding the name if new); returns the index or -ENOMEM. */
+int cset_set(struct counter_set *cs, const char *name, uint64_t v);
+void cset_free(struct counter_set *cs);
+
+const char *obj_kind_name(enum obj_kind k);
+
+/* Objects of a kind, for iteration: returns the count, *out the array. */
+size_t model_objects(struct node_model *m, enum obj_kind kind, struct object ***out);
+
+#endif

@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rocewatch serve: the fast loop polls counters, the slow loop (and netlink
+ * notifications) re-read configuration; after every poll /metrics is
+ * rendered once and published, so a scrape only copies a buffer.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../exporters/http.h"
+#include "cli.h"
+#include "commands.h"
+#include "daemon.h"
+#include "snapshot.h"
+#include "util.h"
+
+enum { DOC_METRICS };
+
+enum {
+	OPT_LISTEN = OPT__COMMON_END + 1,
+	OPT_INTERVAL,
+	OPT_CONFIG_INTERVAL,
+};
+
+static const char serve_usage[] =
+	"Usage: rocewatch serve [OPTIONS]\n\n"
+	"Run the exporter.  Counters are polled in the background every --interval and\n"
+	"configuration every --config-interval (and at once on link notifications);\n"
+	"/metrics serves the values of the last poll.\n\n"
+	"Options:\n"
+	"  --web.listen-address [HOST]:PORT   where to listen (default :9479)\n"
+	"  --interval DURATION        fast loop: counters (default 1s, at least 100ms)\n"
+	"  --config-interval DURATION slow loop: configuration (default 15s)\n" COMMON_OPTIONS_HELP
+	"\nSignals: SIGTERM/SIGINT stop; SIGHUP reloads rule files.\n"
+	"Endpoints: / (status page), /metrics, /healthz, /api/v1/state (snapshot JSON).\n";
+
+struct serve {
+	struct daemon d;
+	struct http_server *http;
+	struct prom_renderer pr;
+	struct strbuf metrics;
+};
+
+static int render_state(void *arg, struct strbuf *out)
+{
+	struct serve *s = arg;
+	int r;
+
+	pthread_mutex_lock(&s->d.lock);
+	r = snapshot_write(out, &s->d.m, 1);
+	pthread_mutex_unlock(&s->d.lock);
+	return r ? 500 : 200;
+}
+
+static int render_healthz(void *arg, struct strbuf *out)
+{
+	struct serve *s = arg;
+	int64_t last = __atomic_load_n(&s->d.stats.last_poll_ns, __ATOMIC_RELAXED);
+	int64_t age = real_ns() - last;
+
+	/* Stalled: no poll finished for three fast intervals. */
+	if (!last || age > 3 * s->d.cfg->interval_ns) {
+		sb_printf(out, "stalled: last poll %.1f s ago\n", last ? (double)age / 1e9 : -1.0);
+		return 503;
+	}
+	sb_puts(out, "ok\n");
+	return 200;
+}
+
+static int render_landing(void *arg, struct strbuf *out)
+{
+	struct serve *s = arg;
+	struct node_model *m = &s->d.m;
+
+	sb_puts(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+		     "<title>rocewatch</title><style>body{font-family:sans-serif;margin:2em}"
+		     "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .6em}"
+		     ".fail{color:#b00}.ok{color:#070}</style></head><body>\n");
+	sb_puts(out, "<h1>rocewatch</h1>\n<p>RoCE fabric configuration validator and telemetry "
+		     "exporter, version ");
+	sb_html_escape(out, ROCEWATCH_VERSION);
+	pthread_mutex_lock(&s->d.lock);
+	sb_puts(out, " on <b>");
+	sb_html_escape(out, m->host);
+	sb_puts(out, "</b>.</p>\n<ul><li><a href=\"/metrics\">/metrics</a></li>"
+		     "<li><a href=\"/healthz\">/healthz</a></li>"
+		     "<li><a href=\"/api/v1/state\">/api/v1/state</a> (snapshot JSON)</li></ul>\n");
+	sb_printf(out, "<p>%zu netdevs, %zu RDMA ports; %llu fast and %llu slow polls.</p>\n",
+		  m->n_netdevs, m->n_ports, (unsigned long long)s->d.stats.fast_polls,
+		  (unsigned long long)s->d.stats.slow_polls);
+	sb_puts(out, "<h2>Collectors</h2>\n<table id=\"collectors\"><tr><th>collector</th>"
+		     "<th>status</th><th>duration</th><th>detail</th></tr>\n");
+	for (int i = 0; i < RW_MAX_COLLECTORS; i++) {
+		const struct collector_status *cs = &m->coll[i];
+		bool ok = cs->enabled && cs->ran && !cs->err;
+
+		if (!cs->name[0])
+			continue;
+		sb_puts(out, "<tr><td>");
+		sb_html_escape(out, cs->name);
+		sb_printf(out, "</td><td class=\"%s\">%s</td><td>%.3f ms</td><td>",
+			  ok ? "ok" : "fail",
+			  !cs->enabled ? "disabled" : ok ? "ok" : cs->ran ? "failed" : "pending",
+			  cs->duration * 1e3);
+		sb_html_escape(out, cs->detail);
+		sb_puts(out, "</td></tr>\n");
+	}
+	sb_puts(out, "</table>\n");
+	pthread_mutex_unlock(&s->d.lock);
+	sb_puts(out, "</body></html>\n");
+	return 200;
+}
+
+static int publish(struct serve *s)
+{
+	int r;
+
+	pthread_mutex_lock(&s->d.lock);
+	r = daemon_render_metrics(&s->d, &s->pr, &s->metrics);
+	pthread_mutex_unlock(&s->d.lock);
+	if (r) {
+		log_err("cannot render /metrics: out of memory");
+		return -ENOMEM;
+	}
+	http_publish(s->http, DOC_METRICS, &s->metrics);
+	return 0;
+}
+
+/* Wait until deadline (monotonic ns) for a notification or a signal. */
+static bool wait_events(struct serve *s, int64_t deadline)
+{
+	struct pollfd pfd[RW_MAX_COLLECTORS];
+	int fds[RW_MAX_COLLECTORS], idx[RW_MAX_COLLECTORS];
+	int n = daemon_event_fds(&s->d, fds, idx, RW_MAX_COLLECTORS);
+	bool dirty = false;
+
+	for (int i = 0; i < n; i++)
+		pfd[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+	while (!rw_sig_stop) {
+		int64_t now = mono_ns(), left = deadline - now;
+		int r;
+
+		if (left <= 0)
+			break;
+		r = poll(pfd, (nfds_t)n, (int)((left + 999999) / 1000000));
+		if (r < 0 && errno != EINTR)
+			break;
+		for (int i = 0; r > 0 && i < n; i++)
+			if (pfd[i].revents & POLLIN)
+				dirty |= daemon_event(&s->d, idx[i]);
+		if (dirty)
+			break; /* configuration changed: poll now, not at the next tick */
+	}
+	return dirty;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	static const struct option own[] = {
+		{ "web.listen-address", required_argument, NULL, OPT_LISTEN },
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ "config-interval", required_argument, NULL, OPT_CONFIG_INTERVAL },
+		{ 0 },
+	};
+	struct rw_config cfg;
+	struct serve *s = calloc(1, sizeof(*s));
+	struct option *opts = cli_options(own);
+	const char *listen_addr = ":9479";
+	char err[512] = "";
+	int opt, idx, rc = 2, r;
+	bool daemon_up = false;
+	int64_t next_fast, next_slow;
+
+	if (!s || !opts) {
+		fprintf(stderr, "rocewatch serve: out of memory\n");
+		free(s);
+		free(opts);
+		return 1;
+	}
+	struct http_route routes[] = {
+		{ "/", HTTP_GET, "text/html; charset=utf-8", -1, render_landing, s },
+		{ "/metrics", HTTP_GET, "text/plain; version=0.0.4; charset=utf-8", DOC_METRICS, NULL,
+		  NULL },
+		{ "/healthz", HTTP_GET, "text/plain; charset=utf-8", -1, render_healthz, s },
+		{ "/api/v1/state", HTTP_GET, "application/json", -1, render_state, s },
+	};
+
+	config_defaults(&cfg);
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", opts, &idx)) != -1) {
+		int64_t ns;
+
+		switch (opt) {
+		case 'h':
+			fputs(serve_usage, stdout);
+			rc = 0;
+			goto free_opts;
+		case OPT_LISTEN:
+			listen_addr = optarg;
+			continue;
+		case OPT_INTERVAL:
+		case OPT_CONFIG_INTERVAL:
+			if (parse_duration(optarg, &ns) || ns <= 0) {
+				fprintf(stderr, "rocewatch serve: --%s: '%s' is not a duration (e.g. 1s, 500ms)\n",
+					opts[idx].name, optarg);
+				goto free_opts;
+			}
+			if (opt == OPT_INTERVAL && ns < 100000000LL) {
+				fprintf(stderr, "rocewatch serve: --interval: %s is below the minimum of 100ms\n",
+					optarg);
+				goto free_opts;
+			}
+			if (opt == OPT_INTERVAL)
+				cfg.interval_ns = ns;
+			else
+				cfg.config_interval_ns = ns;
+			continue;
+		case '?':
+		case ':':
+			cli_bad_option("serve", argv, optind);
+			goto free_opts;
+		}
+		r = cli_common(&cfg, opt, optarg, opts[idx].name);
+		if (r)
+			goto free_opts;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "rocewatch serve: unexpected argument '%s'\n", argv[optind]);
+		goto free_opts;
+	}
+	if (cfg.config_interval_ns < cfg.interval_ns)
+		cfg.config_interval_ns = cfg.interval_ns;
+
+	rc = 1;
+	r = daemon_init(&s->d, &cfg, err, sizeof(err));
+	daemon_up = true;
+	if (r) {
+		fprintf(stderr, "rocewatch serve: %s\n", err[0] ? err : strerror(-r));
+		goto fini;
+	}
+	s->d.replay_live_time = true;
+	r = http_start(&s->http, listen_addr, routes, sizeof(routes) / sizeof(routes[0]), err,
+		       sizeof(err));
+	if (r) {
+		fprintf(stderr, "rocewatch serve: %s\n", err);
+		goto fini;
+	}
+	daemon_install_signals();
+	log_info("listening on %s (port %d), polling every %.3f s, configuration every %.3f s",
+		 listen_addr, http_port(s->http), (double)cfg.interval_ns / 1e9,
+		 (double)cfg.config_interval_ns / 1e9);
+
+	next_fast = next_slow = mono_ns();
+	bool dirty = true;
+	while (!rw_sig_stop) {
+		int64_t now = mono_ns();
+		unsigned what = COLLECT_FAST;
+
+		s->d.stats.lag_seconds = now > next_fast ? (double)(now - next_fast) / 1e9 : 0;
+		if (dirty || now >= next_slow) {
+			what |= COLLECT_SLOW;
+			next_slow = now + cfg.config_interval_ns;
+		}
+		daemon_collect(&s->d, what);
+		publish(s);
+		if (rw_sig_hup) {
+			rw_sig_hup = 0;
+			log_info("SIGHUP: nothing to reload yet");
+		}
+		next_fast += cfg.interval_ns;
+		now = mono_ns();
+		if (next_fast <= now) {
+			/* Overran: skip the missed ticks rather than bursting to catch up. */
+			s->d.stats.overruns++;
+			next_fast = now + cfg.interval_ns;
+		}
+		dirty = wait_events(s, next_fast);
+	}
+	log_info("stopping");
+	rc = 0;
+fini:
+	http_stop(s->http);
+	if (daemon_up)
+		daemon_fini(&s->d);
+	prom_renderer_free(&s->pr);
+	sb_free(&s->metrics);
+free_opts:
+	config_free(&cfg);
+	free(opts);
+	free(s);
+	return rc;
+}

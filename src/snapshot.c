@@ -1,0 +1,750 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "config.h"
+#include "snapshot.h"
+#include "util.h"
+
+static const char *const cset_names[CSET__COUNT] = {
+	[CSET_ETHTOOL] = "ethtool",
+	[CSET_HW] = "hw",
+	[CSET_PORT] = "port",
+	[CSET_CC] = "cc",
+};
+
+static const char *const wire_class_names[WIRE__CLASSES] = { "data", "ack", "cnp" };
+
+static const char *const pci_path_names[] = { "", "PIX", "PXB", "PHB", "SYS" };
+
+/* ---- writing ---- */
+
+static json_t *set_to_json(uint64_t bits, int n)
+{
+	json_t *a = json_array();
+
+	for (int i = 0; i < n; i++)
+		if (bits & (1ULL << i))
+			json_array_append_new(a, json_integer(i));
+	return a;
+}
+
+static json_t *value_to_json(const struct field_desc *d, const struct field_val *f)
+{
+	json_t *j;
+
+	switch (d->type) {
+	case VT_INT:
+		return json_integer(f->v.i);
+	case VT_BOOL:
+		return json_boolean(f->v.i);
+	case VT_FLOAT:
+		return json_real(f->v.d);
+	case VT_STR:
+		return json_string(f->v.s);
+	case VT_PRIOSET:
+		return set_to_json(f->v.set, RW_PRIO_COUNT);
+	case VT_DSCPSET:
+		return set_to_json(f->v.dset, RW_DSCP_COUNT);
+	case VT_PRIO_ARRAY:
+		j = json_array();
+		for (int p = 0; p < RW_PRIO_COUNT; p++)
+			json_array_append_new(j, (f->mask & (1u << p)) ? json_integer((json_int_t)f->v.arr[p])
+								       : json_null());
+		return j;
+	case VT_DSCP_MAP:
+		j = json_object();
+		for (int i = 0; i < RW_DSCP_COUNT; i++) {
+			char k[4];
+
+			if (f->v.dscp[i] < 0)
+				continue;
+			snprintf(k, sizeof(k), "%d", i);
+			json_object_set_new(j, k, json_integer(f->v.dscp[i]));
+		}
+		return j;
+	case VT_GIDS:
+		j = json_array();
+		for (size_t i = 0; f->v.gids && i < f->v.gids->n; i++) {
+			const struct gid_entry *g = &f->v.gids->e[i];
+
+			json_array_append_new(j, json_pack("{s:i,s:s,s:s,s:s}", "index", (int)g->index,
+							   "gid", g->gid, "type", g->type, "netdev",
+							   g->netdev));
+		}
+		return j;
+	case VT_PCI_PAIRS:
+		j = json_array();
+		for (size_t i = 0; f->v.pairs && i < f->v.pairs->n; i++) {
+			const struct pci_pair *p = &f->v.pairs->e[i];
+
+			json_array_append_new(j, json_pack("{s:s,s:s,s:s}", "gpu", p->gpu, "nic", p->nic,
+							   "path", pci_path_names[p->path]));
+		}
+		return j;
+	}
+	return json_null();
+}
+
+static json_t *object_to_json(const struct object *o)
+{
+	json_t *j = json_object(), *fj = json_object(), *aj = json_object(), *cj = json_object();
+
+	if (o->kind == OBJ_NETDEV) {
+		json_object_set_new(j, "name", json_string(o->name));
+	} else if (o->kind == OBJ_RDMA_PORT) {
+		json_object_set_new(j, "device", json_string(o->name));
+		json_object_set_new(j, "port", json_integer(o->port));
+		if (o->netdev)
+			json_object_set_new(j, "netdev", json_string(o->netdev->name));
+	}
+	if (o->kind != OBJ_NODE)
+		json_object_set_new(j, "ifindex", json_integer(o->ifindex));
+	for (int i = 0; i < F__COUNT; i++) {
+		const struct field_desc *d = &fields[i];
+		const struct field_val *f = &o->f[i];
+
+		if (d->obj != o->kind)
+			continue;
+		if (f->state == ABS_NONE) {
+			json_object_set_new(fj, d->path, value_to_json(d, f));
+		} else {
+			json_t *a = json_pack("{s:s}", "reason", absent_reason_name(f->state));
+
+			if (f->err) {
+				json_object_set_new(a, "errno", json_integer(f->err));
+				json_object_set_new(a, "error", json_string(strerror(f->err)));
+			}
+			json_object_set_new(aj, d->path, a);
+		}
+	}
+	json_object_set_new(j, "fields", fj);
+	json_object_set_new(j, "absent", aj);
+	for (int c = 0; c < CSET__COUNT; c++) {
+		const struct counter_set *cs = &o->cs[c];
+		json_t *s;
+
+		if (!cs->n)
+			continue;
+		s = json_object();
+		for (uint32_t i = 0; i < cs->n; i++)
+			if (cs->present[i])
+				json_object_set_new(s, cs->names[i], json_integer((json_int_t)cs->vals[i]));
+		json_object_set_new(cj, cset_names[c], s);
+	}
+	json_object_set_new(j, "counters", cj);
+	if (o->wire) {
+		json_t *w = json_array();
+
+		for (int dir = 0; dir < 2; dir++)
+			for (int d = 0; d < RW_DSCP_COUNT; d++)
+				for (int e = 0; e < 4; e++)
+					for (int c = 0; c < WIRE__CLASSES; c++) {
+						uint64_t p = o->wire->packets[dir][d][e][c];
+
+						if (!p)
+							continue;
+						json_array_append_new(
+							w, json_pack("{s:s,s:i,s:i,s:s,s:I,s:I}", "direction",
+								     dir ? "egress" : "ingress", "dscp", d,
+								     "ecn", e, "class", wire_class_names[c],
+								     "packets", (json_int_t)p, "bytes",
+								     (json_int_t)o->wire->bytes[dir][d][e][c]));
+					}
+		json_object_set_new(j, "wire", w);
+	}
+	return j;
+}
+
+static json_t *model_to_json(const struct node_model *m)
+{
+	json_t *root = json_object(), *colls = json_object(), *nd = json_array(), *pt = json_array();
+	int64_t ns = (int64_t)m->time.tv_sec * 1000000000LL + m->time.tv_nsec;
+	char ts[40];
+
+	format_rfc3339(ns, ts, sizeof(ts));
+	json_object_set_new(root, "schema", json_string(SNAPSHOT_SCHEMA));
+	json_object_set_new(root, "schema_version", json_integer(SNAPSHOT_VERSION));
+	json_object_set_new(root, "rocewatch_version", json_string(ROCEWATCH_VERSION));
+	json_object_set_new(root, "host", json_string(m->host));
+	json_object_set_new(root, "time", json_string(ts));
+	json_object_set_new(root, "time_unix_ns", json_integer(ns));
+	for (int i = 0; i < RW_MAX_COLLECTORS; i++) {
+		const struct collector_status *cs = &m->coll[i];
+		json_t *c;
+
+		if (!cs->name[0])
+			continue;
+		c = json_pack("{s:b,s:b,s:f}", "enabled", cs->enabled, "success",
+			      cs->enabled && cs->ran && !cs->err, "duration_seconds", cs->duration);
+		if (cs->err || cs->detail[0])
+			json_object_set_new(c, "error",
+					    json_string(cs->detail[0] ? cs->detail : strerror(-cs->err)));
+		json_object_set_new(colls, cs->name, c);
+	}
+	json_object_set_new(root, "collectors", colls);
+	json_object_set_new(root, "node", object_to_json(&m->node));
+	for (size_t i = 0; i < m->n_netdevs; i++)
+		json_array_append_new(nd, object_to_json(m->netdevs[i]));
+	for (size_t i = 0; i < m->n_ports; i++)
+		json_array_append_new(pt, object_to_json(m->ports[i]));
+	json_object_set_new(root, "netdevs", nd);
+	json_object_set_new(root, "rdma_ports", pt);
+	return root;
+}
+
+static int dump_cb(const char *buf, size_t size, void *data)
+{
+	struct strbuf *sb = data;
+
+	sb_add(sb, buf, size);
+	return sb->oom ? -1 : 0;
+}
+
+int snapshot_write(struct strbuf *out, const struct node_model *m, int pretty)
+{
+	json_t *root = model_to_json(m);
+	int r;
+
+	if (!root)
+		return -ENOMEM;
+	r = json_dump_callback(root, dump_cb, out,
+			       (pretty ? JSON_INDENT(2) : JSON_COMPACT) | JSON_REAL_PRECISION(17));
+	json_decref(root);
+	if (!r && pretty)
+		sb_putc(out, '\n');
+	return r || out->oom ? -ENOMEM : 0;
+}
+
+int snapshot_write_file(const char *path, const struct node_model *m)
+{
+	struct strbuf sb = { 0 };
+	FILE *f;
+	int r = snapshot_write(&sb, m, 1);
+
+	if (r)
+		goto free_sb;
+	f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+	if (!f) {
+		r = -errno;
+		goto free_sb;
+	}
+	if (fwrite(sb.buf, 1, sb.len, f) != sb.len)
+		r = -EIO;
+	if (f != stdout) {
+		if (fclose(f))
+			r = r ? r : -errno;
+	} else if (fflush(f)) {
+		r = -errno;
+	}
+free_sb:
+	sb_free(&sb);
+	return r;
+}
+
+/* ---- reading ---- */
+
+struct snapshot_file {
+	char *path;
+	json_t *root;	/* object or array */
+	size_t n;
+};
+
+struct perr {
+	char *buf;
+	size_t len;
+	const char *file;
+};
+
+static int fail(struct perr *pe, const char *where, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct perr *pe, const char *where, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(pe->buf, pe->len, "%s: %s: %s", pe->file, where, msg);
+	return -EINVAL;
+}
+
+static int get_set(json_t *v, int n, uint64_t *out, struct perr *pe, const char *where)
+{
+	size_t i;
+	json_t *e;
+
+	if (!json_is_array(v))
+		return fail(pe, where, "expected an array of integers 0..%d", n - 1);
+	*out = 0;
+	json_array_foreach(v, i, e)
+	{
+		if (!json_is_integer(e) || json_integer_value(e) < 0 || json_integer_value(e) >= n)
+			return fail(pe, where, "element %zu: expected an integer 0..%d", i, n - 1);
+		*out |= 1ULL << json_integer_value(e);
+	}
+	return 0;
+}
+
+static int json_to_value(struct object *o, int id, json_t *v, struct perr *pe, const char *where)
+{
+	const struct field_desc *d = &fields[id];
+	uint64_t bits;
+	size_t i;
+	json_t *e;
+	const char *k;
+
+	switch (d->type) {
+	case VT_INT:
+		if (!json_is_integer(v))
+			return fail(pe, where, "expected an integer");
+		field_set_int(o, id, json_integer_value(v));
+		return 0;
+	case VT_BOOL:
+		if (!json_is_boolean(v))
+			return fail(pe, where, "expected true or false");
+		field_set_bool(o, id, json_is_true(v));
+		return 0;
+	case VT_FLOAT:
+		if (!json_is_number(v))
+			return fail(pe, where, "expected a number");
+		field_set_float(o, id, json_number_value(v));
+		return 0;
+	case VT_STR:
+		if (!json_is_string(v))
+			return fail(pe, where, "expected a string");
+		if (json_string_length(v) >= RW_STR_MAX)
+			return fail(pe, where, "string longer than %d bytes", RW_STR_MAX - 1);
+		field_set_str(o, id, json_string_value(v));
+		return 0;
+	case VT_PRIOSET:
+		if (get_set(v, RW_PRIO_COUNT, &bits, pe, where))
+			return -EINVAL;
+		field_set_set(o, id, (uint8_t)bits);
+		return 0;
+	case VT_DSCPSET:
+		if (get_set(v, RW_DSCP_COUNT, &bits, pe, where))
+			return -EINVAL;
+		field_set_dset(o, id, bits);
+		return 0;
+	case VT_PRIO_ARRAY:
+		if (!json_is_array(v) || json_array_size(v) != RW_PRIO_COUNT)
+			return fail(pe, where, "expected an array of 8 integers or nulls");
+		json_array_foreach(v, i, e)
+		{
+			if (json_is_null(e))
+				continue;
+			if (!json_is_integer(e) || json_integer_value(e) < 0)
+				return fail(pe, where, "element %zu: expected a non-negative integer or null", i);
+			field_set_prio(o, id, (int)i, (uint64_t)json_integer_value(e));
+		}
+		if (o->f[id].state != ABS_NONE) { /* all null: present but empty */
+			o->f[id].state = ABS_NONE;
+			o->f[id].mask = 0;
+		}
+		return 0;
+	case VT_DSCP_MAP: {
+		int8_t map[RW_DSCP_COUNT];
+
+		if (!json_is_object(v))
+			return fail(pe, where, "expected an object mapping DSCP to priority");
+		memset(map, -1, sizeof(map));
+		json_object_foreach(v, k, e)
+		{
+			int64_t dscp;
+
+			if (parse_i64(k, &dscp) || dscp < 0 || dscp >= RW_DSCP_COUNT)
+				return fail(pe, where, "key '%s': expected a DSCP 0..63", k);
+			if (!json_is_integer(e) || json_integer_value(e) < 0 ||
+			    json_integer_value(e) >= RW_PRIO_COUNT)
+				return fail(pe, where, "DSCP %s: expected a priority 0..7", k);
+			map[dscp] = (int8_t)json_integer_value(e);
+		}
+		field_set_dscp_map(o, id, map);
+		return 0;
+	}
+	case VT_GIDS: {
+		struct gid_table *t = &o->gids;
+
+		if (!json_is_array(v))
+			return fail(pe, where, "expected an array of GID entries");
+		t->n = 0;
+		json_array_foreach(v, i, e)
+		{
+			json_int_t idx;
+			const char *gid, *type, *nd = "";
+			json_error_t je;
+
+			if (json_unpack_ex(e, &je, JSON_STRICT, "{s:I,s:s,s:s,s?s}", "index", &idx, "gid",
+					   &gid, "type", &type, "netdev", &nd))
+				return fail(pe, where, "entry %zu: %s", i, je.text);
+			if (t->n == t->cap) {
+				size_t nc = t->cap ? t->cap * 2 : 8;
+				void *ne = realloc(t->e, nc * sizeof(*t->e));
+
+				if (!ne)
+					return -ENOMEM;
+				t->e = ne;
+				t->cap = nc;
+			}
+			t->e[t->n].index = (uint32_t)idx;
+			strlcpy0(t->e[t->n].gid, gid, sizeof(t->e[t->n].gid));
+			strlcpy0(t->e[t->n].type, type, sizeof(t->e[t->n].type));
+			strlcpy0(t->e[t->n].netdev, nd, sizeof(t->e[t->n].netdev));
+			t->n++;
+		}
+		o->f[id].state = ABS_NONE;
+		o->f[id].v.gids = t;
+		return 0;
+	}
+	case VT_PCI_PAIRS: {
+		struct pci_pairs *t = &o->pairs;
+
+		if (!json_is_array(v))
+			return fail(pe, where, "expected an array of GPU/NIC paths");
+		t->n = 0;
+		json_array_foreach(v, i, e)
+		{
+			const char *gpu, *nic, *path;
+			json_error_t je;
+			size_t p;
+
+			if (json_unpack_ex(e, &je, JSON_STRICT, "{s:s,s:s,s:s}", "gpu", &gpu, "nic", &nic,
+					   "path", &path))
+				return fail(pe, where, "entry %zu: %s", i, je.text);
+			for (p = 1; p < ARRAY_SIZE(pci_path_names); p++)
+				if (!strcmp(pci_path_names[p], path))
+					break;
+			if (p == ARRAY_SIZE(pci_path_names))
+				return fail(pe, where, "entry %zu: unknown path '%s' (PIX, PXB, PHB, SYS)", i,
+					    path);
+			if (t->n == t->cap) {
+				size_t nc = t->cap ? t->cap * 2 : 8;
+				void *ne = realloc(t->e, nc * sizeof(*t->e));
+
+				if (!ne)
+					return -ENOMEM;
+				t->e = ne;
+				t->cap = nc;
+			}
+			strlcpy0(t->e[t->n].gpu, gpu, sizeof(t->e[t->n].gpu));
+			strlcpy0(t->e[t->n].nic, nic, sizeof(t->e[t->n].nic));
+			t->e[t->n].path = (enum pci_path)p;
+			t->n++;
+		}
+		o->f[id].state = ABS_NONE;
+		o->f[id].v.pairs = t;
+		return 0;
+	}
+	}
+	return fail(pe, where, "unsupported type");
+}
+
+static int object_from_json(struct object *o, json_t *j, struct perr *pe, const char *where)
+{
+	json_t *fj = json_object_get(j, "fields"), *aj = json_object_get(j, "absent"),
+	       *cj = json_object_get(j, "counters"), *wj = json_object_get(j, "wire"), *v;
+	char w[256];
+	const char *k;
+	int r;
+
+	if ((fj && !json_is_object(fj)) || (aj && !json_is_object(aj)) || (cj && !json_is_object(cj)))
+		return fail(pe, where, "fields, absent and counters must be objects");
+	/* A reload replaces the object's facts; nothing from the last file lingers. */
+	for (int i = 0; i < F__COUNT; i++)
+		if (fields[i].obj == o->kind)
+			field_absent(o, i, ABS_NOT_COLLECTED, 0);
+	for (int c = 0; c < CSET__COUNT; c++)
+		cset_clear(&o->cs[c]);
+	json_object_foreach(fj, k, v)
+	{
+		int id = field_lookup(o->kind, k);
+
+		snprintf(w, sizeof(w), "%s.fields.%s", where, k);
+		if (id < 0)
+			return fail(pe, w, "unknown %s field", obj_kind_name(o->kind));
+		r = json_to_value(o, id, v, pe, w);
+		if (r)
+			return r;
+	}
+	json_object_foreach(aj, k, v)
+	{
+		int id = field_lookup(o->kind, k), reason;
+		json_t *rs = json_object_get(v, "reason"), *en = json_object_get(v, "errno");
+
+		snprintf(w, sizeof(w), "%s.absent.%s", where, k);
+		if (id < 0)
+			return fail(pe, w, "unknown %s field", obj_kind_name(o->kind));
+		if (json_object_get(fj, k))
+			return fail(pe, w, "field is both present and absent");
+		if (!json_is_object(v) || !json_is_string(rs) ||
+		    (reason = absent_reason_parse(json_string_value(rs))) <= 0)
+			return fail(pe, w,
+				    "expected {\"reason\": \"unsupported|permission|error|not_collected\"}");
+		if (en && !json_is_integer(en))
+			return fail(pe, w, "errno must be an integer");
+		field_absent(o, id, (enum absent_reason)reason, en ? (int)json_integer_value(en) : 0);
+	}
+	json_object_foreach(cj, k, v)
+	{
+		int c;
+		const char *cn;
+		json_t *cv;
+
+		for (c = 0; c < CSET__COUNT; c++)
+			if (!strcmp(cset_names[c], k))
+				break;
+		snprintf(w, sizeof(w), "%s.counters.%s", where, k);
+		if (c == CSET__COUNT)
+			return fail(pe, w, "unknown counter set (ethtool, hw, port, cc)");
+		if (!json_is_object(v))
+			return fail(pe, w, "expected an object of counters");
+		json_object_foreach(v, cn, cv)
+		{
+			if (!json_is_integer(cv) || json_integer_value(cv) < 0)
+				return fail(pe, w, "counter '%s': expected a non-negative integer", cn);
+			if (strlen(cn) >= RW_CNAME_MAX)
+				return fail(pe, w, "counter name '%s' too long", cn);
+			if (cset_set(&o->cs[c], cn, (uint64_t)json_integer_value(cv)) < 0)
+				return -ENOMEM;
+		}
+	}
+	if (wj) {
+		size_t i;
+
+		snprintf(w, sizeof(w), "%s.wire", where);
+		if (!json_is_array(wj))
+			return fail(pe, w, "expected an array");
+		if (!o->wire && !(o->wire = calloc(1, sizeof(*o->wire))))
+			return -ENOMEM;
+		memset(o->wire, 0, sizeof(*o->wire));
+		json_array_foreach(wj, i, v)
+		{
+			const char *dir, *cls;
+			int dscp, ecn, c;
+			json_int_t pk, by;
+			json_error_t je;
+
+			if (json_unpack_ex(v, &je, JSON_STRICT, "{s:s,s:i,s:i,s:s,s:I,s:I}", "direction",
+					   &dir, "dscp", &dscp, "ecn", &ecn, "class", &cls, "packets", &pk,
+					   "bytes", &by))
+				return fail(pe, w, "entry %zu: %s", i, je.text);
+			for (c = 0; c < WIRE__CLASSES; c++)
+				if (!strcmp(wire_class_names[c], cls))
+					break;
+			if (c == WIRE__CLASSES || dscp < 0 || dscp > 63 || ecn < 0 || ecn > 3 ||
+			    (strcmp(dir, "ingress") && strcmp(dir, "egress")) || pk < 0 || by < 0)
+				return fail(pe, w, "entry %zu: value out of range", i);
+			o->wire->packets[!strcmp(dir, "egress")][dscp][ecn][c] = (uint64_t)pk;
+			o->wire->bytes[!strcmp(dir, "egress")][dscp][ecn][c] = (uint64_t)by;
+		}
+	}
+	return 0;
+}
+
+static int apply_one(json_t *s, struct node_model *m, struct perr *pe, const char *where)
+{
+	json_t *v, *node, *nds, *pts, *colls;
+	char w[160];
+	size_t i;
+	const char *k;
+	int r;
+
+	if (!json_is_object(s))
+		return fail(pe, where, "expected a snapshot object");
+	v = json_object_get(s, "schema");
+	if (!json_is_string(v) || strcmp(json_string_value(v), SNAPSHOT_SCHEMA))
+		return fail(pe, where, "not a rocewatch snapshot (schema must be \"%s\")",
+			    SNAPSHOT_SCHEMA);
+	v = json_object_get(s, "schema_version");
+	if (!json_is_integer(v) || json_integer_value(v) != SNAPSHOT_VERSION)
+		return fail(pe, where, "unsupported schema_version (this rocewatch reads %d)",
+			    SNAPSHOT_VERSION);
+	v = json_object_get(s, "host");
+	if (!json_is_string(v))
+		return fail(pe, where, "host: expected a string");
+	strlcpy0(m->host, json_string_value(v), sizeof(m->host));
+	v = json_object_get(s, "time_unix_ns");
+	if (v && !json_is_integer(v))
+		return fail(pe, where, "time_unix_ns: expected an integer");
+	if (v) {
+		int64_t ns = json_integer_value(v);
+
+		m->time.tv_sec = ns / 1000000000LL;
+		m->time.tv_nsec = ns % 1000000000LL;
+	} else if ((v = json_object_get(s, "time"))) {
+		int64_t ns;
+
+		if (!json_is_string(v) || parse_rfc3339(json_string_value(v), &ns))
+			return fail(pe, where, "time: expected an RFC 3339 UTC time");
+		m->time.tv_sec = ns / 1000000000LL;
+		m->time.tv_nsec = ns % 1000000000LL;
+	}
+
+	colls = json_object_get(s, "collectors");
+	if (colls && !json_is_object(colls))
+		return fail(pe, where, "collectors: expected an object");
+	i = 0;
+	memset(m->coll, 0, sizeof(m->coll));
+	json_object_foreach(colls, k, v)
+	{
+		struct collector_status *cs;
+		json_t *e;
+
+		if (i >= RW_MAX_COLLECTORS)
+			break;
+		cs = &m->coll[i++];
+		strlcpy0(cs->name, k, sizeof(cs->name));
+		cs->enabled = json_is_true(json_object_get(v, "enabled"));
+		cs->ran = cs->enabled;
+		cs->err = json_is_false(json_object_get(v, "success")) && cs->enabled ? -EIO : 0;
+		e = json_object_get(v, "duration_seconds");
+		cs->duration = json_is_number(e) ? json_number_value(e) : 0;
+		e = json_object_get(v, "error");
+		if (json_is_string(e))
+			strlcpy0(cs->detail, json_string_value(e), sizeof(cs->detail));
+	}
+
+	node = json_object_get(s, "node");
+	if (!json_is_object(node))
+		return fail(pe, where, "node: expected an object");
+	snprintf(w, sizeof(w), "%s.node", where);
+	r = object_from_json(&m->node, node, pe, w);
+	if (r)
+		return r;
+
+	nds = json_object_get(s, "netdevs");
+	pts = json_object_get(s, "rdma_ports");
+	if (!json_is_array(nds) || (pts && !json_is_array(pts)))
+		return fail(pe, where, "netdevs and rdma_ports must be arrays");
+	model_begin(m, OBJ_NETDEV);
+	json_array_foreach(nds, i, v)
+	{
+		json_t *n = json_object_get(v, "name"), *ix = json_object_get(v, "ifindex");
+		struct object *o;
+
+		snprintf(w, sizeof(w), "%s.netdevs[%zu]", where, i);
+		if (!json_is_string(n) || !json_string_length(n) ||
+		    json_string_length(n) >= RW_NAME_MAX)
+			return fail(pe, w, "name: expected a non-empty string");
+		if (model_netdev(m, json_string_value(n)) && model_netdev(m, json_string_value(n))->seen)
+			return fail(pe, w, "duplicate netdev '%s'", json_string_value(n));
+		o = model_add_netdev(m, json_string_value(n));
+		if (!o)
+			return -ENOMEM;
+		o->seen = true;
+		o->ifindex = json_is_integer(ix) ? (int)json_integer_value(ix) : 0;
+		r = object_from_json(o, v, pe, w);
+		if (r)
+			return r;
+	}
+	model_sweep(m, OBJ_NETDEV);
+	model_begin(m, OBJ_RDMA_PORT);
+	json_array_foreach(pts, i, v)
+	{
+		json_t *d = json_object_get(v, "device"), *p = json_object_get(v, "port"),
+		       *ix = json_object_get(v, "ifindex");
+		struct object *o;
+
+		snprintf(w, sizeof(w), "%s.rdma_ports[%zu]", where, i);
+		if (!json_is_string(d) || !json_string_length(d) ||
+		    json_string_length(d) >= RW_NAME_MAX || !json_is_integer(p) ||
+		    json_integer_value(p) < 0)
+			return fail(pe, w, "expected a device name and a port number");
+		o = model_port(m, json_string_value(d), (uint32_t)json_integer_value(p));
+		if (o && o->seen)
+			return fail(pe, w, "duplicate port %s/%d", json_string_value(d),
+				    (int)json_integer_value(p));
+		o = model_add_port(m, json_string_value(d), (uint32_t)json_integer_value(p));
+		if (!o)
+			return -ENOMEM;
+		o->seen = true;
+		o->ifindex = json_is_integer(ix) ? (int)json_integer_value(ix) : 0;
+		r = object_from_json(o, v, pe, w);
+		if (r)
+			return r;
+	}
+	model_sweep(m, OBJ_RDMA_PORT);
+	model_link_ports(m);
+	return 0;
+}
+
+int snapshot_open(const char *path, struct snapshot_file **out, char *err, size_t errlen)
+{
+	struct snapshot_file *sf;
+	json_error_t je;
+	json_t *root;
+	struct perr pe = { err, errlen, path };
+
+	root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	if (!root) {
+		if (je.line < 0 || !strncmp(je.text, "unable to open", 14))
+			snprintf(err, errlen, "%s: %s", path, je.text);
+		else
+			snprintf(err, errlen, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+		return -EINVAL;
+	}
+	sf = calloc(1, sizeof(*sf));
+	if (!sf) {
+		json_decref(root);
+		return -ENOMEM;
+	}
+	sf->root = root;
+	sf->path = strdup(path);
+	sf->n = json_is_array(root) ? json_array_size(root) : 1;
+	if (json_is_array(root) && !sf->n) {
+		snapshot_close(sf);
+		fail(&pe, "$", "empty snapshot sequence");
+		return -EINVAL;
+	}
+	/* Validate everything up front: a bad sample must not surface mid-replay. */
+	for (size_t i = 0; i < sf->n; i++) {
+		struct node_model tmp;
+		int r;
+
+		model_init(&tmp);
+		r = snapshot_apply(sf, i, &tmp, err, errlen);
+		model_free(&tmp);
+		if (r) {
+			snapshot_close(sf);
+			return r;
+		}
+	}
+	*out = sf;
+	return 0;
+}
+
+size_t snapshot_count(const struct snapshot_file *sf)
+{
+	return sf->n;
+}
+
+int snapshot_apply(const struct snapshot_file *sf, size_t i, struct node_model *m, char *err,
+		   size_t errlen)
+{
+	struct perr pe = { err, errlen, sf->path };
+	char where[32];
+
+	if (json_is_array(sf->root)) {
+		snprintf(where, sizeof(where), "$[%zu]", i);
+		return apply_one(json_array_get(sf->root, i), m, &pe, where);
+	}
+	return apply_one(sf->root, m, &pe, "$");
+}
+
+void snapshot_close(struct snapshot_file *sf)
+{
+	if (!sf)
+		return;
+	json_decref(sf->root);
+	free(sf->path);
+	free(sf);
+}

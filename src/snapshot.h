@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Snapshot JSON (schema in docs/snapshot.md): the whole node model, every
+ * field with its value or its absence reason, counter sets and collector
+ * outcomes.  Written by `rocewatch snapshot` and /api/v1/state, read back
+ * by --from so any later feature runs on a recorded node.
+ */
+#ifndef ROCEWATCH_SNAPSHOT_H
+#define ROCEWATCH_SNAPSHOT_H
+
+#include <stddef.h>
+
+#include "model.h"
+#include "strbuf.h"
+
+#define SNAPSHOT_SCHEMA	 "rocewatch-snapshot"
+#define SNAPSHOT_VERSION 1
+
+/* Serialise; pretty adds indentation. 0 or -errno. */
+int snapshot_write(struct strbuf *out, const struct node_model *m, int pretty);
+int snapshot_write_file(const char *path, const struct node_model *m);
+
+/*
+ * A loaded snapshot file: one snapshot, or a JSON array of them (a recorded
+ * sequence, replayed one per poll).
+ */
+struct snapshot_file;
+
+/* Parse and validate every snapshot in the file; err names file and place. */
+int snapshot_open(const char *path, struct snapshot_file **out, char *err, size_t errlen);
+size_t snapshot_count(const struct snapshot_file *sf);
+/* Fill m (after model_init) from snapshot i. Objects not in it are dropped. */
+int snapshot_apply(const struct snapshot_file *sf, size_t i, struct node_model *m, char *err,
+		   size_t errlen);
+void snapshot_close(struct snapshot_file *sf);
+
+#endif

@@ -1,0 +1,409 @@
+// SPDX-License-Identifier: MIT
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+
+static enum log_level cur_level = LOG_LVL_INFO;
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void log_set_level(enum log_level lvl)
+{
+	cur_level = lvl;
+}
+
+enum log_level log_get_level(void)
+{
+	return cur_level;
+}
+
+int log_level_parse(const char *s)
+{
+	static const char *const names[] = { "error", "warn", "info", "debug" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcmp(s, names[i]))
+			return (int)i;
+	if (!strcmp(s, "warning"))
+		return LOG_LVL_WARN;
+	return -EINVAL;
+}
+
+static void vlog(enum log_level lvl, const char *fmt, va_list ap)
+{
+	static const char *const tag[] = { "error", "warn", "info", "debug" };
+
+	if (lvl > cur_level)
+		return;
+	pthread_mutex_lock(&log_lock);
+	fprintf(stderr, "rocewatch: %s: ", tag[lvl]);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	pthread_mutex_unlock(&log_lock);
+}
+
+void rw_log(enum log_level lvl, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(lvl, fmt, ap);
+	va_end(ap);
+}
+
+/* FNV-1a: enough to tell log keys apart; collisions only cost a message. */
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h ? h : 1;
+}
+
+#define ONCE_SLOTS 1024
+static uint64_t once_keys[ONCE_SLOTS];
+
+static uint64_t *once_slot(uint64_t h, bool insert)
+{
+	for (unsigned i = 0; i < ONCE_SLOTS; i++) {
+		uint64_t *k = &once_keys[(h + i) % ONCE_SLOTS];
+
+		if (*k == h)
+			return k;
+		if (!*k)
+			return insert ? k : NULL;
+	}
+	return NULL;
+}
+
+void rw_log_once(enum log_level lvl, const char *key, const char *fmt, ...)
+{
+	uint64_t h = hash_str(key), *slot;
+	va_list ap;
+
+	pthread_mutex_lock(&log_lock);
+	slot = once_slot(h, true);
+	if (slot && *slot == h) {
+		pthread_mutex_unlock(&log_lock);
+		return;
+	}
+	if (slot)
+		*slot = h;
+	pthread_mutex_unlock(&log_lock);
+	va_start(ap, fmt);
+	vlog(lvl, fmt, ap);
+	va_end(ap);
+}
+
+void rw_log_once_reset(const char *key)
+{
+	uint64_t *slot;
+
+	pthread_mutex_lock(&log_lock);
+	slot = once_slot(hash_str(key), false);
+	/* Tombstone rather than 0 so probing chains stay intact. */
+	if (slot)
+		*slot = UINT64_MAX;
+	pthread_mutex_unlock(&log_lock);
+}
+
+size_t strlcpy0(char *dst, const char *src, size_t size)
+{
+	size_t len = strlen(src);
+
+	if (size) {
+		size_t n = len < size - 1 ? len : size - 1;
+
+		memcpy(dst, src, n);
+		dst[n] = '\0';
+	}
+	return len;
+}
+
+char *rstrip(char *s)
+{
+	size_t n = strlen(s);
+
+	while (n && isspace((unsigned char)s[n - 1]))
+		s[--n] = '\0';
+	return s;
+}
+
+int parse_duration(const char *s, int64_t *ns)
+{
+	static const struct {
+		const char *unit;
+		double mult;
+	} units[] = {
+		{ "ms", 1e6 }, { "us", 1e3 }, { "ns", 1 }, { "s", 1e9 },
+		{ "m", 60e9 }, { "h", 3600e9 }, { "d", 86400e9 }, { "w", 7 * 86400e9 },
+	};
+	double total = 0;
+	const char *p = s;
+
+	if (!s || !*s)
+		return -EINVAL;
+	while (*p) {
+		char *end;
+		double v;
+		size_t i;
+
+		if (!isdigit((unsigned char)*p) && *p != '.')
+			return -EINVAL;
+		errno = 0;
+		v = strtod(p, &end);
+		if (errno || end == p || v < 0 || !isfinite(v))
+			return -EINVAL;
+		p = end;
+		for (i = 0; i < ARRAY_SIZE(units); i++) {
+			size_t l = strlen(units[i].unit);
+
+			if (!strncmp(p, units[i].unit, l) &&
+			    (l == 2 || !(p[l] == 's' && units[i].unit[0] == 'm'))) {
+				total += v * units[i].mult;
+				p += l;
+				break;
+			}
+		}
+		if (i == ARRAY_SIZE(units))
+			return -EINVAL;
+	}
+	if (total > (double)INT64_MAX)
+		return -ERANGE;
+	*ns = (int64_t)total;
+	return 0;
+}
+
+int parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+	unsigned long long r;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	r = strtoull(s, &end, 0);
+	if (errno)
+		return -errno;
+	while (isspace((unsigned char)*end))
+		end++;
+	if (*end)
+		return -EINVAL;
+	*v = r;
+	return 0;
+}
+
+int parse_i64(const char *s, int64_t *v)
+{
+	char *end;
+	long long r;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	r = strtoll(s, &end, 0);
+	if (errno)
+		return -errno;
+	while (isspace((unsigned char)*end))
+		end++;
+	if (*end)
+		return -EINVAL;
+	*v = r;
+	return 0;
+}
+
+int parse_size(const char *s, uint64_t *v)
+{
+	char *end;
+	double d;
+	uint64_t mult = 1;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	d = strtod(s, &end);
+	if (errno || end == s || d < 0)
+		return -EINVAL;
+	switch (toupper((unsigned char)*end)) {
+	case 'K':
+		mult = 1ULL << 10;
+		break;
+	case 'M':
+		mult = 1ULL << 20;
+		break;
+	case 'G':
+		mult = 1ULL << 30;
+		break;
+	case 'T':
+		mult = 1ULL << 40;
+		break;
+	case 'B':
+	case '\0':
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (*end && toupper((unsigned char)*end) != 'B') {
+		end++;
+		if (*end == 'i')
+			end++;
+		if (*end == 'B')
+			end++;
+	} else if (*end) {
+		end++;
+	}
+	if (*end)
+		return -EINVAL;
+	*v = (uint64_t)(d * (double)mult);
+	return 0;
+}
+
+int read_file_str(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	if (n < 0) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	close(fd);
+	buf[n] = '\0';
+	rstrip(buf);
+	return 0;
+}
+
+int read_file_u64(const char *path, uint64_t *v)
+{
+	char buf[64];
+	int r = read_file_str(path, buf, sizeof(buf));
+
+	if (r)
+		return r;
+	return parse_u64(buf, v);
+}
+
+int read_file_all(const char *path, char **out, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t cap = 0, n = 0;
+
+	if (!f)
+		return -errno;
+	for (;;) {
+		if (n + 4096 + 1 > cap) {
+			size_t ncap = cap ? cap * 2 : 16384;
+			char *nb = realloc(buf, ncap);
+
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				return -ENOMEM;
+			}
+			buf = nb;
+			cap = ncap;
+		}
+		size_t r = fread(buf + n, 1, cap - n - 1, f);
+		n += r;
+		if (r == 0) {
+			if (ferror(f)) {
+				int e = errno ? -errno : -EIO;
+
+				free(buf);
+				fclose(f);
+				return e;
+			}
+			break;
+		}
+	}
+	fclose(f);
+	buf[n] = '\0';
+	*out = buf;
+	if (len)
+		*len = n;
+	return 0;
+}
+
+int pread_u64(int fd, uint64_t *v)
+{
+	char buf[64];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return parse_u64(rstrip(buf), v);
+}
+
+double ts_to_double(const struct timespec *ts)
+{
+	return (double)ts->tv_sec + (double)ts->tv_nsec / 1e9;
+}
+
+int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int64_t real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+void format_rfc3339(int64_t ns, char *buf, size_t size)
+{
+	time_t sec = (time_t)(ns / 1000000000LL);
+	struct tm tm;
+	char tmp[32];
+
+	gmtime_r(&sec, &tm);
+	strftime(tmp, sizeof(tmp), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, size, "%s.%03dZ", tmp, (int)((ns / 1000000) % 1000));
+}
+
+int parse_rfc3339(const char *s, int64_t *ns)
+{
+	struct tm tm = { 0 };
+	const char *p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	int64_t frac = 0, scale = 1000000000LL;
+
+	if (!p)
+		return -EINVAL;
+	if (*p == '.') {
+		p++;
+		while (isdigit((unsigned char)*p)) {
+			if (scale > 1) {
+				scale /= 10;
+				frac += (*p - '0') * scale;
+			}
+			p++;
+		}
+	}
+	if (*p != 'Z' || p[1])
+		return -EINVAL;
+	*ns = (int64_t)timegm(&tm) * 1000000000LL + frac;
+	return 0;
+}

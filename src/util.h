@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/* Small helpers shared by every room: strings, durations, files, logging. */
+#ifndef ROCEWATCH_UTIL_H
+#define ROCEWATCH_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+enum log_level { LOG_LVL_ERROR, LOG_LVL_WARN, LOG_LVL_INFO, LOG_LVL_DEBUG };
+
+void log_set_level(enum log_level lvl);
+enum log_level log_get_level(void);
+int log_level_parse(const char *s);
+void rw_log(enum log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * Log only the first time a (key) is seen, so a device that keeps failing
+ * the same way says so once, not every second.  log_once_reset() forgets a
+ * key when the cause went away.
+ */
+void rw_log_once(enum log_level lvl, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void rw_log_once_reset(const char *key);
+
+#define log_err(...)   rw_log(LOG_LVL_ERROR, __VA_ARGS__)
+#define log_warn(...)  rw_log(LOG_LVL_WARN, __VA_ARGS__)
+#define log_info(...)  rw_log(LOG_LVL_INFO, __VA_ARGS__)
+#define log_debug(...) rw_log(LOG_LVL_DEBUG, __VA_ARGS__)
+
+/* Copy with truncation, always terminated. */
+size_t strlcpy0(char *dst, const char *src, size_t size);
+/* Trim trailing whitespace in place. */
+char *rstrip(char *s);
+
+/*
+ * Durations: "100ms", "1s", "1.5s", "5m", "2h", "1d", and Prometheus-style
+ * compounds ("1m30s").  Result in nanoseconds.
+ */
+int parse_duration(const char *s, int64_t *ns);
+int parse_u64(const char *s, uint64_t *v);
+int parse_i64(const char *s, int64_t *v);
+/* Bytes with an optional K/M/G/T (binary) suffix: "64MiB", "1G". */
+int parse_size(const char *s, uint64_t *v);
+
+/* Read a small file into buf (terminated, trailing newline stripped). -errno. */
+int read_file_str(const char *path, char *buf, size_t size);
+int read_file_u64(const char *path, uint64_t *v);
+/* Read a whole file into a malloc'ed buffer.  -errno. */
+int read_file_all(const char *path, char **out, size_t *len);
+/* pread(fd, 0) into buf and parse as u64: the re-read of a kept sysfs fd. */
+int pread_u64(int fd, uint64_t *v);
+
+double ts_to_double(const struct timespec *ts);
+int64_t mono_ns(void);
+int64_t real_ns(void);
+/* RFC 3339 UTC with milliseconds. */
+void format_rfc3339(int64_t ns, char *buf, size_t size);
+int parse_rfc3339(const char *s, int64_t *ns);
+
+#endif

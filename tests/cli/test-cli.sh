@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Command line: help everywhere, and bad input gets one clear line and a non-zero exit.
+. "$(dirname "$0")/../lib.sh"
+
+# expect_error EXIT_NONZERO GREP_PATTERN ARGS...: exit != 0, stderr one line matching.
+expect_error() {
+	local pattern=$1; shift
+	local err="$TMPD/err" rc=0
+	timeout 10 "$ROCEWATCH" "$@" >"$TMPD/out" 2>"$err" || rc=$?
+	if [ "$rc" -eq 0 ] || [ "$rc" -eq 124 ]; then
+		echo "  rocewatch $*: exit $rc" >&2; return 1
+	fi
+	if ! grep -q -- "$pattern" "$err"; then
+		echo "  rocewatch $*: stderr was: $(cat "$err")" >&2; return 1
+	fi
+	if [ "$(grep -vc '^$' "$err")" -ne 1 ]; then
+		echo "  rocewatch $*: expected one line, got: $(cat "$err")" >&2; return 1
+	fi
+}
+
+for cmd in serve snapshot version; do
+	check "$cmd --help exits 0 and prints usage" bash -c "'$ROCEWATCH' $cmd --help | grep -q 'Usage: rocewatch $cmd'"
+done
+check "version prints the version" bash -c "'$ROCEWATCH' version | grep -Eq '^rocewatch [0-9]+\.[0-9]+\.[0-9]+'"
+check "no command: usage and exit 2" bash -c "'$ROCEWATCH' 2>&1 | grep -q Usage; [ \${PIPESTATUS[0]} -eq 2 ]"
+
+check "unknown command" expect_error "unknown command 'frobnicate'" frobnicate
+check "unknown flag" expect_error "'--bogus'" serve --bogus
+check "missing value" expect_error "'--interval'" serve --interval
+check "bad duration" expect_error "--interval: 'fast' is not a duration" serve --interval fast
+check "interval below minimum" expect_error "below the minimum of 100ms" serve --interval 10ms
+check "bad config interval" expect_error "--config-interval: '3parsecs'" serve --config-interval 3parsecs
+check "bad regex" expect_error "--netdev-include: bad regular expression '(eth'" serve --netdev-include '(eth'
+check "bad listen address" expect_error "is not \[HOST\]:PORT" serve --web.listen-address nonsense
+check "unreadable --from" expect_error "/nonexistent/snap.json: unable to open" snapshot --from /nonexistent/snap.json
+check "malformed --from names file and position" expect_error "bad-type.json: \$.netdevs\[1\].fields.mtu" \
+	snapshot --from "$SOURCE_DIR/tests/fixtures/snapshots/bad-type.json"
+check "stray argument" expect_error "unexpected argument 'extra'" snapshot extra
+
+# Port already in use: hold a port, then ask serve for it.
+port=$(free_port)
+python3 -c "import socket,time; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('127.0.0.1', $port)); s.listen(); time.sleep(30)" &
+holder=$!
+on_exit "kill $holder"
+wait_until 5 python3 -c "import socket; socket.create_connection(('127.0.0.1', $port)).close()"
+check "port already in use" expect_error "Address already in use" serve --web.listen-address "127.0.0.1:$port" \
+	--from "$SOURCE_DIR/tests/fixtures/snapshots/seq-ok.json"
+
+# snapshot --from replays and writes valid JSON with the replayed facts
+check "snapshot --from replays" bash -c "'$ROCEWATCH' snapshot --from '$SOURCE_DIR/tests/fixtures/snapshots/seq-ok.json' | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"schema\"]==\"rocewatch-snapshot\"; assert d[\"netdevs\"][0][\"fields\"][\"mtu\"]==1500, d'"
+check "snapshot -o writes a file" bash -c "'$ROCEWATCH' snapshot -o '$TMPD/s.json' --from '$SOURCE_DIR/tests/fixtures/snapshots/seq-ok.json' && python3 -m json.tool '$TMPD/s.json' >/dev/null"
+check "snapshot of this machine is valid JSON with collectors" bash -c "'$ROCEWATCH' snapshot | python3 -c 'import json,sys; d=json.load(sys.stdin); assert \"link\" in d[\"collectors\"], d[\"collectors\"]'"
+
+finish

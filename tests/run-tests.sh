@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Run every test tier through meson and end with "N passed, N failed, N skipped".
+# Skipped tests are listed with the reason they gave.
+set -u
+build=${1:-build}
+log="$build/meson-logs/testlog.json"
+
+meson test -C "$build" --print-errorlogs --num-processes 2 "${@:2}"
+rc=$?
+
+if [ ! -f "$log" ]; then
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+python3 - "$log" <<'PY'
+import json, sys
+passed = failed = skipped = 0
+reasons = []
+for line in open(sys.argv[1]):
+    t = json.loads(line)
+    r = t["result"]
+    if r in ("OK", "EXPECTEDFAIL"):
+        passed += 1
+    elif r == "SKIP":
+        skipped += 1
+        why = [l for l in (t.get("stdout") or "").splitlines() if l.startswith("SKIP:")]
+        reasons.append("%s: %s" % (t["name"], why[-1][5:].strip() if why else "no reason given"))
+    else:
+        failed += 1
+for r in reasons:
+    print("skipped:", r)
+line = "%d passed, %d failed" % (passed, failed)
+if skipped:
+    line += ", %d skipped" % skipped
+print(line)
+sys.exit(1 if failed else 0)
+PY
+prc=$?
+[ $rc -eq 0 ] && [ $prc -eq 0 ]

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+/* Exposition: golden output, escaping, ordering, absent fields. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "helpers.h"
+#include "prom.h"
+
+static char golden_path[512];
+
+static void render(struct node_model *m, struct strbuf *out)
+{
+	struct prom_renderer pr = { 0 };
+	struct poll_stats st = { .fast_polls = 3, .slow_polls = 1, .start_ns = 1764672000000000000LL,
+				 .last_poll_ns = 1764672001000000000LL };
+	struct prom_input in = { .m = m, .stats = &st };
+
+	assert_int_equal(prom_render(&pr, out, &in), 0);
+	prom_renderer_free(&pr);
+}
+
+static void matches_golden(void **state)
+{
+	struct node_model m;
+	struct strbuf out = { 0 };
+	char *want;
+
+	(void)state;
+	build_model(&m);
+	render(&m, &out);
+	if (getenv("UPDATE_GOLDEN")) {
+		FILE *f = fopen(golden_path, "w");
+
+		assert_non_null(f);
+		fwrite(out.buf, 1, out.len, f);
+		fclose(f);
+	}
+	want = slurp(golden_path);
+	assert_non_null(want);
+	assert_string_equal(out.buf, want);
+	free(want);
+	sb_free(&out);
+	model_free(&m);
+}
+
+static void stable_and_sorted(void **state)
+{
+	struct node_model m;
+	struct strbuf a = { 0 }, b = { 0 };
+
+	(void)state;
+	build_model(&m);
+	render(&m, &a);
+	render(&m, &b);
+	assert_string_equal(a.buf, b.buf);
+	/* eth2 was added after eth3 but comes first */
+	assert_true(strstr(a.buf, "roce_netdev_mtu_bytes{device=\"eth2\"} 9000\nroce_netdev_mtu_bytes{device=\"eth3\"} 1500\n") != NULL);
+	sb_free(&a);
+	sb_free(&b);
+	model_free(&m);
+}
+
+static void absent_is_not_zero(void **state)
+{
+	struct node_model m;
+	struct strbuf a = { 0 };
+
+	(void)state;
+	build_model(&m);
+	render(&m, &a);
+	/* eth3 has PFC absent (unsupported): no sample at all */
+	assert_null(strstr(a.buf, "roce_pfc_enabled{device=\"eth3\""));
+	assert_non_null(strstr(a.buf, "roce_pfc_enabled{device=\"eth2\",priority=\"3\"} 1\n"));
+	assert_non_null(strstr(a.buf, "roce_pfc_enabled{device=\"eth2\",priority=\"0\"} 0\n"));
+	/* priorities the driver did not report are not rendered */
+	assert_null(strstr(a.buf, "roce_pfc_pause_frames_total{device=\"eth2\",direction=\"rx\",priority=\"0\"}"));
+	/* escaping of label values */
+	assert_non_null(strstr(a.buf, "kind=\"we\\\"ird\\\\kind\""));
+	/* units: microseconds exported as seconds, 4-byte words as bytes */
+	assert_non_null(strstr(a.buf, "roce_pfc_pause_duration_seconds_total{device=\"eth2\",direction=\"rx\",priority=\"3\"} 1.5\n"));
+	assert_non_null(strstr(a.buf, "roce_rdma_port_transmit_bytes_total{device=\"mlx5_0\",port=\"1\",netdev=\"eth2\"} 4000\n"));
+	/* uncurated hw counters keep their own (sanitised) name */
+	assert_non_null(strstr(a.buf, "roce_rdma_vendor_thing_total{device=\"mlx5_0\",port=\"1\",netdev=\"eth2\"} 3\n"));
+	sb_free(&a);
+	model_free(&m);
+}
+
+static void every_family_has_help_and_type_once(void **state)
+{
+	struct node_model m;
+	struct strbuf a = { 0 };
+	char *save, *line, *copy;
+	char seen[256][96];
+	int n = 0;
+
+	(void)state;
+	build_model(&m);
+	render(&m, &a);
+	copy = strdup(a.buf);
+	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char name[96];
+
+		if (strncmp(line, "# TYPE ", 7))
+			continue;
+		sscanf(line + 7, "%95s", name);
+		for (int i = 0; i < n; i++)
+			if (!strcmp(seen[i], name))
+				fail_msg("family %s declared twice", name);
+		assert_true(n < 256);
+		strlcpy0(seen[n++], name, sizeof(seen[0]));
+	}
+	assert_true(n > 10);
+	free(copy);
+	sb_free(&a);
+	model_free(&m);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(matches_golden),
+		cmocka_unit_test(stable_and_sorted),
+		cmocka_unit_test(absent_is_not_zero),
+		cmocka_unit_test(every_family_has_help_and_type_once),
+	};
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s GOLDEN_FILE\n", argv[0]);
+		return 2;
+	}
+	strlcpy0(golden_path, argv[1], sizeof(golden_path));
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
