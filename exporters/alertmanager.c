@@ -1,0 +1,409 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+
+#include "alertmanager.h"
+#include "prom.h"
+#include "../src/util.h"
+
+struct batch {
+	char *body;
+	size_t len;
+	unsigned done_mask; /* URLs that accepted it */
+	int tries;
+	int64_t next_try_ns; /* monotonic */
+	struct batch *next;
+};
+
+struct am_stats {
+	uint64_t sent, errors;
+	double latency_sum;
+	uint64_t latency_count;
+	int64_t last_success_ns;
+};
+
+struct am_pusher {
+	struct am_config cfg;
+	char *urls[AM_MAX_URLS]; /* full endpoint: base + /api/v2/alerts */
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop;
+	struct batch *head, *tail;
+	size_t queued;
+	uint64_t dropped;
+	struct am_stats st[AM_MAX_URLS];
+};
+
+static void add_label(json_t *obj, const char *k, const char *v)
+{
+	if (v && *v)
+		json_object_set_new(obj, k, json_string(v));
+}
+
+int am_encode(struct strbuf *out, const struct alert *const *alerts, size_t n, int64_t now,
+	      int64_t resend_ns, const char *instance, const char *generator_url)
+{
+	json_t *arr = json_array();
+	char ts[40];
+	char *s;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct alert *a = alerts[i];
+		json_t *j = json_object(), *l = json_object(), *an = json_object();
+
+		add_label(l, "alertname", a->alertname);
+		add_label(l, "severity", a->severity);
+		add_label(l, "instance", instance);
+		add_label(l, "profile", a->profile);
+		add_label(l, "device", a->device);
+		add_label(l, "port", a->port);
+		add_label(l, "rule", a->rule);
+		add_label(an, "summary", a->summary);
+		add_label(an, "description", a->description);
+		add_label(an, "value", a->value);
+		json_object_set_new(j, "labels", l);
+		json_object_set_new(j, "annotations", an);
+		format_rfc3339(a->fired_at ? a->fired_at : a->active_since, ts, sizeof(ts));
+		json_object_set_new(j, "startsAt", json_string(ts));
+		/*
+		 * Firing: endsAt a few resend intervals ahead, so Alertmanager
+		 * resolves the alert by itself if rocewatch goes away (what
+		 * Prometheus does too).  Resolved: the time it was resolved.
+		 */
+		format_rfc3339(a->resolved ? a->resolved_at : now + 4 * resend_ns, ts, sizeof(ts));
+		json_object_set_new(j, "endsAt", json_string(ts));
+		if (generator_url && *generator_url)
+			json_object_set_new(j, "generatorURL", json_string(generator_url));
+		json_array_append_new(arr, j);
+	}
+	s = json_dumps(arr, JSON_COMPACT);
+	json_decref(arr);
+	if (!s)
+		return -ENOMEM;
+	sb_puts(out, s);
+	free(s);
+	return out->oom ? -ENOMEM : 0;
+}
+
+static void enqueue(struct am_pusher *p, struct batch *b)
+{
+	pthread_mutex_lock(&p->lock);
+	while (p->queued >= p->cfg.queue_max && p->head) {
+		/* Bounded: drop the oldest, count it. */
+		struct batch *old = p->head;
+
+		p->head = old->next;
+		if (!p->head)
+			p->tail = NULL;
+		free(old->body);
+		free(old);
+		p->queued--;
+		p->dropped++;
+	}
+	if (p->tail)
+		p->tail->next = b;
+	else
+		p->head = b;
+	p->tail = b;
+	p->queued++;
+	pthread_cond_signal(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+void am_submit(struct am_pusher *p, struct alert_table *t, int64_t now)
+{
+	const struct alert **due;
+	struct strbuf sb = { 0 };
+	struct batch *b;
+	size_t n = 0;
+
+	if (!p || !t->n)
+		return;
+	due = malloc(t->n * sizeof(*due));
+	if (!due)
+		return;
+	for (size_t i = 0; i < t->n; i++) {
+		struct alert *a = &t->a[i];
+
+		if (a->resolved || (a->state == ALERT_FIRING &&
+				    (!a->last_sent || now - a->last_sent >= p->cfg.resend_ns)))
+			due[n++] = a;
+	}
+	if (n &&
+	    !am_encode(&sb, due, n, now, p->cfg.resend_ns, p->cfg.instance, p->cfg.generator_url)) {
+		b = calloc(1, sizeof(*b));
+		if (b) {
+			b->body = sb.buf;
+			b->len = sb.len;
+			sb.buf = NULL;
+			enqueue(p, b);
+			/* Handed over: the resolved ones are delivered by the queue now. */
+			for (size_t i = 0; i < n; i++) {
+				struct alert *a = (struct alert *)due[i];
+
+				a->last_sent = now;
+				a->resolved = false;
+			}
+		}
+	}
+	sb_free(&sb);
+	free(due);
+}
+
+static size_t discard_body(char *ptr, size_t size, size_t nmemb, void *arg)
+{
+	(void)ptr;
+	(void)arg;
+	return size * nmemb;
+}
+
+static bool post(struct am_pusher *p, CURL *c, int u, const struct batch *b)
+{
+	struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
+	long code = 0;
+	int64_t t0 = mono_ns();
+	CURLcode r;
+
+	curl_easy_setopt(c, CURLOPT_URL, p->urls[u]);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, b->body);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)b->len);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, p->cfg.timeout_ms);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, p->cfg.timeout_ms);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard_body);
+	r = curl_easy_perform(c);
+	curl_slist_free_all(h);
+	if (r == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+
+	pthread_mutex_lock(&p->lock);
+	if (r == CURLE_OK && code >= 200 && code < 300) {
+		p->st[u].sent++;
+		p->st[u].latency_sum += (double)(mono_ns() - t0) / 1e9;
+		p->st[u].latency_count++;
+		p->st[u].last_success_ns = real_ns();
+	} else {
+		p->st[u].errors++;
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (r != CURLE_OK)
+		rw_log_once(LOG_LVL_WARN, p->urls[u], "alertmanager %s: %s (retrying; said once)",
+			    p->urls[u], curl_easy_strerror(r));
+	else if (code < 200 || code >= 300)
+		rw_log_once(LOG_LVL_WARN, p->urls[u],
+			    "alertmanager %s: HTTP %ld (retrying; said once)", p->urls[u], code);
+	else
+		rw_log_once_reset(p->urls[u]);
+	return r == CURLE_OK && code >= 200 && code < 300;
+}
+
+static void *sender(void *arg)
+{
+	struct am_pusher *p = arg;
+	CURL *c = curl_easy_init();
+
+	pthread_mutex_lock(&p->lock);
+	while (!p->stop) {
+		struct batch *b = p->head;
+		int64_t now = mono_ns();
+		unsigned all = (1u << p->cfg.n_urls) - 1;
+
+		if (!b) {
+			pthread_cond_wait(&p->cond, &p->lock);
+			continue;
+		}
+		if (b->next_try_ns > now) {
+			struct timespec ts;
+			int64_t wake = real_ns() + (b->next_try_ns - now);
+
+			ts.tv_sec = wake / 1000000000LL;
+			ts.tv_nsec = wake % 1000000000LL;
+			pthread_cond_timedwait(&p->cond, &p->lock, &ts);
+			continue;
+		}
+		/* Take it off the queue while sending: enqueue() may drop old batches meanwhile. */
+		p->head = b->next;
+		if (!p->head)
+			p->tail = NULL;
+		p->queued--;
+		b->next = NULL;
+		pthread_mutex_unlock(&p->lock);
+		for (int u = 0; u < p->cfg.n_urls && c; u++)
+			if (!(b->done_mask & (1u << u)) && post(p, c, u, b))
+				b->done_mask |= 1u << u;
+		pthread_mutex_lock(&p->lock);
+		if (b->done_mask == all || !c) {
+			free(b->body);
+			free(b);
+		} else {
+			/* Back off: 0.5 s, 1 s, 2 s ... at most 30 s; it stays first in line. */
+			int shift = b->tries < 6 ? b->tries : 6;
+			int64_t d = 500000000LL << shift;
+
+			b->tries++;
+			b->next_try_ns = mono_ns() + (d > 30000000000LL ? 30000000000LL : d);
+			if (p->queued >= p->cfg.queue_max) {
+				p->dropped++;
+				free(b->body);
+				free(b);
+			} else {
+				b->next = p->head;
+				p->head = b;
+				if (!p->tail)
+					p->tail = b;
+				p->queued++;
+			}
+		}
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (c)
+		curl_easy_cleanup(c);
+	return NULL;
+}
+
+int am_start(struct am_pusher **out, const struct am_config *cfg, char *err, size_t errlen)
+{
+	struct am_pusher *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	p->cfg = *cfg;
+	if (!p->cfg.resend_ns)
+		p->cfg.resend_ns = 60LL * 1000000000LL;
+	if (!p->cfg.timeout_ms)
+		p->cfg.timeout_ms = 5000;
+	if (!p->cfg.queue_max)
+		p->cfg.queue_max = 64;
+	for (int i = 0; i < cfg->n_urls; i++) {
+		const char *u = cfg->urls[i];
+		size_t l = strlen(u);
+
+		if (strncmp(u, "http://", 7) && strncmp(u, "https://", 8)) {
+			snprintf(err, errlen, "--alertmanager.url: '%s' is not an http(s) URL", u);
+			goto fail;
+		}
+		while (l && u[l - 1] == '/')
+			l--;
+		p->urls[i] = malloc(l + sizeof("/api/v2/alerts"));
+		if (!p->urls[i])
+			goto fail;
+		memcpy(p->urls[i], u, l);
+		strcpy(p->urls[i] + l, "/api/v2/alerts");
+	}
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	if (pthread_create(&p->thread, NULL, sender, p)) {
+		snprintf(err, errlen, "alertmanager: cannot start the sender thread");
+		goto fail;
+	}
+	*out = p;
+	return 0;
+fail:
+	for (int i = 0; i < AM_MAX_URLS; i++)
+		free(p->urls[i]);
+	free(p);
+	return -EINVAL;
+}
+
+void am_render_metrics(struct am_pusher *p, struct strbuf *sb)
+{
+	static const struct {
+		const char *name, *type, *help;
+	} fam[] = {
+		{ "rocewatch_alertmanager_notifications_total", "counter",
+		  "Alert batches Alertmanager accepted." },
+		{ "rocewatch_alertmanager_errors_total", "counter",
+		  "Failed POSTs to Alertmanager (each is retried with backoff)." },
+		{ "rocewatch_alertmanager_latency_seconds", "summary",
+		  "Time to deliver a batch to Alertmanager." },
+		{ "rocewatch_alertmanager_last_success_timestamp_seconds", "gauge",
+		  "Unix time of the last batch Alertmanager accepted." },
+	};
+	int first;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
+		prom_family(sb, fam[f].name, fam[f].type, fam[f].help);
+		for (int u = 0; u < p->cfg.n_urls; u++) {
+			const struct am_stats *s = &p->st[u];
+
+			first = 1;
+			switch (f) {
+			case 0:
+				prom_sample_begin(sb, fam[f].name);
+				prom_label(sb, &first, "url", p->cfg.urls[u]);
+				prom_sample_end_u64(sb, first, s->sent);
+				break;
+			case 1:
+				prom_sample_begin(sb, fam[f].name);
+				prom_label(sb, &first, "url", p->cfg.urls[u]);
+				prom_sample_end_u64(sb, first, s->errors);
+				break;
+			case 2:
+				prom_sample_begin(sb, "rocewatch_alertmanager_latency_seconds_sum");
+				prom_label(sb, &first, "url", p->cfg.urls[u]);
+				prom_sample_end_double(sb, first, s->latency_sum);
+				first = 1;
+				prom_sample_begin(sb,
+						  "rocewatch_alertmanager_latency_seconds_count");
+				prom_label(sb, &first, "url", p->cfg.urls[u]);
+				prom_sample_end_u64(sb, first, s->latency_count);
+				break;
+			case 3:
+				if (!s->last_success_ns)
+					break;
+				prom_sample_begin(sb, fam[f].name);
+				prom_label(sb, &first, "url", p->cfg.urls[u]);
+				prom_sample_end_double(sb, first, (double)s->last_success_ns / 1e9);
+				break;
+			}
+		}
+	}
+	prom_family(
+	    sb, "rocewatch_alertmanager_dropped_total", "counter",
+	    "Alert batches dropped because the queue was full (Alertmanager away too long).");
+	prom_sample_begin(sb, "rocewatch_alertmanager_dropped_total");
+	prom_sample_end_u64(sb, 1, p->dropped);
+	prom_family(sb, "rocewatch_alertmanager_queue_length", "gauge",
+		    "Alert batches waiting to be delivered.");
+	prom_sample_begin(sb, "rocewatch_alertmanager_queue_length");
+	prom_sample_end_u64(sb, 1, p->queued);
+	pthread_mutex_unlock(&p->lock);
+}
+
+void am_stop(struct am_pusher *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->stop = true;
+	pthread_cond_signal(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	pthread_join(p->thread, NULL);
+	while (p->head) {
+		struct batch *b = p->head;
+
+		p->head = b->next;
+		free(b->body);
+		free(b);
+	}
+	for (int i = 0; i < AM_MAX_URLS; i++)
+		free(p->urls[i]);
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->cond);
+	free(p);
+	curl_global_cleanup();
+}

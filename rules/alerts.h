@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Alert state per (rule, object): inactive -> pending (for `for:`) ->
+ * firing -> resolved.  Fed with rule outcomes after every evaluation; knows
+ * nothing about where outcomes come from or where alerts go.
+ */
+#ifndef ROCEWATCH_ALERTS_H
+#define ROCEWATCH_ALERTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum alert_outcome {
+	AO_PASS,
+	AO_FAIL,
+	AO_UNKNOWN,
+	AO_SKIP
+};
+enum alert_state {
+	ALERT_INACTIVE,
+	ALERT_PENDING,
+	ALERT_FIRING
+};
+
+#define ALERT_UNKNOWN_NAME "RoceRuleUnknown"
+
+struct alert {
+	char alertname[64];
+	char rule[64]; /* for RoceRuleUnknown: the rule that is unknown */
+	char severity[16];
+	char profile[64];
+	char device[64];
+	char port[12];
+	char summary[256];
+	char description[768];
+	char value[96];	      /* the value or reason behind the outcome */
+	uint64_t fingerprint; /* of the rule definition: a changed rule starts over */
+	enum alert_state state;
+	int64_t active_since; /* ns: first failing evaluation of this episode */
+	int64_t fired_at;     /* ns: when it became firing */
+	int64_t resolved_at;  /* ns: set on resolve, until delivered */
+	int64_t last_eval;
+	int64_t last_sent; /* ns: last delivery to Alertmanager (0: never) */
+	bool seen;	   /* observed in the current evaluation */
+	bool resolved;	   /* resolved, endsAt not yet delivered */
+};
+
+struct alert_table {
+	struct alert *a;
+	size_t n, cap;
+	int64_t unknown_for_ns; /* how long a rule must stay unknown to say so */
+	/* transitions, for tests and logs */
+	uint64_t fired_total, resolved_total;
+};
+
+struct alert_obs {
+	const char *rule, *severity, *profile, *device, *port;
+	const char *summary, *doc, *value;
+	uint64_t fingerprint;
+	int64_t for_ns;
+	enum alert_outcome outcome;
+};
+
+void alerts_init(struct alert_table *t);
+void alerts_free(struct alert_table *t);
+/* Start an evaluation round. */
+void alerts_begin(struct alert_table *t);
+/* One (rule, object) outcome at time now (ns, realtime). */
+void alerts_observe(struct alert_table *t, const struct alert_obs *o, int64_t now);
+/* End the round: (rule, object) pairs not observed are resolved and forgotten. */
+void alerts_end(struct alert_table *t, int64_t now);
+/* Drop resolved alerts whose endsAt was delivered (or that nobody delivers). */
+void alerts_gc(struct alert_table *t, bool keep_undelivered);
+size_t alerts_count(const struct alert_table *t, enum alert_state s);
+
+#endif
