@@ -5,9 +5,16 @@
 #include "collector.h"
 
 extern const struct collector link_collector;
+extern const struct collector rdma_collector;
+extern const struct collector verbs_collector;
+extern const struct collector host_collector;
 
 const struct collector *const collectors[] = {
 	&link_collector,
+	/* after the netdev collectors: rdma links its ports to their netdevs */
+	&rdma_collector,
+	&verbs_collector, /* fills the ports rdma found */
+	&host_collector,
 };
 
 const int n_collectors = sizeof(collectors) / sizeof(collectors[0]);

@@ -82,6 +82,7 @@ void prom_sanitize(struct strbuf *sb, const char *name)
 
 static void object_labels(struct strbuf *sb, int *first, const struct object *o)
 {
+	const char *netdev = "";
 	char port[12];
 
 	switch (o->kind) {
@@ -92,7 +93,12 @@ static void object_labels(struct strbuf *sb, int *first, const struct object *o)
 		snprintf(port, sizeof(port), "%u", o->port);
 		prom_label(sb, first, "device", o->name);
 		prom_label(sb, first, "port", port);
-		prom_label(sb, first, "netdev", o->netdev ? o->netdev->name : "");
+		/* A netdev left out by --netdev-exclude (or a fixture's) still has its name. */
+		if (o->netdev)
+			netdev = o->netdev->name;
+		else if (field_present(o, F_PORT_NETDEV))
+			netdev = o->f[F_PORT_NETDEV].v.s;
+		prom_label(sb, first, "netdev", netdev);
 		break;
 	default:
 		break;

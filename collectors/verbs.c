@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: MIT
+/*
+ * verbs: what only libibverbs knows.  active_mtu is not in sysfs; it and
+ * max_mtu come from ibv_query_port() (exported in bytes).  Port state and
+ * link layer are filled here only when the rdma collector could not, and
+ * GID types only for table entries sysfs left untyped (kernels before
+ * gid_attrs), through ibv_query_gid_ex().
+ *
+ * Each device is opened once and its context kept, keyed by device name.
+ * A context is closed and reopened after IBV_EVENT_DEVICE_FATAL (a device
+ * reset) or when ibv_query_port() fails with ENODEV/EIO, and closed when
+ * the device disappears from ibv_get_device_list().  Slow loop only.
+ *
+ * verbs talks to the live machine's devices and nothing else: it runs only
+ * when --sysfs-root is this machine's /sys.  With a fixture tree (or a
+ * --from replay) its fields stay "not_collected" rather than mixing the
+ * real host's devices into a fixture's ports.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+
+#include "collector.h"
+#include "rdma.h"
+#include "../src/util.h"
+
+struct vdev {
+	char name[RW_NAME_MAX];
+	struct ibv_context *ctx;
+	int open_err; /* errno of the last failed ibv_open_device() */
+	bool reopen;
+	bool seen;
+};
+
+struct verbs_priv {
+	struct vdev *d;
+	size_t n, cap;
+	bool live;
+};
+
+/* enum ibv_mtu: IBV_MTU_256 = 1 ... IBV_MTU_4096 = 5; 0 for anything else. */
+static int64_t mtu_bytes(enum ibv_mtu mtu)
+{
+	return mtu >= IBV_MTU_256 && mtu <= IBV_MTU_4096 ? 128LL << mtu : 0;
+}
+
+static void vdev_close(struct vdev *v)
+{
+	if (v->ctx)
+		ibv_close_device(v->ctx);
+	v->ctx = NULL;
+}
+
+static void vdev_open(struct vdev *v, struct ibv_device *dev)
+{
+	int fl;
+
+	v->ctx = ibv_open_device(dev);
+	v->reopen = false;
+	if (!v->ctx) {
+		char key[96];
+
+		v->open_err = errno ? errno : EIO;
+		snprintf(key, sizeof(key), "verbs:open:%s", v->name);
+		rw_log_once(LOG_LVL_WARN, key, "verbs: %s: ibv_open_device: %s", v->name,
+			    strerror(v->open_err));
+		return;
+	}
+	v->open_err = 0;
+	/* Events are drained each slow poll; reading must not block. */
+	fl = fcntl(v->ctx->async_fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(v->ctx->async_fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+static void drain_events(struct vdev *v)
+{
+	struct ibv_async_event ev;
+
+	if (!v->ctx)
+		return;
+	while (!ibv_get_async_event(v->ctx, &ev)) {
+		if (ev.event_type == IBV_EVENT_DEVICE_FATAL) {
+			log_warn("verbs: %s: device fatal event (reset); reopening", v->name);
+			v->reopen = true;
+		}
+		ibv_ack_async_event(&ev);
+	}
+}
+
+static struct vdev *vdev_find(struct verbs_priv *vp, const char *name)
+{
+	for (size_t i = 0; i < vp->n; i++)
+		if (!strcmp(vp->d[i].name, name))
+			return &vp->d[i];
+	return NULL;
+}
+
+static struct vdev *vdev_add(struct verbs_priv *vp, const char *name)
+{
+	if (vp->n == vp->cap) {
+		size_t nc = vp->cap ? vp->cap * 2 : 8;
+		struct vdev *t = realloc(vp->d, nc * sizeof(*t));
+
+		if (!t)
+			return NULL;
+		vp->d = t;
+		vp->cap = nc;
+	}
+	memset(&vp->d[vp->n], 0, sizeof(vp->d[vp->n]));
+	strlcpy0(vp->d[vp->n].name, name, RW_NAME_MAX);
+	return &vp->d[vp->n++];
+}
+
+/* Open what is new, reopen what was reset, close what went away. */
+static int refresh_devices(struct verbs_priv *vp)
+{
+	struct ibv_device **list;
+	int num = 0, r = 0;
+	size_t keep = 0;
+
+	for (size_t i = 0; i < vp->n; i++) {
+		drain_events(&vp->d[i]);
+		vp->d[i].seen = false;
+	}
+	list = ibv_get_device_list(&num);
+	/* NULL with ENOSYS: no uverbs in this kernel, which means no devices. */
+	if (!list) {
+		if (errno != ENOSYS && errno != ENOENT)
+			rw_log_once(LOG_LVL_WARN, "verbs:list", "verbs: ibv_get_device_list: %s",
+				    strerror(errno));
+		num = 0;
+	}
+	for (int i = 0; i < num; i++) {
+		const char *name = ibv_get_device_name(list[i]);
+		struct vdev *v;
+
+		if (!name || strlen(name) >= RW_NAME_MAX)
+			continue;
+		v = vdev_find(vp, name);
+		if (!v)
+			v = vdev_add(vp, name);
+		if (!v) {
+			r = -ENOMEM;
+			break;
+		}
+		v->seen = true;
+		if (v->ctx && v->reopen)
+			vdev_close(v);
+		if (!v->ctx)
+			vdev_open(v, list[i]);
+	}
+	/* Contexts hold their own reference to the device; the list can go. */
+	if (list)
+		ibv_free_device_list(list);
+	for (size_t i = 0; i < vp->n; i++) {
+		if (!vp->d[i].seen) {
+			vdev_close(&vp->d[i]);
+			continue;
+		}
+		vp->d[keep++] = vp->d[i];
+	}
+	vp->n = keep;
+	return r;
+}
+
+static void fill_gid_types(struct vdev *v, struct object *o)
+{
+	static const char *const types[] = {
+		[IBV_GID_TYPE_IB] = "IB",
+		[IBV_GID_TYPE_ROCE_V1] = "RoCE v1",
+		[IBV_GID_TYPE_ROCE_V2] = "RoCE v2",
+	};
+
+	if (!field_present(o, F_PORT_GIDS))
+		return;
+	for (size_t i = 0; i < o->gids.n; i++) {
+		struct gid_entry *g = &o->gids.e[i];
+		struct ibv_gid_entry e;
+
+		if (g->type[0])
+			continue;
+		if (ibv_query_gid_ex(v->ctx, o->port, g->index, &e, 0))
+			continue;
+		if (e.gid_type < ARRAY_SIZE(types) && types[e.gid_type])
+			strlcpy0(g->type, types[e.gid_type], sizeof(g->type));
+	}
+}
+
+static void fill_port(struct vdev *v, struct object *o)
+{
+	struct ibv_port_attr pa;
+	int r;
+
+	if (!v) {
+		/* The kernel has the port but user space cannot open it (no uverbs). */
+		field_absent(o, F_PORT_ACTIVE_MTU, ABS_UNSUPPORTED, ENODEV);
+		field_absent(o, F_PORT_MAX_MTU, ABS_UNSUPPORTED, ENODEV);
+		return;
+	}
+	if (!v->ctx) {
+		field_absent_errno(o, F_PORT_ACTIVE_MTU, v->open_err);
+		field_absent_errno(o, F_PORT_MAX_MTU, v->open_err);
+		return;
+	}
+	if (o->port > UINT8_MAX) {
+		field_absent(o, F_PORT_ACTIVE_MTU, ABS_UNSUPPORTED, ERANGE);
+		field_absent(o, F_PORT_MAX_MTU, ABS_UNSUPPORTED, ERANGE);
+		return;
+	}
+	memset(&pa, 0, sizeof(pa));
+	r = ibv_query_port(v->ctx, (uint8_t)o->port, &pa);
+	if (r) {
+		char key[96];
+
+		/* ENODEV/EIO: the device behind the context was reset or removed. */
+		if (r == ENODEV || r == EIO)
+			v->reopen = true;
+		snprintf(key, sizeof(key), "verbs:query:%s/%u", o->name, o->port);
+		rw_log_once(LOG_LVL_WARN, key, "verbs: %s/%u: ibv_query_port: %s", o->name, o->port,
+			    strerror(r));
+		field_absent_errno(o, F_PORT_ACTIVE_MTU, r);
+		field_absent_errno(o, F_PORT_MAX_MTU, r);
+		return;
+	}
+	if (mtu_bytes(pa.active_mtu))
+		field_set_int(o, F_PORT_ACTIVE_MTU, mtu_bytes(pa.active_mtu));
+	else
+		field_absent(o, F_PORT_ACTIVE_MTU, ABS_ERROR, ERANGE);
+	if (mtu_bytes(pa.max_mtu))
+		field_set_int(o, F_PORT_MAX_MTU, mtu_bytes(pa.max_mtu));
+	else
+		field_absent(o, F_PORT_MAX_MTU, ABS_ERROR, ERANGE);
+	if (!field_present(o, F_PORT_STATE))
+		field_set_str(o, F_PORT_STATE, rdma_port_state_name(pa.state));
+	/* ibv_devinfo shows an unspecified link layer as InfiniBand. */
+	if (!field_present(o, F_PORT_LINK_LAYER))
+		field_set_str(o, F_PORT_LINK_LAYER,
+			      pa.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet" : "InfiniBand");
+	fill_gid_types(v, o);
+}
+
+static int verbs_collect(struct collector_ctx *cc, struct node_model *m, unsigned what)
+{
+	struct verbs_priv *vp = cc->priv;
+	struct object **ports;
+	size_t n;
+	int r;
+
+	if (!(what & COLLECT_SLOW) || !vp->live)
+		return 0;
+	r = refresh_devices(vp);
+	if (r)
+		return r;
+	/* Only the ports the rdma collector found: it owns their lifetime. */
+	n = model_objects(m, OBJ_RDMA_PORT, &ports);
+	for (size_t i = 0; i < n; i++)
+		fill_port(vdev_find(vp, ports[i]->name), ports[i]);
+	return 0;
+}
+
+static int verbs_init(struct collector_ctx *cc)
+{
+	struct verbs_priv *vp = calloc(1, sizeof(*vp));
+	char real[PATH_MAX];
+
+	if (!vp)
+		return -ENOMEM;
+	cc->priv = vp;
+	vp->live = realpath(cc->cfg->sysfs_root, real) && !strcmp(real, "/sys");
+	return 0;
+}
+
+static void verbs_fini(struct collector_ctx *cc)
+{
+	struct verbs_priv *vp = cc->priv;
+
+	if (!vp)
+		return;
+	for (size_t i = 0; i < vp->n; i++)
+		vdev_close(&vp->d[i]);
+	free(vp->d);
+	free(vp);
+	cc->priv = NULL;
+}
+
+const struct collector verbs_collector = {
+	.name = "verbs",
+	.help = "RDMA ports: active_mtu, max_mtu (libibverbs; live machine only)",
+	.default_enabled = true,
+	.init = verbs_init,
+	.collect = verbs_collect,
+	.fini = verbs_fini,
+};

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# RDMA from the command line: snapshot of the mlx5 RoCE fixture tree (ports, states,
+# GID index, counters), snapshot -> --from round trip for snapshot and serve, the
+# RDMA families of /metrics against their golden text, and this machine (no RDMA
+# stack) reporting zero ports, successfully and without a word on stderr.
+. "$(dirname "$0")/../lib.sh"
+
+FIX="$SOURCE_DIR/tests/fixtures"
+TREE="$FIX/sysfs/mlx5-roce"
+GOLDEN="$FIX/golden/rdma-mlx5-roce.prom"
+# The fixture's netdevs do not exist here; keep this host's netdevs out of the picture.
+COMMON=(--sysfs-root "$TREE" --netdev-exclude '.*')
+
+json_check() { # FILE PYTHON-ASSERTIONS (d = the snapshot)
+	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); $2" "$1"
+}
+
+timeout 20 "$ROCEWATCH" snapshot "${COMMON[@]}" -o "$TMPD/snap.json" 2>"$TMPD/snap.err" ||
+	die "snapshot of $TREE failed: $(cat "$TMPD/snap.err")"
+
+check "rdma collector succeeded on the fixture" json_check "$TMPD/snap.json" \
+	'assert d["collectors"]["rdma"]["success"] is True, d["collectors"]["rdma"]'
+check "two ports, mlx5_0/1 and mlx5_1/1" json_check "$TMPD/snap.json" \
+	'assert [(p["device"], p["port"]) for p in d["rdma_ports"]] == [("mlx5_0", 1), ("mlx5_1", 1)], d["rdma_ports"]'
+check "state, physical state, rate, netdev" json_check "$TMPD/snap.json" '
+f = d["rdma_ports"][0]["fields"]
+assert (f["state"], f["phys_state"], f["rate"], f["link_layer"], f["netdev_name"]) == \
+       ("ACTIVE", "LinkUp", 100000, "Ethernet", "ens1f0np0"), f'
+check "RoCE v2 IPv4 GID index 3 on mlx5_0" json_check "$TMPD/snap.json" \
+	'assert d["rdma_ports"][0]["fields"]["gid.rocev2_ipv4_index"] == 3'
+check "no IPv4 RoCE v2 GID on mlx5_1: absent with a reason" json_check "$TMPD/snap.json" \
+	'assert d["rdma_ports"][1]["absent"]["gid.rocev2_ipv4_index"]["reason"] == "unsupported"'
+check "GID table with v1/v2 and IPv4/IPv6 entries" json_check "$TMPD/snap.json" '
+g = d["rdma_ports"][0]["fields"]["gids"]
+assert [(e["index"], e["type"]) for e in g] == [(0, "RoCE v1"), (1, "RoCE v2"), (2, "RoCE v1"),
+       (3, "RoCE v2"), (4, "RoCE v1"), (5, "RoCE v2")], g
+assert g[5]["gid"] == "2001:0db8:0010:0000:0000:0000:0000:0007"'
+check "hw and port counters, raw" json_check "$TMPD/snap.json" '
+c = d["rdma_ports"][0]["counters"]
+assert c["hw"]["out_of_sequence"] == 2054 and c["hw"]["np_cnp_sent"] == 1882731, c["hw"]
+assert c["port"]["port_xmit_data"] == 2361844193751, c["port"]
+assert "lifespan" not in c["hw"] and len(c["hw"]) == 31 and len(c["port"]) == 21'
+check "verbs leaves a fixture alone (not_collected)" json_check "$TMPD/snap.json" \
+	'assert d["rdma_ports"][0]["absent"]["active_mtu"]["reason"] == "not_collected"'
+check "node counts the RDMA devices" json_check "$TMPD/snap.json" \
+	'assert d["node"]["fields"]["rdma_devices"] == 2'
+
+# Round trip: what --from replays is what was collected.
+timeout 20 "$ROCEWATCH" snapshot --from "$TMPD/snap.json" -o "$TMPD/replay.json" 2>"$TMPD/replay.err" ||
+	die "snapshot --from failed: $(cat "$TMPD/replay.err")"
+check "snapshot --from keeps the ports, fields, absences and counters" python3 -c '
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+strip = lambda ps: [{k: v for k, v in p.items() if k != "ifindex"} for p in ps]
+assert strip(a["rdma_ports"]) == strip(b["rdma_ports"]), (a["rdma_ports"], b["rdma_ports"])
+assert a["node"] == b["node"]' "$TMPD/snap.json" "$TMPD/replay.json"
+
+# /metrics: live from the tree, and replayed from the snapshot, give the same RDMA families.
+port=$(free_port)
+"$ROCEWATCH" serve --web.listen-address "127.0.0.1:$port" "${COMMON[@]}" 2>"$TMPD/serve.err" &
+pid=$!
+on_exit "kill $pid"
+wait_until 10 curl -sf "127.0.0.1:$port/metrics" || die "serve did not come up: $(cat "$TMPD/serve.err")"
+sleep 1.2 # one more fast poll: counters as of a poll, not a partial one
+curl -sf "127.0.0.1:$port/metrics" >"$TMPD/live.prom"
+kill "$pid"
+wait "$pid" 2>/dev/null || true
+
+port=$(free_port)
+"$ROCEWATCH" serve --web.listen-address "127.0.0.1:$port" --from "$TMPD/snap.json" 2>"$TMPD/serve2.err" &
+pid=$!
+on_exit "kill $pid"
+wait_until 10 curl -sf "127.0.0.1:$port/metrics" || die "serve --from did not come up: $(cat "$TMPD/serve2.err")"
+curl -sf "127.0.0.1:$port/metrics" >"$TMPD/replay.prom"
+kill "$pid"
+wait "$pid" 2>/dev/null || true
+
+rdma_families() { # the roce_rdma_* lines, HELP/TYPE included
+	grep -E '^(# (HELP|TYPE) )?roce_rdma_' "$1"
+}
+rdma_families "$TMPD/live.prom" >"$TMPD/live.rdma"
+rdma_families "$TMPD/replay.prom" >"$TMPD/replay.rdma"
+if [ -n "${UPDATE_GOLDEN:-}" ]; then cp "$TMPD/live.rdma" "$GOLDEN"; fi
+check "RDMA families of /metrics match the golden text" diff -u "$GOLDEN" "$TMPD/live.rdma"
+check "serve --from renders the same RDMA families" diff -u "$TMPD/live.rdma" "$TMPD/replay.rdma"
+check "curated names, netdev label, bytes from 4-byte words" grep -qxF \
+	'roce_rdma_port_transmit_bytes_total{device="mlx5_0",port="1",netdev="ens1f0np0"} 9447376775004' \
+	"$TMPD/live.rdma"
+if command -v promtool >/dev/null 2>&1; then
+	check "promtool accepts the exposition" bash -c "promtool check metrics <'$TMPD/live.prom'"
+else
+	echo "# promtool not installed: exposition syntax not checked by it"
+fi
+
+# This machine: no RDMA stack (NETLINK_RDMA gives EPROTONOSUPPORT, no /sys/class/infiniband).
+if [ ! -e /sys/class/infiniband ]; then
+	timeout 20 "$ROCEWATCH" snapshot --collector.rdma --netdev-exclude '.*' -o "$TMPD/host.json" \
+		2>"$TMPD/host.err" || die "snapshot of this machine failed: $(cat "$TMPD/host.err")"
+	check "no RDMA here: rdma succeeds with zero ports" json_check "$TMPD/host.json" '
+assert d["collectors"]["rdma"]["success"] is True, d["collectors"]["rdma"]
+assert d["collectors"]["verbs"]["success"] is True, d["collectors"]["verbs"]
+assert d["rdma_ports"] == [] and d["node"]["fields"]["rdma_devices"] == 0'
+	check "no RDMA here: nothing about it on stderr" bash -c "! grep -Ei 'rdma|verbs|infiniband' '$TMPD/host.err'"
+else
+	echo "# this machine has /sys/class/infiniband: the no-RDMA checks do not apply"
+fi
+
+finish

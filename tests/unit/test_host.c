@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The host collector over fixture roots: tests/fixtures/sysfs/pci-topo (two
+ * sockets; GPU0 and mlx5_0 under one PCIe switch, GPU1 two switches below
+ * mlx5_1's, mlx5_2 on its own root port, an NVSwitch and a BMC VGA that are
+ * not GPUs, and rxe0 without a PCI function) and tests/fixtures/procfs/
+ * gpu-node.  The expected matrix is NCCL's classification of that tree.
+ *
+ * argv[1]: tests/fixtures
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "helpers.h"
+
+extern const struct collector host_collector;
+
+static const char *fixtures;
+
+struct run {
+	struct rw_config cfg;
+	struct collector_ctx cc;
+	struct node_model m;
+};
+
+static void run_once(struct run *r, const char *sysroot, const char *procroot)
+{
+	config_defaults(&r->cfg);
+	r->cfg.sysfs_root = sysroot;
+	r->cfg.procfs_root = procroot;
+	memset(&r->cc, 0, sizeof(r->cc));
+	r->cc.cfg = &r->cfg;
+	r->cc.idx = collector_index("host");
+	model_init(&r->m);
+	assert_int_equal(host_collector.init(&r->cc), 0);
+	assert_int_equal(host_collector.collect(&r->cc, &r->m, COLLECT_SLOW | COLLECT_FAST), 0);
+}
+
+static void run_done(struct run *r)
+{
+	host_collector.fini(&r->cc);
+	model_free(&r->m);
+}
+
+static const char *path_of(struct node_model *m, const char *gpu, const char *nic)
+{
+	static const char *const names[] = { "?", "PIX", "PXB", "PHB", "SYS" };
+	const struct pci_pairs *pp = m->node.f[F_NODE_GPU_NIC_PATHS].v.pairs;
+
+	for (size_t i = 0; i < pp->n; i++)
+		if (!strcmp(pp->e[i].gpu, gpu) && !strcmp(pp->e[i].nic, nic))
+			return names[pp->e[i].path];
+	return "missing";
+}
+
+static void copy_tree(const char *rel, char *out, size_t size)
+{
+	char tmpl[] = "/tmp/rocewatch-host.XXXXXX", cmd[PATH_MAX * 2 + 32];
+
+	assert_non_null(mkdtemp(tmpl));
+	snprintf(out, size, "%s/t", tmpl);
+	snprintf(cmd, sizeof(cmd), "cp -a '%s/%s' '%s'", fixtures, rel, out);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void remove_tree(const char *path)
+{
+	char cmd[PATH_MAX + 64];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf \"$(dirname '%s')\"", path);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void rewrite(const char *root, const char *rel, const char *text)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void topology_matrix(void **state)
+{
+	char sys[PATH_MAX], proc[PATH_MAX];
+	struct run r;
+	struct object *n = &r.m.node;
+
+	(void)state;
+	snprintf(sys, sizeof(sys), "%s/sysfs/pci-topo", fixtures);
+	snprintf(proc, sizeof(proc), "%s/procfs/gpu-node", fixtures);
+	run_once(&r, sys, proc);
+
+	/* the NVSwitch (class 0x0680) and the BMC's VGA (vendor 0x1a03) are not GPUs */
+	assert_int_equal(n->f[F_NODE_GPUS].v.i, 2);
+	assert_true(field_present(n, F_NODE_GPU_NIC_PATHS));
+	/* 2 GPUs x 3 PCI NICs; rxe0 has no PCI function and is not in the matrix */
+	assert_int_equal(n->pairs.n, 6);
+	/*            mlx5_0  mlx5_1  mlx5_2
+	 *   GPU0     PIX     SYS     PHB
+	 *   GPU1     SYS     PXB     SYS      */
+	assert_string_equal(path_of(&r.m, "0000:03:00.0", "mlx5_0"), "PIX");
+	assert_string_equal(path_of(&r.m, "0000:03:00.0", "mlx5_1"), "SYS");
+	assert_string_equal(path_of(&r.m, "0000:03:00.0", "mlx5_2"), "PHB");
+	assert_string_equal(path_of(&r.m, "0000:85:00.0", "mlx5_0"), "SYS");
+	assert_string_equal(path_of(&r.m, "0000:85:00.0", "mlx5_1"), "PXB");
+	assert_string_equal(path_of(&r.m, "0000:85:00.0", "mlx5_2"), "SYS");
+	assert_string_equal(path_of(&r.m, "0000:03:00.0", "rxe0"), "missing");
+	/* sorted: GPU by address, NIC by name */
+	assert_string_equal(n->pairs.e[0].gpu, "0000:03:00.0");
+	assert_string_equal(n->pairs.e[0].nic, "mlx5_0");
+	assert_string_equal(n->pairs.e[5].gpu, "0000:85:00.0");
+	assert_string_equal(n->pairs.e[5].nic, "mlx5_2");
+	assert_int_equal(n->f[F_NODE_GPUS_WITHOUT_NEAR_NIC].v.i, 0);
+
+	/* procfs facts */
+	assert_string_equal(n->f[F_NODE_KERNEL].v.s, "6.1.0-27-amd64");
+	assert_true(field_present(n, F_NODE_MEMLOCK_UNLIMITED));
+	assert_true(n->f[F_NODE_MEMLOCK_UNLIMITED].v.i);
+	assert_int_equal(n->f[F_NODE_MEMLOCK].state, ABS_UNSUPPORTED);
+	assert_true(n->f[F_NODE_PEERMEM].v.i);
+	assert_true(n->f[F_NODE_DMABUF].v.i);
+	run_done(&r);
+}
+
+static void far_gpu_and_sockets(void **state)
+{
+	char sys[PATH_MAX], proc[PATH_MAX], path[PATH_MAX * 2];
+	struct run r;
+
+	(void)state;
+	snprintf(proc, sizeof(proc), "%s/procfs/gpu-node", fixtures);
+	copy_tree("sysfs/pci-topo", sys, sizeof(sys));
+	/* without mlx5_1, GPU1's nearest NIC is across the socket link */
+	snprintf(path, sizeof(path), "%s/class/infiniband/mlx5_1", sys);
+	assert_int_equal(unlink(path), 0);
+	run_once(&r, sys, proc);
+	assert_int_equal(r.m.node.pairs.n, 4);
+	assert_int_equal(r.m.node.f[F_NODE_GPUS_WITHOUT_NEAR_NIC].v.i, 1);
+	run_done(&r);
+
+	/* numa_node -1 everywhere (NUMA off): NCCL counts it as node 0, so SYS becomes PHB */
+	{
+		char cmd[PATH_MAX * 2];
+
+		snprintf(
+		    cmd, sizeof(cmd),
+		    "find '%s/devices' -name numa_node -exec sh -c 'echo -1 > \"$1\"' _ {} \\;",
+		    sys);
+		assert_int_equal(system(cmd), 0);
+	}
+	run_once(&r, sys, proc);
+	assert_string_equal(path_of(&r.m, "0000:03:00.0", "mlx5_2"), "PHB");
+	assert_string_equal(path_of(&r.m, "0000:85:00.0", "mlx5_0"), "PHB");
+	assert_string_equal(path_of(&r.m, "0000:03:00.0", "mlx5_0"), "PIX");
+	run_done(&r);
+	remove_tree(sys);
+}
+
+/* Broadcom PEX switches that show as two levels are one switch to NCCL. */
+static void broadcom_switch_flattened(void **state)
+{
+	char sys[PATH_MAX], proc[PATH_MAX];
+	static const char *const a = "devices/pci0000:80/0000:80:01.0/0000:81:00.0";
+	static const char *const b =
+	    "devices/pci0000:80/0000:80:01.0/0000:81:00.0/0000:82:00.0/0000:83:00.0";
+	char rel[PATH_MAX];
+	struct run r;
+
+	(void)state;
+	snprintf(proc, sizeof(proc), "%s/procfs/gpu-node", fixtures);
+	copy_tree("sysfs/pci-topo", sys, sizeof(sys));
+	/* Gen5 PEX89xxx: 1000:c030, subsystem 1000:0xxx on the top level, 1000:1xxx below */
+	for (int lvl = 0; lvl < 2; lvl++) {
+		const char *sw = lvl ? b : a;
+
+		snprintf(rel, sizeof(rel), "%s/vendor", sw);
+		rewrite(sys, rel, "0x1000\n");
+		snprintf(rel, sizeof(rel), "%s/device", sw);
+		rewrite(sys, rel, "0xc030\n");
+		snprintf(rel, sizeof(rel), "%s/subsystem_vendor", sw);
+		rewrite(sys, rel, "0x1000\n");
+		snprintf(rel, sizeof(rel), "%s/subsystem_device", sw);
+		rewrite(sys, rel, lvl ? "0x1100\n" : "0x0100\n");
+	}
+	run_once(&r, sys, proc);
+	assert_string_equal(path_of(&r.m, "0000:85:00.0", "mlx5_1"), "PIX");
+	run_done(&r);
+
+	/* a Gen5 switch under a different device (not its lower level) stays a switch */
+	snprintf(rel, sizeof(rel), "%s/subsystem_device", b);
+	rewrite(sys, rel, "0x0100\n");
+	run_once(&r, sys, proc);
+	assert_string_equal(path_of(&r.m, "0000:85:00.0", "mlx5_1"), "PXB");
+	run_done(&r);
+	remove_tree(sys);
+}
+
+static void procfs_variants(void **state)
+{
+	char sys[PATH_MAX], proc[PATH_MAX], path[PATH_MAX * 2];
+	struct run r;
+
+	(void)state;
+	snprintf(sys, sizeof(sys), "%s/sysfs/pci-topo", fixtures);
+	copy_tree("procfs/gpu-node", proc, sizeof(proc));
+
+	/* a finite memlock limit: the number, and unlimited = 0 */
+	rewrite(proc, "self/limits",
+		"Limit                     Soft Limit           Hard Limit           Units     \n"
+		"Max stack size            8388608              unlimited            bytes     \n"
+		"Max locked memory         67108864             67108864             bytes     \n");
+	/* nv_peer_mem gone, and kallsyms without the dma-buf import */
+	rewrite(proc, "modules", "mlx5_ib 483328 0 - Live 0x0000000000000000\n");
+	rewrite(proc, "kallsyms",
+		"0000000000000000 T startup_64\n"
+		"0000000000000000 T ib_umem_dmabuf_get_pinned_with_dma_device\t[x]\n");
+	snprintf(path, sizeof(path), "%s/../sysfs-copy", proc);
+	{
+		char cmd[PATH_MAX * 6];
+
+		/* and no module directory for it in sysfs either */
+		snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s' && rm -r '%s/module/nvidia_peermem'",
+			 sys, path, path);
+		assert_int_equal(system(cmd), 0);
+	}
+	run_once(&r, path, proc);
+	assert_false(r.m.node.f[F_NODE_MEMLOCK_UNLIMITED].v.i);
+	assert_int_equal(r.m.node.f[F_NODE_MEMLOCK].v.i, 67108864);
+	assert_true(field_present(&r.m.node, F_NODE_PEERMEM));
+	assert_false(r.m.node.f[F_NODE_PEERMEM].v.i);
+	assert_true(field_present(&r.m.node, F_NODE_DMABUF));
+	assert_false(r.m.node.f[F_NODE_DMABUF].v.i);
+	run_done(&r);
+
+	/* unreadable sources give reasons, not zeros */
+	snprintf(path, sizeof(path), "%s/kallsyms", proc);
+	assert_int_equal(unlink(path), 0);
+	snprintf(path, sizeof(path), "%s/self/limits", proc);
+	assert_int_equal(unlink(path), 0);
+	snprintf(path, sizeof(path), "%s/sys/kernel/osrelease", proc);
+	assert_int_equal(unlink(path), 0);
+	run_once(&r, sys, proc);
+	assert_int_equal(r.m.node.f[F_NODE_DMABUF].state, ABS_UNSUPPORTED);
+	assert_int_equal(r.m.node.f[F_NODE_MEMLOCK].state, ABS_UNSUPPORTED);
+	assert_int_equal(r.m.node.f[F_NODE_KERNEL].state, ABS_UNSUPPORTED);
+	run_done(&r);
+	remove_tree(proc);
+}
+
+/* This machine: whatever it has, the collector succeeds and says where values came from. */
+static void live_machine(void **state)
+{
+	struct run r;
+
+	(void)state;
+	run_once(&r, "/sys", "/proc");
+	assert_true(field_present(&r.m.node, F_NODE_KERNEL));
+	assert_true(field_present(&r.m.node, F_NODE_MEMLOCK_UNLIMITED));
+	assert_true(field_present(&r.m.node, F_NODE_GPUS));
+	assert_true(field_present(&r.m.node, F_NODE_GPU_NIC_PATHS));
+	run_done(&r);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(topology_matrix),
+		cmocka_unit_test(far_gpu_and_sockets),
+		cmocka_unit_test(broadcom_switch_flattened),
+		cmocka_unit_test(procfs_variants),
+		cmocka_unit_test(live_machine),
+	};
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s FIXTURES\n", argv[0]);
+		return 2;
+	}
+	fixtures = argv[1];
+	log_set_level(LOG_LVL_ERROR);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
