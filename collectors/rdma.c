@@ -524,9 +524,31 @@ int rdma_rocev2_ipv4_index(const struct gid_table *t, const char *netdev, const 
 
 struct cfile {
 	int fd;
+	int slot; /* its index in the counter set at the last read, -1 before */
 	bool bad; /* unreadable or not a number ("N/A (no PMA)"): skipped until rescanned */
 	char name[RW_CNAME_MAX];
 };
+
+/*
+ * Set a counter, trying the slot it had at the last poll first: the kernel
+ * lists counters in the same order every time, so the name search of
+ * cset_set() is skipped on the fast path.
+ */
+static int cset_put(struct counter_set *cs, int *slot, const char *name, uint64_t v)
+{
+	int i = *slot;
+
+	if (i < 0 || (uint32_t)i >= cs->n || strcmp(cs->names[i], name)) {
+		i = cset_set(cs, name, v);
+		if (i < 0)
+			return i;
+		*slot = i;
+		return 0;
+	}
+	cs->vals[i] = v;
+	cs->present[i] = 1;
+	return 0;
+}
 
 struct cdir {
 	struct cfile *f;
@@ -623,6 +645,7 @@ static int cdir_scan(struct cdir *d, const char *path, const char *what)
 		}
 		strlcpy0(nf[n].name, de->d_name, sizeof(nf[n].name));
 		nf[n].fd = -1;
+		nf[n].slot = -1;
 		nf[n].bad = false;
 		n++;
 	}
@@ -668,7 +691,7 @@ static int cdir_read(struct cdir *d, struct counter_set *cs, const char *dev, ui
 			continue;
 		r = pread_u64(f->fd, &v);
 		if (!r) {
-			if (cset_set(cs, f->name, v) < 0)
+			if (cset_put(cs, &f->slot, f->name, v) < 0)
 				return -ENOMEM;
 			continue;
 		}
@@ -1252,23 +1275,27 @@ free_found:
 
 struct stat_arg {
 	struct object *o;
+	int slot; /* where the next counter was at the last poll */
 	const char *why;
 };
 
 static int stat_counter(void *arg, const char *name, uint64_t v)
 {
-	struct object *o = arg;
+	struct stat_arg *sa = arg;
 
 	if (strlen(name) >= RW_CNAME_MAX)
 		return 0;
-	return cset_set(&o->cs[CSET_HW], name, v) < 0 ? -ENOMEM : 0;
+	if (cset_put(&sa->o->cs[CSET_HW], &sa->slot, name, v) < 0)
+		return -ENOMEM;
+	sa->slot++;
+	return 0;
 }
 
 static int on_stat(const struct nlmsghdr *nlh, void *arg)
 {
 	struct stat_arg *sa = arg;
 	struct rdma_nl_stat s;
-	int r = rdma_nl_parse_stat(nlh, &s, stat_counter, sa->o, &sa->why);
+	int r = rdma_nl_parse_stat(nlh, &s, stat_counter, sa, &sa->why);
 
 	if (r)
 		return r;
