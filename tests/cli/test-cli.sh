@@ -23,7 +23,8 @@ for cmd in serve snapshot version; do
 	check "$cmd --help exits 0 and prints usage" bash -c "'$ROCEWATCH' $cmd --help | grep -q 'Usage: rocewatch $cmd'"
 done
 check "version prints the version" bash -c "'$ROCEWATCH' version | grep -Eq '^rocewatch [0-9]+\.[0-9]+\.[0-9]+'"
-check "no command: usage and exit 2" bash -c "'$ROCEWATCH' 2>&1 | grep -q Usage; [ \${PIPESTATUS[0]} -eq 2 ]"
+# Capture first: with `| grep -q` rocewatch's later writes could die of SIGPIPE (exit 141).
+check "no command: usage and exit 2" bash -c "out=\$('$ROCEWATCH' 2>&1); rc=\$?; grep -q Usage <<<\"\$out\" && [ \$rc -eq 2 ]"
 
 check "unknown command" expect_error "unknown command 'frobnicate'" frobnicate
 check "unknown flag" expect_error "'--bogus'" serve --bogus
