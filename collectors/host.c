@@ -130,10 +130,12 @@ static void fill_memlock(struct host_priv *hp, struct object *node)
 	if (hp->proc_live) {
 		struct rlimit rl;
 
-		if (getrlimit(RLIMIT_MEMLOCK, &rl))
+		if (getrlimit(RLIMIT_MEMLOCK, &rl)) {
 			r = -errno;
-		unlimited = rl.rlim_cur == RLIM_INFINITY;
-		soft = rl.rlim_cur;
+		} else {
+			unlimited = rl.rlim_cur == RLIM_INFINITY;
+			soft = rl.rlim_cur;
+		}
 	} else {
 		snprintf(path, sizeof(path), "%s/self/limits", hp->proc);
 		r = limits_memlock(path, &soft, &unlimited);
