@@ -5,15 +5,23 @@
 #include "collector.h"
 
 extern const struct collector link_collector;
+extern const struct collector ethtool_collector;
+extern const struct collector dcb_collector;
+extern const struct collector qos_sysfs_collector;
 extern const struct collector rdma_collector;
 extern const struct collector verbs_collector;
 extern const struct collector host_collector;
 
 const struct collector *const collectors[] = {
 	&link_collector,
+	&ethtool_collector,
+	&dcb_collector,
 	/* after the netdev collectors: rdma links its ports to their netdevs */
 	&rdma_collector,
 	&verbs_collector, /* fills the ports rdma found */
+	/* after dcb (OFED qos/trust and dscp2prio replace dcb's) and after rdma (it fills
+	 * rdma_cm/traffic_class on the ports rdma made) */
+	&qos_sysfs_collector,
 	&host_collector,
 };
 

@@ -102,7 +102,8 @@ const struct field_desc fields[F__COUNT] = {
 						.metric = "roce_pfc_stall_prevention_timeout_seconds",
 						.scale = 0.001,
 						.help = "PFC storm prevention timeout (ethtool tunable pfc-prevention-tout) "
-							"in seconds; 0 means off."),
+							"in seconds; 0 means off, 65.535 (0xffff ms) means auto "
+							"where a driver reports it that way (mlx5 reports 0.1 for auto)."),
 	[F_NETDEV_PFC_RX_PAUSE] = NETDEV(.path = "pfc.rx_pause", .type = VT_PRIO_ARRAY,
 					 .mtype = MT_COUNTER, .metric = "roce_pfc_pause_frames_total",
 					 .labels = "direction=\"rx\"", .label = "priority",
@@ -197,8 +198,9 @@ const struct field_desc fields[F__COUNT] = {
 				    .mtype = MT_GAUGE, .metric = "roce_pfc_capable_priorities",
 				    .help = "Number of priorities the device can enable PFC on (pfc_cap)."),
 	[F_NETDEV_PFC_DELAY] = NETDEV(.path = "pfc.delay", .type = VT_INT, .config = true,
-				      .mtype = MT_GAUGE, .metric = "roce_pfc_delay_bits",
-				      .help = "PFC delay allowance in bit times (dcbnl ieee_pfc.delay)."),
+				      .mtype = MT_GAUGE, .metric = "roce_pfc_delay_allowance",
+				      .help = "dcbnl ieee_pfc.delay: the PFC delay allowance, in bit times per "
+					      "802.1Qbb; mlx5 keeps the cable length in meters here."),
 	[F_NETDEV_PFC_REQUESTS] = NETDEV(.path = "pfc.requests", .type = VT_PRIO_ARRAY,
 					 .mtype = MT_COUNTER, .metric = "roce_pfc_requests_total",
 					 .label = "priority",
