@@ -553,6 +553,8 @@ static int cset_put(struct counter_set *cs, int *slot, const char *name, uint64_
 struct cdir {
 	struct cfile *f;
 	uint32_t n;
+	dev_t dev; /* the directory the files were opened in */
+	ino_t ino;
 };
 
 /* Per port, on obj->cpriv[idx]; freed by rdma_obj_free. */
@@ -583,6 +585,8 @@ static void cdir_close(struct cdir *d)
 	free(d->f);
 	d->f = NULL;
 	d->n = 0;
+	d->dev = 0;
+	d->ino = 0;
 }
 
 static void rdma_obj_free(void *cpriv)
@@ -612,6 +616,7 @@ static int cdir_scan(struct cdir *d, const char *path, const char *what)
 	uint32_t n = 0, cap = 0;
 	struct dirent *de;
 	DIR *dir = opendir(path);
+	struct stat st;
 	bool same;
 	int dfd;
 
@@ -622,6 +627,8 @@ static int cdir_scan(struct cdir *d, const char *path, const char *what)
 		return e == -ENOENT ? 0 : e;
 	}
 	dfd = dirfd(dir);
+	if (fstat(dfd, &st))
+		memset(&st, 0, sizeof(st));
 	while ((de = readdir(dir))) {
 		if (de->d_name[0] == '.' || !strcmp(de->d_name, "lifespan"))
 			continue;
@@ -651,7 +658,11 @@ static int cdir_scan(struct cdir *d, const char *path, const char *what)
 	}
 	if (n > 1)
 		qsort(nf, n, sizeof(*nf), cmp_name);
-	same = n == d->n;
+	/*
+	 * A device unregistered and registered again under the same name (a
+	 * reset) has new files with the old names: a new directory inode.
+	 */
+	same = n == d->n && st.st_dev == d->dev && st.st_ino == d->ino;
 	for (uint32_t i = 0; same && i < n; i++)
 		same = !strcmp(nf[i].name, d->f[i].name);
 	if (same) {
@@ -675,6 +686,8 @@ static int cdir_scan(struct cdir *d, const char *path, const char *what)
 	closedir(dir);
 	d->f = nf;
 	d->n = n;
+	d->dev = st.st_dev;
+	d->ino = st.st_ino;
 	return 0;
 }
 
@@ -1212,6 +1225,15 @@ static void fill_port(struct collector_ctx *cc, struct rdma_priv *rp, struct nod
 	{
 		char path[PATH_MAX];
 
+		/*
+		 * After ENODEV the kept descriptors belong to an unregistered
+		 * device; one re-registered under the same name (a reset) has new
+		 * files even though their names are the same.
+		 */
+		if (pp->gone) {
+			cdir_close(&pp->hw);
+			cdir_close(&pp->pc);
+		}
 		pp->gone = false;
 		pp->dev_index = fp->dev_index;
 		pp->hw_nl = fp->nl;

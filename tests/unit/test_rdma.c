@@ -342,6 +342,32 @@ static void devices_come_and_go(void **state)
 	remove_tree(root);
 }
 
+/* Unregistered and registered again under the same name between two slow polls (a reset). */
+static void device_reregistered(void **state)
+{
+	char root[PATH_MAX], cmd[PATH_MAX * 3];
+	static const char *const dir = "class/infiniband/mlx5_0/ports/1/hw_counters";
+	struct run r;
+	struct object *p;
+
+	(void)state;
+	copy_tree("mlx5-roce", root, sizeof(root));
+	run_start(&r, root);
+	assert_int_equal(run_poll(&r, COLLECT_SLOW | COLLECT_FAST), 0);
+	/* new files under the old names, the counters restarted; the old ones are gone */
+	snprintf(cmd, sizeof(cmd), "cd '%s' && cp -a %s %s.new && rm -rf %s && mv %s.new %s", root,
+		 dir, dir, dir, dir, dir);
+	assert_int_equal(system(cmd), 0);
+	rewrite(root, "class/infiniband/mlx5_0/ports/1/hw_counters/out_of_sequence", "0\n");
+	assert_int_equal(run_poll(&r, COLLECT_SLOW | COLLECT_FAST), 0);
+	p = model_port(&r.m, "mlx5_0", 1);
+	/* read from the new file, not the deleted one the old descriptor still holds */
+	assert_counter(p, CSET_HW, "out_of_sequence", 0);
+	assert_counter(p, CSET_HW, "np_cnp_sent", 1882731);
+	run_stop(&r);
+	remove_tree(root);
+}
+
 static void netdev_renamed_or_moved(void **state)
 {
 	char root[PATH_MAX], link[PATH_MAX * 2], target[PATH_MAX], nl[PATH_MAX * 2];
@@ -435,10 +461,15 @@ static void live_machine(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(mlx5_roce_tree),      cmocka_unit_test(rxe_tree),
-		cmocka_unit_test(counters_kept_open),  cmocka_unit_test(unreadable_counter_dropped),
-		cmocka_unit_test(devices_come_and_go), cmocka_unit_test(netdev_renamed_or_moved),
-		cmocka_unit_test(no_rdma_stack),       cmocka_unit_test(live_machine),
+		cmocka_unit_test(mlx5_roce_tree),
+		cmocka_unit_test(rxe_tree),
+		cmocka_unit_test(counters_kept_open),
+		cmocka_unit_test(unreadable_counter_dropped),
+		cmocka_unit_test(devices_come_and_go),
+		cmocka_unit_test(device_reregistered),
+		cmocka_unit_test(netdev_renamed_or_moved),
+		cmocka_unit_test(no_rdma_stack),
+		cmocka_unit_test(live_machine),
 	};
 
 	if (argc < 2) {
