@@ -7,9 +7,10 @@
  *
  * Slow loop, per device: GDRVINFO, GLINKSETTINGS (GSET on old kernels),
  * GTUNABLE, PAUSE_GET over ethtool genetlink (GPAUSEPARAM when the family is
- * missing), GSSET_INFO (strings re-read only when the count changed).
- * Fast loop, per device: one GSTATS into a buffer allocated once.  The string
- * set is turned into an index map when it is read, so the fast loop does no
+ * missing), GSSET_INFO + GSTRINGS.
+ * Fast loop, per device: one GSTATS into a buffer allocated once; the names
+ * are read again only when the count it returns has changed.  The string set
+ * is turned into an index map when it is read, so the fast loop does no
  * string work at all.
  *
  * Driver stats arrive over the SIOCETHTOOL ioctl even on kernels with ethtool
@@ -777,7 +778,6 @@ static void collect_pause(struct ethtool_priv *p, struct object *o)
 
 static void collect_slow(struct ethtool_priv *p, struct object *o, struct ethtool_dev *d)
 {
-	uint32_t n;
 	int r;
 
 	r = collect_drvinfo(p, o);
@@ -793,10 +793,13 @@ static void collect_slow(struct ethtool_priv *p, struct object *o, struct ethtoo
 	collect_speed(p, o);
 	collect_tunable(p, o);
 	collect_pause(p, o);
-	/* Re-read the strings only when the count moved (or the last read failed). */
-	r = sset_count(p, o->name, &n);
-	if (r || !d->probed || d->stats_err || n != d->n_stats)
-		read_strings(p, o, d);
+	/*
+	 * The names are read again on every slow poll, not only when the count
+	 * moves: mlx5 lists pause counters only for PFC-enabled priorities, so
+	 * moving PFC from 3 to 4 renames entries at the same count.  A DCB
+	 * change raises RTNLGRP_DCB, which brings this slow poll at once.
+	 */
+	read_strings(p, o, d);
 }
 
 /* ---- the collector ---- */
