@@ -60,7 +60,8 @@ check "snapshot: nothing logged for veth's EOPNOTSUPP" bash -c "! grep -E 'ethto
 # 3. serve: /metrics passes promtool, absent stays absent, a deleted device is fine
 port=$(free_port)
 ip netns exec "$ns" "$ROCEWATCH" serve --web.listen-address "127.0.0.1:$port" \
-	--interval 100ms --config-interval 1h --netdev-exclude '^lo$' >"$TMPD/serve.log" 2>&1 &
+	--interval 100ms --config-interval 1h --netdev-exclude '^lo$' \
+	--collector.ethtool.include '^peer_ifindex$' >"$TMPD/serve.log" 2>&1 &
 pid=$!
 on_exit "kill $pid"
 metrics() { ip netns exec "$ns" curl -sf "http://127.0.0.1:$port/metrics"; }
@@ -83,6 +84,10 @@ for m in roce_pause_enabled roce_pause_frames_total roce_pfc_enabled roce_pfc_re
 	check "no $m sample for veth (absent, not 0)" \
 		bash -c "! grep -E '^$m\\{device=\"v[abcd]\"' '$TMPD/metrics.txt'"
 done
+check "--collector.ethtool.include exports the matching raw stat" \
+	grep -qF "roce_ethtool_peer_ifindex{device=\"va\"} $vb_index" "$TMPD/metrics.txt"
+check "... and only that one: the default set is the curated one" \
+	bash -c "! grep -q '^roce_ethtool_rx_queue' '$TMPD/metrics.txt'"
 check "link speed of veth in bytes/s" grep -qF 'roce_netdev_speed_bytes{device="va"} 1250000000' \
 	"$TMPD/metrics.txt"
 
