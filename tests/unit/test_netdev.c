@@ -62,7 +62,7 @@ static struct nlattr *nest_noflag(struct nlmsghdr *nlh, uint16_t type)
 
 static size_t build_ieee(char *buf, enum ieee_variant v)
 {
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct nlmsghdr *nlh = memset(buf, 0, 4096);
 	struct dcbmsg *dm;
 	struct nlattr *ieee, *app, *trust;
 	struct ieee_ets ets;
@@ -71,6 +71,7 @@ static size_t build_ieee(char *buf, enum ieee_variant v)
 	struct dcbnl_buffer b;
 	char big[sizeof(pfc) + 8];
 
+	nlh = mnl_nlmsg_put_header(buf);
 	nlh->nlmsg_type = RTM_GETDCB;
 	nlh->nlmsg_seq = 7;
 	nlh->nlmsg_pid = 4242;
@@ -764,6 +765,13 @@ static void guard_page_stops_overrun(void **state)
 	ssize_t n;
 
 	(void)state;
+	if (getenv("LD_PRELOAD") && strstr(getenv("LD_PRELOAD"), "vgpreload")) {
+		/* valgrind rightly reports the write into the guard page this test makes */
+		guarded_free(p, maplen);
+		free(src);
+		close(fd);
+		skip();
+	}
 	assert_non_null(p);
 	assert_int_equal(maplen, 2 * page);
 	memset(src, 0xab, 3 * page);
