@@ -13,6 +13,8 @@ need_cmd python3
 : "${BUILD_DIR:?BUILD_DIR is not set}"
 
 ns=$(make_netns netdev)
+# make_netns runs in a $(...) subshell, so its own on_exit is lost: register it here
+on_exit "ip netns del $ns"
 ip -n "$ns" link add va type veth peer name vb
 ip -n "$ns" link add vc type veth peer name vd
 for d in va vb vc vd; do ip -n "$ns" link set "$d" up; done
