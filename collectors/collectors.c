@@ -11,6 +11,7 @@ extern const struct collector qos_sysfs_collector;
 extern const struct collector rdma_collector;
 extern const struct collector verbs_collector;
 extern const struct collector host_collector;
+extern const struct collector wire_collector; /* wire.c, or wire_none.c without BPF */
 
 const struct collector *const collectors[] = {
 	&link_collector,
@@ -23,6 +24,7 @@ const struct collector *const collectors[] = {
 	 * rdma_cm/traffic_class on the ports rdma made) */
 	&qos_sysfs_collector,
 	&host_collector,
+	&wire_collector, /* last: attaches to the netdevs that carry the ports found above */
 };
 
 const int n_collectors = sizeof(collectors) / sizeof(collectors[0]);

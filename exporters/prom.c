@@ -434,9 +434,15 @@ static void render_wire(struct strbuf *sb, const struct node_model *m)
 	for (int b = 0; b < 2; b++) {
 		const char *metric = b ? "roce_wire_bytes_total" : "roce_wire_packets_total";
 
+		/* direction: the device's tc hook (ingress/egress), not the fabric's rx/tx */
 		prom_family(sb, metric, "counter",
-			    b ? "Bytes of RoCE v2 packets seen on the wire (BPF), by DSCP, ECN codepoint and class."
-			      : "RoCE v2 packets seen on the wire (BPF), by DSCP, ECN codepoint and class.");
+			    b ? "Bytes of RoCE v2 packets seen at tc by the wire collector (BPF) since it "
+				"attached, by direction at the device, DSCP, ECN codepoint (0 not-ECT, "
+				"1 ECT(1), 2 ECT(0), 3 CE) and class (data, ack, cnp); frame length without "
+				"FCS, as of the last poll."
+			      : "RoCE v2 packets seen at tc by the wire collector (BPF) since it attached, "
+				"by direction at the device, DSCP, ECN codepoint (0 not-ECT, 1 ECT(1), "
+				"2 ECT(0), 3 CE) and class (data, ack, cnp), as of the last poll.");
 		for (size_t o = 0; o < n; o++) {
 			const struct wire_counts *w = objs[o]->wire;
 

@@ -38,6 +38,7 @@ extern const struct option common_options[];
 	"  --netdev-exclude REGEX     skip netdevs whose whole name matches\n"                \
 	"  --collector.NAME / --no-collector.NAME   enable / disable a collector\n"           \
 	"  --collector.ethtool.include REGEX   also export these driver stats by name\n"     \
+	"  --collector.wire.port PORT UDP port the wire view counts as RoCE v2 (4791)\n"     \
 	"  --log-level LEVEL          error, warn, info (default) or debug\n"                 \
 	"  -h, --help                 this help\n"
 

@@ -97,8 +97,11 @@ int daemon_add_hook(struct daemon *d, const struct daemon_hook *h)
 	return 0;
 }
 
-/* Start (or retry) a collector; a failed start is retried with backoff. */
-static bool collector_ready(struct daemon *d, int i, int64_t now)
+/*
+ * Start (or retry) a collector; a failed start is retried with backoff.
+ * warn: log the failure (once); daemon_start() reports it itself instead.
+ */
+static bool collector_ready(struct daemon *d, int i, int64_t now, bool warn)
 {
 	const struct collector *c = collectors[i];
 	struct collector_status *cs = &d->m.coll[i];
@@ -121,9 +124,34 @@ static bool collector_ready(struct daemon *d, int i, int64_t now)
 	cs->failures++;
 	strlcpy0(cs->detail, d->cc[i].detail[0] ? d->cc[i].detail : strerror(-r),
 		 sizeof(cs->detail));
-	rw_log_once(LOG_LVL_WARN, c->name, "%s: cannot start: %s", c->name, cs->detail);
+	if (warn)
+		rw_log_once(LOG_LVL_WARN, c->name, "%s: cannot start: %s", c->name, cs->detail);
 	d->c_retry_ns[i] = now + (int64_t)60e9;
 	return false;
+}
+
+int daemon_start(struct daemon *d, char *err, size_t errlen)
+{
+	int64_t now = mono_ns();
+
+	if (d->replay)
+		return 0;
+	/*
+	 * Those asked for by name first: failing to start is the user's error
+	 * to see now, in one line, before anything else has started or logged.
+	 */
+	for (int i = 0; i < n_collectors; i++) {
+		if (!d->c_on[i] || d->cfg->collector_enable[i] <= 0 ||
+		    collector_ready(d, i, now, false))
+			continue;
+		snprintf(err, errlen, "%s: cannot start: %s", collectors[i]->name,
+			 d->m.coll[i].detail);
+		return d->m.coll[i].err < 0 ? d->m.coll[i].err : -EIO;
+	}
+	for (int i = 0; i < n_collectors; i++)
+		if (d->c_on[i])
+			collector_ready(d, i, now, true);
+	return 0;
 }
 
 static void run_collector(struct daemon *d, int i, unsigned what)
@@ -207,7 +235,7 @@ int daemon_collect(struct daemon *d, unsigned what)
 	} else {
 		now = mono_ns();
 		for (int i = 0; i < n_collectors; i++) {
-			if (!d->c_on[i] || !collector_ready(d, i, now))
+			if (!d->c_on[i] || !collector_ready(d, i, now, true))
 				continue;
 			if (d->m.coll[i].failures && now < d->c_retry_ns[i])
 				continue;

@@ -54,6 +54,13 @@ extern volatile sig_atomic_t rw_sig_stop, rw_sig_hup, rw_sig_usr1;
 void daemon_install_signals(void);
 
 int daemon_init(struct daemon *d, struct rw_config *cfg, char *err, size_t errlen);
+/*
+ * Start every enabled collector now.  One the user enabled by name
+ * (--collector.NAME) that cannot start is an error: -errno, err says which
+ * and why.  Default-enabled ones that cannot start are logged once and
+ * retried by daemon_collect(), as if daemon_start() had not been called.
+ */
+int daemon_start(struct daemon *d, char *err, size_t errlen);
 /* One pass: COLLECT_FAST and/or COLLECT_SLOW.  Runs the hooks. */
 int daemon_collect(struct daemon *d, unsigned what);
 int daemon_add_hook(struct daemon *d, const struct daemon_hook *h);

@@ -258,7 +258,10 @@ const struct field_desc fields[F__COUNT] = {
 				     .mtype = MT_GAUGE, .metric = "roce_cnp_priority",
 				     .help = "802.1p priority the NIC puts on the CNPs it sends."),
 
-	/* netdev: wire (BPF); the per-codepoint counters are rendered from obj->wire */
+	/*
+	 * netdev: wire (BPF).  These cover recent traffic (collectors/wire_fields.h);
+	 * the cumulative per-codepoint counters are rendered from obj->wire.
+	 */
 	[F_NETDEV_WIRE_DATA_PACKETS] = NETDEV(.path = "wire.data_packets", .type = VT_INT),
 	[F_NETDEV_WIRE_DATA_DSCP] = NETDEV(.path = "wire.data_dscp", .type = VT_DSCPSET),
 	[F_NETDEV_WIRE_CNP_PACKETS] = NETDEV(.path = "wire.cnp_packets", .type = VT_INT),
@@ -266,7 +269,8 @@ const struct field_desc fields[F__COUNT] = {
 	[F_NETDEV_WIRE_DATA_NOT_ECT] = NETDEV(.path = "wire.data_not_ect_packets", .type = VT_INT),
 	[F_NETDEV_WIRE_CE_RATIO] = NETDEV(.path = "wire.ce_ratio", .type = VT_FLOAT, .mtype = MT_GAUGE,
 					  .metric = "roce_wire_ce_ratio",
-					  .help = "Share of RoCE data packets seen with ECN CE, since start."),
+					  .help = "Share of the RoCE data packets the wire collector saw "
+						  "with ECN CE over the last 5 to 10 minutes."),
 
 	/* rdma_port */
 	[F_PORT_NETDEV] = PORT(.path = "netdev_name", .type = VT_STR, .config = true),

@@ -300,7 +300,7 @@ void field_absent_errno(struct object *o, enum field_id id, int err)
 static const char *const reason_names[ABS__COUNT] = {
 	[ABS_NONE] = "present",		  [ABS_NOT_COLLECTED] = "not_collected",
 	[ABS_UNSUPPORTED] = "unsupported", [ABS_PERMISSION] = "permission",
-	[ABS_ERROR] = "error",
+	[ABS_ERROR] = "error",		  [ABS_NO_DATA] = "no_data",
 };
 
 const char *absent_reason_name(enum absent_reason r)

@@ -29,6 +29,7 @@ enum absent_reason {
 	ABS_UNSUPPORTED,   /* EOPNOTSUPP / ENOENT / not applicable on this device */
 	ABS_PERMISSION,	   /* EPERM / EACCES */
 	ABS_ERROR,	   /* anything else; detail says what */
+	ABS_NO_DATA,	   /* measured, but nothing to measure yet (no traffic seen) */
 	ABS__COUNT,
 };
 

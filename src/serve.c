@@ -239,6 +239,8 @@ int cmd_serve(int argc, char **argv)
 	rc = 1;
 	r = daemon_init(&s->d, &cfg, err, sizeof(err));
 	daemon_up = true;
+	if (!r)
+		r = daemon_start(&s->d, err, sizeof(err));
 	if (r) {
 		fprintf(stderr, "rocewatch serve: %s\n", err[0] ? err : strerror(-r));
 		goto fini;

@@ -488,7 +488,7 @@ static int object_from_json(struct object *o, json_t *j, struct perr *pe, const 
 		if (!json_is_object(v) || !json_is_string(rs) ||
 		    (reason = absent_reason_parse(json_string_value(rs))) <= 0)
 			return fail(pe, w,
-				    "expected {\"reason\": \"unsupported|permission|error|not_collected\"}");
+				    "expected {\"reason\": \"unsupported|permission|error|not_collected|no_data\"}");
 		if (en && !json_is_integer(en))
 			return fail(pe, w, "errno must be an integer");
 		field_absent(o, id, (enum absent_reason)reason, en ? (int)json_integer_value(en) : 0);

@@ -59,6 +59,8 @@ int cmd_snapshot(int argc, char **argv)
 		goto free_opts;
 	}
 	r = daemon_init(&d, &cfg, err, sizeof(err));
+	if (!r)
+		r = daemon_start(&d, err, sizeof(err));
 	if (r) {
 		fprintf(stderr, "rocewatch snapshot: %s\n", err[0] ? err : strerror(-r));
 		rc = 1;

@@ -20,7 +20,9 @@ enum wire_dir {
 };
 
 /*
- * wire_key.class, from the first byte of the InfiniBand BTH.
+ * wire_key.class, from the first byte of the InfiniBand BTH.  (The tag is
+ * not wire_class: src/model.h has that one, in its own order, and the wire
+ * collector includes both headers.)
  *
  * CNP is the RoCEv2 congestion notification packet, opcode 0x81.
  * ACK is ACKNOWLEDGE (xxx1_0001) or ATOMIC ACKNOWLEDGE (xxx1_0010) on the
@@ -29,7 +31,7 @@ enum wire_dir {
  * is an ACK; a NAK is an ACKNOWLEDGE with a NAK syndrome in its AETH and is
  * counted as ACK.  READ RESPONSE packets carry data and are counted as DATA.
  */
-enum wire_class {
+enum wire_key_class {
 	WIRE_CLASS_DATA = 0,
 	WIRE_CLASS_CNP = 1,
 	WIRE_CLASS_ACK = 2,
@@ -45,7 +47,7 @@ struct wire_key {
 	__u8 dir;      /* enum wire_dir */
 	__u8 dscp;     /* 0..63 */
 	__u8 ecn;      /* 0..3: 0 not-ECT, 1 ECT(1), 2 ECT(0), 3 CE */
-	__u8 class;    /* enum wire_class */
+	__u8 class;    /* enum wire_key_class */
 };
 
 /*

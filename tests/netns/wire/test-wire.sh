@@ -381,7 +381,9 @@ wd_stop
 
 if [ -f "${NO_TCX_PRELOAD:-}" ]; then
 	echo "# pass 2b: auto on a kernel without tcx (simulated with LD_PRELOAD)"
-	WD_ENV="LD_PRELOAD=$NO_TCX_PRELOAD"
+	# An ASan build (meson -Db_sanitize) refuses to start when a preload
+	# comes before its runtime; the order does not matter to this shim.
+	WD_ENV="LD_PRELOAD=$NO_TCX_PRELOAD ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 	wd_start auto
 	WD_ENV=
 	kind=$(wd kind "$VB")
