@@ -258,7 +258,7 @@ int cmd_serve(int argc, char **argv)
 		 (double)cfg.config_interval_ns / 1e9);
 
 	next_fast = next_slow = mono_ns();
-	bool dirty = true;
+	bool dirty = true, early = false;
 	while (!rw_sig_stop) {
 		int64_t now = mono_ns();
 		unsigned what = COLLECT_FAST;
@@ -274,14 +274,20 @@ int cmd_serve(int argc, char **argv)
 			rw_sig_hup = 0;
 			log_info("SIGHUP: nothing to reload yet");
 		}
-		next_fast += cfg.interval_ns;
+		/*
+		 * Only a poll on the tick moves the tick: an early one (a notification) must not,
+		 * or a burst of link events would push the next counter poll out by an interval
+		 * per event and /healthz would call us stalled.
+		 */
+		if (!early)
+			next_fast += cfg.interval_ns;
 		now = mono_ns();
 		if (next_fast <= now) {
 			/* Overran: skip the missed ticks rather than bursting to catch up. */
 			s->d.stats.overruns++;
 			next_fast = now + cfg.interval_ns;
 		}
-		dirty = wait_events(s, next_fast);
+		dirty = early = wait_events(s, next_fast);
 	}
 	log_info("stopping");
 	rc = 0;
