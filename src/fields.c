@@ -388,13 +388,6 @@ const struct counter_desc hw_counter_descs[] = {
 	  "Requests that exhausted their RNR retries (rxe)." },
 	{ "completer_retry_err", "roce_rdma_completer_retries_total",
 	  "Retransmissions started by the completer after a timeout (rxe)." },
-	{ "rcvd_rnr_err", "roce_rdma_received_rnr_naks_total",
-	  "RNR NAKs received: the peer had no receive buffer posted (rxe)." },
-	{ "send_rnr_err", "roce_rdma_sent_rnr_naks_total",
-	  "RNR NAKs sent: no receive buffer was posted here (rxe)." },
-	{ "ack_deferred", "roce_rdma_acks_deferred_total",
-	  "Acknowledgements the completer deferred to its task (rxe)." },
-	{ "send_err", "roce_rdma_send_errors_total", "Packets that failed to send (rxe)." },
 	/* mlx5 error and request counters (mlx5 counters.c extended_err_cnts, basic_q_cnts) */
 	{ "req_cqe_error", "roce_rdma_requester_cqe_errors_total",
 	  "Requester work completions with an error (mlx5)." },

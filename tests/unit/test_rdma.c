@@ -219,7 +219,10 @@ static void rxe_tree(void **state)
 	assert_int_equal(p->f[F_PORT_RATE].v.i, 2500);
 	/* rxe has no firmware: fw_ver is an empty line */
 	assert_int_equal(p->f[F_PORT_FW].state, ABS_UNSUPPORTED);
-	assert_int_equal(p->f[F_PORT_ROCEV2_IPV4_GID_INDEX].v.i, 3);
+	/* rxe is RoCE v2 only: one GID per address, the IPv4 one at 1 (perftest's -x 1) */
+	assert_int_equal(p->gids.n, 3);
+	assert_string_equal(p->gids.e[0].type, "RoCE v2");
+	assert_int_equal(p->f[F_PORT_ROCEV2_IPV4_GID_INDEX].v.i, 1);
 	/* the set `rdma statistic show` prints for rxe; no classic counters (no PMA) */
 	assert_int_equal(present_count(&p->cs[CSET_HW]), 15);
 	assert_counter(p, CSET_HW, "retry_exceeded_err", 1);
