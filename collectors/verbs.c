@@ -11,6 +11,12 @@
  * reset) or when ibv_query_port() fails with ENODEV/EIO, and closed when
  * the device disappears from ibv_get_device_list().  Slow loop only.
  *
+ * Software devices (rxe, siw: no PCI function behind them) are the
+ * exception: their drivers cannot disassociate a user context, so the
+ * kernel's ib_uverbs_remove_one() waits for every open context to close
+ * before `rdma link delete` completes.  Their contexts are closed at the
+ * end of each poll instead of holding a delete up for a whole interval.
+ *
  * verbs talks to the live machine's devices and nothing else: it runs only
  * when --sysfs-root is this machine's /sys.  With a fixture tree (or a
  * --from replay) its fields stay "not_collected" rather than mixing the
@@ -36,6 +42,7 @@ struct vdev {
 	int open_err; /* errno of the last failed ibv_open_device() */
 	bool reopen;
 	bool seen;
+	bool transient; /* software device: closed after each poll */
 };
 
 struct verbs_priv {
@@ -118,6 +125,15 @@ static struct vdev *vdev_add(struct verbs_priv *vp, const char *name)
 	return &vp->d[vp->n++];
 }
 
+/* Does the device sit on a bus (a PCI function), or is it a software one? */
+static bool has_parent(struct ibv_device *dev)
+{
+	char path[sizeof(dev->ibdev_path) + 16];
+
+	snprintf(path, sizeof(path), "%s/device", dev->ibdev_path);
+	return !access(path, F_OK);
+}
+
 /* Open what is new, reopen what was reset, close what went away. */
 static int refresh_devices(struct verbs_priv *vp)
 {
@@ -151,6 +167,7 @@ static int refresh_devices(struct verbs_priv *vp)
 			break;
 		}
 		v->seen = true;
+		v->transient = !has_parent(list[i]);
 		if (v->ctx && v->reopen)
 			vdev_close(v);
 		if (!v->ctx)
@@ -262,6 +279,9 @@ static int verbs_collect(struct collector_ctx *cc, struct node_model *m, unsigne
 	n = model_objects(m, OBJ_RDMA_PORT, &ports);
 	for (size_t i = 0; i < n; i++)
 		fill_port(vdev_find(vp, ports[i]->name), ports[i]);
+	for (size_t i = 0; i < vp->n; i++)
+		if (vp->d[i].transient)
+			vdev_close(&vp->d[i]);
 	return 0;
 }
 
