@@ -3,6 +3,8 @@
 #ifndef ROCEWATCH_COMMANDS_H
 #define ROCEWATCH_COMMANDS_H
 
+int cmd_check(int argc, char **argv);
+int cmd_rules(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 

@@ -27,6 +27,8 @@ static const struct command {
 	int (*fn)(int argc, char **argv);
 	const char *help;
 } commands[] = {
+	{ "check", cmd_check, "pre-flight: collect once, evaluate the rules, exit 0/1/2/3" },
+	{ "rules", cmd_rules, "lint rule files, list the rules of a profile" },
 	{ "serve", cmd_serve, "run the exporter: poll, evaluate, serve /metrics" },
 	{ "snapshot", cmd_snapshot, "collect once and write the node model as JSON" },
 	{ "version", cmd_version, "print the version" },

@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "daemon.h"
+#include "rules_serve.h"
 #include "snapshot.h"
 #include "util.h"
 
@@ -34,15 +35,18 @@ static const char serve_usage[] =
 	"Options:\n"
 	"  --web.listen-address [HOST]:PORT   where to listen (default :9479)\n"
 	"  --interval DURATION        fast loop: counters (default 1s, at least 100ms)\n"
-	"  --config-interval DURATION slow loop: configuration (default 15s)\n" COMMON_OPTIONS_HELP
+	"  --config-interval DURATION slow loop: configuration (default 15s)\n" RULES_SERVE_HELP
+	COMMON_OPTIONS_HELP
 	"\nSignals: SIGTERM/SIGINT stop; SIGHUP reloads rule files.\n"
-	"Endpoints: / (status page), /metrics, /healthz, /api/v1/state (snapshot JSON).\n";
+	"Endpoints: / (status page), /metrics, /healthz, /api/v1/state (snapshot JSON),\n"
+	"/api/v1/checks (rule results JSON, see docs/rules.md).\n";
 
 struct serve {
 	struct daemon d;
 	struct http_server *http;
 	struct prom_renderer pr;
 	struct strbuf metrics;
+	struct rules_serve rules;
 };
 
 static int render_state(void *arg, struct strbuf *out)
@@ -88,7 +92,8 @@ static int render_landing(void *arg, struct strbuf *out)
 	sb_html_escape(out, m->host);
 	sb_puts(out, "</b>.</p>\n<ul><li><a href=\"/metrics\">/metrics</a></li>"
 		     "<li><a href=\"/healthz\">/healthz</a></li>"
-		     "<li><a href=\"/api/v1/state\">/api/v1/state</a> (snapshot JSON)</li></ul>\n");
+		     "<li><a href=\"/api/v1/state\">/api/v1/state</a> (snapshot JSON)</li>"
+		     "<li><a href=\"/api/v1/checks\">/api/v1/checks</a> (rule results)</li></ul>\n");
 	sb_printf(out, "<p>%zu netdevs, %zu RDMA ports; %llu fast and %llu slow polls.</p>\n",
 		  m->n_netdevs, m->n_ports, (unsigned long long)s->d.stats.fast_polls,
 		  (unsigned long long)s->d.stats.slow_polls);
@@ -164,6 +169,7 @@ int cmd_serve(int argc, char **argv)
 		{ "web.listen-address", required_argument, NULL, OPT_LISTEN },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "config-interval", required_argument, NULL, OPT_CONFIG_INTERVAL },
+		RULES_SERVE_OPTIONS,
 		{ 0 },
 	};
 	struct rw_config cfg;
@@ -187,6 +193,8 @@ int cmd_serve(int argc, char **argv)
 		  NULL },
 		{ "/healthz", HTTP_GET, "text/plain; charset=utf-8", -1, render_healthz, s },
 		{ "/api/v1/state", HTTP_GET, "application/json", -1, render_state, s },
+		{ "/api/v1/checks", HTTP_GET, "application/json", -1, rules_serve_render_checks,
+		  &s->rules },
 	};
 
 	config_defaults(&cfg);
@@ -220,6 +228,11 @@ int cmd_serve(int argc, char **argv)
 			else
 				cfg.config_interval_ns = ns;
 			continue;
+		case OPT_RULES_PROFILE:
+		case OPT_RULES_PARAM:
+			if (rules_serve_option(&s->rules, opt, optarg))
+				goto free_opts;
+			continue;
 		case '?':
 		case ':':
 			cli_bad_option("serve", argv, optind);
@@ -246,6 +259,8 @@ int cmd_serve(int argc, char **argv)
 		goto fini;
 	}
 	s->d.replay_live_time = true;
+	if (rules_serve_start(&s->rules, &s->d))
+		goto fini;
 	r = http_start(&s->http, listen_addr, routes, sizeof(routes) / sizeof(routes[0]), err,
 		       sizeof(err));
 	if (r) {
@@ -272,7 +287,8 @@ int cmd_serve(int argc, char **argv)
 		publish(s);
 		if (rw_sig_hup) {
 			rw_sig_hup = 0;
-			log_info("SIGHUP: nothing to reload yet");
+			rules_serve_reload(&s->rules);
+			publish(s);
 		}
 		/*
 		 * Only a poll on the tick moves the tick: an early one (a notification) must not,
@@ -298,6 +314,7 @@ fini:
 	prom_renderer_free(&s->pr);
 	sb_free(&s->metrics);
 free_opts:
+	rules_serve_fini(&s->rules); /* after the daemon: its hook points here */
 	config_free(&cfg);
 	free(opts);
 	free(s);

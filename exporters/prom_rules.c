@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One roce_rule_result series per (rule, object) carrying its outcome as a
+ * label, value 1: `roce_rule_result{outcome="fail"}` selects what fails,
+ * and an outcome change replaces the series (Prometheus marks the old one
+ * stale at the next scrape).  Results whose guard is false (skip) and rules
+ * not evaluated yet have no series, so netdevs without RDMA do not add
+ * hundreds of series.
+ */
+#include <stdio.h>
+
+#include "prom.h"
+#include "prom_rules.h"
+
+void prom_rules_render(struct strbuf *sb, const struct rules_engine *e,
+		       const struct prom_rules_state *st)
+{
+	const struct rule_result *res;
+	size_t n = e ? rules_results(e, &res) : 0;
+	char port[12];
+	int first;
+
+	if (e) {
+		prom_family(
+		    sb, "roce_rule_result", "gauge",
+		    "Outcome (pass, fail, unknown) of a rocewatch rule on an object, as of the "
+		    "last poll; value is always 1. Rules whose guard is false have no series.");
+		for (size_t i = 0; i < n; i++) {
+			const struct rule_result *x = &res[i];
+
+			if (x->outcome != RULE_PASS && x->outcome != RULE_FAIL &&
+			    x->outcome != RULE_UNKNOWN)
+				continue;
+			first = 1;
+			prom_sample_begin(sb, "roce_rule_result");
+			prom_label(sb, &first, "profile", x->rule->profile);
+			prom_label(sb, &first, "rule", x->rule->name);
+			prom_label(sb, &first, "severity", rule_severity_name(x->rule->severity));
+			if (x->kind != OBJ_NODE)
+				prom_label(sb, &first, "device", x->device);
+			if (x->kind == OBJ_RDMA_PORT) {
+				snprintf(port, sizeof(port), "%u", x->port);
+				prom_label(sb, &first, "port", port);
+				prom_label(sb, &first, "netdev", x->netdev);
+			}
+			prom_label(sb, &first, "outcome", rule_outcome_name(x->outcome));
+			prom_sample_end_u64(sb, first, 1);
+		}
+		prom_family(
+		    sb, "roce_rules_status", "gauge",
+		    "Overall result of the rules as a Nagios code: 0 OK, 1 WARNING, 2 CRITICAL, "
+		    "3 UNKNOWN (what `rocewatch check` would exit with).");
+		prom_sample_begin(sb, "roce_rules_status");
+		prom_sample_end_u64(sb, 1, (uint64_t)rules_status(e));
+		prom_family(sb, "rocewatch_rules_loaded", "gauge", "Rules loaded, per profile.");
+		for (size_t p = 0; p < rules_profile_count(e); p++) {
+			first = 1;
+			prom_sample_begin(sb, "rocewatch_rules_loaded");
+			prom_label(sb, &first, "profile", rules_profile(e, p)->name);
+			prom_sample_end_u64(sb, first, rules_profile(e, p)->n_rules);
+		}
+		prom_family(
+		    sb, "rocewatch_rules_requirements_met", "gauge",
+		    "1 if the objects the profile requires (e.g. an RDMA port) exist, 0 if not.");
+		for (size_t p = 0; p < rules_profile_count(e); p++) {
+			first = 1;
+			prom_sample_begin(sb, "rocewatch_rules_requirements_met");
+			prom_label(sb, &first, "profile", rules_profile(e, p)->name);
+			prom_sample_end_u64(sb, first, rules_profile(e, p)->requirements_met);
+		}
+		prom_family(sb, "rocewatch_rules_evaluations_total", "counter",
+			    "Rule evaluations since the rules were (re)loaded.");
+		prom_sample_begin(sb, "rocewatch_rules_evaluations_total");
+		prom_sample_end_u64(sb, 1, rules_evaluations(e));
+	}
+	if (!st)
+		return;
+	prom_family(sb, "rocewatch_rules_evaluation_duration_seconds", "gauge",
+		    "How long the last evaluation of all rules took, in seconds.");
+	prom_sample_begin(sb, "rocewatch_rules_evaluation_duration_seconds");
+	prom_sample_end_double(sb, 1, st->eval_seconds);
+	prom_family(sb, "rocewatch_rules_reload_success", "gauge",
+		    "1 if the last load of the rule files (start-up or SIGHUP) succeeded; 0 if it "
+		    "failed and the previous rules are still in use.");
+	prom_sample_begin(sb, "rocewatch_rules_reload_success");
+	prom_sample_end_u64(sb, 1, st->reload_ok);
+	prom_family(sb, "rocewatch_rules_last_reload_timestamp_seconds", "gauge",
+		    "Unix time of the last attempt to load the rule files.");
+	prom_sample_begin(sb, "rocewatch_rules_last_reload_timestamp_seconds");
+	prom_sample_end_double(sb, 1, (double)st->reload_ns / 1e9);
+	prom_family(sb, "rocewatch_rules_reload_failures_total", "counter",
+		    "Reloads of the rule files (SIGHUP) that failed.");
+	prom_sample_begin(sb, "rocewatch_rules_reload_failures_total");
+	prom_sample_end_u64(sb, 1, st->reload_failures);
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/* Rule results in the Prometheus exposition (families documented in docs/rules.md). */
+#ifndef ROCEWATCH_PROM_RULES_H
+#define ROCEWATCH_PROM_RULES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../rules/engine.h"
+#include "../src/strbuf.h"
+
+struct prom_rules_state {
+	bool reload_ok;	   /* the last load (start-up or SIGHUP) succeeded */
+	int64_t reload_ns; /* realtime of the last load attempt */
+	uint64_t reload_failures;
+	double eval_seconds; /* duration of the last evaluation */
+};
+
+/* Append the rule families; e may be NULL (then only the self metrics). */
+void prom_rules_render(struct strbuf *sb, const struct rules_engine *e,
+		       const struct prom_rules_state *st);
+
+#endif

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "rules_json.h"
+#include "../src/config.h"
+#include "../src/util.h"
+
+static json_t *time_json(int64_t ns)
+{
+	char ts[40];
+
+	format_rfc3339(ns, ts, sizeof(ts));
+	return json_string(ts);
+}
+
+static json_t *profile_json(const struct rules_engine *e, size_t p)
+{
+	const struct rules_profile_info *pi = rules_profile(e, p);
+	json_t *j = json_object(), *params = json_object(), *req = json_array();
+
+	json_object_set_new(j, "name", json_string(pi->name));
+	json_object_set_new(j, "description", json_string(pi->description));
+	json_object_set_new(j, "file", json_string(pi->file));
+	json_object_set_new(j, "rules", json_integer((json_int_t)pi->n_rules));
+	for (size_t i = 0; i < pi->n_params; i++) {
+		const char *name, *value;
+
+		rules_profile_param(e, p, i, &name, &value);
+		json_object_set_new(params, name, json_string(value));
+	}
+	json_object_set_new(j, "params", params);
+	for (int k = 0; k < OBJ__COUNT; k++)
+		if (pi->requires[k])
+			json_array_append_new(req, json_string(obj_kind_name((enum obj_kind)k)));
+	json_object_set_new(j, "requires", req);
+	json_object_set_new(j, "requirements_met", json_boolean(pi->requirements_met));
+	return j;
+}
+
+static json_t *result_json(const struct rule_result *x)
+{
+	const struct rule_info *ri = x->rule;
+	json_t *j = json_object(), *o = json_object();
+
+	json_object_set_new(j, "profile", json_string(ri->profile));
+	json_object_set_new(j, "rule", json_string(ri->name));
+	json_object_set_new(j, "severity", json_string(rule_severity_name(ri->severity)));
+	json_object_set_new(j, "scope", json_string(obj_kind_name(ri->scope)));
+	json_object_set_new(o, "kind", json_string(obj_kind_name(x->kind)));
+	if (x->kind != OBJ_NODE)
+		json_object_set_new(o, "device", json_string(x->device));
+	if (x->kind == OBJ_RDMA_PORT) {
+		json_object_set_new(o, "port", json_integer(x->port));
+		json_object_set_new(o, "netdev",
+				    x->netdev[0] ? json_string(x->netdev) : json_null());
+	}
+	json_object_set_new(j, "object", o);
+	json_object_set_new(j, "outcome", json_string(rule_outcome_name(x->outcome)));
+	json_object_set_new(j, "summary", json_string(x->summary));
+	json_object_set_new(j, "reason", x->reason[0] ? json_string(x->reason) : json_null());
+	json_object_set_new(j, "since", x->since_ns ? time_json(x->since_ns) : json_null());
+	json_object_set_new(j, "for_seconds", json_real((double)ri->for_ns / 1e9));
+	json_object_set_new(j, "key", json_sprintf("%016llx", (unsigned long long)x->key));
+	json_object_set_new(j, "doc", json_string(ri->doc));
+	return j;
+}
+
+static int dump_cb(const char *buf, size_t size, void *data)
+{
+	struct strbuf *sb = data;
+
+	sb_add(sb, buf, size);
+	return sb->oom ? -1 : 0;
+}
+
+int rules_json_write(struct strbuf *out, const struct rules_engine *e,
+		     const struct rules_json_meta *meta, bool pretty)
+{
+	json_t *root = json_object(), *profiles = json_array(), *results = json_array(),
+	       *counts = json_object();
+	const struct rule_result *res;
+	size_t n = rules_results(e, &res), cnt[RULE__OUTCOMES + 1] = { 0 };
+	enum rules_status st = rules_status(e);
+	int r;
+
+	if (!root || !profiles || !results || !counts) {
+		json_decref(root);
+		json_decref(profiles);
+		json_decref(results);
+		json_decref(counts);
+		return -ENOMEM;
+	}
+	json_object_set_new(root, "schema", json_string(RULES_JSON_SCHEMA));
+	json_object_set_new(root, "schema_version", json_integer(RULES_JSON_VERSION));
+	json_object_set_new(root, "rocewatch_version", json_string(ROCEWATCH_VERSION));
+	json_object_set_new(root, "host", json_string(meta->host ? meta->host : ""));
+	json_object_set_new(root, "time", meta->time_ns ? time_json(meta->time_ns) : json_null());
+	json_object_set_new(root, "evaluations", json_integer((json_int_t)rules_evaluations(e)));
+	if (meta->samples)
+		json_object_set_new(root, "samples", json_integer(meta->samples));
+	if (meta->reload_ns) {
+		json_object_set_new(root, "last_reload", time_json(meta->reload_ns));
+		json_object_set_new(root, "last_reload_success", json_boolean(meta->reload_ok));
+	}
+	json_object_set_new(root, "status", json_string(rules_status_name(st)));
+	json_object_set_new(root, "exit_code", json_integer(st));
+	for (size_t p = 0; p < rules_profile_count(e); p++)
+		json_array_append_new(profiles, profile_json(e, p));
+	for (size_t i = 0; i < n; i++) {
+		cnt[res[i].outcome <= RULE__OUTCOMES ? res[i].outcome : RULE__OUTCOMES]++;
+		json_array_append_new(results, result_json(&res[i]));
+	}
+	for (int o = 0; o < RULE__OUTCOMES; o++)
+		json_object_set_new(counts, rule_outcome_name((enum rule_outcome)o),
+				    json_integer((json_int_t)cnt[o]));
+	json_object_set_new(root, "counts", counts);
+	json_object_set_new(root, "profiles", profiles);
+	json_object_set_new(root, "results", results);
+	r = json_dump_callback(root, dump_cb, out,
+			       (pretty ? JSON_INDENT(2) : JSON_COMPACT) | JSON_REAL_PRECISION(17));
+	json_decref(root);
+	if (!r && pretty)
+		sb_putc(out, '\n');
+	return r || out->oom ? -ENOMEM : 0;
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/* Rule results as JSON (schema in docs/rules.md): `check --format json` and /api/v1/checks. */
+#ifndef ROCEWATCH_RULES_JSON_H
+#define ROCEWATCH_RULES_JSON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../rules/engine.h"
+#include "../src/strbuf.h"
+
+#define RULES_JSON_SCHEMA  "rocewatch-check"
+#define RULES_JSON_VERSION 1
+
+struct rules_json_meta {
+	const char *host;
+	int64_t time_ns;   /* realtime of the last evaluation */
+	unsigned samples;  /* samples evaluated (check) */
+	bool reload_ok;	   /* serve: last SIGHUP reload succeeded */
+	int64_t reload_ns; /* serve: when (0: never reloaded) */
+};
+
+/* Append the report; 0 or -ENOMEM. */
+int rules_json_write(struct strbuf *out, const struct rules_engine *e,
+		     const struct rules_json_meta *meta, bool pretty);
+
+#endif

@@ -1,0 +1,471 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Results per (rule, object).  The results array is laid out rule by rule,
+ * each rule's objects in model order, and rebuilt only when the set of
+ * objects changes (a device appears or goes); then each surviving
+ * (rule, object) keeps its history.  In steady state an evaluation only
+ * writes into existing slots.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rules_int.h"
+#include "../src/util.h"
+
+static size_t objects(const struct node_model *m, enum obj_kind k, const struct object *const **out)
+{
+	if (k == OBJ_NODE) {
+		*out = NULL;
+		return 1;
+	}
+	return model_objects((struct node_model *)m, k, (struct object ***)out);
+}
+
+static const struct object *object_at(const struct node_model *m, enum obj_kind k,
+				      const struct object *const *objs, size_t i)
+{
+	return k == OBJ_NODE ? &m->node : objs[i];
+}
+
+void rx_slot_free(const struct rrule *r, struct slot_state *st)
+{
+	for (int i = 0; st->rings && i < r->n_rings; i++)
+		rx_ring_free(&st->rings[i]);
+	free(st->rings);
+	free(st->cache);
+	st->rings = NULL;
+	st->cache = NULL;
+}
+
+static int slot_init(const struct rrule *r, struct slot_state *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (r->n_rings) {
+		st->rings = calloc((size_t)r->n_rings, sizeof(*st->rings));
+		if (!st->rings)
+			return -ENOMEM;
+		for (int i = 0; i < r->n_rings; i++)
+			if (rx_ring_init(&st->rings[i], &r->rings[i])) {
+				rx_slot_free(r, st);
+				return -ENOMEM;
+			}
+	}
+	if (r->n_caches) {
+		st->cache = malloc((size_t)r->n_caches * sizeof(*st->cache));
+		if (!st->cache) {
+			rx_slot_free(r, st);
+			return -ENOMEM;
+		}
+		for (int i = 0; i < r->n_caches; i++)
+			st->cache[i] = -1;
+	}
+	return 0;
+}
+
+/* Rules start with their info, so a rule_result's rule pointer leads back to its rrule. */
+_Static_assert(offsetof(struct rrule, info) == 0, "rule_info must be the first member of rrule");
+
+static const struct rrule *rrule_of(const struct rule_info *ri)
+{
+	return (const struct rrule *)ri;
+}
+
+static bool ids_match(const struct rules_engine *e, const struct node_model *m)
+{
+	for (int k = OBJ_NETDEV; k < OBJ__COUNT; k++) {
+		const struct object *const *objs;
+		size_t n = objects(m, (enum obj_kind)k, &objs);
+
+		if (n != e->n_ids[k])
+			return false;
+		for (size_t i = 0; i < n; i++)
+			if (objs[i]->port != e->ids[k][i].port ||
+			    strcmp(objs[i]->name, e->ids[k][i].name))
+				return false;
+	}
+	return true;
+}
+
+static uint64_t result_key(const struct rrule *r, enum obj_kind k, const char *dev, uint32_t port)
+{
+	uint64_t h = rx_fnv1a(RX_FNV_INIT, r->info.profile, strlen(r->info.profile) + 1);
+
+	h = rx_fnv1a(h, r->info.name, strlen(r->info.name) + 1);
+	h = rx_fnv1a(h, &k, sizeof(k));
+	h = rx_fnv1a(h, dev, strlen(dev) + 1);
+	return rx_fnv1a(h, &port, sizeof(port));
+}
+
+/* The slot of the same rule definition on the same object in src, or -1. */
+static ssize_t find_old(const struct rules_engine *src, const struct rrule *r, uint64_t key)
+{
+	for (size_t i = 0; i < src->n_res; i++) {
+		const struct rule_result *o = &src->res[i];
+
+		if (o->key == key && o->rule->fingerprint == r->info.fingerprint)
+			return (ssize_t)i;
+	}
+	return -1;
+}
+
+static void free_slots(struct rules_engine *e, struct slot_state *st, size_t upto)
+{
+	for (size_t ri = 0; ri < e->n_rules; ri++) {
+		const struct rrule *r = &e->rules[ri];
+
+		for (size_t i = 0; i < r->res_n && r->res_off + i < upto; i++)
+			rx_slot_free(r, &st[r->res_off + i]);
+	}
+}
+
+/*
+ * Lay out e's results for the objects in ids (netdevs, rdma ports; the node
+ * is always there), taking the state of every (rule, object) that old
+ * already has (old may be e itself).  On success e owns ids.
+ */
+static int sync_slots(struct rules_engine *e, struct objid *ids[OBJ__COUNT],
+		      const size_t n_ids[OBJ__COUNT], struct rules_engine *old)
+{
+	size_t total = 0, pos = 0;
+	struct rule_result *res;
+	struct slot_state *st;
+
+	for (size_t i = 0; i < e->n_rules; i++)
+		total += e->rules[i].info.scope == OBJ_NODE ? 1 : n_ids[e->rules[i].info.scope];
+	res = calloc(total ? total : 1, sizeof(*res));
+	st = calloc(total ? total : 1, sizeof(*st));
+	if (!res || !st) {
+		free(res);
+		free(st);
+		return -ENOMEM;
+	}
+	for (size_t ri = 0; ri < e->n_rules; ri++) {
+		struct rrule *r = &e->rules[ri];
+		enum obj_kind k = r->info.scope;
+		size_t n = k == OBJ_NODE ? 1 : n_ids[k];
+
+		r->res_off = pos;
+		r->res_n = n;
+		for (size_t i = 0; i < n; i++, pos++) {
+			struct rule_result *x = &res[pos];
+			ssize_t oi;
+
+			x->rule = &r->info;
+			x->kind = k;
+			if (k != OBJ_NODE) {
+				strlcpy0(x->device, ids[k][i].name, sizeof(x->device));
+				x->port = ids[k][i].port;
+			}
+			x->key = result_key(r, k, x->device, x->port);
+			x->outcome = RULE__OUTCOMES; /* not evaluated yet */
+			oi = find_old(old, r, x->key);
+			if (oi >= 0) {
+				/* the same rule on the same object: keep its history and outcome */
+				const struct rule_result *o = &old->res[oi];
+
+				x->outcome = o->outcome;
+				x->since_ns = o->since_ns;
+				x->eval_ns = o->eval_ns;
+				memcpy(x->summary, o->summary, sizeof(x->summary));
+				memcpy(x->reason, o->reason, sizeof(x->reason));
+				memcpy(x->netdev, o->netdev, sizeof(x->netdev));
+				st[pos] = old->st[oi];
+				memset(&old->st[oi], 0, sizeof(old->st[oi]));
+			} else if (slot_init(r, &st[pos])) {
+				free_slots(e, st, pos);
+				free(res);
+				free(st);
+				return -ENOMEM;
+			}
+		}
+	}
+	/* what did not survive */
+	for (size_t i = 0; i < old->n_res; i++)
+		rx_slot_free(rrule_of(old->res[i].rule), &old->st[i]);
+	free(old->res);
+	free(old->st);
+	old->res = NULL;
+	old->st = NULL;
+	old->n_res = 0;
+	e->res = res;
+	e->st = st;
+	e->n_res = total;
+	for (int k = 0; k < OBJ__COUNT; k++) {
+		if (e->ids[k] != ids[k])
+			free(e->ids[k]);
+		e->ids[k] = ids[k];
+		e->n_ids[k] = n_ids[k];
+	}
+	e->synced = true;
+	return 0;
+}
+
+static int sync_model(struct rules_engine *e, const struct node_model *m)
+{
+	struct objid *ids[OBJ__COUNT] = { 0 };
+	size_t n_ids[OBJ__COUNT] = { 0 };
+	int r = -ENOMEM;
+
+	for (int k = OBJ_NETDEV; k < OBJ__COUNT; k++) {
+		const struct object *const *objs;
+		size_t n = objects(m, (enum obj_kind)k, &objs);
+
+		ids[k] = calloc(n ? n : 1, sizeof(*ids[k]));
+		if (!ids[k])
+			goto fail;
+		for (size_t i = 0; i < n; i++) {
+			strlcpy0(ids[k][i].name, objs[i]->name, sizeof(ids[k][i].name));
+			ids[k][i].port = objs[i]->port;
+		}
+		n_ids[k] = n;
+	}
+	r = sync_slots(e, ids, n_ids, e);
+	if (!r)
+		return 0;
+fail:
+	for (int k = 0; k < OBJ__COUNT; k++)
+		free(ids[k]);
+	return r;
+}
+
+static void render_summary(const struct rrule *r, struct ectx *cx, struct rule_result *x)
+{
+	struct tbuf tb = { x->summary, 0, sizeof(x->summary) };
+
+	x->summary[0] = '\0';
+	if (!r->summary.n) {
+		tb_puts(&tb, r->info.expr_src);
+		return;
+	}
+	for (int i = 0; i < r->summary.n; i++) {
+		const struct tmpl_part *p = &r->summary.parts[i];
+		struct val v;
+
+		if (p->text) {
+			tb_putn(&tb, p->text, (size_t)p->len);
+			continue;
+		}
+		v = rx_eval(p->e, cx);
+		if (v.st == V_OK)
+			rx_format_val(&tb, &v, p->e->type);
+		else if (v.st == V_ABSENT)
+			tb_printf(&tb, "absent (%s)",
+				  absent_reason_name((enum absent_reason)v.why));
+		else
+			tb_puts(&tb, "unknown");
+	}
+}
+
+static void eval_one(const struct rrule *r, struct ectx *cx, struct rule_result *x)
+{
+	struct tbuf rb = { x->reason, 0, sizeof(x->reason) };
+	enum rule_outcome o;
+	struct val v;
+
+	x->reason[0] = '\0';
+	if (r->when) {
+		v = rx_eval(r->when, cx);
+		if (v.st != V_OK) {
+			o = RULE_UNKNOWN;
+			rx_format_unknown(&rb, &v);
+			goto done;
+		}
+		if (!v.v.b) {
+			o = RULE_SKIP;
+			tb_printf(&rb, "guard false: %s", r->info.when_src);
+			x->summary[0] = '\0';
+			goto out;
+		}
+	}
+	v = rx_eval(r->expr, cx);
+	if (v.st != V_OK) {
+		o = RULE_UNKNOWN;
+		rx_format_unknown(&rb, &v);
+	} else {
+		o = v.v.b ? RULE_PASS : RULE_FAIL;
+	}
+done:
+	render_summary(r, cx, x);
+out:
+	if (o != x->outcome)
+		x->since_ns = cx->t;
+	x->outcome = o;
+	x->eval_ns = cx->t;
+}
+
+int rules_evaluate(struct rules_engine *e, const struct node_model *m, int64_t t_ns)
+{
+	if (!e->synced || !ids_match(e, m)) {
+		int r = sync_model(e, m);
+
+		if (r)
+			return r;
+	}
+	for (size_t ri = 0; ri < e->n_rules; ri++) {
+		const struct rrule *r = &e->rules[ri];
+		const struct object *const *objs;
+
+		objects(m, r->info.scope, &objs);
+		for (size_t i = 0; i < r->res_n; i++) {
+			size_t s = r->res_off + i;
+			const struct object *o = object_at(m, r->info.scope, objs, i);
+			struct rule_result *x = &e->res[s];
+			struct ectx cx = { .m = m, .obj = o, .st = &e->st[s], .t = t_ns };
+
+			if (o->kind == OBJ_NETDEV)
+				strlcpy0(x->netdev, o->name, sizeof(x->netdev));
+			else if (o->kind == OBJ_RDMA_PORT)
+				strlcpy0(x->netdev, o->netdev ? o->netdev->name : "",
+					 sizeof(x->netdev));
+			eval_one(r, &cx, x);
+		}
+	}
+	for (size_t p = 0; p < e->n_profiles; p++) {
+		struct rules_profile_info *pi = &e->profiles[p].info;
+
+		pi->requirements_met = true;
+		for (int k = OBJ_NETDEV; k < OBJ__COUNT; k++) {
+			const struct object *const *objs;
+
+			if (pi->requires[k] && !objects(m, (enum obj_kind)k, &objs))
+				pi->requirements_met = false;
+		}
+	}
+	e->evaluations++;
+	return 0;
+}
+
+size_t rules_results(const struct rules_engine *e, const struct rule_result **out)
+{
+	*out = e->res;
+	return e->synced ? e->n_res : 0;
+}
+
+size_t rules_count(const struct rules_engine *e)
+{
+	return e->n_rules;
+}
+
+const struct rule_info *rules_rule(const struct rules_engine *e, size_t i)
+{
+	return i < e->n_rules ? &e->rules[i].info : NULL;
+}
+
+size_t rules_profile_count(const struct rules_engine *e)
+{
+	return e->n_profiles;
+}
+
+const struct rules_profile_info *rules_profile(const struct rules_engine *e, size_t i)
+{
+	return i < e->n_profiles ? &e->profiles[i].info : NULL;
+}
+
+void rules_profile_param(const struct rules_engine *e, size_t p, size_t i, const char **name,
+			 const char **value)
+{
+	const struct rparam *pm = &e->profiles[p].params[i];
+
+	*name = pm->name;
+	*value = pm->text ? pm->text : "";
+}
+
+bool rules_need_history(const struct rules_engine *e)
+{
+	return e->need_history;
+}
+
+uint64_t rules_evaluations(const struct rules_engine *e)
+{
+	return e->evaluations;
+}
+
+enum rules_status rules_status(const struct rules_engine *e)
+{
+	bool crit = false, warn = false, unk = false;
+
+	for (size_t i = 0; e->synced && i < e->n_res; i++) {
+		const struct rule_result *x = &e->res[i];
+
+		if (x->rule->severity == SEV_INFO)
+			continue;
+		if (x->outcome == RULE_FAIL) {
+			if (x->rule->severity == SEV_CRITICAL)
+				crit = true;
+			else
+				warn = true;
+		} else if (x->outcome == RULE_UNKNOWN) {
+			unk = true;
+		}
+	}
+	for (size_t p = 0; p < e->n_profiles; p++)
+		if (e->evaluations && !e->profiles[p].info.requirements_met)
+			unk = true;
+	if (crit)
+		return RULES_CRITICAL;
+	if (warn)
+		return RULES_WARNING;
+	if (unk || !e->evaluations)
+		return RULES_UNKNOWN;
+	return RULES_OK;
+}
+
+void rules_adopt_history(struct rules_engine *new_e, struct rules_engine *old_e)
+{
+	struct objid *ids[OBJ__COUNT] = { 0 };
+
+	if (!old_e || !old_e->synced || new_e->synced)
+		return;
+	for (int k = OBJ_NETDEV; k < OBJ__COUNT; k++) {
+		ids[k] = malloc((old_e->n_ids[k] ? old_e->n_ids[k] : 1) * sizeof(*ids[k]));
+		if (!ids[k])
+			goto fail;
+		memcpy(ids[k], old_e->ids[k], old_e->n_ids[k] * sizeof(*ids[k]));
+	}
+	/* On failure the new engine simply starts without history. */
+	if (!sync_slots(new_e, ids, old_e->n_ids, old_e))
+		return;
+fail:
+	for (int k = 0; k < OBJ__COUNT; k++)
+		free(ids[k]);
+}
+
+void rules_free(struct rules_engine *e)
+{
+	if (!e)
+		return;
+	for (size_t i = 0; e->st && i < e->n_res; i++)
+		rx_slot_free(rrule_of(e->res[i].rule), &e->st[i]);
+	free(e->res);
+	free(e->st);
+	for (int k = 0; k < OBJ__COUNT; k++)
+		free(e->ids[k]);
+	free(e->rules);
+	free(e->profiles);
+	arena_free(&e->arena);
+	free(e);
+}
+
+const char *rule_outcome_name(enum rule_outcome o)
+{
+	static const char *const names[] = { "pass", "fail", "unknown", "skip" };
+
+	return o < RULE__OUTCOMES ? names[o] : "pending";
+}
+
+const char *rule_severity_name(enum rule_severity s)
+{
+	static const char *const names[] = { "critical", "warning", "info" };
+
+	return names[s];
+}
+
+const char *rules_status_name(enum rules_status s)
+{
+	static const char *const names[] = { "OK", "WARNING", "CRITICAL", "UNKNOWN" };
+
+	return names[s];
+}

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The rule engine: loads profiles (YAML rule files with parameters), and
+ * evaluates every rule against every object of its scope in a node model.
+ * It never knows where a value came from; an absent value makes a rule
+ * unknown, never a pass or a fail.
+ *
+ * Results are kept per (rule, object) in one array that is reused across
+ * evaluations: in steady state (same rules, same objects) an evaluation
+ * allocates nothing.  A result keeps its identity (rule_result.key) for as
+ * long as its rule and object exist, so an alert layer can track it.
+ *
+ * The language and the profile format are described in docs/rules.md.
+ */
+#ifndef ROCEWATCH_RULES_ENGINE_H
+#define ROCEWATCH_RULES_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../src/model.h"
+
+#define RULES_DEFAULT_PROFILE "lossless-roce"
+#define RULE_SUMMARY_MAX      256
+#define RULE_REASON_MAX	      192
+
+enum rule_outcome {
+	RULE_PASS,
+	RULE_FAIL,
+	RULE_UNKNOWN, /* a value it needs is absent (reason says which and why) */
+	RULE_SKIP,    /* the `when` guard is false */
+	RULE__OUTCOMES,
+};
+
+enum rule_severity {
+	SEV_CRITICAL,
+	SEV_WARNING,
+	SEV_INFO,
+};
+
+/* Overall status, with the Nagios plugin exit code as its value. */
+enum rules_status {
+	RULES_OK = 0,
+	RULES_WARNING = 1,
+	RULES_CRITICAL = 2,
+	RULES_UNKNOWN = 3,
+};
+
+/* A rule as loaded; lives as long as its engine. */
+struct rule_info {
+	const char *name;
+	const char *profile;
+	const char *file; /* where it was defined */
+	int line;	  /* of its `- name:` entry */
+	enum obj_kind scope;
+	enum rule_severity severity;
+	int64_t for_ns;	      /* `for:` (0 if none); used by the alert layer */
+	const char *when_src; /* NULL if no guard */
+	const char *expr_src;
+	const char *summary_src; /* NULL if none */
+	const char *doc;	 /* "" if none */
+	/* Hash of the definition and the parameter values it uses: a changed rule starts over. */
+	uint64_t fingerprint;
+};
+
+/* One profile as loaded. */
+struct rules_profile_info {
+	const char *name;
+	const char *description;
+	const char *file;
+	size_t n_rules;
+	bool requires[OBJ__COUNT]; /* `requires:` object kinds that must exist */
+	bool requirements_met;	   /* as of the last evaluation */
+	size_t n_params;
+};
+
+/* One (rule, object) result.  Owned by the engine; valid until the next evaluate/free. */
+struct rule_result {
+	const struct rule_info *rule;
+	enum obj_kind kind;
+	char device[RW_NAME_MAX]; /* netdev name or RDMA device; "" for the node */
+	uint32_t port;		  /* rdma_port: port number; else 0 */
+	char netdev[RW_NAME_MAX]; /* netdev: its name; rdma_port: the bound netdev or "" */
+	/* Stable identity of (profile, rule, kind, device, port): FNV-1a 64. */
+	uint64_t key;
+	enum rule_outcome outcome;
+	int64_t since_ns;		/* evaluation time at which the outcome last changed */
+	int64_t eval_ns;		/* time of the last evaluation */
+	char summary[RULE_SUMMARY_MAX]; /* interpolated `summary` (empty when skipped) */
+	char reason[RULE_REASON_MAX]; /* unknown: "pfc.enabled absent: unsupported"; skip: the guard
+				       */
+};
+
+/* Load-time diagnostics, each with file:line:col (1-based; 0 = not applicable). */
+struct rules_diag {
+	char *file;
+	int line, col;
+	bool warning;
+	char msg[320];
+};
+
+struct rules_diags {
+	size_t n, cap, n_errors;
+	struct rules_diag *d;
+};
+
+void rules_diags_free(struct rules_diags *dg);
+/* "file:line:col: error: msg" (or without the parts that are unknown). */
+void rules_diag_format(const struct rules_diag *d, char *buf, size_t len);
+
+/* What to load: profile names or files, and parameter overrides (strings are copied). */
+struct rules_param_override {
+	char *key, *value;
+};
+
+struct rules_spec {
+	char **profiles;
+	size_t n_profiles;
+	struct rules_param_override *params;
+	size_t n_params;
+};
+
+int rules_spec_add_profile(struct rules_spec *s, const char *name_or_file);
+/* "KEY=VALUE"; -EINVAL without '=' or with an empty key. */
+int rules_spec_add_param(struct rules_spec *s, const char *kv);
+void rules_spec_free(struct rules_spec *s);
+
+/*
+ * Resolve a profile: a name with '/' or ending in .yaml/.yml is a file;
+ * otherwise NAME.yaml in $ROCEWATCH_PROFILE_DIR, then the source tree's
+ * rules/profiles (uninstalled runs), then DATADIR/rocewatch/profiles.
+ * -ENOENT if not found (searched says where it looked).
+ */
+int rules_profile_path(const char *spec, char *out, size_t len, char *searched, size_t slen);
+
+struct rules_engine;
+
+/*
+ * Load the profiles of spec (the default profile when it names none) and
+ * apply its parameter overrides.  On error returns -EINVAL (or -errno) and
+ * fills diags; *out is NULL.  Warnings may be added on success too.
+ */
+int rules_load(const struct rules_spec *spec, struct rules_engine **out, struct rules_diags *diags);
+/* Load one profile from memory; name is used in messages (tests, lint). */
+int rules_load_buffer(const char *name, const char *text, size_t len, const struct rules_spec *spec,
+		      struct rules_engine **out, struct rules_diags *diags);
+void rules_free(struct rules_engine *e);
+
+/*
+ * Evaluate every rule against m at time t_ns (the sample's time: CLOCK_REALTIME
+ * of a replayed snapshot, or a monotonic clock).  Counter functions (rate,
+ * increase, delta) keep their own history of samples per (rule, object).
+ * 0, or -ENOMEM (results then hold the previous evaluation's values).
+ */
+int rules_evaluate(struct rules_engine *e, const struct node_model *m, int64_t t_ns);
+
+/* Results of the last evaluation, grouped by profile and rule, objects in model order. */
+size_t rules_results(const struct rules_engine *e, const struct rule_result **out);
+size_t rules_count(const struct rules_engine *e);
+const struct rule_info *rules_rule(const struct rules_engine *e, size_t i);
+size_t rules_profile_count(const struct rules_engine *e);
+const struct rules_profile_info *rules_profile(const struct rules_engine *e, size_t i);
+/* Parameter i of profile p: name and value as text (sets as "{3,4}"). */
+void rules_profile_param(const struct rules_engine *e, size_t p, size_t i, const char **name,
+			 const char **value);
+
+/* Does any rule use rate/increase/delta (so `check` takes a second sample)? */
+bool rules_need_history(const struct rules_engine *e);
+/* Evaluations so far. */
+uint64_t rules_evaluations(const struct rules_engine *e);
+
+/*
+ * Status of the last evaluation: CRITICAL if a critical rule fails, else
+ * WARNING if a warning rule fails, else UNKNOWN if a critical or warning
+ * rule is unknown or a profile's requirements are not met, else OK.  Info
+ * rules never change the status.
+ */
+enum rules_status rules_status(const struct rules_engine *e);
+
+/*
+ * Carry results and counter history from an old engine into a freshly
+ * loaded one (SIGHUP reload): every (rule, object) whose rule fingerprint
+ * is unchanged keeps its samples and outcome.  Call before new_e's first
+ * evaluation; old_e can be freed right after.
+ */
+void rules_adopt_history(struct rules_engine *new_e, struct rules_engine *old_e);
+
+const char *rule_outcome_name(enum rule_outcome o);
+const char *rule_severity_name(enum rule_severity s);
+const char *rules_status_name(enum rules_status s);
+
+/* The kernel's RoCE MTU for a netdev MTU, in bytes (iboe_get_mtu); 0 if below 256. */
+int rules_ib_mtu_for(int64_t netdev_mtu);
+
+#endif

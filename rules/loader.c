@@ -1,0 +1,1069 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Profile files: YAML read with libyaml's document loader, validated key by
+ * key, expressions parsed and type-checked against the field table.  Every
+ * error carries file:line:col.  libyaml marks are 0-based and count
+ * characters; an error inside an `expr`, `when` or `summary` string is
+ * placed by walking the scalar's source text alongside its parsed value
+ * (quotes, escapes, block-scalar indentation and folded line breaks are
+ * skipped), so the column points at the offending character in the file.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <yaml.h>
+
+#include "rules_int.h"
+#include "../src/util.h"
+
+#ifndef ROCEWATCH_SRC_PROFILE_DIR
+#define ROCEWATCH_SRC_PROFILE_DIR ""
+#endif
+#ifndef ROCEWATCH_DATA_PROFILE_DIR
+#define ROCEWATCH_DATA_PROFILE_DIR "/usr/local/share/rocewatch/profiles"
+#endif
+
+/* ---- spec ---- */
+
+int rules_spec_add_profile(struct rules_spec *s, const char *name_or_file)
+{
+	char **np = realloc(s->profiles, (s->n_profiles + 1) * sizeof(*np));
+
+	if (!np)
+		return -ENOMEM;
+	s->profiles = np;
+	np[s->n_profiles] = strdup(name_or_file);
+	if (!np[s->n_profiles])
+		return -ENOMEM;
+	s->n_profiles++;
+	return 0;
+}
+
+int rules_spec_add_param(struct rules_spec *s, const char *kv)
+{
+	const char *eq = strchr(kv, '=');
+	struct rules_param_override *np;
+
+	if (!eq || eq == kv)
+		return -EINVAL;
+	np = realloc(s->params, (s->n_params + 1) * sizeof(*np));
+	if (!np)
+		return -ENOMEM;
+	s->params = np;
+	np[s->n_params].key = strndup(kv, (size_t)(eq - kv));
+	np[s->n_params].value = strdup(eq + 1);
+	if (!np[s->n_params].key || !np[s->n_params].value) {
+		free(np[s->n_params].key);
+		free(np[s->n_params].value);
+		return -ENOMEM;
+	}
+	s->n_params++;
+	return 0;
+}
+
+void rules_spec_free(struct rules_spec *s)
+{
+	for (size_t i = 0; i < s->n_profiles; i++)
+		free(s->profiles[i]);
+	for (size_t i = 0; i < s->n_params; i++) {
+		free(s->params[i].key);
+		free(s->params[i].value);
+	}
+	free(s->profiles);
+	free(s->params);
+	memset(s, 0, sizeof(*s));
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t l = strlen(s), ls = strlen(suffix);
+
+	return l >= ls && !strcmp(s + l - ls, suffix);
+}
+
+int rules_profile_path(const char *spec, char *out, size_t len, char *searched, size_t slen)
+{
+	const char *dirs[3];
+	int nd = 0;
+	size_t used = 0;
+
+	if (searched && slen)
+		searched[0] = '\0';
+	if (strchr(spec, '/') || ends_with(spec, ".yaml") || ends_with(spec, ".yml")) {
+		if (snprintf(out, len, "%s", spec) >= (int)len)
+			return -ENAMETOOLONG;
+		return access(out, R_OK) ? -errno : 0;
+	}
+	if (getenv("ROCEWATCH_PROFILE_DIR") && *getenv("ROCEWATCH_PROFILE_DIR"))
+		dirs[nd++] = getenv("ROCEWATCH_PROFILE_DIR");
+	if (*ROCEWATCH_SRC_PROFILE_DIR)
+		dirs[nd++] = ROCEWATCH_SRC_PROFILE_DIR;
+	dirs[nd++] = ROCEWATCH_DATA_PROFILE_DIR;
+	for (int i = 0; i < nd; i++) {
+		if (snprintf(out, len, "%s/%s.yaml", dirs[i], spec) < (int)len &&
+		    !access(out, R_OK))
+			return 0;
+		if (searched && used < slen)
+			used += (size_t)snprintf(searched + used, slen - used, "%s%s",
+						 i ? ", " : "", dirs[i]);
+	}
+	return -ENOENT;
+}
+
+/* ---- diagnostics ---- */
+
+void rules_diags_free(struct rules_diags *dg)
+{
+	for (size_t i = 0; i < dg->n; i++)
+		free(dg->d[i].file);
+	free(dg->d);
+	memset(dg, 0, sizeof(*dg));
+}
+
+void rules_diag_format(const struct rules_diag *d, char *buf, size_t len)
+{
+	const char *kind = d->warning ? "warning" : "error";
+
+	if (d->file && d->line)
+		snprintf(buf, len, "%s:%d:%d: %s: %s", d->file, d->line, d->col, kind, d->msg);
+	else if (d->file)
+		snprintf(buf, len, "%s: %s: %s", d->file, kind, d->msg);
+	else
+		snprintf(buf, len, "%s: %s", kind, d->msg);
+}
+
+static void vdiag(struct rules_diags *dg, const char *file, int line, int col, bool warning,
+		  const char *fmt, va_list ap)
+{
+	struct rules_diag *d;
+
+	if (dg->n == dg->cap) {
+		size_t nc = dg->cap ? dg->cap * 2 : 8;
+		struct rules_diag *nd = realloc(dg->d, nc * sizeof(*nd));
+
+		if (!nd) {
+			/* still count it, so the load fails */
+			dg->n_errors += !warning;
+			return;
+		}
+		dg->d = nd;
+		dg->cap = nc;
+	}
+	d = &dg->d[dg->n++];
+	memset(d, 0, sizeof(*d));
+	d->file = file ? strdup(file) : NULL;
+	d->line = line;
+	d->col = col;
+	d->warning = warning;
+	vsnprintf(d->msg, sizeof(d->msg), fmt, ap);
+	if (!warning)
+		dg->n_errors++;
+}
+
+static void diag_at(struct rules_diags *dg, const char *file, int line, int col, bool warning,
+		    const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static void diag_at(struct rules_diags *dg, const char *file, int line, int col, bool warning,
+		    const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vdiag(dg, file, line, col, warning, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- the loader ---- */
+
+struct loader {
+	struct rules_engine *e;
+	struct rules_diags *dg;
+	const struct rules_spec *spec;
+	bool *param_used; /* per spec->params */
+	const char *file;
+	const char *text;
+	size_t len;
+	size_t *lines; /* byte offset of each line start */
+	size_t n_lines;
+	yaml_document_t doc;
+};
+
+static void lerr(struct loader *ld, const yaml_node_t *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void lerr(struct loader *ld, const yaml_node_t *n, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vdiag(ld->dg, ld->file, n ? (int)n->start_mark.line + 1 : 0,
+	      n ? (int)n->start_mark.column + 1 : 0, false, fmt, ap);
+	va_end(ap);
+}
+
+static void lwarn(struct loader *ld, const yaml_node_t *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void lwarn(struct loader *ld, const yaml_node_t *n, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vdiag(ld->dg, ld->file, n ? (int)n->start_mark.line + 1 : 0,
+	      n ? (int)n->start_mark.column + 1 : 0, true, fmt, ap);
+	va_end(ap);
+}
+
+static int index_lines(struct loader *ld)
+{
+	size_t n = 1;
+
+	for (size_t i = 0; i < ld->len; i++)
+		n += ld->text[i] == '\n';
+	ld->lines = malloc(n * sizeof(*ld->lines));
+	if (!ld->lines)
+		return -ENOMEM;
+	ld->lines[0] = 0;
+	ld->n_lines = 1;
+	for (size_t i = 0; i < ld->len; i++)
+		if (ld->text[i] == '\n')
+			ld->lines[ld->n_lines++] = i + 1;
+	return 0;
+}
+
+/* Byte offset of a libyaml mark (line and character column, 0-based). */
+static size_t mark_byte(const struct loader *ld, const yaml_mark_t *m)
+{
+	size_t b;
+
+	if (m->line >= ld->n_lines)
+		return ld->len;
+	b = ld->lines[m->line];
+	for (size_t c = 0; c < m->column && b < ld->len && ld->text[b] != '\n'; c++) {
+		b++;
+		while (b < ld->len && ((unsigned char)ld->text[b] & 0xc0) == 0x80)
+			b++;
+	}
+	return b;
+}
+
+static void byte_to_pos(const struct loader *ld, size_t b, int *line, int *col)
+{
+	size_t lo = 0, hi = ld->n_lines;
+	int c = 1;
+
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+
+		if (ld->lines[mid] <= b)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	for (size_t i = ld->lines[lo]; i < b && i < ld->len; i++)
+		if (((unsigned char)ld->text[i] & 0xc0) != 0x80)
+			c++;
+	*line = (int)lo + 1;
+	*col = c;
+}
+
+/*
+ * Where in the file is byte `off` of a scalar's value?  Walk the source from
+ * the scalar's start mark, matching the value's characters in order and
+ * skipping what the YAML syntax adds (quotes, escape backslashes,
+ * indentation); a folded line break matches the space it became.  Exact for
+ * plain, quoted and literal block scalars; for escapes such as "\n" it is
+ * the best effort the mapping allows.
+ */
+static void scalar_pos(const struct loader *ld, const yaml_node_t *n, int off, int *line, int *col)
+{
+	const char *v = (const char *)n->data.scalar.value;
+	int vlen = (int)n->data.scalar.length;
+	size_t sp = mark_byte(ld, &n->start_mark), end = mark_byte(ld, &n->end_mark);
+
+	if (off > vlen)
+		off = vlen;
+	for (int i = 0; i <= off && i < vlen; i++) {
+		while (sp < end && ld->text[sp] != v[i] && !(v[i] == ' ' && ld->text[sp] == '\n'))
+			sp++;
+		if (i == off || sp >= end)
+			break;
+		sp++;
+	}
+	byte_to_pos(ld, sp, line, col);
+}
+
+static void lerr_in(struct loader *ld, const yaml_node_t *n, int off, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void lerr_in(struct loader *ld, const yaml_node_t *n, int off, const char *fmt, ...)
+{
+	int line, col;
+	va_list ap;
+
+	scalar_pos(ld, n, off, &line, &col);
+	va_start(ap, fmt);
+	vdiag(ld->dg, ld->file, line, col, false, fmt, ap);
+	va_end(ap);
+}
+
+static yaml_node_t *ynode(struct loader *ld, int id)
+{
+	return yaml_document_get_node(&ld->doc, id);
+}
+
+static const char *scalar(const yaml_node_t *n)
+{
+	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+static const char *want_scalar(struct loader *ld, const yaml_node_t *n, const char *what)
+{
+	const char *s = scalar(n);
+
+	if (!s)
+		lerr(ld, n, "%s must be a single value (a string), not a %s", what,
+		     n && n->type == YAML_SEQUENCE_NODE ? "list" : "mapping");
+	return s;
+}
+
+static bool valid_name(const char *s, bool allow_dash)
+{
+	if (!*s || !(islower((unsigned char)*s) || (allow_dash && isdigit((unsigned char)*s))))
+		return false;
+	for (const char *p = s; *p; p++)
+		if (!(islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '_' ||
+		      (allow_dash && (*p == '-' || *p == '.'))))
+			return false;
+	return true;
+}
+
+/* ---- parameters ---- */
+
+static void param_text(struct loader *ld, struct rparam *pm)
+{
+	char buf[256];
+	struct tbuf tb = { buf, 0, sizeof(buf) };
+
+	buf[0] = '\0';
+	rx_format_val(&tb, &pm->v, pm->type);
+	pm->text = arena_strdup(&ld->e->arena, buf);
+}
+
+static bool parse_number(const char *s, double *out)
+{
+	char *end;
+	uint64_t sz;
+
+	if (!*s)
+		return false;
+	errno = 0;
+	*out = strtod(s, &end);
+	if (!errno && end != s && !*end && isfinite(*out) && !isspace((unsigned char)*s))
+		return true;
+	/* byte sizes for limits such as memlock: 64KiB, 1GiB, 512MB */
+	if (ends_with(s, "B") && !parse_size(s, &sz)) {
+		*out = (double)sz;
+		return true;
+	}
+	return false;
+}
+
+static bool parse_set_text(const char *s, uint64_t *out)
+{
+	char buf[256], *p, *tok, *save = NULL;
+	size_t l;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	l = strlen(s);
+	if (l >= sizeof(buf))
+		return false;
+	memcpy(buf, s, l + 1);
+	p = buf;
+	if (*p == '{') {
+		if (l < 2 || buf[l - 1] != '}')
+			return false;
+		buf[l - 1] = '\0';
+		p++;
+	}
+	*out = 0;
+	for (tok = strtok_r(p, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+
+		while (isspace((unsigned char)*tok))
+			tok++;
+		rstrip(tok);
+		if (!*tok)
+			continue;
+		if (parse_u64(tok, &v) || v >= RW_DSCP_COUNT)
+			return false;
+		*out |= 1ULL << v;
+	}
+	return true;
+}
+
+/* A value from --param, typed by the parameter's declaration. */
+static int param_override(struct loader *ld, struct rparam *pm, const char *value)
+{
+	double d;
+	uint64_t set;
+	const char *want = NULL;
+
+	switch (pm->type) {
+	case RT_NUM:
+		if (parse_number(value, &d))
+			pm->v.v.n = d;
+		else
+			want = "a number";
+		break;
+	case RT_BOOL:
+		if (!strcmp(value, "true") || !strcmp(value, "false"))
+			pm->v.v.b = !strcmp(value, "true");
+		else
+			want = "true or false";
+		break;
+	case RT_SET:
+		if (parse_set_text(value, &set))
+			pm->v.v.set = set;
+		else
+			want = "a set of integers 0-63 such as 3 or 3,4";
+		break;
+	default:
+		pm->v.v.s = arena_strdup(&ld->e->arena, value);
+		break;
+	}
+	if (want) {
+		diag_at(ld->dg, NULL, 0, 0, false,
+			"--param %s=%s: profile %s declares %s as %s; expected %s", pm->name, value,
+			ld->file, pm->name, rx_type_name(pm->type), want);
+		return -EINVAL;
+	}
+	pm->used_override = true;
+	return 0;
+}
+
+static int load_params(struct loader *ld, const yaml_node_t *map, struct rprofile *pf)
+{
+	size_t n;
+	yaml_node_pair_t *pair;
+	int bad = 0;
+
+	if (map->type != YAML_MAPPING_NODE) {
+		lerr(ld, map, "params must be a mapping of name: value");
+		return -EINVAL;
+	}
+	n = (size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
+	pf->params = arena_alloc(&ld->e->arena, (n ? n : 1) * sizeof(*pf->params));
+	if (!pf->params)
+		return -ENOMEM;
+	for (pair = map->data.mapping.pairs.start; pair < map->data.mapping.pairs.top; pair++) {
+		yaml_node_t *k = ynode(ld, pair->key), *v = ynode(ld, pair->value);
+		const char *name = scalar(k);
+		struct rparam *pm = &pf->params[pf->info.n_params];
+
+		if (!name || !valid_name(name, false)) {
+			lerr(ld, k, "parameter names are lower-case identifiers (a-z, 0-9, _)");
+			bad = -EINVAL;
+			continue;
+		}
+		for (size_t i = 0; i < pf->info.n_params; i++)
+			if (!strcmp(pf->params[i].name, name)) {
+				lerr(ld, k, "duplicate parameter '%s'", name);
+				bad = -EINVAL;
+				goto next;
+			}
+		pm->name = arena_strdup(&ld->e->arena, name);
+		pm->v.st = V_OK;
+		if (v->type == YAML_SEQUENCE_NODE) {
+			pm->type = RT_SET;
+			for (yaml_node_item_t *it = v->data.sequence.items.start;
+			     it < v->data.sequence.items.top; it++) {
+				yaml_node_t *e = ynode(ld, *it);
+				uint64_t x;
+
+				if (!scalar(e) || parse_u64(scalar(e), &x) || x >= RW_DSCP_COUNT) {
+					lerr(ld, e,
+					     "parameter '%s': set elements are integers 0-63",
+					     name);
+					bad = -EINVAL;
+					goto next;
+				}
+				pm->v.v.set |= 1ULL << x;
+			}
+		} else if (v->type == YAML_SCALAR_NODE) {
+			const char *s = scalar(v);
+			bool plain = v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+			double d;
+
+			if (plain && (!strcmp(s, "true") || !strcmp(s, "false"))) {
+				pm->type = RT_BOOL;
+				pm->v.v.b = !strcmp(s, "true");
+			} else if (plain && parse_number(s, &d)) {
+				pm->type = RT_NUM;
+				pm->v.v.n = d;
+			} else {
+				pm->type = RT_STR;
+				pm->v.v.s = arena_strdup(&ld->e->arena, s);
+			}
+		} else {
+			lerr(ld, v,
+			     "parameter '%s' must be a number, a string, true/false or a list",
+			     name);
+			bad = -EINVAL;
+			continue;
+		}
+		for (size_t i = 0; i < ld->spec->n_params; i++) {
+			if (strcmp(ld->spec->params[i].key, name))
+				continue;
+			ld->param_used[i] = true;
+			if (param_override(ld, pm, ld->spec->params[i].value))
+				bad = -EINVAL;
+		}
+		param_text(ld, pm);
+		pf->info.n_params++;
+	next:;
+	}
+	return bad;
+}
+
+/* ---- rules ---- */
+
+static const char *const rule_keys[] = { "name",     "scope", "when",	 "expr",
+					 "severity", "for",   "summary", "doc" };
+enum {
+	RK_NAME,
+	RK_SCOPE,
+	RK_WHEN,
+	RK_EXPR,
+	RK_SEVERITY,
+	RK_FOR,
+	RK_SUMMARY,
+	RK_DOC,
+	RK__N
+};
+
+static struct expr *parse_expr_node(struct loader *ld, struct parse_ctx *pc, const yaml_node_t *n,
+				    const char *key, const char **src_out)
+{
+	const char *s = want_scalar(ld, n, key);
+	char *src;
+	struct expr *e;
+
+	if (!s)
+		return NULL;
+	src = arena_strndup(&ld->e->arena, s, n->data.scalar.length);
+	if (!src)
+		return NULL;
+	*src_out = src;
+	e = rx_parse(pc, src, (int)n->data.scalar.length);
+	if (!e) {
+		lerr_in(ld, n, pc->err_off < 0 ? 0 : pc->err_off, "%s: %s", key, pc->err);
+		return NULL;
+	}
+	if (e->type != RT_BOOL) {
+		lerr_in(ld, n, e->off, "%s must be a boolean (a comparison or a test), not %s", key,
+			rx_type_name(e->type));
+		return NULL;
+	}
+	return e;
+}
+
+static int parse_for(const char *s, int64_t *ns)
+{
+	if (!strcmp(s, "0"))
+		return *ns = 0, 0;
+	return parse_duration(s, ns);
+}
+
+static int load_rule(struct loader *ld, const yaml_node_t *map, struct rprofile *pf, size_t pidx)
+{
+	const yaml_node_t *kv[RK__N] = { 0 }, *kn[RK__N] = { 0 };
+	struct rules_engine *e = ld->e;
+	struct parse_ctx pc = { .arena = &e->arena };
+	struct rrule r = { 0 };
+	const char *s, *name;
+	uint64_t h;
+	int bad = 0;
+
+	if (map->type != YAML_MAPPING_NODE) {
+		lerr(ld, map, "each rule is a mapping with name, scope, expr and severity");
+		return -EINVAL;
+	}
+	for (yaml_node_pair_t *pair = map->data.mapping.pairs.start;
+	     pair < map->data.mapping.pairs.top; pair++) {
+		yaml_node_t *k = ynode(ld, pair->key);
+		const char *key = scalar(k);
+		int i;
+
+		for (i = 0; key && i < RK__N; i++)
+			if (!strcmp(key, rule_keys[i]))
+				break;
+		if (!key || i == RK__N) {
+			lerr(ld, k,
+			     "unknown rule key '%s' (keys: name, scope, when, expr, severity, for, "
+			     "summary, doc)",
+			     key ? key : "?");
+			bad = -EINVAL;
+			continue;
+		}
+		if (kv[i]) {
+			lerr(ld, k, "duplicate key '%s' (first at line %d)", key,
+			     (int)kn[i]->start_mark.line + 1);
+			bad = -EINVAL;
+			continue;
+		}
+		kv[i] = ynode(ld, pair->value);
+		kn[i] = k;
+	}
+	if (!kv[RK_NAME]) {
+		lerr(ld, map, "rule has no name");
+		return -EINVAL;
+	}
+	name = want_scalar(ld, kv[RK_NAME], "name");
+	if (!name)
+		return -EINVAL;
+	if (!valid_name(name, false)) {
+		lerr(ld, kv[RK_NAME],
+		     "rule name '%s': use lower-case letters, digits and _ (start with a letter)",
+		     name);
+		return -EINVAL;
+	}
+	for (size_t i = pf->info.n_rules ? e->n_rules - pf->info.n_rules : e->n_rules;
+	     i < e->n_rules; i++)
+		if (!strcmp(e->rules[i].info.name, name)) {
+			lerr(ld, kv[RK_NAME], "duplicate rule name '%s' (first at line %d)", name,
+			     e->rules[i].info.line);
+			return -EINVAL;
+		}
+	r.info.name = arena_strdup(&e->arena, name);
+	r.info.line = (int)map->start_mark.line + 1;
+	r.profile = pidx;
+	for (int i = 0; i < RK__N; i++)
+		if (!kv[i] && (i == RK_SCOPE || i == RK_EXPR || i == RK_SEVERITY)) {
+			lerr(ld, map, "rule '%s' has no %s", name, rule_keys[i]);
+			bad = -EINVAL;
+		}
+	if (bad)
+		return bad;
+
+	s = want_scalar(ld, kv[RK_SCOPE], "scope");
+	if (!s)
+		return -EINVAL;
+	if (!strcmp(s, "node"))
+		r.info.scope = OBJ_NODE;
+	else if (!strcmp(s, "netdev"))
+		r.info.scope = OBJ_NETDEV;
+	else if (!strcmp(s, "rdma_port"))
+		r.info.scope = OBJ_RDMA_PORT;
+	else {
+		lerr(ld, kv[RK_SCOPE], "scope must be node, netdev or rdma_port, not '%s'", s);
+		return -EINVAL;
+	}
+	s = want_scalar(ld, kv[RK_SEVERITY], "severity");
+	if (!s)
+		return -EINVAL;
+	if (!strcmp(s, "critical"))
+		r.info.severity = SEV_CRITICAL;
+	else if (!strcmp(s, "warning"))
+		r.info.severity = SEV_WARNING;
+	else if (!strcmp(s, "info"))
+		r.info.severity = SEV_INFO;
+	else {
+		lerr(ld, kv[RK_SEVERITY], "severity must be critical, warning or info, not '%s'",
+		     s);
+		return -EINVAL;
+	}
+	if (kv[RK_FOR]) {
+		s = want_scalar(ld, kv[RK_FOR], "for");
+		if (!s)
+			return -EINVAL;
+		if (parse_for(s, &r.info.for_ns)) {
+			lerr(ld, kv[RK_FOR], "for: '%s' is not a duration (30s, 5m, 1h)", s);
+			return -EINVAL;
+		}
+	}
+	if (kv[RK_DOC]) {
+		s = want_scalar(ld, kv[RK_DOC], "doc");
+		if (!s)
+			return -EINVAL;
+		r.info.doc = arena_strdup(&e->arena, s);
+	} else {
+		r.info.doc = "";
+		lwarn(ld, map, "rule '%s' has no doc: say what a failure means and how to fix it",
+		      name);
+	}
+
+	pc.scope = r.info.scope;
+	pc.params = pf->params;
+	pc.n_params = pf->info.n_params;
+	pc.param_hash = RX_FNV_INIT;
+	if (kv[RK_WHEN]) {
+		r.when = parse_expr_node(ld, &pc, kv[RK_WHEN], "when", &r.info.when_src);
+		if (!r.when)
+			bad = -EINVAL;
+	}
+	r.expr = parse_expr_node(ld, &pc, kv[RK_EXPR], "expr", &r.info.expr_src);
+	if (!r.expr)
+		bad = -EINVAL;
+	if (kv[RK_SUMMARY]) {
+		s = want_scalar(ld, kv[RK_SUMMARY], "summary");
+		if (!s)
+			return -EINVAL;
+		r.info.summary_src =
+		    arena_strndup(&e->arena, s, kv[RK_SUMMARY]->data.scalar.length);
+		if (!r.info.summary_src)
+			return -ENOMEM;
+		if (rx_parse_template(&pc, r.info.summary_src,
+				      (int)kv[RK_SUMMARY]->data.scalar.length, &r.summary)) {
+			lerr_in(ld, kv[RK_SUMMARY], pc.err_off < 0 ? 0 : pc.err_off, "summary: %s",
+				pc.err);
+			bad = -EINVAL;
+		}
+	}
+	if (bad)
+		return bad;
+	r.rings = pc.rings;
+	r.n_rings = pc.n_rings;
+	r.n_caches = pc.n_caches;
+
+	h = rx_fnv1a(RX_FNV_INIT, pf->info.name, strlen(pf->info.name) + 1);
+	h = rx_fnv1a(h, r.info.name, strlen(r.info.name) + 1);
+	h = rx_fnv1a(h, &r.info.scope, sizeof(r.info.scope));
+	h = rx_fnv1a(h, &r.info.severity, sizeof(r.info.severity));
+	h = rx_fnv1a(h, &r.info.for_ns, sizeof(r.info.for_ns));
+	if (r.info.when_src)
+		h = rx_fnv1a(h, r.info.when_src, strlen(r.info.when_src) + 1);
+	h = rx_fnv1a(h, r.info.expr_src, strlen(r.info.expr_src) + 1);
+	if (r.info.summary_src)
+		h = rx_fnv1a(h, r.info.summary_src, strlen(r.info.summary_src) + 1);
+	r.info.fingerprint = rx_fnv1a(h, &pc.param_hash, sizeof(pc.param_hash));
+	r.info.file = ld->file;
+
+	{
+		struct rrule *nr = realloc(e->rules, (e->n_rules + 1) * sizeof(*nr));
+
+		if (!nr)
+			return -ENOMEM;
+		e->rules = nr;
+		e->rules[e->n_rules++] = r;
+	}
+	pf->info.n_rules++;
+	return 0;
+}
+
+static int load_requires(struct loader *ld, const yaml_node_t *n, struct rprofile *pf)
+{
+	const yaml_node_item_t *it, *end;
+	yaml_node_item_t single;
+
+	if (n->type == YAML_SCALAR_NODE) {
+		single = 0;
+		it = &single;
+		end = it + 1;
+	} else if (n->type == YAML_SEQUENCE_NODE) {
+		it = n->data.sequence.items.start;
+		end = n->data.sequence.items.top;
+	} else {
+		lerr(ld, n, "requires must be a list of object kinds (node, netdev, rdma_port)");
+		return -EINVAL;
+	}
+	for (; it < end; it++) {
+		const yaml_node_t *k = n->type == YAML_SCALAR_NODE ? n : ynode(ld, *it);
+		const char *s = scalar(k);
+		int kind;
+
+		for (kind = 0; s && kind < OBJ__COUNT; kind++)
+			if (!strcmp(s, obj_kind_name((enum obj_kind)kind)))
+				break;
+		if (!s || kind == OBJ__COUNT) {
+			lerr(ld, k, "requires: '%s' is not node, netdev or rdma_port", s ? s : "?");
+			return -EINVAL;
+		}
+		pf->info.requires[kind] = true;
+	}
+	return 0;
+}
+
+static const char *const top_keys[] = { "profile", "description", "params", "requires", "rules" };
+enum {
+	TK_PROFILE,
+	TK_DESCRIPTION,
+	TK_PARAMS,
+	TK_REQUIRES,
+	TK_RULES,
+	TK__N
+};
+
+static int load_document(struct loader *ld)
+{
+	yaml_node_t *root = yaml_document_get_root_node(&ld->doc), *v[TK__N] = { 0 },
+		    *kn[TK__N] = { 0 };
+	struct rules_engine *e = ld->e;
+	struct rprofile pf = { 0 };
+	size_t pidx = e->n_profiles;
+	const char *s;
+	int bad = 0;
+
+	if (!root) {
+		diag_at(ld->dg, ld->file, 0, 0, false,
+			"empty file: a profile needs profile: and rules:");
+		return -EINVAL;
+	}
+	if (root->type != YAML_MAPPING_NODE) {
+		lerr(
+		    ld, root,
+		    "a profile is a mapping with profile, description, params, requires and rules");
+		return -EINVAL;
+	}
+	for (yaml_node_pair_t *pair = root->data.mapping.pairs.start;
+	     pair < root->data.mapping.pairs.top; pair++) {
+		yaml_node_t *k = ynode(ld, pair->key);
+		const char *key = scalar(k);
+		int i;
+
+		for (i = 0; key && i < TK__N; i++)
+			if (!strcmp(key, top_keys[i]))
+				break;
+		if (!key || i == TK__N) {
+			lerr(ld, k,
+			     "unknown key '%s' (keys: profile, description, params, requires, "
+			     "rules)",
+			     key ? key : "?");
+			bad = -EINVAL;
+			continue;
+		}
+		if (v[i]) {
+			lerr(ld, k, "duplicate key '%s' (first at line %d)", key,
+			     (int)kn[i]->start_mark.line + 1);
+			bad = -EINVAL;
+			continue;
+		}
+		v[i] = ynode(ld, pair->value);
+		kn[i] = k;
+	}
+	if (!v[TK_PROFILE]) {
+		lerr(ld, root, "missing 'profile: NAME'");
+		return -EINVAL;
+	}
+	s = want_scalar(ld, v[TK_PROFILE], "profile");
+	if (!s)
+		return -EINVAL;
+	if (!valid_name(s, true)) {
+		lerr(ld, v[TK_PROFILE],
+		     "profile name '%s': use lower-case letters, digits, '-', '_' and '.'", s);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < e->n_profiles; i++)
+		if (!strcmp(e->profiles[i].info.name, s)) {
+			lerr(ld, v[TK_PROFILE], "profile '%s' is already loaded from %s", s,
+			     e->profiles[i].info.file);
+			return -EINVAL;
+		}
+	pf.info.name = arena_strdup(&e->arena, s);
+	pf.info.file = ld->file;
+	pf.info.description = "";
+	if (v[TK_DESCRIPTION]) {
+		s = want_scalar(ld, v[TK_DESCRIPTION], "description");
+		if (!s)
+			return -EINVAL;
+		pf.info.description = arena_strdup(&e->arena, s);
+	}
+	if (v[TK_PARAMS] && load_params(ld, v[TK_PARAMS], &pf))
+		bad = -EINVAL;
+	if (v[TK_REQUIRES] && load_requires(ld, v[TK_REQUIRES], &pf))
+		bad = -EINVAL;
+	if (!v[TK_RULES]) {
+		lerr(ld, root, "missing 'rules:' (a list of rules)");
+		return -EINVAL;
+	}
+	if (v[TK_RULES]->type != YAML_SEQUENCE_NODE) {
+		lerr(ld, v[TK_RULES], "rules must be a list (each item starts with '- name:')");
+		return -EINVAL;
+	}
+	{
+		struct rprofile *np = realloc(e->profiles, (e->n_profiles + 1) * sizeof(*np));
+
+		if (!np)
+			return -ENOMEM;
+		e->profiles = np;
+		e->profiles[e->n_profiles++] = pf;
+	}
+	for (yaml_node_item_t *it = v[TK_RULES]->data.sequence.items.start;
+	     it < v[TK_RULES]->data.sequence.items.top; it++) {
+		/* keep going after a bad rule: report every error in one run */
+		int r = load_rule(ld, ynode(ld, *it), &e->profiles[pidx], pidx);
+
+		if (r == -ENOMEM)
+			return r;
+		if (r)
+			bad = r;
+	}
+	if (!e->profiles[pidx].info.n_rules && !bad)
+		lwarn(ld, v[TK_RULES], "profile '%s' has no rules", pf.info.name);
+	return bad;
+}
+
+static int load_text(struct loader *ld, const char *file, const char *text, size_t len)
+{
+	yaml_parser_t parser;
+	yaml_document_t extra;
+	int r;
+
+	ld->file = arena_strdup(&ld->e->arena, file);
+	ld->text = text;
+	ld->len = len;
+	if (!ld->file || index_lines(ld))
+		return -ENOMEM;
+	if (!yaml_parser_initialize(&parser)) {
+		free(ld->lines);
+		return -ENOMEM;
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	if (!yaml_parser_load(&parser, &ld->doc)) {
+		const yaml_mark_t *m = &parser.problem_mark;
+
+		if (parser.context)
+			diag_at(ld->dg, ld->file, (int)m->line + 1, (int)m->column + 1, false,
+				"YAML: %s %s (line %d)",
+				parser.problem ? parser.problem : "syntax error", parser.context,
+				(int)parser.context_mark.line + 1);
+		else
+			diag_at(ld->dg, ld->file, (int)m->line + 1, (int)m->column + 1, false,
+				"YAML: %s", parser.problem ? parser.problem : "syntax error");
+		yaml_parser_delete(&parser);
+		free(ld->lines);
+		return -EINVAL;
+	}
+	r = load_document(ld);
+	if (!r) {
+		if (!yaml_parser_load(&parser, &extra)) {
+			diag_at(ld->dg, ld->file, (int)parser.problem_mark.line + 1,
+				(int)parser.problem_mark.column + 1, false, "YAML: %s",
+				parser.problem ? parser.problem : "syntax error");
+			r = -EINVAL;
+		} else {
+			yaml_node_t *root = yaml_document_get_root_node(&extra);
+
+			if (root) {
+				lerr(ld, root, "only one YAML document per profile file");
+				r = -EINVAL;
+			}
+			yaml_document_delete(&extra);
+		}
+	}
+	yaml_document_delete(&ld->doc);
+	yaml_parser_delete(&parser);
+	free(ld->lines);
+	ld->lines = NULL;
+	return r;
+}
+
+static struct rules_engine *engine_new(void)
+{
+	return calloc(1, sizeof(struct rules_engine));
+}
+
+static int finish(struct rules_engine *e, const struct rules_spec *spec, const bool *used,
+		  struct rules_diags *dg)
+{
+	for (size_t i = 0; spec && i < spec->n_params; i++)
+		if (!used[i])
+			diag_at(dg, NULL, 0, 0, false,
+				"--param %s: no loaded profile declares a parameter '%s'",
+				spec->params[i].key, spec->params[i].key);
+	if (e->arena.oom)
+		diag_at(dg, NULL, 0, 0, false, "out of memory loading rules");
+	for (size_t i = 0; i < e->n_rules; i++) {
+		e->rules[i].info.profile = e->profiles[e->rules[i].profile].info.name;
+		if (e->rules[i].n_rings)
+			e->need_history = true;
+	}
+	return dg->n_errors ? -EINVAL : 0;
+}
+
+int rules_load_buffer(const char *name, const char *text, size_t len, const struct rules_spec *spec,
+		      struct rules_engine **out, struct rules_diags *diags)
+{
+	struct rules_engine *e = engine_new();
+	struct loader ld = { .e = e, .dg = diags, .spec = spec };
+	static const struct rules_spec none;
+	int r;
+
+	*out = NULL;
+	if (!spec)
+		ld.spec = &none;
+	if (!e || !(ld.param_used = calloc(ld.spec->n_params + 1, sizeof(bool)))) {
+		free(e);
+		return -ENOMEM;
+	}
+	r = load_text(&ld, name, text, len);
+	if (r != -ENOMEM)
+		r = finish(e, ld.spec, ld.param_used, diags);
+	free(ld.param_used);
+	if (r) {
+		rules_free(e);
+		return r;
+	}
+	*out = e;
+	return 0;
+}
+
+int rules_load(const struct rules_spec *spec, struct rules_engine **out, struct rules_diags *diags)
+{
+	static const char *const def[] = { RULES_DEFAULT_PROFILE };
+	struct rules_engine *e = engine_new();
+	struct loader ld = { .e = e, .dg = diags, .spec = spec };
+	const char *const *names = spec->n_profiles ? (const char *const *)spec->profiles : def;
+	size_t n = spec->n_profiles ? spec->n_profiles : 1;
+	int r = 0;
+
+	*out = NULL;
+	if (!e || !(ld.param_used = calloc(spec->n_params + 1, sizeof(bool)))) {
+		free(e);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char path[4096], searched[1024];
+		char *text = NULL;
+		size_t len = 0;
+		int lr =
+		    rules_profile_path(names[i], path, sizeof(path), searched, sizeof(searched));
+
+		if (lr) {
+			if (searched[0])
+				diag_at(diags, NULL, 0, 0, false,
+					"profile '%s' not found (looked in %s)", names[i],
+					searched);
+			else
+				diag_at(diags, names[i], 0, 0, false, "cannot read: %s",
+					strerror(-lr));
+			continue;
+		}
+		lr = read_file_all(path, &text, &len);
+		if (lr) {
+			diag_at(diags, path, 0, 0, false, "cannot read: %s", strerror(-lr));
+			continue;
+		}
+		lr = load_text(&ld, path, text, len);
+		free(text);
+		if (lr == -ENOMEM) {
+			r = lr;
+			break;
+		}
+	}
+	if (!r)
+		r = finish(e, spec, ld.param_used, diags);
+	free(ld.param_used);
+	if (r) {
+		rules_free(e);
+		return r;
+	}
+	*out = e;
+	return 0;
+}

@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to rules/: the expression AST, the lexer/parser entry points, the
+ * evaluator and the engine's internal state.  Which file exports what:
+ *   lexer.c   rx_lex_*            tokens of one expression string
+ *   parser.c  rx_parse, rx_parse_template   typed AST (type errors here)
+ *   eval.c    rx_eval, rx_format_val, rx_ring_*   values, functions, history
+ *   loader.c  rules_load*, rules_profile_path, rules_spec_*, diagnostics
+ *   engine.c  rules_evaluate, results, status
+ */
+#ifndef ROCEWATCH_RULES_INT_H
+#define ROCEWATCH_RULES_INT_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine.h"
+
+/* ---- memory: everything parsed lives in one arena, freed with the engine ---- */
+
+struct arena_blk;
+struct arena {
+	struct arena_blk *head;
+	bool oom;
+};
+
+void *arena_alloc(struct arena *a, size_t n); /* zeroed; NULL on OOM (a->oom set) */
+char *arena_strndup(struct arena *a, const char *s, size_t n);
+char *arena_strdup(struct arena *a, const char *s);
+void arena_free(struct arena *a);
+
+/* ---- tokens ---- */
+
+enum tok_kind {
+	TK_EOF,
+	TK_NUM,
+	TK_DUR,
+	TK_STR,
+	TK_IDENT,
+	TK_PARAM, /* $name */
+	TK_TRUE,
+	TK_FALSE,
+	TK_IN,
+	TK_LPAREN,
+	TK_RPAREN,
+	TK_LBRACE,
+	TK_RBRACE,
+	TK_LBRACK,
+	TK_RBRACK,
+	TK_COMMA,
+	TK_DOT,
+	TK_DOTDOT,
+	TK_NOT,
+	TK_AND,
+	TK_OR,
+	TK_EQ,
+	TK_NE,
+	TK_LT,
+	TK_LE,
+	TK_GT,
+	TK_GE,
+	TK_PLUS,
+	TK_MINUS,
+	TK_STAR,
+	TK_SLASH,
+	TK_PERCENT,
+	TK_PIPE,
+	TK_AMP,
+};
+
+struct token {
+	enum tok_kind k;
+	int off, len; /* in the expression source */
+	double num;
+	int64_t dur_ns;
+	char *str; /* TK_STR (unescaped), TK_IDENT, TK_PARAM (name): arena */
+};
+
+struct lexer {
+	const char *src;
+	int len, pos;
+	struct arena *arena;
+	/* first error */
+	int err_off;
+	char err[200];
+};
+
+void rx_lex_init(struct lexer *lx, const char *src, int len, struct arena *a);
+/* Next token; on error returns TK_EOF with lx->err set. */
+struct token rx_lex_next(struct lexer *lx);
+const char *rx_tok_name(enum tok_kind k);
+
+/* ---- types and values ---- */
+
+enum rtype {
+	RT_NUM,
+	RT_BOOL,
+	RT_STR,
+	RT_SET,	    /* priorities (0..7) or DSCPs (0..63), one bit each */
+	RT_ARRAY,   /* per-priority numbers, with a mask of the present ones */
+	RT_DSCPMAP, /* DSCP -> priority, -1 unmapped */
+	RT_GIDS,
+	RT_PAIRS,
+	RT_DUR, /* only as the window of rate/increase/delta */
+	RT_ANY, /* present()/supported() argument */
+};
+
+const char *rx_type_name(enum rtype t);
+
+enum vstate {
+	V_OK,
+	V_ABSENT, /* why = enum absent_reason */
+	V_ERROR,  /* why = enum verr */
+};
+
+enum verr {
+	VE_NONE,
+	VE_NO_LINK,	 /* rdma_port has no netdev */
+	VE_NEED_SAMPLES, /* counter function with one sample */
+	VE_DIV_ZERO,
+	VE_RANGE, /* index out of range (extra = index) */
+	VE_NOMEM,
+};
+
+struct expr;
+
+struct val {
+	uint8_t st;	       /* enum vstate */
+	uint8_t why;	       /* absent_reason or verr */
+	uint8_t mask;	       /* RT_ARRAY: present priorities */
+	int16_t err;	       /* errno behind an absent field */
+	int16_t extra;	       /* index for VE_RANGE / element absence (-1 none) */
+	const struct expr *at; /* node that made it unknown */
+	union {
+		double n;
+		bool b;
+		const char *s;
+		uint64_t set;
+		double a[RW_PRIO_COUNT];
+		const int8_t *dscp;
+		const struct gid_table *gids;
+		const struct pci_pairs *pairs;
+		int64_t dur;
+	} v;
+};
+
+/* ---- AST ---- */
+
+enum node_kind {
+	N_CONST,
+	N_FIELD,
+	N_CSET,
+	N_SETLIT,
+	N_INDEX,
+	N_UNARY,
+	N_BINARY,
+	N_CALL,
+};
+
+enum hop {
+	HOP_SELF,
+	HOP_NETDEV, /* rdma_port -> its netdev */
+	HOP_NODE,
+};
+
+enum func_id {
+	FN_RATE,
+	FN_INCREASE,
+	FN_DELTA,
+	FN_COUNT,
+	FN_MIN,
+	FN_MAX,
+	FN_SUM,
+	FN_ABS,
+	FN_IB_MTU_FOR,
+	FN_TOS_DSCP,
+	FN_GID_COUNT,
+	FN_PRESENT,
+	FN_SUPPORTED,
+	FN_COALESCE,
+	FN__COUNT,
+};
+
+struct expr {
+	enum node_kind kind;
+	enum rtype type;
+	int off, len;	 /* span in src */
+	const char *src; /* the whole expression string */
+	union {
+		struct val c; /* N_CONST */
+		struct {
+			uint8_t hop;
+			int16_t id;
+		} field;
+		struct {
+			uint8_t hop, cset;
+			const char *name;
+			int cache; /* slot cache index */
+		} cs;
+		struct {
+			int n;
+			struct expr **lo, **hi; /* hi[i] NULL: single element */
+		} set;
+		struct {
+			struct expr *base, *idx;
+		} index;
+		struct {
+			enum tok_kind op;
+			struct expr *a;
+		} un;
+		struct {
+			enum tok_kind op;
+			struct expr *a, *b;
+		} bin;
+		struct {
+			enum func_id fn;
+			int n;
+			struct expr **args;
+			int ring; /* history ring index for rate/increase/delta */
+		} call;
+	} u;
+};
+
+/* A parameter as declared by a profile (possibly overridden). */
+struct rparam {
+	char *name;
+	struct val v; /* V_OK constant */
+	enum rtype type;
+	char *text; /* value as text, for listings */
+	bool used_override;
+};
+
+/* Per-rule counts of stateful sites, filled by the parser. */
+struct ring_spec {
+	uint8_t ncomp; /* 1 scalar, 8 per-priority */
+	int64_t window_ns;
+	/* the call's text: the same call in expr and summary shares one history */
+	const char *text;
+	int len;
+};
+
+struct parse_ctx {
+	struct arena *arena;
+	enum obj_kind scope;
+	const struct rparam *params;
+	size_t n_params;
+	/* grown by the parser as it meets stateful sites */
+	struct ring_spec *rings;
+	int n_rings, cap_rings;
+	int n_caches;
+	/* param names used (for the fingerprint) */
+	uint64_t param_hash;
+	/* first error: offset in the source and message */
+	int err_off;
+	char err[256];
+};
+
+/* Parse one expression of src[0..len) into a typed AST; NULL on error (pc->err). */
+struct expr *rx_parse(struct parse_ctx *pc, const char *src, int len);
+
+/* A summary template: text with {expr} parts. */
+struct tmpl_part {
+	const char *text; /* literal (NULL for an expression) */
+	int len;
+	struct expr *e;
+};
+
+struct tmpl {
+	int n;
+	struct tmpl_part *parts;
+};
+
+int rx_parse_template(struct parse_ctx *pc, const char *src, int len, struct tmpl *out);
+
+/* ---- evaluation ---- */
+
+struct ring {
+	uint16_t cap, n, first; /* circular, first = oldest */
+	uint8_t ncomp;
+	bool have_prev;
+	uint8_t prev_mask;
+	int64_t window_ns, spacing_ns;
+	double prev_raw[RW_PRIO_COUNT];
+	double total[RW_PRIO_COUNT];
+	int64_t *t;
+	uint8_t *mask;
+	double *acc; /* cap * ncomp: running totals (rate/increase) or raw values (delta) */
+};
+
+#define RING_CAP 128
+
+int rx_ring_init(struct ring *r, const struct ring_spec *spec);
+void rx_ring_free(struct ring *r);
+void rx_ring_move(struct ring *dst, struct ring *src);
+
+struct slot_state {
+	struct ring *rings;
+	int32_t *cache;
+};
+
+struct ectx {
+	const struct node_model *m;
+	const struct object *obj;
+	struct slot_state *st;
+	int64_t t;
+};
+
+struct val rx_eval(const struct expr *e, struct ectx *cx);
+
+/* Bounded text writer (no allocation). */
+struct tbuf {
+	char *buf;
+	size_t len, cap;
+};
+
+void tb_puts(struct tbuf *tb, const char *s);
+void tb_putn(struct tbuf *tb, const char *s, size_t n);
+void tb_printf(struct tbuf *tb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void rx_format_val(struct tbuf *tb, const struct val *v, enum rtype t);
+/* Why a value is unknown: "pfc.enabled absent: unsupported". */
+void rx_format_unknown(struct tbuf *tb, const struct val *v);
+
+/* ---- the engine ---- */
+
+struct rrule {
+	struct rule_info info;
+	struct expr *when, *expr;
+	struct tmpl summary;
+	struct ring_spec *rings;
+	int n_rings, n_caches;
+	size_t profile;
+	size_t res_off, res_n; /* its run in the results array */
+};
+
+struct rprofile {
+	struct rules_profile_info info;
+	struct rparam *params;
+};
+
+struct objid {
+	char name[RW_NAME_MAX];
+	uint32_t port;
+};
+
+struct rules_engine {
+	struct arena arena;
+	struct rprofile *profiles;
+	size_t n_profiles;
+	struct rrule *rules;
+	size_t n_rules;
+	bool need_history;
+
+	/* results: rule-major runs, objects in model order */
+	struct rule_result *res;
+	struct slot_state *st;
+	size_t n_res;
+	struct objid *ids[OBJ__COUNT];
+	size_t n_ids[OBJ__COUNT];
+	bool synced;
+	uint64_t evaluations;
+};
+
+void rx_slot_free(const struct rrule *r, struct slot_state *st);
+
+uint64_t rx_fnv1a(uint64_t h, const void *p, size_t n);
+#define RX_FNV_INIT 0xcbf29ce484222325ULL
+
+#endif

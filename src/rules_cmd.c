@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: MIT
+/* rocewatch rules lint|list: check rule files, show what a profile checks. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "../rules/engine.h"
+#include "cli.h"
+#include "commands.h"
+#include "util.h"
+
+enum {
+	OPT_PROFILE = 1,
+	OPT_PARAM,
+	OPT_FORMAT
+};
+
+static const char rules_usage[] =
+    "Usage: rocewatch rules lint [--format text|json] FILE...\n"
+    "       rocewatch rules list [--profile NAME|FILE]... [--param KEY=VALUE]...\n"
+    "                            [--format text|json]\n\n"
+    "lint   parse and type-check rule files; every error is reported as\n"
+    "       FILE:LINE:COL.  Exit 0 if all files are valid, 1 if not, 2 on bad usage.\n"
+    "list   show the rules of the profiles (default " RULES_DEFAULT_PROFILE ") with their\n"
+    "       parameters as given.  Profile names are looked up in $ROCEWATCH_PROFILE_DIR,\n"
+    "       the source tree (uninstalled builds) and the installed profile directory.\n\n"
+    "The rule language is described in docs/rules.md.\n";
+
+static json_t *diags_json(const struct rules_diags *dg)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < dg->n; i++) {
+		const struct rules_diag *d = &dg->d[i];
+
+		json_array_append_new(a, json_pack("{s:s?,s:i,s:i,s:s,s:s}", "file", d->file,
+						   "line", d->line, "column", d->col, "severity",
+						   d->warning ? "warning" : "error", "message",
+						   d->msg));
+	}
+	return a;
+}
+
+static void print_diags(const struct rules_diags *dg)
+{
+	for (size_t i = 0; i < dg->n; i++) {
+		char line[1024];
+
+		rules_diag_format(&dg->d[i], line, sizeof(line));
+		fprintf(stderr, "%s\n", line);
+	}
+}
+
+static int cmd_lint(int argc, char **argv, bool json)
+{
+	json_t *out = json ? json_array() : NULL;
+	int bad = 0;
+
+	if (argc < 1) {
+		fprintf(stderr, "rocewatch rules lint: no FILE given (see --help)\n");
+		json_decref(out);
+		return 2;
+	}
+	for (int i = 0; i < argc; i++) {
+		struct rules_diags dg = { 0 };
+		struct rules_engine *e = NULL;
+		char *text = NULL;
+		size_t len = 0;
+		int r = read_file_all(argv[i], &text, &len);
+
+		if (r) {
+			char msg[320];
+
+			snprintf(msg, sizeof(msg), "cannot read: %s", strerror(-r));
+			if (json)
+				json_array_append_new(
+				    out, json_pack("{s:s,s:b,s:[{s:s,s:i,s:i,s:s,s:s}]}", "file",
+						   argv[i], "ok", 0, "diagnostics", "file", argv[i],
+						   "line", 0, "column", 0, "severity", "error",
+						   "message", msg));
+			else
+				fprintf(stderr, "%s: error: %s\n", argv[i], msg);
+			bad = 1;
+			continue;
+		}
+		r = rules_load_buffer(argv[i], text, len, NULL, &e, &dg);
+		free(text);
+		if (json) {
+			json_t *j = json_pack("{s:s,s:b}", "file", argv[i], "ok", !r);
+
+			if (e) {
+				json_object_set_new(j, "profile",
+						    json_string(rules_profile(e, 0)->name));
+				json_object_set_new(j, "rules",
+						    json_integer((json_int_t)rules_count(e)));
+			}
+			json_object_set_new(j, "diagnostics", diags_json(&dg));
+			json_array_append_new(out, j);
+		} else {
+			print_diags(&dg);
+			if (!r)
+				printf("%s: ok (profile %s, %zu rules)\n", argv[i],
+				       rules_profile(e, 0)->name, rules_count(e));
+		}
+		if (r)
+			bad = 1;
+		rules_free(e);
+		rules_diags_free(&dg);
+	}
+	if (json) {
+		char *s = json_dumps(out, JSON_INDENT(2));
+
+		if (s)
+			printf("%s\n", s);
+		free(s);
+		json_decref(out);
+	}
+	return bad;
+}
+
+/* Expressions on one line, for a table. */
+static void print_flat(const char *s)
+{
+	bool space = false;
+
+	for (; *s; s++) {
+		if (*s == '\n' || *s == ' ' || *s == '\t') {
+			space = true;
+			continue;
+		}
+		if (space)
+			putchar(' ');
+		space = false;
+		putchar(*s);
+	}
+}
+
+static int cmd_list(const struct rules_spec *spec, bool json)
+{
+	struct rules_diags dg = { 0 };
+	struct rules_engine *e = NULL;
+	int r = rules_load(spec, &e, &dg);
+	json_t *out = NULL;
+
+	print_diags(&dg);
+	rules_diags_free(&dg);
+	if (r)
+		return 1;
+	if (json)
+		out = json_pack("{s:[]}", "profiles");
+	for (size_t p = 0; p < rules_profile_count(e); p++) {
+		const struct rules_profile_info *pi = rules_profile(e, p);
+		json_t *pj = NULL, *params = NULL, *rl = NULL, *req = NULL;
+
+		if (json) {
+			params = json_object();
+			rl = json_array();
+			req = json_array();
+			pj = json_pack("{s:s,s:s,s:s}", "name", pi->name, "description",
+				       pi->description, "file", pi->file);
+			json_array_append_new(json_object_get(out, "profiles"), pj);
+		} else {
+			printf("%sprofile %s (%s)\n  %s\n", p ? "\n" : "", pi->name, pi->file,
+			       pi->description);
+		}
+		for (size_t i = 0; i < pi->n_params; i++) {
+			const char *name, *value;
+
+			rules_profile_param(e, p, i, &name, &value);
+			if (json)
+				json_object_set_new(params, name, json_string(value));
+			else
+				printf("%s%s=%s", i ? " " : "  params: ", name, value);
+		}
+		if (!json && pi->n_params)
+			printf("\n");
+		for (int k = 0; k < OBJ__COUNT; k++) {
+			if (!pi->requires[k])
+				continue;
+			if (json)
+				json_array_append_new(req,
+						      json_string(obj_kind_name((enum obj_kind)k)));
+			else
+				printf("  requires: %s\n", obj_kind_name((enum obj_kind)k));
+		}
+		if (!json)
+			printf("\n  %-34s %-9s %-8s %-5s %s\n", "RULE", "SCOPE", "SEVERITY", "FOR",
+			       "EXPR");
+		for (size_t i = 0; i < rules_count(e); i++) {
+			const struct rule_info *ri = rules_rule(e, i);
+
+			if (strcmp(ri->profile, pi->name))
+				continue;
+			if (json) {
+				json_array_append_new(
+				    rl, json_pack("{s:s,s:s,s:s,s:f,s:s?,s:s,s:s?,s:s}", "name",
+						  ri->name, "scope", obj_kind_name(ri->scope),
+						  "severity", rule_severity_name(ri->severity),
+						  "for_seconds", (double)ri->for_ns / 1e9, "when",
+						  ri->when_src, "expr", ri->expr_src, "summary",
+						  ri->summary_src, "doc", ri->doc));
+				continue;
+			}
+			printf("  %-34s %-9s %-8s ", ri->name, obj_kind_name(ri->scope),
+			       rule_severity_name(ri->severity));
+			if (ri->for_ns)
+				printf("%-5.0fs", (double)ri->for_ns / 1e9);
+			else
+				printf("%-5s ", "-");
+			if (ri->when_src) {
+				printf("when ");
+				print_flat(ri->when_src);
+				printf(": ");
+			}
+			print_flat(ri->expr_src);
+			printf("\n");
+		}
+		if (json) {
+			json_object_set_new(pj, "params", params);
+			json_object_set_new(pj, "requires", req);
+			json_object_set_new(pj, "rules", rl);
+		}
+	}
+	if (json) {
+		char *s = json_dumps(out, JSON_INDENT(2));
+
+		if (s)
+			printf("%s\n", s);
+		free(s);
+		json_decref(out);
+	}
+	rules_free(e);
+	return 0;
+}
+
+int cmd_rules(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "profile", required_argument, NULL, OPT_PROFILE },
+		{ "param", required_argument, NULL, OPT_PARAM },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct rules_spec spec = { 0 };
+	const char *sub;
+	bool json = false, lint;
+	int opt, rc = 2, r;
+
+	if (argc < 2) {
+		fputs(rules_usage, argc > 1 ? stdout : stderr);
+		return 2;
+	}
+	sub = argv[1];
+	if (!strcmp(sub, "-h") || !strcmp(sub, "--help") || !strcmp(sub, "help")) {
+		fputs(rules_usage, stdout);
+		return 0;
+	}
+	if (strcmp(sub, "lint") && strcmp(sub, "list")) {
+		fprintf(stderr, "rocewatch rules: unknown subcommand '%s' (lint or list)\n", sub);
+		return 2;
+	}
+	lint = !strcmp(sub, "lint");
+	opterr = 0;
+	optind = 1;
+	argc--;
+	argv++;
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'h':
+			fputs(rules_usage, stdout);
+			rc = 0;
+			goto out;
+		case OPT_PROFILE:
+		case OPT_PARAM:
+			if (lint) {
+				fprintf(stderr,
+					"rocewatch rules lint: --%s applies to list, not lint\n",
+					opt == OPT_PROFILE ? "profile" : "param");
+				goto out;
+			}
+			r = opt == OPT_PROFILE ? rules_spec_add_profile(&spec, optarg)
+					       : rules_spec_add_param(&spec, optarg);
+			if (r == -EINVAL) {
+				fprintf(stderr,
+					"rocewatch rules list: --param '%s': expected KEY=VALUE\n",
+					optarg);
+				goto out;
+			}
+			if (r) {
+				fprintf(stderr, "rocewatch rules: out of memory\n");
+				goto out;
+			}
+			break;
+		case OPT_FORMAT:
+			if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
+				fprintf(stderr,
+					"rocewatch rules %s: --format: '%s' is not text or json\n",
+					sub, optarg);
+				goto out;
+			}
+			json = !strcmp(optarg, "json");
+			break;
+		default:
+			cli_bad_option(lint ? "rules lint" : "rules list", argv, optind);
+			goto out;
+		}
+	}
+	if (lint) {
+		rc = cmd_lint(argc - optind, argv + optind, json);
+	} else if (optind < argc) {
+		fprintf(stderr, "rocewatch rules list: unexpected argument '%s' (use --profile)\n",
+			argv[optind]);
+	} else {
+		rc = cmd_list(&spec, json);
+	}
+out:
+	rules_spec_free(&spec);
+	return rc;
+}

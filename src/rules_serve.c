@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../exporters/rules_json.h"
+#include "rules_serve.h"
+#include "util.h"
+
+int rules_serve_option(struct rules_serve *rs, int opt, const char *arg)
+{
+	int r = opt == OPT_RULES_PROFILE ? rules_spec_add_profile(&rs->spec, arg)
+					 : rules_spec_add_param(&rs->spec, arg);
+
+	if (r == -EINVAL)
+		fprintf(stderr, "rocewatch serve: --param '%s': expected KEY=VALUE\n", arg);
+	else if (r)
+		fprintf(stderr, "rocewatch serve: out of memory\n");
+	return r ? -EINVAL : 0;
+}
+
+static int64_t model_ns(const struct node_model *m)
+{
+	return (int64_t)m->time.tv_sec * 1000000000LL + m->time.tv_nsec;
+}
+
+/* Called with the model lock held, after every poll. */
+static void after_poll(void *arg, struct node_model *m, unsigned what)
+{
+	struct rules_serve *rs = arg;
+	int64_t t0 = mono_ns();
+	int r;
+
+	(void)what;
+	if (!rs->e)
+		return;
+	r = rules_evaluate(rs->e, m, model_ns(m));
+	rs->st.eval_seconds = (double)(mono_ns() - t0) / 1e9;
+	if (!rs->announced) {
+		/* said at the first poll, not at start-up: start-up errors stay one line */
+		rs->announced = true;
+		for (size_t p = 0; p < rules_profile_count(rs->e); p++)
+			log_info("rules: profile %s: %zu rules from %s",
+				 rules_profile(rs->e, p)->name, rules_profile(rs->e, p)->n_rules,
+				 rules_profile(rs->e, p)->file);
+	}
+	if (r)
+		rw_log_once(LOG_LVL_ERROR, "rules-eval", "rules: evaluation failed: %s (said once)",
+			    strerror(-r));
+	else
+		rw_log_once_reset("rules-eval");
+}
+
+static void render(struct strbuf *sb, void *arg)
+{
+	struct rules_serve *rs = arg;
+
+	prom_rules_render(sb, rs->e, &rs->st);
+}
+
+static void log_diags(const struct rules_diags *dg, bool to_stderr)
+{
+	for (size_t i = 0; i < dg->n; i++) {
+		char line[1024];
+
+		rules_diag_format(&dg->d[i], line, sizeof(line));
+		if (to_stderr)
+			fprintf(stderr, "rocewatch serve: %s\n", line);
+		else if (dg->d[i].warning)
+			log_warn("rules: %s", line);
+		else
+			log_err("rules: %s", line);
+	}
+}
+
+int rules_serve_start(struct rules_serve *rs, struct daemon *d)
+{
+	struct rules_diags dg = { 0 };
+	const struct daemon_hook hook = {
+		.name = "rules",
+		.after_poll = after_poll,
+		.render = render,
+		.arg = rs,
+	};
+	int r = rules_load(&rs->spec, &rs->e, &dg);
+
+	rs->d = d;
+	rs->st.reload_ns = real_ns();
+	log_diags(&dg, true);
+	rules_diags_free(&dg);
+	if (r)
+		return r;
+	rs->st.reload_ok = true;
+	r = daemon_add_hook(d, &hook);
+	if (r) {
+		fprintf(stderr, "rocewatch serve: cannot hook the rules into the poll loop: %s\n",
+			strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
+void rules_serve_reload(struct rules_serve *rs)
+{
+	struct rules_diags dg = { 0 };
+	struct rules_engine *ne = NULL, *old;
+	int r;
+
+	/* Parse outside the lock: polls and scrapes go on with the old rules meanwhile. */
+	r = rules_load(&rs->spec, &ne, &dg);
+	log_diags(&dg, false);
+	rules_diags_free(&dg);
+	pthread_mutex_lock(&rs->d->lock);
+	rs->st.reload_ns = real_ns();
+	if (r) {
+		rs->st.reload_ok = false;
+		rs->st.reload_failures++;
+		rs->d->stats.reloads_failed++;
+		pthread_mutex_unlock(&rs->d->lock);
+		log_err("rules: reload failed, keeping the previous rules");
+		return;
+	}
+	old = rs->e;
+	rules_adopt_history(ne, old);
+	rs->e = ne;
+	rs->st.reload_ok = true;
+	/* results for /api/v1/checks at once, not at the next poll */
+	if (rs->d->stats.fast_polls)
+		rules_evaluate(ne, &rs->d->m, model_ns(&rs->d->m));
+	pthread_mutex_unlock(&rs->d->lock);
+	rules_free(old);
+	log_info("rules: reloaded, %zu rules in %zu profiles", rules_count(ne),
+		 rules_profile_count(ne));
+}
+
+int rules_serve_render_checks(void *arg, struct strbuf *out)
+{
+	struct rules_serve *rs = arg;
+	struct rules_json_meta meta = { 0 };
+	int r;
+
+	pthread_mutex_lock(&rs->d->lock);
+	meta.host = rs->d->m.host;
+	meta.time_ns = model_ns(&rs->d->m);
+	meta.reload_ok = rs->st.reload_ok;
+	meta.reload_ns = rs->st.reload_ns;
+	r = rs->e ? rules_json_write(out, rs->e, &meta, false) : -ENOENT;
+	pthread_mutex_unlock(&rs->d->lock);
+	if (r == -ENOENT) {
+		sb_puts(out, "{\"error\":\"no rules loaded\"}\n");
+		return 503;
+	}
+	if (r) {
+		sb_puts(out, "{\"error\":\"out of memory\"}\n");
+		return 500;
+	}
+	sb_putc(out, '\n');
+	return 200;
+}
+
+void rules_serve_fini(struct rules_serve *rs)
+{
+	rules_free(rs->e);
+	rs->e = NULL;
+	rules_spec_free(&rs->spec);
+}

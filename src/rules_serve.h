@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The rule engine inside `serve`: loads the profiles at start-up, evaluates
+ * them after every poll (a daemon hook), appends the results to /metrics,
+ * serves /api/v1/checks, and reloads the rule files on SIGHUP (a failed
+ * reload keeps the old rules and says so in the log and in
+ * rocewatch_rules_reload_success).
+ */
+#ifndef ROCEWATCH_RULES_SERVE_H
+#define ROCEWATCH_RULES_SERVE_H
+
+#include <getopt.h>
+
+#include "../exporters/prom_rules.h"
+#include "../rules/engine.h"
+#include "daemon.h"
+
+enum {
+	OPT_RULES_PROFILE = 2000, /* clear of every command's own option ids */
+	OPT_RULES_PARAM,
+};
+
+#define RULES_SERVE_OPTIONS                                        \
+	{ "profile", required_argument, NULL, OPT_RULES_PROFILE }, \
+	{                                                          \
+		"param", required_argument, NULL, OPT_RULES_PARAM  \
+	}
+
+#define RULES_SERVE_HELP                                                                        \
+	"  --profile NAME|FILE        rule profile to evaluate after every poll (repeatable;\n" \
+	"                             default " RULES_DEFAULT_PROFILE ")\n"                     \
+	"  --param KEY=VALUE          override a profile parameter (repeatable)\n"
+
+struct rules_serve {
+	struct rules_spec spec;
+	struct rules_engine *e;
+	struct prom_rules_state st;
+	struct daemon *d;
+	bool announced;
+};
+
+/* --profile / --param; 0 or -EINVAL (printed). */
+int rules_serve_option(struct rules_serve *rs, int opt, const char *arg);
+/* Load the rules and hook them into the daemon; errors are printed. 0 or -errno. */
+int rules_serve_start(struct rules_serve *rs, struct daemon *d);
+/* SIGHUP: load the files again; keep the old rules if that fails. */
+void rules_serve_reload(struct rules_serve *rs);
+/* GET /api/v1/checks (an http_route render callback; arg is the rules_serve). */
+int rules_serve_render_checks(void *arg, struct strbuf *out);
+void rules_serve_fini(struct rules_serve *rs);
+
+#endif

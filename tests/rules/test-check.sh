@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# rocewatch check through the real binary: the shipped profiles against a correctly
+# configured node and one snapshot per misconfiguration (exactly the expected rules
+# fail, with the expected exit code), DCB unsupported (unknown, not pass or fail),
+# counter rules over replayed sequences, bad input (exit 3), rules lint/list.
+. "$(dirname "$0")/../lib.sh"
+
+FX="$SOURCE_DIR/tests/fixtures/snapshots/rules"
+export NO_COLOR= # tests decide colour themselves
+
+# expect_check FIXTURE EXIT "rule@device ..." [extra check args]: the failing set is exactly that
+expect_check() {
+	local fx=$1 want_rc=$2 want=$3 rc=0
+	shift 3
+	"$ROCEWATCH" check --from "$FX/$fx" --format json "$@" >"$TMPD/out.json" 2>"$TMPD/err" || rc=$?
+	if [ "$rc" -ne "$want_rc" ]; then
+		echo "  $fx: exit $rc, want $want_rc; stderr: $(cat "$TMPD/err")" >&2
+		return 1
+	fi
+	python3 - "$TMPD/out.json" "$want" "$want_rc" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+want = set(sys.argv[2].split())
+got = {"%s@%s" % (r["rule"], r["object"].get("device", "node"))
+       for r in d["results"] if r["outcome"] == "fail"}
+unknown = [(r["rule"], r["reason"]) for r in d["results"] if r["outcome"] == "unknown"]
+assert d["schema"] == "rocewatch-check" and d["schema_version"] == 1, d["schema"]
+assert d["exit_code"] == int(sys.argv[3]), d["exit_code"]
+assert got == want, "failing %s, want %s" % (sorted(got), sorted(want))
+assert not unknown, "unexpected unknown: %s" % unknown
+PY
+}
+
+check "correct node: everything passes, exit 0" expect_check good.json 0 ""
+check "8-NIC node: everything passes, exit 0" expect_check good-8nic.json 0 ""
+check "PFC on 0 and 3: pfc_only_on_roce_priority, exit 2" \
+	expect_check pfc-0-and-3.json 2 "pfc_only_on_roce_priority@eth2"
+check "global pause on: global_pause_off, exit 2" \
+	expect_check global-pause.json 2 "global_pause_off@eth2"
+check "MTU 1500 -> active_mtu 1024: netdev_mtu and active_mtu_4096, exit 2" \
+	expect_check mtu-1500.json 2 "netdev_mtu@eth2 active_mtu_4096@mlx5_0"
+check "CNP on priority 0: cnp_priority (a warning), exit 1" \
+	expect_check cnp-prio-0.json 1 "cnp_priority@eth2"
+check "DSCP 26 unmapped: roce_dscp_to_roce_priority, exit 2" \
+	expect_check dscp-26-unmapped.json 2 "roce_dscp_to_roce_priority@eth2"
+check "no RoCE v2 IPv4 GID: rocev2_ipv4_gid, exit 2" \
+	expect_check no-rocev2-gid.json 2 "rocev2_ipv4_gid@mlx5_0"
+check "memlock 64 KiB: memlock_unlimited, exit 2" \
+	expect_check memlock-64k.json 2 "memlock_unlimited@node"
+check "memlock 64 KiB accepted with --param min_memlock=64KiB" \
+	expect_check memlock-64k.json 0 "" --param min_memlock=64KiB
+check "pause storm in the window: both storm rules fail, exit 2" \
+	expect_check pause-storm.json 2 "no_pause_storm_errors@eth2 no_pause_storm_warnings@eth2"
+check "pause storm older than the 5m window: passes" expect_check pause-storm-expired.json 0 ""
+check "counter reset in the middle: 50 + 5 + 15 out-of-sequence, exit 1" \
+	expect_check counter-reset.json 1 "no_out_of_sequence@mlx5_0"
+check "lossy profile on an ECN-only node: exit 0" \
+	expect_check lossy-good.json 0 "" --profile lossy-roce
+check "lossy profile on the lossless node: pfc_disabled, exit 1" \
+	expect_check good.json 1 "pfc_disabled@eth2 pfc_disabled@eth3" --profile lossy-roce
+check "RoCE on priority 5 via --param: PFC, DSCP and ECN rules fail on the priority-3 node" \
+	expect_check good.json 2 "pfc_only_on_roce_priority@eth2 pfc_only_on_roce_priority@eth3 roce_dscp_to_roce_priority@eth2 roce_dscp_to_roce_priority@eth3 ecn_np_on_roce_priority@eth2 ecn_np_on_roce_priority@eth3 ecn_rp_on_roce_priority@eth2 ecn_rp_on_roce_priority@eth3" \
+	--param roce_priority=5
+
+# summaries carry the numbers
+summary_is() { # FIXTURE RULE DEVICE EXPECTED
+	local got
+	got=$("$ROCEWATCH" check --from "$FX/$1" --format json 2>/dev/null |
+		python3 -c "import json,sys; d=json.load(sys.stdin); print([r['summary'] for r in d['results'] if r['rule']=='$2' and r['object'].get('device')=='$3'][0])")
+	[ "$got" = "$4" ] || { echo "  $2 on $3: '$got'" >&2; return 1; }
+}
+check "counter reset: the summary says 70" \
+	summary_is counter-reset.json no_out_of_sequence mlx5_0 "70 packets out of sequence in 5m"
+check "a counter that only resets counts nothing" \
+	summary_is counter-reset.json no_local_ack_timeouts mlx5_0 "0 ACK timeouts in 5m"
+check "pause storm: 2 error events" \
+	summary_is pause-storm.json no_pause_storm_errors eth2 "2 pause storm error events in 5m"
+
+# DCB unsupported: the PFC rules are unknown with the reason, nothing fails, exit 3
+dcb_unknown() {
+	local rc=0
+	"$ROCEWATCH" check --from "$FX/dcb-unsupported.json" --format json >"$TMPD/dcb.json" || rc=$?
+	[ "$rc" -eq 3 ] || { echo "  exit $rc" >&2; return 1; }
+	python3 - "$TMPD/dcb.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = {(x["rule"], x["object"].get("device")): x for x in d["results"]}
+for dev in ("eth2", "eth3"):
+    x = r[("pfc_only_on_roce_priority", dev)]
+    assert x["outcome"] == "unknown" and x["reason"] == "pfc.enabled absent: unsupported", x
+    x = r[("no_pause_on_non_pfc_priorities", dev)]
+    assert x["outcome"] == "unknown" and x["reason"].endswith("absent: unsupported"), x
+    assert r[("dcbx_host_managed", dev)]["outcome"] == "unknown"
+assert not [x for x in d["results"] if x["outcome"] == "fail"]
+assert d["status"] == "UNKNOWN"
+# the management NIC has no RDMA: skipped, with the guard as the reason
+x = r[("pfc_only_on_roce_priority", "eno1")]
+assert x["outcome"] == "skip" and x["reason"] == "guard false: rdma", x
+PY
+}
+check "DCB unsupported: PFC rules unknown with the reason, exit 3" dcb_unknown
+
+single_sample() {
+	local rc=0
+	"$ROCEWATCH" check --from "$FX/good-single.json" --format json >"$TMPD/one.json" || rc=$?
+	[ "$rc" -eq 3 ] && grep -q 'needs two samples, have 1' "$TMPD/one.json"
+}
+check "one snapshot: counter rules unknown (needs two samples), exit 3" single_sample
+
+no_rdma() {
+	local rc=0
+	"$ROCEWATCH" check --from "$SOURCE_DIR/tests/fixtures/snapshots/seq-ok.json" >"$TMPD/t" 2>&1 || rc=$?
+	[ "$rc" -eq 3 ] && grep -q "requires an rdma_port and this node has none" "$TMPD/t"
+}
+check "no RDMA device with a profile that requires one: exit 3" no_rdma
+
+# text output: a table grouped by object, colour only when asked or on a terminal
+text_out() {
+	"$ROCEWATCH" check --from "$FX/pfc-0-and-3.json" >"$TMPD/t.txt" || [ $? -eq 2 ]
+	grep -q '^netdev eth2$' "$TMPD/t.txt" &&
+		grep -q '^rdma_port mlx5_0/1 (eth2)$' "$TMPD/t.txt" &&
+		grep -Eq '^  fail +critical +pfc_only_on_roce_priority +PFC enabled on \{0,3\}, expected only \{3\}$' "$TMPD/t.txt" &&
+		grep -q 'mlnx_qos -i IF --pfc' "$TMPD/t.txt" &&
+		grep -q 'CRITICAL$' "$TMPD/t.txt" &&
+		! grep -q $'\033' "$TMPD/t.txt"
+}
+check "text report grouped by object, doc under the failure, no colour in a pipe" text_out
+check "--color always colours" bash -c "'$ROCEWATCH' check --from '$FX/good.json' --color always | grep -q $'\033\\[32mpass'"
+if command -v script >/dev/null; then
+	check "a terminal gets colour" bash -c "NO_COLOR= script -qec \"'$ROCEWATCH' check --from '$FX/good.json'\" /dev/null | grep -q $'\033\\['"
+	check "NO_COLOR turns it off on a terminal" bash -c "! NO_COLOR=1 script -qec \"'$ROCEWATCH' check --from '$FX/good.json'\" /dev/null | grep -q $'\033\\['"
+fi
+check "-v lists skipped rules" bash -c "'$ROCEWATCH' check -v --from '$FX/good.json' | grep -Eq '^  skip .*guard false: rdma'"
+
+# bad input: one clear line, exit 3 (UNKNOWN)
+expect_unknown() { # PATTERN ARGS...
+	local pattern=$1 rc=0
+	shift
+	timeout 10 "$ROCEWATCH" check "$@" >"$TMPD/o" 2>"$TMPD/e" || rc=$?
+	[ "$rc" -eq 3 ] || { echo "  check $*: exit $rc" >&2; return 1; }
+	grep -q -- "$pattern" "$TMPD/e" || { echo "  check $*: stderr: $(cat "$TMPD/e")" >&2; return 1; }
+}
+cat >"$TMPD/bad.yaml" <<'EOF'
+profile: bad
+rules:
+  - name: r
+    scope: netdev
+    severity: warning
+    expr: pfc.enabled == 3
+EOF
+check "bad rules: file:line:col, exit 3" expect_unknown \
+	"bad.yaml:6:23: error: expr: type mismatch: '==' cannot compare set with number" \
+	--profile "$TMPD/bad.yaml" --from "$FX/good.json"
+check "unknown flag: exit 3" expect_unknown "'--bogus'" --bogus
+check "bad --format: exit 3" expect_unknown "--format: 'xml' is not text or json" --format xml
+check "bad --param: exit 3" expect_unknown "--param 'roce_priority': expected KEY=VALUE" --param roce_priority
+check "unknown --param: exit 3" expect_unknown "no loaded profile declares a parameter 'nope'" --param nope=1 --from "$FX/good.json"
+check "--param of the wrong type: exit 3" expect_unknown "expected a number" --param roce_priority=three --from "$FX/good.json"
+check "unknown profile: exit 3" expect_unknown "profile 'nope' not found (looked in " --profile nope
+check "unreadable snapshot: exit 3" expect_unknown "/nonexistent.json: unable to open" --from /nonexistent.json
+check "--help exits 0" bash -c "'$ROCEWATCH' check --help | grep -q 'Usage: rocewatch check'"
+
+# ROCEWATCH_PROFILE_DIR overrides the built-in profile directory
+mkdir -p "$TMPD/profiles"
+sed 's/^  min_mtu: 4200 /  min_mtu: 10000/' "$SOURCE_DIR/rules/profiles/lossless-roce.yaml" >"$TMPD/profiles/lossless-roce.yaml"
+check "ROCEWATCH_PROFILE_DIR: a site's own lossless-roce" bash -c \
+	"ROCEWATCH_PROFILE_DIR='$TMPD/profiles' '$ROCEWATCH' check --from '$FX/good.json' --format json | grep -q '\"exit_code\": 2'"
+
+# rules lint / list
+check "lint: shipped profiles are clean" bash -c \
+	"'$ROCEWATCH' rules lint '$SOURCE_DIR/rules/profiles/lossless-roce.yaml' '$SOURCE_DIR/rules/profiles/lossy-roce.yaml' | grep -c ': ok (profile' | grep -qx 2"
+lint_bad() {
+	local rc=0
+	"$ROCEWATCH" rules lint "$TMPD/bad.yaml" >"$TMPD/o" 2>"$TMPD/e" || rc=$?
+	[ "$rc" -eq 1 ] && grep -q "bad.yaml:6:23: error: expr: type mismatch" "$TMPD/e"
+}
+check "lint: a bad file, file:line:col, exit 1" lint_bad
+check "lint --format json" bash -c "'$ROCEWATCH' rules lint --format json '$TMPD/bad.yaml' | python3 -c 'import json,sys; d=json.load(sys.stdin); e=[x for x in d[0][\"diagnostics\"] if x[\"severity\"]==\"error\"]; assert d[0][\"ok\"] is False and e[0][\"line\"]==6 and e[0][\"column\"]==23, d'"
+check "lint: no file, exit 2" bash -c "'$ROCEWATCH' rules lint 2>/dev/null; [ \$? -eq 2 ]"
+check "list: the default profile's rules" bash -c "'$ROCEWATCH' rules list | grep -Eq '^  pfc_only_on_roce_priority +netdev +critical'"
+check "list --format json with a param" bash -c "'$ROCEWATCH' rules list --profile lossy-roce --param roce_priority=5 --format json | python3 -c 'import json,sys; d=json.load(sys.stdin); p=d[\"profiles\"][0]; assert p[\"name\"]==\"lossy-roce\" and p[\"params\"][\"roce_priority\"]==\"5\" and len(p[\"rules\"]) > 10, p'"
+
+finish

@@ -1,0 +1,929 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The rule language: every load error with its exact file:line:col, the
+ * evaluator's outcomes and reasons, counter functions over sample
+ * sequences (resets, 32-bit wraps, windows, thinning), and no allocation
+ * per evaluation in steady state (malloc is wrapped at link time).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "engine.h"
+#include "helpers.h"
+
+/* ---- allocation counting (-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc) ---- */
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t m);
+void *__real_realloc(void *p, size_t n);
+static unsigned long allocs;
+
+void *__wrap_malloc(size_t n)
+{
+	allocs++;
+	return __real_malloc(n);
+}
+
+void *__wrap_calloc(size_t n, size_t m)
+{
+	allocs++;
+	return __real_calloc(n, m);
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+	allocs++;
+	return __real_realloc(p, n);
+}
+
+/* ---- helpers ---- */
+
+static const char *source_dir;
+
+static struct rules_engine *load_ok(const char *yaml)
+{
+	struct rules_diags dg = { 0 };
+	struct rules_engine *e = NULL;
+	int r = rules_load_buffer("t.yaml", yaml, strlen(yaml), NULL, &e, &dg);
+
+	for (size_t i = 0; i < dg.n; i++) {
+		char line[1024];
+
+		rules_diag_format(&dg.d[i], line, sizeof(line));
+		if (!dg.d[i].warning)
+			fprintf(stderr, "unexpected: %s\n", line);
+	}
+	assert_int_equal(r, 0);
+	assert_non_null(e);
+	rules_diags_free(&dg);
+	return e;
+}
+
+/* The first error of loading yaml, formatted. */
+static void expect_error(const char *yaml, const struct rules_spec *spec, const char *want)
+{
+	struct rules_diags dg = { 0 };
+	struct rules_engine *e = NULL;
+	char line[1024] = "";
+	int r = rules_load_buffer("t.yaml", yaml, strlen(yaml), spec, &e, &dg);
+
+	assert_int_not_equal(r, 0);
+	assert_null(e);
+	for (size_t i = 0; i < dg.n; i++)
+		if (!dg.d[i].warning) {
+			rules_diag_format(&dg.d[i], line, sizeof(line));
+			break;
+		}
+	if (strcmp(line, want))
+		fprintf(stderr, "want: %s\n got: %s\n", want, line);
+	assert_string_equal(line, want);
+	rules_diags_free(&dg);
+}
+
+/* A profile with one rule: HEAD then the rule's lines (each indented 4). */
+#define HEAD                                                    \
+	"profile: t\n"                                          \
+	"params: { p: 3, name: eth2, on: true, set: [3, 4] }\n" \
+	"rules:\n"                                              \
+	"  - name: r\n"
+
+/* ---- load errors: exact positions ---- */
+
+static void err_bad_yaml(void **state)
+{
+	(void)state;
+	/* the flow sequence opened on line 6 is never closed: libyaml stops at the ':' of line 7 */
+	expect_error(
+	    HEAD "    scope: netdev\n    expr: [mtu\n    severity: warning\n", NULL,
+	    "t.yaml:7:13: error: YAML: did not find expected ',' or ']' while parsing a flow "
+	    "sequence (line 6)");
+	expect_error(
+	    "profile: t\nrules:\n  - name: a\n\tscope: node\n", NULL,
+	    "t.yaml:4:1: error: YAML: found a tab character that violates indentation while "
+	    "scanning a plain scalar (line 3)");
+	expect_error("", NULL, "t.yaml: error: empty file: a profile needs profile: and rules:");
+	expect_error("- 1\n- 2\n", NULL,
+		     "t.yaml:1:1: error: a profile is a mapping with profile, description, params, "
+		     "requires and rules");
+	expect_error("profile: t\nrules: []\n---\nprofile: u\nrules: []\n", NULL,
+		     "t.yaml:4:1: error: only one YAML document per profile file");
+}
+
+static void err_unknown_field(void **state)
+{
+	(void)state;
+	/* "    expr: " is 10 columns: the path starts at column 11 */
+	expect_error(HEAD "    scope: netdev\n    expr: pfc.enable == {3}\n    severity: warning\n",
+		     NULL,
+		     "t.yaml:6:11: error: expr: unknown netdev field 'pfc.enable' (did you mean "
+		     "'pfc.enabled'?)");
+	/* "    expr: " and "active_mtu > 0 && " are 10 + 18 columns */
+	expect_error(HEAD "    scope: rdma_port\n    expr: active_mtu > 0 && frobnicate\n"
+			  "    severity: warning\n",
+		     NULL, "t.yaml:6:29: error: expr: unknown rdma_port field 'frobnicate'");
+	/* netdev. from a port: resolved against the netdev table */
+	expect_error(HEAD "    scope: rdma_port\n    expr: netdev.mtux > 0\n    severity: info\n",
+		     NULL,
+		     "t.yaml:6:11: error: expr: unknown netdev field 'mtux' (did you mean 'mtu'?)");
+	expect_error(
+	    HEAD "    scope: netdev\n    expr: netdev.mtu > 0\n    severity: info\n", NULL,
+	    "t.yaml:6:11: error: expr: 'netdev.' reaches the netdev of an rdma_port; a netdev "
+	    "rule names its own fields directly");
+	expect_error(HEAD "    scope: netdev\n    expr: hw[\"out_of_sequence\"] == 0\n"
+			  "    severity: info\n",
+		     NULL,
+		     "t.yaml:6:11: error: expr: counter set 'hw' belongs to rdma_port objects, not "
+		     "netdev");
+}
+
+static void err_type_mismatch(void **state)
+{
+	(void)state;
+	/* the operator's column: "    expr: mtu " is 14 columns */
+	expect_error(
+	    HEAD "    scope: netdev\n    expr: mtu == \"9000\"\n    severity: warning\n", NULL,
+	    "t.yaml:6:15: error: expr: type mismatch: '==' cannot compare number with string");
+	expect_error(
+	    HEAD "    scope: netdev\n    expr: pfc.enabled == 3\n    severity: warning\n", NULL,
+	    "t.yaml:6:23: error: expr: type mismatch: '==' cannot compare set with number");
+	expect_error(HEAD "    scope: netdev\n    expr: mtu && rdma\n    severity: warning\n", NULL,
+		     "t.yaml:6:15: error: expr: type mismatch: '&&' needs booleans, got number and "
+		     "boolean");
+	expect_error(
+	    HEAD "    scope: netdev\n    expr: mtu + 1\n    severity: warning\n", NULL,
+	    "t.yaml:6:11: error: expr must be a boolean (a comparison or a test), not number");
+	expect_error(
+	    HEAD "    scope: netdev\n    expr: $name in pfc.enabled\n    severity: warning\n", NULL,
+	    "t.yaml:6:17: error: expr: type mismatch: 'in' tests a number against a set, got "
+	    "string in set");
+	expect_error(HEAD "    scope: netdev\n    expr: mtu[3] == 0\n    severity: warning\n", NULL,
+		     "t.yaml:6:14: error: expr: only per-priority arrays and the DSCP map can be "
+		     "indexed, not number");
+	expect_error(HEAD
+		     "    scope: netdev\n    expr: pfc.rx_pause[8] == 0\n    severity: warning\n",
+		     NULL, "t.yaml:6:24: error: expr: index 8 is out of range 0-7");
+	expect_error(HEAD
+		     "    scope: netdev\n    expr: pfc.enabled == {3, 64}\n    severity: warning\n",
+		     NULL, "t.yaml:6:30: error: expr: set element 64 is not an integer 0-63");
+	expect_error(
+	    HEAD "    scope: netdev\n    expr: mtu > 5m\n    severity: warning\n", NULL,
+	    "t.yaml:6:17: error: expr: a duration is only allowed as the window of rate(), "
+	    "increase() or delta()");
+	expect_error(HEAD "    scope: netdev\n    expr: 1 < mtu < 3\n    severity: warning\n", NULL,
+		     "t.yaml:6:19: error: expr: comparisons do not chain; use && between them");
+}
+
+static void err_functions(void **state)
+{
+	(void)state;
+	expect_error(HEAD "    scope: netdev\n    expr: rte(mtu, 5m) > 0\n    severity: warning\n",
+		     NULL,
+		     "t.yaml:6:11: error: expr: unknown function 'rte' (functions: rate, increase, "
+		     "delta, count, min, max, sum, abs, ib_mtu_for, tos_dscp, gid_count, present, "
+		     "supported, coalesce)");
+	/* wrong arity: at the function's name, here after "mtu > 0 && " */
+	expect_error(HEAD "    scope: netdev\n    expr: mtu > 0 && increase(mtu) == 0\n"
+			  "    severity: warning\n",
+		     NULL, "t.yaml:6:22: error: expr: increase() takes 2 arguments, got 1");
+	expect_error(HEAD "    scope: netdev\n    expr: abs() == 0\n    severity: warning\n", NULL,
+		     "t.yaml:6:11: error: expr: abs() takes 1 argument, got 0");
+	expect_error(
+	    HEAD "    scope: netdev\n    expr: coalesce(mtu) == 0\n    severity: warning\n", NULL,
+	    "t.yaml:6:11: error: expr: coalesce() takes at least 2 arguments, got 1");
+	expect_error(
+	    HEAD "    scope: rdma_port\n    expr: gid_count(gids) == 0\n    severity: warning\n",
+	    NULL, "t.yaml:6:11: error: expr: gid_count() takes 3 to 4 arguments, got 1");
+	expect_error(
+	    HEAD "    scope: netdev\n    expr: rate(mtu, 30) > 0\n    severity: warning\n", NULL,
+	    "t.yaml:6:21: error: expr: rate(): argument 2 must be a window like 5m or 30s");
+	expect_error(
+	    HEAD "    scope: netdev\n    expr: rate(trust, 5m) > 0\n    severity: warning\n", NULL,
+	    "t.yaml:6:16: error: expr: rate(): argument 1 must be a number or a per-priority "
+	    "array, not string");
+	expect_error(
+	    HEAD "    scope: netdev\n    expr: coalesce(mtu, trust) == 0\n"
+		 "    severity: warning\n",
+	    NULL,
+	    "t.yaml:6:25: error: expr: coalesce(): argument 2 is string, argument 1 is number");
+	expect_error(HEAD
+		     "    scope: rdma_port\n    expr: gid_count(gids, \"RoCE v2\", \"ip4\") > 0\n"
+		     "    severity: warning\n",
+		     NULL,
+		     "t.yaml:6:38: error: expr: gid_count(): family must be \"ipv4\", \"ipv6\", "
+		     "\"link-local\" or \"any\"");
+}
+
+static void err_lexer_and_syntax(void **state)
+{
+	(void)state;
+	expect_error(HEAD "    scope: netdev\n    expr: trust == \"dscp\n    severity: warning\n",
+		     NULL, "t.yaml:6:20: error: expr: unterminated string");
+	expect_error(HEAD "    scope: netdev\n    expr: mtu = 9000\n    severity: warning\n", NULL,
+		     "t.yaml:6:15: error: expr: unexpected '=' (comparison is '==')");
+	expect_error(HEAD "    scope: netdev\n    expr: mtu >= 9000 )\n    severity: warning\n",
+		     NULL,
+		     "t.yaml:6:23: error: expr: unexpected ')' after the end of the expression");
+	/* at the end of the expression: just after its last character */
+	expect_error(
+	    HEAD "    scope: netdev\n    expr: (mtu >= 9000\n    severity: warning\n", NULL,
+	    "t.yaml:6:23: error: expr: expected ')' to close the '(' at offset 0, found end of "
+	    "expression");
+	expect_error(
+	    HEAD "    scope: netdev\n    expr: mtu >= 5x\n    severity: warning\n", NULL,
+	    "t.yaml:6:18: error: expr: '5x' is neither a number nor a duration (5m, 30s, 1h)");
+	expect_error(
+	    HEAD "    scope: netdev\n    expr: mtu >= $nope\n    severity: warning\n", NULL,
+	    "t.yaml:6:18: error: expr: unknown parameter '$nope' (this profile declares $p, "
+	    "$name, $on, $set)");
+	expect_error(HEAD "    scope: netdev\n    expr: mtu >= @\n    severity: warning\n", NULL,
+		     "t.yaml:6:18: error: expr: unexpected character '@'");
+}
+
+/* Errors inside quoted and block scalars point into the file, not into the string. */
+static void err_positions_in_scalars(void **state)
+{
+	(void)state;
+	/* double quotes: one column for the quote */
+	expect_error(
+	    HEAD "    scope: netdev\n    expr: \"mtu >= $nope\"\n    severity: warning\n", NULL,
+	    "t.yaml:6:19: error: expr: unknown parameter '$nope' (this profile declares $p, "
+	    "$name, $on, $set)");
+	/* an escaped quote before the error shifts it by the backslash */
+	expect_error(HEAD "    scope: netdev\n    expr: \"trust == \\\"x\\\" && nope\"\n"
+			  "    severity: warning\n",
+		     NULL, "t.yaml:6:30: error: expr: unknown netdev field 'nope'");
+	/* single quotes: '' is one quote in the value */
+	expect_error(HEAD "    scope: netdev\n    expr: 'trust == \"it''s\" && nope'\n"
+			  "    severity: warning\n",
+		     NULL, "t.yaml:6:32: error: expr: unknown netdev field 'nope'");
+	/* literal block: line 3 of the block, column after its indentation */
+	expect_error(
+	    HEAD "    scope: netdev\n    expr: |\n      mtu >= 9000 &&\n"
+		 "        pfc.enabled == 3\n    severity: warning\n",
+	    NULL, "t.yaml:8:21: error: expr: type mismatch: '==' cannot compare set with number");
+	/* folded block: the line break became a space but the position is still exact */
+	expect_error(
+	    HEAD "    scope: netdev\n    expr: >\n      mtu >= 9000 &&\n"
+		 "      pfc.enabled == 3\n    severity: warning\n",
+	    NULL, "t.yaml:8:19: error: expr: type mismatch: '==' cannot compare set with number");
+	/* plain scalar continued on the next line */
+	expect_error(HEAD "    scope: netdev\n    expr: mtu >= 9000 &&\n      bogus\n"
+			  "    severity: warning\n",
+		     NULL, "t.yaml:7:7: error: expr: unknown netdev field 'bogus'");
+	/* a summary interpolation */
+	expect_error(
+	    HEAD "    scope: netdev\n    expr: mtu > 0\n    severity: warning\n"
+		 "    summary: \"MTU {mtu}, PFC {pfc.enabeld}\"\n",
+	    NULL,
+	    "t.yaml:8:31: error: summary: unknown netdev field 'pfc.enabeld' (did you mean "
+	    "'pfc.enabled'?)");
+	expect_error(HEAD "    scope: netdev\n    expr: mtu > 0\n    severity: warning\n"
+			  "    summary: \"MTU {mtu\"\n",
+		     NULL,
+		     "t.yaml:8:19: error: summary: '{' opens an interpolation that is never closed "
+		     "(write {\"{\"} for a literal brace)");
+	expect_error(
+	    HEAD "    scope: netdev\n    when: mtu\n    expr: mtu > 0\n    severity: warning\n",
+	    NULL,
+	    "t.yaml:6:11: error: when must be a boolean (a comparison or a test), not number");
+}
+
+static void err_structure(void **state)
+{
+	(void)state;
+	expect_error(HEAD "    scope: netdev\n    exprr: mtu > 0\n    severity: warning\n", NULL,
+		     "t.yaml:6:5: error: unknown rule key 'exprr' (keys: name, scope, when, expr, "
+		     "severity, for, summary, doc)");
+	expect_error(HEAD "    scope: netdev\n    severity: warning\n", NULL,
+		     "t.yaml:4:5: error: rule 'r' has no expr");
+	expect_error(HEAD "    scope: netdev\n    expr: mtu > 0\n    severity: fatal\n", NULL,
+		     "t.yaml:7:15: error: severity must be critical, warning or info, not 'fatal'");
+	expect_error(HEAD "    scope: switch\n    expr: mtu > 0\n    severity: info\n", NULL,
+		     "t.yaml:5:12: error: scope must be node, netdev or rdma_port, not 'switch'");
+	expect_error(HEAD
+		     "    scope: netdev\n    expr: mtu > 0\n    severity: info\n    for: soon\n",
+		     NULL, "t.yaml:8:10: error: for: 'soon' is not a duration (30s, 5m, 1h)");
+	expect_error(
+	    HEAD "    scope: netdev\n    expr: mtu > 0\n    severity: info\n    expr: mtu > 1\n",
+	    NULL, "t.yaml:8:5: error: duplicate key 'expr' (first at line 6)");
+	expect_error(HEAD "    scope: netdev\n    expr: mtu > 0\n    severity: info\n"
+			  "  - name: r\n    scope: netdev\n    expr: mtu > 0\n    severity: info\n",
+		     NULL, "t.yaml:8:11: error: duplicate rule name 'r' (first at line 4)");
+	expect_error(HEAD "    scope: netdev\n    expr: [mtu]\n    severity: info\n", NULL,
+		     "t.yaml:6:11: error: expr must be a single value (a string), not a list");
+	expect_error("profile: t\nrule: []\n", NULL,
+		     "t.yaml:2:1: error: unknown key 'rule' (keys: profile, description, params, "
+		     "requires, rules)");
+	expect_error("rules: []\n", NULL, "t.yaml:1:1: error: missing 'profile: NAME'");
+	expect_error("profile: Big Name\nrules: []\n", NULL,
+		     "t.yaml:1:10: error: profile name 'Big Name': use lower-case letters, digits, "
+		     "'-', '_' and '.'");
+	expect_error("profile: t\nrules: {a: 1}\n", NULL,
+		     "t.yaml:2:8: error: rules must be a list (each item starts with '- name:')");
+	expect_error("profile: t\nrequires: [switch]\nrules: []\n", NULL,
+		     "t.yaml:2:12: error: requires: 'switch' is not node, netdev or rdma_port");
+	expect_error("profile: t\nparams: {p: [1, 99]}\nrules: []\n", NULL,
+		     "t.yaml:2:17: error: parameter 'p': set elements are integers 0-63");
+}
+
+static void err_params(void **state)
+{
+	struct rules_spec spec = { 0 };
+
+	(void)state;
+	assert_int_equal(rules_spec_add_param(&spec, "p=three"), 0);
+	expect_error(
+	    HEAD "    scope: netdev\n    expr: mtu > $p\n    severity: info\n", &spec,
+	    "error: --param p=three: profile t.yaml declares p as number; expected a number");
+	rules_spec_free(&spec);
+	assert_int_equal(rules_spec_add_param(&spec, "nope=1"), 0);
+	expect_error(HEAD "    scope: netdev\n    expr: mtu > $p\n    severity: info\n", &spec,
+		     "error: --param nope: no loaded profile declares a parameter 'nope'");
+	rules_spec_free(&spec);
+	assert_int_equal(rules_spec_add_param(&spec, "=1"), -EINVAL);
+	assert_int_equal(rules_spec_add_param(&spec, "novalue"), -EINVAL);
+	rules_spec_free(&spec);
+}
+
+/* ---- evaluation ---- */
+
+struct found {
+	enum rule_outcome outcome;
+	char summary[RULE_SUMMARY_MAX];
+	char reason[RULE_REASON_MAX];
+};
+
+static struct found result(struct rules_engine *e, const char *rule, const char *dev)
+{
+	const struct rule_result *res;
+	size_t n = rules_results(e, &res);
+
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(res[i].rule->name, rule) && !strcmp(res[i].device, dev)) {
+			struct found f = { .outcome = res[i].outcome };
+
+			strcpy(f.summary, res[i].summary);
+			strcpy(f.reason, res[i].reason);
+			return f;
+		}
+	fail_msg("no result for %s on '%s'", rule, dev);
+	return (struct found){ 0 };
+}
+
+#define RULE(name, scope, expr) \
+	"  - name: " name "\n    scope: " scope "\n    severity: warning\n    expr: '" expr "'\n"
+
+static void check_outcome(struct rules_engine *e, const char *rule, const char *dev,
+			  enum rule_outcome want, const char *reason)
+{
+	struct found f = result(e, rule, dev);
+
+	if (f.outcome != want || (reason && strcmp(f.reason, reason)))
+		fail_msg("%s on '%s': %s (%s), want %s (%s)", rule, dev,
+			 rule_outcome_name(f.outcome), f.reason, rule_outcome_name(want),
+			 reason ? reason : "");
+}
+
+static void eval_outcomes(void **state)
+{
+	struct node_model m;
+	struct rules_engine *e;
+
+	(void)state;
+	build_model(&m);
+	/* eth2: mtu 9000, PFC {3}; eth3: mtu 1500, PFC absent (EOPNOTSUPP); mlx5_0/1 on eth2 */
+	e = load_ok(
+	    "profile: t\nparams: {p: 3, big: 64KiB}\nrules:\n" RULE("mtu", "netdev", "mtu >= 4200")
+		RULE(
+		    "pfc", "netdev",
+		    "pfc.enabled == {$p}") "  - name: guarded\n    scope: netdev\n    severity: "
+					   "info\n"
+					   "    when: mtu > 2000\n    expr: mtu == 9000\n" RULE(
+					       "kleene_and", "netdev",
+					       "mtu > 9000 && pfc.enabled == {3}") RULE("kleene_or",
+											"netdev",
+											"mtu < "
+											"9000 || "
+											"pfc."
+											"enabled "
+											"== {3}")
+					       RULE("present", "netdev",
+						    "!present(pfc.enabled) || "
+						    "supported(pfc.enabled)") RULE("supported",
+										   "netdev",
+										   "supported(pfc."
+										   "enabled)")
+						   RULE("sets", "netdev",
+							"{0..2, 5} == {0,1,2,5} && {3} <= {3,4} && "
+							"!({3,4} <= {3}) && {3} < {3,4} &&"
+							" {0..7} - {3} == {0,1,2,4..7} && ({1} | "
+							"{2}) == {1,2} && ({1,2} & {2}) == {2} &&"
+							" 3 in {3} && !(4 in {3}) && "
+							"count({1,2,60}) == 3 && {} == {}")
+						       RULE("arrays", "netdev",
+							    "pfc.rx_pause[3] == 1234 && "
+							    "pfc.rx_pause[$p] == 1234 && "
+							    "max(pfc.rx_pause) == 1234"
+							    " && sum(pfc.rx_pause) == 1234 && "
+							    "count(pfc.rx_pause) == 1"
+							    " && max(pfc.rx_pause[{0..2}]) == 0")
+							   RULE(
+							       "element", "netdev",
+							       "pfc.rx_pause[0] == 0") RULE("dscp",
+											    "netde"
+											    "v",
+											    "dscp2p"
+											    "rio["
+											    "26] "
+											    "== 3 "
+											    "&& "
+											    "dscp2p"
+											    "rio["
+											    "48] "
+											    "== 6 "
+											    "&& "
+											    "dscp2p"
+											    "rio["
+											    "27] "
+											    "== -1")
+							       RULE("hop", "rdma_port",
+								    "netdev.mtu == 9000 && "
+								    "node.memlock == 65536 && "
+								    "netdev.rdma")
+								   RULE(
+								       "cset", "rdma_port",
+								       "hw[\"out_of_sequence\"] == "
+								       "12") RULE("cset_missing",
+										  "rdma_port",
+										  "hw[\"nope\"] == "
+										  "0")
+								       RULE("cset_empty", "netdev",
+									    "cc[\"rp_ai_rate\"] == "
+									    "5") RULE("coalesce",
+										      "rdma_port",
+										      "coalesce(hw["
+										      "\"nope\"], "
+										      "hw[\"out_of_"
+										      "sequence\"])"
+										      " == 12")
+									   RULE("math", "node",
+										"ib_mtu_for(1500) "
+										"== 1024 && "
+										"ib_mtu_for(2200) "
+										"== 2048 && "
+										"ib_mtu_for(4191) "
+										"== 2048"
+										" && "
+										"ib_mtu_for(4192) "
+										"== 4096 && "
+										"ib_mtu_for(9000) "
+										"== 4096 && "
+										"ib_mtu_for(351) "
+										"== 0"
+										" && "
+										"ib_mtu_for(352) "
+										"== 256 && "
+										"tos_dscp(106) == "
+										"26 && abs(-2) == 2"
+										" && min(3, 1, 2) "
+										"== 1 && max(3, 1, "
+										"2) == 3 && 7 % 4 "
+										"== 3 && 1 / 4 == "
+										"0.25"
+										" && -(2 - 5) == 3 "
+										"&& $big == 65536")
+									       RULE("divzero",
+										    "node",
+										    "1 / (memlock "
+										    "- 65536) > 0")
+										   RULE(
+										       "gids",
+										       "rdma_port",
+										       "gid_count("
+										       "gids, "
+										       "\"RoCE "
+										       "v2\", "
+										       "\"ipv4\") "
+										       "== 1 && "
+										       "gid_count("
+										       "gids, "
+										       "\"any\", "
+										       "\"any\") "
+										       "== 2"
+										       " && "
+										       "gid_count("
+										       "gids, "
+										       "\"RoCE "
+										       "v1\", "
+										       "\"link-"
+										       "local\") "
+										       "== 1"
+										       " && "
+										       "gid_count("
+										       "gids, "
+										       "\"RoCE "
+										       "v2\", "
+										       "\"ipv4\", "
+										       "\"eth9\") "
+										       "== 0 && "
+										       "count(gids)"
+										       " == 2")
+										       RULE(
+											   "string"
+											   "s",
+											   "rdma_"
+											   "port",
+											   "state "
+											   "== "
+											   "\"ACTIV"
+											   "E\" && "
+											   "state "
+											   "!= "
+											   "\"DOWN"
+											   "\""));
+	assert_int_equal(rules_evaluate(e, &m, 1000000000), 0);
+	check_outcome(e, "mtu", "eth2", RULE_PASS, "");
+	check_outcome(e, "mtu", "eth3", RULE_FAIL, "");
+	check_outcome(e, "pfc", "eth2", RULE_PASS, "");
+	check_outcome(e, "pfc", "eth3", RULE_UNKNOWN, "pfc.enabled absent: unsupported");
+	check_outcome(e, "guarded", "eth2", RULE_PASS, "");
+	check_outcome(e, "guarded", "eth3", RULE_SKIP, "guard false: mtu > 2000");
+	/* false && unknown is false; true || unknown is true */
+	check_outcome(e, "kleene_and", "eth3", RULE_FAIL, "");
+	check_outcome(e, "kleene_or", "eth3", RULE_PASS, "");
+	check_outcome(e, "kleene_and", "eth2", RULE_FAIL, "");
+	check_outcome(e, "present", "eth3", RULE_PASS, "");
+	check_outcome(e, "supported", "eth3", RULE_FAIL, "");
+	check_outcome(e, "sets", "eth2", RULE_PASS, "");
+	check_outcome(e, "arrays", "eth2", RULE_PASS, "");
+	/* mlx5 has pause counters only where PFC is on: the element is absent, not 0 */
+	check_outcome(e, "element", "eth2", RULE_UNKNOWN, "pfc.rx_pause[0] absent: unsupported");
+	check_outcome(e, "element", "eth3", RULE_UNKNOWN, "pfc.rx_pause absent: not_collected");
+	check_outcome(e, "dscp", "eth2", RULE_PASS, "");
+	check_outcome(e, "hop", "mlx5_0", RULE_PASS, "");
+	check_outcome(e, "cset", "mlx5_0", RULE_PASS, "");
+	check_outcome(e, "cset_missing", "mlx5_0", RULE_UNKNOWN,
+		      "hw[\"nope\"] absent: unsupported");
+	check_outcome(e, "cset_empty", "eth2", RULE_UNKNOWN,
+		      "cc[\"rp_ai_rate\"] absent: not_collected");
+	check_outcome(e, "coalesce", "mlx5_0", RULE_PASS, "");
+	check_outcome(e, "math", "", RULE_PASS, "");
+	check_outcome(e, "divzero", "", RULE_UNKNOWN, "1 / (memlock - 65536): division by zero");
+	check_outcome(e, "gids", "mlx5_0", RULE_PASS, "");
+	check_outcome(e, "strings", "mlx5_0", RULE_PASS, "");
+	rules_free(e);
+
+	/* a port bound to no netdev */
+	m.ports[0]->netdev = NULL;
+	e = load_ok("profile: t\nrules:\n" RULE("hop", "rdma_port", "netdev.mtu == 9000"));
+	assert_int_equal(rules_evaluate(e, &m, 1), 0);
+	check_outcome(e, "hop", "mlx5_0", RULE_UNKNOWN,
+		      "netdev.mtu absent: the port is bound to no netdev");
+	rules_free(e);
+	model_free(&m);
+}
+
+static void eval_summary_and_status(void **state)
+{
+	struct node_model m;
+	struct rules_engine *e;
+	struct found f;
+
+	(void)state;
+	build_model(&m);
+	e = load_ok("profile: t\nparams: {p: 3}\nrules:\n"
+		    "  - name: pfc\n    scope: netdev\n    severity: critical\n"
+		    "    expr: pfc.enabled == {$p}\n"
+		    "    summary: \"PFC on {pfc.enabled}, want {{$p}}; {\\\"{\\\"} mtu={mtu} "
+		    "pause={pfc.rx_pause} map26={dscp2prio[26]} ok={mtu > 1} s={trust}\"\n"
+		    "  - name: info_fail\n    scope: node\n    severity: info\n    expr: false\n");
+	assert_int_equal(rules_evaluate(e, &m, 5), 0);
+	f = result(e, "pfc", "eth2");
+	assert_string_equal(f.summary,
+			    "PFC on {3}, want {3}; { mtu=9000 pause=[-,-,-,1234,-,-,-,-] "
+			    "map26=3 ok=true s=absent (not_collected)");
+	f = result(e, "pfc", "eth3");
+	assert_int_equal(f.outcome, RULE_UNKNOWN);
+	assert_string_equal(f.summary, "PFC on absent (unsupported), want {3}; { mtu=1500 "
+				       "pause=absent (not_collected) map26=absent (not_collected) "
+				       "ok=true s=absent (not_collected)");
+	/* a critical rule unknown, an info rule failing: UNKNOWN */
+	assert_int_equal(rules_status(e), RULES_UNKNOWN);
+	field_set_set(m.netdevs[1], F_NETDEV_PFC_ENABLED, 1u << 0);
+	assert_int_equal(rules_evaluate(e, &m, 6), 0);
+	assert_int_equal(rules_status(e), RULES_CRITICAL);
+	field_set_set(m.netdevs[1], F_NETDEV_PFC_ENABLED, 1u << 3);
+	assert_int_equal(rules_evaluate(e, &m, 7), 0);
+	assert_int_equal(rules_status(e), RULES_OK);
+	rules_free(e);
+	model_free(&m);
+}
+
+/* Feed one counter through a sequence of samples; return the last result's summary. */
+static void counter_seq(struct rules_engine *e, struct node_model *m, const uint64_t *v,
+			const int64_t *t_s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		cset_set(&m->ports[0]->cs[CSET_HW], "out_of_sequence", v[i]);
+		assert_int_equal(rules_evaluate(e, m, t_s[i] * 1000000000LL), 0);
+	}
+}
+
+static const char counter_rules[] =
+    "profile: t\nrules:\n"
+    "  - name: inc\n    scope: rdma_port\n    severity: warning\n"
+    "    expr: increase(hw[\"out_of_sequence\"], 5m) == 0\n"
+    "    summary: \"inc={increase(hw[\\\"out_of_sequence\\\"], 5m)} "
+    "rate={rate(hw[\\\"out_of_sequence\\\"], 5m)} delta={delta(hw[\\\"out_of_sequence\\\"], "
+    "5m)}\"\n";
+
+static void counter_reset_and_wrap(void **state)
+{
+	static const uint64_t reset[] = { 100, 150, 5, 20 };
+	static const uint64_t only_reset[] = { 500, 500, 0, 0 };
+	static const uint64_t wrap[] = { 4294967290ULL, 10 };
+	static const int64_t t[] = { 0, 10, 20, 30 };
+	struct node_model m;
+	struct rules_engine *e;
+	struct found f;
+
+	(void)state;
+	build_model(&m);
+	e = load_ok(counter_rules);
+	assert_true(rules_need_history(e));
+	counter_seq(e, &m, reset, t, 1);
+	f = result(e, "inc", "mlx5_0");
+	assert_int_equal(f.outcome, RULE_UNKNOWN);
+	assert_string_equal(f.reason,
+			    "increase(hw[\"out_of_sequence\"], 5m): needs two samples, have 1");
+	/* 100 -> 150 (+50) -> reset, count from 5 (+5) -> 20 (+15) */
+	counter_seq(e, &m, reset + 1, t + 1, 3);
+	f = result(e, "inc", "mlx5_0");
+	assert_int_equal(f.outcome, RULE_FAIL);
+	assert_string_equal(f.summary, "inc=70 rate=2.333 delta=-80");
+	rules_free(e);
+
+	/* a reset alone is no event */
+	e = load_ok(counter_rules);
+	counter_seq(e, &m, only_reset, t, 4);
+	f = result(e, "inc", "mlx5_0");
+	assert_int_equal(f.outcome, RULE_PASS);
+	assert_string_equal(f.summary, "inc=0 rate=0 delta=-500");
+	rules_free(e);
+
+	/* a 32-bit wrap is counted as a reset: the 5 before the wrap are lost */
+	e = load_ok(counter_rules);
+	counter_seq(e, &m, wrap, t, 2);
+	f = result(e, "inc", "mlx5_0");
+	assert_string_equal(f.summary, "inc=10 rate=1 delta=-4294967280");
+
+	/* time going backwards (a replay restarting) starts the history over */
+	counter_seq(e, &m, wrap, t, 1);
+	f = result(e, "inc", "mlx5_0");
+	assert_int_equal(f.outcome, RULE_UNKNOWN);
+	rules_free(e);
+	model_free(&m);
+}
+
+static void counter_window(void **state)
+{
+	struct node_model m;
+	struct rules_engine *e;
+	struct found f;
+	uint64_t v = 0;
+
+	(void)state;
+	build_model(&m);
+	e = load_ok("profile: t\nrules:\n"
+		    "  - name: inc\n    scope: rdma_port\n    severity: warning\n"
+		    "    expr: increase(hw[\"out_of_sequence\"], 1m) == 0\n"
+		    "    summary: \"{increase(hw[\\\"out_of_sequence\\\"], 1m)}\"\n");
+	/* one event at t=10 s, samples every 10 s */
+	for (int64_t t = 0; t <= 180; t += 10) {
+		if (t == 10)
+			v += 4;
+		cset_set(&m.ports[0]->cs[CSET_HW], "out_of_sequence", v);
+		assert_int_equal(rules_evaluate(e, &m, t * 1000000000LL), 0);
+		f = result(e, "inc", "mlx5_0");
+		/* counted while the window [t-60 s, t] reaches back to a sample before the event */
+		if (t >= 10 && t <= 60)
+			assert_string_equal(f.summary, "4");
+		else if (t > 60)
+			assert_string_equal(f.summary, "0");
+	}
+	rules_free(e);
+
+	/* 10 polls a second for 10 minutes: the ring thins samples but still spans 5 m */
+	e = load_ok(counter_rules);
+	v = 0;
+	for (int64_t ms = 0; ms <= 600000; ms += 100) {
+		cset_set(&m.ports[0]->cs[CSET_HW], "out_of_sequence", v++);
+		assert_int_equal(rules_evaluate(e, &m, ms * 1000000LL), 0);
+	}
+	{
+		const struct rule_result *res;
+		size_t n = rules_results(e, &res);
+		double inc = -1, rate = -1;
+
+		for (size_t i = 0; i < n; i++)
+			if (!strcmp(res[i].rule->name, "inc"))
+				assert_int_equal(
+				    sscanf(res[i].summary, "inc=%lf rate=%lf", &inc, &rate), 2);
+		/* 3000 increments in 5 m, plus at most one thinning step (5 m / 120 = 2.5 s) */
+		assert_true(inc >= 3000 && inc <= 3025);
+		assert_true(rate > 9.9 && rate < 10.1);
+	}
+	rules_free(e);
+	model_free(&m);
+}
+
+static void counter_arrays(void **state)
+{
+	struct node_model m;
+	struct rules_engine *e;
+	struct found f;
+
+	(void)state;
+	build_model(&m);
+	e = load_ok("profile: t\nrules:\n"
+		    "  - name: np\n    scope: netdev\n    severity: warning\n"
+		    "    expr: max(increase(pfc.indications, 5m)[{0..7} - pfc.enabled]) == 0\n"
+		    "    summary: \"{increase(pfc.indications, 5m)}\"\n");
+	for (int p = 0; p < 8; p++)
+		field_set_prio(m.netdevs[0], F_NETDEV_PFC_INDICATIONS, p, 100);
+	assert_int_equal(rules_evaluate(e, &m, 0), 0);
+	/* priority 3 (PFC on) moves, priority 5 resets to 2, priority 0 moves by 7 */
+	field_set_prio(m.netdevs[0], F_NETDEV_PFC_INDICATIONS, 3, 900);
+	field_set_prio(m.netdevs[0], F_NETDEV_PFC_INDICATIONS, 5, 2);
+	assert_int_equal(rules_evaluate(e, &m, 1000000000), 0);
+	f = result(e, "np", "eth2");
+	assert_int_equal(f.outcome, RULE_FAIL);
+	assert_string_equal(f.summary, "[0,0,0,800,0,2,0,0]");
+	field_set_prio(m.netdevs[0], F_NETDEV_PFC_INDICATIONS, 5, 2);
+	field_set_prio(m.netdevs[0], F_NETDEV_PFC_INDICATIONS, 0, 107);
+	assert_int_equal(rules_evaluate(e, &m, 2000000000), 0);
+	f = result(e, "np", "eth2");
+	assert_string_equal(f.summary, "[7,0,0,800,0,2,0,0]");
+	rules_free(e);
+	model_free(&m);
+}
+
+/* Steady state: no allocation per evaluation; objects appearing re-lay the results. */
+static void no_alloc_steady_state(void **state)
+{
+	struct node_model m;
+	struct rules_engine *e;
+	char path[4096];
+	struct rules_spec spec = { 0 };
+	struct rules_diags dg = { 0 };
+	unsigned long before;
+
+	(void)state;
+	build_model(&m);
+	snprintf(path, sizeof(path), "%s/rules/profiles/lossless-roce.yaml", source_dir);
+	assert_int_equal(rules_spec_add_profile(&spec, path), 0);
+	assert_int_equal(rules_load(&spec, &e, &dg), 0);
+	assert_int_equal(dg.n, 0);
+	assert_int_equal(rules_evaluate(e, &m, 1000000000), 0);
+	before = allocs;
+	for (int i = 2; i < 200; i++) {
+		cset_set(&m.ports[0]->cs[CSET_HW], "out_of_sequence", (uint64_t)i);
+		assert_int_equal(rules_evaluate(e, &m, i * 1000000000LL), 0);
+	}
+	assert_int_equal(allocs - before, 0);
+	/* a new netdev: the engine lays out results again (and that allocates) */
+	model_add_netdev(&m, "eth9");
+	before = allocs;
+	assert_int_equal(rules_evaluate(e, &m, 300000000000LL), 0);
+	assert_true(allocs - before > 0);
+	rules_free(e);
+	rules_diags_free(&dg);
+	rules_spec_free(&spec);
+	model_free(&m);
+}
+
+/* A reload keeps history and identity for unchanged rules. */
+static void reload_adopts_history(void **state)
+{
+	struct node_model m;
+	struct rules_engine *a, *b, *c;
+	const struct rule_result *ra, *rb;
+	uint64_t key;
+	struct found f;
+
+	(void)state;
+	build_model(&m);
+	a = load_ok(counter_rules);
+	cset_set(&m.ports[0]->cs[CSET_HW], "out_of_sequence", 1);
+	assert_int_equal(rules_evaluate(a, &m, 1000000000), 0);
+	rules_results(a, &ra);
+	key = ra[0].key;
+	b = load_ok(counter_rules);
+	rules_adopt_history(b, a);
+	rules_free(a);
+	cset_set(&m.ports[0]->cs[CSET_HW], "out_of_sequence", 3);
+	assert_int_equal(rules_evaluate(b, &m, 2000000000), 0);
+	f = result(b, "inc", "mlx5_0");
+	assert_int_equal(f.outcome, RULE_FAIL);
+	assert_string_equal(f.summary, "inc=2 rate=2 delta=2");
+	rules_results(b, &rb);
+	assert_true(rb[0].key == key);
+	/* a changed rule starts over */
+	c = load_ok("profile: t\nrules:\n"
+		    "  - name: inc\n    scope: rdma_port\n    severity: warning\n"
+		    "    expr: increase(hw[\"out_of_sequence\"], 10m) == 0\n");
+	rules_adopt_history(c, b);
+	rules_free(b);
+	assert_int_equal(rules_evaluate(c, &m, 3000000000), 0);
+	assert_int_equal(result(c, "inc", "mlx5_0").outcome, RULE_UNKNOWN);
+	rules_free(c);
+	model_free(&m);
+}
+
+static void profiles_and_lookup(void **state)
+{
+	char dir[] = "/tmp/rocewatch-profiles-XXXXXX", path[4096], out[4096], searched[1024];
+	struct rules_spec spec = { 0 };
+	struct rules_diags dg = { 0 };
+	struct rules_engine *e;
+	FILE *f;
+
+	(void)state;
+	/* the shipped profiles load without a single warning, and every rule has a doc */
+	assert_int_equal(rules_spec_add_profile(&spec, "lossless-roce"), 0);
+	assert_int_equal(rules_spec_add_profile(&spec, "lossy-roce"), 0);
+	assert_int_equal(rules_spec_add_param(&spec, "roce_priority=5"), 0);
+	assert_int_equal(rules_load(&spec, &e, &dg), 0);
+	assert_int_equal(dg.n, 0);
+	assert_int_equal(rules_profile_count(e), 2);
+	for (size_t i = 0; i < rules_count(e); i++)
+		assert_true(strlen(rules_rule(e, i)->doc) > 40);
+	for (size_t p = 0; p < 2; p++) {
+		const char *name, *value;
+
+		rules_profile_param(e, p, 0, &name, &value);
+		assert_string_equal(name, "roce_priority");
+		assert_string_equal(value, "5");
+	}
+	rules_free(e);
+	rules_spec_free(&spec);
+
+	/* $ROCEWATCH_PROFILE_DIR comes first */
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/lossless-roce.yaml", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("profile: lossless-roce\nrules: []\n", f);
+	fclose(f);
+	setenv("ROCEWATCH_PROFILE_DIR", dir, 1);
+	assert_int_equal(rules_profile_path("lossless-roce", out, sizeof(out), NULL, 0), 0);
+	assert_string_equal(out, path);
+	assert_int_equal(rules_profile_path("nope", out, sizeof(out), searched, sizeof(searched)),
+			 -ENOENT);
+	assert_non_null(strstr(searched, dir));
+	assert_int_equal(rules_spec_add_profile(&spec, "nope"), 0);
+	assert_int_not_equal(rules_load(&spec, &e, &dg), 0);
+	rules_diag_format(&dg.d[0], out, sizeof(out));
+	assert_non_null(strstr(out, "error: profile 'nope' not found (looked in "));
+	rules_diags_free(&dg);
+	rules_spec_free(&spec);
+	unsetenv("ROCEWATCH_PROFILE_DIR");
+	unlink(path);
+	rmdir(dir);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(err_bad_yaml),
+		cmocka_unit_test(err_unknown_field),
+		cmocka_unit_test(err_type_mismatch),
+		cmocka_unit_test(err_functions),
+		cmocka_unit_test(err_lexer_and_syntax),
+		cmocka_unit_test(err_positions_in_scalars),
+		cmocka_unit_test(err_structure),
+		cmocka_unit_test(err_params),
+		cmocka_unit_test(eval_outcomes),
+		cmocka_unit_test(eval_summary_and_status),
+		cmocka_unit_test(counter_reset_and_wrap),
+		cmocka_unit_test(counter_window),
+		cmocka_unit_test(counter_arrays),
+		cmocka_unit_test(no_alloc_steady_state),
+		cmocka_unit_test(reload_adopts_history),
+		cmocka_unit_test(profiles_and_lookup),
+	};
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s SOURCE_DIR\n", argv[0]);
+		return 2;
+	}
+	source_dir = argv[1];
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
