@@ -58,6 +58,10 @@ T_CLEANUP=()
 cleanup() {
 	local i
 	for ((i = ${#T_CLEANUP[@]} - 1; i >= 0; i--)); do eval "${T_CLEANUP[$i]}" >/dev/null 2>&1 || true; done
+	# make_netns runs in $(...): it records its namespaces in a file, not in T_CLEANUP.
+	if [ -f "$TMPD/netns" ]; then
+		while read -r n; do ip netns del "$n" >/dev/null 2>&1 || true; done <"$TMPD/netns"
+	fi
 	rm -rf "$TMPD"
 }
 trap cleanup EXIT
@@ -67,7 +71,7 @@ on_exit() { T_CLEANUP+=("$*"); }
 make_netns() {
 	local ns="rwt-$1-$$"
 	ip netns add "$ns" || skip "cannot create a network namespace"
-	on_exit "ip netns del $ns"
+	echo "$ns" >>"$TMPD/netns"
 	ip -n "$ns" link set lo up
 	echo "$ns"
 }
