@@ -191,6 +191,7 @@ static int cmd_list(const struct rules_spec *spec, bool json)
 			       "EXPR");
 		for (size_t i = 0; i < rules_count(e); i++) {
 			const struct rule_info *ri = rules_rule(e, i);
+			char dur[32];
 
 			if (strcmp(ri->profile, pi->name))
 				continue;
@@ -207,9 +208,10 @@ static int cmd_list(const struct rules_spec *spec, bool json)
 			printf("  %-34s %-9s %-8s ", ri->name, obj_kind_name(ri->scope),
 			       rule_severity_name(ri->severity));
 			if (ri->for_ns)
-				printf("%-5.0fs", (double)ri->for_ns / 1e9);
+				snprintf(dur, sizeof(dur), "%gs", (double)ri->for_ns / 1e9);
 			else
-				printf("%-5s ", "-");
+				snprintf(dur, sizeof(dur), "-");
+			printf("%-5s ", dur);
 			if (ri->when_src) {
 				printf("when ");
 				print_flat(ri->when_src);
