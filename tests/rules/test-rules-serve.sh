@@ -55,7 +55,7 @@ assert d["last_reload_success"] is True' 2>/dev/null
 check "SIGHUP with a good file: new rules in effect" wait_until 5 reloaded_good
 check "SIGHUP with a good file: reload timestamp moved" bash -c \
 	"[ \"\$(curl -sf '$url/metrics' | awk '/^rocewatch_rules_last_reload_timestamp_seconds /{print \$2}')\" != '$t0' ]"
-check "SIGHUP with a good file: logged" grep -q "rules: reloaded, 30 rules in 1 profiles" "$TMPD/log"
+check "SIGHUP with a good file: logged" grep -Eq "rules: reloaded, [0-9]+ rules in 1 profiles" "$TMPD/log"
 check "/metrics: the failing rule is there" bash -c \
 	"curl -sf '$url/metrics' | grep -q 'rule=\"netdev_mtu\",severity=\"critical\",device=\"eth2\",outcome=\"fail\"} 1'"
 check "/metrics: status 2 (CRITICAL)" bash -c "curl -sf '$url/metrics' | grep -q '^roce_rules_status 2$'"
