@@ -580,3 +580,8 @@ void prom_renderer_free(struct prom_renderer *pr)
 	sb_free(&pr->name);
 	memset(pr, 0, sizeof(*pr));
 }
+
+void prom_object_labels(struct strbuf *sb, int *first, const struct object *o)
+{
+	object_labels(sb, first, o);
+}

@@ -28,6 +28,8 @@ static const struct command {
 	const char *help;
 } commands[] = {
 	{ "check", cmd_check, "pre-flight: collect once, evaluate the rules, exit 0/1/2/3" },
+	{ "export", cmd_export, "a recording or capture as OpenMetrics (Prometheus backfill)" },
+	{ "report", cmd_report, "what moved in a recording or capture: pauses, retries, changes" },
 	{ "rules", cmd_rules, "lint rule files, list the rules of a profile" },
 	{ "serve", cmd_serve, "run the exporter: poll, evaluate, serve /metrics" },
 	{ "snapshot", cmd_snapshot, "collect once and write the node model as JSON" },

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "../exporters/http.h"
+#include "../exporters/recorder.h"
 #include "cli.h"
 #include "commands.h"
 #include "daemon.h"
@@ -25,6 +26,12 @@ enum {
 	OPT_LISTEN = OPT__COMMON_END + 1,
 	OPT_INTERVAL,
 	OPT_CONFIG_INTERVAL,
+	OPT_RECORD,
+	OPT_RECORD_RETENTION,
+	OPT_RECORD_MAX_SIZE,
+	OPT_RECORD_CAPTURE_BEFORE,
+	OPT_RECORD_CAPTURE_AFTER,
+	OPT_RECORD_ETHTOOL,
 };
 
 static const char serve_usage[] =
@@ -35,9 +42,18 @@ static const char serve_usage[] =
 	"Options:\n"
 	"  --web.listen-address [HOST]:PORT   where to listen (default :9479)\n"
 	"  --interval DURATION        fast loop: counters (default 1s, at least 100ms)\n"
-	"  --config-interval DURATION slow loop: configuration (default 15s)\n" RULES_SERVE_HELP
+	"  --config-interval DURATION slow loop: configuration (default 15s)\n"
+	"  --record DIR               flight recorder: keep changed counters and every\n"
+	"                             configuration change in DIR/rocewatch.db\n"
+	"  --record.retention DURATION   keep this much history (default 24h)\n"
+	"  --record.max-size BYTES    keep the database under this size (default 256MiB)\n"
+	"  --record.capture-before DURATION / --record.capture-after DURATION\n"
+	"                             window of a capture around its trigger (5m / 1m)\n"
+	"  --record.ethtool-include REGEX   also record these driver stats (default: the\n"
+	"                             --collector.ethtool.include ones)\n" RULES_SERVE_HELP
 	COMMON_OPTIONS_HELP
-	"\nSignals: SIGTERM/SIGINT stop; SIGHUP reloads rule files.\n"
+	"\nSignals: SIGTERM/SIGINT stop; SIGHUP reloads rule files; SIGUSR1 writes a\n"
+	"capture of the recording (with --record).\n"
 	"Endpoints: / (status page), /metrics, /healthz, /api/v1/state (snapshot JSON),\n"
 	"/api/v1/checks (rule results JSON, see docs/rules.md).\n";
 
@@ -46,6 +62,10 @@ struct serve {
 	struct http_server *http;
 	struct prom_renderer pr;
 	struct strbuf metrics;
+	struct recorder *rec;
+	struct recorder_opts rec_opts;
+	regex_t rec_ethtool;
+	bool has_rec_ethtool;
 	struct rules_serve rules;
 };
 
@@ -58,6 +78,27 @@ static int render_state(void *arg, struct strbuf *out)
 	r = snapshot_write(out, &s->d.m, 1);
 	pthread_mutex_unlock(&s->d.lock);
 	return r ? 500 : 200;
+}
+
+/* POST /api/v1/capture: cut a capture file around now (see recorder.h). */
+static int render_capture(void *arg, struct strbuf *out)
+{
+	struct serve *s = arg;
+	char file[4096];
+
+	if (!s->rec) {
+		sb_puts(out, "{\"error\":\"recording is off: start serve with --record DIR\"}\n");
+		return 409;
+	}
+	if (recorder_capture(s->rec, "api", file, sizeof(file))) {
+		sb_puts(out, "{\"error\":\"out of memory\"}\n");
+		return 500;
+	}
+	sb_puts(out, "{\"status\":\"accepted\",\"file\":\"");
+	sb_label_escape(out, file); /* escapes \\ \" and newline, as JSON wants */
+	sb_printf(out, "\",\"written_after_seconds\":%.3f}\n",
+		  (double)s->rec_opts.capture_after_ns / 1e9);
+	return 202;
 }
 
 static int render_healthz(void *arg, struct strbuf *out)
@@ -169,6 +210,12 @@ int cmd_serve(int argc, char **argv)
 		{ "web.listen-address", required_argument, NULL, OPT_LISTEN },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "config-interval", required_argument, NULL, OPT_CONFIG_INTERVAL },
+		{ "record", required_argument, NULL, OPT_RECORD },
+		{ "record.retention", required_argument, NULL, OPT_RECORD_RETENTION },
+		{ "record.max-size", required_argument, NULL, OPT_RECORD_MAX_SIZE },
+		{ "record.capture-before", required_argument, NULL, OPT_RECORD_CAPTURE_BEFORE },
+		{ "record.capture-after", required_argument, NULL, OPT_RECORD_CAPTURE_AFTER },
+		{ "record.ethtool-include", required_argument, NULL, OPT_RECORD_ETHTOOL },
 		RULES_SERVE_OPTIONS,
 		{ 0 },
 	};
@@ -195,9 +242,16 @@ int cmd_serve(int argc, char **argv)
 		{ "/api/v1/state", HTTP_GET, "application/json", -1, render_state, s },
 		{ "/api/v1/checks", HTTP_GET, "application/json", -1, rules_serve_render_checks,
 		  &s->rules },
+		{ "/api/v1/capture", HTTP_POST, "application/json", -1, render_capture, s },
 	};
 
 	config_defaults(&cfg);
+	s->rec_opts = (struct recorder_opts){
+		.retention_ns = REC_DEFAULT_RETENTION_NS,
+		.max_size = REC_DEFAULT_MAX_SIZE,
+		.capture_before_ns = REC_DEFAULT_CAPTURE_BEFORE_NS,
+		.capture_after_ns = REC_DEFAULT_CAPTURE_AFTER_NS,
+	};
 	opterr = 0;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "h", opts, &idx)) != -1) {
@@ -227,6 +281,38 @@ int cmd_serve(int argc, char **argv)
 				cfg.interval_ns = ns;
 			else
 				cfg.config_interval_ns = ns;
+			continue;
+		case OPT_RECORD:
+			s->rec_opts.dir = optarg;
+			continue;
+		case OPT_RECORD_RETENTION:
+		case OPT_RECORD_CAPTURE_BEFORE:
+		case OPT_RECORD_CAPTURE_AFTER:
+			if (parse_duration(optarg, &ns) || ns < 0) {
+				fprintf(stderr, "rocewatch serve: --%s: '%s' is not a duration (e.g. 24h, 5m)\n",
+					opts[idx].name, optarg);
+				goto free_opts;
+			}
+			*(opt == OPT_RECORD_RETENTION	     ? &s->rec_opts.retention_ns
+			  : opt == OPT_RECORD_CAPTURE_BEFORE ? &s->rec_opts.capture_before_ns
+							     : &s->rec_opts.capture_after_ns) = ns;
+			continue;
+		case OPT_RECORD_MAX_SIZE:
+			if (parse_size(optarg, &s->rec_opts.max_size) ||
+			    s->rec_opts.max_size < REC_MIN_MAX_SIZE) {
+				fprintf(stderr, "rocewatch serve: --record.max-size: '%s' is not a size of at "
+						"least 256KiB (e.g. 256MiB, 1G)\n",
+					optarg);
+				goto free_opts;
+			}
+			continue;
+		case OPT_RECORD_ETHTOOL:
+			if (s->has_rec_ethtool)
+				regfree(&s->rec_ethtool);
+			s->has_rec_ethtool = false;
+			if (config_regex(&s->rec_ethtool, "--record.ethtool-include", optarg))
+				goto free_opts;
+			s->has_rec_ethtool = true;
 			continue;
 		case OPT_RULES_PROFILE:
 		case OPT_RULES_PARAM:
@@ -261,6 +347,21 @@ int cmd_serve(int argc, char **argv)
 	s->d.replay_live_time = true;
 	if (rules_serve_start(&s->rules, &s->d))
 		goto fini;
+	if (s->rec_opts.dir) {
+		s->rec_opts.interval_ns = cfg.interval_ns;
+		s->rec_opts.ethtool_include = s->has_rec_ethtool	 ? &s->rec_ethtool
+					      : cfg.has_ethtool_include ? &cfg.ethtool_include
+									 : NULL;
+		r = recorder_open(&s->rec, &s->rec_opts, err, sizeof(err));
+		if (r) {
+			fprintf(stderr, "rocewatch serve: %s\n", err);
+			goto fini;
+		}
+		daemon_add_hook(&s->d, &(struct daemon_hook){ .name = "recorder",
+							      .after_poll = recorder_after_poll,
+							      .render = recorder_render,
+							      .arg = s->rec });
+	}
 	r = http_start(&s->http, listen_addr, routes, sizeof(routes) / sizeof(routes[0]), err,
 		       sizeof(err));
 	if (r) {
@@ -285,6 +386,13 @@ int cmd_serve(int argc, char **argv)
 		}
 		daemon_collect(&s->d, what);
 		publish(s);
+		if (rw_sig_usr1) {
+			rw_sig_usr1 = 0;
+			if (s->rec)
+				recorder_capture(s->rec, "sigusr1", NULL, 0);
+			else
+				log_warn("SIGUSR1: no capture without --record DIR");
+		}
 		if (rw_sig_hup) {
 			rw_sig_hup = 0;
 			rules_serve_reload(&s->rules);
@@ -309,12 +417,15 @@ int cmd_serve(int argc, char **argv)
 	rc = 0;
 fini:
 	http_stop(s->http);
+	recorder_close(s->rec); /* after HTTP (POST /api/v1/capture uses it), before the model */
 	if (daemon_up)
 		daemon_fini(&s->d);
 	prom_renderer_free(&s->pr);
 	sb_free(&s->metrics);
 free_opts:
 	rules_serve_fini(&s->rules); /* after the daemon: its hook points here */
+	if (s->has_rec_ethtool)
+		regfree(&s->rec_ethtool);
 	config_free(&cfg);
 	free(opts);
 	free(s);

@@ -748,3 +748,35 @@ void snapshot_close(struct snapshot_file *sf)
 	free(sf->path);
 	free(sf);
 }
+
+/* ---- one field at a time (the recorder's configuration history) ---- */
+
+int snapshot_value_text(struct strbuf *out, const struct field_desc *d, const struct field_val *f)
+{
+	json_t *j = value_to_json(d, f);
+	int r;
+
+	if (!j)
+		return -ENOMEM;
+	/* JSON_ENCODE_ANY: a bare integer or string is a valid value here. */
+	r = json_dump_callback(j, dump_cb, out,
+			       JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(17));
+	json_decref(j);
+	return r || out->oom ? -ENOMEM : 0;
+}
+
+int snapshot_value_parse(struct object *o, int id, const char *text, char *err, size_t errlen)
+{
+	struct perr pe = { err, errlen, "value" };
+	json_error_t je;
+	json_t *v = json_loads(text, JSON_DECODE_ANY, &je);
+	int r;
+
+	if (!v) {
+		snprintf(err, errlen, "%s: %s", fields[id].path, je.text);
+		return -EINVAL;
+	}
+	r = json_to_value(o, id, v, &pe, fields[id].path);
+	json_decref(v);
+	return r;
+}

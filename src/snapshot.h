@@ -34,4 +34,11 @@ int snapshot_apply(const struct snapshot_file *sf, size_t i, struct node_model *
 		   size_t errlen);
 void snapshot_close(struct snapshot_file *sf);
 
+/*
+ * One field's value as the snapshot encodes it (compact JSON), and back:
+ * the recorder stores configuration history this way, report/replay read it.
+ */
+int snapshot_value_text(struct strbuf *out, const struct field_desc *d, const struct field_val *f);
+int snapshot_value_parse(struct object *o, int id, const char *text, char *err, size_t errlen);
+
 #endif

@@ -1,0 +1,698 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The recording's schema and its reading side.  Samples are keyed by
+ * (t_ms, series_id) so a poll's rows are one contiguous run of the B-tree:
+ * appending a poll and deleting the oldest ones touch only the two ends,
+ * and a reader walks a time window in key order without sorting.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "recording.h"
+#include "../src/snapshot.h"
+#include "../src/util.h"
+
+static const char *const source_names[REC__SOURCES] = {
+	[REC_FIELD] = "field", [REC_ETHTOOL] = "ethtool", [REC_HW] = "hw",
+	[REC_PORT] = "port",   [REC_CC] = "cc",
+};
+
+const char *rec_source_name(enum rec_source s)
+{
+	return s < REC__SOURCES ? source_names[s] : "?";
+}
+
+int rec_source_parse(const char *s)
+{
+	for (int i = 0; i < REC__SOURCES; i++)
+		if (!strcmp(source_names[i], s))
+			return i;
+	return -1;
+}
+
+int rec_source_cset(enum rec_source s)
+{
+	switch (s) {
+	case REC_ETHTOOL:
+		return CSET_ETHTOOL;
+	case REC_HW:
+		return CSET_HW;
+	case REC_PORT:
+		return CSET_PORT;
+	case REC_CC:
+		return CSET_CC;
+	default:
+		return -1;
+	}
+}
+
+/*
+ * Version 1.  Any change to these statements is a new REC_SCHEMA_VERSION and
+ * a section in docs/recording.md.  "%1$s" is the schema name.
+ */
+static const char *const schema_sql[] = {
+	"CREATE TABLE %1$s.meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID",
+	"CREATE TABLE %1$s.runs (run INTEGER PRIMARY KEY, t_ms INTEGER NOT NULL, host TEXT NOT NULL,"
+	" version TEXT NOT NULL, interval_ms INTEGER NOT NULL, pid INTEGER)",
+	"CREATE TABLE %1$s.series (id INTEGER PRIMARY KEY, object TEXT NOT NULL,"
+	" device TEXT NOT NULL, port INTEGER NOT NULL, netdev TEXT NOT NULL, source TEXT NOT NULL,"
+	" name TEXT NOT NULL, prio INTEGER NOT NULL, config INTEGER NOT NULL,"
+	" UNIQUE (object, device, port, netdev, source, name, prio))",
+	"CREATE TABLE %1$s.polls (seq INTEGER PRIMARY KEY, t_ms INTEGER NOT NULL UNIQUE,"
+	" run INTEGER NOT NULL, what INTEGER NOT NULL, keyframe INTEGER NOT NULL,"
+	" n_samples INTEGER NOT NULL, n_config INTEGER NOT NULL, dropped INTEGER NOT NULL)",
+	/* value: INTEGER (u64 as int64 bits), REAL, or NULL = went absent */
+	"CREATE TABLE %1$s.samples (t_ms INTEGER NOT NULL, series_id INTEGER NOT NULL, value,"
+	" PRIMARY KEY (t_ms, series_id)) WITHOUT ROWID",
+	/* value: snapshot JSON of the field, NULL when absent (absent says why) */
+	"CREATE TABLE %1$s.config (t_ms INTEGER NOT NULL, series_id INTEGER NOT NULL, value TEXT,"
+	" absent TEXT, PRIMARY KEY (t_ms, series_id)) WITHOUT ROWID",
+	"CREATE TABLE %1$s.events (id INTEGER PRIMARY KEY, t_ms INTEGER NOT NULL, kind TEXT NOT NULL,"
+	" object TEXT, device TEXT, name TEXT, detail TEXT)",
+	"CREATE INDEX %1$s.events_t ON events (t_ms)",
+	"INSERT INTO %1$s.meta VALUES ('schema', '" REC_SCHEMA "')",
+	"PRAGMA %1$s.user_version = 1",
+};
+
+int rec_create_schema(sqlite3 *db, const char *schema, char *err, size_t errlen)
+{
+	char sql[640];
+	char *msg = NULL;
+
+	for (size_t i = 0; i < ARRAY_SIZE(schema_sql); i++) {
+		snprintf(sql, sizeof(sql), schema_sql[i], schema);
+		if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+			snprintf(err, errlen, "creating the schema: %s", msg ? msg : "?");
+			sqlite3_free(msg);
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+static int64_t q_int(sqlite3 *db, const char *sql, int64_t dflt)
+{
+	sqlite3_stmt *st;
+	int64_t v = dflt;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return dflt;
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static void q_meta(sqlite3 *db, const char *key, char *out, size_t len)
+{
+	sqlite3_stmt *st;
+
+	out[0] = '\0';
+	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = ?", -1, &st, NULL) != SQLITE_OK)
+		return;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		strlcpy0(out, (const char *)sqlite3_column_text(st, 0), len);
+	sqlite3_finalize(st);
+}
+
+int rec_check_schema(sqlite3 *db, const char *path, char *err, size_t errlen)
+{
+	int64_t v = q_int(db, "PRAGMA user_version", -1);
+	char name[64];
+
+	if (v != REC_SCHEMA_VERSION) {
+		snprintf(err, errlen,
+			 "%s: recording schema version %" PRId64 ", this rocewatch reads version %d",
+			 path, v, REC_SCHEMA_VERSION);
+		return -EINVAL;
+	}
+	q_meta(db, "schema", name, sizeof(name));
+	if (strcmp(name, REC_SCHEMA)) {
+		snprintf(err, errlen, "%s: not a rocewatch recording (meta.schema is '%s')", path, name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int rec_db_path(const char *arg, char *out, size_t outlen)
+{
+	struct stat st;
+
+	if (!stat(arg, &st) && S_ISDIR(st.st_mode)) {
+		if ((size_t)snprintf(out, outlen, "%s/%s", arg, REC_DB_NAME) >= outlen)
+			return -ENAMETOOLONG;
+		return 0;
+	}
+	if (strlen(arg) >= outlen)
+		return -ENAMETOOLONG;
+	strlcpy0(out, arg, outlen);
+	return 0;
+}
+
+int rec_open(struct rec_reader *r, const char *arg, char *err, size_t errlen)
+{
+	char buf[64];
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if (rec_db_path(arg, r->path, sizeof(r->path))) {
+		snprintf(err, errlen, "%s: path too long", arg);
+		return -ENAMETOOLONG;
+	}
+	if (access(r->path, R_OK)) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s", r->path, strerror(errno));
+		return rc;
+	}
+	/*
+	 * Read-only, but not immutable: serve may be appending right now, and WAL
+	 * lets this reader see a consistent snapshot while it does.
+	 */
+	rc = sqlite3_open_v2(r->path, &r->db, SQLITE_OPEN_READONLY, NULL);
+	if (rc != SQLITE_OK) {
+		snprintf(err, errlen, "%s: %s", r->path, r->db ? sqlite3_errmsg(r->db) : "cannot open");
+		rec_close(r);
+		return -EIO;
+	}
+	sqlite3_busy_timeout(r->db, 5000);
+	if (q_int(r->db, "SELECT count(*) FROM sqlite_master", -1) < 0) {
+		snprintf(err, errlen, "%s: not an SQLite database (%s)", r->path, sqlite3_errmsg(r->db));
+		rec_close(r);
+		return -EINVAL;
+	}
+	rc = rec_check_schema(r->db, r->path, err, errlen);
+	if (rc) {
+		rec_close(r);
+		return rc;
+	}
+	q_meta(r->db, "host", r->host, sizeof(r->host));
+	q_meta(r->db, "capture_reason", r->capture_reason, sizeof(r->capture_reason));
+	q_meta(r->db, "capture_trigger_ms", buf, sizeof(buf));
+	if (buf[0])
+		parse_i64(buf, &r->capture_trigger_ms);
+	if (!r->host[0]) /* a recording directory: the host of the latest run */
+		snprintf(r->host, sizeof(r->host), "%s", "");
+	{
+		sqlite3_stmt *st;
+
+		if (!r->host[0] &&
+		    sqlite3_prepare_v2(r->db, "SELECT host FROM runs ORDER BY run DESC LIMIT 1", -1, &st,
+				       NULL) == SQLITE_OK) {
+			if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+				strlcpy0(r->host, (const char *)sqlite3_column_text(st, 0),
+					 sizeof(r->host));
+			sqlite3_finalize(st);
+		}
+	}
+	r->interval_ms = q_int(r->db, "SELECT max(interval_ms) FROM runs", 1000);
+	r->first_ms = q_int(r->db, "SELECT min(t_ms) FROM polls", 0);
+	r->last_ms = q_int(r->db, "SELECT max(t_ms) FROM polls", 0);
+	return 0;
+}
+
+static int load_series(struct rec_reader *r, char *err, size_t errlen)
+{
+	sqlite3_stmt *st;
+	int64_t max = q_int(r->db, "SELECT max(id) FROM series", 0);
+	int rc;
+
+	if (max < 0 || max > (int64_t)50 * 1000 * 1000) {
+		snprintf(err, errlen, "%s: implausible series id %" PRId64, r->path, max);
+		return -EINVAL;
+	}
+	r->series = calloc((size_t)max + 1, sizeof(*r->series));
+	if (!r->series)
+		return -ENOMEM;
+	r->n_series = (size_t)max + 1;
+	rc = sqlite3_prepare_v2(r->db,
+				"SELECT id, object, device, port, netdev, source, name, prio, config "
+				"FROM series",
+				-1, &st, NULL);
+	if (rc != SQLITE_OK)
+		goto sql_err;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+		struct rec_series *s;
+		const char *obj = (const char *)sqlite3_column_text(st, 1);
+		const char *src = (const char *)sqlite3_column_text(st, 5);
+		int k, sv;
+
+		if (id <= 0 || id > max || !obj || !src)
+			continue;
+		s = &r->series[id];
+		s->id = id;
+		for (k = 0; k < OBJ__COUNT; k++)
+			if (!strcmp(obj_kind_name(k), obj))
+				break;
+		sv = rec_source_parse(src);
+		if (k == OBJ__COUNT || sv < 0)
+			continue; /* a newer rocewatch's object or source: skip, don't guess */
+		s->kind = k;
+		s->src = sv;
+		strlcpy0(s->device, (const char *)sqlite3_column_text(st, 2) ?: "", sizeof(s->device));
+		s->port = (uint32_t)sqlite3_column_int64(st, 3);
+		strlcpy0(s->netdev, (const char *)sqlite3_column_text(st, 4) ?: "", sizeof(s->netdev));
+		strlcpy0(s->name, (const char *)sqlite3_column_text(st, 6) ?: "", sizeof(s->name));
+		s->prio = (int)sqlite3_column_int64(st, 7);
+		s->config = sqlite3_column_int64(st, 8) != 0;
+		s->field = sv == REC_FIELD ? field_lookup(k, s->name) : -1;
+		s->used = true;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		goto sql_err;
+	return 0;
+sql_err:
+	snprintf(err, errlen, "%s: reading series: %s", r->path, sqlite3_errmsg(r->db));
+	return -EIO;
+}
+
+int rec_load(struct rec_reader *r, int64_t since_ms, int64_t until_ms, char *err, size_t errlen)
+{
+	sqlite3_stmt *st;
+	int64_t start;
+	size_t cap = 0;
+	int rc;
+
+	rc = load_series(r, err, errlen);
+	if (rc)
+		return rc;
+	r->since_ms = since_ms;
+	r->until_ms = until_ms;
+	/* State at `since` is the keyframe before it plus the changes after. */
+	rc = sqlite3_prepare_v2(r->db,
+				"SELECT coalesce((SELECT max(t_ms) FROM polls WHERE keyframe AND t_ms <= ?1),"
+				" (SELECT min(t_ms) FROM polls))",
+				-1, &st, NULL);
+	if (rc != SQLITE_OK)
+		goto sql_err;
+	sqlite3_bind_int64(st, 1, since_ms);
+	start = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	sqlite3_finalize(st);
+	rc = sqlite3_prepare_v2(r->db,
+				"SELECT seq, t_ms, run, what, keyframe, n_samples, n_config, dropped "
+				"FROM polls WHERE t_ms >= ?1 AND t_ms <= ?2 ORDER BY t_ms",
+				-1, &st, NULL);
+	if (rc != SQLITE_OK)
+		goto sql_err;
+	sqlite3_bind_int64(st, 1, start);
+	sqlite3_bind_int64(st, 2, until_ms);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct rec_poll *p;
+
+		if (r->n_polls == cap) {
+			size_t nc = cap ? cap * 2 : 4096;
+			void *np = realloc(r->polls, nc * sizeof(*r->polls));
+
+			if (!np) {
+				sqlite3_finalize(st);
+				return -ENOMEM;
+			}
+			r->polls = np;
+			cap = nc;
+		}
+		p = &r->polls[r->n_polls++];
+		p->seq = sqlite3_column_int64(st, 0);
+		p->t_ms = sqlite3_column_int64(st, 1);
+		p->run = sqlite3_column_int64(st, 2);
+		p->what = (unsigned)sqlite3_column_int64(st, 3);
+		p->keyframe = sqlite3_column_int64(st, 4) != 0;
+		p->n_samples = sqlite3_column_int64(st, 5);
+		p->n_config = sqlite3_column_int64(st, 6);
+		p->dropped = sqlite3_column_int64(st, 7);
+		p->in_window = p->t_ms >= since_ms;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		goto sql_err;
+	return 0;
+sql_err:
+	snprintf(err, errlen, "%s: reading polls: %s", r->path, sqlite3_errmsg(r->db));
+	return -EIO;
+}
+
+void rec_close(struct rec_reader *r)
+{
+	if (r->db)
+		sqlite3_close(r->db);
+	free(r->series);
+	free(r->polls);
+	memset(r, 0, sizeof(*r));
+}
+
+static const struct rec_series *series_of(const struct rec_reader *r, int64_t id)
+{
+	if (id <= 0 || (uint64_t)id >= r->n_series || !r->series[id].used)
+		return NULL;
+	return &r->series[id];
+}
+
+int rec_scan(struct rec_reader *r, const struct rec_scan_ops *ops, void *arg, char *err,
+	     size_t errlen)
+{
+	sqlite3_stmt *ss = NULL, *cs = NULL;
+	int rs, rcfg, ret = 0;
+	uint64_t total = 0, done = 0, next_progress = 0;
+
+	if (!r->n_polls)
+		return 0;
+	for (size_t i = 0; i < r->n_polls; i++)
+		total += (uint64_t)((ops->sample ? r->polls[i].n_samples : 0) + r->polls[i].n_config);
+	/* Without a sample callback (configuration only) the samples are not even read. */
+	if (sqlite3_prepare_v2(r->db,
+			       ops->sample ? "SELECT t_ms, series_id, value FROM samples "
+					     "WHERE t_ms >= ?1 AND t_ms <= ?2 ORDER BY t_ms, series_id"
+					   : "SELECT 0, 0, 0 WHERE 0",
+			       -1, &ss, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(r->db,
+			       "SELECT t_ms, series_id, value, absent FROM config "
+			       "WHERE t_ms >= ?1 AND t_ms <= ?2 ORDER BY t_ms, series_id",
+			       -1, &cs, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: %s", r->path, sqlite3_errmsg(r->db));
+		ret = -EIO;
+		goto finalize;
+	}
+	if (ops->sample) {
+		sqlite3_bind_int64(ss, 1, r->polls[0].t_ms);
+		sqlite3_bind_int64(ss, 2, r->polls[r->n_polls - 1].t_ms);
+	}
+	sqlite3_bind_int64(cs, 1, r->polls[0].t_ms);
+	sqlite3_bind_int64(cs, 2, r->polls[r->n_polls - 1].t_ms);
+	rs = sqlite3_step(ss);
+	rcfg = sqlite3_step(cs);
+	for (size_t i = 0; i < r->n_polls; i++) {
+		const struct rec_poll *p = &r->polls[i];
+
+		if (ops->poll)
+			ops->poll(arg, p);
+		/* Rows whose t_ms has no poll (none are written so) are skipped, not misfiled. */
+		while (rs == SQLITE_ROW && sqlite3_column_int64(ss, 0) <= p->t_ms) {
+			const struct rec_series *s = series_of(r, sqlite3_column_int64(ss, 1));
+
+			if (s && !s->config && sqlite3_column_int64(ss, 0) == p->t_ms && ops->sample) {
+				struct rec_value v = { 0 };
+
+				switch (sqlite3_column_type(ss, 2)) {
+				case SQLITE_INTEGER:
+					v.present = true;
+					v.i = sqlite3_column_int64(ss, 2);
+					break;
+				case SQLITE_FLOAT:
+					v.present = v.is_float = true;
+					v.d = sqlite3_column_double(ss, 2);
+					break;
+				default:
+					break;
+				}
+				ops->sample(arg, p, s, &v);
+			}
+			done++;
+			rs = sqlite3_step(ss);
+		}
+		while (rcfg == SQLITE_ROW && sqlite3_column_int64(cs, 0) <= p->t_ms) {
+			const struct rec_series *s = series_of(r, sqlite3_column_int64(cs, 1));
+
+			if (s && sqlite3_column_int64(cs, 0) == p->t_ms && ops->config)
+				ops->config(arg, p, s, (const char *)sqlite3_column_text(cs, 2),
+					    (const char *)sqlite3_column_text(cs, 3));
+			done++;
+			rcfg = sqlite3_step(cs);
+		}
+		if (ops->poll_end)
+			ops->poll_end(arg, p);
+		if (ops->progress && done >= next_progress) {
+			ops->progress(arg, done, total);
+			next_progress = done + total / 200 + 1;
+		}
+	}
+	if ((rs != SQLITE_ROW && rs != SQLITE_DONE) || (rcfg != SQLITE_ROW && rcfg != SQLITE_DONE)) {
+		snprintf(err, errlen, "%s: reading samples: %s", r->path, sqlite3_errmsg(r->db));
+		ret = -EIO;
+	}
+	if (ops->progress)
+		ops->progress(arg, total, total);
+finalize:
+	sqlite3_finalize(ss);
+	sqlite3_finalize(cs);
+	return ret;
+}
+
+int rec_events(struct rec_reader *r, void (*cb)(void *arg, const struct rec_event *e), void *arg)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	rc = sqlite3_prepare_v2(r->db,
+				"SELECT t_ms, kind, object, device, name, detail FROM events "
+				"WHERE t_ms >= ?1 AND t_ms <= ?2 ORDER BY t_ms, id",
+				-1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, r->since_ms);
+	sqlite3_bind_int64(st, 2, r->until_ms);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct rec_event e = {
+			.t_ms = sqlite3_column_int64(st, 0),
+			.kind = (const char *)sqlite3_column_text(st, 1) ?: "",
+			.object = (const char *)sqlite3_column_text(st, 2) ?: "",
+			.device = (const char *)sqlite3_column_text(st, 3) ?: "",
+			.name = (const char *)sqlite3_column_text(st, 4) ?: "",
+			.detail = (const char *)sqlite3_column_text(st, 5) ?: "",
+		};
+
+		cb(arg, &e);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+struct object *rec_model_object(struct node_model *m, const struct rec_series *s)
+{
+	struct object *o;
+
+	switch (s->kind) {
+	case OBJ_NODE:
+		return &m->node;
+	case OBJ_NETDEV:
+		o = model_netdev(m, s->device);
+		return o ? o : model_add_netdev(m, s->device);
+	case OBJ_RDMA_PORT:
+		o = model_port(m, s->device, s->port);
+		return o ? o : model_add_port(m, s->device, s->port);
+	default:
+		return NULL;
+	}
+}
+
+void rec_model_sample(struct node_model *m, const struct rec_series *s, const struct rec_value *v)
+{
+	struct object *o = rec_model_object(m, s);
+	int c = rec_source_cset(s->src);
+
+	if (!o)
+		return;
+	if (c >= 0) {
+		int idx;
+
+		if (v->present) {
+			cset_set(&o->cs[c], s->name, (uint64_t)v->i);
+		} else if ((idx = cset_find(&o->cs[c], s->name)) >= 0) {
+			o->cs[c].present[idx] = 0;
+		}
+		return;
+	}
+	if (s->field < 0)
+		return;
+	switch (fields[s->field].type) {
+	case VT_PRIO_ARRAY: {
+		struct field_val *f = &o->f[s->field];
+
+		if (s->prio < 0 || s->prio >= RW_PRIO_COUNT)
+			return;
+		if (v->present) {
+			field_set_prio(o, s->field, s->prio, (uint64_t)v->i);
+		} else if (f->state == ABS_NONE) {
+			f->mask &= (uint8_t)~(1u << s->prio);
+			if (!f->mask)
+				field_absent(o, s->field, ABS_NOT_COLLECTED, 0);
+		}
+		return;
+	}
+	case VT_FLOAT:
+		if (v->present)
+			field_set_float(o, s->field, rec_value_num(v));
+		else
+			field_absent(o, s->field, ABS_NOT_COLLECTED, 0);
+		return;
+	default:
+		if (v->present)
+			field_set_int(o, s->field, v->i);
+		else
+			field_absent(o, s->field, ABS_NOT_COLLECTED, 0);
+		return;
+	}
+}
+
+int rec_model_config(struct node_model *m, const struct rec_series *s, const char *json,
+		     const char *absent, char *err, size_t errlen)
+{
+	struct object *o = rec_model_object(m, s);
+	int c = rec_source_cset(s->src);
+
+	if (!o)
+		return -ENOMEM;
+	if (c >= 0) {
+		uint64_t v;
+		int idx;
+
+		if (json && !parse_u64(json, &v))
+			return cset_set(&o->cs[c], s->name, v) < 0 ? -ENOMEM : 0;
+		if ((idx = cset_find(&o->cs[c], s->name)) >= 0)
+			o->cs[c].present[idx] = 0;
+		return 0;
+	}
+	if (s->field < 0)
+		return 0;
+	if (!json) {
+		int reason = absent ? absent_reason_parse(absent) : -1;
+
+		field_absent(o, s->field, reason > 0 ? (enum absent_reason)reason : ABS_NOT_COLLECTED,
+			     0);
+		return 0;
+	}
+	return snapshot_value_parse(o, s->field, json, err, errlen);
+}
+
+void rec_format_time(int64_t t_ms, char *buf, size_t len)
+{
+	format_rfc3339(t_ms * 1000000LL, buf, len);
+}
+
+int rec_parse_time(const char *s, int64_t now_ms, int64_t *t_ms)
+{
+	struct tm tm = { 0 };
+	const char *p;
+	int64_t frac_ms = 0, ns;
+	int scale = 100;
+
+	if (!s || !*s)
+		return -EINVAL;
+	if (!strcmp(s, "now")) {
+		*t_ms = now_ms;
+		return 0;
+	}
+	if (*s == '-' || *s == '+') {
+		if (parse_duration(s + 1, &ns) || ns < 0)
+			return -EINVAL;
+		*t_ms = now_ms + (*s == '-' ? -1 : 1) * (ns / 1000000);
+		return 0;
+	}
+	p = strptime(s, "%Y-%m-%d", &tm);
+	if (!p || (*p != 'T' && *p != 't' && *p != ' '))
+		return -EINVAL;
+	p = strptime(p + 1, "%H:%M:%S", &tm);
+	if (!p)
+		return -EINVAL;
+	if (*p == '.') {
+		for (p++; *p >= '0' && *p <= '9'; p++) {
+			frac_ms += scale * (*p - '0');
+			scale /= 10;
+		}
+	}
+	*t_ms = (int64_t)timegm(&tm) * 1000 + frac_ms;
+	if (*p == 'Z' || *p == 'z') {
+		p++;
+	} else if ((*p == '+' || *p == '-') && p[1] >= '0' && p[1] <= '9' && p[2] >= '0' &&
+		   p[2] <= '9' && p[3] == ':' && p[4] >= '0' && p[4] <= '9' && p[5] >= '0' &&
+		   p[5] <= '9') {
+		/* local time at that offset: UTC is local minus the offset */
+		int off = ((p[1] - '0') * 10 + (p[2] - '0')) * 60 + (p[4] - '0') * 10 + (p[5] - '0');
+
+		*t_ms -= (*p == '+' ? 1 : -1) * (int64_t)off * 60000;
+		p += 6;
+	} else {
+		return -EINVAL;
+	}
+	return *p ? -EINVAL : 0;
+}
+
+/* ---- a string -> int64 map (identities of series and objects) ---- */
+
+static uint64_t map_hash(const char *k)
+{
+	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+
+	for (; *k; k++) {
+		h ^= (unsigned char)*k;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+int64_t rec_map_get(const struct rec_map *m, const char *k)
+{
+	size_t i;
+
+	if (!m->cap)
+		return -1;
+	for (i = map_hash(k) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
+		if (!strcmp(m->keys[i], k))
+			return m->vals[i];
+	return -1;
+}
+
+int rec_map_put(struct rec_map *m, const char *k, int64_t v)
+{
+	size_t i;
+
+	if ((m->n + 1) * 10 > m->cap * 7) {
+		struct rec_map nm = { .cap = m->cap ? m->cap * 2 : 1024, .n = m->n };
+
+		nm.keys = calloc(nm.cap, sizeof(*nm.keys));
+		nm.vals = calloc(nm.cap, sizeof(*nm.vals));
+		if (!nm.keys || !nm.vals) {
+			free(nm.keys);
+			free(nm.vals);
+			return -ENOMEM;
+		}
+		for (size_t j = 0; j < m->cap; j++) {
+			if (!m->keys[j])
+				continue;
+			for (i = map_hash(m->keys[j]) & (nm.cap - 1); nm.keys[i]; i = (i + 1) & (nm.cap - 1))
+				;
+			nm.keys[i] = m->keys[j];
+			nm.vals[i] = m->vals[j];
+		}
+		free(m->keys);
+		free(m->vals);
+		*m = nm;
+	}
+	for (i = map_hash(k) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
+		if (!strcmp(m->keys[i], k)) {
+			m->vals[i] = v;
+			return 0;
+		}
+	m->keys[i] = strdup(k);
+	if (!m->keys[i])
+		return -ENOMEM;
+	m->vals[i] = v;
+	m->n++;
+	return 0;
+}
+
+void rec_map_free(struct rec_map *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		free(m->keys[i]);
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}

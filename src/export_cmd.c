@@ -1,0 +1,789 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rocewatch export --format openmetrics: a recording or capture as
+ * OpenMetrics text (https://prometheus.io/docs/specs/om/open_metrics_spec/)
+ * that `promtool tsdb create-blocks-from openmetrics` turns into TSDB blocks,
+ * so an incident can be looked at in Prometheus/Grafana at full resolution.
+ *
+ * Names and labels are those of /metrics: counter series are named the way
+ * prom.c names them (tests/unit/test_recorder.c checks both agree), and
+ * configuration is rebuilt into a node model and rendered by prom.c itself.
+ * OpenMetrics wants a counter family named without its _total suffix and
+ * every family's samples together; timestamps are in seconds.
+ *
+ * The recording stores a value only when it changes; PromQL looks back only
+ * 5 minutes for a sample, so a value that stays the same is repeated every
+ * REFRESH_MS, at a real poll of the recording (a gap stays a gap).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../exporters/prom.h"
+#include "../exporters/recording.h"
+#include "cli.h"
+#include "commands.h"
+#include "util.h"
+
+#define REFRESH_MS 120000
+
+static const char export_usage[] =
+	"Usage: rocewatch export (--db DIR | CAPTURE) [--format openmetrics] [--since T]\n"
+	"                        [--until T] [-o FILE]\n\n"
+	"Write a recording (serve --record DIR) or a capture file as OpenMetrics text,\n"
+	"for `promtool tsdb create-blocks-from openmetrics FILE DIR`.  Metric names and\n"
+	"labels are those of /metrics; a value that did not change is repeated every\n"
+	"2 minutes so PromQL finds it.\n\n"
+	"Options:\n"
+	"  --db DIR                   the recording directory (or its rocewatch.db)\n"
+	"  --format openmetrics       the only format (and the default)\n"
+	"  --since T, --until T       the window: RFC 3339, 'now', or relative (-10m)\n"
+	"  -o, --output FILE          write to FILE instead of standard output\n"
+	"  -h, --help                 this help\n\n"
+	"Exit status: 0 written, 1 the recording cannot be read or written, 2 bad usage.\n";
+
+struct family {
+	char *name; /* as /metrics names it */
+	const char *type;
+	char *help;
+	bool config; /* from the configuration render */
+	bool written;
+};
+
+struct cfg_entry {
+	int fam;
+	char *key; /* sample name + labels, as rendered */
+	char last[64];
+	bool live;
+	int64_t last_emit;
+	size_t n, cap;
+	int64_t *t;
+	char (*v)[40];
+};
+
+struct xport {
+	struct rec_reader rd;
+	FILE *f;
+	struct family *fams;
+	size_t n_fams, cap_fams;
+	struct rec_map fam_map;
+	int *series_fam;	/* by series id: family, -1 not exported */
+	char **series_labels;	/* by series id */
+	double *series_scale;	/* by series id: 0 = integer as recorded */
+	int64_t win_first, win_last;
+	size_t first_poll;	/* index of the first in-window poll */
+	/* configuration: rebuilt model, rendered by prom.c */
+	struct node_model m;
+	struct prom_renderer pr;
+	struct strbuf text;
+	bool dirty, failed, warned;
+	int64_t last_render;
+	struct rec_map cfg_map;
+	struct cfg_entry *ents;
+	size_t n_ents, cap_ents;
+	uint64_t lines;
+	char err[512];
+};
+
+/* ---- families ---- */
+
+static int family(struct xport *x, const char *name, const char *type, const char *help, bool config)
+{
+	int64_t i = rec_map_get(&x->fam_map, name);
+	struct family *f;
+
+	if (i >= 0)
+		return x->fams[i].config == config ? (int)i : -1;
+	if (x->n_fams == x->cap_fams) {
+		size_t nc = x->cap_fams ? x->cap_fams * 2 : 64;
+		void *np = realloc(x->fams, nc * sizeof(*x->fams));
+
+		if (!np)
+			return -1;
+		x->fams = np;
+		x->cap_fams = nc;
+	}
+	f = &x->fams[x->n_fams];
+	memset(f, 0, sizeof(*f));
+	f->name = strdup(name);
+	f->help = strdup(help ? help : "");
+	f->type = type;
+	f->config = config;
+	if (!f->name || !f->help || rec_map_put(&x->fam_map, name, (int64_t)x->n_fams))
+		return -1;
+	return (int)x->n_fams++;
+}
+
+static size_t suffix_len(const char *name, const char *sfx)
+{
+	size_t n = strlen(name), k = strlen(sfx);
+
+	return n > k && !strcmp(name + n - k, sfx) ? k : 0;
+}
+
+/* "# TYPE" and "# HELP" in OpenMetrics spelling, once, before the first sample. */
+static void family_header(struct xport *x, struct family *f)
+{
+	size_t cut = 0;
+	const char *type = f->type;
+
+	if (f->written)
+		return;
+	f->written = true;
+	if (!strcmp(type, "counter")) {
+		cut = suffix_len(f->name, "_total");
+		if (!cut)
+			type = "unknown"; /* an OpenMetrics counter's samples must end in _total */
+	} else if (strcmp(type, "gauge")) {
+		type = "unknown"; /* untyped */
+	}
+	fprintf(x->f, "# TYPE %.*s %s\n# HELP %.*s ", (int)(strlen(f->name) - cut), f->name, type,
+		(int)(strlen(f->name) - cut), f->name);
+	/* OpenMetrics escapes backslash, newline and double quote in HELP */
+	for (const char *p = f->help; *p; p++) {
+		if (*p == '\\' || *p == '"')
+			fputc('\\', x->f);
+		if (*p == '\n')
+			fputs("\\n", x->f);
+		else
+			fputc(*p, x->f);
+	}
+	fputc('\n', x->f);
+}
+
+static void sample_line(struct xport *x, const char *name, const char *labels, const char *v,
+			int64_t t_ms)
+{
+	/* OpenMetrics timestamps are seconds; t_ms is never negative here. */
+	fprintf(x->f, "%s%s %s %" PRId64 ".%03" PRId64 "\n", name, labels, v, t_ms / 1000,
+		t_ms % 1000);
+	x->lines++;
+}
+
+/* ---- counter series: named as prom.c names them ---- */
+
+static void object_of(struct object *o, const struct rec_series *s)
+{
+	memset(o, 0, sizeof(*o));
+	o->kind = s->kind;
+	strlcpy0(o->name, s->device, sizeof(o->name));
+	o->port = s->port;
+	if (s->kind == OBJ_RDMA_PORT) {
+		o->f[F_PORT_NETDEV].state = ABS_NONE;
+		strlcpy0(o->f[F_PORT_NETDEV].v.s, s->netdev, sizeof(o->f[F_PORT_NETDEV].v.s));
+	} else {
+		o->f[F_PORT_NETDEV].state = ABS_NOT_COLLECTED;
+	}
+}
+
+static int map_series(struct xport *x, const struct rec_series *s, struct object *o)
+{
+	struct strbuf name = { 0 }, lab = { 0 };
+	const char *type = "counter", *help = NULL;
+	char helpbuf[200];
+	double scale = 0;
+	int first = 1, fam;
+
+	x->series_fam[s->id] = -1;
+	if (s->config)
+		return 0;
+	if (s->src == REC_FIELD) {
+		const struct field_desc *d;
+
+		if (s->field < 0)
+			return 0;
+		d = &fields[s->field];
+		if (d->mtype == MT_NONE || !d->metric)
+			return 0; /* not on /metrics either */
+		sb_puts(&name, d->metric);
+		type = d->mtype == MT_COUNTER ? "counter" : "gauge";
+		help = d->help;
+		/* A family's HELP sits on its first row in fields.c. */
+		for (int i = s->field; !help && i > 0 && fields[i - 1].metric &&
+				       !strcmp(fields[i - 1].metric, d->metric);
+		     i--)
+			help = fields[i - 1].help;
+		scale = d->scale;
+		object_of(o, s);
+		prom_object_labels(&lab, &first, o);
+		if (d->labels && *d->labels) {
+			sb_putc(&lab, first ? '{' : ',');
+			first = 0;
+			sb_puts(&lab, d->labels);
+		}
+		if (d->type == VT_PRIO_ARRAY && s->prio >= 0) {
+			char p[8];
+
+			snprintf(p, sizeof(p), "%d", s->prio);
+			prom_label(&lab, &first, d->label, p);
+		}
+		if (d->type == VT_FLOAT && !scale)
+			scale = 1; /* print as a number, not as stored bits */
+	} else {
+		/* prom.c render_cset: a curated name, or the prefix + sanitised counter name */
+		const struct counter_desc *cd = NULL;
+
+		if (s->src == REC_HW)
+			cd = counter_desc_find(hw_counter_descs, n_hw_counter_descs, s->name);
+		else if (s->src == REC_PORT)
+			cd = counter_desc_find(port_counter_descs, n_port_counter_descs, s->name);
+		if (cd) {
+			sb_puts(&name, cd->metric);
+			help = cd->help;
+			scale = cd->scale;
+		} else {
+			sb_puts(&name, s->src == REC_HW	    ? "roce_rdma_"
+				       : s->src == REC_PORT ? "roce_rdma_port_"
+							    : "roce_ethtool_");
+			prom_sanitize(&name, s->name);
+			if (s->src != REC_ETHTOOL)
+				sb_puts(&name, "_total");
+			else
+				type = "untyped";
+			snprintf(helpbuf, sizeof(helpbuf), "%s counter %s, as of the last poll.",
+				 s->src == REC_ETHTOOL ? "Driver (ethtool -S)" : "RDMA", s->name);
+			help = helpbuf;
+		}
+		object_of(o, s);
+		prom_object_labels(&lab, &first, o);
+	}
+	if (!first)
+		sb_putc(&lab, '}');
+	if (name.oom || lab.oom) {
+		sb_free(&name);
+		sb_free(&lab);
+		return -ENOMEM;
+	}
+	fam = family(x, name.buf, type, help, false);
+	sb_free(&name);
+	if (fam < 0) {
+		sb_free(&lab);
+		return -ENOMEM;
+	}
+	x->series_fam[s->id] = fam;
+	x->series_labels[s->id] = lab.buf ? lab.buf : strdup("");
+	x->series_scale[s->id] = scale;
+	return x->series_labels[s->id] ? 0 : -ENOMEM;
+}
+
+/* First poll at or after t (index), or n_polls. */
+static size_t poll_at_or_after(const struct xport *x, int64_t t)
+{
+	size_t lo = x->first_poll, hi = x->rd.n_polls;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (x->rd.polls[mid].t_ms < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+struct cstate {
+	int64_t id;
+	bool have, emitted;
+	char val[48];
+	int64_t last_emit;
+};
+
+static void cs_emit(struct xport *x, struct cstate *c, int64_t t)
+{
+	struct family *f = &x->fams[x->series_fam[c->id]];
+
+	family_header(x, f);
+	sample_line(x, f->name, x->series_labels[c->id], c->val, t);
+	c->last_emit = t;
+	c->emitted = true;
+}
+
+/* Repeat the current value at polls every REFRESH_MS in (last_emit, to). */
+static void cs_fill(struct xport *x, struct cstate *c, int64_t to)
+{
+	size_t i;
+
+	if (!c->have || !c->emitted)
+		return;
+	for (i = poll_at_or_after(x, c->last_emit + REFRESH_MS);
+	     i < x->rd.n_polls && x->rd.polls[i].t_ms < to;
+	     i = poll_at_or_after(x, x->rd.polls[i].t_ms + REFRESH_MS))
+		cs_emit(x, c, x->rd.polls[i].t_ms);
+}
+
+static void cs_finish(struct xport *x, struct cstate *c)
+{
+	if (c->id <= 0 || !c->have)
+		return;
+	if (!c->emitted)
+		cs_emit(x, c, x->win_first); /* carried in from before the window */
+	cs_fill(x, c, x->win_last);
+	if (c->last_emit < x->win_last)
+		cs_emit(x, c, x->win_last); /* the value held to the end */
+}
+
+static void format_value(const struct xport *x, int64_t id, sqlite3_stmt *st, int col, char *buf,
+			 size_t len)
+{
+	double scale = x->series_scale[id];
+
+	if (sqlite3_column_type(st, col) == SQLITE_FLOAT) {
+		struct strbuf sb = { 0 };
+
+		sb_double(&sb, sqlite3_column_double(st, col) * (scale ? scale : 1));
+		snprintf(buf, len, "%s", sb.buf ? sb.buf : "NaN");
+		sb_free(&sb);
+	} else if (scale) {
+		struct strbuf sb = { 0 };
+
+		sb_double(&sb, (double)(uint64_t)sqlite3_column_int64(st, col) * scale);
+		snprintf(buf, len, "%s", sb.buf ? sb.buf : "NaN");
+		sb_free(&sb);
+	} else {
+		snprintf(buf, len, "%" PRIu64, (uint64_t)sqlite3_column_int64(st, col));
+	}
+}
+
+static int cmp_series_rank(const void *a, const void *b, void *arg)
+{
+	const struct xport *x = arg;
+	int64_t i = *(const int64_t *)a, j = *(const int64_t *)b;
+	int r = strcmp(x->fams[x->series_fam[i]].name, x->fams[x->series_fam[j]].name);
+
+	return r ? r : strcmp(x->series_labels[i], x->series_labels[j]);
+}
+
+/*
+ * All counter samples, family by family: a temporary table ranks the series
+ * in output order and SQLite's sorter (on disk when large) orders the rows.
+ */
+static int export_counters(struct xport *x)
+{
+	sqlite3 *db = x->rd.db;
+	sqlite3_stmt *ins = NULL, *st = NULL;
+	int64_t *ids = NULL;
+	size_t n = 0;
+	struct cstate c = { 0 };
+	int rc = -EIO, r;
+
+	ids = calloc(x->rd.n_series ? x->rd.n_series : 1, sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	for (size_t i = 0; i < x->rd.n_series; i++)
+		if (x->rd.series[i].used && x->series_fam[i] >= 0)
+			ids[n++] = (int64_t)i;
+	qsort_r(ids, n, sizeof(*ids), cmp_series_rank, x);
+	if (sqlite3_exec(db, "CREATE TEMP TABLE xrank (id INTEGER PRIMARY KEY, rank INTEGER)", NULL,
+			 NULL, NULL) != SQLITE_OK ||
+	    sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "INSERT INTO temp.xrank VALUES (?1, ?2)", -1, &ins, NULL) !=
+		    SQLITE_OK)
+		goto sql_err;
+	for (size_t i = 0; i < n; i++) {
+		sqlite3_bind_int64(ins, 1, ids[i]);
+		sqlite3_bind_int64(ins, 2, (int64_t)i);
+		if (sqlite3_step(ins) != SQLITE_DONE)
+			goto sql_err;
+		sqlite3_reset(ins);
+	}
+	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		goto sql_err;
+	if (!x->rd.n_polls) {
+		rc = 0;
+		goto out;
+	}
+	if (sqlite3_prepare_v2(db,
+			       "SELECT s.series_id, s.t_ms, s.value FROM main.samples s"
+			       " JOIN temp.xrank k ON k.id = s.series_id"
+			       " WHERE s.t_ms >= ?1 AND s.t_ms <= ?2 ORDER BY k.rank, s.t_ms",
+			       -1, &st, NULL) != SQLITE_OK)
+		goto sql_err;
+	sqlite3_bind_int64(st, 1, x->rd.polls[0].t_ms);
+	sqlite3_bind_int64(st, 2, x->win_last);
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0), t = sqlite3_column_int64(st, 1);
+
+		if (id != c.id) {
+			cs_finish(x, &c);
+			c = (struct cstate){ .id = id };
+		}
+		if (sqlite3_column_type(st, 2) == SQLITE_NULL) {
+			/* went absent: keep repeating only up to here */
+			if (t > x->win_first)
+				cs_fill(x, &c, t);
+			c.have = false;
+			c.emitted = false;
+			continue;
+		}
+		if (t < x->win_first) {
+			format_value(x, id, st, 2, c.val, sizeof(c.val));
+			c.have = true;
+			continue;
+		}
+		if (c.have && !c.emitted && t > x->win_first)
+			cs_emit(x, &c, x->win_first);
+		cs_fill(x, &c, t);
+		format_value(x, id, st, 2, c.val, sizeof(c.val));
+		c.have = true;
+		cs_emit(x, &c, t);
+	}
+	if (r != SQLITE_DONE)
+		goto sql_err;
+	cs_finish(x, &c);
+	rc = 0;
+	goto out;
+sql_err:
+	snprintf(x->err, sizeof(x->err), "%.300s: %s", x->rd.path, sqlite3_errmsg(db));
+out:
+	sqlite3_finalize(ins);
+	sqlite3_finalize(st);
+	free(ids);
+	return rc;
+}
+
+/* ---- configuration: rebuild, render with prom.c, keep what changed ---- */
+
+static void on_config(void *arg, const struct rec_poll *p, const struct rec_series *s,
+		      const char *json, const char *absent)
+{
+	struct xport *x = arg;
+	char err[256];
+
+	(void)p;
+	if (rec_model_config(&x->m, s, json, absent, err, sizeof(err)) && !x->warned) {
+		/* A value this build cannot read (a newer rocewatch's): say so once, go on. */
+		x->warned = true;
+		fprintf(stderr, "rocewatch export: %s: %s: %s (skipped)\n", x->rd.path, s->name, err);
+	}
+	x->dirty = true;
+}
+
+static struct cfg_entry *cfg_entry(struct xport *x, const char *key, int fam)
+{
+	int64_t i = rec_map_get(&x->cfg_map, key);
+	struct cfg_entry *e;
+
+	if (i >= 0)
+		return &x->ents[i];
+	if (x->n_ents == x->cap_ents) {
+		size_t nc = x->cap_ents ? x->cap_ents * 2 : 256;
+		void *np = realloc(x->ents, nc * sizeof(*x->ents));
+
+		if (!np)
+			return NULL;
+		x->ents = np;
+		x->cap_ents = nc;
+	}
+	e = &x->ents[x->n_ents];
+	memset(e, 0, sizeof(*e));
+	e->fam = fam;
+	e->key = strdup(key);
+	if (!e->key || rec_map_put(&x->cfg_map, key, (int64_t)x->n_ents))
+		return NULL;
+	x->n_ents++;
+	return e;
+}
+
+static int cfg_push(struct cfg_entry *e, int64_t t, const char *v)
+{
+	if (e->n == e->cap) {
+		size_t nc = e->cap ? e->cap * 2 : 8;
+		void *nt = realloc(e->t, nc * sizeof(*e->t));
+
+		if (!nt)
+			return -ENOMEM;
+		e->t = nt;
+		void *nv = realloc(e->v, nc * sizeof(*e->v));
+
+		if (!nv)
+			return -ENOMEM;
+		e->v = nv;
+		e->cap = nc;
+	}
+	e->t[e->n] = t;
+	strlcpy0(e->v[e->n], v, sizeof(e->v[e->n]));
+	e->n++;
+	e->last_emit = t;
+	return 0;
+}
+
+/* Parse our own exposition: "# HELP", "# TYPE", and NAME{LABELS} VALUE lines. */
+static void take_render(struct xport *x, int64_t t, bool refresh)
+{
+	char *line = x->text.buf, *nl;
+	char type[16] = "", help[512] = "";
+	int fam = -1;
+
+	for (size_t i = 0; i < x->n_ents; i++)
+		x->ents[i].live = false;
+	for (; line && *line; line = nl ? nl + 1 : NULL) {
+		char *sp, *brace, *val;
+		struct cfg_entry *e;
+		bool changed;
+
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		if (!strncmp(line, "# HELP ", 7)) {
+			char *name = line + 7, *h = strchr(name, ' ');
+
+			snprintf(help, sizeof(help), "%s", h ? h + 1 : "");
+			continue;
+		}
+		if (!strncmp(line, "# TYPE ", 7)) {
+			char *name = line + 7, *ty = strchr(name, ' ');
+
+			if (!ty)
+				continue;
+			*ty++ = '\0';
+			snprintf(type, sizeof(type), "%s", ty);
+			fam = -1;
+			if (strncmp(name, "rocewatch_", 10)) /* the exporter's own families */
+				fam = family(x, name, !strcmp(type, "counter") ? "counter"
+						      : !strcmp(type, "gauge") ? "gauge"
+										 : "untyped",
+					     help, true);
+			help[0] = '\0';
+			continue;
+		}
+		if (fam < 0 || line[0] == '#' || !line[0])
+			continue;
+		/* the value follows the last space outside the label set */
+		brace = strchr(line, '{');
+		sp = brace ? strrchr(line, '}') : strchr(line, ' ');
+		if (!sp || !(val = strchr(sp, ' ')))
+			continue;
+		*val++ = '\0';
+		e = cfg_entry(x, line, fam);
+		if (!e) {
+			x->failed = true;
+			continue;
+		}
+		e->live = true;
+		changed = strcmp(e->last, val) != 0 || !e->n;
+		if (changed || refresh || t - e->last_emit >= REFRESH_MS) {
+			if (cfg_push(e, t, val))
+				x->failed = true;
+			strlcpy0(e->last, val, sizeof(e->last));
+		}
+	}
+	for (size_t i = 0; i < x->n_ents; i++)
+		if (!x->ents[i].live)
+			x->ents[i].last[0] = '\0'; /* gone: a comeback is a new sample */
+}
+
+static void on_poll_end(void *arg, const struct rec_poll *p)
+{
+	struct xport *x = arg;
+	bool first = p->in_window && (x->last_render < x->win_first);
+	bool last = p->t_ms == x->win_last;
+	struct prom_input in = { .m = &x->m };
+
+	if (!p->in_window)
+		return;
+	if (!x->dirty && !first && !last && p->t_ms - x->last_render < REFRESH_MS)
+		return;
+	model_link_ports(&x->m);
+	if (prom_render(&x->pr, &x->text, &in)) {
+		x->failed = true;
+		return;
+	}
+	take_render(x, p->t_ms, first || last);
+	x->last_render = p->t_ms;
+	x->dirty = false;
+}
+
+static int cmp_ent(const void *a, const void *b, void *arg)
+{
+	const struct xport *x = arg;
+	const struct cfg_entry *e = a, *f = b;
+	int r = strcmp(x->fams[e->fam].name, x->fams[f->fam].name);
+
+	return r ? r : strcmp(e->key, f->key);
+}
+
+static void write_config(struct xport *x)
+{
+	if (x->n_ents)
+		qsort_r(x->ents, x->n_ents, sizeof(*x->ents), cmp_ent, x);
+	for (size_t i = 0; i < x->n_ents; i++) {
+		struct cfg_entry *e = &x->ents[i];
+		struct family *f = &x->fams[e->fam];
+
+		if (!e->n)
+			continue;
+		family_header(x, f);
+		for (size_t k = 0; k < e->n; k++)
+			sample_line(x, e->key, "", e->v[k], e->t[k]);
+	}
+}
+
+static void xport_free(struct xport *x)
+{
+	for (size_t i = 0; i < x->n_fams; i++) {
+		free(x->fams[i].name);
+		free(x->fams[i].help);
+	}
+	free(x->fams);
+	for (size_t i = 0; x->series_labels && i < x->rd.n_series; i++)
+		free(x->series_labels[i]);
+	free(x->series_labels);
+	free(x->series_fam);
+	free(x->series_scale);
+	for (size_t i = 0; i < x->n_ents; i++) {
+		free(x->ents[i].key);
+		free(x->ents[i].t);
+		free(x->ents[i].v);
+	}
+	free(x->ents);
+	rec_map_free(&x->fam_map);
+	rec_map_free(&x->cfg_map);
+	model_free(&x->m);
+	prom_renderer_free(&x->pr);
+	sb_free(&x->text);
+	rec_close(&x->rd);
+}
+
+enum { OPT_DB = 1, OPT_SINCE, OPT_UNTIL, OPT_FORMAT };
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "db", required_argument, NULL, OPT_DB },
+		{ "since", required_argument, NULL, OPT_SINCE },
+		{ "until", required_argument, NULL, OPT_UNTIL },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct xport *x = calloc(1, sizeof(*x));
+	struct rec_scan_ops ops = { .config = on_config, .poll_end = on_poll_end };
+	const char *db = NULL, *out = "-";
+	int64_t since = INT64_MIN, until = INT64_MAX, now_ms = real_ns() / 1000000;
+	struct object *tmp = NULL;
+	int opt, rc = 2, r;
+
+	if (!x) {
+		fprintf(stderr, "rocewatch export: out of memory\n");
+		return 1;
+	}
+	model_init(&x->m);
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'h':
+			fputs(export_usage, stdout);
+			rc = 0;
+			goto free_x;
+		case OPT_DB:
+			db = optarg;
+			break;
+		case OPT_SINCE:
+		case OPT_UNTIL:
+			if (rec_parse_time(optarg, now_ms, opt == OPT_SINCE ? &since : &until)) {
+				fprintf(stderr,
+					"rocewatch export: --%s: '%s' is not a time (RFC 3339, 'now' or -10m)\n",
+					opt == OPT_SINCE ? "since" : "until", optarg);
+				goto free_x;
+			}
+			break;
+		case OPT_FORMAT:
+			if (strcmp(optarg, "openmetrics")) {
+				fprintf(stderr, "rocewatch export: --format: '%s' is not openmetrics\n",
+					optarg);
+				goto free_x;
+			}
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		default:
+			cli_bad_option("export", argv, optind);
+			goto free_x;
+		}
+	}
+	if (optind < argc && !db)
+		db = argv[optind++];
+	if (optind < argc) {
+		fprintf(stderr, "rocewatch export: unexpected argument '%s'\n", argv[optind]);
+		goto free_x;
+	}
+	if (!db) {
+		fprintf(stderr, "rocewatch export: which recording? --db DIR or a capture file\n");
+		goto free_x;
+	}
+	rc = 1;
+	r = rec_open(&x->rd, db, x->err, sizeof(x->err));
+	if (!r)
+		r = rec_load(&x->rd, since, until, x->err, sizeof(x->err));
+	if (r) {
+		fprintf(stderr, "rocewatch export: %s\n", x->err[0] ? x->err : strerror(-r));
+		goto free_x;
+	}
+	x->first_poll = x->rd.n_polls;
+	for (size_t i = 0; i < x->rd.n_polls; i++)
+		if (x->rd.polls[i].in_window) {
+			if (x->first_poll == x->rd.n_polls) {
+				x->first_poll = i;
+				x->win_first = x->rd.polls[i].t_ms;
+			}
+			x->win_last = x->rd.polls[i].t_ms;
+		}
+	x->last_render = INT64_MIN / 2;
+	x->series_fam = calloc(x->rd.n_series ? x->rd.n_series : 1, sizeof(*x->series_fam));
+	x->series_labels = calloc(x->rd.n_series ? x->rd.n_series : 1, sizeof(*x->series_labels));
+	x->series_scale = calloc(x->rd.n_series ? x->rd.n_series : 1, sizeof(*x->series_scale));
+	tmp = malloc(sizeof(*tmp));
+	if (!x->series_fam || !x->series_labels || !x->series_scale || !tmp)
+		goto oom;
+	for (size_t i = 0; i < x->rd.n_series; i++) {
+		x->series_fam[i] = -1;
+		if (x->rd.series[i].used && map_series(x, &x->rd.series[i], tmp))
+			goto oom;
+	}
+	x->f = strcmp(out, "-") ? fopen(out, "w") : stdout;
+	if (!x->f) {
+		fprintf(stderr, "rocewatch export: %s: %s\n", out, strerror(errno));
+		goto free_x;
+	}
+	if (x->first_poll < x->rd.n_polls) {
+		r = export_counters(x);
+		if (!r)
+			r = rec_scan(&x->rd, &ops, x, x->err, sizeof(x->err));
+		if (r) {
+			fprintf(stderr, "rocewatch export: %s\n", x->err);
+			goto close_out;
+		}
+		if (x->failed)
+			goto oom;
+		write_config(x);
+	}
+	fputs("# EOF\n", x->f);
+	if (fflush(x->f) || ferror(x->f)) {
+		fprintf(stderr, "rocewatch export: %s: write error\n", out);
+		goto close_out;
+	}
+	rc = 0;
+close_out:
+	if (x->f != stdout && fclose(x->f))
+		rc = 1;
+	x->f = NULL;
+	goto free_x;
+oom:
+	fprintf(stderr, "rocewatch export: out of memory\n");
+	rc = 1;
+free_x:
+	if (x->f && x->f != stdout)
+		fclose(x->f);
+	free(tmp);
+	xport_free(x);
+	free(x);
+	return rc;
+}

@@ -1,0 +1,799 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rocewatch report: a timeline of what moved in a recording, per device and
+ * priority: pause frames and pause time, storm events, retries,
+ * out-of-sequence, CNPs, discards, link flaps, configuration changes and
+ * alerts, each with its start, end, total and peak rate.
+ *
+ * Rates are computed between consecutive polls of one run (a restart or a
+ * gap in the recording never becomes a spike), and a counter that went
+ * backwards restarted from zero (driver reload), as Prometheus' rate() does.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "report.h"
+#include "util.h"
+
+/* Increases less than this apart are one episode (NIC counters may tick in bursts). */
+#define EPISODE_GAP_MS 2000
+
+static const char *const cat_names[CAT__COUNT] = {
+	[CAT_PAUSE] = "pause",	 [CAT_PAUSE_TIME] = "pause_time", [CAT_STORM] = "storm",
+	[CAT_RETRY] = "retry",	 [CAT_OOS] = "out_of_sequence",	  [CAT_CNP] = "cnp",
+	[CAT_DISCARD] = "discard", [CAT_LINK] = "link_flap",
+};
+
+const char *rep_cat_name(enum rep_cat c)
+{
+	return cat_names[c];
+}
+
+/* The counters a post-mortem looks at; names as the kernel/driver spells them (fields.c). */
+static const struct track_def track_defs[] = {
+	{ REC_FIELD, "pfc.rx_pause", CAT_PAUSE, "rx", "PFC pause frames", "frames" },
+	{ REC_FIELD, "pfc.tx_pause", CAT_PAUSE, "tx", "PFC pause frames", "frames" },
+	{ REC_FIELD, "pfc.indications", CAT_PAUSE, "rx", "PFC indications (dcbnl)", "frames" },
+	{ REC_FIELD, "pfc.requests", CAT_PAUSE, "tx", "PFC requests (dcbnl)", "frames" },
+	{ REC_FIELD, "pause.rx_frames", CAT_PAUSE, "rx", "global pause frames", "frames" },
+	{ REC_FIELD, "pause.tx_frames", CAT_PAUSE, "tx", "global pause frames", "frames" },
+	/* mlx5 reports pause duration in microseconds */
+	{ REC_FIELD, "pfc.rx_pause_duration_us", CAT_PAUSE_TIME, "rx", "time paused", "s", 1e-6 },
+	{ REC_FIELD, "pfc.tx_pause_duration_us", CAT_PAUSE_TIME, "tx", "time paused", "s", 1e-6 },
+	{ REC_FIELD, "pause_storm.warning_events", CAT_STORM, NULL, "pause storm warnings", "events" },
+	{ REC_FIELD, "pause_storm.error_events", CAT_STORM, NULL,
+	  "pause storm errors (NIC stopped pausing)", "events" },
+	{ REC_FIELD, "prio.rx_discards", CAT_DISCARD, "rx", "discards", "packets" },
+	{ REC_FIELD, "prio.rx_buf_discards", CAT_DISCARD, "rx", "buffer discards", "packets" },
+	{ REC_FIELD, "prio.rx_cong_discards", CAT_DISCARD, "rx", "congestion discards", "packets" },
+	{ REC_FIELD, "port.rx_discards", CAT_DISCARD, "rx", "port discards", "packets" },
+	{ REC_FIELD, "port.tx_discards", CAT_DISCARD, "tx", "port discards", "packets" },
+	{ REC_FIELD, "port.rx_out_of_buffer", CAT_DISCARD, "rx", "out of buffer", "packets" },
+	{ REC_FIELD, "port.rx_crc_errors", CAT_DISCARD, "rx", "CRC errors", "frames" },
+	{ REC_FIELD, "port.link_down_events", CAT_LINK, NULL, "link down events", "events" },
+	{ REC_FIELD, "prio.rx_ecn_marked", CAT_CNP, "rx", "ECN CE marked", "packets" },
+	{ REC_FIELD, "wire.cnp_packets", CAT_CNP, NULL, "CNPs on the wire", "packets" },
+	/* RDMA hw_counters: mlx5 (drivers/infiniband/hw/mlx5/counters.c) and rxe */
+	{ REC_HW, "local_ack_timeout_err", CAT_RETRY, NULL, "local ACK timeouts", "events" },
+	{ REC_HW, "duplicate_request", CAT_RETRY, NULL, "duplicate requests", "packets" },
+	{ REC_HW, "rnr_nak_retry_err", CAT_RETRY, NULL, "RNR NAKs", "packets" },
+	{ REC_HW, "req_transport_retries_exceeded", CAT_RETRY, NULL, "transport retries exceeded",
+	  "errors" },
+	{ REC_HW, "req_rnr_retries_exceeded", CAT_RETRY, NULL, "RNR retries exceeded", "errors" },
+	{ REC_HW, "roce_adp_retrans", CAT_RETRY, NULL, "adaptive retransmissions", "packets" },
+	{ REC_HW, "roce_adp_retrans_to", CAT_RETRY, NULL, "adaptive retransmission timeouts",
+	  "events" },
+	{ REC_HW, "retry_exceeded_err", CAT_RETRY, NULL, "retries exceeded", "errors" },
+	{ REC_HW, "retry_rnr_exceeded_err", CAT_RETRY, NULL, "RNR retries exceeded", "errors" },
+	{ REC_HW, "completer_retry_err", CAT_RETRY, NULL, "completer retries", "events" },
+	{ REC_HW, "out_of_sequence", CAT_OOS, NULL, "out-of-sequence packets", "packets" },
+	{ REC_HW, "packet_seq_err", CAT_OOS, NULL, "sequence error NAKs", "packets" },
+	{ REC_HW, "implied_nak_seq_err", CAT_OOS, NULL, "implied NAK sequence errors", "events" },
+	{ REC_HW, "out_of_seq_request", CAT_OOS, NULL, "out-of-sequence requests", "packets" },
+	{ REC_HW, "rcvd_seq_err", CAT_OOS, NULL, "sequence error NAKs received", "packets" },
+	{ REC_HW, "np_cnp_sent", CAT_CNP, "tx", "CNPs sent", "packets" },
+	{ REC_HW, "rp_cnp_handled", CAT_CNP, "rx", "CNPs handled", "packets" },
+	{ REC_HW, "rp_cnp_ignored", CAT_CNP, "rx", "CNPs ignored", "packets" },
+	{ REC_HW, "np_ecn_marked_roce_packets", CAT_CNP, "rx", "ECN marked RoCE packets",
+	  "packets" },
+	{ REC_HW, "out_of_buffer", CAT_DISCARD, "rx", "out of receive WQEs", "packets" },
+	/* IB port counters (counters/) */
+	{ REC_PORT, "port_xmit_discards", CAT_DISCARD, "tx", "port transmit discards", "packets" },
+	{ REC_PORT, "port_rcv_errors", CAT_DISCARD, "rx", "port receive errors", "packets" },
+	{ REC_PORT, "link_downed", CAT_LINK, NULL, "link downed", "events" },
+	{ REC_PORT, "link_error_recovery", CAT_LINK, NULL, "link error recoveries", "events" },
+	{ REC_PORT, "symbol_error", CAT_LINK, NULL, "symbol errors", "errors" },
+};
+
+static const char report_usage[] =
+	"Usage: rocewatch report (--db DIR | CAPTURE) [--since T] [--until T] [--device D]\n"
+	"                        [--format text|json|svg] [-o FILE]\n\n"
+	"What moved in a recording (serve --record DIR) or a capture file, per device and\n"
+	"priority: pause frames and time paused, pause storms, transport retries,\n"
+	"out-of-sequence, CNPs, discards, link flaps, configuration changes and alerts,\n"
+	"each with when it started and ended, how much, and its peak rate and when.\n\n"
+	"Options:\n"
+	"  --db DIR                   the recording directory (or its rocewatch.db)\n"
+	"  --since T, --until T       the window: RFC 3339 (2026-12-02T10:00:00Z, or with\n"
+	"                             an offset), 'now', or relative to now (-10m, -1h)\n"
+	"  --device D                 only this netdev, RDMA device, or ports bound to it\n"
+	"  --format FORMAT            text (default), json, or svg (rates over time)\n"
+	"  -j                         same as --format json\n"
+	"  -o, --output FILE          write to FILE instead of standard output\n"
+	"  -h, --help                 this help\n\n"
+	"Exit status: 0 report written, 1 the recording cannot be read, 2 bad usage.\n";
+
+void rep_time(int64_t t_ms, bool full, char *buf, size_t len)
+{
+	char tmp[40];
+
+	rec_format_time(t_ms, tmp, sizeof(tmp));
+	/* "2026-12-02T10:00:00.000Z" -> "10:00:00.000" */
+	if (!full && strlen(tmp) >= 23)
+		snprintf(buf, len, "%.12s", tmp + 11);
+	else
+		snprintf(buf, len, "%s", tmp);
+}
+
+const char *rep_object_name(const struct rec_series *s, char *buf, size_t len)
+{
+	if (s->kind == OBJ_RDMA_PORT)
+		snprintf(buf, len, "%s/%u", s->device, s->port);
+	else if (s->kind == OBJ_NODE)
+		snprintf(buf, len, "node");
+	else
+		snprintf(buf, len, "%s", s->device);
+	return buf;
+}
+
+const char *rep_track_label(const struct track *t, char *buf, size_t len)
+{
+	const char *dir = t->def->dir ? t->def->dir : "";
+
+	if (t->s->prio >= 0)
+		snprintf(buf, len, "%s%sprio %d", dir, *dir ? " " : "", t->s->prio);
+	else
+		snprintf(buf, len, "%s", dir);
+	return buf;
+}
+
+static bool device_wanted(const struct report *rp, const struct rec_series *s)
+{
+	return !rp->device || !strcmp(rp->device, s->device) ||
+	       (s->kind == OBJ_RDMA_PORT && !strcmp(rp->device, s->netdev));
+}
+
+static const struct track_def *track_def_for(const struct rec_series *s)
+{
+	if (s->config)
+		return NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(track_defs); i++)
+		if (track_defs[i].src == s->src && !strcmp(track_defs[i].name, s->name))
+			return &track_defs[i];
+	return NULL;
+}
+
+static int setup_tracks(struct report *rp)
+{
+	struct rec_reader *rd = &rp->rd;
+	size_t n = 0;
+
+	rp->by_series = calloc(rd->n_series ? rd->n_series : 1, sizeof(*rp->by_series));
+	rp->cfg_last = calloc(rd->n_series ? rd->n_series : 1, sizeof(*rp->cfg_last));
+	if (!rp->by_series || !rp->cfg_last)
+		return -ENOMEM;
+	for (size_t i = 0; i < rd->n_series; i++)
+		if (rd->series[i].used && device_wanted(rp, &rd->series[i]) &&
+		    track_def_for(&rd->series[i]))
+			n++;
+	rp->tracks = calloc(n ? n : 1, sizeof(*rp->tracks));
+	if (!rp->tracks)
+		return -ENOMEM;
+	for (size_t i = 0; i < rd->n_series; i++) {
+		const struct rec_series *s = &rd->series[i];
+		const struct track_def *d;
+		struct track *t;
+
+		if (!s->used || !device_wanted(rp, s) || !(d = track_def_for(s)))
+			continue;
+		t = &rp->tracks[rp->n_tracks++];
+		t->s = s;
+		t->def = d;
+		if (d->cat == CAT_PAUSE || d->cat == CAT_RETRY || d->cat == CAT_OOS) {
+			t->bucket = calloc((size_t)rp->nb, sizeof(*t->bucket));
+			if (!t->bucket)
+				return -ENOMEM;
+		}
+		rp->by_series[i] = t;
+	}
+	return 0;
+}
+
+static void add_increase(struct report *rp, struct track *t, int64_t now, uint64_t delta)
+{
+	double scale = t->def->scale ? t->def->scale : 1.0;
+	double amount = (double)delta * scale;
+	double rate = amount * 1000.0 / (double)rp->cur_dt;
+	struct episode *e;
+
+	if (t->open && now - t->last_inc_t <= EPISODE_GAP_MS + rp->cur_dt) {
+		e = &t->ep[t->n_ep - 1];
+		e->end = now;
+		e->total += amount;
+	} else {
+		if (t->n_ep == t->cap_ep) {
+			size_t nc = t->cap_ep ? t->cap_ep * 2 : 4;
+			void *np = realloc(t->ep, nc * sizeof(*t->ep));
+
+			if (!np) {
+				rp->oom = true;
+				return;
+			}
+			t->ep = np;
+			t->cap_ep = nc;
+		}
+		e = &t->ep[t->n_ep++];
+		*e = (struct episode){ .start = now - rp->cur_dt, .first = now, .end = now,
+				       .total = amount, .peak_rate = -1 };
+		t->open = true;
+	}
+	if (rate > e->peak_rate) {
+		e->peak_rate = rate;
+		e->peak_t = now;
+	}
+	t->last_inc_t = now;
+	if (t->bucket && rp->win_last > rp->win_first) {
+		int64_t b = (now - rp->win_first) * rp->nb / (rp->win_last - rp->win_first + 1);
+
+		if (b >= 0 && b < rp->nb && rate > t->bucket[b])
+			t->bucket[b] = rate;
+	}
+}
+
+static void on_poll(void *arg, const struct rec_poll *p)
+{
+	struct report *rp = arg;
+
+	rp->cur_dt = rp->have_prev && p->run == rp->prev_run ? p->t_ms - rp->prev_t : 0;
+	if (!p->in_window)
+		return;
+	if (p->dropped)
+		rp->dropped += p->dropped;
+	if (rp->have_prev && p->run != rp->prev_run && rp->n_events < 100000) {
+		struct rep_event *e;
+
+		if (rp->n_events == rp->cap_events) {
+			size_t nc = rp->cap_events ? rp->cap_events * 2 : 16;
+			void *np = realloc(rp->events, nc * sizeof(*rp->events));
+
+			if (!np) {
+				rp->oom = true;
+				return;
+			}
+			rp->events = np;
+			rp->cap_events = nc;
+		}
+		e = &rp->events[rp->n_events++];
+		memset(e, 0, sizeof(*e));
+		e->t = p->t_ms;
+		strlcpy0(e->kind, "restart", sizeof(e->kind));
+		snprintf(e->detail, sizeof(e->detail), "recording resumed after %.1f s",
+			 (double)(p->t_ms - rp->prev_t) / 1e3);
+	}
+}
+
+static void on_poll_end(void *arg, const struct rec_poll *p)
+{
+	struct report *rp = arg;
+
+	rp->prev_t = p->t_ms;
+	rp->prev_run = p->run;
+	rp->have_prev = true;
+}
+
+static void on_sample(void *arg, const struct rec_poll *p, const struct rec_series *s,
+		      const struct rec_value *v)
+{
+	struct report *rp = arg;
+	struct track *t = rp->by_series[s->id];
+	uint64_t val;
+
+	if (!t)
+		return;
+	if (!v->present) {
+		t->have = false;
+		return;
+	}
+	val = v->is_float ? (uint64_t)v->d : (uint64_t)v->i;
+	if (t->have && rp->cur_dt > 0 && p->in_window) {
+		/* Went backwards: the counter restarted from 0 (driver reload, 32-bit wrap). */
+		uint64_t delta = val >= t->last ? val - t->last : val;
+
+		if (delta)
+			add_increase(rp, t, p->t_ms, delta);
+	}
+	t->last = val;
+	t->have = true;
+}
+
+static void on_config(void *arg, const struct rec_poll *p, const struct rec_series *s,
+		      const char *json, const char *absent)
+{
+	struct report *rp = arg;
+	char buf[96];
+	char *cur, *prev = rp->cfg_last[s->id];
+
+	if (!device_wanted(rp, s))
+		return;
+	if (json) {
+		cur = strdup(json);
+	} else {
+		snprintf(buf, sizeof(buf), "(absent: %s)", absent ? absent : "?");
+		cur = strdup(buf);
+	}
+	if (!cur) {
+		rp->oom = true;
+		return;
+	}
+	if (p->in_window && prev && strcmp(prev, cur)) {
+		struct rep_change *c;
+
+		if (rp->n_changes == rp->cap_changes) {
+			size_t nc = rp->cap_changes ? rp->cap_changes * 2 : 16;
+			void *np = realloc(rp->changes, nc * sizeof(*rp->changes));
+
+			if (!np) {
+				free(cur);
+				rp->oom = true;
+				return;
+			}
+			rp->changes = np;
+			rp->cap_changes = nc;
+		}
+		c = &rp->changes[rp->n_changes++];
+		c->t = p->t_ms;
+		c->s = s;
+		c->old = prev;
+		c->new = strdup(cur);
+		prev = NULL; /* owned by the change now */
+	}
+	free(prev);
+	rp->cfg_last[s->id] = cur;
+}
+
+static void on_progress(void *arg, uint64_t done, uint64_t total)
+{
+	struct report *rp = arg;
+	int64_t now = mono_ns();
+
+	if (!rp->progress || (done < total && now - rp->last_progress_ns < 250000000LL))
+		return;
+	rp->last_progress_ns = now;
+	fprintf(stderr, "\rrocewatch report: reading %" PRIu64 " of %" PRIu64 " rows (%3.0f %%)",
+		done, total, total ? 100.0 * (double)done / (double)total : 100.0);
+	if (done >= total)
+		fputs("\r\033[K", stderr); /* leave the terminal as it was */
+}
+
+static void on_event(void *arg, const struct rec_event *ev)
+{
+	struct report *rp = arg;
+	struct rep_event *e;
+
+	if (rp->device && ev->device[0] && strcmp(rp->device, ev->device))
+		return;
+	if (rp->n_events == rp->cap_events) {
+		size_t nc = rp->cap_events ? rp->cap_events * 2 : 16;
+		void *np = realloc(rp->events, nc * sizeof(*rp->events));
+
+		if (!np) {
+			rp->oom = true;
+			return;
+		}
+		rp->events = np;
+		rp->cap_events = nc;
+	}
+	e = &rp->events[rp->n_events++];
+	e->t = ev->t_ms;
+	strlcpy0(e->kind, ev->kind, sizeof(e->kind));
+	strlcpy0(e->device, ev->device, sizeof(e->device));
+	strlcpy0(e->name, ev->name, sizeof(e->name));
+	strlcpy0(e->detail, ev->detail, sizeof(e->detail));
+}
+
+static int cmp_event(const void *a, const void *b)
+{
+	const struct rep_event *x = a, *y = b;
+
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+/* ---- output ---- */
+
+/* One line of the timeline: an episode of a track, or a configuration change. */
+struct line {
+	int64_t t;
+	const struct rec_series *s;
+	const struct track *tr;
+	const struct episode *ep;
+	const struct rep_change *ch;
+};
+
+static int obj_order(const struct rec_series *a, const struct rec_series *b)
+{
+	int r;
+
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	r = strcmp(a->device, b->device);
+	if (r)
+		return r;
+	return a->port < b->port ? -1 : a->port > b->port;
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+	const struct line *x = a, *y = b;
+	int r = obj_order(x->s, y->s);
+
+	if (r)
+		return r;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	if (x->tr && y->tr && x->tr->def != y->tr->def)
+		return x->tr->def < y->tr->def ? -1 : 1;
+	return x->s->prio < y->s->prio ? -1 : x->s->prio > y->s->prio;
+}
+
+static struct line *collect_lines(const struct report *rp, size_t *n_out)
+{
+	size_t n = rp->n_changes, k = 0;
+	struct line *l;
+
+	for (size_t i = 0; i < rp->n_tracks; i++)
+		n += rp->tracks[i].n_ep;
+	l = calloc(n ? n : 1, sizeof(*l));
+	if (!l)
+		return NULL;
+	for (size_t i = 0; i < rp->n_tracks; i++)
+		for (size_t e = 0; e < rp->tracks[i].n_ep; e++)
+			l[k++] = (struct line){ rp->tracks[i].ep[e].start, rp->tracks[i].s, &rp->tracks[i],
+						&rp->tracks[i].ep[e], NULL };
+	for (size_t i = 0; i < rp->n_changes; i++)
+		l[k++] = (struct line){ rp->changes[i].t, rp->changes[i].s, NULL, NULL, &rp->changes[i] };
+	qsort(l, k, sizeof(*l), cmp_line);
+	*n_out = k;
+	return l;
+}
+
+static void fmt_amount(char *buf, size_t len, double v, const char *unit)
+{
+	if (!strcmp(unit, "s"))
+		snprintf(buf, len, "%.3f s paused", v);
+	else
+		snprintf(buf, len, "%.0f %s", v, unit);
+}
+
+static void fmt_rate(char *buf, size_t len, double r, const char *unit)
+{
+	if (!strcmp(unit, "s")) /* seconds paused per second */
+		snprintf(buf, len, "%.1f %% of the time", r * 100.0);
+	else if (r >= 100)
+		snprintf(buf, len, "%.0f/s", r);
+	else
+		snprintf(buf, len, "%.2f/s", r);
+}
+
+static void write_text(const struct report *rp, const struct line *l, size_t n, FILE *f)
+{
+	char a[40], b[40], c[40], obj[160], lab[32], amt[64], rate[64];
+	const struct rec_series *prev = NULL;
+	bool full = rp->win_first / 86400000 != rp->win_last / 86400000;
+
+	rep_time(rp->win_first, true, a, sizeof(a));
+	rep_time(rp->win_last, true, b, sizeof(b));
+	fprintf(f, "rocewatch report: %s, %s .. %s\n", rp->rd.host[0] ? rp->rd.host : "?", a, b);
+	fprintf(f, "%zu polls, every %" PRId64 " ms; %s%s%s%s\n", rp->n_window_polls,
+		rp->rd.interval_ms, rp->rd.path, rp->rd.capture_reason[0] ? " (capture: " : "",
+		rp->rd.capture_reason, rp->rd.capture_reason[0] ? ")" : "");
+	if (rp->dropped)
+		fprintf(f, "note: %" PRId64 " polls were not recorded (writer behind)\n", rp->dropped);
+	if (!full)
+		fprintf(f, "times are UTC on %.10s\n", a);
+	if (!n)
+		fprintf(f, "\nnothing moved%s%s.\n", rp->device ? " on " : "",
+			rp->device ? rp->device : "");
+	for (size_t i = 0; i < n; i++) {
+		const struct rec_series *s = l[i].s;
+
+		if (!prev || obj_order(prev, s)) {
+			rep_object_name(s, obj, sizeof(obj));
+			if (s->kind == OBJ_RDMA_PORT && s->netdev[0])
+				fprintf(f, "\n%s (RDMA port, netdev %s)\n", obj, s->netdev);
+			else
+				fprintf(f, "\n%s%s\n", obj, s->kind == OBJ_NETDEV ? " (netdev)" : "");
+			prev = s;
+		}
+		if (l[i].ch) {
+			const char *field = s->name;
+
+			rep_time(l[i].t, full, a, sizeof(a));
+			fprintf(f, "  %-30s  config      %s%s%s: %s -> %s\n", a,
+				s->src == REC_FIELD ? "" : rec_source_name(s->src),
+				s->src == REC_FIELD ? "" : ".", field, l[i].ch->old, l[i].ch->new);
+			continue;
+		}
+		const struct episode *e = l[i].ep;
+		const struct track *t = l[i].tr;
+
+		rep_time(e->start, full, a, sizeof(a));
+		rep_time(e->end, full, b, sizeof(b));
+		rep_time(e->peak_t, full, c, sizeof(c));
+		fmt_amount(amt, sizeof(amt), e->total, t->def->unit);
+		fmt_rate(rate, sizeof(rate), e->peak_rate, t->def->unit);
+		if (e->first == e->end) {
+			/* one poll: a step, not a rate worth a peak */
+			fprintf(f, "  %-30s  %-10s  %-9s %s: %s\n", b, rep_cat_name(t->def->cat),
+				rep_track_label(t, lab, sizeof(lab)), t->def->what, amt);
+		} else {
+			char span[96];
+
+			snprintf(span, sizeof(span), "%s .. %s", a, b);
+			fprintf(f, "  %-30s  %-10s  %-9s %s: %s in %.1f s, peak %s at %s\n", span,
+				rep_cat_name(t->def->cat), rep_track_label(t, lab, sizeof(lab)),
+				t->def->what, amt, (double)(e->end - e->start) / 1e3, rate, c);
+		}
+	}
+	if (rp->n_events) {
+		fprintf(f, "\nevents\n");
+		for (size_t i = 0; i < rp->n_events; i++) {
+			const struct rep_event *e = &rp->events[i];
+
+			rep_time(e->t, full, a, sizeof(a));
+			fprintf(f, "  %-30s  %-10s  %s%s%s%s%s\n", a, e->kind, e->name,
+				e->device[0] ? " on " : "", e->device, e->detail[0] ? ": " : "",
+				e->detail);
+		}
+	}
+}
+
+static json_t *time_json(int64_t t)
+{
+	char buf[40];
+
+	rec_format_time(t, buf, sizeof(buf));
+	return json_string(buf);
+}
+
+static int write_json(const struct report *rp, const struct line *l, size_t n, FILE *f)
+{
+	json_t *root = json_object(), *acts = json_array(), *chs = json_array(), *evs = json_array();
+	char obj[160], lab[32];
+	int r;
+
+	json_object_set_new(root, "host", json_string(rp->rd.host));
+	json_object_set_new(root, "source", json_string(rp->rd.path));
+	if (rp->rd.capture_reason[0])
+		json_object_set_new(root, "capture_reason", json_string(rp->rd.capture_reason));
+	json_object_set_new(root, "from", time_json(rp->win_first));
+	json_object_set_new(root, "to", time_json(rp->win_last));
+	json_object_set_new(root, "from_unix_ms", json_integer(rp->win_first));
+	json_object_set_new(root, "to_unix_ms", json_integer(rp->win_last));
+	json_object_set_new(root, "polls", json_integer((json_int_t)rp->n_window_polls));
+	json_object_set_new(root, "interval_ms", json_integer(rp->rd.interval_ms));
+	json_object_set_new(root, "dropped_polls", json_integer(rp->dropped));
+	for (size_t i = 0; i < n; i++) {
+		const struct rec_series *s = l[i].s;
+
+		rep_object_name(s, obj, sizeof(obj));
+		if (l[i].ch) {
+			json_array_append_new(
+				chs, json_pack("{s:o,s:I,s:s,s:s,s:s,s:s,s:s}", "time", time_json(l[i].t),
+					       "time_unix_ms", (json_int_t)l[i].t, "device", obj, "object",
+					       obj_kind_name(s->kind), "field", s->name, "old", l[i].ch->old,
+					       "new", l[i].ch->new));
+			continue;
+		}
+		const struct episode *e = l[i].ep;
+		const struct track *t = l[i].tr;
+		json_t *a = json_pack(
+			"{s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:I,s:I,s:I,s:f,s:f,s:s,s:f,s:o,s:I}",
+			"device", obj, "object", obj_kind_name(s->kind), "category",
+			rep_cat_name(t->def->cat), "counter", s->name, "what", t->def->what, "unit",
+			t->def->unit, "start", time_json(e->start), "first_increase", time_json(e->first),
+			"end", time_json(e->end), "start_unix_ms", (json_int_t)e->start,
+			"first_increase_unix_ms", (json_int_t)e->first, "end_unix_ms", (json_int_t)e->end,
+			"duration_seconds", (double)(e->end - e->start) / 1e3, "total", e->total,
+			"peak_rate_unit", !strcmp(t->def->unit, "s") ? "fraction of time" : "per second",
+			"peak_rate", e->peak_rate, "peak_time", time_json(e->peak_t), "peak_unix_ms",
+			(json_int_t)e->peak_t);
+
+		if (!a)
+			continue;
+		if (t->def->dir)
+			json_object_set_new(a, "direction", json_string(t->def->dir));
+		if (s->prio >= 0)
+			json_object_set_new(a, "priority", json_integer(s->prio));
+		if (s->kind == OBJ_RDMA_PORT)
+			json_object_set_new(a, "netdev", json_string(s->netdev));
+		json_object_set_new(a, "label", json_string(rep_track_label(t, lab, sizeof(lab))));
+		json_array_append_new(acts, a);
+	}
+	for (size_t i = 0; i < rp->n_events; i++) {
+		const struct rep_event *e = &rp->events[i];
+
+		json_array_append_new(evs, json_pack("{s:o,s:I,s:s,s:s,s:s,s:s}", "time",
+						     time_json(e->t), "time_unix_ms", (json_int_t)e->t,
+						     "kind", e->kind, "name", e->name, "device",
+						     e->device, "detail", e->detail));
+	}
+	json_object_set_new(root, "activity", acts);
+	json_object_set_new(root, "config_changes", chs);
+	json_object_set_new(root, "events", evs);
+	r = json_dumpf(root, f, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+	fputc('\n', f);
+	json_decref(root);
+	return r ? -EIO : 0;
+}
+
+static void report_free(struct report *rp)
+{
+	for (size_t i = 0; i < rp->n_tracks; i++) {
+		free(rp->tracks[i].ep);
+		free(rp->tracks[i].bucket);
+	}
+	free(rp->tracks);
+	for (size_t i = 0; rp->cfg_last && i < rp->rd.n_series; i++)
+		free(rp->cfg_last[i]);
+	free(rp->cfg_last);
+	for (size_t i = 0; i < rp->n_changes; i++) {
+		free(rp->changes[i].old);
+		free(rp->changes[i].new);
+	}
+	free(rp->changes);
+	free(rp->events);
+	free(rp->by_series);
+	rec_close(&rp->rd);
+}
+
+enum { FMT_TEXT, FMT_JSON, FMT_SVG };
+enum { OPT_DB = 1, OPT_SINCE, OPT_UNTIL, OPT_DEVICE, OPT_FORMAT };
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "db", required_argument, NULL, OPT_DB },
+		{ "since", required_argument, NULL, OPT_SINCE },
+		{ "until", required_argument, NULL, OPT_UNTIL },
+		{ "device", required_argument, NULL, OPT_DEVICE },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct report rp = { 0 };
+	const char *db = NULL, *out = "-";
+	int64_t since = INT64_MIN, until = INT64_MAX, now_ms = real_ns() / 1000000;
+	int fmt = FMT_TEXT, opt, rc = 2, r;
+	char err[512] = "";
+	struct rec_scan_ops ops = { on_poll, on_sample, on_config, on_poll_end, on_progress };
+	struct line *lines = NULL;
+	size_t n_lines = 0;
+	FILE *f = NULL;
+
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "hjo:", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'h':
+			fputs(report_usage, stdout);
+			return 0;
+		case OPT_DB:
+			db = optarg;
+			break;
+		case OPT_SINCE:
+		case OPT_UNTIL:
+			if (rec_parse_time(optarg, now_ms, opt == OPT_SINCE ? &since : &until)) {
+				fprintf(stderr,
+					"rocewatch report: --%s: '%s' is not a time (RFC 3339, 'now' or -10m)\n",
+					opt == OPT_SINCE ? "since" : "until", optarg);
+				return 2;
+			}
+			break;
+		case OPT_DEVICE:
+			rp.device = optarg;
+			break;
+		case 'j':
+			fmt = FMT_JSON;
+			break;
+		case OPT_FORMAT:
+			if (!strcmp(optarg, "text"))
+				fmt = FMT_TEXT;
+			else if (!strcmp(optarg, "json"))
+				fmt = FMT_JSON;
+			else if (!strcmp(optarg, "svg"))
+				fmt = FMT_SVG;
+			else {
+				fprintf(stderr, "rocewatch report: --format: '%s' is not text, json or svg\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		default:
+			cli_bad_option("report", argv, optind);
+			return 2;
+		}
+	}
+	if (optind < argc && !db)
+		db = argv[optind++];
+	if (optind < argc) {
+		fprintf(stderr, "rocewatch report: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (!db) {
+		fprintf(stderr, "rocewatch report: which recording? --db DIR or a capture file\n");
+		return 2;
+	}
+	if (since > until) {
+		fprintf(stderr, "rocewatch report: --since is after --until\n");
+		return 2;
+	}
+	rc = 1;
+	r = rec_open(&rp.rd, db, err, sizeof(err));
+	if (!r)
+		r = rec_load(&rp.rd, since, until, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "rocewatch report: %s\n", err[0] ? err : strerror(-r));
+		goto free_report;
+	}
+	for (size_t i = 0; i < rp.rd.n_polls; i++) {
+		if (!rp.rd.polls[i].in_window)
+			continue;
+		if (!rp.n_window_polls++)
+			rp.win_first = rp.rd.polls[i].t_ms;
+		rp.win_last = rp.rd.polls[i].t_ms;
+	}
+	if (!rp.n_window_polls) {
+		rp.win_first = since == INT64_MIN ? now_ms : since;
+		rp.win_last = until == INT64_MAX ? rp.win_first : until;
+	}
+	rp.nb = rp.n_window_polls < REP_BUCKETS_MAX ? (int)rp.n_window_polls : REP_BUCKETS_MAX;
+	if (rp.nb < 1)
+		rp.nb = 1;
+	rp.progress = isatty(STDERR_FILENO) && !getenv("ROCEWATCH_NO_PROGRESS");
+	if (setup_tracks(&rp)) {
+		fprintf(stderr, "rocewatch report: out of memory\n");
+		goto free_report;
+	}
+	r = rec_scan(&rp.rd, &ops, &rp, err, sizeof(err));
+	if (!r)
+		r = rec_events(&rp.rd, on_event, &rp) ? -EIO : 0;
+	if (r || rp.oom) {
+		fprintf(stderr, "rocewatch report: %s\n", r ? err : "out of memory");
+		goto free_report;
+	}
+	if (rp.n_events)
+		qsort(rp.events, rp.n_events, sizeof(*rp.events), cmp_event);
+	lines = collect_lines(&rp, &n_lines);
+	if (!lines) {
+		fprintf(stderr, "rocewatch report: out of memory\n");
+		goto free_report;
+	}
+	f = strcmp(out, "-") ? fopen(out, "w") : stdout;
+	if (!f) {
+		fprintf(stderr, "rocewatch report: %s: %s\n", out, strerror(errno));
+		goto free_report;
+	}
+	if (fmt == FMT_JSON)
+		r = write_json(&rp, lines, n_lines, f);
+	else if (fmt == FMT_SVG)
+		r = report_svg(&rp, f);
+	else
+		write_text(&rp, lines, n_lines, f);
+	if (fflush(f) || ferror(f) || r) {
+		fprintf(stderr, "rocewatch report: %s: write error\n", out);
+		goto close_out;
+	}
+	rc = 0;
+close_out:
+	if (f != stdout && fclose(f))
+		rc = 1;
+free_report:
+	free(lines);
+	report_free(&rp);
+	return rc;
+}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rocewatch report: the analysis of a recording (report.c) shared with its
+ * SVG drawing (report_svg.c).
+ */
+#ifndef ROCEWATCH_REPORT_H
+#define ROCEWATCH_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../exporters/recording.h"
+
+enum rep_cat {
+	CAT_PAUSE,	/* pause frames (PFC per priority, global 802.3x) */
+	CAT_PAUSE_TIME, /* time spent paused (mlx5 pause duration) */
+	CAT_STORM,	/* pause storm events */
+	CAT_RETRY,	/* transport retries, timeouts, retries exceeded */
+	CAT_OOS,	/* out-of-sequence and sequence-error NAKs */
+	CAT_CNP,	/* congestion notification (CNPs, ECN marks) */
+	CAT_DISCARD,	/* discards and receive errors */
+	CAT_LINK,	/* link flaps and link error recovery */
+	CAT__COUNT,
+};
+
+struct track_def {
+	enum rec_source src;
+	const char *name; /* field path or counter name */
+	enum rep_cat cat;
+	const char *dir;  /* "rx", "tx" or NULL */
+	const char *what; /* human name */
+	const char *unit; /* of the total */
+	double scale;	  /* raw -> unit (0: 1) */
+};
+
+struct episode {
+	int64_t start;	/* the poll before the first increase: it began after this */
+	int64_t first;	/* the first poll that saw an increase */
+	int64_t end;	/* the last poll that saw an increase */
+	int64_t peak_t; /* the poll with the highest rate */
+	double total;	/* in def->unit */
+	double peak_rate; /* unit per second */
+};
+
+#define REP_BUCKETS_MAX 600
+
+struct track {
+	const struct rec_series *s;
+	const struct track_def *def;
+	bool have;
+	uint64_t last;
+	struct episode *ep;
+	size_t n_ep, cap_ep;
+	int64_t last_inc_t;
+	bool open;
+	double *bucket; /* peak rate per time bucket, for the SVG (pause, retries) */
+};
+
+struct rep_change {
+	int64_t t;
+	const struct rec_series *s;
+	char *old, *new;
+};
+
+struct rep_event {
+	int64_t t;
+	char kind[32], device[RW_NAME_MAX], name[128], detail[256];
+};
+
+struct report {
+	struct rec_reader rd;
+	const char *device; /* --device */
+	struct track *tracks;
+	size_t n_tracks;
+	struct track **by_series;
+	char **cfg_last;
+	struct rep_change *changes;
+	size_t n_changes, cap_changes;
+	struct rep_event *events;
+	size_t n_events, cap_events;
+	int64_t prev_t, prev_run;
+	bool have_prev;
+	int64_t cur_dt; /* ms since the previous poll of the same run; 0: no rate */
+	size_t n_window_polls;
+	int64_t win_first, win_last;
+	int64_t dropped;
+	int nb; /* SVG buckets */
+	bool progress;
+	int64_t last_progress_ns;
+	bool oom;
+};
+
+const char *rep_cat_name(enum rep_cat c);
+/* "rx prio 3", "tx", "" ... for a track; buf is returned. */
+const char *rep_track_label(const struct track *t, char *buf, size_t len);
+/* netdev name, or "mlx5_0/1" for a port; buf is returned. */
+const char *rep_object_name(const struct rec_series *s, char *buf, size_t len);
+/* HH:MM:SS.mmm UTC (or a full RFC 3339 time when long is set). */
+void rep_time(int64_t t_ms, bool full, char *buf, size_t len);
+
+/* Draw the per-priority pause and the retry rates over time. */
+int report_svg(const struct report *rp, FILE *f);
+
+#endif

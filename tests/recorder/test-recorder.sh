@@ -1,0 +1,279 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The flight recorder end to end: serve --from replays a synthetic incident
+# one snapshot per 100 ms poll into --record DIR; report must find the pause
+# storm and the retries at the polls they happened; SIGUSR1 and POST
+# /api/v1/capture cut capture files; kill -9 under load loses nothing that was
+# committed; retention keeps the database within its age and size bounds.
+. "$(dirname "$0")/../lib.sh"
+need_cmd python3
+need_cmd curl
+
+GEN="$SOURCE_DIR/tests/recorder/gen-snapshots.py"
+export ROCEWATCH_NO_PROGRESS=1
+
+# sql DB QUERY: print the rows, |-separated (python: no sqlite3 CLI needed)
+sql() {
+	python3 - "$1" "$2" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], timeout=10)
+for row in db.execute(sys.argv[2]):
+    print("|".join("" if v is None else str(v) for v in row))
+PY
+}
+
+metric() { # PORT NAME: value of an unlabelled sample on /metrics
+	curl -sf "http://127.0.0.1:$1/metrics" | awk -v n="$2" '$1 == n { print $2 }'
+}
+export -f sql metric
+
+start_serve() { # PORT DIR FROM [ARGS...]: starts serve, sets $serve_pid
+	local port=$1 dir=$2 from=$3
+	shift 3
+	"$ROCEWATCH" serve --from "$from" --interval 100ms --config-interval 100ms \
+		--web.listen-address "127.0.0.1:$port" --record "$dir" "$@" \
+		>>"$TMPD/serve.log" 2>&1 &
+	serve_pid=$!
+	on_exit "kill -9 $serve_pid"
+	wait_until 20 curl -sf "http://127.0.0.1:$port/healthz" || die "serve did not start: $(tail -5 "$TMPD/serve.log")"
+}
+
+stop_serve() {
+	kill "$serve_pid" 2>/dev/null || true
+	wait "$serve_pid" 2>/dev/null || true
+}
+
+# ---- round trip: the incident, recorded and reported ----
+python3 "$GEN" incident 90 "$TMPD/incident.json" >"$TMPD/truth.json"
+port=$(free_port)
+start_serve "$port" "$TMPD/rec" "$TMPD/incident.json" --record.capture-before 10s --record.capture-after 1s
+wait_until 30 bash -c "[ \"\$(curl -sf http://127.0.0.1:$port/metrics | awk '\$1==\"rocewatch_recorder_last_committed_poll\"{print \$2}')\" -ge 95 ]" ||
+	die "the recorder did not commit 95 polls: $(tail -5 "$TMPD/serve.log")"
+
+check "POST /api/v1/capture is accepted with the capture's name" bash -c \
+	"curl -sf -X POST http://127.0.0.1:$port/api/v1/capture | tee '$TMPD/capture.json' | grep -q '\"file\":\"$TMPD/rec/capture-gpu-node-07-.*-api.db\"'"
+check "GET /api/v1/capture is refused (405)" bash -c \
+	"[ \"\$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$port/api/v1/capture)\" = 405 ]"
+check "the capture file appears after --record.capture-after" \
+	wait_until 15 bash -c "ls '$TMPD'/rec/capture-gpu-node-07-*-api.db"
+stop_serve
+
+"$ROCEWATCH" report --db "$TMPD/rec" --format json >"$TMPD/report.json" 2>"$TMPD/report.err" ||
+	die "report failed: $(cat "$TMPD/report.err")"
+"$ROCEWATCH" report --db "$TMPD/rec" >"$TMPD/report.txt" 2>&1 || die "text report failed"
+
+# poll seq k+1 replayed snapshot k (a fresh database numbers polls from 1)
+verify_round_trip() {
+	python3 - "$TMPD/rec/rocewatch.db" "$TMPD/report.json" "$TMPD/truth.json" <<'PY'
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rep = json.load(open(sys.argv[2]))
+truth = json.load(open(sys.argv[3]))
+interval = rep["interval_ms"]
+t = {seq - 1: ms for seq, ms in db.execute("SELECT seq, t_ms FROM polls")}
+fail = []
+
+def near(what, got, want):
+    if abs(got - want) > interval:
+        fail.append("%s: %d ms off (got %d, want %d)" % (what, got - want, got, want))
+
+def peak(incs):
+    # the poll with the highest rate: the data's peak, given when the polls really ran
+    rate = {int(k): v * 1000.0 / (t[int(k)] - t[int(k) - 1]) for k, v in incs.items()}
+    k = max(rate, key=rate.get)
+    return k, rate[k]
+
+def find(cat, **kw):
+    hits = [a for a in rep["activity"] if a["category"] == cat and
+            all(a.get(k) == v for k, v in kw.items())]
+    if len(hits) != 1:
+        fail.append("%s %s: %d episodes, want 1: %s" % (cat, kw, len(hits), hits))
+        return None
+    return hits[0]
+
+p = truth["pause"]
+a = find("pause", device=p["device"], priority=p["priority"], direction="rx")
+if a:
+    near("pause start", a["start_unix_ms"], t[p["first_poll"] - 1])
+    near("pause first increase", a["first_increase_unix_ms"], t[p["first_poll"]])
+    near("pause end", a["end_unix_ms"], t[p["last_poll"]])
+    k, rate = peak(p["increments"])
+    near("pause peak", a["peak_unix_ms"], t[k])
+    if abs(a["peak_rate"] - rate) > 1e-6 * rate:
+        fail.append("pause peak rate %s, want %s" % (a["peak_rate"], rate))
+    if a["total"] != p["frames"]:
+        fail.append("pause total %s, want %s" % (a["total"], p["frames"]))
+others = [x for x in rep["activity"] if x["category"] == "pause" and x.get("priority") != 3]
+if others:
+    fail.append("pause on other priorities: %s" % others)
+r = truth["retries"]
+a = find("retry", device="%s/%d" % (r["device"], r["port"]), counter=r["counter"])
+if a:
+    near("retry start", a["start_unix_ms"], t[r["first_poll"] - 1])
+    near("retry end", a["end_unix_ms"], t[r["last_poll"]])
+    k, rate = peak(r["increments"])
+    near("retry peak", a["peak_unix_ms"], t[k])
+    if abs(a["peak_rate"] - rate) > 1e-6 * rate:
+        fail.append("retry peak rate %s, want %s" % (a["peak_rate"], rate))
+    if a["total"] != r["total"] or a.get("netdev") != "eth2":
+        fail.append("retry total/netdev: %s" % a)
+c = truth["config"]
+ch = [x for x in rep["config_changes"] if x["field"] == c["field"]]
+if len(ch) != 1 or ch[0]["old"] != "[3]" or ch[0]["new"] != "[3,4]":
+    fail.append("config changes: %s" % rep["config_changes"])
+else:
+    near("config change", ch[0]["time_unix_ms"], t[c["poll"]])
+if not any(e["kind"] == "capture" and e["name"] == "api" for e in rep["events"]):
+    fail.append("capture event missing: %s" % rep["events"])
+for f in fail:
+    print("  " + f)
+sys.exit(1 if fail else 0)
+PY
+}
+check "report: device, priority, start, end, peak within one poll of the truth" verify_round_trip
+check "text report names eth2 prio 3 and the retries" bash -c \
+	"grep -q 'pause .*rx prio 3 PFC pause frames: 70000 frames' '$TMPD/report.txt' && grep -q 'local ACK timeouts: 145 events' '$TMPD/report.txt' && grep -q 'pfc.enabled: \[3\] -> \[3,4\]' '$TMPD/report.txt'"
+check "report --device filters" bash -c \
+	"'$ROCEWATCH' report --db '$TMPD/rec' --device mlx5_0 | grep -q local && ! '$ROCEWATCH' report --db '$TMPD/rec' --device mlx5_0 | grep -q 'PFC pause'"
+check "report --since/--until narrows the window" bash -c \
+	"t=\$(python3 -c \"import sqlite3,datetime; ms=sqlite3.connect('$TMPD/rec/rocewatch.db').execute('SELECT t_ms FROM polls WHERE seq=45').fetchone()[0]; print(datetime.datetime.utcfromtimestamp(ms/1000).strftime('%Y-%m-%dT%H:%M:%S.%fZ'))\"); \
+	 '$ROCEWATCH' report --db '$TMPD/rec' --since \"\$t\" --format json | python3 -c 'import json,sys; r=json.load(sys.stdin); c=[a[\"category\"] for a in r[\"activity\"]]; sys.exit(0 if \"pause\" not in c and \"retry\" in c else 1)'"
+check "report --format svg is SVG with both panels" bash -c \
+	"'$ROCEWATCH' report --db '$TMPD/rec' --format svg | python3 -c 'import sys, xml.dom.minidom as m; d=m.parseString(sys.stdin.read()); t=\" \".join(n.firstChild.data for n in d.getElementsByTagName(\"text\") if n.firstChild); sys.exit(0 if \"eth2: pause frames\" in t and \"retries\" in t and \"rx prio 3\" in t else 1)'"
+if command -v rsvg-convert >/dev/null; then
+	check "the SVG renders (rsvg-convert)" bash -c \
+		"'$ROCEWATCH' report --db '$TMPD/rec' --format svg -o '$TMPD/r.svg' && rsvg-convert '$TMPD/r.svg' -o '$TMPD/r.png' && [ -s '$TMPD/r.png' ]"
+fi
+
+# the capture: self-contained, the window around the trigger, reported alone
+cap=$(ls "$TMPD"/rec/capture-gpu-node-07-*-api.db | head -1)
+check "capture: schema, keyframe first, snapshot and reason" bash -c "
+	[ \"\$(sql '$cap' 'PRAGMA user_version')\" = 1 ] &&
+	[ \"\$(sql '$cap' 'SELECT keyframe FROM polls ORDER BY t_ms LIMIT 1')\" = 1 ] &&
+	[ \"\$(sql '$cap' \"SELECT value FROM meta WHERE key = 'capture_reason'\")\" = api ] &&
+	sql '$cap' \"SELECT value FROM meta WHERE key = 'snapshot'\" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"netdevs\"][0][\"name\"] == \"eth2\"' &&
+	[ \"\$(sql '$cap' 'SELECT count(*) FROM samples s WHERE NOT EXISTS (SELECT 1 FROM series WHERE id = s.series_id)')\" = 0 ]"
+check "capture: the window is [trigger - before, trigger + after]" bash -c "
+	sql '$cap' \"SELECT (SELECT min(t_ms) FROM polls) - (SELECT value FROM meta WHERE key='capture_trigger_ms'), (SELECT max(t_ms) FROM polls) - (SELECT value FROM meta WHERE key='capture_trigger_ms')\" |
+	awk -F'|' '{ exit !(\$1 >= -10000 && \$1 <= -9800 && \$2 <= 1000 && \$2 >= 800) }'"
+check "capture: report reads it and finds the retries" bash -c \
+	"'$ROCEWATCH' report '$cap' | grep -q 'local ACK timeouts'"
+check "capture: the state at its first poll equals the recording's" bash -c "
+	t0=\$(sql '$cap' 'SELECT min(t_ms) FROM polls');
+	a=\$('$ROCEWATCH' export '$cap' --since \"\$(python3 -c \"import datetime; print(datetime.datetime.utcfromtimestamp(\$t0/1000).strftime('%Y-%m-%dT%H:%M:%S.%f')[:-3]+'Z')\")\" | grep \" \$((t0/1000))\\.\$(printf %03d \$((t0%1000)))\$\" | grep -v '^#' | sort);
+	b=\$('$ROCEWATCH' export --db '$TMPD/rec' --since \"\$(python3 -c \"import datetime; print(datetime.datetime.utcfromtimestamp(\$t0/1000).strftime('%Y-%m-%dT%H:%M:%S.%f')[:-3]+'Z')\")\" | grep \" \$((t0/1000))\\.\$(printf %03d \$((t0%1000)))\$\" | grep -v '^#' | sort);
+	[ -n \"\$a\" ] && [ \"\$a\" = \"\$b\" ]"
+
+# SIGUSR1 cuts a capture too; a stop before `after` finalises it early
+port=$(free_port)
+start_serve "$port" "$TMPD/rec" "$TMPD/incident.json" --record.capture-after 1m
+sleep 0.5
+kill -USR1 "$serve_pid"
+sleep 0.5
+stop_serve
+check "SIGUSR1: a capture file, finished when serve stops" bash -c "ls '$TMPD'/rec/capture-gpu-node-07-*-sigusr1.db"
+check "the second run continued the poll numbering" bash -c \
+	"[ \"\$(sql '$TMPD/rec/rocewatch.db' 'SELECT count(*) = max(seq), count(DISTINCT run) FROM polls')\" = '1|2' ]"
+check "POST /api/v1/capture without --record: 409" bash -c "
+	p=\$(python3 -c 'import socket; s=socket.socket(); s.bind((\"127.0.0.1\",0)); print(s.getsockname()[1])');
+	'$ROCEWATCH' serve --from '$TMPD/incident.json' --web.listen-address 127.0.0.1:\$p >/dev/null 2>&1 & pid=\$!;
+	for i in \$(seq 100); do curl -sf http://127.0.0.1:\$p/healthz >/dev/null && break; sleep 0.1; done;
+	code=\$(curl -s -o /dev/null -w '%{http_code}' -X POST http://127.0.0.1:\$p/api/v1/capture);
+	kill \$pid; wait \$pid; [ \"\$code\" = 409 ]"
+
+# ---- crash safety: kill -9 under load, three times at different moments ----
+python3 "$GEN" load 60 "$TMPD/load.json" 8 300 60
+verify_after_crash() { # DB COMMITTED_SEQ
+	python3 - "$1" "$2" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+fail = []
+ic = db.execute("PRAGMA integrity_check").fetchall()
+if ic != [("ok",)]:
+    fail.append("integrity_check: %s" % ic[:5])
+n, lo, hi, dropped = db.execute("SELECT count(*), min(seq), max(seq), sum(dropped) FROM polls").fetchone()
+if hi < int(sys.argv[2]):
+    fail.append("last poll %d < %s reported committed before the kill" % (hi, sys.argv[2]))
+if n + dropped != hi - lo + 1:
+    fail.append("polls %d..%d: %d rows + %d dropped" % (lo, hi, n, dropped))
+bad = db.execute("""SELECT p.seq, p.n_samples, (SELECT count(*) FROM samples s WHERE s.t_ms = p.t_ms),
+                    p.n_config, (SELECT count(*) FROM config c WHERE c.t_ms = p.t_ms)
+                    FROM polls p""").fetchall()
+bad = [b for b in bad if b[1] != b[2] or b[3] != b[4]]
+if bad:
+    fail.append("polls whose rows are not all there: %s" % bad[:5])
+orphans = db.execute("SELECT count(*) FROM samples WHERE t_ms NOT IN (SELECT t_ms FROM polls)").fetchone()[0]
+if orphans:
+    fail.append("%d samples of no committed poll" % orphans)
+for f in fail:
+    print("  " + f)
+sys.exit(1 if fail else 0)
+PY
+}
+for delay in 1.3 2.1 3.7; do
+	port=$(free_port)
+	start_serve "$port" "$TMPD/crash" "$TMPD/load.json" --record.ethtool-include '.*'
+	sleep "$delay"
+	committed=$(metric "$port" rocewatch_recorder_last_committed_poll)
+	kill -9 "$serve_pid"
+	wait "$serve_pid" 2>/dev/null || true
+	check "kill -9 after ${delay}s: database intact, poll $committed and all before it complete" \
+		verify_after_crash "$TMPD/crash/rocewatch.db" "${committed:-1}"
+done
+# 8 x (300 ethtool + 60 hw) + 8 x 6 per-priority arrays x 8 priorities, all changing
+check "under load every recorded poll holds every counter" bash -c \
+	"[ \"\$(sql '$TMPD/crash/rocewatch.db' 'SELECT min(n_samples) >= 3264 FROM polls')\" = 1 ]"
+check "every counter was recorded (8 x (300 ethtool + 60 hw) series and more)" bash -c \
+	"[ \"\$(sql '$TMPD/crash/rocewatch.db' \"SELECT count(*) FROM series WHERE source IN ('ethtool', 'hw')\")\" = 2880 ]"
+
+# ---- retention: size ----
+port=$(free_port)
+max=$((1024 * 1024))
+start_serve "$port" "$TMPD/size" "$TMPD/load.json" --record.ethtool-include '.*' --record.max-size 1MiB
+peak=0
+for _ in $(seq 50); do
+	s=$(( $(stat -c %s "$TMPD/size/rocewatch.db" 2>/dev/null || echo 0) + $(stat -c %s "$TMPD/size/rocewatch.db-wal" 2>/dev/null || echo 0) ))
+	[ "$s" -gt "$peak" ] && peak=$s
+	sleep 0.1
+done
+deleted=$(metric "$port" rocewatch_recorder_deleted_polls_total)
+stop_serve
+echo "  size bound 1 MiB: peak database + WAL $peak bytes, $deleted polls deleted"
+check "size: database + WAL never above --record.max-size" [ "$peak" -le "$max" ]
+check "size: old polls were deleted" [ "${deleted:-0}" -gt 0 ]
+check "size: the newest polls are kept and the oldest left is a keyframe" bash -c "
+	[ \"\$(sql '$TMPD/size/rocewatch.db' 'SELECT keyframe FROM polls ORDER BY t_ms LIMIT 1')\" = 1 ] &&
+	[ \"\$(sql '$TMPD/size/rocewatch.db' 'SELECT count(*) FROM polls')\" -ge 5 ] &&
+	[ \"\$(sql '$TMPD/size/rocewatch.db' 'PRAGMA integrity_check')\" = ok ]"
+
+# ---- retention: age ----
+port=$(free_port)
+start_serve "$port" "$TMPD/age" "$TMPD/load.json" --record.retention 2s
+sleep 5
+deleted=$(metric "$port" rocewatch_recorder_deleted_polls_total)
+stop_serve
+span=$(sql "$TMPD/age/rocewatch.db" "SELECT max(t_ms) - min(t_ms) FROM polls")
+echo "  age bound 2 s: oldest poll $span ms before the newest, $deleted deleted"
+# Retention cuts at the newest keyframe older than 2 s, checked every 0.5 s:
+# no keyframe that old may have anything before it left.
+check "age: deleted up to the newest keyframe older than retention (+ 0.5 s check period)" bash -c "
+	[ \"\$(sql '$TMPD/age/rocewatch.db' 'SELECT keyframe FROM polls ORDER BY t_ms LIMIT 1')\" = 1 ] &&
+	[ \"\$(sql '$TMPD/age/rocewatch.db' 'SELECT count(*) FROM polls WHERE keyframe AND t_ms > (SELECT min(t_ms) FROM polls) AND t_ms <= (SELECT max(t_ms) FROM polls) - 2700')\" = 0 ]"
+check "age: old polls were deleted" [ "${deleted:-0}" -gt 10 ]
+
+check "serve --record.max-size rejects a bound below 256KiB (exit 2)" bash -c "
+	out=\$('$ROCEWATCH' serve --from '$TMPD/incident.json' --record '$TMPD/x' --record.max-size 1000 2>&1);
+	[ \$? -eq 2 ] && echo \"\$out\" | grep -q 'not a size of at least 256KiB'"
+check "a second serve on the same DIR is refused" bash -c "
+	p1=\$(python3 -c 'import socket; s=socket.socket(); s.bind((\"127.0.0.1\",0)); print(s.getsockname()[1])');
+	'$ROCEWATCH' serve --from '$TMPD/incident.json' --record '$TMPD/two' --web.listen-address 127.0.0.1:\$p1 >/dev/null 2>&1 & pid=\$!;
+	for i in \$(seq 100); do curl -sf http://127.0.0.1:\$p1/healthz >/dev/null && break; sleep 0.1; done;
+	out=\$('$ROCEWATCH' serve --from '$TMPD/incident.json' --record '$TMPD/two' --web.listen-address 127.0.0.1:0 2>&1); rc=\$?;
+	kill \$pid; wait \$pid; [ \$rc -eq 1 ] && echo \"\$out\" | grep -q 'another rocewatch is recording'"
+check "report on a file that is not a recording: one clear line, exit 1" bash -c "
+	echo hello > '$TMPD/notdb'; out=\$('$ROCEWATCH' report '$TMPD/notdb' 2>&1); rc=\$?;
+	[ \$rc -eq 1 ] && [ \$(echo \"\$out\" | wc -l) -eq 1 ] && echo \"\$out\" | grep -q 'notdb'"
+check "report on a missing directory: exit 1 naming it" bash -c "
+	out=\$('$ROCEWATCH' report --db '$TMPD/nope' 2>&1); [ \$? -eq 1 ] && echo \"\$out\" | grep -q nope"
+
+finish
