@@ -350,6 +350,8 @@ int cmd_check(int argc, char **argv)
 	if (!d)
 		goto nomem;
 	r = daemon_init(d, &cfg, err, sizeof(err));
+	if (!r)
+		r = daemon_start(d, err, sizeof(err));
 	if (r) {
 		fprintf(stderr, "rocewatch check: %s\n", err[0] ? err : strerror(-r));
 		goto fini;

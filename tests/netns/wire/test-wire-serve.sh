@@ -15,8 +15,10 @@
 #     series gone) and serve goes on; SIGTERM detaches the rest: no tcx link,
 #     no program, no tc filter, no clsact qdisc left.  The same with the
 #     clsact fallback (tcx refused through the no_tcx_preload shim);
-#   - an unprivileged --collector.wire exits non-zero with one line naming
-#     CAP_BPF and CAP_NET_ADMIN, before starting anything.
+#   - the lossless profile's wire rules: unknown (no_data) before traffic,
+#     then fail/pass as the marking deserves;
+#   - an unprivileged --collector.wire (serve, snapshot, check) exits non-zero
+#     with one line naming CAP_BPF and CAP_NET_ADMIN, before starting anything.
 # Needs root.  Nothing is sent outside the namespaces made here.
 . "$(dirname "$0")/../../lib.sh"
 # Keep going after a failed command: every outcome is counted by check.
@@ -95,6 +97,21 @@ import json, sys
 d = json.load(sys.stdin)
 sys.exit(0 if any(n["name"] == sys.argv[1] and "wire" in n for n in d["netdevs"]) else 1)' "$1"
 }
+
+# The lossless profile's wire rules on vb, from /api/v1/checks: "rule=outcome ..." by name.
+rule_outcomes() {
+	inB curl -sf "http://127.0.0.1:$PORT/api/v1/checks" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+rs = sorted((r for r in d["results"]
+             if r["rule"].startswith("wire_") and r["object"].get("device") == "vb"),
+            key=lambda r: r["rule"])
+print(" ".join("%s=%s" % (r["rule"], r["outcome"]) for r in rs))
+if sys.argv[1:]:
+    for r in rs:
+        print("%s: %s" % (r["rule"], r["reason"]))' "$@"
+}
+rules_are() { [ "$(rule_outcomes)" = "$1" ]; }
 
 # tcx links held by serve, as "ifindex prog_id" lines (its fdinfo says so).
 tcx_links() {
@@ -175,6 +192,13 @@ assert f["wire.data_packets"] == 0 and f["wire.cnp_packets"] == 0, f
 for k in ("wire.data_dscp", "wire.cnp_dscp", "wire.data_not_ect_packets", "wire.ce_ratio"):
     assert a[k]["reason"] == "no_data", (k, a.get(k))
 assert vb["wire"] == [], vb["wire"]' "$TMPD/state0.json"
+check "no traffic: the three wire rules are unknown, not pass" wait_until 5 rules_are \
+	"wire_cnp_dscp=unknown wire_roce_data_dscp=unknown wire_roce_data_ecn_capable=unknown"
+rule_outcomes reasons >"$TMPD/rules0"
+check "no traffic: unknown because of no_data" bash -c "
+	grep -qx 'wire_roce_data_dscp: wire.data_dscp absent: no_data' $TMPD/rules0 &&
+	grep -qx 'wire_cnp_dscp: wire.cnp_dscp absent: no_data' $TMPD/rules0 &&
+	grep -qx 'wire_roce_data_ecn_capable: wire.data_not_ect_packets absent: no_data' $TMPD/rules0"
 check "no traffic: no roce_wire_* samples, no CE ratio" \
 	bash -c "! grep -E '^roce_wire_(packets_total|bytes_total|ce_ratio)[{]' $TMPD/metrics0"
 
@@ -238,6 +262,9 @@ assert not any(k.startswith("wire.") for k in vb["absent"]), vb["absent"]
 assert len(vb["wire"]) == 8 and not any(e["dscp"] in (40, 44) for e in vb["wire"]), vb["wire"]
 ' "$TMPD/state1.json"
 check "/metrics: CE ratio 9/71" bash -c "grep -q '^roce_wire_ce_ratio{device=\"vb\"} 0.1267' $TMPD/metrics"
+# Data on DSCP 10 and 34 besides 26, 4 of them not-ECT; CNPs all on 48.
+check "rules: data DSCP fails, CNP DSCP passes, ECN-capable fails" wait_until 5 rules_are \
+	"wire_cnp_dscp=pass wire_roce_data_dscp=fail wire_roce_data_ecn_capable=fail"
 
 # --- a watched device deleted while serving ------------------------------------------------
 
@@ -300,6 +327,8 @@ if [ -f "${NO_TCX_PRELOAD:-}" ]; then
 	wait_until 5 metrics_match "$TMPD/expected"
 	check "clsact: counts exactly what was sent (a new serve starts from 0)" \
 		metrics_match "$TMPD/expected"
+	check "clsact: well-marked traffic passes the three wire rules" wait_until 5 rules_are \
+		"wire_cnp_dscp=pass wire_roce_data_dscp=pass wire_roce_data_ecn_capable=pass"
 
 	ip -n "$B" link add vg type veth peer name vgp
 	ip -n "$B" link set vg up
@@ -322,7 +351,7 @@ fi
 # --- unprivileged ------------------------------------------------------------------------
 
 if command -v setpriv >/dev/null; then
-	for cmd in serve snapshot; do
+	for cmd in serve snapshot check; do
 		# It must exit by itself, not serve: timeout says 124 if it did not.
 		timeout 10 ip netns exec "$B" setpriv --reuid=65534 --regid=65534 --clear-groups \
 			--inh-caps=-all --bounding-set=-all "$ROCEWATCH" $cmd --collector.wire \
@@ -335,7 +364,9 @@ if command -v setpriv >/dev/null; then
 			break
 		fi
 		echo "# unprivileged $cmd: rc $rc: $(cat "$TMPD/unpriv.err")"
-		check "unprivileged $cmd --collector.wire: exit status 1" [ $rc = 1 ]
+		want=1
+		[ $cmd = check ] && want=3 # Nagios UNKNOWN
+		check "unprivileged $cmd --collector.wire: exit status $want" [ $rc = $want ]
 		check "unprivileged $cmd --collector.wire: exactly one line, naming CAP_BPF and CAP_NET_ADMIN" \
 			bash -c "[ \$(wc -l <$TMPD/unpriv.err) = 1 ] && grep -q \"^rocewatch $cmd: wire: cannot start: .*CAP_BPF and CAP_NET_ADMIN\" $TMPD/unpriv.err"
 		check "unprivileged $cmd --collector.wire: nothing on stdout" [ ! -s "$TMPD/unpriv.out" ]
