@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "daemon.h"
+#include "alerts_serve.h"
 #include "rules_serve.h"
 #include "snapshot.h"
 #include "util.h"
@@ -51,11 +52,12 @@ static const char serve_usage[] =
 	"                             window of a capture around its trigger (5m / 1m)\n"
 	"  --record.ethtool-include REGEX   also record these driver stats (default: the\n"
 	"                             --collector.ethtool.include ones)\n" RULES_SERVE_HELP
+	ALERTS_SERVE_HELP
 	COMMON_OPTIONS_HELP
 	"\nSignals: SIGTERM/SIGINT stop; SIGHUP reloads rule files; SIGUSR1 writes a\n"
 	"capture of the recording (with --record).\n"
 	"Endpoints: / (status page), /metrics, /healthz, /api/v1/state (snapshot JSON),\n"
-	"/api/v1/checks (rule results JSON, see docs/rules.md).\n";
+	"/api/v1/checks (rule results JSON, see docs/rules.md), /api/v1/alerts.\n";
 
 struct serve {
 	struct daemon d;
@@ -67,6 +69,7 @@ struct serve {
 	regex_t rec_ethtool;
 	bool has_rec_ethtool;
 	struct rules_serve rules;
+	struct alerts_serve alerts;
 };
 
 static int render_state(void *arg, struct strbuf *out)
@@ -156,6 +159,7 @@ static int render_landing(void *arg, struct strbuf *out)
 		sb_puts(out, "</td></tr>\n");
 	}
 	sb_puts(out, "</table>\n");
+	alerts_serve_render_html(&s->alerts, out);
 	pthread_mutex_unlock(&s->d.lock);
 	sb_puts(out, "</body></html>\n");
 	return 200;
@@ -217,6 +221,7 @@ int cmd_serve(int argc, char **argv)
 		{ "record.capture-after", required_argument, NULL, OPT_RECORD_CAPTURE_AFTER },
 		{ "record.ethtool-include", required_argument, NULL, OPT_RECORD_ETHTOOL },
 		RULES_SERVE_OPTIONS,
+		ALERTS_SERVE_OPTIONS,
 		{ 0 },
 	};
 	struct rw_config cfg;
@@ -242,10 +247,13 @@ int cmd_serve(int argc, char **argv)
 		{ "/api/v1/state", HTTP_GET, "application/json", -1, render_state, s },
 		{ "/api/v1/checks", HTTP_GET, "application/json", -1, rules_serve_render_checks,
 		  &s->rules },
+		{ "/api/v1/alerts", HTTP_GET, "application/json", -1, alerts_serve_render_json,
+		  &s->alerts },
 		{ "/api/v1/capture", HTTP_POST, "application/json", -1, render_capture, s },
 	};
 
 	config_defaults(&cfg);
+	alerts_serve_init(&s->alerts);
 	s->rec_opts = (struct recorder_opts){
 		.retention_ns = REC_DEFAULT_RETENTION_NS,
 		.max_size = REC_DEFAULT_MAX_SIZE,
@@ -319,6 +327,13 @@ int cmd_serve(int argc, char **argv)
 			if (rules_serve_option(&s->rules, opt, optarg))
 				goto free_opts;
 			continue;
+		case OPT_AM_URL:
+		case OPT_AM_RESEND:
+		case OPT_AM_TIMEOUT:
+		case OPT_ALERT_UNKNOWN_FOR:
+			if (alerts_serve_option(&s->alerts, opt, optarg))
+				goto free_opts;
+			continue;
 		case '?':
 		case ':':
 			cli_bad_option("serve", argv, optind);
@@ -368,6 +383,8 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "rocewatch serve: %s\n", err);
 		goto fini;
 	}
+	if (alerts_serve_start(&s->alerts, &s->d, &s->rules, s->rec, http_port(s->http)))
+		goto fini;
 	daemon_install_signals();
 	log_info("listening on %s (port %d), polling every %.3f s, configuration every %.3f s",
 		 listen_addr, http_port(s->http), (double)cfg.interval_ns / 1e9,
@@ -417,6 +434,7 @@ int cmd_serve(int argc, char **argv)
 	rc = 0;
 fini:
 	http_stop(s->http);
+	alerts_serve_fini(&s->alerts); /* the pusher thread; no poll runs any more */
 	recorder_close(s->rec); /* after HTTP (POST /api/v1/capture uses it), before the model */
 	if (daemon_up)
 		daemon_fini(&s->d);

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "../exporters/prom.h"
+#include "alerts_serve.h"
+#include "util.h"
+
+void alerts_serve_init(struct alerts_serve *as)
+{
+	memset(as, 0, sizeof(*as));
+	alerts_init(&as->t);
+}
+
+int alerts_serve_option(struct alerts_serve *as, int opt, const char *arg)
+{
+	int64_t ns;
+
+	switch (opt) {
+	case OPT_AM_URL:
+		if (as->amc.n_urls >= AM_MAX_URLS) {
+			fprintf(stderr, "rocewatch serve: --alertmanager.url: at most %d\n",
+				AM_MAX_URLS);
+			return -EINVAL;
+		}
+		as->amc.urls[as->amc.n_urls++] = arg;
+		return 0;
+	case OPT_AM_RESEND:
+	case OPT_AM_TIMEOUT:
+	case OPT_ALERT_UNKNOWN_FOR:
+		if (parse_duration(arg, &ns) || (opt != OPT_ALERT_UNKNOWN_FOR && ns <= 0)) {
+			fprintf(stderr,
+				"rocewatch serve: --%s: '%s' is not a duration (e.g. 30s, 1m)\n",
+				opt == OPT_AM_RESEND	? "alertmanager.resend-interval"
+				: opt == OPT_AM_TIMEOUT ? "alertmanager.timeout"
+							: "alert.unknown-for",
+				arg);
+			return -EINVAL;
+		}
+		if (opt == OPT_AM_RESEND)
+			as->amc.resend_ns = ns;
+		else if (opt == OPT_AM_TIMEOUT)
+			as->amc.timeout_ms = (long)(ns / 1000000);
+		else
+			as->t.unknown_for_ns = ns;
+		return 0;
+	default:
+		return 1;
+	}
+}
+
+static enum alert_outcome outcome(enum rule_outcome o)
+{
+	switch (o) {
+	case RULE_FAIL:
+		return AO_FAIL;
+	case RULE_UNKNOWN:
+		return AO_UNKNOWN;
+	case RULE_SKIP:
+		return AO_SKIP;
+	default:
+		return AO_PASS;
+	}
+}
+
+/* After the rules hook: results -> alert states -> Alertmanager and captures. */
+static void after_poll(void *arg, struct node_model *m, unsigned what)
+{
+	struct alerts_serve *as = arg;
+	int64_t now = (int64_t)m->time.tv_sec * 1000000000LL + m->time.tv_nsec;
+	const struct rule_result *res;
+	size_t n;
+
+	(void)what;
+	if (!as->rs->e)
+		return;
+	n = rules_results(as->rs->e, &res);
+	alerts_begin(&as->t);
+	for (size_t i = 0; i < n; i++) {
+		const struct rule_result *r = &res[i];
+		char port[12] = "";
+		struct alert_obs o = {
+			.rule = r->rule->name,
+			.severity = rule_severity_name(r->rule->severity),
+			.profile = r->rule->profile,
+			.device = r->device,
+			.port = port,
+			.summary = r->summary,
+			.doc = r->rule->doc,
+			.value = r->outcome == RULE_UNKNOWN ? r->reason : r->summary,
+			.fingerprint = r->rule->fingerprint,
+			.for_ns = r->rule->for_ns,
+			.outcome = outcome(r->outcome),
+		};
+
+		if (r->kind == OBJ_RDMA_PORT)
+			snprintf(port, sizeof(port), "%u", r->port);
+		alerts_observe(&as->t, &o, now);
+	}
+	alerts_end(&as->t, now);
+	for (size_t i = 0; i < as->t.n; i++) {
+		struct alert *a = &as->t.a[i];
+
+		if (a->state != ALERT_FIRING || a->fired_at != now)
+			continue;
+		log_warn("alert firing: %s%s%s%s%s: %s", a->alertname, a->device[0] ? " " : "",
+			 a->device, a->port[0] ? "/" : "", a->port, a->summary);
+		/* The incident starts now: keep the minutes around it at full resolution. */
+		if (as->rec && strcmp(a->alertname, ALERT_UNKNOWN_NAME) &&
+		    !recorder_capture(as->rec, a->alertname, NULL, 0))
+			as->captures++;
+	}
+	am_submit(as->am, &as->t, now);
+	if (!as->am) {
+		for (size_t i = 0; i < as->t.n; i++)
+			as->t.a[i].resolved = false;
+	}
+	alerts_gc(&as->t, false);
+}
+
+static void series(struct strbuf *sb, const char *name, const struct alert *a)
+{
+	int first = 1;
+
+	prom_sample_begin(sb, name);
+	prom_label(sb, &first, "alertname", a->alertname);
+	prom_label(sb, &first, "severity", a->severity);
+	prom_label(sb, &first, "profile", a->profile);
+	prom_label(sb, &first, "device", a->device);
+	prom_label(sb, &first, "port", a->port);
+	if (a->rule[0])
+		prom_label(sb, &first, "rule", a->rule);
+	prom_sample_end_u64(sb, first, 1);
+}
+
+static void render(struct strbuf *sb, void *arg)
+{
+	struct alerts_serve *as = arg;
+
+	prom_family(sb, "roce_alert_firing", "gauge",
+		    "1 for every alert that is firing (rule failed for at least its `for:`).");
+	for (size_t i = 0; i < as->t.n; i++)
+		if (as->t.a[i].state == ALERT_FIRING)
+			series(sb, "roce_alert_firing", &as->t.a[i]);
+	prom_family(sb, "roce_alert_pending", "gauge",
+		    "1 for every alert whose rule fails but not yet for its `for:` duration.");
+	for (size_t i = 0; i < as->t.n; i++)
+		if (as->t.a[i].state == ALERT_PENDING)
+			series(sb, "roce_alert_pending", &as->t.a[i]);
+	prom_family(sb, "rocewatch_alerts_fired_total", "counter",
+		    "Alerts that started firing since rocewatch started.");
+	prom_sample_begin(sb, "rocewatch_alerts_fired_total");
+	prom_sample_end_u64(sb, 1, as->t.fired_total);
+	prom_family(sb, "rocewatch_alerts_resolved_total", "counter",
+		    "Firing alerts that resolved since rocewatch started.");
+	prom_sample_begin(sb, "rocewatch_alerts_resolved_total");
+	prom_sample_end_u64(sb, 1, as->t.resolved_total);
+	am_render_metrics(as->am, sb);
+}
+
+int alerts_serve_start(struct alerts_serve *as, struct daemon *d, struct rules_serve *rs,
+		       struct recorder *rec, int port)
+{
+	char err[256] = "";
+	int r;
+
+	as->rs = rs;
+	as->rec = rec;
+	as->d = d;
+	snprintf(as->generator_url, sizeof(as->generator_url), "http://%s:%d/", d->m.host, port);
+	if (as->amc.n_urls) {
+		as->amc.instance = d->m.host;
+		as->amc.generator_url = as->generator_url;
+		r = am_start(&as->am, &as->amc, err, sizeof(err));
+		if (r) {
+			fprintf(stderr, "rocewatch serve: %s\n", err[0] ? err : strerror(-r));
+			return r;
+		}
+	}
+	r = daemon_add_hook(
+	    d, &(struct daemon_hook){
+		   .name = "alerts", .after_poll = after_poll, .render = render, .arg = as });
+	if (r)
+		fprintf(stderr, "rocewatch serve: cannot hook alerts into the poll loop: %s\n",
+			strerror(-r));
+	return r;
+}
+
+static const char *state_name(enum alert_state s)
+{
+	return s == ALERT_FIRING ? "firing" : s == ALERT_PENDING ? "pending" : "inactive";
+}
+
+int alerts_serve_render_json(void *arg, struct strbuf *out)
+{
+	struct alerts_serve *as = arg;
+	json_t *root = json_object(), *list = json_array();
+	char ts[40];
+	char *s;
+
+	pthread_mutex_lock(&as->d->lock);
+	for (size_t i = 0; i < as->t.n; i++) {
+		const struct alert *a = &as->t.a[i];
+		json_t *j, *l, *an;
+
+		if (a->state == ALERT_INACTIVE)
+			continue;
+		l = json_pack("{s:s,s:s,s:s}", "alertname", a->alertname, "severity", a->severity,
+			      "instance", as->d->m.host);
+		if (a->profile[0])
+			json_object_set_new(l, "profile", json_string(a->profile));
+		if (a->device[0])
+			json_object_set_new(l, "device", json_string(a->device));
+		if (a->port[0])
+			json_object_set_new(l, "port", json_string(a->port));
+		if (a->rule[0])
+			json_object_set_new(l, "rule", json_string(a->rule));
+		an = json_pack("{s:s,s:s}", "summary", a->summary, "description", a->description);
+		format_rfc3339(a->active_since, ts, sizeof(ts));
+		j = json_pack("{s:o,s:o,s:s,s:s,s:s}", "labels", l, "annotations", an, "state",
+			      state_name(a->state), "activeAt", ts, "value", a->value);
+		if (a->state == ALERT_FIRING) {
+			format_rfc3339(a->fired_at, ts, sizeof(ts));
+			json_object_set_new(j, "firedAt", json_string(ts));
+		}
+		json_array_append_new(list, j);
+	}
+	pthread_mutex_unlock(&as->d->lock);
+	json_object_set_new(root, "status", json_string("success"));
+	json_object_set_new(root, "data", json_pack("{s:o}", "alerts", list));
+	s = json_dumps(root, JSON_INDENT(2));
+	json_decref(root);
+	if (!s) {
+		sb_puts(out, "{\"status\":\"error\"}\n");
+		return 500;
+	}
+	sb_puts(out, s);
+	sb_putc(out, '\n');
+	free(s);
+	return 200;
+}
+
+void alerts_serve_render_html(struct alerts_serve *as, struct strbuf *out)
+{
+	size_t firing = alerts_count(&as->t, ALERT_FIRING);
+
+	sb_printf(out,
+		  "<h2>Alerts</h2>\n<p id=\"alert-summary\">%zu firing, %zu pending "
+		  "(<a href=\"/api/v1/alerts\">/api/v1/alerts</a>).</p>\n",
+		  firing, alerts_count(&as->t, ALERT_PENDING));
+	if (!firing)
+		return;
+	sb_puts(out, "<table id=\"alerts\"><tr><th>alert</th><th>severity</th><th>object</th>"
+		     "<th>since</th><th>summary</th></tr>\n");
+	for (size_t i = 0; i < as->t.n; i++) {
+		const struct alert *a = &as->t.a[i];
+		char ts[40];
+
+		if (a->state != ALERT_FIRING)
+			continue;
+		format_rfc3339(a->fired_at, ts, sizeof(ts));
+		sb_puts(out, "<tr class=\"fail\"><td>");
+		sb_html_escape(out, a->alertname);
+		sb_puts(out, "</td><td>");
+		sb_html_escape(out, a->severity);
+		sb_puts(out, "</td><td>");
+		sb_html_escape(out, a->device[0] ? a->device : "node");
+		if (a->port[0]) {
+			sb_putc(out, '/');
+			sb_html_escape(out, a->port);
+		}
+		sb_puts(out, "</td><td>");
+		sb_puts(out, ts);
+		sb_puts(out, "</td><td>");
+		sb_html_escape(out, a->summary);
+		sb_puts(out, "</td></tr>\n");
+	}
+	sb_puts(out, "</table>\n");
+}
+
+void alerts_serve_fini(struct alerts_serve *as)
+{
+	am_stop(as->am);
+	as->am = NULL;
+	alerts_free(&as->t);
+}
