@@ -96,6 +96,7 @@ enum cset_id {
 
 struct counter_set {
 	uint32_t n, cap;
+	uint32_t hint; /* where the next cset_set() is likely to land */
 	char (*names)[RW_CNAME_MAX];
 	uint64_t *vals;
 	uint8_t *present;

@@ -565,9 +565,10 @@ static int apply_one(json_t *s, struct node_model *m, struct perr *pe, const cha
 		return fail(pe, where, "not a rocewatch snapshot (schema must be \"%s\")",
 			    SNAPSHOT_SCHEMA);
 	v = json_object_get(s, "schema_version");
-	if (!json_is_integer(v) || json_integer_value(v) != SNAPSHOT_VERSION)
-		return fail(pe, where, "unsupported schema_version (this rocewatch reads %d)",
-			    SNAPSHOT_VERSION);
+	if (!json_is_integer(v) || json_integer_value(v) < SNAPSHOT_VERSION_MIN ||
+	    json_integer_value(v) > SNAPSHOT_VERSION)
+		return fail(pe, where, "unsupported schema_version (this rocewatch reads %d to %d)",
+			    SNAPSHOT_VERSION_MIN, SNAPSHOT_VERSION);
 	v = json_object_get(s, "host");
 	if (!json_is_string(v))
 		return fail(pe, where, "host: expected a string");

@@ -14,7 +14,9 @@
 #include "strbuf.h"
 
 #define SNAPSHOT_SCHEMA	 "rocewatch-snapshot"
-#define SNAPSHOT_VERSION 1
+/* 2: the absent reason "no_data" (wire view).  Version 1 files are still read. */
+#define SNAPSHOT_VERSION     2
+#define SNAPSHOT_VERSION_MIN 1
 
 /* Serialise; pretty adds indentation. 0 or -errno. */
 int snapshot_write(struct strbuf *out, const struct node_model *m, int pretty);
