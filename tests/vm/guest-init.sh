@@ -60,6 +60,11 @@ mkdir -p "$VM_OUT" || setup_fail "cannot create $VM_OUT"
 
 echo "rwvm$GUEST_ID" >/proc/sys/kernel/hostname
 ulimit -l unlimited
+# Nothing in the guest runs udev or systemd, which would make these; bash's <(...) needs /dev/fd.
+[[ -e /dev/fd ]] || ln -s /proc/self/fd /dev/fd
+[[ -e /dev/stdin ]] || ln -s /proc/self/fd/0 /dev/stdin
+[[ -e /dev/stdout ]] || ln -s /proc/self/fd/1 /dev/stdout
+[[ -e /dev/stderr ]] || ln -s /proc/self/fd/2 /dev/stderr
 
 # The initramfs loaded e1000 already; this only matters if that list ever changes.
 [[ -d /sys/module/e1000 ]] || modprobe e1000 || setup_fail "modprobe e1000 failed"

@@ -51,7 +51,9 @@ vm_expect_eq() {
 	vm_log "ok: $3 = $1"
 }
 
-# vm_wait_until TIMEOUT_S WHAT CMD...: poll CMD every 0.2 s until it succeeds, or fail.
+# vm_wait_until TIMEOUT_S WHAT CMD...: poll CMD every 0.2 s (VM_WAIT_PERIOD) until it succeeds,
+# or fail. A CMD that costs CPU (curl, jq) competes with what it waits for on the one vCPU, so
+# such waits poll less often.
 vm_wait_until() {
 	local timeout=$1 what=$2 deadline
 	shift 2
@@ -59,7 +61,7 @@ vm_wait_until() {
 	until "$@" >/dev/null 2>&1; do
 		((SECONDS < deadline)) || vm_fail "timed out after ${timeout}s waiting for $what"
 		vm_peer_failed && vm_fail "peer failed while waiting for $what: $(vm_peer_result | sed "s/^RESULT: FAIL //")"
-		sleep 0.2
+		sleep "${VM_WAIT_PERIOD:-0.2}"
 	done
 }
 
@@ -69,9 +71,14 @@ vm_wait_until() {
 
 vm_peer_id() { printf '%d\n' $((1 - GUEST_ID)); }
 
+# vm_guest_dir ID: guest ID's output directory for the scenario running now. Under
+# tests/vm/sequence.sh each part has its own ($VM_PART), so markers and results of one part
+# never answer a wait in another.
+vm_guest_dir() { printf '%s\n' "$VM_RESULTS/guest$1${VM_PART:+/$VM_PART}"; }
+
 vm_peer_result() {
 	local f
-	f=$VM_RESULTS/guest$(vm_peer_id)/result
+	f=$(vm_guest_dir "$(vm_peer_id)")/result
 	[[ -f $f ]] && grep '^RESULT: ' "$f" | tail -n 1
 }
 
@@ -88,7 +95,7 @@ vm_mark() {
 	vm_log "mark $1"
 }
 
-vm_has_mark() { [[ -f $VM_RESULTS/guest$1/mark.$2 ]]; }
+vm_has_mark() { [[ -f $(vm_guest_dir "$1")/mark.$2 ]]; }
 
 # vm_wait_mark GUEST NAME [TIMEOUT_S]: wait for guest GUEST to reach NAME.
 vm_wait_mark() {

@@ -454,3 +454,14 @@ vm_console_tail() {
 		printf '%s\n' "$q" | sed 's/^/  | /'
 	fi
 }
+
+# vm_parts_report: what tests/vm/sequence.sh recorded per part (guestN/parts), per guest.
+vm_parts_report() {
+	local id f
+	for ((id = 0; id < VM_GUESTS; id++)); do
+		f=$VM_RESULTS/guest$id/parts
+		[[ -s $f ]] || continue
+		printf '  guest %s:\n' "$id"
+		sed 's/^/    /' "$f"
+	done
+}
