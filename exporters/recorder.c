@@ -42,12 +42,12 @@
 #include "../src/snapshot.h"
 #include "../src/util.h"
 
-#define QUEUE_LEN      32	     /* batches between the poll loop and the writer */
-#define KF_MAX_MS      (300 * 1000) /* a keyframe at least this often */
-#define KF_ROW_FACTOR  8	     /* ... or once the deltas outweigh 8 keyframes */
-#define DELETE_CHUNK   20000	     /* rows per retention transaction, at most */
-#define AGE_CHECK_NS   (10LL * 1000000000LL)
-#define ABS_GONE_NAME  "gone"	     /* config: the object disappeared */
+#define QUEUE_LEN     32	   /* batches between the poll loop and the writer */
+#define KF_MAX_MS     (300 * 1000) /* a keyframe at least this often */
+#define KF_ROW_FACTOR 8		   /* ... or once the deltas outweigh 8 keyframes */
+#define DELETE_CHUNK  20000	   /* rows per retention transaction, at most */
+#define AGE_CHECK_NS  (10LL * 1000000000LL)
+#define ABS_GONE_NAME "gone" /* config: the object disappeared */
 
 static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
 {
@@ -74,7 +74,11 @@ struct series_def {
 	char name[RW_CNAME_MAX];
 };
 
-enum { ROW_NULL, ROW_INT, ROW_FLOAT };
+enum {
+	ROW_NULL,
+	ROW_INT,
+	ROW_FLOAT
+};
 
 struct row {
 	int32_t id;
@@ -162,6 +166,9 @@ struct recorder {
 	sqlite3_stmt *st_pages, *st_free, *st_begin, *st_commit, *st_rollback;
 	int64_t run;
 	int64_t page_size;
+	/* series of a failed transaction: inserted again with the next one */
+	struct series_def *retry;
+	size_t n_retry, cap_retry;
 	int64_t next_age_check; /* monotonic; 0 = now */
 	int64_t maint_keep;	/* a cut in progress: delete before this t_ms; -1 none */
 	bool maint_more;
@@ -171,12 +178,14 @@ struct recorder {
 	struct objrec **objs;
 	size_t n_objs, cap_objs;
 	struct series_state *st;
-	struct series_def *defs; /* by id, to send them all again after a failed write */
 	size_t cap_st;
+	/* new series of a poll lost to out-of-memory: sent with the next one */
+	struct series_def *carry;
+	size_t n_carry, cap_carry;
 	int32_t max_id;
 	int64_t seq, last_t_ms, last_kf_ms, n_live, live_rows;
 	uint64_t rows_since_kf;
-	bool need_kf, resend_defs, run_sent;
+	bool need_kf, run_sent;
 	int64_t dropped_pending;
 	char host[RW_NAME_MAX];
 
@@ -188,7 +197,7 @@ struct recorder {
 	struct batch *free_b[QUEUE_LEN + 1];
 	size_t n_free;
 	bool writing, stop_writer, stop_capture;
-	bool resync;	 /* a write failed: send every series and value again */
+	bool resync;	 /* a write failed: send every value again (a keyframe) */
 	bool kf_request; /* retention wants a keyframe to cut at */
 	struct evrow *pend_ev;
 	size_t n_pend_ev, cap_pend_ev;
@@ -212,19 +221,19 @@ static int64_t ts_ms(const struct timespec *t)
 
 /* ---- batches ---- */
 
-#define GROW(arr, n, cap, b)                                                          \
-	do {                                                                          \
-		if ((n) == (cap)) {                                                   \
-			size_t nc_ = (cap) ? (cap) * 2 : 256;                         \
-			void *np_ = realloc((arr), nc_ * sizeof(*(arr)));             \
-			if (!np_) {                                                   \
-				(b)->oom = true;                                      \
-				break;                                                \
-			}                                                             \
-			(arr) = np_;                                                  \
-			(cap) = nc_;                                                  \
-		}                                                                     \
-		(n)++;                                                                \
+#define GROW(arr, n, cap, b)                                              \
+	do {                                                              \
+		if ((n) == (cap)) {                                       \
+			size_t nc_ = (cap) ? (cap)*2 : 256;               \
+			void *np_ = realloc((arr), nc_ * sizeof(*(arr))); \
+			if (!np_) {                                       \
+				(b)->oom = true;                          \
+				break;                                    \
+			}                                                 \
+			(arr) = np_;                                      \
+			(cap) = nc_;                                      \
+		}                                                         \
+		(n)++;                                                    \
 	} while (0)
 
 static void batch_reset(struct batch *b)
@@ -282,11 +291,12 @@ static void add_def(struct batch *b, const struct series_def *d)
 
 /* ---- interning (poll thread) ---- */
 
-static void series_key(char *buf, size_t len, enum obj_kind kind, const char *device,
-		       uint32_t port, const char *netdev, int src, const char *name, int prio)
+static void series_key(char *buf, size_t len, enum obj_kind kind, const char *device, uint32_t port,
+		       const char *netdev, int src, const char *name, int prio)
 {
-	snprintf(buf, len, "%d\x1f%s\x1f%u\x1f%s\x1f%d\x1f%s\x1f%d", kind, device, port, netdev, src,
-		 name, prio);
+	/* the widths are those of series_def: a key never truncates */
+	snprintf(buf, len, "%d\x1f%.63s\x1f%u\x1f%.63s\x1f%d\x1f%.47s\x1f%d", kind, device, port,
+		 netdev, src, name, prio);
 }
 
 static int ensure_series_cap(struct recorder *r, size_t id)
@@ -302,23 +312,17 @@ static int ensure_series_cap(struct recorder *r, size_t id)
 	if (!ns)
 		return -ENOMEM;
 	r->st = ns;
-	void *nd = realloc(r->defs, nc * sizeof(*r->defs));
-
-	if (!nd)
-		return -ENOMEM;
-	r->defs = nd;
 	memset(r->st + r->cap_st, 0, (nc - r->cap_st) * sizeof(*r->st));
-	memset(r->defs + r->cap_st, 0, (nc - r->cap_st) * sizeof(*r->defs));
 	r->cap_st = nc;
 	return 0;
 }
 
-static int32_t intern(struct recorder *r, struct batch *b, const struct objrec *or, int src,
+static int32_t intern(struct recorder *r, struct batch *b, const struct objrec * or, int src,
 		      const char *name, int prio, bool config)
 {
 	char key[320];
 	int64_t id;
-	struct series_def *d;
+	struct series_def d = { 0 };
 
 	series_key(key, sizeof(key), or->kind, or->kind == OBJ_NODE ? "" : or->name, or->port,
 		   or->netdev, src, name, prio);
@@ -331,18 +335,17 @@ static int32_t intern(struct recorder *r, struct batch *b, const struct objrec *
 		return -1;
 	}
 	id = ++r->max_id;
-	d = &r->defs[id];
-	d->id = (int32_t)id;
-	d->kind = (uint8_t)or->kind;
-	d->src = (uint8_t)src;
-	d->prio = (int8_t)prio;
-	d->config = config;
-	d->port = or->port;
-	strlcpy0(d->device, or->kind == OBJ_NODE ? "" : or->name, sizeof(d->device));
-	strlcpy0(d->netdev, or->netdev, sizeof(d->netdev));
-	strlcpy0(d->name, name, sizeof(d->name));
+	d.id = (int32_t)id;
+	d.kind = (uint8_t) or->kind;
+	d.src = (uint8_t)src;
+	d.prio = (int8_t)prio;
+	d.config = config;
+	d.port = or->port;
+	strlcpy0(d.device, or->kind == OBJ_NODE ? "" : or->name, sizeof(d.device));
+	strlcpy0(d.netdev, or->netdev, sizeof(d.netdev));
+	strlcpy0(d.name, name, sizeof(d.name));
 	r->st[id] = (struct series_state){ .config = config };
-	add_def(b, d);
+	add_def(b, &d);
 	return (int32_t)id;
 }
 
@@ -350,7 +353,7 @@ static struct objrec *objrec_get(struct recorder *r, const struct object *o)
 {
 	char key[200];
 	const char *nd = "";
-	struct objrec *or;
+	struct objrec * or ;
 	int64_t i;
 
 	/* The netdev label as /metrics writes it (prom.c object_labels). */
@@ -371,8 +374,8 @@ static struct objrec *objrec_get(struct recorder *r, const struct object *o)
 		r->objs = np;
 		r->cap_objs = nc;
 	}
-	or = calloc(1, sizeof(*or));
-	if (!or)
+	or = calloc(1, sizeof(* or));
+	if (! or)
 		return NULL;
 	or->kind = o->kind;
 	strlcpy0(or->name, o->name, sizeof(or->name));
@@ -382,11 +385,11 @@ static struct objrec *objrec_get(struct recorder *r, const struct object *o)
 		free(or);
 		return NULL;
 	}
-	r->objs[r->n_objs++] = or;
-	return or;
+	r->objs[r->n_objs++] = or ;
+	return or ;
 }
 
-static void objrec_free(struct objrec *or)
+static void objrec_free(struct objrec * or)
 {
 	for (int c = 0; c < CSET__COUNT; c++) {
 		free(or->cs[c].id);
@@ -558,9 +561,9 @@ static const enum rec_source cset_source[CSET__COUNT] = {
 
 static void diff_object(struct recorder *r, struct batch *b, const struct object *o, bool kf)
 {
-	struct objrec *or = objrec_get(r, o);
+	struct objrec * or = objrec_get(r, o);
 
-	if (!or) {
+	if (! or) {
 		b->oom = true;
 		return;
 	}
@@ -586,9 +589,11 @@ static void diff_object(struct recorder *r, struct batch *b, const struct object
 
 				if (!sid[p] && !present)
 					continue;
-				if (!sid[p] && (sid[p] = intern(r, b, or, REC_FIELD, d->path, p, false)) < 0)
+				if (!sid[p] &&
+				    (sid[p] = intern(r, b, or, REC_FIELD, d->path, p, false)) < 0)
 					return;
-				emit_counter(r, b, sid[p], present, ROW_INT, (int64_t)f->v.arr[p], kf);
+				emit_counter(r, b, sid[p], present, ROW_INT, (int64_t)f->v.arr[p],
+					     kf);
 			}
 			continue;
 		}
@@ -607,7 +612,7 @@ static void diff_object(struct recorder *r, struct batch *b, const struct object
 	}
 	for (int c = 0; c < CSET__COUNT; c++) {
 		const struct counter_set *cs = &o->cs[c];
-		struct cscache *cc = &or->cs[c];
+		struct cscache *cc = & or->cs[c];
 
 		if (!cs->n)
 			continue;
@@ -639,8 +644,8 @@ static void diff_object(struct recorder *r, struct batch *b, const struct object
 			if (c == CSET_CC)
 				emit_config_u64(r, b, *sid, cs->present[i], cs->vals[i], kf);
 			else
-				emit_counter(r, b, *sid, cs->present[i], ROW_INT, (int64_t)cs->vals[i],
-					     kf);
+				emit_counter(r, b, *sid, cs->present[i], ROW_INT,
+					     (int64_t)cs->vals[i], kf);
 		}
 	}
 }
@@ -693,7 +698,8 @@ static void take_capture_snapshots(struct recorder *r, struct batch *b, struct n
 		b->evs[n].t_ms = j->trigger_ms;
 		strlcpy0(b->evs[n].kind, "capture", sizeof(b->evs[n].kind));
 		strlcpy0(b->evs[n].name, j->reason, sizeof(b->evs[n].name));
-		b->evs[n].detail = strdup(strrchr(j->file, '/') ? strrchr(j->file, '/') + 1 : j->file);
+		b->evs[n].detail =
+		    strdup(strrchr(j->file, '/') ? strrchr(j->file, '/') + 1 : j->file);
 	}
 	pthread_cond_broadcast(&r->cv_capture);
 	pthread_mutex_unlock(&r->mu);
@@ -709,10 +715,11 @@ void recorder_after_poll(void *arg, struct node_model *m, unsigned what)
 	/* polls.t_ms is unique: a clock step back must not collide with rows we have. */
 	if (t <= r->last_t_ms) {
 		if (t < r->last_t_ms - 1000)
-			rw_log_once(LOG_LVL_WARN, "recorder-clock",
-				    "recorder: the clock went back %.3f s; polls recorded 1 ms apart "
-				    "until it catches up",
-				    (double)(r->last_t_ms - t) / 1e3);
+			rw_log_once(
+			    LOG_LVL_WARN, "recorder-clock",
+			    "recorder: the clock went back %.3f s; polls recorded 1 ms apart "
+			    "until it catches up",
+			    (double)(r->last_t_ms - t) / 1e3);
 		t = r->last_t_ms + 1;
 	}
 	r->seq++;
@@ -728,7 +735,7 @@ void recorder_after_poll(void *arg, struct node_model *m, unsigned what)
 	r->kf_request = false;
 	pthread_mutex_unlock(&r->mu);
 	if (resync)
-		r->need_kf = r->resend_defs = true;
+		r->need_kf = true;
 	if (!b) {
 		/* The writer is behind: drop this poll, write the next one in full. */
 		r->dropped_pending++;
@@ -749,9 +756,9 @@ void recorder_after_poll(void *arg, struct node_model *m, unsigned what)
 	kf = r->need_kf || t - r->last_kf_ms >= KF_MAX_MS ||
 	     r->rows_since_kf >= (uint64_t)(KF_ROW_FACTOR * (r->n_live + 1)) ||
 	     r->rows_since_kf >= r->kf_max_rows;
-	if (r->resend_defs)
-		for (int32_t id = 1; id <= r->max_id; id++)
-			add_def(b, &r->defs[id]);
+	for (size_t i = 0; i < r->n_carry; i++)
+		add_def(b, &r->carry[i]);
+	r->n_carry = 0;
 	r->live_rows = 0;
 	diff_object(r, b, &m->node, kf);
 	for (size_t i = 0; i < m->n_netdevs; i++)
@@ -776,12 +783,23 @@ void recorder_after_poll(void *arg, struct node_model *m, unsigned what)
 		take_capture_snapshots(r, b, m);
 
 	if (b->oom) {
-		/* Out of memory mid-diff: the state above no longer matches; start over in full. */
+		/*
+		 * Out of memory mid-diff: the state above no longer matches; start
+		 * over in full, keeping the series already given ids.
+		 */
+		for (size_t i = 0; i < b->n_defs; i++) {
+			size_t n = r->n_carry;
+			struct batch tmp = { 0 };
+
+			GROW(r->carry, r->n_carry, r->cap_carry, &tmp);
+			if (r->n_carry != n)
+				r->carry[n] = b->defs[i];
+		}
 		batch_reset(b);
 		pthread_mutex_lock(&r->mu);
 		r->free_b[r->n_free++] = b;
 		pthread_mutex_unlock(&r->mu);
-		r->need_kf = r->resend_defs = true;
+		r->need_kf = true;
 		r->dropped_pending++;
 		CNT_ADD(r, dropped, 1);
 		rw_log_once(LOG_LVL_ERROR, "recorder-oom", "recorder: out of memory; poll dropped");
@@ -795,7 +813,7 @@ void recorder_after_poll(void *arg, struct node_model *m, unsigned what)
 	} else {
 		r->rows_since_kf += b->n_rows + b->n_crows;
 	}
-	r->need_kf = r->resend_defs = false;
+	r->need_kf = false;
 	r->run_sent = true;
 	r->dropped_pending = 0;
 	r->last_t_ms = t;
@@ -856,8 +874,9 @@ static int write_batch(struct recorder *r, struct batch *b)
 		if ((rc = step_done(r, r->st_host)))
 			goto fail;
 	}
-	for (size_t i = 0; i < b->n_defs; i++) {
-		const struct series_def *d = &b->defs[i];
+	for (size_t i = 0; i < r->n_retry + b->n_defs; i++) {
+		const struct series_def *d =
+		    i < r->n_retry ? &r->retry[i] : &b->defs[i - r->n_retry];
 
 		sqlite3_bind_int64(r->st_series, 1, d->id);
 		sqlite3_bind_text(r->st_series, 2, obj_kind_name(d->kind), -1, SQLITE_STATIC);
@@ -904,9 +923,11 @@ static int write_batch(struct recorder *r, struct batch *b)
 		sqlite3_bind_int64(r->st_config, 1, b->t_ms);
 		sqlite3_bind_int64(r->st_config, 2, w->id);
 		if (w->off != SIZE_MAX)
-			sqlite3_bind_text(r->st_config, 3, b->arena.buf + w->off, -1, SQLITE_STATIC);
+			sqlite3_bind_text(r->st_config, 3, b->arena.buf + w->off, -1,
+					  SQLITE_STATIC);
 		else
-			sqlite3_bind_text(r->st_config, 4, reason_text(w->reason), -1, SQLITE_STATIC);
+			sqlite3_bind_text(r->st_config, 4, reason_text(w->reason), -1,
+					  SQLITE_STATIC);
 		if ((rc = step_done(r, r->st_config)))
 			goto fail;
 	}
@@ -926,6 +947,7 @@ static int write_batch(struct recorder *r, struct batch *b)
 	rc = step_done(r, r->st_commit);
 	if (rc)
 		goto fail;
+	r->n_retry = 0;
 	CNT_ADD(r, polls, 1);
 	CNT_ADD(r, samples, b->n_rows);
 	CNT_ADD(r, config_rows, b->n_crows);
@@ -938,9 +960,18 @@ fail:
 	rw_log_once(LOG_LVL_ERROR, "recorder-write", "recorder: %s: writing poll %" PRId64 ": %s",
 		    r->db_path, b->seq, sqlite3_errstr(rc));
 	step_done(r, r->st_rollback);
+	/* The series this batch introduced are known by id from now on: insert them next time. */
+	for (size_t i = 0; i < b->n_defs; i++) {
+		size_t n = r->n_retry;
+		struct batch tmp = { 0 };
+
+		GROW(r->retry, r->n_retry, r->cap_retry, &tmp);
+		if (r->n_retry != n)
+			r->retry[n] = b->defs[i];
+	}
 	CNT_ADD(r, write_errors, 1);
 	CNT_ADD(r, dropped, 1);
-	/* What the poll loop believes is stored is not: make it send everything again. */
+	/* What the poll loop believes is stored is not: make it send every value again. */
 	pthread_mutex_lock(&r->mu);
 	r->resync = true;
 	pthread_mutex_unlock(&r->mu);
@@ -1000,9 +1031,9 @@ static int delete_before(struct recorder *r, int64_t keep)
 	char sql[160];
 	int rc;
 
-	rc = sqlite3_prepare_v2(r->db,
-				"SELECT t_ms, n_samples + n_config FROM polls WHERE t_ms < ?1 ORDER BY t_ms",
-				-1, &st, NULL);
+	rc = sqlite3_prepare_v2(
+	    r->db, "SELECT t_ms, n_samples + n_config FROM polls WHERE t_ms < ?1 ORDER BY t_ms", -1,
+	    &st, NULL);
 	if (rc != SQLITE_OK)
 		return -EIO;
 	sqlite3_bind_int64(st, 1, keep);
@@ -1020,7 +1051,8 @@ static int delete_before(struct recorder *r, int64_t keep)
 		return -EIO;
 	static const char *const tables[] = { "samples", "config", "polls", "events" };
 	for (size_t i = 0; i < ARRAY_SIZE(tables); i++) {
-		snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE t_ms <= %" PRId64, tables[i], upto);
+		snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE t_ms <= %" PRId64, tables[i],
+			 upto);
 		if (exec1(r, sql)) {
 			exec1(r, "ROLLBACK");
 			return -EIO;
@@ -1054,8 +1086,9 @@ static int64_t size_cut(struct recorder *r, int64_t used)
 	sqlite3_stmt *st;
 
 	if (want <= 0 ||
-	    sqlite3_prepare_v2(r->db, "SELECT t_ms, n_samples + n_config + 1 FROM polls ORDER BY t_ms",
-			       -1, &st, NULL) != SQLITE_OK)
+	    sqlite3_prepare_v2(r->db,
+			       "SELECT t_ms, n_samples + n_config + 1 FROM polls ORDER BY t_ms", -1,
+			       &st, NULL) != SQLITE_OK)
 		return -1;
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		acc += sqlite3_column_int64(st, 1);
@@ -1082,7 +1115,6 @@ static bool maintain(struct recorder *r)
 	bool over = used > r->target_bytes;
 	int rc;
 
-
 	if (r->maint_keep < 0) {
 		int64_t keep = -1;
 
@@ -1094,14 +1126,16 @@ static bool maintain(struct recorder *r)
 									     : AGE_CHECK_NS;
 
 			r->next_age_check = mono_ns() + (every > 100000000LL ? every : 100000000LL);
-			keep = q1(r->db, "SELECT max(t_ms) FROM polls WHERE keyframe AND t_ms <= ?1",
-				  now_ms - r->o.retention_ns / 1000000, -1);
+			keep =
+			    q1(r->db, "SELECT max(t_ms) FROM polls WHERE keyframe AND t_ms <= ?1",
+			       now_ms - r->o.retention_ns / 1000000, -1);
 		}
 		if (over) {
 			int64_t cut = size_cut(r, used), k2 = -1;
 
 			if (cut >= 0)
-				k2 = q1(r->db, "SELECT min(t_ms) FROM polls WHERE keyframe AND t_ms > ?1",
+				k2 = q1(r->db,
+					"SELECT min(t_ms) FROM polls WHERE keyframe AND t_ms > ?1",
 					cut, -1);
 			if (k2 < 0)
 				request_keyframe(r); /* nothing to cut at yet: make a place */
@@ -1206,7 +1240,8 @@ static int cap_meta(sqlite3 *db, const char *key, const char *val)
 
 	if (!val)
 		return 0;
-	rc = sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO cap.meta VALUES (?1, ?2)", -1, &st, NULL);
+	rc = sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO cap.meta VALUES (?1, ?2)", -1, &st,
+				NULL);
 	if (rc != SQLITE_OK)
 		return -EIO;
 	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
@@ -1272,7 +1307,8 @@ static int write_capture(struct recorder *r, struct capture_job *j, char *err, s
 	p0 = q1(db, "SELECT min(t_ms) FROM main.polls WHERE t_ms >= ?1", j->start_ms, -1);
 	if (p0 >= 0 && p0 <= j->end_ms) {
 		kf = q1(db,
-			"SELECT coalesce((SELECT max(t_ms) FROM main.polls WHERE keyframe AND t_ms <= ?1),"
+			"SELECT coalesce((SELECT max(t_ms) FROM main.polls WHERE keyframe AND t_ms "
+			"<= ?1),"
 			" (SELECT min(t_ms) FROM main.polls))",
 			p0, p0);
 		a[0] = p0;
@@ -1307,12 +1343,13 @@ static int write_capture(struct recorder *r, struct capture_job *j, char *err, s
 				   "INSERT INTO cap.polls SELECT * FROM main.polls"
 				   " WHERE t_ms >= ?1 AND t_ms <= ?3",
 				   a, 3, err, errlen)) ||
-		    (rc = cap_exec(db,
-				   "UPDATE cap.polls SET keyframe = 1, dropped = 0,"
-				   " n_samples = (SELECT count(*) FROM cap.samples WHERE t_ms = ?1),"
-				   " n_config = (SELECT count(*) FROM cap.config WHERE t_ms = ?1)"
-				   " WHERE t_ms = ?1",
-				   a, 1, err, errlen)))
+		    (rc =
+			 cap_exec(db,
+				  "UPDATE cap.polls SET keyframe = 1, dropped = 0,"
+				  " n_samples = (SELECT count(*) FROM cap.samples WHERE t_ms = ?1),"
+				  " n_config = (SELECT count(*) FROM cap.config WHERE t_ms = ?1)"
+				  " WHERE t_ms = ?1",
+				  a, 1, err, errlen)))
 			goto close_db;
 	}
 	a[0] = j->start_ms;
@@ -1457,7 +1494,8 @@ int recorder_capture(struct recorder *r, const char *reason, char *file, size_t 
 		if (j->end_ms < now)
 			continue;
 		/* Pending and still open: this trigger is inside its window already. */
-		if (!strstr(j->reasons, rs) && strlen(j->reasons) + strlen(rs) + 2 < sizeof(j->reasons)) {
+		if (!strstr(j->reasons, rs) &&
+		    strlen(j->reasons) + strlen(rs) + 2 < sizeof(j->reasons)) {
 			strcat(j->reasons, ",");
 			strcat(j->reasons, rs);
 		}
@@ -1478,7 +1516,8 @@ int recorder_capture(struct recorder *r, const char *reason, char *file, size_t 
 	strlcpy0(j->reasons, rs, sizeof(j->reasons));
 	snprintf(j->file, sizeof(j->file), "%s/capture-%s-%s-%s.db", r->dir, host, ts, rs);
 	for (int n = 2; !access(j->file, F_OK) && n < 100; n++)
-		snprintf(j->file, sizeof(j->file), "%s/capture-%s-%s-%s-%d.db", r->dir, host, ts, rs, n);
+		snprintf(j->file, sizeof(j->file), "%s/capture-%s-%s-%s-%d.db", r->dir, host, ts,
+			 rs, n);
 	j->trigger_ms = now;
 	j->start_ms = now - r->o.capture_before_ns / 1000000;
 	j->end_ms = now + r->o.capture_after_ns / 1000000;
@@ -1537,17 +1576,18 @@ static int load_series_map(struct recorder *r, char *err, size_t errlen)
 	sqlite3_stmt *st;
 	int rc;
 
-	rc = sqlite3_prepare_v2(r->db,
-				"SELECT id, object, device, port, netdev, source, name, prio, config "
-				"FROM series ORDER BY id",
-				-1, &st, NULL);
+	rc = sqlite3_prepare_v2(
+	    r->db,
+	    "SELECT id, object, device, port, netdev, source, name, prio, config "
+	    "FROM series ORDER BY id",
+	    -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		goto fail;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(st, 0);
 		const char *obj = (const char *)sqlite3_column_text(st, 1) ?: "";
 		int src = rec_source_parse((const char *)sqlite3_column_text(st, 5) ?: "");
-		struct series_def *d;
+		struct series_def d0 = { 0 }, *d = &d0;
 		char key[320];
 		int k;
 
@@ -1556,25 +1596,28 @@ static int load_series_map(struct recorder *r, char *err, size_t errlen)
 				break;
 		if (id <= 0 || id >= INT32_MAX || ensure_series_cap(r, (size_t)id)) {
 			sqlite3_finalize(st);
-			snprintf(err, errlen, "%s: series id %" PRId64 " out of range", r->db_path, id);
+			snprintf(err, errlen, "%s: series id %" PRId64 " out of range", r->db_path,
+				 id);
 			return -EINVAL;
 		}
 		if (id > r->max_id)
 			r->max_id = (int32_t)id;
 		if (k == OBJ__COUNT || src < 0)
 			continue; /* written by a newer rocewatch: keep its id reserved */
-		d = &r->defs[id];
 		d->id = (int32_t)id;
 		d->kind = (uint8_t)k;
 		d->src = (uint8_t)src;
 		d->port = (uint32_t)sqlite3_column_int64(st, 3);
 		d->prio = (int8_t)sqlite3_column_int64(st, 7);
 		d->config = sqlite3_column_int64(st, 8) != 0;
-		strlcpy0(d->device, (const char *)sqlite3_column_text(st, 2) ?: "", sizeof(d->device));
-		strlcpy0(d->netdev, (const char *)sqlite3_column_text(st, 4) ?: "", sizeof(d->netdev));
+		strlcpy0(d->device, (const char *)sqlite3_column_text(st, 2) ?: "",
+			 sizeof(d->device));
+		strlcpy0(d->netdev, (const char *)sqlite3_column_text(st, 4) ?: "",
+			 sizeof(d->netdev));
 		strlcpy0(d->name, (const char *)sqlite3_column_text(st, 6) ?: "", sizeof(d->name));
 		r->st[id].config = d->config;
-		series_key(key, sizeof(key), k, d->device, d->port, d->netdev, src, d->name, d->prio);
+		series_key(key, sizeof(key), k, d->device, d->port, d->netdev, src, d->name,
+			   d->prio);
 		if (rec_map_put(&r->series_map, key, id)) {
 			sqlite3_finalize(st);
 			return -ENOMEM;
@@ -1599,7 +1642,8 @@ static void remove_stale_tmp(const char *dir)
 	while ((e = readdir(d))) {
 		size_t n = strlen(e->d_name);
 
-		if (!strncmp(e->d_name, "capture-", 8) && n > 7 && !strcmp(e->d_name + n - 7, ".db.tmp")) {
+		if (!strncmp(e->d_name, "capture-", 8) && n > 7 &&
+		    !strcmp(e->d_name + n - 7, ".db.tmp")) {
 			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
 			unlink(p); /* a capture a killed serve was writing: incomplete */
 		}
@@ -1625,8 +1669,8 @@ static int open_db(struct recorder *r, char *err, size_t errlen)
 	{
 		sqlite3_stmt *st;
 
-		if (sqlite3_prepare_v2(r->db, "SELECT count(*) FROM sqlite_master", -1, &st, NULL) !=
-		    SQLITE_OK)
+		if (sqlite3_prepare_v2(r->db, "SELECT count(*) FROM sqlite_master", -1, &st,
+				       NULL) != SQLITE_OK)
 			goto sql_err;
 		rc = sqlite3_step(st);
 		fresh = rc == SQLITE_ROW && sqlite3_column_int64(st, 0) == 0;
@@ -1635,7 +1679,8 @@ static int open_db(struct recorder *r, char *err, size_t errlen)
 			goto sql_err;
 	}
 	if (fresh) {
-		/* Must precede the first table: lets retention give pages back to the file system. */
+		/* Must precede the first table: lets retention give pages back to the file system.
+		 */
 		if (sqlite3_exec(r->db, "PRAGMA auto_vacuum = INCREMENTAL", NULL, NULL, NULL) !=
 		    SQLITE_OK)
 			goto sql_err;
@@ -1644,13 +1689,14 @@ static int open_db(struct recorder *r, char *err, size_t errlen)
 		sqlite3_stmt *st;
 		const char *mode = "";
 
-		if (sqlite3_prepare_v2(r->db, "PRAGMA journal_mode = WAL", -1, &st, NULL) != SQLITE_OK)
+		if (sqlite3_prepare_v2(r->db, "PRAGMA journal_mode = WAL", -1, &st, NULL) !=
+		    SQLITE_OK)
 			goto sql_err;
 		if (sqlite3_step(st) == SQLITE_ROW)
 			mode = (const char *)sqlite3_column_text(st, 0) ?: "";
 		if (strcmp(mode, "wal")) {
-			snprintf(err, errlen, "%s: cannot use WAL mode (got '%s'): %s", r->db_path, mode,
-				 sqlite3_errmsg(r->db));
+			snprintf(err, errlen, "%s: cannot use WAL mode (got '%s'): %s", r->db_path,
+				 mode, sqlite3_errmsg(r->db));
 			sqlite3_finalize(st);
 			return -EIO;
 		}
@@ -1658,6 +1704,9 @@ static int open_db(struct recorder *r, char *err, size_t errlen)
 	}
 	r->page_size = 4096;
 	if (sqlite3_exec(r->db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL) != SQLITE_OK)
+		goto sql_err;
+	/* Appends touch the right edge of each B-tree only: 512 KiB of cache is plenty. */
+	if (sqlite3_exec(r->db, "PRAGMA cache_size = -512", NULL, NULL, NULL) != SQLITE_OK)
 		goto sql_err;
 	/*
 	 * A checkpoint runs once the WAL passes a quarter of its budget and
@@ -1712,7 +1761,8 @@ int recorder_open(struct recorder **out, const struct recorder_opts *o, char *er
 	strlcpy0(r->dir, o->dir, sizeof(r->dir));
 	snprintf(r->db_path, sizeof(r->db_path), "%s/%s", r->dir, REC_DB_NAME);
 	if (o->max_size < REC_MIN_MAX_SIZE) {
-		snprintf(err, errlen, "--record.max-size: %" PRIu64 " bytes is below the minimum of %llu",
+		snprintf(err, errlen,
+			 "--record.max-size: %" PRIu64 " bytes is below the minimum of %llu",
 			 o->max_size, REC_MIN_MAX_SIZE);
 		rc = -EINVAL;
 		goto fail;
@@ -1750,7 +1800,8 @@ int recorder_open(struct recorder **out, const struct recorder_opts *o, char *er
 	}
 	if (flock(r->lock_fd, LOCK_EX | LOCK_NB)) {
 		rc = -errno;
-		snprintf(err, errlen, "--record: %s: another rocewatch is recording into this directory",
+		snprintf(err, errlen,
+			 "--record: %s: another rocewatch is recording into this directory",
 			 r->dir);
 		goto fail;
 	}
@@ -1767,12 +1818,15 @@ int recorder_open(struct recorder **out, const struct recorder_opts *o, char *er
 	CNT_SET(r, last_t_ms, r->last_t_ms);
 	CNT_SET(r, series, (uint64_t)r->max_id);
 	r->need_kf = true;
-	if ((rc = prepare(r, &r->st_series,
-			  "INSERT OR IGNORE INTO series VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", err,
+	if ((rc =
+		 prepare(r, &r->st_series,
+			 "INSERT OR IGNORE INTO series VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+			 err, errlen)) ||
+	    (rc = prepare(r, &r->st_poll,
+			  "INSERT INTO polls VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", err,
 			  errlen)) ||
-	    (rc = prepare(r, &r->st_poll, "INSERT INTO polls VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-			  err, errlen)) ||
-	    (rc = prepare(r, &r->st_sample, "INSERT INTO samples VALUES (?1, ?2, ?3)", err, errlen)) ||
+	    (rc = prepare(r, &r->st_sample, "INSERT INTO samples VALUES (?1, ?2, ?3)", err,
+			  errlen)) ||
 	    (rc = prepare(r, &r->st_config, "INSERT INTO config VALUES (?1, ?2, ?3, ?4)", err,
 			  errlen)) ||
 	    (rc = prepare(r, &r->st_event,
@@ -1809,7 +1863,8 @@ int recorder_open(struct recorder **out, const struct recorder_opts *o, char *er
 	}
 	r->writer_started = true;
 	if ((rc = -pthread_create(&r->capturer, NULL, capture_main, r))) {
-		snprintf(err, errlen, "recorder: cannot start the capture thread: %s", strerror(-rc));
+		snprintf(err, errlen, "recorder: cannot start the capture thread: %s",
+			 strerror(-rc));
 		goto fail;
 	}
 	r->capturer_started = true;
@@ -1879,7 +1934,8 @@ void recorder_close(struct recorder *r)
 	free(r->pend_ev);
 	free(r->objs);
 	free(r->st);
-	free(r->defs);
+	free(r->carry);
+	free(r->retry);
 	rec_map_free(&r->series_map);
 	rec_map_free(&r->obj_map);
 	if (r->lock_fd >= 0)

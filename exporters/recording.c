@@ -59,7 +59,8 @@ int rec_source_cset(enum rec_source s)
  */
 static const char *const schema_sql[] = {
 	"CREATE TABLE %1$s.meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID",
-	"CREATE TABLE %1$s.runs (run INTEGER PRIMARY KEY, t_ms INTEGER NOT NULL, host TEXT NOT NULL,"
+	"CREATE TABLE %1$s.runs (run INTEGER PRIMARY KEY, t_ms INTEGER NOT NULL, host TEXT NOT "
+	"NULL,"
 	" version TEXT NOT NULL, interval_ms INTEGER NOT NULL, pid INTEGER)",
 	"CREATE TABLE %1$s.series (id INTEGER PRIMARY KEY, object TEXT NOT NULL,"
 	" device TEXT NOT NULL, port INTEGER NOT NULL, netdev TEXT NOT NULL, source TEXT NOT NULL,"
@@ -74,7 +75,8 @@ static const char *const schema_sql[] = {
 	/* value: snapshot JSON of the field, NULL when absent (absent says why) */
 	"CREATE TABLE %1$s.config (t_ms INTEGER NOT NULL, series_id INTEGER NOT NULL, value TEXT,"
 	" absent TEXT, PRIMARY KEY (t_ms, series_id)) WITHOUT ROWID",
-	"CREATE TABLE %1$s.events (id INTEGER PRIMARY KEY, t_ms INTEGER NOT NULL, kind TEXT NOT NULL,"
+	"CREATE TABLE %1$s.events (id INTEGER PRIMARY KEY, t_ms INTEGER NOT NULL, kind TEXT NOT "
+	"NULL,"
 	" object TEXT, device TEXT, name TEXT, detail TEXT)",
 	"CREATE INDEX %1$s.events_t ON events (t_ms)",
 	"INSERT INTO %1$s.meta VALUES ('schema', '" REC_SCHEMA "')",
@@ -115,7 +117,8 @@ static void q_meta(sqlite3 *db, const char *key, char *out, size_t len)
 	sqlite3_stmt *st;
 
 	out[0] = '\0';
-	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = ?", -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = ?", -1, &st, NULL) !=
+	    SQLITE_OK)
 		return;
 	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
 	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
@@ -130,13 +133,15 @@ int rec_check_schema(sqlite3 *db, const char *path, char *err, size_t errlen)
 
 	if (v != REC_SCHEMA_VERSION) {
 		snprintf(err, errlen,
-			 "%s: recording schema version %" PRId64 ", this rocewatch reads version %d",
+			 "%s: recording schema version %" PRId64
+			 ", this rocewatch reads version %d",
 			 path, v, REC_SCHEMA_VERSION);
 		return -EINVAL;
 	}
 	q_meta(db, "schema", name, sizeof(name));
 	if (strcmp(name, REC_SCHEMA)) {
-		snprintf(err, errlen, "%s: not a rocewatch recording (meta.schema is '%s')", path, name);
+		snprintf(err, errlen, "%s: not a rocewatch recording (meta.schema is '%s')", path,
+			 name);
 		return -EINVAL;
 	}
 	return 0;
@@ -178,13 +183,15 @@ int rec_open(struct rec_reader *r, const char *arg, char *err, size_t errlen)
 	 */
 	rc = sqlite3_open_v2(r->path, &r->db, SQLITE_OPEN_READONLY, NULL);
 	if (rc != SQLITE_OK) {
-		snprintf(err, errlen, "%s: %s", r->path, r->db ? sqlite3_errmsg(r->db) : "cannot open");
+		snprintf(err, errlen, "%s: %s", r->path,
+			 r->db ? sqlite3_errmsg(r->db) : "cannot open");
 		rec_close(r);
 		return -EIO;
 	}
 	sqlite3_busy_timeout(r->db, 5000);
 	if (q_int(r->db, "SELECT count(*) FROM sqlite_master", -1) < 0) {
-		snprintf(err, errlen, "%s: not an SQLite database (%s)", r->path, sqlite3_errmsg(r->db));
+		snprintf(err, errlen, "%s: not an SQLite database (%s)", r->path,
+			 sqlite3_errmsg(r->db));
 		rec_close(r);
 		return -EINVAL;
 	}
@@ -204,8 +211,8 @@ int rec_open(struct rec_reader *r, const char *arg, char *err, size_t errlen)
 		sqlite3_stmt *st;
 
 		if (!r->host[0] &&
-		    sqlite3_prepare_v2(r->db, "SELECT host FROM runs ORDER BY run DESC LIMIT 1", -1, &st,
-				       NULL) == SQLITE_OK) {
+		    sqlite3_prepare_v2(r->db, "SELECT host FROM runs ORDER BY run DESC LIMIT 1", -1,
+				       &st, NULL) == SQLITE_OK) {
 			if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
 				strlcpy0(r->host, (const char *)sqlite3_column_text(st, 0),
 					 sizeof(r->host));
@@ -232,10 +239,11 @@ static int load_series(struct rec_reader *r, char *err, size_t errlen)
 	if (!r->series)
 		return -ENOMEM;
 	r->n_series = (size_t)max + 1;
-	rc = sqlite3_prepare_v2(r->db,
-				"SELECT id, object, device, port, netdev, source, name, prio, config "
-				"FROM series",
-				-1, &st, NULL);
+	rc = sqlite3_prepare_v2(
+	    r->db,
+	    "SELECT id, object, device, port, netdev, source, name, prio, config "
+	    "FROM series",
+	    -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		goto sql_err;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -257,9 +265,11 @@ static int load_series(struct rec_reader *r, char *err, size_t errlen)
 			continue; /* a newer rocewatch's object or source: skip, don't guess */
 		s->kind = k;
 		s->src = sv;
-		strlcpy0(s->device, (const char *)sqlite3_column_text(st, 2) ?: "", sizeof(s->device));
+		strlcpy0(s->device, (const char *)sqlite3_column_text(st, 2) ?: "",
+			 sizeof(s->device));
 		s->port = (uint32_t)sqlite3_column_int64(st, 3);
-		strlcpy0(s->netdev, (const char *)sqlite3_column_text(st, 4) ?: "", sizeof(s->netdev));
+		strlcpy0(s->netdev, (const char *)sqlite3_column_text(st, 4) ?: "",
+			 sizeof(s->netdev));
 		strlcpy0(s->name, (const char *)sqlite3_column_text(st, 6) ?: "", sizeof(s->name));
 		s->prio = (int)sqlite3_column_int64(st, 7);
 		s->config = sqlite3_column_int64(st, 8) != 0;
@@ -288,19 +298,21 @@ int rec_load(struct rec_reader *r, int64_t since_ms, int64_t until_ms, char *err
 	r->since_ms = since_ms;
 	r->until_ms = until_ms;
 	/* State at `since` is the keyframe before it plus the changes after. */
-	rc = sqlite3_prepare_v2(r->db,
-				"SELECT coalesce((SELECT max(t_ms) FROM polls WHERE keyframe AND t_ms <= ?1),"
-				" (SELECT min(t_ms) FROM polls))",
-				-1, &st, NULL);
+	rc = sqlite3_prepare_v2(
+	    r->db,
+	    "SELECT coalesce((SELECT max(t_ms) FROM polls WHERE keyframe AND t_ms <= ?1),"
+	    " (SELECT min(t_ms) FROM polls))",
+	    -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		goto sql_err;
 	sqlite3_bind_int64(st, 1, since_ms);
 	start = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
 	sqlite3_finalize(st);
-	rc = sqlite3_prepare_v2(r->db,
-				"SELECT seq, t_ms, run, what, keyframe, n_samples, n_config, dropped "
-				"FROM polls WHERE t_ms >= ?1 AND t_ms <= ?2 ORDER BY t_ms",
-				-1, &st, NULL);
+	rc = sqlite3_prepare_v2(
+	    r->db,
+	    "SELECT seq, t_ms, run, what, keyframe, n_samples, n_config, dropped "
+	    "FROM polls WHERE t_ms >= ?1 AND t_ms <= ?2 ORDER BY t_ms",
+	    -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		goto sql_err;
 	sqlite3_bind_int64(st, 1, start);
@@ -365,12 +377,14 @@ int rec_scan(struct rec_reader *r, const struct rec_scan_ops *ops, void *arg, ch
 	if (!r->n_polls)
 		return 0;
 	for (size_t i = 0; i < r->n_polls; i++)
-		total += (uint64_t)((ops->sample ? r->polls[i].n_samples : 0) + r->polls[i].n_config);
+		total +=
+		    (uint64_t)((ops->sample ? r->polls[i].n_samples : 0) + r->polls[i].n_config);
 	/* Without a sample callback (configuration only) the samples are not even read. */
 	if (sqlite3_prepare_v2(r->db,
-			       ops->sample ? "SELECT t_ms, series_id, value FROM samples "
-					     "WHERE t_ms >= ?1 AND t_ms <= ?2 ORDER BY t_ms, series_id"
-					   : "SELECT 0, 0, 0 WHERE 0",
+			       ops->sample
+				   ? "SELECT t_ms, series_id, value FROM samples "
+				     "WHERE t_ms >= ?1 AND t_ms <= ?2 ORDER BY t_ms, series_id"
+				   : "SELECT 0, 0, 0 WHERE 0",
 			       -1, &ss, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(r->db,
 			       "SELECT t_ms, series_id, value, absent FROM config "
@@ -397,7 +411,8 @@ int rec_scan(struct rec_reader *r, const struct rec_scan_ops *ops, void *arg, ch
 		while (rs == SQLITE_ROW && sqlite3_column_int64(ss, 0) <= p->t_ms) {
 			const struct rec_series *s = series_of(r, sqlite3_column_int64(ss, 1));
 
-			if (s && !s->config && sqlite3_column_int64(ss, 0) == p->t_ms && ops->sample) {
+			if (s && !s->config && sqlite3_column_int64(ss, 0) == p->t_ms &&
+			    ops->sample) {
 				struct rec_value v = { 0 };
 
 				switch (sqlite3_column_type(ss, 2)) {
@@ -433,7 +448,8 @@ int rec_scan(struct rec_reader *r, const struct rec_scan_ops *ops, void *arg, ch
 			next_progress = done + total / 200 + 1;
 		}
 	}
-	if ((rs != SQLITE_ROW && rs != SQLITE_DONE) || (rcfg != SQLITE_ROW && rcfg != SQLITE_DONE)) {
+	if ((rs != SQLITE_ROW && rs != SQLITE_DONE) ||
+	    (rcfg != SQLITE_ROW && rcfg != SQLITE_DONE)) {
 		snprintf(err, errlen, "%s: reading samples: %s", r->path, sqlite3_errmsg(r->db));
 		ret = -EIO;
 	}
@@ -520,7 +536,7 @@ void rec_model_sample(struct node_model *m, const struct rec_series *s, const st
 		if (v->present) {
 			field_set_prio(o, s->field, s->prio, (uint64_t)v->i);
 		} else if (f->state == ABS_NONE) {
-			f->mask &= (uint8_t)~(1u << s->prio);
+			f->mask &= (uint8_t) ~(1u << s->prio);
 			if (!f->mask)
 				field_absent(o, s->field, ABS_NOT_COLLECTED, 0);
 		}
@@ -564,8 +580,8 @@ int rec_model_config(struct node_model *m, const struct rec_series *s, const cha
 	if (!json) {
 		int reason = absent ? absent_reason_parse(absent) : -1;
 
-		field_absent(o, s->field, reason > 0 ? (enum absent_reason)reason : ABS_NOT_COLLECTED,
-			     0);
+		field_absent(o, s->field,
+			     reason > 0 ? (enum absent_reason)reason : ABS_NOT_COLLECTED, 0);
 		return 0;
 	}
 	return snapshot_value_parse(o, s->field, json, err, errlen);
@@ -614,7 +630,8 @@ int rec_parse_time(const char *s, int64_t now_ms, int64_t *t_ms)
 		   p[2] <= '9' && p[3] == ':' && p[4] >= '0' && p[4] <= '9' && p[5] >= '0' &&
 		   p[5] <= '9') {
 		/* local time at that offset: UTC is local minus the offset */
-		int off = ((p[1] - '0') * 10 + (p[2] - '0')) * 60 + (p[4] - '0') * 10 + (p[5] - '0');
+		int off =
+		    ((p[1] - '0') * 10 + (p[2] - '0')) * 60 + (p[4] - '0') * 10 + (p[5] - '0');
 
 		*t_ms -= (*p == '+' ? 1 : -1) * (int64_t)off * 60000;
 		p += 6;
@@ -666,7 +683,8 @@ int rec_map_put(struct rec_map *m, const char *k, int64_t v)
 		for (size_t j = 0; j < m->cap; j++) {
 			if (!m->keys[j])
 				continue;
-			for (i = map_hash(m->keys[j]) & (nm.cap - 1); nm.keys[i]; i = (i + 1) & (nm.cap - 1))
+			for (i = map_hash(m->keys[j]) & (nm.cap - 1); nm.keys[i];
+			     i = (i + 1) & (nm.cap - 1))
 				;
 			nm.keys[i] = m->keys[j];
 			nm.vals[i] = m->vals[j];
@@ -695,4 +713,29 @@ void rec_map_free(struct rec_map *m)
 	free(m->keys);
 	free(m->vals);
 	memset(m, 0, sizeof(*m));
+}
+
+void rec_model_sweep(struct node_model *m)
+{
+	static const enum obj_kind kinds[] = { OBJ_NETDEV, OBJ_RDMA_PORT };
+
+	for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
+		struct object **objs;
+		size_t n;
+
+		model_begin(m, kinds[k]);
+		n = model_objects(m, kinds[k], &objs);
+		for (size_t i = 0; i < n; i++) {
+			struct object *o = objs[i];
+
+			/* rdma is recomputed by model_link_ports: it says nothing of the object */
+			for (int f = 0; f < F__COUNT && !o->seen; f++)
+				o->seen = fields[f].obj == o->kind && f != F_NETDEV_RDMA &&
+					  o->f[f].state == ABS_NONE;
+			for (int c = 0; c < CSET__COUNT && !o->seen; c++)
+				for (uint32_t j = 0; j < o->cs[c].n && !o->seen; j++)
+					o->seen = o->cs[c].present[j];
+		}
+		model_sweep(m, kinds[k]);
+	}
 }

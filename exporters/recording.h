@@ -55,10 +55,10 @@ struct rec_series {
 	uint32_t port;
 	char netdev[RW_NAME_MAX]; /* rdma_port: the bound netdev (a label) */
 	enum rec_source src;
-	char name[RW_CNAME_MAX];  /* field path or counter name */
-	int prio;		  /* per-priority element, or -1 */
-	bool config;		  /* rows live in `config` (JSON), not `samples` */
-	int field;		  /* REC_FIELD: the F_* id in this build, -1 if unknown */
+	char name[RW_CNAME_MAX]; /* field path or counter name */
+	int prio;		 /* per-priority element, or -1 */
+	bool config;		 /* rows live in `config` (JSON), not `samples` */
+	int field;		 /* REC_FIELD: the F_* id in this build, -1 if unknown */
 };
 
 struct rec_poll {
@@ -71,9 +71,9 @@ struct rec_poll {
 };
 
 struct rec_value {
-	bool present;  /* false: the series went absent (object gone, field absent) */
+	bool present; /* false: the series went absent (object gone, field absent) */
 	bool is_float;
-	int64_t i;     /* u64 counters are stored as their int64 bit pattern */
+	int64_t i; /* u64 counters are stored as their int64 bit pattern */
 	double d;
 };
 
@@ -98,7 +98,7 @@ struct rec_reader {
 	struct rec_poll *polls;	   /* from the keyframe at or before since to until */
 	size_t n_polls;
 	int64_t since_ms, until_ms;
-	int64_t interval_ms; /* the recording runs' fast interval (the largest) */
+	int64_t interval_ms;	   /* the recording runs' fast interval (the largest) */
 	int64_t first_ms, last_ms; /* whole recording */
 };
 
@@ -134,6 +134,8 @@ struct object *rec_model_object(struct node_model *m, const struct rec_series *s
 void rec_model_sample(struct node_model *m, const struct rec_series *s, const struct rec_value *v);
 int rec_model_config(struct node_model *m, const struct rec_series *s, const char *json,
 		     const char *absent, char *err, size_t errlen);
+/* After a poll's rows: drop the objects none of whose facts is present any more. */
+void rec_model_sweep(struct node_model *m);
 
 /* A string -> int64 map (open addressing) for identities. */
 struct rec_map {

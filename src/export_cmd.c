@@ -216,7 +216,7 @@ static int map_series(struct xport *x, const struct rec_series *s, struct object
 			sb_puts(&lab, d->labels);
 		}
 		if (d->type == VT_PRIO_ARRAY && s->prio >= 0) {
-			char p[8];
+			char p[16];
 
 			snprintf(p, sizeof(p), "%d", s->prio);
 			prom_label(&lab, &first, d->label, p);

@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "daemon.h"
+#include "recorder_rules.h"
 #include "alerts_serve.h"
 #include "rules_serve.h"
 #include "snapshot.h"
@@ -68,6 +69,7 @@ struct serve {
 	struct recorder_opts rec_opts;
 	regex_t rec_ethtool;
 	bool has_rec_ethtool;
+	struct recorder_rules rr;
 	struct rules_serve rules;
 	struct alerts_serve alerts;
 };
@@ -364,6 +366,9 @@ int cmd_serve(int argc, char **argv)
 		goto fini;
 	if (s->rec_opts.dir) {
 		s->rec_opts.interval_ns = cfg.interval_ns;
+		s->rr.rs = &s->rules;
+		s->rec_opts.rule_results = recorder_rules_results;
+		s->rec_opts.rule_results_arg = &s->rr;
 		s->rec_opts.ethtool_include = s->has_rec_ethtool	 ? &s->rec_ethtool
 					      : cfg.has_ethtool_include ? &cfg.ethtool_include
 									 : NULL;
@@ -372,6 +377,11 @@ int cmd_serve(int argc, char **argv)
 			fprintf(stderr, "rocewatch serve: %s\n", err);
 			goto fini;
 		}
+		s->rr.rec = s->rec;
+		/* after the rules' hook, before the recorder's: outcome changes join this poll */
+		daemon_add_hook(&s->d, &(struct daemon_hook){ .name = "recorder-rules",
+							      .after_poll = recorder_rules_after_poll,
+							      .arg = &s->rr });
 		daemon_add_hook(&s->d, &(struct daemon_hook){ .name = "recorder",
 							      .after_poll = recorder_after_poll,
 							      .render = recorder_render,
@@ -436,6 +446,7 @@ fini:
 	http_stop(s->http);
 	alerts_serve_fini(&s->alerts); /* the pusher thread; no poll runs any more */
 	recorder_close(s->rec); /* after HTTP (POST /api/v1/capture uses it), before the model */
+	recorder_rules_fini(&s->rr);
 	if (daemon_up)
 		daemon_fini(&s->d);
 	prom_renderer_free(&s->pr);

@@ -145,6 +145,67 @@ if command -v rsvg-convert >/dev/null; then
 		"'$ROCEWATCH' report --db '$TMPD/rec' --format svg -o '$TMPD/r.svg' && rsvg-convert '$TMPD/r.svg' -o '$TMPD/r.png' && [ -s '$TMPD/r.png' ]"
 fi
 
+# ---- replay: the rules over the recording, at the recorded times ----
+cat >"$TMPD/storm.yaml" <<'YAML'
+profile: storm-test
+description: PFC pause on the RoCE priority for half a second
+rules:
+  - name: pausing_on_roce_priority
+    scope: netdev
+    expr: rate(pfc.rx_pause[3], 1s) == 0
+    for: 500ms
+    severity: warning
+    summary: "{rate(pfc.rx_pause[3], 1s)} pause frames/s on priority 3"
+YAML
+set +e
+"$ROCEWATCH" replay --db "$TMPD/rec" -j >"$TMPD/replay.json" 2>"$TMPD/replay.err"
+replay_rc=$?
+"$ROCEWATCH" replay --db "$TMPD/rec" --profile "$TMPD/storm.yaml" -j >"$TMPD/replay-storm.json" 2>>"$TMPD/replay.err"
+storm_rc=$?
+set -e
+verify_replay() {
+	python3 - "$TMPD/rec/rocewatch.db" "$TMPD/replay.json" "$TMPD/replay-storm.json" <<'PY'
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+t = {seq - 1: ms for seq, ms in db.execute("SELECT seq, t_ms FROM polls WHERE run = 1")}
+rep = json.load(open(sys.argv[2]))
+storm = json.load(open(sys.argv[3]))
+fail = []
+def fired(r, name, device, port=None):
+    hits = [x for x in r["transitions"] if x["state"] == "firing" and x["alertname"] == name
+            and x["device"] == device and x.get("port") == port]
+    return hits[0]["time_unix_ms"] if len(hits) == 1 else None
+# the default profile: when the counters and the setting changed (gen-snapshots.py)
+for name, dev, port, poll in [("no_pause_storm_warnings", "eth2", None, 35),
+                              ("no_out_of_sequence", "mlx5_0", "1", 40),
+                              ("no_local_ack_timeouts", "mlx5_0", "1", 40),
+                              ("pfc_only_on_roce_priority", "eth2", None, 60)]:
+    got = fired(rep, name, dev, port)
+    if got != t[poll]:
+        fail.append("%s@%s: fired at %s, want poll %d at %d" % (name, dev, got, poll, t[poll]))
+# the storm rule: pending from poll 20, firing once 500 ms have passed, resolved after
+want = min(k for k in t if k >= 20 and t[k] - t[20] >= 500)
+got = fired(storm, "pausing_on_roce_priority", "eth2")
+if got != t[want]:
+    fail.append("storm: fired at %s, want poll %d at %d" % (got, want, t[want]))
+res = [x for x in storm["transitions"] if x["state"] == "resolved"]
+if len(res) != 1 or not (t[39] < res[0]["time_unix_ms"] <= t[39] + 1000 + 200):
+    fail.append("storm: resolved %s, want within 1 s after poll 39 (%d)" % (res, t[39]))
+for f in fail:
+    print("  " + f)
+sys.exit(1 if fail else 0)
+PY
+}
+check "replay: the default profile's alerts fire at the polls the incident caused them" verify_replay
+check "replay exits 2 (a critical alert fired) and 1 for warnings only" bash -c \
+	"[ $replay_rc = 2 ] && [ $storm_rc = 1 ] || { cat '$TMPD/replay.err'; false; }"
+check "replay text names the alert, object and time" bash -c \
+	"'$ROCEWATCH' replay --db '$TMPD/rec' | grep -Eq '^20[0-9-]+T[0-9:.]+Z  FIRING +pfc_only_on_roce_priority +eth2 +critical'; [ \${PIPESTATUS[0]} = 2 ]"
+check "replay with a bad profile: exit 3, file:line named" bash -c "
+	printf 'profile: x\nrules:\n  - name: r\n    scope: netdev\n    expr: mtu ==\n    severity: warning\n' > '$TMPD/bad.yaml';
+	out=\$('$ROCEWATCH' replay --db '$TMPD/rec' --profile '$TMPD/bad.yaml' 2>&1); rc=\$?;
+	[ \$rc = 3 ] && echo \"\$out\" | grep -q 'bad.yaml:5'"
+
 # the capture: self-contained, the window around the trigger, reported alone
 cap=$(ls "$TMPD"/rec/capture-gpu-node-07-*-api.db | head -1)
 check "capture: schema, keyframe first, snapshot and reason" bash -c "
@@ -158,6 +219,8 @@ check "capture: the window is [trigger - before, trigger + after]" bash -c "
 	awk -F'|' '{ exit !(\$1 >= -10000 && \$1 <= -9800 && \$2 <= 1000 && \$2 >= 800) }'"
 check "capture: report reads it and finds the retries" bash -c \
 	"'$ROCEWATCH' report '$cap' | grep -q 'local ACK timeouts'"
+check "capture: replay runs the rules over it" bash -c \
+	"'$ROCEWATCH' replay '$cap' | grep -q 'FIRING    no_local_ack_timeouts'"
 check "capture: the state at its first poll equals the recording's" bash -c "
 	t0=\$(sql '$cap' 'SELECT min(t_ms) FROM polls');
 	a=\$('$ROCEWATCH' export '$cap' --since \"\$(python3 -c \"import datetime; print(datetime.datetime.utcfromtimestamp(\$t0/1000).strftime('%Y-%m-%dT%H:%M:%S.%f')[:-3]+'Z')\")\" | grep \" \$((t0/1000))\\.\$(printf %03d \$((t0%1000)))\$\" | grep -v '^#' | sort);
@@ -217,6 +280,8 @@ for delay in 1.3 2.1 3.7; do
 	committed=$(metric "$port" rocewatch_recorder_last_committed_poll)
 	kill -9 "$serve_pid"
 	wait "$serve_pid" 2>/dev/null || true
+	check "kill -9 after ${delay}s: report reads it as left (read-only, WAL not yet replayed)" \
+		bash -c "'$ROCEWATCH' report --db '$TMPD/crash' -j | python3 -c 'import json,sys; assert json.load(sys.stdin)[\"polls\"] >= ${committed:-1}'"
 	check "kill -9 after ${delay}s: database intact, poll $committed and all before it complete" \
 		verify_after_crash "$TMPD/crash/rocewatch.db" "${committed:-1}"
 done

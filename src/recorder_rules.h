@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * serve's glue between the rule engine and the flight recorder: rule
+ * outcomes that change are noted as events in the recording (`report`
+ * lists them next to the counters that moved), and captures carry the rule
+ * results of their trigger's poll.
+ */
+#ifndef ROCEWATCH_RECORDER_RULES_H
+#define ROCEWATCH_RECORDER_RULES_H
+
+#include "../exporters/recorder.h"
+#include "../exporters/recording.h"
+#include "rules_serve.h"
+
+struct recorder_rules {
+	struct recorder *rec;
+	struct rules_serve *rs;
+	struct rec_map last; /* rule result key -> last outcome */
+	uint64_t seen_evals;
+};
+
+/* Daemon hook, after the rules' (model lock held). */
+void recorder_rules_after_poll(void *arg, struct node_model *m, unsigned what);
+/* recorder_opts.rule_results: /api/v1/checks JSON of the last evaluation (lock held). */
+int recorder_rules_results(void *arg, struct strbuf *out);
+void recorder_rules_fini(struct recorder_rules *rr);
+
+#endif
