@@ -131,6 +131,11 @@ int rec_check_schema(sqlite3 *db, const char *path, char *err, size_t errlen)
 	int64_t v = q_int(db, "PRAGMA user_version", -1);
 	char name[64];
 
+	if (v == 0) {
+		/* an SQLite file, but no recording in it (user_version is 0 by default) */
+		snprintf(err, errlen, "%s: not a rocewatch recording (no schema version)", path);
+		return -EINVAL;
+	}
 	if (v != REC_SCHEMA_VERSION) {
 		snprintf(err, errlen,
 			 "%s: recording schema version %" PRId64

@@ -398,6 +398,12 @@ int cmd_replay(int argc, char **argv)
 		fprintf(stderr, "rocewatch replay: %s\n", r ? err : "out of memory");
 		goto free_rp;
 	}
+	if (!rp->n_window_polls) { /* say which window was empty, not 1970 */
+		rp->win_first = since == INT64_MIN ? rp->rd.first_ms : since;
+		rp->win_last = until == INT64_MAX ? rp->rd.last_ms : until;
+		if (rp->win_last < rp->win_first)
+			rp->win_last = rp->win_first;
+	}
 	if (rp->eval_errors)
 		fprintf(stderr,
 			"rocewatch replay: %d polls could not be evaluated (out of memory)\n",

@@ -30,8 +30,8 @@
 #define EPISODE_GAP_MS 2000
 
 static const char *const cat_names[CAT__COUNT] = {
-	[CAT_PAUSE] = "pause",	 [CAT_PAUSE_TIME] = "pause_time", [CAT_STORM] = "storm",
-	[CAT_RETRY] = "retry",	 [CAT_OOS] = "out_of_sequence",	  [CAT_CNP] = "cnp",
+	[CAT_PAUSE] = "pause",	   [CAT_PAUSE_TIME] = "pause_time", [CAT_STORM] = "storm",
+	[CAT_RETRY] = "retry",	   [CAT_OOS] = "out_of_sequence",   [CAT_CNP] = "cnp",
 	[CAT_DISCARD] = "discard", [CAT_LINK] = "link_flap",
 };
 
@@ -51,7 +51,8 @@ static const struct track_def track_defs[] = {
 	/* mlx5 reports pause duration in microseconds */
 	{ REC_FIELD, "pfc.rx_pause_duration_us", CAT_PAUSE_TIME, "rx", "time paused", "s", 1e-6 },
 	{ REC_FIELD, "pfc.tx_pause_duration_us", CAT_PAUSE_TIME, "tx", "time paused", "s", 1e-6 },
-	{ REC_FIELD, "pause_storm.warning_events", CAT_STORM, NULL, "pause storm warnings", "events" },
+	{ REC_FIELD, "pause_storm.warning_events", CAT_STORM, NULL, "pause storm warnings",
+	  "events" },
 	{ REC_FIELD, "pause_storm.error_events", CAT_STORM, NULL,
 	  "pause storm errors (NIC stopped pausing)", "events" },
 	{ REC_FIELD, "prio.rx_discards", CAT_DISCARD, "rx", "discards", "packets" },
@@ -97,22 +98,22 @@ static const struct track_def track_defs[] = {
 };
 
 static const char report_usage[] =
-	"Usage: rocewatch report (--db DIR | CAPTURE) [--since T] [--until T] [--device D]\n"
-	"                        [--format text|json|svg] [-o FILE]\n\n"
-	"What moved in a recording (serve --record DIR) or a capture file, per device and\n"
-	"priority: pause frames and time paused, pause storms, transport retries,\n"
-	"out-of-sequence, CNPs, discards, link flaps, configuration changes and alerts,\n"
-	"each with when it started and ended, how much, and its peak rate and when.\n\n"
-	"Options:\n"
-	"  --db DIR                   the recording directory (or its rocewatch.db)\n"
-	"  --since T, --until T       the window: RFC 3339 (2026-12-02T10:00:00Z, or with\n"
-	"                             an offset), 'now', or relative to now (-10m, -1h)\n"
-	"  --device D                 only this netdev, RDMA device, or ports bound to it\n"
-	"  --format FORMAT            text (default), json, or svg (rates over time)\n"
-	"  -j                         same as --format json\n"
-	"  -o, --output FILE          write to FILE instead of standard output\n"
-	"  -h, --help                 this help\n\n"
-	"Exit status: 0 report written, 1 the recording cannot be read, 2 bad usage.\n";
+    "Usage: rocewatch report (--db DIR | CAPTURE) [--since T] [--until T] [--device D]\n"
+    "                        [--format text|json|svg] [-o FILE]\n\n"
+    "What moved in a recording (serve --record DIR) or a capture file, per device and\n"
+    "priority: pause frames and time paused, pause storms, transport retries,\n"
+    "out-of-sequence, CNPs, discards, link flaps, configuration changes and alerts,\n"
+    "each with when it started and ended, how much, and its peak rate and when.\n\n"
+    "Options:\n"
+    "  --db DIR                   the recording directory (or its rocewatch.db)\n"
+    "  --since T, --until T       the window: RFC 3339 (2026-12-02T10:00:00Z, or with\n"
+    "                             an offset), 'now', or relative to now (-10m, -1h)\n"
+    "  --device D                 only this netdev, RDMA device, or ports bound to it\n"
+    "  --format FORMAT            text (default), json, or svg (rates over time)\n"
+    "  -j                         same as --format json\n"
+    "  -o, --output FILE          write to FILE instead of standard output\n"
+    "  -h, --help                 this help\n\n"
+    "Exit status: 0 report written, 1 the recording cannot be read, 2 bad usage.\n";
 
 void rep_time(int64_t t_ms, bool full, char *buf, size_t len)
 {
@@ -224,8 +225,11 @@ static void add_increase(struct report *rp, struct track *t, int64_t now, uint64
 			t->cap_ep = nc;
 		}
 		e = &t->ep[t->n_ep++];
-		*e = (struct episode){ .start = now - rp->cur_dt, .first = now, .end = now,
-				       .total = amount, .peak_rate = -1 };
+		*e = (struct episode){ .start = now - rp->cur_dt,
+				       .first = now,
+				       .end = now,
+				       .total = amount,
+				       .peak_rate = -1 };
 		t->open = true;
 	}
 	if (rate > e->peak_rate) {
@@ -357,13 +361,23 @@ static void on_progress(void *arg, uint64_t done, uint64_t total)
 	struct report *rp = arg;
 	int64_t now = mono_ns();
 
-	if (!rp->progress || (done < total && now - rp->last_progress_ns < 250000000LL))
+	if (!rp->progress)
+		return;
+	if (!rp->progress_t0)
+		rp->progress_t0 = now;
+	if (done >= total) {
+		if (rp->progress_shown)
+			fputs("\r\033[K", stderr); /* leave the terminal as it was */
+		rp->progress_shown = false;
+		return;
+	}
+	/* Only a report that takes a while says how far it is, at most 4 times a second. */
+	if (now - rp->progress_t0 < 500000000LL || now - rp->last_progress_ns < 250000000LL)
 		return;
 	rp->last_progress_ns = now;
+	rp->progress_shown = true;
 	fprintf(stderr, "\rrocewatch report: reading %" PRIu64 " of %" PRIu64 " rows (%3.0f %%)",
-		done, total, total ? 100.0 * (double)done / (double)total : 100.0);
-	if (done >= total)
-		fputs("\r\033[K", stderr); /* leave the terminal as it was */
+		done, total, 100.0 * (double)done / (double)total);
 }
 
 static void on_event(void *arg, const struct rec_event *ev)
@@ -448,10 +462,11 @@ static struct line *collect_lines(const struct report *rp, size_t *n_out)
 		return NULL;
 	for (size_t i = 0; i < rp->n_tracks; i++)
 		for (size_t e = 0; e < rp->tracks[i].n_ep; e++)
-			l[k++] = (struct line){ rp->tracks[i].ep[e].start, rp->tracks[i].s, &rp->tracks[i],
-						&rp->tracks[i].ep[e], NULL };
+			l[k++] = (struct line){ rp->tracks[i].ep[e].start, rp->tracks[i].s,
+						&rp->tracks[i], &rp->tracks[i].ep[e], NULL };
 	for (size_t i = 0; i < rp->n_changes; i++)
-		l[k++] = (struct line){ rp->changes[i].t, rp->changes[i].s, NULL, NULL, &rp->changes[i] };
+		l[k++] = (struct line){ rp->changes[i].t, rp->changes[i].s, NULL, NULL,
+					&rp->changes[i] };
 	qsort(l, k, sizeof(*l), cmp_line);
 	*n_out = k;
 	return l;
@@ -488,7 +503,8 @@ static void write_text(const struct report *rp, const struct line *l, size_t n, 
 		rp->rd.interval_ms, rp->rd.path, rp->rd.capture_reason[0] ? " (capture: " : "",
 		rp->rd.capture_reason, rp->rd.capture_reason[0] ? ")" : "");
 	if (rp->dropped)
-		fprintf(f, "note: %" PRId64 " polls were not recorded (writer behind)\n", rp->dropped);
+		fprintf(f, "note: %" PRId64 " polls were not recorded (writer behind)\n",
+			rp->dropped);
 	if (!full)
 		fprintf(f, "times are UTC on %.10s\n", a);
 	if (!n)
@@ -502,7 +518,8 @@ static void write_text(const struct report *rp, const struct line *l, size_t n, 
 			if (s->kind == OBJ_RDMA_PORT && s->netdev[0])
 				fprintf(f, "\n%s (RDMA port, netdev %s)\n", obj, s->netdev);
 			else
-				fprintf(f, "\n%s%s\n", obj, s->kind == OBJ_NETDEV ? " (netdev)" : "");
+				fprintf(f, "\n%s%s\n", obj,
+					s->kind == OBJ_NETDEV ? " (netdev)" : "");
 			prev = s;
 		}
 		if (l[i].ch) {
@@ -558,7 +575,8 @@ static json_t *time_json(int64_t t)
 
 static int write_json(const struct report *rp, const struct line *l, size_t n, FILE *f)
 {
-	json_t *root = json_object(), *acts = json_array(), *chs = json_array(), *evs = json_array();
+	json_t *root = json_object(), *acts = json_array(), *chs = json_array(),
+	       *evs = json_array();
 	char obj[160], lab[32];
 	int r;
 
@@ -579,25 +597,26 @@ static int write_json(const struct report *rp, const struct line *l, size_t n, F
 		rep_object_name(s, obj, sizeof(obj));
 		if (l[i].ch) {
 			json_array_append_new(
-				chs, json_pack("{s:o,s:I,s:s,s:s,s:s,s:s,s:s}", "time", time_json(l[i].t),
-					       "time_unix_ms", (json_int_t)l[i].t, "device", obj, "object",
-					       obj_kind_name(s->kind), "field", s->name, "old", l[i].ch->old,
-					       "new", l[i].ch->new));
+			    chs, json_pack("{s:o,s:I,s:s,s:s,s:s,s:s,s:s}", "time",
+					   time_json(l[i].t), "time_unix_ms", (json_int_t)l[i].t,
+					   "device", obj, "object", obj_kind_name(s->kind), "field",
+					   s->name, "old", l[i].ch->old, "new", l[i].ch->new));
 			continue;
 		}
 		const struct episode *e = l[i].ep;
 		const struct track *t = l[i].tr;
 		json_t *a = json_pack(
-			"{s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:I,s:I,s:I,s:f,s:f,s:s,s:f,s:o,s:I}",
-			"device", obj, "object", obj_kind_name(s->kind), "category",
-			rep_cat_name(t->def->cat), "counter", s->name, "what", t->def->what, "unit",
-			t->def->unit, "start", time_json(e->start), "first_increase", time_json(e->first),
-			"end", time_json(e->end), "start_unix_ms", (json_int_t)e->start,
-			"first_increase_unix_ms", (json_int_t)e->first, "end_unix_ms", (json_int_t)e->end,
-			"duration_seconds", (double)(e->end - e->start) / 1e3, "total", e->total,
-			"peak_rate_unit", !strcmp(t->def->unit, "s") ? "fraction of time" : "per second",
-			"peak_rate", e->peak_rate, "peak_time", time_json(e->peak_t), "peak_unix_ms",
-			(json_int_t)e->peak_t);
+		    "{s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:I,s:I,s:I,s:f,s:f,s:s,s:f,s:o,s:I}",
+		    "device", obj, "object", obj_kind_name(s->kind), "category",
+		    rep_cat_name(t->def->cat), "counter", s->name, "what", t->def->what, "unit",
+		    t->def->unit, "start", time_json(e->start), "first_increase",
+		    time_json(e->first), "end", time_json(e->end), "start_unix_ms",
+		    (json_int_t)e->start, "first_increase_unix_ms", (json_int_t)e->first,
+		    "end_unix_ms", (json_int_t)e->end, "duration_seconds",
+		    (double)(e->end - e->start) / 1e3, "total", e->total, "peak_rate_unit",
+		    !strcmp(t->def->unit, "s") ? "fraction of time" : "per second", "peak_rate",
+		    e->peak_rate, "peak_time", time_json(e->peak_t), "peak_unix_ms",
+		    (json_int_t)e->peak_t);
 
 		if (!a)
 			continue;
@@ -613,10 +632,10 @@ static int write_json(const struct report *rp, const struct line *l, size_t n, F
 	for (size_t i = 0; i < rp->n_events; i++) {
 		const struct rep_event *e = &rp->events[i];
 
-		json_array_append_new(evs, json_pack("{s:o,s:I,s:s,s:s,s:s,s:s}", "time",
-						     time_json(e->t), "time_unix_ms", (json_int_t)e->t,
-						     "kind", e->kind, "name", e->name, "device",
-						     e->device, "detail", e->detail));
+		json_array_append_new(
+		    evs, json_pack("{s:o,s:I,s:s,s:s,s:s,s:s}", "time", time_json(e->t),
+				   "time_unix_ms", (json_int_t)e->t, "kind", e->kind, "name",
+				   e->name, "device", e->device, "detail", e->detail));
 	}
 	json_object_set_new(root, "activity", acts);
 	json_object_set_new(root, "config_changes", chs);
@@ -647,8 +666,18 @@ static void report_free(struct report *rp)
 	rec_close(&rp->rd);
 }
 
-enum { FMT_TEXT, FMT_JSON, FMT_SVG };
-enum { OPT_DB = 1, OPT_SINCE, OPT_UNTIL, OPT_DEVICE, OPT_FORMAT };
+enum {
+	FMT_TEXT,
+	FMT_JSON,
+	FMT_SVG
+};
+enum {
+	OPT_DB = 1,
+	OPT_SINCE,
+	OPT_UNTIL,
+	OPT_DEVICE,
+	OPT_FORMAT
+};
 
 int cmd_report(int argc, char **argv)
 {
@@ -686,7 +715,8 @@ int cmd_report(int argc, char **argv)
 		case OPT_UNTIL:
 			if (rec_parse_time(optarg, now_ms, opt == OPT_SINCE ? &since : &until)) {
 				fprintf(stderr,
-					"rocewatch report: --%s: '%s' is not a time (RFC 3339, 'now' or -10m)\n",
+					"rocewatch report: --%s: '%s' is not a time (RFC 3339, "
+					"'now' or -10m)\n",
 					opt == OPT_SINCE ? "since" : "until", optarg);
 				return 2;
 			}
@@ -705,8 +735,10 @@ int cmd_report(int argc, char **argv)
 			else if (!strcmp(optarg, "svg"))
 				fmt = FMT_SVG;
 			else {
-				fprintf(stderr, "rocewatch report: --format: '%s' is not text, json or svg\n",
-					optarg);
+				fprintf(
+				    stderr,
+				    "rocewatch report: --format: '%s' is not text, json or svg\n",
+				    optarg);
 				return 2;
 			}
 			break;

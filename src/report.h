@@ -35,11 +35,11 @@ struct track_def {
 };
 
 struct episode {
-	int64_t start;	/* the poll before the first increase: it began after this */
-	int64_t first;	/* the first poll that saw an increase */
-	int64_t end;	/* the last poll that saw an increase */
-	int64_t peak_t; /* the poll with the highest rate */
-	double total;	/* in def->unit */
+	int64_t start;	  /* the poll before the first increase: it began after this */
+	int64_t first;	  /* the first poll that saw an increase */
+	int64_t end;	  /* the last poll that saw an increase */
+	int64_t peak_t;	  /* the poll with the highest rate */
+	double total;	  /* in def->unit */
 	double peak_rate; /* unit per second */
 };
 
@@ -86,8 +86,8 @@ struct report {
 	int64_t win_first, win_last;
 	int64_t dropped;
 	int nb; /* SVG buckets */
-	bool progress;
-	int64_t last_progress_ns;
+	bool progress, progress_shown;
+	int64_t progress_t0, last_progress_ns;
 	bool oom;
 };
 

@@ -216,7 +216,7 @@ check "capture: schema, keyframe first, snapshot and reason" bash -c "
 	[ \"\$(sql '$cap' 'SELECT count(*) FROM samples s WHERE NOT EXISTS (SELECT 1 FROM series WHERE id = s.series_id)')\" = 0 ]"
 check "capture: the window is [trigger - before, trigger + after]" bash -c "
 	sql '$cap' \"SELECT (SELECT min(t_ms) FROM polls) - (SELECT value FROM meta WHERE key='capture_trigger_ms'), (SELECT max(t_ms) FROM polls) - (SELECT value FROM meta WHERE key='capture_trigger_ms')\" |
-	awk -F'|' '{ exit !(\$1 >= -10000 && \$1 <= -9800 && \$2 <= 1000 && \$2 >= 800) }'"
+	awk -F'|' '{ exit !(\$1 >= -10000 && \$1 <= -9500 && \$2 <= 1000 && \$2 >= 500) }'"
 check "capture: report reads it and finds the retries" bash -c \
 	"'$ROCEWATCH' report '$cap' | grep -q 'local ACK timeouts'"
 check "capture: replay runs the rules over it" bash -c \
