@@ -7,10 +7,12 @@
  * and the writer's transaction), its share of one core at a 100 ms interval,
  * the time the poll loop itself is held, rows and bytes per poll.
  *
- * Usage: bench_recorder DIR [POLLS] [NICS] [ETHTOOL] [HW] [all|none] [CHURN%]
+ * Usage: bench_recorder DIR [POLLS] [NICS] [ETHTOOL] [HW] [all|none] [CHURN%] [MAX_MIB]
  *   all: record every driver stat (--record.ethtool-include '.*');
  *   none (default): only what the field table names, like /metrics;
- *   CHURN%: the share of counters that change each poll (default 100).
+ *   CHURN%: the share of counters that change each poll (default 100);
+ *   MAX_MIB: --record.max-size in MiB (default 256): a small bound measures
+ *   the steady state, where retention deletes as much as is written.
  */
 #include <regex.h>
 #include <stdio.h>
@@ -155,6 +157,8 @@ int main(int argc, char **argv)
 	regcomp(&any, ".*", REG_EXTENDED | REG_NOSUB);
 	if (argc > 7)
 		churn = atoi(argv[7]);
+	if (argc > 8)
+		o.max_size = (uint64_t)atoi(argv[8]) << 20;
 	o.ethtool_include = all ? &any : NULL;
 	hold = calloc((size_t)polls, sizeof(*hold));
 	hold_cpu = calloc((size_t)polls, sizeof(*hold_cpu));
@@ -227,6 +231,8 @@ int main(int argc, char **argv)
 		       (256.0 * 1048576 * 0.9 * 0.75) / (bytes / (polls + 10)) * 0.1 / 60);
 		printf("dropped polls:            %llu\n",
 		       (unsigned long long)(c1.dropped - c0.dropped));
+		printf("polls deleted (retention): %llu\n",
+		       (unsigned long long)(c1.deleted_polls - c0.deleted_polls));
 		{
 			struct rusage ru;
 
