@@ -170,9 +170,10 @@ static int setup_tracks(struct report *rp)
 	struct rec_reader *rd = &rp->rd;
 	size_t n = 0;
 
+	rp->polled = calloc((size_t)rp->nb, 1);
 	rp->by_series = calloc(rd->n_series ? rd->n_series : 1, sizeof(*rp->by_series));
 	rp->cfg_last = calloc(rd->n_series ? rd->n_series : 1, sizeof(*rp->cfg_last));
-	if (!rp->by_series || !rp->cfg_last)
+	if (!rp->by_series || !rp->cfg_last || !rp->polled)
 		return -ENOMEM;
 	for (size_t i = 0; i < rd->n_series; i++)
 		if (rd->series[i].used && device_wanted(rp, &rd->series[i]) &&
@@ -199,6 +200,16 @@ static int setup_tracks(struct report *rp)
 		rp->by_series[i] = t;
 	}
 	return 0;
+}
+
+int rep_bucket(const struct report *rp, int64_t t)
+{
+	int64_t b;
+
+	if (rp->win_last <= rp->win_first)
+		return rp->nb > 0 ? 0 : -1;
+	b = (t - rp->win_first) * rp->nb / (rp->win_last - rp->win_first + 1);
+	return b >= 0 && b < rp->nb ? (int)b : -1;
 }
 
 static void add_increase(struct report *rp, struct track *t, int64_t now, uint64_t delta)
@@ -237,10 +248,10 @@ static void add_increase(struct report *rp, struct track *t, int64_t now, uint64
 		e->peak_t = now;
 	}
 	t->last_inc_t = now;
-	if (t->bucket && rp->win_last > rp->win_first) {
-		int64_t b = (now - rp->win_first) * rp->nb / (rp->win_last - rp->win_first + 1);
+	if (t->bucket) {
+		int b = rep_bucket(rp, now);
 
-		if (b >= 0 && b < rp->nb && rate > t->bucket[b])
+		if (b >= 0 && rate > t->bucket[b])
 			t->bucket[b] = rate;
 	}
 }
@@ -252,6 +263,8 @@ static void on_poll(void *arg, const struct rec_poll *p)
 	rp->cur_dt = rp->have_prev && p->run == rp->prev_run ? p->t_ms - rp->prev_t : 0;
 	if (!p->in_window)
 		return;
+	if (rp->polled && rep_bucket(rp, p->t_ms) >= 0)
+		rp->polled[rep_bucket(rp, p->t_ms)] = 1; /* a bucket without a poll is no zero */
 	if (p->dropped)
 		rp->dropped += p->dropped;
 	if (rp->have_prev && p->run != rp->prev_run && rp->n_events < 100000) {
@@ -663,6 +676,7 @@ static void report_free(struct report *rp)
 	free(rp->changes);
 	free(rp->events);
 	free(rp->by_series);
+	free(rp->polled);
 	rec_close(&rp->rd);
 }
 

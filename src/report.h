@@ -85,13 +85,16 @@ struct report {
 	size_t n_window_polls;
 	int64_t win_first, win_last;
 	int64_t dropped;
-	int nb; /* SVG buckets */
+	int nb;		 /* SVG buckets */
+	uint8_t *polled; /* bucket b holds a poll of the window */
 	bool progress, progress_shown;
 	int64_t progress_t0, last_progress_ns;
 	bool oom;
 };
 
 const char *rep_cat_name(enum rep_cat c);
+/* The SVG time bucket of t, or -1 outside the window. */
+int rep_bucket(const struct report *rp, int64_t t);
 /* "rx prio 3", "tx", "" ... for a track; buf is returned. */
 const char *rep_track_label(const struct track *t, char *buf, size_t len);
 /* netdev name, or "mlx5_0/1" for a port; buf is returned. */

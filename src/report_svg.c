@@ -17,15 +17,15 @@
 #include "report.h"
 #include "util.h"
 
-#define W	    980
-#define PANEL_H	    250
-#define M_LEFT	    80
-#define M_RIGHT	    210 /* legend */
-#define M_TOP	    40
-#define M_BOTTOM    45
-#define TITLE_H	    46
-#define MAX_PANELS  32
-#define MAX_LINES   24
+#define W	   980
+#define PANEL_H	   250
+#define M_LEFT	   80
+#define M_RIGHT	   210 /* legend */
+#define M_TOP	   40
+#define M_BOTTOM   45
+#define TITLE_H	   46
+#define MAX_PANELS 32
+#define MAX_LINES  24
 
 /* Okabe-Ito-like, distinguishable; priority 3 (RoCE) gets the red. */
 static const char *const prio_colors[8] = {
@@ -92,8 +92,9 @@ static int collect_panels(const struct report *rp, struct panel *p)
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < rp->n_tracks; i++) {
 			const struct track *t = &rp->tracks[i];
-			bool want = pass == 0 ? t->def->cat == CAT_PAUSE
-					      : (t->def->cat == CAT_RETRY || t->def->cat == CAT_OOS);
+			bool want = pass == 0
+					? t->def->cat == CAT_PAUSE
+					: (t->def->cat == CAT_RETRY || t->def->cat == CAT_OOS);
 			int k;
 
 			if (!want || !t->n_ep || !t->bucket)
@@ -116,9 +117,10 @@ static int collect_panels(const struct report *rp, struct panel *p)
 
 static void time_axis(FILE *f, const struct report *rp, int x0, int x1, int y)
 {
-	static const int64_t steps[] = { 100, 200, 500, 1000, 2000, 5000, 10000, 15000, 30000,
-					 60000, 120000, 300000, 600000, 900000, 1800000, 3600000,
-					 7200000, 10800000, 21600000, 43200000, 86400000 };
+	static const int64_t steps[] = { 100,	   200,	     500,     1000,    2000,	5000,
+					 10000,	   15000,    30000,   60000,   120000,	300000,
+					 600000,   900000,   1800000, 3600000, 7200000, 10800000,
+					 21600000, 43200000, 86400000 };
 	int64_t span = rp->win_last - rp->win_first, step = steps[ARRAY_SIZE(steps) - 1];
 
 	if (span <= 0)
@@ -184,24 +186,29 @@ static void draw_panel(FILE *f, const struct report *rp, const struct panel *p, 
 	}
 	fprintf(f, "<text transform=\"translate(%d,%d) rotate(-90)\" class=\"at\">%s</text>\n",
 		x0 - 58, (y0 + y1) / 2, p->ports ? "events / s" : "frames / s");
-	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"axis\"/>\n", x0, y1, x1, y1);
-	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"axis\"/>\n", x0, y0, x0, y1);
+	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"axis\"/>\n", x0, y1, x1,
+		y1);
+	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"axis\"/>\n", x0, y0, x0,
+		y1);
 	time_axis(f, rp, x0, x1, y1);
 	fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"at\">time (UTC)</text>\n", (x0 + x1) / 2,
 		y1 + 36);
 	/* lines */
 	for (int l = 0; l < p->n; l++) {
 		const struct track *t = p->lines[l];
-		const char *color = p->ports ? line_colors[l % ARRAY_SIZE(line_colors)]
+		const char *color = p->ports	      ? line_colors[l % ARRAY_SIZE(line_colors)]
 				    : t->s->prio >= 0 ? prio_colors[t->s->prio & 7]
 						      : "#000000";
 		bool dashed = t->def->dir && !strcmp(t->def->dir, "tx") && !p->ports;
 		char lab[64];
 		int ly = y0 + 4 + l * 18;
 
-		fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"", color,
-			dashed ? " stroke-dasharray=\"6,3\"" : "");
+		fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"",
+			color, dashed ? " stroke-dasharray=\"6,3\"" : "");
 		for (int b = 0; b < rp->nb; b++) {
+			if (!rp->polled[b])
+				continue; /* no poll fell in it: join its neighbours, do not drop to
+					     0 */
 			/* the bucket's middle, on the same time scale as the axis */
 			double tb = ((double)b + 0.5) * (double)(span + 1) / rp->nb;
 			double x = x0 + (tb > span ? span : tb) * (x1 - x0) / (double)span;
@@ -216,12 +223,14 @@ static void draw_panel(FILE *f, const struct report *rp, const struct panel *p, 
 		else
 			rep_track_label(t, lab, sizeof(lab));
 		fprintf(f,
-			"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"2\"%s/>"
+			"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" "
+			"stroke-width=\"2\"%s/>"
 			"<text x=\"%d\" y=\"%d\" class=\"lg\">",
 			x1 + 14, ly, x1 + 40, ly, color, dashed ? " stroke-dasharray=\"6,3\"" : "",
 			x1 + 46, ly + 4);
 		esc(f, lab);
-		if (!p->ports && strcmp(t->s->name, "pfc.rx_pause") && strcmp(t->s->name, "pfc.tx_pause")) {
+		if (!p->ports && strcmp(t->s->name, "pfc.rx_pause") &&
+		    strcmp(t->s->name, "pfc.tx_pause")) {
 			fputs(" (", f);
 			esc(f, t->def->what);
 			fputs(")", f);
@@ -243,21 +252,22 @@ int report_svg(const struct report *rp, FILE *f)
 	h = TITLE_H + (n ? n : 1) * PANEL_H;
 	rep_time(rp->win_first, true, a, sizeof(a));
 	rep_time(rp->win_last, true, b, sizeof(b));
-	fprintf(f,
-		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		"<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%d\" "
-		"viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n"
-		"<style>\n"
-		".t{font-size:16px;font-weight:bold}.st{font-size:12px;fill:#444}"
-		".pt{font-size:14px;font-weight:bold}\n"
-		".tl{font-size:11px;text-anchor:middle;fill:#333}.yl{font-size:11px;text-anchor:end;"
-		"fill:#333}\n"
-		".at{font-size:12px;text-anchor:middle;fill:#333}.lg{font-size:12px;fill:#222}\n"
-		".grid{stroke:#e4e4e4;stroke-width:1}.axis{stroke:#333;stroke-width:1}"
-		".tick{stroke:#333;stroke-width:1}\n"
-		"</style>\n"
-		"<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n",
-		W, h, W, h);
+	fprintf(
+	    f,
+	    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	    "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%d\" "
+	    "viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n"
+	    "<style>\n"
+	    ".t{font-size:16px;font-weight:bold}.st{font-size:12px;fill:#444}"
+	    ".pt{font-size:14px;font-weight:bold}\n"
+	    ".tl{font-size:11px;text-anchor:middle;fill:#333}.yl{font-size:11px;text-anchor:end;"
+	    "fill:#333}\n"
+	    ".at{font-size:12px;text-anchor:middle;fill:#333}.lg{font-size:12px;fill:#222}\n"
+	    ".grid{stroke:#e4e4e4;stroke-width:1}.axis{stroke:#333;stroke-width:1}"
+	    ".tick{stroke:#333;stroke-width:1}\n"
+	    "</style>\n"
+	    "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n",
+	    W, h, W, h);
 	fputs("<text x=\"20\" y=\"22\" class=\"t\">rocewatch report: ", f);
 	esc(f, rp->rd.host[0] ? rp->rd.host : "?");
 	fputs("</text>\n<text x=\"20\" y=\"38\" class=\"st\">", f);
@@ -267,10 +277,11 @@ int report_svg(const struct report *rp, FILE *f)
 	for (int i = 0; i < n; i++)
 		draw_panel(f, rp, &p[i], TITLE_H + i * PANEL_H);
 	if (!n)
-		fprintf(f,
-			"<text x=\"%d\" y=\"%d\" class=\"pt\" text-anchor=\"middle\">no pause frames, "
-			"retries or out-of-sequence in this window</text>\n",
-			W / 2, TITLE_H + PANEL_H / 2);
+		fprintf(
+		    f,
+		    "<text x=\"%d\" y=\"%d\" class=\"pt\" text-anchor=\"middle\">no pause frames, "
+		    "retries or out-of-sequence in this window</text>\n",
+		    W / 2, TITLE_H + PANEL_H / 2);
 	fputs("</svg>\n", f);
 	free(p);
 	return ferror(f) ? -EIO : 0;
