@@ -350,6 +350,48 @@ static int collect_names(struct prom_renderer *pr, const struct node_model *m, e
 	return 0;
 }
 
+static int cmp_key_name(const void *key, const void *elem)
+{
+	return strcmp((const char *)key, *(const char *const *)elem);
+}
+
+/*
+ * Where each (sorted) counter name sits in each object's set: one bsearch
+ * per counter instead of a linear search per (name, object) pair, which was
+ * the renderer's largest cost with 60 counters on 8 ports.
+ */
+static int map_slots(struct prom_renderer *pr, const struct object *const *objs, size_t n,
+		     enum cset_id c)
+{
+	size_t need = pr->n_names * n;
+
+	if (need > pr->cap_slot) {
+		int *ns = realloc(pr->slot, need * sizeof(*ns));
+
+		if (!ns)
+			return -1;
+		pr->slot = ns;
+		pr->cap_slot = need;
+	}
+	for (size_t i = 0; i < need; i++)
+		pr->slot[i] = -1;
+	for (size_t o = 0; o < n; o++) {
+		const struct counter_set *cs = &objs[o]->cs[c];
+
+		for (uint32_t j = 0; j < cs->n; j++) {
+			const char **hit;
+
+			if (!cs->present[j])
+				continue;
+			hit = bsearch(cs->names[j], pr->names, pr->n_names, sizeof(*pr->names),
+				      cmp_key_name);
+			if (hit)
+				pr->slot[(size_t)(hit - pr->names) * n + o] = (int)j;
+		}
+	}
+	return 0;
+}
+
 static void render_cset(struct prom_renderer *pr, struct strbuf *sb, const struct node_model *m,
 			enum obj_kind k, enum cset_id c, const struct counter_desc *descs, size_t nd,
 			const char *prefix, const char *type, const regex_t *filter)
@@ -358,7 +400,7 @@ static void render_cset(struct prom_renderer *pr, struct strbuf *sb, const struc
 	size_t n = objects_of(m, k, &objs);
 	struct strbuf name = pr->name;
 
-	if (collect_names(pr, m, k, c, filter))
+	if (collect_names(pr, m, k, c, filter) || map_slots(pr, objs, n, c))
 		return;
 	for (size_t i = 0; i < pr->n_names; i++) {
 		const struct counter_desc *cd = counter_desc_find(descs, nd, pr->names[i]);
@@ -379,9 +421,9 @@ static void render_cset(struct prom_renderer *pr, struct strbuf *sb, const struc
 			 c == CSET_ETHTOOL ? "Driver (ethtool -S)" : "RDMA", pr->names[i]);
 		prom_family(sb, name.buf, type, cd ? cd->help : help);
 		for (size_t o = 0; o < n; o++) {
-			int idx = cset_find(&objs[o]->cs[c], pr->names[i]), first = 1;
+			int idx = pr->slot[i * n + o], first = 1;
 
-			if (idx < 0 || !objs[o]->cs[c].present[idx])
+			if (idx < 0)
 				continue;
 			prom_sample_begin(sb, name.buf);
 			object_labels(sb, &first, objs[o]);
@@ -577,6 +619,7 @@ int prom_render(struct prom_renderer *pr, struct strbuf *out, const struct prom_
 void prom_renderer_free(struct prom_renderer *pr)
 {
 	free(pr->names);
+	free(pr->slot);
 	sb_free(&pr->name);
 	memset(pr, 0, sizeof(*pr));
 }

@@ -35,6 +35,9 @@ struct prom_renderer {
 	const char **names;
 	size_t n_names, cap_names;
 	struct strbuf name;
+	/* slot[name * objects + object]: the counter's index in that object's set, or -1 */
+	int *slot;
+	size_t cap_slot;
 };
 
 int prom_render(struct prom_renderer *pr, struct strbuf *out, const struct prom_input *in);

@@ -57,6 +57,20 @@ def rss_kib(pid):
     return 0
 
 
+def mem_kib(pid):
+    """RSS, PSS and private (anonymous + private file) KiB from smaps_rollup."""
+    out = {}
+    try:
+        with open("/proc/%d/smaps_rollup" % pid) as f:
+            for line in f:
+                k, _, rest = line.partition(":")
+                if k in ("Rss", "Pss", "Private_Clean", "Private_Dirty"):
+                    out[k] = int(rest.split()[0])
+    except OSError:
+        return rss_kib(pid), 0, 0
+    return out.get("Rss", 0), out.get("Pss", 0), out.get("Private_Clean", 0) + out.get("Private_Dirty", 0)
+
+
 def get(url, timeout=5):
     with urllib.request.urlopen(url, timeout=timeout) as r:
         return r.read().decode()
@@ -230,16 +244,19 @@ def main():
             time.sleep(1.5)
             rw_med, rw_p99 = latency(rw.url, secs)
             ne_med, ne_p99 = latency(ne.url, secs)
-            rw_rss, ne_rss = rss_kib(rw.p.pid), rss_kib(ne.p.pid)
+            rw_mem, ne_mem = mem_kib(rw.p.pid), mem_kib(ne.p.pid)
+            rw_rss, ne_rss = rw_mem[0], ne_mem[0]
         finally:
             rw.stop()
             ne.stop()
         results.update({"latency_ms": {"rocewatch": [rw_med, rw_p99], "node_exporter": [ne_med, ne_p99]},
-                        "rss_kib": {"rocewatch": rw_rss, "node_exporter": ne_rss}})
+                        "rss_kib": {"rocewatch": rw_rss, "node_exporter": ne_rss},
+                        "pss_private_kib": {"rocewatch": rw_mem[1:], "node_exporter": ne_mem[1:]}})
         print()
         print("/metrics latency, 8 devices (median / p99): rocewatch %.3f / %.3f ms, node_exporter %.3f / %.3f ms, ratio %.1fx (median)"
               % (rw_med, rw_p99, ne_med, ne_p99, ne_med / rw_med if rw_med else 0))
-        print("resident memory after warm-up: rocewatch %.1f MiB, node_exporter %.1f MiB" % (rw_rss / 1024, ne_rss / 1024))
+        print("resident memory after warm-up: rocewatch %.1f MiB (PSS %.1f, private %.1f), node_exporter %.1f MiB (PSS %.1f, private %.1f)"
+              % (rw_rss / 1024, rw_mem[1] / 1024, rw_mem[2] / 1024, ne_rss / 1024, ne_mem[1] / 1024, ne_mem[2] / 1024))
         cw = check_wall(a.binary, tree, 3 if a.quick else 20)
         results["check_ms"] = cw
         print("rocewatch check wall time, 8 devices: %s" % ("%.1f ms" % cw if cw is not None else "n/a (no check command)"))
