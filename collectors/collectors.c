@@ -14,16 +14,12 @@ extern const struct collector host_collector;
 extern const struct collector wire_collector; /* wire.c, or wire_none.c without BPF */
 
 const struct collector *const collectors[] = {
-	&link_collector,
-	&ethtool_collector,
-	&dcb_collector,
+	&link_collector, &ethtool_collector, &dcb_collector,
 	/* after the netdev collectors: rdma links its ports to their netdevs */
-	&rdma_collector,
-	&verbs_collector, /* fills the ports rdma found */
+	&rdma_collector, &verbs_collector, /* fills the ports rdma found */
 	/* after dcb (OFED qos/trust and dscp2prio replace dcb's) and after rdma (it fills
 	 * rdma_cm/traffic_class on the ports rdma made) */
-	&qos_sysfs_collector,
-	&host_collector,
+	&qos_sysfs_collector, &host_collector,
 	&wire_collector, /* last: attaches to the netdevs that carry the ports found above */
 };
 

@@ -20,8 +20,8 @@
 #include "../src/util.h"
 
 struct link_priv {
-	struct nl_sock *sk;	/* requests */
-	struct nl_sock *ev;	/* notifications */
+	struct nl_sock *sk; /* requests */
+	struct nl_sock *ev; /* notifications */
 	struct nl_cache *links;
 	struct nl_cache *addrs;
 	int events;

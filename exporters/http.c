@@ -18,11 +18,11 @@
 #include "../src/util.h"
 
 struct blob {
-	int refs;		/* responses still sending it, plus 1 while current */
+	int refs; /* responses still sending it, plus 1 while current */
 	struct strbuf text;
 	struct strbuf gz;
 	bool gz_ready;
-	struct blob *next;	/* spare list */
+	struct blob *next; /* spare list */
 };
 
 struct doc {
@@ -36,7 +36,7 @@ struct http_server {
 	int port;
 	const struct http_route *routes;
 	size_t n_routes;
-	pthread_mutex_t lock;	/* docs, refs and gzip */
+	pthread_mutex_t lock; /* docs, refs and gzip */
 	struct doc docs[HTTP_MAX_DOCS];
 };
 
@@ -77,7 +77,8 @@ static int open_listener(const char *addr, int *port_out, char *err, size_t errl
 {
 	char host[256];
 	int port, fd = -1, one = 1, r;
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
 	struct addrinfo *res = NULL;
 	char portstr[8];
 	struct sockaddr_storage ss;
@@ -133,7 +134,7 @@ static int open_listener(const char *addr, int *port_out, char *err, size_t errl
 	}
 	if (!getsockname(fd, (struct sockaddr *)&ss, &sl))
 		*port_out = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-							     : ((struct sockaddr_in *)&ss)->sin_port);
+							   : ((struct sockaddr_in *)&ss)->sin_port);
 	r = fd;
 free_res:
 	freeaddrinfo(res);
@@ -195,7 +196,7 @@ static enum MHD_Result queue(struct MHD_Connection *c, int status, const char *t
 static enum MHD_Result plain(struct MHD_Connection *c, int status, const char *msg)
 {
 	struct MHD_Response *resp =
-		MHD_create_response_from_buffer(strlen(msg), (void *)msg, MHD_RESPMEM_MUST_COPY);
+	    MHD_create_response_from_buffer(strlen(msg), (void *)msg, MHD_RESPMEM_MUST_COPY);
 
 	return queue(c, status, "text/plain; charset=utf-8", resp);
 }
@@ -297,7 +298,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 
 		for (size_t i = 0; i < s->n_routes; i++)
 			if (!strcmp(s->routes[i].path, url))
-				strlcpy0(allow, s->routes[i].method == HTTP_GET ? "GET, HEAD" : "POST",
+				strlcpy0(allow,
+					 s->routes[i].method == HTTP_GET ? "GET, HEAD" : "POST",
 					 sizeof(allow));
 		resp = MHD_create_response_from_buffer(strlen(msg), (void *)msg,
 						       MHD_RESPMEM_PERSISTENT);
@@ -327,14 +329,12 @@ int http_start(struct http_server **out, const char *listen_addr, const struct h
 	s->routes = routes;
 	s->n_routes = n_routes;
 	pthread_mutex_init(&s->lock, NULL);
-	s->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-					  MHD_USE_TURBO,
-				  0, NULL, NULL, handler, s, MHD_OPTION_LISTEN_SOCKET, fd,
-				  MHD_OPTION_THREAD_POOL_SIZE, 2, MHD_OPTION_CONNECTION_LIMIT, 128,
-				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, 64,
-				  MHD_OPTION_CONNECTION_TIMEOUT, 10,
-				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768,
-				  MHD_OPTION_END);
+	s->mhd =
+	    MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO, 0,
+			     NULL, NULL, handler, s, MHD_OPTION_LISTEN_SOCKET, fd,
+			     MHD_OPTION_THREAD_POOL_SIZE, 2, MHD_OPTION_CONNECTION_LIMIT, 128,
+			     MHD_OPTION_PER_IP_CONNECTION_LIMIT, 64, MHD_OPTION_CONNECTION_TIMEOUT,
+			     10, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768, MHD_OPTION_END);
 	if (!s->mhd) {
 		snprintf(err, errlen, "listen %s: cannot start the HTTP server", listen_addr);
 		close(fd);

@@ -12,7 +12,10 @@
 
 #include "../src/strbuf.h"
 
-enum http_method { HTTP_GET, HTTP_POST };
+enum http_method {
+	HTTP_GET,
+	HTTP_POST
+};
 
 struct http_route {
 	const char *path;

@@ -14,7 +14,10 @@
 #include "../src/util.h"
 
 static const char *const mtype_names[] = {
-	[MT_NONE] = "untyped", [MT_GAUGE] = "gauge", [MT_COUNTER] = "counter", [MT_INFO] = "gauge",
+	[MT_NONE] = "untyped",
+	[MT_GAUGE] = "gauge",
+	[MT_COUNTER] = "counter",
+	[MT_INFO] = "gauge",
 };
 
 void prom_family(struct strbuf *sb, const char *name, const char *type, const char *help)
@@ -115,7 +118,8 @@ static void const_labels(struct strbuf *sb, int *first, const char *labels)
 	sb_puts(sb, labels);
 }
 
-static size_t objects_of(const struct node_model *m, enum obj_kind k, const struct object *const **out)
+static size_t objects_of(const struct node_model *m, enum obj_kind k,
+			 const struct object *const **out)
 {
 	static const struct object *node_only[1];
 
@@ -393,8 +397,8 @@ static int map_slots(struct prom_renderer *pr, const struct object *const *objs,
 }
 
 static void render_cset(struct prom_renderer *pr, struct strbuf *sb, const struct node_model *m,
-			enum obj_kind k, enum cset_id c, const struct counter_desc *descs, size_t nd,
-			const char *prefix, const char *type, const regex_t *filter)
+			enum obj_kind k, enum cset_id c, const struct counter_desc *descs,
+			size_t nd, const char *prefix, const char *type, const regex_t *filter)
 {
 	const struct object *const *objs;
 	size_t n = objects_of(m, k, &objs);
@@ -428,8 +432,8 @@ static void render_cset(struct prom_renderer *pr, struct strbuf *sb, const struc
 			prom_sample_begin(sb, name.buf);
 			object_labels(sb, &first, objs[o]);
 			if (cd && cd->scale)
-				prom_sample_end_double(sb, first,
-						       (double)objs[o]->cs[c].vals[idx] * cd->scale);
+				prom_sample_end_double(
+				    sb, first, (double)objs[o]->cs[c].vals[idx] * cd->scale);
 			else
 				prom_sample_end_u64(sb, first, objs[o]->cs[c].vals[idx]);
 		}
@@ -444,8 +448,9 @@ static void render_cc(struct prom_renderer *pr, struct strbuf *sb, const struct 
 
 	if (collect_names(pr, m, OBJ_NETDEV, CSET_CC, NULL) || !pr->n_names)
 		return;
-	prom_family(sb, "roce_dcqcn_param", "gauge",
-		    "DCQCN congestion-control parameter of the device (debugfs cc_params), raw value.");
+	prom_family(
+	    sb, "roce_dcqcn_param", "gauge",
+	    "DCQCN congestion-control parameter of the device (debugfs cc_params), raw value.");
 	for (size_t o = 0; o < n; o++) {
 		const struct counter_set *cs = &objs[o]->cs[CSET_CC];
 
@@ -477,14 +482,16 @@ static void render_wire(struct strbuf *sb, const struct node_model *m)
 		const char *metric = b ? "roce_wire_bytes_total" : "roce_wire_packets_total";
 
 		/* direction: the device's tc hook (ingress/egress), not the fabric's rx/tx */
-		prom_family(sb, metric, "counter",
-			    b ? "Bytes of RoCE v2 packets seen at tc by the wire collector (BPF) since it "
-				"attached, by direction at the device, DSCP, ECN codepoint (0 not-ECT, "
-				"1 ECT(1), 2 ECT(0), 3 CE) and class (data, ack, cnp); frame length without "
-				"FCS, as of the last poll."
-			      : "RoCE v2 packets seen at tc by the wire collector (BPF) since it attached, "
-				"by direction at the device, DSCP, ECN codepoint (0 not-ECT, 1 ECT(1), "
-				"2 ECT(0), 3 CE) and class (data, ack, cnp), as of the last poll.");
+		prom_family(
+		    sb, metric, "counter",
+		    b ? "Bytes of RoCE v2 packets seen at tc by the wire collector (BPF) since it "
+			"attached, by direction at the device, DSCP, ECN codepoint (0 not-ECT, "
+			"1 ECT(1), 2 ECT(0), 3 CE) and class (data, ack, cnp); frame length "
+			"without "
+			"FCS, as of the last poll."
+		      : "RoCE v2 packets seen at tc by the wire collector (BPF) since it attached, "
+			"by direction at the device, DSCP, ECN codepoint (0 not-ECT, 1 ECT(1), "
+			"2 ECT(0), 3 CE) and class (data, ack, cnp), as of the last poll.");
 		for (size_t o = 0; o < n; o++) {
 			const struct wire_counts *w = objs[o]->wire;
 
@@ -505,7 +512,8 @@ static void render_wire(struct strbuf *sb, const struct node_model *m)
 							snprintf(es, sizeof(es), "%d", e);
 							prom_sample_begin(sb, metric);
 							object_labels(sb, &first, objs[o]);
-							prom_label(sb, &first, "direction", dirs[dir]);
+							prom_label(sb, &first, "direction",
+								   dirs[dir]);
 							prom_label(sb, &first, "dscp", ds);
 							prom_label(sb, &first, "ecn", es);
 							prom_label(sb, &first, "class", cls[c]);
@@ -561,7 +569,8 @@ static void render_self(struct strbuf *sb, const struct prom_input *in)
 	}
 	if (!st)
 		return;
-	prom_family(sb, "rocewatch_polls_total", "counter", "Polls run, by loop (fast: counters, slow: configuration).");
+	prom_family(sb, "rocewatch_polls_total", "counter",
+		    "Polls run, by loop (fast: counters, slow: configuration).");
 	first = 1;
 	prom_sample_begin(sb, "rocewatch_polls_total");
 	prom_label(sb, &first, "loop", "fast");

@@ -13,9 +13,9 @@
 struct poll_stats {
 	uint64_t fast_polls, slow_polls, overruns;
 	double last_fast_seconds, last_slow_seconds; /* duration of the last poll */
-	double lag_seconds;			      /* how late the last fast poll started */
-	int64_t start_ns;			      /* realtime */
-	int64_t last_poll_ns;			      /* realtime */
+	double lag_seconds;			     /* how late the last fast poll started */
+	int64_t start_ns;			     /* realtime */
+	int64_t last_poll_ns;			     /* realtime */
 	uint64_t reloads_failed;
 };
 

@@ -69,7 +69,7 @@ void recorder_close(struct recorder *r);
 
 struct recorder_counters {
 	uint64_t polls, dropped, samples, config_rows, write_errors, deleted_polls, captures,
-		capture_errors;
+	    capture_errors;
 	int64_t last_seq, last_t_ms;
 	uint64_t series;
 	uint64_t db_bytes;

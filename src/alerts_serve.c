@@ -106,13 +106,15 @@ static void after_poll(void *arg, struct node_model *m, unsigned what)
 		struct alert *a = &as->t.a[i];
 
 		if (as->rec && a->resolved && a->resolved_at == now)
-			recorder_event(as->rec, now / 1000000, "alert", a->port[0] ? "rdma_port" : "",
-				       a->device, a->alertname, "resolved");
+			recorder_event(as->rec, now / 1000000, "alert",
+				       a->port[0] ? "rdma_port" : "", a->device, a->alertname,
+				       "resolved");
 		if (a->state != ALERT_FIRING || a->fired_at != now)
 			continue;
 		if (as->rec)
-			recorder_event(as->rec, now / 1000000, "alert", a->port[0] ? "rdma_port" : "",
-				       a->device, a->alertname, "firing");
+			recorder_event(as->rec, now / 1000000, "alert",
+				       a->port[0] ? "rdma_port" : "", a->device, a->alertname,
+				       "firing");
 		log_warn("alert firing: %s%s%s%s%s: %s", a->alertname, a->device[0] ? " " : "",
 			 a->device, a->port[0] ? "/" : "", a->port, a->summary);
 		/* The incident starts now: keep the minutes around it at full resolution. */

@@ -75,7 +75,8 @@ int cli_common(struct rw_config *cfg, int opt, const char *arg, const char *long
 	case OPT_LOG_LEVEL:
 		lvl = log_level_parse(arg);
 		if (lvl < 0) {
-			fprintf(stderr, "rocewatch: --log-level: '%s' is not error, warn, info or debug\n",
+			fprintf(stderr,
+				"rocewatch: --log-level: '%s' is not error, warn, info or debug\n",
 				arg);
 			return -EINVAL;
 		}
@@ -109,7 +110,8 @@ int cli_common(struct rw_config *cfg, int opt, const char *arg, const char *long
 		uint64_t p;
 
 		if (parse_u64(arg, &p) || !p || p > 65535) {
-			fprintf(stderr, "rocewatch: --collector.wire.port: '%s' is not a UDP port\n", arg);
+			fprintf(stderr,
+				"rocewatch: --collector.wire.port: '%s' is not a UDP port\n", arg);
 			return -EINVAL;
 		}
 		cfg->wire_port = (uint16_t)p;
@@ -134,9 +136,11 @@ void cli_bad_option(const char *cmd, char **argv, int optind_after)
 	const char *arg = optind_after > 0 ? argv[optind_after - 1] : "?";
 
 	if (optopt > 0 && optopt < 256 && arg[0] == '-' && arg[1] != '-')
-		fprintf(stderr, "rocewatch %s: unknown option '-%c' or missing value (see --help)\n",
-			cmd, optopt);
+		fprintf(stderr,
+			"rocewatch %s: unknown option '-%c' or missing value (see --help)\n", cmd,
+			optopt);
 	else
-		fprintf(stderr, "rocewatch %s: unknown option or missing value: '%s' (see --help)\n",
-			cmd, arg);
+		fprintf(stderr,
+			"rocewatch %s: unknown option or missing value: '%s' (see --help)\n", cmd,
+			arg);
 }

@@ -27,19 +27,19 @@ enum {
 
 /* getopt_long entries for the common options (terminated by a zero entry). */
 extern const struct option common_options[];
-#define COMMON_OPTIONS_HELP                                                                    \
-	"  --sysfs-root DIR           read sysfs from DIR (default /sys)\n"                   \
-	"  --procfs-root DIR          read procfs from DIR (default /proc)\n"                 \
-	"  --configfs-root DIR        read configfs from DIR (default /sys/kernel/config)\n"  \
-	"  --debugfs-root DIR         read debugfs from DIR (default /sys/kernel/debug)\n"    \
-	"  --from FILE                replay a snapshot (or a JSON array of them) instead\n"  \
-	"                             of reading this machine\n"                              \
-	"  --netdev-include REGEX     only netdevs whose whole name matches\n"                \
-	"  --netdev-exclude REGEX     skip netdevs whose whole name matches\n"                \
-	"  --collector.NAME / --no-collector.NAME   enable / disable a collector\n"           \
+#define COMMON_OPTIONS_HELP                                                                  \
+	"  --sysfs-root DIR           read sysfs from DIR (default /sys)\n"                  \
+	"  --procfs-root DIR          read procfs from DIR (default /proc)\n"                \
+	"  --configfs-root DIR        read configfs from DIR (default /sys/kernel/config)\n" \
+	"  --debugfs-root DIR         read debugfs from DIR (default /sys/kernel/debug)\n"   \
+	"  --from FILE                replay a snapshot (or a JSON array of them) instead\n" \
+	"                             of reading this machine\n"                             \
+	"  --netdev-include REGEX     only netdevs whose whole name matches\n"               \
+	"  --netdev-exclude REGEX     skip netdevs whose whole name matches\n"               \
+	"  --collector.NAME / --no-collector.NAME   enable / disable a collector\n"          \
 	"  --collector.ethtool.include REGEX   also export these driver stats by name\n"     \
 	"  --collector.wire.port PORT UDP port the wire view counts as RoCE v2 (4791)\n"     \
-	"  --log-level LEVEL          error, warn, info (default) or debug\n"                 \
+	"  --log-level LEVEL          error, warn, info (default) or debug\n"                \
 	"  -h, --help                 this help\n"
 
 /*

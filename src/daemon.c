@@ -202,7 +202,8 @@ static int replay_next(struct daemon *d)
 		/* The file was replaced: take the new one if it is valid, keep the old if not. */
 		r = snapshot_open(d->cfg->from, &nsf, err, sizeof(err));
 		if (r) {
-			rw_log_once(LOG_LVL_ERROR, "replay", "--from: %s (keeping the previous data)", err);
+			rw_log_once(LOG_LVL_ERROR, "replay",
+				    "--from: %s (keeping the previous data)", err);
 		} else {
 			rw_log_once_reset("replay");
 			snapshot_close(d->replay);

@@ -34,8 +34,8 @@ struct daemon {
 	struct node_model m;
 	pthread_mutex_t lock; /* the model, for HTTP render callbacks */
 	struct collector_ctx cc[RW_MAX_COLLECTORS];
-	bool c_on[RW_MAX_COLLECTORS];	  /* enabled by configuration */
-	bool c_ready[RW_MAX_COLLECTORS];  /* init() succeeded */
+	bool c_on[RW_MAX_COLLECTORS];	       /* enabled by configuration */
+	bool c_ready[RW_MAX_COLLECTORS];       /* init() succeeded */
 	int64_t c_retry_ns[RW_MAX_COLLECTORS]; /* backoff: next attempt (monotonic) */
 	struct snapshot_file *replay;
 	size_t replay_pos;

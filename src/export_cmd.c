@@ -32,19 +32,19 @@
 #define REFRESH_MS 120000
 
 static const char export_usage[] =
-	"Usage: rocewatch export (--db DIR | CAPTURE) [--format openmetrics] [--since T]\n"
-	"                        [--until T] [-o FILE]\n\n"
-	"Write a recording (serve --record DIR) or a capture file as OpenMetrics text,\n"
-	"for `promtool tsdb create-blocks-from openmetrics FILE DIR`.  Metric names and\n"
-	"labels are those of /metrics; a value that did not change is repeated every\n"
-	"2 minutes so PromQL finds it.\n\n"
-	"Options:\n"
-	"  --db DIR                   the recording directory (or its rocewatch.db)\n"
-	"  --format openmetrics       the only format (and the default)\n"
-	"  --since T, --until T       the window: RFC 3339, 'now', or relative (-10m)\n"
-	"  -o, --output FILE          write to FILE instead of standard output\n"
-	"  -h, --help                 this help\n\n"
-	"Exit status: 0 written, 1 the recording cannot be read or written, 2 bad usage.\n";
+    "Usage: rocewatch export (--db DIR | CAPTURE) [--format openmetrics] [--since T]\n"
+    "                        [--until T] [-o FILE]\n\n"
+    "Write a recording (serve --record DIR) or a capture file as OpenMetrics text,\n"
+    "for `promtool tsdb create-blocks-from openmetrics FILE DIR`.  Metric names and\n"
+    "labels are those of /metrics; a value that did not change is repeated every\n"
+    "2 minutes so PromQL finds it.\n\n"
+    "Options:\n"
+    "  --db DIR                   the recording directory (or its rocewatch.db)\n"
+    "  --format openmetrics       the only format (and the default)\n"
+    "  --since T, --until T       the window: RFC 3339, 'now', or relative (-10m)\n"
+    "  -o, --output FILE          write to FILE instead of standard output\n"
+    "  -h, --help                 this help\n\n"
+    "Exit status: 0 written, 1 the recording cannot be read or written, 2 bad usage.\n";
 
 struct family {
 	char *name; /* as /metrics names it */
@@ -71,11 +71,11 @@ struct xport {
 	struct family *fams;
 	size_t n_fams, cap_fams;
 	struct rec_map fam_map;
-	int *series_fam;	/* by series id: family, -1 not exported */
-	char **series_labels;	/* by series id */
-	double *series_scale;	/* by series id: 0 = integer as recorded */
+	int *series_fam;      /* by series id: family, -1 not exported */
+	char **series_labels; /* by series id */
+	double *series_scale; /* by series id: 0 = integer as recorded */
 	int64_t win_first, win_last;
-	size_t first_poll;	/* index of the first in-window poll */
+	size_t first_poll; /* index of the first in-window poll */
 	/* configuration: rebuilt model, rendered by prom.c */
 	struct node_model m;
 	struct prom_renderer pr;
@@ -91,7 +91,8 @@ struct xport {
 
 /* ---- families ---- */
 
-static int family(struct xport *x, const char *name, const char *type, const char *help, bool config)
+static int family(struct xport *x, const char *name, const char *type, const char *help,
+		  bool config)
 {
 	int64_t i = rec_map_get(&x->fam_map, name);
 	struct family *f;
@@ -382,7 +383,7 @@ static int export_counters(struct xport *x)
 			 NULL, NULL) != SQLITE_OK ||
 	    sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "INSERT INTO temp.xrank VALUES (?1, ?2)", -1, &ins, NULL) !=
-		    SQLITE_OK)
+		SQLITE_OK)
 		goto sql_err;
 	for (size_t i = 0; i < n; i++) {
 		sqlite3_bind_int64(ins, 1, ids[i]);
@@ -458,7 +459,8 @@ static void on_config(void *arg, const struct rec_poll *p, const struct rec_seri
 	if (rec_model_config(&x->m, s, json, absent, err, sizeof(err)) && !x->warned) {
 		/* A value this build cannot read (a newer rocewatch's): say so once, go on. */
 		x->warned = true;
-		fprintf(stderr, "rocewatch export: %s: %s: %s (skipped)\n", x->rd.path, s->name, err);
+		fprintf(stderr, "rocewatch export: %s: %s: %s (skipped)\n", x->rd.path, s->name,
+			err);
 	}
 	x->dirty = true;
 }
@@ -544,9 +546,10 @@ static void take_render(struct xport *x, int64_t t, bool refresh)
 			snprintf(type, sizeof(type), "%s", ty);
 			fam = -1;
 			if (strncmp(name, "rocewatch_", 10)) /* the exporter's own families */
-				fam = family(x, name, !strcmp(type, "counter") ? "counter"
-						      : !strcmp(type, "gauge") ? "gauge"
-										 : "untyped",
+				fam = family(x, name,
+					     !strcmp(type, "counter") ? "counter"
+					     : !strcmp(type, "gauge") ? "gauge"
+								      : "untyped",
 					     help, true);
 			help[0] = '\0';
 			continue;
@@ -649,7 +652,12 @@ static void xport_free(struct xport *x)
 	rec_close(&x->rd);
 }
 
-enum { OPT_DB = 1, OPT_SINCE, OPT_UNTIL, OPT_FORMAT };
+enum {
+	OPT_DB = 1,
+	OPT_SINCE,
+	OPT_UNTIL,
+	OPT_FORMAT
+};
 
 int cmd_export(int argc, char **argv)
 {
@@ -689,14 +697,16 @@ int cmd_export(int argc, char **argv)
 		case OPT_UNTIL:
 			if (rec_parse_time(optarg, now_ms, opt == OPT_SINCE ? &since : &until)) {
 				fprintf(stderr,
-					"rocewatch export: --%s: '%s' is not a time (RFC 3339, 'now' or -10m)\n",
+					"rocewatch export: --%s: '%s' is not a time (RFC 3339, "
+					"'now' or -10m)\n",
 					opt == OPT_SINCE ? "since" : "until", optarg);
 				goto free_x;
 			}
 			break;
 		case OPT_FORMAT:
 			if (strcmp(optarg, "openmetrics")) {
-				fprintf(stderr, "rocewatch export: --format: '%s' is not openmetrics\n",
+				fprintf(stderr,
+					"rocewatch export: --format: '%s' is not openmetrics\n",
 					optarg);
 				goto free_x;
 			}

@@ -23,19 +23,19 @@ enum value_type {
 	VT_BOOL,
 	VT_FLOAT,
 	VT_STR,
-	VT_PRIOSET,	/* bitmask of the 8 priorities */
-	VT_DSCPSET,	/* bitmask of the 64 DSCP values */
-	VT_PRIO_ARRAY,	/* 8 x u64, one per priority (or TC / buffer) */
-	VT_DSCP_MAP,	/* 64 -> priority, -1 = unmapped */
-	VT_GIDS,	/* GID table */
-	VT_PCI_PAIRS,	/* GPU <-> NIC PCIe paths */
+	VT_PRIOSET,    /* bitmask of the 8 priorities */
+	VT_DSCPSET,    /* bitmask of the 64 DSCP values */
+	VT_PRIO_ARRAY, /* 8 x u64, one per priority (or TC / buffer) */
+	VT_DSCP_MAP,   /* 64 -> priority, -1 = unmapped */
+	VT_GIDS,       /* GID table */
+	VT_PCI_PAIRS,  /* GPU <-> NIC PCIe paths */
 };
 
 enum metric_type {
-	MT_NONE,	/* not exported as a metric */
+	MT_NONE, /* not exported as a metric */
 	MT_GAUGE,
 	MT_COUNTER,
-	MT_INFO,	/* string: rendered as NAME{label="value"} 1 */
+	MT_INFO, /* string: rendered as NAME{label="value"} 1 */
 };
 
 enum field_id {
@@ -59,7 +59,7 @@ enum field_id {
 	F_NETDEV_MASTER,
 	F_NETDEV_LOWER,
 	F_NETDEV_IPV4,
-	F_NETDEV_RDMA,		/* carries an RDMA port (set by the model) */
+	F_NETDEV_RDMA, /* carries an RDMA port (set by the model) */
 
 	/* netdev: ethtool */
 	F_NETDEV_DRIVER,
@@ -144,15 +144,15 @@ enum field_id {
 };
 
 struct field_desc {
-	const char *path;	/* dotted path inside the object: "pfc.enabled" */
+	const char *path; /* dotted path inside the object: "pfc.enabled" */
 	enum obj_kind obj;
 	enum value_type type;
-	bool config;		/* configuration (slow loop) vs counter (fast loop) */
+	bool config; /* configuration (slow loop) vs counter (fast loop) */
 	enum metric_type mtype;
-	const char *metric;	/* Prometheus name; fields sharing one are one family */
-	const char *labels;	/* constant labels, e.g. "direction=\"rx\"" */
-	const char *label;	/* label carrying priority/dscp/tc or the info value */
-	double scale;		/* exported value = raw * scale (0 means 1) */
+	const char *metric; /* Prometheus name; fields sharing one are one family */
+	const char *labels; /* constant labels, e.g. "direction=\"rx\"" */
+	const char *label;  /* label carrying priority/dscp/tc or the info value */
+	double scale;	    /* exported value = raw * scale (0 means 1) */
 	const char *help;
 };
 
@@ -170,10 +170,10 @@ const char *value_type_name(enum value_type t);
  * sanitised form of their own name.
  */
 struct counter_desc {
-	const char *name;	/* as the kernel names it */
+	const char *name; /* as the kernel names it */
 	const char *metric;
 	const char *help;
-	double scale;		/* 0 means 1 */
+	double scale; /* 0 means 1 */
 };
 
 extern const struct counter_desc hw_counter_descs[];

@@ -86,8 +86,7 @@ static int obj_cmp(const struct object *a, const struct object *b)
 }
 
 /* Insert keeping the array sorted, so every output has a stable order. */
-static struct object *insert_sorted(struct object ***arr, size_t *n, size_t *cap,
-				    struct object *o)
+static struct object *insert_sorted(struct object ***arr, size_t *n, size_t *cap, struct object *o)
 {
 	size_t pos;
 
@@ -298,9 +297,12 @@ void field_absent_errno(struct object *o, enum field_id id, int err)
 }
 
 static const char *const reason_names[ABS__COUNT] = {
-	[ABS_NONE] = "present",		  [ABS_NOT_COLLECTED] = "not_collected",
-	[ABS_UNSUPPORTED] = "unsupported", [ABS_PERMISSION] = "permission",
-	[ABS_ERROR] = "error",		  [ABS_NO_DATA] = "no_data",
+	[ABS_NONE] = "present",
+	[ABS_NOT_COLLECTED] = "not_collected",
+	[ABS_UNSUPPORTED] = "unsupported",
+	[ABS_PERMISSION] = "permission",
+	[ABS_ERROR] = "error",
+	[ABS_NO_DATA] = "no_data",
 };
 
 const char *absent_reason_name(enum absent_reason r)

@@ -69,9 +69,9 @@ struct pci_pairs {
 };
 
 struct field_val {
-	uint8_t state;	  /* enum absent_reason */
-	uint8_t mask;	  /* VT_PRIO_ARRAY: which priorities are present */
-	int16_t err;	  /* errno behind ABS_ERROR/ABS_PERMISSION, positive */
+	uint8_t state; /* enum absent_reason */
+	uint8_t mask;  /* VT_PRIO_ARRAY: which priorities are present */
+	int16_t err;   /* errno behind ABS_ERROR/ABS_PERMISSION, positive */
 	union {
 		int64_t i;		     /* VT_INT, VT_BOOL */
 		double d;		     /* VT_FLOAT */
@@ -103,7 +103,12 @@ struct counter_set {
 };
 
 /* Wire view: RoCE v2 packets per (direction, dscp, ecn, class). */
-enum wire_class { WIRE_DATA, WIRE_ACK, WIRE_CNP, WIRE__CLASSES };
+enum wire_class {
+	WIRE_DATA,
+	WIRE_ACK,
+	WIRE_CNP,
+	WIRE__CLASSES
+};
 struct wire_counts {
 	uint64_t packets[2][RW_DSCP_COUNT][4][WIRE__CLASSES];
 	uint64_t bytes[2][RW_DSCP_COUNT][4][WIRE__CLASSES];
@@ -111,40 +116,40 @@ struct wire_counts {
 
 struct object {
 	enum obj_kind kind;
-	char name[RW_NAME_MAX];	  /* netdev name, RDMA device name, host name */
-	uint32_t port;		  /* rdma_port: port number */
-	int ifindex;		  /* netdev: its ifindex; rdma_port: bound netdev's */
-	bool seen;		  /* touched by the current collection */
-	struct object *netdev;	  /* rdma_port -> its netdev object, or NULL */
+	char name[RW_NAME_MAX]; /* netdev name, RDMA device name, host name */
+	uint32_t port;		/* rdma_port: port number */
+	int ifindex;		/* netdev: its ifindex; rdma_port: bound netdev's */
+	bool seen;		/* touched by the current collection */
+	struct object *netdev;	/* rdma_port -> its netdev object, or NULL */
 	struct field_val f[F__COUNT];
 	struct counter_set cs[CSET__COUNT];
 	struct wire_counts *wire; /* netdev, only with the wire collector */
 	struct gid_table gids;
 	struct pci_pairs pairs;
-	void *cpriv[16];	  /* per-collector per-object state */
+	void *cpriv[16]; /* per-collector per-object state */
 };
 
 struct collector_status {
 	char name[24];
 	bool enabled;
 	bool ran;
-	int err;		/* last collect() result, 0 or -errno */
-	char detail[160];	/* human text for the last error */
-	double duration;	/* seconds, last collection */
-	uint64_t failures;	/* consecutive failures */
+	int err;	   /* last collect() result, 0 or -errno */
+	char detail[160];  /* human text for the last error */
+	double duration;   /* seconds, last collection */
+	uint64_t failures; /* consecutive failures */
 };
 
 #define RW_MAX_COLLECTORS 16
 
 struct node_model {
 	char host[RW_NAME_MAX];
-	struct timespec time;	 /* CLOCK_REALTIME of the collection */
-	struct timespec mono;	 /* CLOCK_MONOTONIC of the collection */
+	struct timespec time; /* CLOCK_REALTIME of the collection */
+	struct timespec mono; /* CLOCK_MONOTONIC of the collection */
 	struct object node;
 	size_t n_netdevs, cap_netdevs;
 	struct object **netdevs; /* sorted by name */
 	size_t n_ports, cap_ports;
-	struct object **ports;	 /* sorted by device, port */
+	struct object **ports; /* sorted by device, port */
 	struct collector_status coll[RW_MAX_COLLECTORS];
 	void (*obj_free_cb[RW_MAX_COLLECTORS])(void *cpriv);
 };

@@ -22,7 +22,9 @@
 #include "snapshot.h"
 #include "util.h"
 
-enum { DOC_METRICS };
+enum {
+	DOC_METRICS
+};
 
 enum {
 	OPT_LISTEN = OPT__COMMON_END + 1,
@@ -37,28 +39,27 @@ enum {
 };
 
 static const char serve_usage[] =
-	"Usage: rocewatch serve [OPTIONS]\n\n"
-	"Run the exporter.  Counters are polled in the background every --interval and\n"
-	"configuration every --config-interval (and at once on link notifications);\n"
-	"/metrics serves the values of the last poll.\n\n"
-	"Options:\n"
-	"  --web.listen-address [HOST]:PORT   where to listen (default :9479)\n"
-	"  --interval DURATION        fast loop: counters (default 1s, at least 100ms)\n"
-	"  --config-interval DURATION slow loop: configuration (default 15s)\n"
-	"  --record DIR               flight recorder: keep changed counters and every\n"
-	"                             configuration change in DIR/rocewatch.db\n"
-	"  --record.retention DURATION   keep this much history (default 24h)\n"
-	"  --record.max-size BYTES    keep the database under this size (default 256MiB)\n"
-	"  --record.capture-before DURATION / --record.capture-after DURATION\n"
-	"                             window of a capture around its trigger (5m / 1m)\n"
-	"  --record.ethtool-include REGEX   also record these driver stats (default: the\n"
-	"                             --collector.ethtool.include ones)\n" RULES_SERVE_HELP
-	ALERTS_SERVE_HELP
-	COMMON_OPTIONS_HELP
-	"\nSignals: SIGTERM/SIGINT stop; SIGHUP reloads rule files; SIGUSR1 writes a\n"
-	"capture of the recording (with --record).\n"
-	"Endpoints: / (status page), /metrics, /healthz, /api/v1/state (snapshot JSON),\n"
-	"/api/v1/checks (rule results JSON, see docs/rules.md), /api/v1/alerts.\n";
+    "Usage: rocewatch serve [OPTIONS]\n\n"
+    "Run the exporter.  Counters are polled in the background every --interval and\n"
+    "configuration every --config-interval (and at once on link notifications);\n"
+    "/metrics serves the values of the last poll.\n\n"
+    "Options:\n"
+    "  --web.listen-address [HOST]:PORT   where to listen (default :9479)\n"
+    "  --interval DURATION        fast loop: counters (default 1s, at least 100ms)\n"
+    "  --config-interval DURATION slow loop: configuration (default 15s)\n"
+    "  --record DIR               flight recorder: keep changed counters and every\n"
+    "                             configuration change in DIR/rocewatch.db\n"
+    "  --record.retention DURATION   keep this much history (default 24h)\n"
+    "  --record.max-size BYTES    keep the database under this size (default 256MiB)\n"
+    "  --record.capture-before DURATION / --record.capture-after DURATION\n"
+    "                             window of a capture around its trigger (5m / 1m)\n"
+    "  --record.ethtool-include REGEX   also record these driver stats (default: the\n"
+    "                             --collector.ethtool.include ones)\n" RULES_SERVE_HELP
+	ALERTS_SERVE_HELP COMMON_OPTIONS_HELP
+    "\nSignals: SIGTERM/SIGINT stop; SIGHUP reloads rule files; SIGUSR1 writes a\n"
+    "capture of the recording (with --record).\n"
+    "Endpoints: / (status page), /metrics, /healthz, /api/v1/state (snapshot JSON),\n"
+    "/api/v1/checks (rule results JSON, see docs/rules.md), /api/v1/alerts.\n";
 
 struct serve {
 	struct daemon d;
@@ -136,10 +137,11 @@ static int render_landing(void *arg, struct strbuf *out)
 	pthread_mutex_lock(&s->d.lock);
 	sb_puts(out, " on <b>");
 	sb_html_escape(out, m->host);
-	sb_puts(out, "</b>.</p>\n<ul><li><a href=\"/metrics\">/metrics</a></li>"
-		     "<li><a href=\"/healthz\">/healthz</a></li>"
-		     "<li><a href=\"/api/v1/state\">/api/v1/state</a> (snapshot JSON)</li>"
-		     "<li><a href=\"/api/v1/checks\">/api/v1/checks</a> (rule results)</li></ul>\n");
+	sb_puts(out,
+		"</b>.</p>\n<ul><li><a href=\"/metrics\">/metrics</a></li>"
+		"<li><a href=\"/healthz\">/healthz</a></li>"
+		"<li><a href=\"/api/v1/state\">/api/v1/state</a> (snapshot JSON)</li>"
+		"<li><a href=\"/api/v1/checks\">/api/v1/checks</a> (rule results)</li></ul>\n");
 	sb_printf(out, "<p>%zu netdevs, %zu RDMA ports; %llu fast and %llu slow polls.</p>\n",
 		  m->n_netdevs, m->n_ports, (unsigned long long)s->d.stats.fast_polls,
 		  (unsigned long long)s->d.stats.slow_polls);
@@ -155,7 +157,10 @@ static int render_landing(void *arg, struct strbuf *out)
 		sb_html_escape(out, cs->name);
 		sb_printf(out, "</td><td class=\"%s\">%s</td><td>%.3f ms</td><td>",
 			  ok ? "ok" : "fail",
-			  !cs->enabled ? "disabled" : ok ? "ok" : cs->ran ? "failed" : "pending",
+			  !cs->enabled ? "disabled"
+			  : ok	       ? "ok"
+			  : cs->ran    ? "failed"
+				       : "pending",
 			  cs->duration * 1e3);
 		sb_html_escape(out, cs->detail);
 		sb_puts(out, "</td></tr>\n");
@@ -243,8 +248,8 @@ int cmd_serve(int argc, char **argv)
 	}
 	struct http_route routes[] = {
 		{ "/", HTTP_GET, "text/html; charset=utf-8", -1, render_landing, s },
-		{ "/metrics", HTTP_GET, "text/plain; version=0.0.4; charset=utf-8", DOC_METRICS, NULL,
-		  NULL },
+		{ "/metrics", HTTP_GET, "text/plain; version=0.0.4; charset=utf-8", DOC_METRICS,
+		  NULL, NULL },
 		{ "/healthz", HTTP_GET, "text/plain; charset=utf-8", -1, render_healthz, s },
 		{ "/api/v1/state", HTTP_GET, "application/json", -1, render_state, s },
 		{ "/api/v1/checks", HTTP_GET, "application/json", -1, rules_serve_render_checks,
@@ -278,12 +283,16 @@ int cmd_serve(int argc, char **argv)
 		case OPT_INTERVAL:
 		case OPT_CONFIG_INTERVAL:
 			if (parse_duration(optarg, &ns) || ns <= 0) {
-				fprintf(stderr, "rocewatch serve: --%s: '%s' is not a duration (e.g. 1s, 500ms)\n",
+				fprintf(stderr,
+					"rocewatch serve: --%s: '%s' is not a duration (e.g. 1s, "
+					"500ms)\n",
 					opts[idx].name, optarg);
 				goto free_opts;
 			}
 			if (opt == OPT_INTERVAL && ns < 100000000LL) {
-				fprintf(stderr, "rocewatch serve: --interval: %s is below the minimum of 100ms\n",
+				fprintf(stderr,
+					"rocewatch serve: --interval: %s is below the minimum of "
+					"100ms\n",
 					optarg);
 				goto free_opts;
 			}
@@ -299,7 +308,9 @@ int cmd_serve(int argc, char **argv)
 		case OPT_RECORD_CAPTURE_BEFORE:
 		case OPT_RECORD_CAPTURE_AFTER:
 			if (parse_duration(optarg, &ns) || ns < 0) {
-				fprintf(stderr, "rocewatch serve: --%s: '%s' is not a duration (e.g. 24h, 5m)\n",
+				fprintf(stderr,
+					"rocewatch serve: --%s: '%s' is not a duration (e.g. 24h, "
+					"5m)\n",
 					opts[idx].name, optarg);
 				goto free_opts;
 			}
@@ -310,9 +321,11 @@ int cmd_serve(int argc, char **argv)
 		case OPT_RECORD_MAX_SIZE:
 			if (parse_size(optarg, &s->rec_opts.max_size) ||
 			    s->rec_opts.max_size < REC_MIN_MAX_SIZE) {
-				fprintf(stderr, "rocewatch serve: --record.max-size: '%s' is not a size of at "
-						"least 256KiB (e.g. 256MiB, 1G)\n",
-					optarg);
+				fprintf(
+				    stderr,
+				    "rocewatch serve: --record.max-size: '%s' is not a size of at "
+				    "least 256KiB (e.g. 256MiB, 1G)\n",
+				    optarg);
 				goto free_opts;
 			}
 			continue;
@@ -369,9 +382,9 @@ int cmd_serve(int argc, char **argv)
 		s->rr.rs = &s->rules;
 		s->rec_opts.rule_results = recorder_rules_results;
 		s->rec_opts.rule_results_arg = &s->rr;
-		s->rec_opts.ethtool_include = s->has_rec_ethtool	 ? &s->rec_ethtool
+		s->rec_opts.ethtool_include = s->has_rec_ethtool	? &s->rec_ethtool
 					      : cfg.has_ethtool_include ? &cfg.ethtool_include
-									 : NULL;
+									: NULL;
 		r = recorder_open(&s->rec, &s->rec_opts, err, sizeof(err));
 		if (r) {
 			fprintf(stderr, "rocewatch serve: %s\n", err);
@@ -379,9 +392,10 @@ int cmd_serve(int argc, char **argv)
 		}
 		s->rr.rec = s->rec;
 		/* after the rules' hook, before the recorder's: outcome changes join this poll */
-		daemon_add_hook(&s->d, &(struct daemon_hook){ .name = "recorder-rules",
-							      .after_poll = recorder_rules_after_poll,
-							      .arg = &s->rr });
+		daemon_add_hook(&s->d,
+				&(struct daemon_hook){ .name = "recorder-rules",
+						       .after_poll = recorder_rules_after_poll,
+						       .arg = &s->rr });
 		daemon_add_hook(&s->d, &(struct daemon_hook){ .name = "recorder",
 							      .after_poll = recorder_after_poll,
 							      .render = recorder_render,

@@ -55,8 +55,9 @@ static json_t *value_to_json(const struct field_desc *d, const struct field_val 
 	case VT_PRIO_ARRAY:
 		j = json_array();
 		for (int p = 0; p < RW_PRIO_COUNT; p++)
-			json_array_append_new(j, (f->mask & (1u << p)) ? json_integer((json_int_t)f->v.arr[p])
-								       : json_null());
+			json_array_append_new(j, (f->mask & (1u << p))
+						     ? json_integer((json_int_t)f->v.arr[p])
+						     : json_null());
 		return j;
 	case VT_DSCP_MAP:
 		j = json_object();
@@ -74,9 +75,9 @@ static json_t *value_to_json(const struct field_desc *d, const struct field_val 
 		for (size_t i = 0; f->v.gids && i < f->v.gids->n; i++) {
 			const struct gid_entry *g = &f->v.gids->e[i];
 
-			json_array_append_new(j, json_pack("{s:i,s:s,s:s,s:s}", "index", (int)g->index,
-							   "gid", g->gid, "type", g->type, "netdev",
-							   g->netdev));
+			json_array_append_new(j, json_pack("{s:i,s:s,s:s,s:s}", "index",
+							   (int)g->index, "gid", g->gid, "type",
+							   g->type, "netdev", g->netdev));
 		}
 		return j;
 	case VT_PCI_PAIRS:
@@ -84,8 +85,9 @@ static json_t *value_to_json(const struct field_desc *d, const struct field_val 
 		for (size_t i = 0; f->v.pairs && i < f->v.pairs->n; i++) {
 			const struct pci_pair *p = &f->v.pairs->e[i];
 
-			json_array_append_new(j, json_pack("{s:s,s:s,s:s}", "gpu", p->gpu, "nic", p->nic,
-							   "path", pci_path_names[p->path]));
+			json_array_append_new(j,
+					      json_pack("{s:s,s:s,s:s}", "gpu", p->gpu, "nic",
+							p->nic, "path", pci_path_names[p->path]));
 		}
 		return j;
 	}
@@ -135,7 +137,8 @@ static json_t *object_to_json(const struct object *o)
 		s = json_object();
 		for (uint32_t i = 0; i < cs->n; i++)
 			if (cs->present[i])
-				json_object_set_new(s, cs->names[i], json_integer((json_int_t)cs->vals[i]));
+				json_object_set_new(s, cs->names[i],
+						    json_integer((json_int_t)cs->vals[i]));
 		json_object_set_new(cj, cset_names[c], s);
 	}
 	json_object_set_new(j, "counters", cj);
@@ -151,11 +154,13 @@ static json_t *object_to_json(const struct object *o)
 						if (!p)
 							continue;
 						json_array_append_new(
-							w, json_pack("{s:s,s:i,s:i,s:s,s:I,s:I}", "direction",
-								     dir ? "egress" : "ingress", "dscp", d,
-								     "ecn", e, "class", wire_class_names[c],
-								     "packets", (json_int_t)p, "bytes",
-								     (json_int_t)o->wire->bytes[dir][d][e][c]));
+						    w,
+						    json_pack(
+							"{s:s,s:i,s:i,s:s,s:I,s:I}", "direction",
+							dir ? "egress" : "ingress", "dscp", d,
+							"ecn", e, "class", wire_class_names[c],
+							"packets", (json_int_t)p, "bytes",
+							(json_int_t)o->wire->bytes[dir][d][e][c]));
 					}
 		json_object_set_new(j, "wire", w);
 	}
@@ -164,7 +169,8 @@ static json_t *object_to_json(const struct object *o)
 
 static json_t *model_to_json(const struct node_model *m)
 {
-	json_t *root = json_object(), *colls = json_object(), *nd = json_array(), *pt = json_array();
+	json_t *root = json_object(), *colls = json_object(), *nd = json_array(),
+	       *pt = json_array();
 	int64_t ns = (int64_t)m->time.tv_sec * 1000000000LL + m->time.tv_nsec;
 	char ts[40];
 
@@ -184,8 +190,9 @@ static json_t *model_to_json(const struct node_model *m)
 		c = json_pack("{s:b,s:b,s:f}", "enabled", cs->enabled, "success",
 			      cs->enabled && cs->ran && !cs->err, "duration_seconds", cs->duration);
 		if (cs->err || cs->detail[0])
-			json_object_set_new(c, "error",
-					    json_string(cs->detail[0] ? cs->detail : strerror(-cs->err)));
+			json_object_set_new(
+			    c, "error",
+			    json_string(cs->detail[0] ? cs->detail : strerror(-cs->err)));
 		json_object_set_new(colls, cs->name, c);
 	}
 	json_object_set_new(root, "collectors", colls);
@@ -252,7 +259,7 @@ free_sb:
 
 struct snapshot_file {
 	char *path;
-	json_t *root;	/* object or array */
+	json_t *root; /* object or array */
 	size_t n;
 };
 
@@ -263,7 +270,7 @@ struct perr {
 };
 
 static int fail(struct perr *pe, const char *where, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static int fail(struct perr *pe, const char *where, const char *fmt, ...)
 {
@@ -343,7 +350,9 @@ static int json_to_value(struct object *o, int id, json_t *v, struct perr *pe, c
 			if (json_is_null(e))
 				continue;
 			if (!json_is_integer(e) || json_integer_value(e) < 0)
-				return fail(pe, where, "element %zu: expected a non-negative integer or null", i);
+				return fail(pe, where,
+					    "element %zu: expected a non-negative integer or null",
+					    i);
 			field_set_prio(o, id, (int)i, (uint64_t)json_integer_value(e));
 		}
 		if (o->f[id].state != ABS_NONE) { /* all null: present but empty */
@@ -383,8 +392,8 @@ static int json_to_value(struct object *o, int id, json_t *v, struct perr *pe, c
 			const char *gid, *type, *nd = "";
 			json_error_t je;
 
-			if (json_unpack_ex(e, &je, JSON_STRICT, "{s:I,s:s,s:s,s?s}", "index", &idx, "gid",
-					   &gid, "type", &type, "netdev", &nd))
+			if (json_unpack_ex(e, &je, JSON_STRICT, "{s:I,s:s,s:s,s?s}", "index", &idx,
+					   "gid", &gid, "type", &type, "netdev", &nd))
 				return fail(pe, where, "entry %zu: %s", i, je.text);
 			if (t->n == t->cap) {
 				size_t nc = t->cap ? t->cap * 2 : 8;
@@ -417,14 +426,15 @@ static int json_to_value(struct object *o, int id, json_t *v, struct perr *pe, c
 			json_error_t je;
 			size_t p;
 
-			if (json_unpack_ex(e, &je, JSON_STRICT, "{s:s,s:s,s:s}", "gpu", &gpu, "nic", &nic,
-					   "path", &path))
+			if (json_unpack_ex(e, &je, JSON_STRICT, "{s:s,s:s,s:s}", "gpu", &gpu, "nic",
+					   &nic, "path", &path))
 				return fail(pe, where, "entry %zu: %s", i, je.text);
 			for (p = 1; p < ARRAY_SIZE(pci_path_names); p++)
 				if (!strcmp(pci_path_names[p], path))
 					break;
 			if (p == ARRAY_SIZE(pci_path_names))
-				return fail(pe, where, "entry %zu: unknown path '%s' (PIX, PXB, PHB, SYS)", i,
+				return fail(pe, where,
+					    "entry %zu: unknown path '%s' (PIX, PXB, PHB, SYS)", i,
 					    path);
 			if (t->n == t->cap) {
 				size_t nc = t->cap ? t->cap * 2 : 8;
@@ -456,7 +466,8 @@ static int object_from_json(struct object *o, json_t *j, struct perr *pe, const 
 	const char *k;
 	int r;
 
-	if ((fj && !json_is_object(fj)) || (aj && !json_is_object(aj)) || (cj && !json_is_object(cj)))
+	if ((fj && !json_is_object(fj)) || (aj && !json_is_object(aj)) ||
+	    (cj && !json_is_object(cj)))
 		return fail(pe, where, "fields, absent and counters must be objects");
 	/* A reload replaces the object's facts; nothing from the last file lingers. */
 	for (int i = 0; i < F__COUNT; i++)
@@ -488,10 +499,12 @@ static int object_from_json(struct object *o, json_t *j, struct perr *pe, const 
 		if (!json_is_object(v) || !json_is_string(rs) ||
 		    (reason = absent_reason_parse(json_string_value(rs))) <= 0)
 			return fail(pe, w,
-				    "expected {\"reason\": \"unsupported|permission|error|not_collected|no_data\"}");
+				    "expected {\"reason\": "
+				    "\"unsupported|permission|error|not_collected|no_data\"}");
 		if (en && !json_is_integer(en))
 			return fail(pe, w, "errno must be an integer");
-		field_absent(o, id, (enum absent_reason)reason, en ? (int)json_integer_value(en) : 0);
+		field_absent(o, id, (enum absent_reason)reason,
+			     en ? (int)json_integer_value(en) : 0);
 	}
 	json_object_foreach(cj, k, v)
 	{
@@ -510,7 +523,8 @@ static int object_from_json(struct object *o, json_t *j, struct perr *pe, const 
 		json_object_foreach(v, cn, cv)
 		{
 			if (!json_is_integer(cv) || json_integer_value(cv) < 0)
-				return fail(pe, w, "counter '%s': expected a non-negative integer", cn);
+				return fail(pe, w, "counter '%s': expected a non-negative integer",
+					    cn);
 			if (strlen(cn) >= RW_CNAME_MAX)
 				return fail(pe, w, "counter name '%s' too long", cn);
 			if (cset_set(&o->cs[c], cn, (uint64_t)json_integer_value(cv)) < 0)
@@ -533,9 +547,9 @@ static int object_from_json(struct object *o, json_t *j, struct perr *pe, const 
 			json_int_t pk, by;
 			json_error_t je;
 
-			if (json_unpack_ex(v, &je, JSON_STRICT, "{s:s,s:i,s:i,s:s,s:I,s:I}", "direction",
-					   &dir, "dscp", &dscp, "ecn", &ecn, "class", &cls, "packets", &pk,
-					   "bytes", &by))
+			if (json_unpack_ex(v, &je, JSON_STRICT, "{s:s,s:i,s:i,s:s,s:I,s:I}",
+					   "direction", &dir, "dscp", &dscp, "ecn", &ecn, "class",
+					   &cls, "packets", &pk, "bytes", &by))
 				return fail(pe, w, "entry %zu: %s", i, je.text);
 			for (c = 0; c < WIRE__CLASSES; c++)
 				if (!strcmp(wire_class_names[c], cls))
@@ -636,7 +650,8 @@ static int apply_one(json_t *s, struct node_model *m, struct perr *pe, const cha
 		if (!json_is_string(n) || !json_string_length(n) ||
 		    json_string_length(n) >= RW_NAME_MAX)
 			return fail(pe, w, "name: expected a non-empty string");
-		if (model_netdev(m, json_string_value(n)) && model_netdev(m, json_string_value(n))->seen)
+		if (model_netdev(m, json_string_value(n)) &&
+		    model_netdev(m, json_string_value(n))->seen)
 			return fail(pe, w, "duplicate netdev '%s'", json_string_value(n));
 		o = model_add_netdev(m, json_string_value(n));
 		if (!o)

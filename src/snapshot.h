@@ -13,7 +13,7 @@
 #include "model.h"
 #include "strbuf.h"
 
-#define SNAPSHOT_SCHEMA	 "rocewatch-snapshot"
+#define SNAPSHOT_SCHEMA "rocewatch-snapshot"
 /* 2: the absent reason "no_data" (wire view).  Version 1 files are still read. */
 #define SNAPSHOT_VERSION     2
 #define SNAPSHOT_VERSION_MIN 1

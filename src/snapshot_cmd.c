@@ -12,13 +12,13 @@
 #include "util.h"
 
 static const char snapshot_usage[] =
-	"Usage: rocewatch snapshot [-o FILE] [--from FILE] [OPTIONS]\n\n"
-	"Collect once (configuration and counters) and write the node model as JSON:\n"
-	"every object, every field with its value or the reason it is absent, counter\n"
-	"sets, collector outcomes, host, time and version.  The schema is described in\n"
-	"docs/snapshot.md.  The output can be replayed with --from.\n\n"
-	"Options:\n"
-	"  -o, --output FILE          write to FILE instead of standard output\n" COMMON_OPTIONS_HELP;
+    "Usage: rocewatch snapshot [-o FILE] [--from FILE] [OPTIONS]\n\n"
+    "Collect once (configuration and counters) and write the node model as JSON:\n"
+    "every object, every field with its value or the reason it is absent, counter\n"
+    "sets, collector outcomes, host, time and version.  The schema is described in\n"
+    "docs/snapshot.md.  The output can be replayed with --from.\n\n"
+    "Options:\n"
+    "  -o, --output FILE          write to FILE instead of standard output\n" COMMON_OPTIONS_HELP;
 
 int cmd_snapshot(int argc, char **argv)
 {

@@ -146,7 +146,7 @@ int parse_duration(const char *s, int64_t *ns)
 		const char *unit;
 		double mult;
 	} units[] = {
-		{ "ms", 1e6 }, { "us", 1e3 }, { "ns", 1 }, { "s", 1e9 },
+		{ "ms", 1e6 }, { "us", 1e3 },	{ "ns", 1 },	  { "s", 1e9 },
 		{ "m", 60e9 }, { "h", 3600e9 }, { "d", 86400e9 }, { "w", 7 * 86400e9 },
 	};
 	double total = 0;

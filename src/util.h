@@ -11,7 +11,12 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-enum log_level { LOG_LVL_ERROR, LOG_LVL_WARN, LOG_LVL_INFO, LOG_LVL_DEBUG };
+enum log_level {
+	LOG_LVL_ERROR,
+	LOG_LVL_WARN,
+	LOG_LVL_INFO,
+	LOG_LVL_DEBUG
+};
 
 void log_set_level(enum log_level lvl);
 enum log_level log_get_level(void);
@@ -23,7 +28,7 @@ void rw_log(enum log_level lvl, const char *fmt, ...) __attribute__((format(prin
  * key when the cause went away.
  */
 void rw_log_once(enum log_level lvl, const char *key, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 void rw_log_once_reset(const char *key);
 
 #define log_err(...)   rw_log(LOG_LVL_ERROR, __VA_ARGS__)

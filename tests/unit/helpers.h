@@ -63,8 +63,10 @@ static inline void build_model(struct node_model *m)
 	p->gids.e = calloc(2, sizeof(*p->gids.e));
 	p->gids.cap = 2;
 	p->gids.n = 2;
-	p->gids.e[0] = (struct gid_entry){ 0, "fe80:0000:0000:0000:0a00:27ff:fe00:0001", "RoCE v1", "eth2" };
-	p->gids.e[1] = (struct gid_entry){ 3, "0000:0000:0000:0000:0000:ffff:c0a8:0102", "RoCE v2", "eth2" };
+	p->gids.e[0] =
+	    (struct gid_entry){ 0, "fe80:0000:0000:0000:0a00:27ff:fe00:0001", "RoCE v1", "eth2" };
+	p->gids.e[1] =
+	    (struct gid_entry){ 3, "0000:0000:0000:0000:0000:ffff:c0a8:0102", "RoCE v2", "eth2" };
 	p->f[F_PORT_GIDS].state = ABS_NONE;
 	field_set_int(p, F_PORT_ROCEV2_IPV4_GID_INDEX, 3);
 	model_link_ports(m);

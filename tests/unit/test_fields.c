@@ -20,7 +20,8 @@ static void every_field_has_a_path_unique_in_its_kind(void **state)
 			fail_msg("field %d has no path (missing table row?)", i);
 		assert_int_equal(field_lookup(fields[i].obj, fields[i].path), i);
 		for (int j = i + 1; j < F__COUNT; j++)
-			if (fields[j].obj == fields[i].obj && !strcmp(fields[i].path, fields[j].path))
+			if (fields[j].obj == fields[i].obj &&
+			    !strcmp(fields[i].path, fields[j].path))
 				fail_msg("fields %d and %d share path %s", i, j, fields[i].path);
 	}
 }
@@ -30,7 +31,8 @@ static void metric_families_are_adjacent_and_consistent(void **state)
 	regex_t re;
 
 	(void)state;
-	assert_int_equal(regcomp(&re, "^(roce|rocewatch)_[a-z0-9_]+$", REG_EXTENDED | REG_NOSUB), 0);
+	assert_int_equal(regcomp(&re, "^(roce|rocewatch)_[a-z0-9_]+$", REG_EXTENDED | REG_NOSUB),
+			 0);
 	for (int i = 0; i < F__COUNT; i++) {
 		const struct field_desc *d = &fields[i];
 		bool first_of_family;
@@ -42,7 +44,8 @@ static void metric_families_are_adjacent_and_consistent(void **state)
 		assert_non_null(d->metric);
 		if (regexec(&re, d->metric, 0, NULL, 0))
 			fail_msg("bad metric name %s", d->metric);
-		first_of_family = i == 0 || !fields[i - 1].metric || strcmp(fields[i - 1].metric, d->metric);
+		first_of_family =
+		    i == 0 || !fields[i - 1].metric || strcmp(fields[i - 1].metric, d->metric);
 		if (first_of_family) {
 			if (!d->help || !*d->help)
 				fail_msg("%s: first row of a family needs HELP", d->metric);
@@ -50,8 +53,10 @@ static void metric_families_are_adjacent_and_consistent(void **state)
 			for (int j = i + 1; j < F__COUNT; j++) {
 				if (!fields[j].metric || strcmp(fields[j].metric, d->metric))
 					continue;
-				if (strcmp(fields[j - 1].metric ? fields[j - 1].metric : "", d->metric))
-					fail_msg("%s: rows %d and %d are not adjacent", d->metric, i, j);
+				if (strcmp(fields[j - 1].metric ? fields[j - 1].metric : "",
+					   d->metric))
+					fail_msg("%s: rows %d and %d are not adjacent", d->metric,
+						 i, j);
 			}
 		} else {
 			assert_int_equal(fields[i - 1].mtype, d->mtype);
@@ -78,12 +83,14 @@ static void curated_counter_names_are_unique(void **state)
 	for (size_t i = 0; i < n_hw_counter_descs; i++)
 		for (size_t j = i + 1; j < n_hw_counter_descs; j++) {
 			assert_string_not_equal(hw_counter_descs[i].name, hw_counter_descs[j].name);
-			assert_string_not_equal(hw_counter_descs[i].metric, hw_counter_descs[j].metric);
+			assert_string_not_equal(hw_counter_descs[i].metric,
+						hw_counter_descs[j].metric);
 		}
 	for (size_t i = 0; i < n_port_counter_descs; i++)
 		for (int f = 0; f < F__COUNT; f++)
 			if (fields[f].metric)
-				assert_string_not_equal(port_counter_descs[i].metric, fields[f].metric);
+				assert_string_not_equal(port_counter_descs[i].metric,
+							fields[f].metric);
 }
 
 int main(void)

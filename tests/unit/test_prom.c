@@ -15,7 +15,9 @@ static char golden_path[512];
 static void render(struct node_model *m, struct strbuf *out)
 {
 	struct prom_renderer pr = { 0 };
-	struct poll_stats st = { .fast_polls = 3, .slow_polls = 1, .start_ns = 1764672000000000000LL,
+	struct poll_stats st = { .fast_polls = 3,
+				 .slow_polls = 1,
+				 .start_ns = 1764672000000000000LL,
 				 .last_poll_ns = 1764672001000000000LL };
 	struct prom_input in = { .m = m, .stats = &st };
 
@@ -58,7 +60,8 @@ static void stable_and_sorted(void **state)
 	render(&m, &b);
 	assert_string_equal(a.buf, b.buf);
 	/* eth2 was added after eth3 but comes first */
-	assert_true(strstr(a.buf, "roce_netdev_mtu_bytes{device=\"eth2\"} 9000\nroce_netdev_mtu_bytes{device=\"eth3\"} 1500\n") != NULL);
+	assert_true(strstr(a.buf, "roce_netdev_mtu_bytes{device=\"eth2\"} "
+				  "9000\nroce_netdev_mtu_bytes{device=\"eth3\"} 1500\n") != NULL);
 	sb_free(&a);
 	sb_free(&b);
 	model_free(&m);
@@ -77,14 +80,19 @@ static void absent_is_not_zero(void **state)
 	assert_non_null(strstr(a.buf, "roce_pfc_enabled{device=\"eth2\",priority=\"3\"} 1\n"));
 	assert_non_null(strstr(a.buf, "roce_pfc_enabled{device=\"eth2\",priority=\"0\"} 0\n"));
 	/* priorities the driver did not report are not rendered */
-	assert_null(strstr(a.buf, "roce_pfc_pause_frames_total{device=\"eth2\",direction=\"rx\",priority=\"0\"}"));
+	assert_null(strstr(
+	    a.buf, "roce_pfc_pause_frames_total{device=\"eth2\",direction=\"rx\",priority=\"0\"}"));
 	/* escaping of label values */
 	assert_non_null(strstr(a.buf, "kind=\"we\\\"ird\\\\kind\""));
 	/* units: microseconds exported as seconds, 4-byte words as bytes */
-	assert_non_null(strstr(a.buf, "roce_pfc_pause_duration_seconds_total{device=\"eth2\",direction=\"rx\",priority=\"3\"} 1.5\n"));
-	assert_non_null(strstr(a.buf, "roce_rdma_port_transmit_bytes_total{device=\"mlx5_0\",port=\"1\",netdev=\"eth2\"} 4000\n"));
+	assert_non_null(strstr(a.buf, "roce_pfc_pause_duration_seconds_total{device=\"eth2\","
+				      "direction=\"rx\",priority=\"3\"} 1.5\n"));
+	assert_non_null(strstr(a.buf, "roce_rdma_port_transmit_bytes_total{device=\"mlx5_0\",port="
+				      "\"1\",netdev=\"eth2\"} 4000\n"));
 	/* uncurated hw counters keep their own (sanitised) name */
-	assert_non_null(strstr(a.buf, "roce_rdma_vendor_thing_total{device=\"mlx5_0\",port=\"1\",netdev=\"eth2\"} 3\n"));
+	assert_non_null(strstr(
+	    a.buf,
+	    "roce_rdma_vendor_thing_total{device=\"mlx5_0\",port=\"1\",netdev=\"eth2\"} 3\n"));
 	sb_free(&a);
 	model_free(&m);
 }

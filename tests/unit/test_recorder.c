@@ -67,8 +67,9 @@ static json_t *facts(const struct node_model *m)
 				 json_string_value(json_object_get(o, k ? "device" : "name")),
 				 (long long)json_integer_value(json_object_get(o, "port")));
 			json_object_set_new(out, key,
-					    json_pack("{s:O,s:O}", "fields", json_object_get(o, "fields"),
-						      "counters", json_object_get(o, "counters")));
+					    json_pack("{s:O,s:O}", "fields",
+						      json_object_get(o, "fields"), "counters",
+						      json_object_get(o, "counters")));
 		}
 	}
 	json_decref(root);
@@ -156,7 +157,8 @@ static void round_trip(void **state)
 	struct node_model m;
 	struct replay rp = { 0 };
 	struct rec_reader rd;
-	struct rec_scan_ops ops = { .sample = rp_sample, .config = rp_config,
+	struct rec_scan_ops ops = { .sample = rp_sample,
+				    .config = rp_config,
 				    .poll_end = rp_poll_end };
 	char err[512] = "";
 	int n = 0;
@@ -218,7 +220,7 @@ static void round_trip(void **state)
 	assert_int_equal(rp.n_polls, 5);
 	assert_int_equal(rp.mismatches, 0);
 	assert_true(rp.nulls >= 1); /* vendor_thing went absent */
-	assert_true(rp.gone >= 3); /* eth3's configuration */
+	assert_true(rp.gone >= 3);  /* eth3's configuration */
 	rec_close(&rd);
 	model_free(&rp.m);
 
@@ -300,9 +302,11 @@ static void export_matches_metrics(void **state)
 	assert_non_null(strstr(om, "\n# EOF\n"));
 	/* counters: TYPE without _total, samples with it */
 	assert_non_null(strstr(om, "# TYPE roce_pfc_pause_frames counter\n"));
-	assert_non_null(strstr(om, "roce_pfc_pause_frames_total{device=\"eth2\",direction=\"rx\",priority=\"3\"} 1234 1764672000.250\n"));
+	assert_non_null(strstr(om, "roce_pfc_pause_frames_total{device=\"eth2\",direction=\"rx\","
+				   "priority=\"3\"} 1234 1764672000.250\n"));
 	/* pause duration: microseconds on the wire, seconds in the exposition */
-	assert_non_null(strstr(om, "roce_pfc_pause_duration_seconds_total{device=\"eth2\",direction=\"rx\",priority=\"3\"} 1.5 1764672000.250\n"));
+	assert_non_null(strstr(om, "roce_pfc_pause_duration_seconds_total{device=\"eth2\","
+				   "direction=\"rx\",priority=\"3\"} 1.5 1764672000.250\n"));
 	in.m = &m;
 	assert_int_equal(prom_render(&pr, &text, &in), 0);
 	a = identities(text.buf, false);
@@ -311,8 +315,10 @@ static void export_matches_metrics(void **state)
 		const char *k;
 		json_t *v;
 
-		json_object_foreach(a, k, v) if (!json_object_get(b, k)) print_error("not exported: %s\n", k);
-		json_object_foreach(b, k, v) if (!json_object_get(a, k)) print_error("not on /metrics: %s\n", k);
+		json_object_foreach(a, k, v) if (!json_object_get(b, k))
+		    print_error("not exported: %s\n", k);
+		json_object_foreach(b, k, v) if (!json_object_get(a, k))
+		    print_error("not on /metrics: %s\n", k);
 		fail();
 	}
 	json_decref(a);
