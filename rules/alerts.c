@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "alerts.h"
+#include "engine.h"
 #include "../src/util.h"
 
 void alerts_init(struct alert_table *t)
@@ -190,4 +191,48 @@ size_t alerts_count(const struct alert_table *t, enum alert_state s)
 	for (size_t i = 0; i < t->n; i++)
 		n += t->a[i].state == s;
 	return n;
+}
+
+static enum alert_outcome outcome_of(enum rule_outcome o)
+{
+	switch (o) {
+	case RULE_FAIL:
+		return AO_FAIL;
+	case RULE_UNKNOWN:
+		return AO_UNKNOWN;
+	case RULE_SKIP:
+		return AO_SKIP;
+	default:
+		return AO_PASS;
+	}
+}
+
+void alerts_feed_rules(struct alert_table *t, const struct rules_engine *e, int64_t now)
+{
+	const struct rule_result *res;
+	size_t n = rules_results(e, &res);
+
+	alerts_begin(t);
+	for (size_t i = 0; i < n; i++) {
+		const struct rule_result *r = &res[i];
+		char port[12] = "";
+		struct alert_obs o = {
+			.rule = r->rule->name,
+			.severity = rule_severity_name(r->rule->severity),
+			.profile = r->rule->profile,
+			.device = r->device,
+			.port = port,
+			.summary = r->summary,
+			.doc = r->rule->doc,
+			.value = r->outcome == RULE_UNKNOWN ? r->reason : r->summary,
+			.fingerprint = r->rule->fingerprint,
+			.for_ns = r->rule->for_ns,
+			.outcome = outcome_of(r->outcome),
+		};
+
+		if (r->kind == OBJ_RDMA_PORT)
+			snprintf(port, sizeof(port), "%u", r->port);
+		alerts_observe(t, &o, now);
+	}
+	alerts_end(t, now);
 }

@@ -74,4 +74,8 @@ void alerts_end(struct alert_table *t, int64_t now);
 void alerts_gc(struct alert_table *t, bool keep_undelivered);
 size_t alerts_count(const struct alert_table *t, enum alert_state s);
 
+struct rules_engine;
+/* One round from the engine's last evaluation: begin, observe every result, end. */
+void alerts_feed_rules(struct alert_table *t, const struct rules_engine *e, int64_t now);
+
 #endif

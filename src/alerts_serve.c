@@ -53,55 +53,15 @@ int alerts_serve_option(struct alerts_serve *as, int opt, const char *arg)
 	}
 }
 
-static enum alert_outcome outcome(enum rule_outcome o)
-{
-	switch (o) {
-	case RULE_FAIL:
-		return AO_FAIL;
-	case RULE_UNKNOWN:
-		return AO_UNKNOWN;
-	case RULE_SKIP:
-		return AO_SKIP;
-	default:
-		return AO_PASS;
-	}
-}
-
 /* After the rules hook: results -> alert states -> Alertmanager and captures. */
 static void after_poll(void *arg, struct node_model *m, unsigned what)
 {
 	struct alerts_serve *as = arg;
 	int64_t now = (int64_t)m->time.tv_sec * 1000000000LL + m->time.tv_nsec;
-	const struct rule_result *res;
-	size_t n;
-
 	(void)what;
 	if (!as->rs->e)
 		return;
-	n = rules_results(as->rs->e, &res);
-	alerts_begin(&as->t);
-	for (size_t i = 0; i < n; i++) {
-		const struct rule_result *r = &res[i];
-		char port[12] = "";
-		struct alert_obs o = {
-			.rule = r->rule->name,
-			.severity = rule_severity_name(r->rule->severity),
-			.profile = r->rule->profile,
-			.device = r->device,
-			.port = port,
-			.summary = r->summary,
-			.doc = r->rule->doc,
-			.value = r->outcome == RULE_UNKNOWN ? r->reason : r->summary,
-			.fingerprint = r->rule->fingerprint,
-			.for_ns = r->rule->for_ns,
-			.outcome = outcome(r->outcome),
-		};
-
-		if (r->kind == OBJ_RDMA_PORT)
-			snprintf(port, sizeof(port), "%u", r->port);
-		alerts_observe(&as->t, &o, now);
-	}
-	alerts_end(&as->t, now);
+	alerts_feed_rules(&as->t, as->rs->e, now);
 	for (size_t i = 0; i < as->t.n; i++) {
 		struct alert *a = &as->t.a[i];
 

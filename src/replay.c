@@ -65,20 +65,6 @@ struct replay {
 	int eval_errors;
 };
 
-static enum alert_outcome outcome_of(enum rule_outcome o)
-{
-	switch (o) {
-	case RULE_FAIL:
-		return AO_FAIL;
-	case RULE_UNKNOWN:
-		return AO_UNKNOWN;
-	case RULE_SKIP:
-		return AO_SKIP;
-	default:
-		return AO_PASS;
-	}
-}
-
 static void on_sample(void *arg, const struct rec_poll *p, const struct rec_series *s,
 		      const struct rec_value *v)
 {
@@ -135,9 +121,7 @@ static void add_transition(struct replay *rp, const struct alert *a, bool fired,
 static void on_poll_end(void *arg, const struct rec_poll *p)
 {
 	struct replay *rp = arg;
-	const struct rule_result *res;
 	int64_t now = p->t_ms * 1000000;
-	size_t n;
 
 	rec_model_sweep(&rp->m);
 	model_link_ports(&rp->m);
@@ -147,30 +131,7 @@ static void on_poll_end(void *arg, const struct rec_poll *p)
 		rp->eval_errors++;
 		return;
 	}
-	n = rules_results(rp->e, &res);
-	alerts_begin(&rp->at);
-	for (size_t i = 0; i < n; i++) {
-		const struct rule_result *r = &res[i];
-		char port[12] = "";
-		struct alert_obs o = {
-			.rule = r->rule->name,
-			.severity = rule_severity_name(r->rule->severity),
-			.profile = r->rule->profile,
-			.device = r->device,
-			.port = port,
-			.summary = r->summary,
-			.doc = r->rule->doc,
-			.value = r->reason,
-			.fingerprint = r->rule->fingerprint,
-			.for_ns = r->rule->for_ns,
-			.outcome = outcome_of(r->outcome),
-		};
-
-		if (r->kind == OBJ_RDMA_PORT)
-			snprintf(port, sizeof(port), "%u", r->port);
-		alerts_observe(&rp->at, &o, now);
-	}
-	alerts_end(&rp->at, now);
+	alerts_feed_rules(&rp->at, rp->e, now);
 	for (size_t i = 0; i < rp->at.n; i++) {
 		struct alert *a = &rp->at.a[i];
 
