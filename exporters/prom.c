@@ -523,6 +523,18 @@ static void render_wire(struct strbuf *sb, const struct node_model *m)
 	}
 }
 
+/* NAME{label="value"} v, or NAME v without a label; integers print without a fraction. */
+static void sample_1label(struct strbuf *sb, const char *name, const char *label, const char *value,
+			  double v)
+{
+	int first = 1;
+
+	prom_sample_begin(sb, name);
+	if (label)
+		prom_label(sb, &first, label, value);
+	prom_sample_end_double(sb, first, v);
+}
+
 static void render_self(struct strbuf *sb, const struct prom_input *in)
 {
 	const struct node_model *m = in->m;
@@ -571,32 +583,18 @@ static void render_self(struct strbuf *sb, const struct prom_input *in)
 		return;
 	prom_family(sb, "rocewatch_polls_total", "counter",
 		    "Polls run, by loop (fast: counters, slow: configuration).");
-	first = 1;
-	prom_sample_begin(sb, "rocewatch_polls_total");
-	prom_label(sb, &first, "loop", "fast");
-	prom_sample_end_u64(sb, first, st->fast_polls);
-	first = 1;
-	prom_sample_begin(sb, "rocewatch_polls_total");
-	prom_label(sb, &first, "loop", "slow");
-	prom_sample_end_u64(sb, first, st->slow_polls);
+	sample_1label(sb, "rocewatch_polls_total", "loop", "fast", (double)st->fast_polls);
+	sample_1label(sb, "rocewatch_polls_total", "loop", "slow", (double)st->slow_polls);
 	prom_family(sb, "rocewatch_poll_overruns_total", "counter",
 		    "Fast polls that started late because the previous one overran the interval.");
-	prom_sample_begin(sb, "rocewatch_poll_overruns_total");
-	prom_sample_end_u64(sb, 1, st->overruns);
+	sample_1label(sb, "rocewatch_poll_overruns_total", NULL, NULL, (double)st->overruns);
 	prom_family(sb, "rocewatch_poll_lag_seconds", "gauge",
 		    "How late the last fast poll started relative to its schedule, in seconds.");
-	prom_sample_begin(sb, "rocewatch_poll_lag_seconds");
-	prom_sample_end_double(sb, 1, st->lag_seconds);
+	sample_1label(sb, "rocewatch_poll_lag_seconds", NULL, NULL, st->lag_seconds);
 	prom_family(sb, "rocewatch_poll_duration_seconds", "gauge",
 		    "Duration of the last poll of each loop, in seconds.");
-	first = 1;
-	prom_sample_begin(sb, "rocewatch_poll_duration_seconds");
-	prom_label(sb, &first, "loop", "fast");
-	prom_sample_end_double(sb, first, st->last_fast_seconds);
-	first = 1;
-	prom_sample_begin(sb, "rocewatch_poll_duration_seconds");
-	prom_label(sb, &first, "loop", "slow");
-	prom_sample_end_double(sb, first, st->last_slow_seconds);
+	sample_1label(sb, "rocewatch_poll_duration_seconds", "loop", "fast", st->last_fast_seconds);
+	sample_1label(sb, "rocewatch_poll_duration_seconds", "loop", "slow", st->last_slow_seconds);
 	prom_family(sb, "rocewatch_last_poll_timestamp_seconds", "gauge",
 		    "Unix time of the last poll; the values on this page are from it.");
 	prom_sample_begin(sb, "rocewatch_last_poll_timestamp_seconds");
