@@ -46,15 +46,8 @@ static struct alert *get(struct alert_table *t, const char *alertname, const cha
 
 	if (a)
 		return a;
-	if (t->n == t->cap) {
-		size_t nc = t->cap ? t->cap * 2 : 16;
-		struct alert *na = realloc(t->a, nc * sizeof(*na));
-
-		if (!na)
-			return NULL;
-		t->a = na;
-		t->cap = nc;
-	}
+	if (array_grow(&t->a, &t->cap, t->n, sizeof(*t->a), 16))
+		return NULL;
 	a = &t->a[t->n++];
 	memset(a, 0, sizeof(*a));
 	strlcpy0(a->alertname, alertname, sizeof(a->alertname));

@@ -90,16 +90,9 @@ static struct object *insert_sorted(struct object ***arr, size_t *n, size_t *cap
 {
 	size_t pos;
 
-	if (*n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 8;
-		struct object **na = realloc(*arr, ncap * sizeof(*na));
-
-		if (!na) {
-			free(o);
-			return NULL;
-		}
-		*arr = na;
-		*cap = ncap;
+	if (array_grow(arr, cap, *n, sizeof(**arr), 8)) {
+		free(o);
+		return NULL;
 	}
 	for (pos = 0; pos < *n && obj_cmp((*arr)[pos], o) < 0; pos++)
 		;

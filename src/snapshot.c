@@ -395,15 +395,8 @@ static int json_to_value(struct object *o, int id, json_t *v, struct perr *pe, c
 			if (json_unpack_ex(e, &je, JSON_STRICT, "{s:I,s:s,s:s,s?s}", "index", &idx,
 					   "gid", &gid, "type", &type, "netdev", &nd))
 				return fail(pe, where, "entry %zu: %s", i, je.text);
-			if (t->n == t->cap) {
-				size_t nc = t->cap ? t->cap * 2 : 8;
-				void *ne = realloc(t->e, nc * sizeof(*t->e));
-
-				if (!ne)
-					return -ENOMEM;
-				t->e = ne;
-				t->cap = nc;
-			}
+			if (array_grow(&t->e, &t->cap, t->n, sizeof(*t->e), 8))
+				return -ENOMEM;
 			t->e[t->n].index = (uint32_t)idx;
 			strlcpy0(t->e[t->n].gid, gid, sizeof(t->e[t->n].gid));
 			strlcpy0(t->e[t->n].type, type, sizeof(t->e[t->n].type));
@@ -436,15 +429,8 @@ static int json_to_value(struct object *o, int id, json_t *v, struct perr *pe, c
 				return fail(pe, where,
 					    "entry %zu: unknown path '%s' (PIX, PXB, PHB, SYS)", i,
 					    path);
-			if (t->n == t->cap) {
-				size_t nc = t->cap ? t->cap * 2 : 8;
-				void *ne = realloc(t->e, nc * sizeof(*t->e));
-
-				if (!ne)
-					return -ENOMEM;
-				t->e = ne;
-				t->cap = nc;
-			}
+			if (array_grow(&t->e, &t->cap, t->n, sizeof(*t->e), 8))
+				return -ENOMEM;
 			strlcpy0(t->e[t->n].gpu, gpu, sizeof(t->e[t->n].gpu));
 			strlcpy0(t->e[t->n].nic, nic, sizeof(t->e[t->n].nic));
 			t->e[t->n].path = (enum pci_path)p;

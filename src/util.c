@@ -118,6 +118,23 @@ void rw_log_once_reset(const char *key)
 	pthread_mutex_unlock(&log_lock);
 }
 
+int array_grow(void *arrp, size_t *cap, size_t n, size_t elem, size_t first)
+{
+	void **arr = arrp;
+	size_t nc;
+	void *na;
+
+	if (n < *cap)
+		return 0;
+	nc = *cap ? *cap * 2 : first;
+	na = realloc(*arr, nc * elem);
+	if (!na)
+		return -ENOMEM;
+	*arr = na;
+	*cap = nc;
+	return 0;
+}
+
 size_t strlcpy0(char *dst, const char *src, size_t size)
 {
 	size_t len = strlen(src);

@@ -36,6 +36,12 @@ void rw_log_once_reset(const char *key);
 #define log_info(...)  rw_log(LOG_LVL_INFO, __VA_ARGS__)
 #define log_debug(...) rw_log(LOG_LVL_DEBUG, __VA_ARGS__)
 
+/*
+ * Make room for one more element in a growable array (doubling, starting at
+ * first): 0, or -ENOMEM with the array untouched.
+ */
+int array_grow(void *arrp, size_t *cap, size_t n, size_t elem, size_t first);
+
 /* Copy with truncation, always terminated. */
 size_t strlcpy0(char *dst, const char *src, size_t size);
 /* Trim trailing whitespace in place. */
