@@ -9,8 +9,8 @@
 
 #include <stdbool.h>
 
-#include "../src/config.h"
-#include "../src/model.h"
+#include "config.h"
+#include "model.h"
 
 enum collect_what {
 	COLLECT_FAST = 1 << 0, /* counters */

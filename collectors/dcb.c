@@ -26,7 +26,7 @@
 #include <linux/rtnetlink.h>
 
 #include "netdev.h"
-#include "../src/util.h"
+#include "util.h"
 
 #define EV_BUFLEN 16384
 

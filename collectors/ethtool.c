@@ -33,7 +33,7 @@
 #include <linux/sockios.h>
 
 #include "netdev.h"
-#include "../src/util.h"
+#include "util.h"
 
 /* Spare room in the stats buffer: a set that grows a little is read without a remap. */
 #define STATS_HEADROOM 64

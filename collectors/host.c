@@ -51,7 +51,7 @@
 #include <sys/utsname.h>
 
 #include "collector.h"
-#include "../src/util.h"
+#include "util.h"
 
 #define PCI_MAX_DEPTH 16
 

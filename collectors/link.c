@@ -17,7 +17,7 @@
 #include <linux/rtnetlink.h>
 
 #include "collector.h"
-#include "../src/util.h"
+#include "util.h"
 
 struct link_priv {
 	struct nl_sock *sk; /* requests */

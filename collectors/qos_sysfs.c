@@ -37,7 +37,7 @@
 #include <unistd.h>
 
 #include "netdev.h"
-#include "../src/util.h"
+#include "util.h"
 
 /* ---- text parsers ---- */
 

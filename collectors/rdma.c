@@ -42,7 +42,7 @@
 
 #include "collector.h"
 #include "rdma.h"
-#include "../src/util.h"
+#include "util.h"
 
 #ifndef SOL_NETLINK
 #define SOL_NETLINK 270

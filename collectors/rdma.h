@@ -15,7 +15,7 @@
 
 #include <linux/netlink.h>
 
-#include "../src/model.h"
+#include "model.h"
 
 /* One RDMA_NLDEV_CMD_GET reply: a device. */
 struct rdma_nl_dev {

@@ -34,7 +34,7 @@
 
 #include "collector.h"
 #include "rdma.h"
-#include "../src/util.h"
+#include "util.h"
 
 struct vdev {
 	char name[RW_NAME_MAX];

@@ -28,7 +28,7 @@
 #include "collector.h"
 #include "wire_fields.h"
 #include "wire_loader.h"
-#include "../src/util.h"
+#include "util.h"
 
 /* include/uapi/linux/capability.h: CAP_BPF came with Linux 5.8. */
 #ifndef CAP_BPF

@@ -12,7 +12,7 @@
 
 #include "alertmanager.h"
 #include "prom.h"
-#include "../src/util.h"
+#include "util.h"
 
 struct batch {
 	char *body;

@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../rules/alerts.h"
-#include "../src/strbuf.h"
+#include "alerts.h"
+#include "strbuf.h"
 
 #define AM_MAX_URLS 8
 

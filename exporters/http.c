@@ -15,7 +15,7 @@
 #include <zlib.h>
 
 #include "http.h"
-#include "../src/util.h"
+#include "util.h"
 
 struct blob {
 	int refs; /* responses still sending it, plus 1 while current */

@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "../src/strbuf.h"
+#include "strbuf.h"
 
 enum http_method {
 	HTTP_GET,

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "prom.h"
-#include "../src/config.h"
-#include "../src/util.h"
+#include "config.h"
+#include "util.h"
 
 static const char *const mtype_names[] = {
 	[MT_NONE] = "untyped",

@@ -6,18 +6,9 @@
 #include <regex.h>
 #include <stdint.h>
 
-#include "../src/model.h"
-#include "../src/strbuf.h"
-
-/* What the daemon knows about its own loops. */
-struct poll_stats {
-	uint64_t fast_polls, slow_polls, overruns;
-	double last_fast_seconds, last_slow_seconds; /* duration of the last poll */
-	double lag_seconds;			     /* how late the last fast poll started */
-	int64_t start_ns;			     /* realtime */
-	int64_t last_poll_ns;			     /* realtime */
-	uint64_t reloads_failed;
-};
+#include "model.h"
+#include "poll_stats.h"
+#include "strbuf.h"
 
 struct prom_extra; /* sections appended by other parts (rules, alerts) */
 

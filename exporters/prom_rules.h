@@ -6,8 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../rules/engine.h"
-#include "../src/strbuf.h"
+#include "engine.h"
+#include "strbuf.h"
 
 struct prom_rules_state {
 	bool reload_ok;	   /* the last load (start-up or SIGHUP) succeeded */

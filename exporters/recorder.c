@@ -37,10 +37,11 @@
 
 #include "prom.h"
 #include "recorder.h"
-#include "recording.h"
-#include "../src/config.h"
-#include "../src/snapshot.h"
-#include "../src/util.h"
+#include "recording_schema.h"
+#include "strmap.h"
+#include "config.h"
+#include "snapshot.h"
+#include "util.h"
 
 #define QUEUE_LEN     32	   /* batches between the poll loop and the writer */
 #define KF_MAX_MS     (300 * 1000) /* a keyframe at least this often */
@@ -174,7 +175,7 @@ struct recorder {
 	bool maint_more;
 
 	/* poll-loop side (model lock held) */
-	struct rec_map series_map, obj_map;
+	struct strmap series_map, obj_map;
 	struct objrec **objs;
 	size_t n_objs, cap_objs;
 	struct series_state *st;
@@ -326,11 +327,11 @@ static int32_t intern(struct recorder *r, struct batch *b, const struct objrec *
 
 	series_key(key, sizeof(key), or->kind, or->kind == OBJ_NODE ? "" : or->name, or->port,
 		   or->netdev, src, name, prio);
-	id = rec_map_get(&r->series_map, key);
+	id = strmap_get(&r->series_map, key);
 	if (id > 0)
 		return (int32_t)id;
 	if (r->max_id >= INT32_MAX - 1 || ensure_series_cap(r, (size_t)r->max_id + 1) ||
-	    rec_map_put(&r->series_map, key, r->max_id + 1)) {
+	    strmap_put(&r->series_map, key, r->max_id + 1)) {
 		b->oom = true;
 		return -1;
 	}
@@ -362,7 +363,7 @@ static struct objrec *objrec_get(struct recorder *r, const struct object *o)
 	else if (o->kind == OBJ_RDMA_PORT && field_present(o, F_PORT_NETDEV))
 		nd = o->f[F_PORT_NETDEV].v.s;
 	snprintf(key, sizeof(key), "%d\x1f%s\x1f%u\x1f%s", o->kind, o->name, o->port, nd);
-	i = rec_map_get(&r->obj_map, key);
+	i = strmap_get(&r->obj_map, key);
 	if (i >= 0)
 		return r->objs[i];
 	if (r->n_objs == r->cap_objs) {
@@ -381,7 +382,7 @@ static struct objrec *objrec_get(struct recorder *r, const struct object *o)
 	strlcpy0(or->name, o->name, sizeof(or->name));
 	or->port = o->port;
 	strlcpy0(or->netdev, nd, sizeof(or->netdev));
-	if (rec_map_put(&r->obj_map, key, (int64_t)r->n_objs)) {
+	if (strmap_put(&r->obj_map, key, (int64_t)r->n_objs)) {
 		free(or);
 		return NULL;
 	}
@@ -1618,7 +1619,7 @@ static int load_series_map(struct recorder *r, char *err, size_t errlen)
 		r->st[id].config = d->config;
 		series_key(key, sizeof(key), k, d->device, d->port, d->netdev, src, d->name,
 			   d->prio);
-		if (rec_map_put(&r->series_map, key, id)) {
+		if (strmap_put(&r->series_map, key, id)) {
 			sqlite3_finalize(st);
 			return -ENOMEM;
 		}
@@ -1936,8 +1937,8 @@ void recorder_close(struct recorder *r)
 	free(r->st);
 	free(r->carry);
 	free(r->retry);
-	rec_map_free(&r->series_map);
-	rec_map_free(&r->obj_map);
+	strmap_free(&r->series_map);
+	strmap_free(&r->obj_map);
 	if (r->lock_fd >= 0)
 		close(r->lock_fd);
 	pthread_cond_destroy(&r->cv_writer);

@@ -19,8 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../src/model.h"
-#include "../src/strbuf.h"
+#include "model.h"
+#include "strbuf.h"
 
 #define REC_DEFAULT_RETENTION_NS      (24LL * 3600 * 1000000000LL)
 #define REC_DEFAULT_MAX_SIZE	      (256ULL << 20)

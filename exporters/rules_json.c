@@ -5,8 +5,8 @@
 #include <jansson.h>
 
 #include "rules_json.h"
-#include "../src/config.h"
-#include "../src/util.h"
+#include "config.h"
+#include "util.h"
 
 static json_t *time_json(int64_t ns)
 {

@@ -6,8 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../rules/engine.h"
-#include "../src/strbuf.h"
+#include "engine.h"
+#include "strbuf.h"
 
 #define RULES_JSON_SCHEMA  "rocewatch-check"
 #define RULES_JSON_VERSION 1

@@ -5,7 +5,7 @@
 
 #include "alerts.h"
 #include "engine.h"
-#include "../src/util.h"
+#include "util.h"
 
 void alerts_init(struct alert_table *t)
 {

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "rules_int.h"
-#include "../src/util.h"
+#include "util.h"
 
 static size_t objects(const struct node_model *m, enum obj_kind k, const struct object *const **out)
 {

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../src/model.h"
+#include "model.h"
 
 #define RULES_DEFAULT_PROFILE "lossless-roce"
 #define RULE_SUMMARY_MAX      256

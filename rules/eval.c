@@ -18,7 +18,7 @@
 #include <strings.h>
 
 #include "rules_int.h"
-#include "../src/util.h"
+#include "util.h"
 
 static struct val unknown_err(const struct expr *at, enum verr why, int extra)
 {

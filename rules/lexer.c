@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "rules_int.h"
-#include "../src/util.h"
+#include "util.h"
 
 struct arena_blk {
 	struct arena_blk *next;

@@ -19,7 +19,7 @@
 #include <yaml.h>
 
 #include "rules_int.h"
-#include "../src/util.h"
+#include "util.h"
 
 #ifndef ROCEWATCH_SRC_PROFILE_DIR
 #define ROCEWATCH_SRC_PROFILE_DIR ""

@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "rules_int.h"
-#include "../src/util.h"
+#include "util.h"
 
 struct parser {
 	struct parse_ctx *pc;

@@ -21,7 +21,7 @@ enum wire_dir {
 
 /*
  * wire_key.class, from the first byte of the InfiniBand BTH.  (The tag is
- * not wire_class: src/model.h has that one, in its own order, and the wire
+ * not wire_class: src/core/model.h has that one, in its own order, and the wire
  * collector includes both headers.)
  *
  * CNP is the RoCEv2 congestion notification packet, opcode 0x81.

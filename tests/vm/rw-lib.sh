@@ -288,7 +288,7 @@ rw_expect_rule() {
 
 # rw_hw_metrics_match STAT_JSON METRICS DEV: every counter of `rdma -j statistic show link
 # DEV/1` (STAT_JSON) is on /metrics (METRICS) for DEV port 1 with the same value. Curated names
-# for rxe's counters (src/fields.c hw_counter_descs: they are the public metric names), the
+# for rxe's counters (src/core/fields.c hw_counter_descs: they are the public metric names), the
 # rest under roce_rdma_<name>_total.
 rw_hw_metrics_match() {
 	local stat=$1 metrics=$2 dev=$3 name value metric got n=0

@@ -10,9 +10,9 @@
 
 #include <getopt.h>
 
-#include "../exporters/alertmanager.h"
-#include "../exporters/recorder.h"
-#include "../rules/alerts.h"
+#include "alertmanager.h"
+#include "recorder.h"
+#include "alerts.h"
 #include "daemon.h"
 #include "rules_serve.h"
 

@@ -8,14 +8,14 @@
 #ifndef ROCEWATCH_RECORDER_RULES_H
 #define ROCEWATCH_RECORDER_RULES_H
 
-#include "../exporters/recorder.h"
-#include "../exporters/recording.h"
+#include "recorder.h"
+#include "strmap.h"
 #include "rules_serve.h"
 
 struct recorder_rules {
 	struct recorder *rec;
 	struct rules_serve *rs;
-	struct rec_map last; /* rule result key -> last outcome */
+	struct strmap last; /* rule result key -> last outcome */
 	uint64_t seen_evals;
 };
 

@@ -9,7 +9,6 @@
  * rule have caught last night's incident?"
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -18,31 +17,11 @@
 
 #include <jansson.h>
 
-#include "../exporters/recording.h"
-#include "../rules/alerts.h"
-#include "../rules/engine.h"
-#include "cli.h"
-#include "commands.h"
+#include "alerts.h"
+#include "engine.h"
+#include "recording.h"
+#include "replay.h"
 #include "util.h"
-
-static const char replay_usage[] =
-    "Usage: rocewatch replay (CAPTURE | --db DIR) [--profile NAME|FILE]... [--param KEY=VALUE]...\n"
-    "                        [--since T] [--until T] [--format text|json]\n\n"
-    "Run the rule profiles over a recording (serve --record DIR) or a capture file,\n"
-    "poll by poll at the recorded times, and print when each alert would have fired\n"
-    "and resolved (for: and counter functions included).  The rules need not be the\n"
-    "ones serve ran: replay a new rule against an old incident.\n\n"
-    "Options:\n"
-    "  --db DIR                   the recording directory (or its rocewatch.db)\n"
-    "  --profile NAME|FILE        profile to run (repeatable; default " RULES_DEFAULT_PROFILE ")\n"
-    "  --param KEY=VALUE          override a profile parameter (repeatable)\n"
-    "  --since T, --until T       print transitions in this window only: RFC 3339,\n"
-    "                             'now', or relative (-10m); the rules still see the\n"
-    "                             polls before it, from the keyframe at or before T\n"
-    "  --format text|json         output (default text); -j is json\n"
-    "  -h, --help                 this help\n\n"
-    "Exit status: 0 no alert fired, 1 a warning alert fired, 2 a critical alert fired,\n"
-    "3 the recording or the rules cannot be read, or bad usage.\n";
 
 struct transition {
 	int64_t t_ms;
@@ -243,158 +222,78 @@ static int write_json(const struct replay *rp, FILE *f)
 	return r ? -EIO : 0;
 }
 
-enum {
-	OPT_DB = 1,
-	OPT_PROFILE,
-	OPT_PARAM,
-	OPT_SINCE,
-	OPT_UNTIL,
-	OPT_FORMAT
-};
-
-int cmd_replay(int argc, char **argv)
+int replay_run(struct replay **out, const struct replay_opts *o, char *err, size_t errlen)
 {
-	static const struct option opts[] = {
-		{ "db", required_argument, NULL, OPT_DB },
-		{ "profile", required_argument, NULL, OPT_PROFILE },
-		{ "param", required_argument, NULL, OPT_PARAM },
-		{ "since", required_argument, NULL, OPT_SINCE },
-		{ "until", required_argument, NULL, OPT_UNTIL },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	struct replay *rp = calloc(1, sizeof(*rp));
-	struct rules_spec spec = { 0 };
-	struct rules_diags dg = { 0 };
 	struct rec_scan_ops ops = { .sample = on_sample,
 				    .config = on_config,
 				    .poll_end = on_poll_end };
-	const char *db = NULL;
-	int64_t since = INT64_MIN, until = INT64_MAX, now_ms = real_ns() / 1000000;
-	bool json = false;
-	char err[512] = "";
-	int opt, rc = 3, r;
+	struct replay *rp = calloc(1, sizeof(*rp));
+	int r;
 
+	*out = rp;
 	if (!rp) {
-		fprintf(stderr, "rocewatch replay: out of memory\n");
-		return 3;
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
 	}
 	model_init(&rp->m);
 	alerts_init(&rp->at);
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "hj", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'h':
-			fputs(replay_usage, stdout);
-			rc = 0;
-			goto free_rp;
-		case OPT_DB:
-			db = optarg;
-			break;
-		case OPT_PROFILE:
-		case OPT_PARAM:
-			r = opt == OPT_PROFILE ? rules_spec_add_profile(&spec, optarg)
-					       : rules_spec_add_param(&spec, optarg);
-			if (r) {
-				fprintf(stderr, "rocewatch replay: --%s '%s': %s\n",
-					opt == OPT_PROFILE ? "profile" : "param", optarg,
-					r == -EINVAL ? "expected KEY=VALUE" : "out of memory");
-				goto free_rp;
-			}
-			break;
-		case OPT_SINCE:
-		case OPT_UNTIL:
-			if (rec_parse_time(optarg, now_ms, opt == OPT_SINCE ? &since : &until)) {
-				fprintf(stderr,
-					"rocewatch replay: --%s: '%s' is not a time (RFC 3339, "
-					"'now' or -10m)\n",
-					opt == OPT_SINCE ? "since" : "until", optarg);
-				goto free_rp;
-			}
-			break;
-		case 'j':
-			json = true;
-			break;
-		case OPT_FORMAT:
-			if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
-				fprintf(stderr,
-					"rocewatch replay: --format: '%s' is not text or json\n",
-					optarg);
-				goto free_rp;
-			}
-			json = !strcmp(optarg, "json");
-			break;
-		default:
-			cli_bad_option("replay", argv, optind);
-			goto free_rp;
-		}
-	}
-	if (optind < argc && !db)
-		db = argv[optind++];
-	if (optind < argc) {
-		fprintf(stderr, "rocewatch replay: unexpected argument '%s'\n", argv[optind]);
-		goto free_rp;
-	}
-	if (!db) {
-		fprintf(stderr, "rocewatch replay: which recording? a capture file or --db DIR\n");
-		goto free_rp;
-	}
-	r = rules_load(&spec, &rp->e, &dg);
-	for (size_t i = 0; i < dg.n; i++) {
-		char line[1024];
-
-		rules_diag_format(&dg.d[i], line, sizeof(line));
-		fprintf(stderr, "rocewatch replay: %s\n", line);
-	}
+	rp->e = o->e;
+	r = rec_open(&rp->rd, o->db, err, errlen);
+	if (!r)
+		r = rec_load(&rp->rd, o->since_ms, o->until_ms, err, errlen);
+	if (!r)
+		r = rec_scan(&rp->rd, &ops, rp, err, errlen);
 	if (r)
-		goto free_rp;
-	r = rec_open(&rp->rd, db, err, sizeof(err));
-	if (!r)
-		r = rec_load(&rp->rd, since, until, err, sizeof(err));
-	if (!r)
-		r = rec_scan(&rp->rd, &ops, rp, err, sizeof(err));
-	if (r || rp->oom) {
-		fprintf(stderr, "rocewatch replay: %s\n", r ? err : "out of memory");
-		goto free_rp;
+		return r;
+	if (rp->oom) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
 	}
 	if (!rp->n_window_polls) { /* say which window was empty, not 1970 */
-		rp->win_first = since == INT64_MIN ? rp->rd.first_ms : since;
-		rp->win_last = until == INT64_MAX ? rp->rd.last_ms : until;
+		rp->win_first = o->since_ms == INT64_MIN ? rp->rd.first_ms : o->since_ms;
+		rp->win_last = o->until_ms == INT64_MAX ? rp->rd.last_ms : o->until_ms;
 		if (rp->win_last < rp->win_first)
 			rp->win_last = rp->win_first;
 	}
-	if (rp->eval_errors)
-		fprintf(stderr,
-			"rocewatch replay: %d polls could not be evaluated (out of memory)\n",
-			rp->eval_errors);
+	return 0;
+}
+
+int replay_write(const struct replay *rp, bool json, FILE *f)
+{
 	if (json)
-		r = write_json(rp, stdout);
-	else
-		write_text(rp, stdout);
-	if (fflush(stdout) || r) {
-		fprintf(stderr, "rocewatch replay: write error\n");
-		goto free_rp;
-	}
-	rc = 0;
+		return write_json(rp, f);
+	write_text(rp, f);
+	return 0;
+}
+
+int replay_worst_fired(const struct replay *rp)
+{
+	int worst = 0;
+
 	for (size_t i = 0; i < rp->n_tr; i++)
 		if (rp->tr[i].fired) {
 			int sev = !strcmp(rp->tr[i].severity, "critical")  ? 2
 				  : !strcmp(rp->tr[i].severity, "warning") ? 1
 									   : 0;
 
-			if (sev > rc)
-				rc = sev;
+			if (sev > worst)
+				worst = sev;
 		}
-free_rp:
-	rules_diags_free(&dg);
-	rules_spec_free(&spec);
-	rules_free(rp->e);
+	return worst;
+}
+
+int replay_eval_errors(const struct replay *rp)
+{
+	return rp->eval_errors;
+}
+
+void replay_free(struct replay *rp)
+{
+	if (!rp)
+		return;
 	alerts_free(&rp->at);
 	model_free(&rp->m);
 	rec_close(&rp->rd);
 	free(rp->tr);
 	free(rp);
-	return rc;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rocewatch report: the analysis of a recording (report.c) shared with its
- * SVG drawing (report_svg.c).
+ * The analysis behind `rocewatch report`: what moved in a recording, as
+ * episodes per track (report.c, which also writes text and JSON), and the
+ * same drawn over time (report_svg.c, on top of report.c).
  */
 #ifndef ROCEWATCH_REPORT_H
 #define ROCEWATCH_REPORT_H
@@ -10,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../exporters/recording.h"
+#include "recording.h"
 
 enum rep_cat {
 	CAT_PAUSE,	/* pause frames (PFC per priority, global 802.3x) */
@@ -102,7 +103,21 @@ const char *rep_object_name(const struct rec_series *s, char *buf, size_t len);
 /* HH:MM:SS.mmm UTC (or a full RFC 3339 time when long is set). */
 void rep_time(int64_t t_ms, bool full, char *buf, size_t len);
 
+struct report_opts {
+	const char *db;	    /* recording directory or capture file */
+	int64_t since_ms;   /* INT64_MIN: from the start */
+	int64_t until_ms;   /* INT64_MAX: to the end */
+	int64_t now_ms;	    /* what an empty window is named after */
+	const char *device; /* NULL: every device */
+	bool progress;	    /* a progress line on stderr for a long scan */
+};
+
+/* Read the recording and build the report: 0, or -errno with err set. */
+int report_build(struct report *rp, const struct report_opts *o, char *err, size_t errlen);
+/* The report as text or JSON: 0 or -errno. */
+int report_write(const struct report *rp, bool json, FILE *f);
 /* Draw the per-priority pause and the retry rates over time. */
 int report_svg(const struct report *rp, FILE *f);
+void report_free(struct report *rp);
 
 #endif

@@ -10,7 +10,6 @@
  * backwards restarted from zero (driver reload), as Prometheus' rate() does.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -21,8 +20,6 @@
 
 #include <jansson.h>
 
-#include "cli.h"
-#include "commands.h"
 #include "report.h"
 #include "util.h"
 
@@ -96,24 +93,6 @@ static const struct track_def track_defs[] = {
 	{ REC_PORT, "link_error_recovery", CAT_LINK, NULL, "link error recoveries", "events" },
 	{ REC_PORT, "symbol_error", CAT_LINK, NULL, "symbol errors", "errors" },
 };
-
-static const char report_usage[] =
-    "Usage: rocewatch report (--db DIR | CAPTURE) [--since T] [--until T] [--device D]\n"
-    "                        [--format text|json|svg] [-o FILE]\n\n"
-    "What moved in a recording (serve --record DIR) or a capture file, per device and\n"
-    "priority: pause frames and time paused, pause storms, transport retries,\n"
-    "out-of-sequence, CNPs, discards, link flaps, configuration changes and alerts,\n"
-    "each with when it started and ended, how much, and its peak rate and when.\n\n"
-    "Options:\n"
-    "  --db DIR                   the recording directory (or its rocewatch.db)\n"
-    "  --since T, --until T       the window: RFC 3339 (2026-12-02T10:00:00Z, or with\n"
-    "                             an offset), 'now', or relative to now (-10m, -1h)\n"
-    "  --device D                 only this netdev, RDMA device, or ports bound to it\n"
-    "  --format FORMAT            text (default), json, or svg (rates over time)\n"
-    "  -j                         same as --format json\n"
-    "  -o, --output FILE          write to FILE instead of standard output\n"
-    "  -h, --help                 this help\n\n"
-    "Exit status: 0 report written, 1 the recording cannot be read, 2 bad usage.\n";
 
 void rep_time(int64_t t_ms, bool full, char *buf, size_t len)
 {
@@ -659,7 +638,7 @@ static int write_json(const struct report *rp, const struct line *l, size_t n, F
 	return r ? -EIO : 0;
 }
 
-static void report_free(struct report *rp)
+void report_free(struct report *rp)
 {
 	for (size_t i = 0; i < rp->n_tracks; i++) {
 		free(rp->tracks[i].ep);
@@ -680,166 +659,66 @@ static void report_free(struct report *rp)
 	rec_close(&rp->rd);
 }
 
-enum {
-	FMT_TEXT,
-	FMT_JSON,
-	FMT_SVG
-};
-enum {
-	OPT_DB = 1,
-	OPT_SINCE,
-	OPT_UNTIL,
-	OPT_DEVICE,
-	OPT_FORMAT
-};
-
-int cmd_report(int argc, char **argv)
+int report_build(struct report *rp, const struct report_opts *o, char *err, size_t errlen)
 {
-	static const struct option opts[] = {
-		{ "db", required_argument, NULL, OPT_DB },
-		{ "since", required_argument, NULL, OPT_SINCE },
-		{ "until", required_argument, NULL, OPT_UNTIL },
-		{ "device", required_argument, NULL, OPT_DEVICE },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	struct report rp = { 0 };
-	const char *db = NULL, *out = "-";
-	int64_t since = INT64_MIN, until = INT64_MAX, now_ms = real_ns() / 1000000;
-	int fmt = FMT_TEXT, opt, rc = 2, r;
-	char err[512] = "";
 	struct rec_scan_ops ops = { on_poll, on_sample, on_config, on_poll_end, on_progress };
-	struct line *lines = NULL;
-	size_t n_lines = 0;
-	FILE *f = NULL;
+	int r;
 
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "hjo:", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'h':
-			fputs(report_usage, stdout);
-			return 0;
-		case OPT_DB:
-			db = optarg;
-			break;
-		case OPT_SINCE:
-		case OPT_UNTIL:
-			if (rec_parse_time(optarg, now_ms, opt == OPT_SINCE ? &since : &until)) {
-				fprintf(stderr,
-					"rocewatch report: --%s: '%s' is not a time (RFC 3339, "
-					"'now' or -10m)\n",
-					opt == OPT_SINCE ? "since" : "until", optarg);
-				return 2;
-			}
-			break;
-		case OPT_DEVICE:
-			rp.device = optarg;
-			break;
-		case 'j':
-			fmt = FMT_JSON;
-			break;
-		case OPT_FORMAT:
-			if (!strcmp(optarg, "text"))
-				fmt = FMT_TEXT;
-			else if (!strcmp(optarg, "json"))
-				fmt = FMT_JSON;
-			else if (!strcmp(optarg, "svg"))
-				fmt = FMT_SVG;
-			else {
-				fprintf(
-				    stderr,
-				    "rocewatch report: --format: '%s' is not text, json or svg\n",
-				    optarg);
-				return 2;
-			}
-			break;
-		case 'o':
-			out = optarg;
-			break;
-		default:
-			cli_bad_option("report", argv, optind);
-			return 2;
-		}
-	}
-	if (optind < argc && !db)
-		db = argv[optind++];
-	if (optind < argc) {
-		fprintf(stderr, "rocewatch report: unexpected argument '%s'\n", argv[optind]);
-		return 2;
-	}
-	if (!db) {
-		fprintf(stderr, "rocewatch report: which recording? --db DIR or a capture file\n");
-		return 2;
-	}
-	if (since > until) {
-		fprintf(stderr, "rocewatch report: --since is after --until\n");
-		return 2;
-	}
-	rc = 1;
-	r = rec_open(&rp.rd, db, err, sizeof(err));
+	rp->device = o->device;
+	r = rec_open(&rp->rd, o->db, err, errlen);
 	if (!r)
-		r = rec_load(&rp.rd, since, until, err, sizeof(err));
+		r = rec_load(&rp->rd, o->since_ms, o->until_ms, err, errlen);
 	if (r) {
-		fprintf(stderr, "rocewatch report: %s\n", err[0] ? err : strerror(-r));
-		goto free_report;
+		if (!err[0])
+			snprintf(err, errlen, "%s", strerror(-r));
+		return r;
 	}
-	for (size_t i = 0; i < rp.rd.n_polls; i++) {
-		if (!rp.rd.polls[i].in_window)
+	for (size_t i = 0; i < rp->rd.n_polls; i++) {
+		if (!rp->rd.polls[i].in_window)
 			continue;
-		if (!rp.n_window_polls++)
-			rp.win_first = rp.rd.polls[i].t_ms;
-		rp.win_last = rp.rd.polls[i].t_ms;
+		if (!rp->n_window_polls++)
+			rp->win_first = rp->rd.polls[i].t_ms;
+		rp->win_last = rp->rd.polls[i].t_ms;
 	}
-	if (!rp.n_window_polls) {
-		rp.win_first = since == INT64_MIN ? now_ms : since;
-		rp.win_last = until == INT64_MAX ? rp.win_first : until;
+	if (!rp->n_window_polls) {
+		rp->win_first = o->since_ms == INT64_MIN ? o->now_ms : o->since_ms;
+		rp->win_last = o->until_ms == INT64_MAX ? rp->win_first : o->until_ms;
 	}
-	rp.nb = rp.n_window_polls < REP_BUCKETS_MAX ? (int)rp.n_window_polls : REP_BUCKETS_MAX;
-	if (rp.nb < 1)
-		rp.nb = 1;
-	rp.progress = isatty(STDERR_FILENO) && !getenv("ROCEWATCH_NO_PROGRESS");
-	if (setup_tracks(&rp)) {
-		fprintf(stderr, "rocewatch report: out of memory\n");
-		goto free_report;
+	rp->nb = rp->n_window_polls < REP_BUCKETS_MAX ? (int)rp->n_window_polls : REP_BUCKETS_MAX;
+	if (rp->nb < 1)
+		rp->nb = 1;
+	rp->progress = o->progress;
+	if (setup_tracks(rp))
+		goto oom;
+	r = rec_scan(&rp->rd, &ops, rp, err, errlen);
+	if (!r && rec_events(&rp->rd, on_event, rp)) {
+		snprintf(err, errlen, "%s: cannot read the events", rp->rd.path);
+		r = -EIO;
 	}
-	r = rec_scan(&rp.rd, &ops, &rp, err, sizeof(err));
-	if (!r)
-		r = rec_events(&rp.rd, on_event, &rp) ? -EIO : 0;
-	if (r || rp.oom) {
-		fprintf(stderr, "rocewatch report: %s\n", r ? err : "out of memory");
-		goto free_report;
-	}
-	if (rp.n_events)
-		qsort(rp.events, rp.n_events, sizeof(*rp.events), cmp_event);
-	lines = collect_lines(&rp, &n_lines);
-	if (!lines) {
-		fprintf(stderr, "rocewatch report: out of memory\n");
-		goto free_report;
-	}
-	f = strcmp(out, "-") ? fopen(out, "w") : stdout;
-	if (!f) {
-		fprintf(stderr, "rocewatch report: %s: %s\n", out, strerror(errno));
-		goto free_report;
-	}
-	if (fmt == FMT_JSON)
-		r = write_json(&rp, lines, n_lines, f);
-	else if (fmt == FMT_SVG)
-		r = report_svg(&rp, f);
+	if (r)
+		return r;
+	if (rp->oom)
+		goto oom;
+	if (rp->n_events)
+		qsort(rp->events, rp->n_events, sizeof(*rp->events), cmp_event);
+	return 0;
+oom:
+	snprintf(err, errlen, "out of memory");
+	return -ENOMEM;
+}
+
+int report_write(const struct report *rp, bool json, FILE *f)
+{
+	size_t n_lines = 0;
+	struct line *lines = collect_lines(rp, &n_lines);
+	int r = 0;
+
+	if (!lines)
+		return -ENOMEM;
+	if (json)
+		r = write_json(rp, lines, n_lines, f);
 	else
-		write_text(&rp, lines, n_lines, f);
-	if (fflush(f) || ferror(f) || r) {
-		fprintf(stderr, "rocewatch report: %s: write error\n", out);
-		goto close_out;
-	}
-	rc = 0;
-close_out:
-	if (f != stdout && fclose(f))
-		rc = 1;
-free_report:
+		write_text(rp, lines, n_lines, f);
 	free(lines);
-	report_free(&rp);
-	return rc;
+	return r;
 }

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../exporters/rules_json.h"
+#include "rules_json.h"
 #include "recorder_rules.h"
 #include "util.h"
 
@@ -30,10 +30,10 @@ void recorder_rules_after_poll(void *arg, struct node_model *m, unsigned what)
 		int64_t prev;
 
 		snprintf(key, sizeof(key), "%" PRIx64, r->key);
-		prev = rec_map_get(&rr->last, key);
+		prev = strmap_get(&rr->last, key);
 		if (prev == (int64_t)r->outcome)
 			continue;
-		if (rec_map_put(&rr->last, key, r->outcome))
+		if (strmap_put(&rr->last, key, r->outcome))
 			return;
 		/* The first outcome of a rule is where it starts, not a change; skips are noise. */
 		if (prev < 0 || (prev != RULE_FAIL && r->outcome != RULE_FAIL))
@@ -72,5 +72,5 @@ int recorder_rules_results(void *arg, struct strbuf *out)
 
 void recorder_rules_fini(struct recorder_rules *rr)
 {
-	rec_map_free(&rr->last);
+	strmap_free(&rr->last);
 }

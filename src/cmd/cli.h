@@ -4,6 +4,7 @@
 #define ROCEWATCH_CLI_H
 
 #include <getopt.h>
+#include <stdio.h>
 
 #include "config.h"
 
@@ -51,5 +52,9 @@ struct option *cli_options(const struct option *own);
 int cli_common(struct rw_config *cfg, int opt, const char *arg, const char *longname);
 /* Report an unknown flag or missing argument the way every command does. */
 void cli_bad_option(const char *cmd, char **argv, int optind_after);
+/* -o FILE ("-" is standard output); NULL when it cannot be opened (printed). */
+FILE *cli_open_output(const char *cmd, const char *path);
+/* Flush and close it: 0, or -EIO after saying "write error" with the path. */
+int cli_close_output(const char *cmd, const char *path, FILE *f);
 
 #endif

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../exporters/rules_json.h"
+#include "rules_json.h"
 #include "rules_serve.h"
 #include "util.h"
 

@@ -16,35 +16,19 @@
  * REFRESH_MS, at a real poll of the recording (a gap stays a gap).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../exporters/prom.h"
-#include "../exporters/recording.h"
-#include "cli.h"
-#include "commands.h"
+#include "export.h"
+#include "prom.h"
+#include "recording.h"
+#include "strmap.h"
 #include "util.h"
 
 #define REFRESH_MS 120000
-
-static const char export_usage[] =
-    "Usage: rocewatch export (--db DIR | CAPTURE) [--format openmetrics] [--since T]\n"
-    "                        [--until T] [-o FILE]\n\n"
-    "Write a recording (serve --record DIR) or a capture file as OpenMetrics text,\n"
-    "for `promtool tsdb create-blocks-from openmetrics FILE DIR`.  Metric names and\n"
-    "labels are those of /metrics; a value that did not change is repeated every\n"
-    "2 minutes so PromQL finds it.\n\n"
-    "Options:\n"
-    "  --db DIR                   the recording directory (or its rocewatch.db)\n"
-    "  --format openmetrics       the only format (and the default)\n"
-    "  --since T, --until T       the window: RFC 3339, 'now', or relative (-10m)\n"
-    "  -o, --output FILE          write to FILE instead of standard output\n"
-    "  -h, --help                 this help\n\n"
-    "Exit status: 0 written, 1 the recording cannot be read or written, 2 bad usage.\n";
 
 struct family {
 	char *name; /* as /metrics names it */
@@ -70,7 +54,7 @@ struct xport {
 	FILE *f;
 	struct family *fams;
 	size_t n_fams, cap_fams;
-	struct rec_map fam_map;
+	struct strmap fam_map;
 	int *series_fam;      /* by series id: family, -1 not exported */
 	char **series_labels; /* by series id */
 	double *series_scale; /* by series id: 0 = integer as recorded */
@@ -82,7 +66,7 @@ struct xport {
 	struct strbuf text;
 	bool dirty, failed, warned;
 	int64_t last_render;
-	struct rec_map cfg_map;
+	struct strmap cfg_map;
 	struct cfg_entry *ents;
 	size_t n_ents, cap_ents;
 	uint64_t lines;
@@ -94,7 +78,7 @@ struct xport {
 static int family(struct xport *x, const char *name, const char *type, const char *help,
 		  bool config)
 {
-	int64_t i = rec_map_get(&x->fam_map, name);
+	int64_t i = strmap_get(&x->fam_map, name);
 	struct family *f;
 
 	if (i >= 0)
@@ -114,7 +98,7 @@ static int family(struct xport *x, const char *name, const char *type, const cha
 	f->help = strdup(help ? help : "");
 	f->type = type;
 	f->config = config;
-	if (!f->name || !f->help || rec_map_put(&x->fam_map, name, (int64_t)x->n_fams))
+	if (!f->name || !f->help || strmap_put(&x->fam_map, name, (int64_t)x->n_fams))
 		return -1;
 	return (int)x->n_fams++;
 }
@@ -467,7 +451,7 @@ static void on_config(void *arg, const struct rec_poll *p, const struct rec_seri
 
 static struct cfg_entry *cfg_entry(struct xport *x, const char *key, int fam)
 {
-	int64_t i = rec_map_get(&x->cfg_map, key);
+	int64_t i = strmap_get(&x->cfg_map, key);
 	struct cfg_entry *e;
 
 	if (i >= 0)
@@ -485,7 +469,7 @@ static struct cfg_entry *cfg_entry(struct xport *x, const char *key, int fam)
 	memset(e, 0, sizeof(*e));
 	e->fam = fam;
 	e->key = strdup(key);
-	if (!e->key || rec_map_put(&x->cfg_map, key, (int64_t)x->n_ents))
+	if (!e->key || strmap_put(&x->cfg_map, key, (int64_t)x->n_ents))
 		return NULL;
 	x->n_ents++;
 	return e;
@@ -644,98 +628,31 @@ static void xport_free(struct xport *x)
 		free(x->ents[i].v);
 	}
 	free(x->ents);
-	rec_map_free(&x->fam_map);
-	rec_map_free(&x->cfg_map);
+	strmap_free(&x->fam_map);
+	strmap_free(&x->cfg_map);
 	model_free(&x->m);
 	prom_renderer_free(&x->pr);
 	sb_free(&x->text);
 	rec_close(&x->rd);
 }
 
-enum {
-	OPT_DB = 1,
-	OPT_SINCE,
-	OPT_UNTIL,
-	OPT_FORMAT
-};
-
-int cmd_export(int argc, char **argv)
+int export_open(struct xport **out, const struct export_opts *o, char *err, size_t errlen)
 {
-	static const struct option opts[] = {
-		{ "db", required_argument, NULL, OPT_DB },
-		{ "since", required_argument, NULL, OPT_SINCE },
-		{ "until", required_argument, NULL, OPT_UNTIL },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	struct xport *x = calloc(1, sizeof(*x));
-	struct rec_scan_ops ops = { .config = on_config, .poll_end = on_poll_end };
-	const char *db = NULL, *out = "-";
-	int64_t since = INT64_MIN, until = INT64_MAX, now_ms = real_ns() / 1000000;
-	struct object *tmp = NULL;
-	int opt, rc = 2, r;
+	int r;
 
+	*out = x;
 	if (!x) {
-		fprintf(stderr, "rocewatch export: out of memory\n");
-		return 1;
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
 	}
 	model_init(&x->m);
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'h':
-			fputs(export_usage, stdout);
-			rc = 0;
-			goto free_x;
-		case OPT_DB:
-			db = optarg;
-			break;
-		case OPT_SINCE:
-		case OPT_UNTIL:
-			if (rec_parse_time(optarg, now_ms, opt == OPT_SINCE ? &since : &until)) {
-				fprintf(stderr,
-					"rocewatch export: --%s: '%s' is not a time (RFC 3339, "
-					"'now' or -10m)\n",
-					opt == OPT_SINCE ? "since" : "until", optarg);
-				goto free_x;
-			}
-			break;
-		case OPT_FORMAT:
-			if (strcmp(optarg, "openmetrics")) {
-				fprintf(stderr,
-					"rocewatch export: --format: '%s' is not openmetrics\n",
-					optarg);
-				goto free_x;
-			}
-			break;
-		case 'o':
-			out = optarg;
-			break;
-		default:
-			cli_bad_option("export", argv, optind);
-			goto free_x;
-		}
-	}
-	if (optind < argc && !db)
-		db = argv[optind++];
-	if (optind < argc) {
-		fprintf(stderr, "rocewatch export: unexpected argument '%s'\n", argv[optind]);
-		goto free_x;
-	}
-	if (!db) {
-		fprintf(stderr, "rocewatch export: which recording? --db DIR or a capture file\n");
-		goto free_x;
-	}
-	rc = 1;
-	r = rec_open(&x->rd, db, x->err, sizeof(x->err));
+	r = rec_open(&x->rd, o->db, x->err, sizeof(x->err));
 	if (!r)
-		r = rec_load(&x->rd, since, until, x->err, sizeof(x->err));
+		r = rec_load(&x->rd, o->since_ms, o->until_ms, x->err, sizeof(x->err));
 	if (r) {
-		fprintf(stderr, "rocewatch export: %s\n", x->err[0] ? x->err : strerror(-r));
-		goto free_x;
+		snprintf(err, errlen, "%s", x->err[0] ? x->err : strerror(-r));
+		return r;
 	}
 	x->first_poll = x->rd.n_polls;
 	for (size_t i = 0; i < x->rd.n_polls; i++)
@@ -747,10 +664,19 @@ int cmd_export(int argc, char **argv)
 			x->win_last = x->rd.polls[i].t_ms;
 		}
 	x->last_render = INT64_MIN / 2;
-	x->series_fam = calloc(x->rd.n_series ? x->rd.n_series : 1, sizeof(*x->series_fam));
-	x->series_labels = calloc(x->rd.n_series ? x->rd.n_series : 1, sizeof(*x->series_labels));
-	x->series_scale = calloc(x->rd.n_series ? x->rd.n_series : 1, sizeof(*x->series_scale));
-	tmp = malloc(sizeof(*tmp));
+	return 0;
+}
+
+int export_write(struct xport *x, FILE *f, char *err, size_t errlen)
+{
+	struct rec_scan_ops ops = { .config = on_config, .poll_end = on_poll_end };
+	size_t n = x->rd.n_series ? x->rd.n_series : 1;
+	struct object *tmp = malloc(sizeof(*tmp));
+	int r = 0;
+
+	x->series_fam = calloc(n, sizeof(*x->series_fam));
+	x->series_labels = calloc(n, sizeof(*x->series_labels));
+	x->series_scale = calloc(n, sizeof(*x->series_scale));
 	if (!x->series_fam || !x->series_labels || !x->series_scale || !tmp)
 		goto oom;
 	for (size_t i = 0; i < x->rd.n_series; i++) {
@@ -758,42 +684,34 @@ int cmd_export(int argc, char **argv)
 		if (x->rd.series[i].used && map_series(x, &x->rd.series[i], tmp))
 			goto oom;
 	}
-	x->f = strcmp(out, "-") ? fopen(out, "w") : stdout;
-	if (!x->f) {
-		fprintf(stderr, "rocewatch export: %s: %s\n", out, strerror(errno));
-		goto free_x;
-	}
+	x->f = f;
 	if (x->first_poll < x->rd.n_polls) {
 		r = export_counters(x);
 		if (!r)
 			r = rec_scan(&x->rd, &ops, x, x->err, sizeof(x->err));
 		if (r) {
-			fprintf(stderr, "rocewatch export: %s\n", x->err);
-			goto close_out;
+			snprintf(err, errlen, "%s", x->err);
+			goto out;
 		}
 		if (x->failed)
 			goto oom;
 		write_config(x);
 	}
 	fputs("# EOF\n", x->f);
-	if (fflush(x->f) || ferror(x->f)) {
-		fprintf(stderr, "rocewatch export: %s: write error\n", out);
-		goto close_out;
-	}
-	rc = 0;
-close_out:
-	if (x->f != stdout && fclose(x->f))
-		rc = 1;
-	x->f = NULL;
-	goto free_x;
+	goto out;
 oom:
-	fprintf(stderr, "rocewatch export: out of memory\n");
-	rc = 1;
-free_x:
-	if (x->f && x->f != stdout)
-		fclose(x->f);
+	snprintf(err, errlen, "out of memory");
+	r = -ENOMEM;
+out:
+	x->f = NULL;
 	free(tmp);
+	return r;
+}
+
+void export_free(struct xport *x)
+{
+	if (!x)
+		return;
 	xport_free(x);
 	free(x);
-	return rc;
 }

@@ -12,8 +12,9 @@
 #include <signal.h>
 #include <stdbool.h>
 
-#include "../collectors/collector.h"
-#include "../exporters/prom.h"
+#include "collector.h"
+#include "poll_stats.h"
+#include "prom.h"
 #include "config.h"
 #include "model.h"
 #include "snapshot.h"

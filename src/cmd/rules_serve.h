@@ -11,8 +11,8 @@
 
 #include <getopt.h>
 
-#include "../exporters/prom_rules.h"
-#include "../rules/engine.h"
+#include "prom_rules.h"
+#include "engine.h"
 #include "daemon.h"
 
 enum {

@@ -7,7 +7,7 @@
 
 #include <jansson.h>
 
-#include "../rules/engine.h"
+#include "engine.h"
 #include "cli.h"
 #include "commands.h"
 #include "util.h"

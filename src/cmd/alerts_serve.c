@@ -6,7 +6,7 @@
 
 #include <jansson.h>
 
-#include "../exporters/prom.h"
+#include "prom.h"
 #include "alerts_serve.h"
 #include "util.h"
 

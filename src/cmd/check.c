@@ -12,8 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../exporters/rules_json.h"
-#include "../rules/engine.h"
+#include "rules_json.h"
+#include "engine.h"
 #include "cli.h"
 #include "commands.h"
 #include "daemon.h"

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The flight recording: an SQLite database (schema in docs/recording.md)
- * written by the recorder in `serve --record DIR`, and read back by
- * `report`, `export` and `replay`, from DIR or from a capture file.  This
- * file owns the schema and the reading side; recorder.c owns the writing.
+ * Reading a flight recording back (report, replay, export): its series and
+ * polls, a walk through the rows in time order, and a node model rebuilt
+ * from them.  The schema is the writer's (exporters/recording_schema.h).
  */
 #ifndef ROCEWATCH_RECORDING_H
 #define ROCEWATCH_RECORDING_H
@@ -12,39 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <sqlite3.h>
-
-#include "../src/model.h"
-
-#define REC_SCHEMA	   "rocewatch-recording"
-#define REC_SCHEMA_VERSION 1 /* PRAGMA user_version */
-#define REC_DB_NAME	   "rocewatch.db"
-
-/* Where a series' values come from: a field of the table, or a counter set. */
-enum rec_source {
-	REC_FIELD,
-	REC_ETHTOOL, /* CSET_ETHTOOL */
-	REC_HW,	     /* CSET_HW */
-	REC_PORT,    /* CSET_PORT */
-	REC_CC,	     /* CSET_CC: DCQCN parameters, recorded as configuration */
-	REC__SOURCES,
-};
-
-const char *rec_source_name(enum rec_source s);
-int rec_source_parse(const char *s);
-/* The counter set a source reads, or -1 for REC_FIELD. */
-int rec_source_cset(enum rec_source s);
-
-/*
- * Create the tables in schema ("main", or an attached capture) and stamp
- * user_version.  Idempotent for a fresh file only.
- */
-int rec_create_schema(sqlite3 *db, const char *schema, char *err, size_t errlen);
-/* Check user_version and the meta schema name: 0, or -EINVAL with err set. */
-int rec_check_schema(sqlite3 *db, const char *path, char *err, size_t errlen);
-
-/* The database file of a recording directory (or the argument if it is a file). */
-int rec_db_path(const char *arg, char *out, size_t outlen);
+#include "model.h"
+#include "recording_schema.h"
 
 /* One series: what identifies it in the `series` table. */
 struct rec_series {
@@ -136,16 +104,6 @@ int rec_model_config(struct node_model *m, const struct rec_series *s, const cha
 		     const char *absent, char *err, size_t errlen);
 /* After a poll's rows: drop the objects none of whose facts is present any more. */
 void rec_model_sweep(struct node_model *m);
-
-/* A string -> int64 map (open addressing) for identities. */
-struct rec_map {
-	size_t n, cap;
-	char **keys;
-	int64_t *vals;
-};
-int64_t rec_map_get(const struct rec_map *m, const char *k); /* -1 when missing */
-int rec_map_put(struct rec_map *m, const char *k, int64_t v);
-void rec_map_free(struct rec_map *m);
 
 /* Times: ms since the epoch as RFC 3339 UTC with milliseconds. */
 void rec_format_time(int64_t t_ms, char *buf, size_t len);

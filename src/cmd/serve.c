@@ -11,8 +11,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../exporters/http.h"
-#include "../exporters/recorder.h"
+#include "http.h"
+#include "recorder.h"
 #include "cli.h"
 #include "commands.h"
 #include "daemon.h"

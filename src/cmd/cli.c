@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../collectors/collector.h"
+#include "collector.h"
 #include "cli.h"
 #include "util.h"
 
@@ -143,4 +143,27 @@ void cli_bad_option(const char *cmd, char **argv, int optind_after)
 		fprintf(stderr,
 			"rocewatch %s: unknown option or missing value: '%s' (see --help)\n", cmd,
 			arg);
+}
+
+FILE *cli_open_output(const char *cmd, const char *path)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+
+	if (!f)
+		fprintf(stderr, "rocewatch %s: %s: %s\n", cmd, path, strerror(errno));
+	return f;
+}
+
+int cli_close_output(const char *cmd, const char *path, FILE *f)
+{
+	int bad = fflush(f) || ferror(f);
+
+	if (f != stdout && fclose(f))
+		bad = 1;
+	if (bad) {
+		fprintf(stderr, "rocewatch %s: %s: write error\n", cmd,
+			strcmp(path, "-") ? path : "standard output");
+		return -EIO;
+	}
+	return 0;
 }

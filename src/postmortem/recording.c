@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The recording's schema and its reading side.  Samples are keyed by
+ * The reading side of a recording (the schema is exporters/recording_schema.c).  Samples are keyed by
  * (t_ms, series_id) so a poll's rows are one contiguous run of the B-tree:
  * appending a poll and deleting the oldest ones touch only the two ends,
  * and a reader walks a time window in key order without sorting.
@@ -16,156 +16,8 @@
 #include <unistd.h>
 
 #include "recording.h"
-#include "../src/snapshot.h"
-#include "../src/util.h"
-
-static const char *const source_names[REC__SOURCES] = {
-	[REC_FIELD] = "field", [REC_ETHTOOL] = "ethtool", [REC_HW] = "hw",
-	[REC_PORT] = "port",   [REC_CC] = "cc",
-};
-
-const char *rec_source_name(enum rec_source s)
-{
-	return s < REC__SOURCES ? source_names[s] : "?";
-}
-
-int rec_source_parse(const char *s)
-{
-	for (int i = 0; i < REC__SOURCES; i++)
-		if (!strcmp(source_names[i], s))
-			return i;
-	return -1;
-}
-
-int rec_source_cset(enum rec_source s)
-{
-	switch (s) {
-	case REC_ETHTOOL:
-		return CSET_ETHTOOL;
-	case REC_HW:
-		return CSET_HW;
-	case REC_PORT:
-		return CSET_PORT;
-	case REC_CC:
-		return CSET_CC;
-	default:
-		return -1;
-	}
-}
-
-/*
- * Version 1.  Any change to these statements is a new REC_SCHEMA_VERSION and
- * a section in docs/recording.md.  "%1$s" is the schema name.
- */
-static const char *const schema_sql[] = {
-	"CREATE TABLE %1$s.meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID",
-	"CREATE TABLE %1$s.runs (run INTEGER PRIMARY KEY, t_ms INTEGER NOT NULL, host TEXT NOT "
-	"NULL,"
-	" version TEXT NOT NULL, interval_ms INTEGER NOT NULL, pid INTEGER)",
-	"CREATE TABLE %1$s.series (id INTEGER PRIMARY KEY, object TEXT NOT NULL,"
-	" device TEXT NOT NULL, port INTEGER NOT NULL, netdev TEXT NOT NULL, source TEXT NOT NULL,"
-	" name TEXT NOT NULL, prio INTEGER NOT NULL, config INTEGER NOT NULL,"
-	" UNIQUE (object, device, port, netdev, source, name, prio))",
-	"CREATE TABLE %1$s.polls (seq INTEGER PRIMARY KEY, t_ms INTEGER NOT NULL UNIQUE,"
-	" run INTEGER NOT NULL, what INTEGER NOT NULL, keyframe INTEGER NOT NULL,"
-	" n_samples INTEGER NOT NULL, n_config INTEGER NOT NULL, dropped INTEGER NOT NULL)",
-	/* value: INTEGER (u64 as int64 bits), REAL, or NULL = went absent */
-	"CREATE TABLE %1$s.samples (t_ms INTEGER NOT NULL, series_id INTEGER NOT NULL, value,"
-	" PRIMARY KEY (t_ms, series_id)) WITHOUT ROWID",
-	/* value: snapshot JSON of the field, NULL when absent (absent says why) */
-	"CREATE TABLE %1$s.config (t_ms INTEGER NOT NULL, series_id INTEGER NOT NULL, value TEXT,"
-	" absent TEXT, PRIMARY KEY (t_ms, series_id)) WITHOUT ROWID",
-	"CREATE TABLE %1$s.events (id INTEGER PRIMARY KEY, t_ms INTEGER NOT NULL, kind TEXT NOT "
-	"NULL,"
-	" object TEXT, device TEXT, name TEXT, detail TEXT)",
-	"CREATE INDEX %1$s.events_t ON events (t_ms)",
-	"INSERT INTO %1$s.meta VALUES ('schema', '" REC_SCHEMA "')",
-	"PRAGMA %1$s.user_version = 1",
-};
-
-int rec_create_schema(sqlite3 *db, const char *schema, char *err, size_t errlen)
-{
-	char sql[640];
-	char *msg = NULL;
-
-	for (size_t i = 0; i < ARRAY_SIZE(schema_sql); i++) {
-		snprintf(sql, sizeof(sql), schema_sql[i], schema);
-		if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-			snprintf(err, errlen, "creating the schema: %s", msg ? msg : "?");
-			sqlite3_free(msg);
-			return -EIO;
-		}
-	}
-	return 0;
-}
-
-static int64_t q_int(sqlite3 *db, const char *sql, int64_t dflt)
-{
-	sqlite3_stmt *st;
-	int64_t v = dflt;
-
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return dflt;
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
-}
-
-static void q_meta(sqlite3 *db, const char *key, char *out, size_t len)
-{
-	sqlite3_stmt *st;
-
-	out[0] = '\0';
-	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = ?", -1, &st, NULL) !=
-	    SQLITE_OK)
-		return;
-	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
-		strlcpy0(out, (const char *)sqlite3_column_text(st, 0), len);
-	sqlite3_finalize(st);
-}
-
-int rec_check_schema(sqlite3 *db, const char *path, char *err, size_t errlen)
-{
-	int64_t v = q_int(db, "PRAGMA user_version", -1);
-	char name[64];
-
-	if (v == 0) {
-		/* an SQLite file, but no recording in it (user_version is 0 by default) */
-		snprintf(err, errlen, "%s: not a rocewatch recording (no schema version)", path);
-		return -EINVAL;
-	}
-	if (v != REC_SCHEMA_VERSION) {
-		snprintf(err, errlen,
-			 "%s: recording schema version %" PRId64
-			 ", this rocewatch reads version %d",
-			 path, v, REC_SCHEMA_VERSION);
-		return -EINVAL;
-	}
-	q_meta(db, "schema", name, sizeof(name));
-	if (strcmp(name, REC_SCHEMA)) {
-		snprintf(err, errlen, "%s: not a rocewatch recording (meta.schema is '%s')", path,
-			 name);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-int rec_db_path(const char *arg, char *out, size_t outlen)
-{
-	struct stat st;
-
-	if (!stat(arg, &st) && S_ISDIR(st.st_mode)) {
-		if ((size_t)snprintf(out, outlen, "%s/%s", arg, REC_DB_NAME) >= outlen)
-			return -ENAMETOOLONG;
-		return 0;
-	}
-	if (strlen(arg) >= outlen)
-		return -ENAMETOOLONG;
-	strlcpy0(out, arg, outlen);
-	return 0;
-}
+#include "snapshot.h"
+#include "util.h"
 
 int rec_open(struct rec_reader *r, const char *arg, char *err, size_t errlen)
 {
@@ -194,7 +46,7 @@ int rec_open(struct rec_reader *r, const char *arg, char *err, size_t errlen)
 		return -EIO;
 	}
 	sqlite3_busy_timeout(r->db, 5000);
-	if (q_int(r->db, "SELECT count(*) FROM sqlite_master", -1) < 0) {
+	if (rec_q_int(r->db, "SELECT count(*) FROM sqlite_master", -1) < 0) {
 		snprintf(err, errlen, "%s: not an SQLite database (%s)", r->path,
 			 sqlite3_errmsg(r->db));
 		rec_close(r);
@@ -205,9 +57,9 @@ int rec_open(struct rec_reader *r, const char *arg, char *err, size_t errlen)
 		rec_close(r);
 		return rc;
 	}
-	q_meta(r->db, "host", r->host, sizeof(r->host));
-	q_meta(r->db, "capture_reason", r->capture_reason, sizeof(r->capture_reason));
-	q_meta(r->db, "capture_trigger_ms", buf, sizeof(buf));
+	rec_q_meta(r->db, "host", r->host, sizeof(r->host));
+	rec_q_meta(r->db, "capture_reason", r->capture_reason, sizeof(r->capture_reason));
+	rec_q_meta(r->db, "capture_trigger_ms", buf, sizeof(buf));
 	if (buf[0])
 		parse_i64(buf, &r->capture_trigger_ms);
 	if (!r->host[0]) /* a recording directory: the host of the latest run */
@@ -224,16 +76,16 @@ int rec_open(struct rec_reader *r, const char *arg, char *err, size_t errlen)
 			sqlite3_finalize(st);
 		}
 	}
-	r->interval_ms = q_int(r->db, "SELECT max(interval_ms) FROM runs", 1000);
-	r->first_ms = q_int(r->db, "SELECT min(t_ms) FROM polls", 0);
-	r->last_ms = q_int(r->db, "SELECT max(t_ms) FROM polls", 0);
+	r->interval_ms = rec_q_int(r->db, "SELECT max(interval_ms) FROM runs", 1000);
+	r->first_ms = rec_q_int(r->db, "SELECT min(t_ms) FROM polls", 0);
+	r->last_ms = rec_q_int(r->db, "SELECT max(t_ms) FROM polls", 0);
 	return 0;
 }
 
 static int load_series(struct rec_reader *r, char *err, size_t errlen)
 {
 	sqlite3_stmt *st;
-	int64_t max = q_int(r->db, "SELECT max(id) FROM series", 0);
+	int64_t max = rec_q_int(r->db, "SELECT max(id) FROM series", 0);
 	int rc;
 
 	if (max < 0 || max > (int64_t)50 * 1000 * 1000) {
@@ -644,80 +496,6 @@ int rec_parse_time(const char *s, int64_t now_ms, int64_t *t_ms)
 		return -EINVAL;
 	}
 	return *p ? -EINVAL : 0;
-}
-
-/* ---- a string -> int64 map (identities of series and objects) ---- */
-
-static uint64_t map_hash(const char *k)
-{
-	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-
-	for (; *k; k++) {
-		h ^= (unsigned char)*k;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
-int64_t rec_map_get(const struct rec_map *m, const char *k)
-{
-	size_t i;
-
-	if (!m->cap)
-		return -1;
-	for (i = map_hash(k) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
-		if (!strcmp(m->keys[i], k))
-			return m->vals[i];
-	return -1;
-}
-
-int rec_map_put(struct rec_map *m, const char *k, int64_t v)
-{
-	size_t i;
-
-	if ((m->n + 1) * 10 > m->cap * 7) {
-		struct rec_map nm = { .cap = m->cap ? m->cap * 2 : 1024, .n = m->n };
-
-		nm.keys = calloc(nm.cap, sizeof(*nm.keys));
-		nm.vals = calloc(nm.cap, sizeof(*nm.vals));
-		if (!nm.keys || !nm.vals) {
-			free(nm.keys);
-			free(nm.vals);
-			return -ENOMEM;
-		}
-		for (size_t j = 0; j < m->cap; j++) {
-			if (!m->keys[j])
-				continue;
-			for (i = map_hash(m->keys[j]) & (nm.cap - 1); nm.keys[i];
-			     i = (i + 1) & (nm.cap - 1))
-				;
-			nm.keys[i] = m->keys[j];
-			nm.vals[i] = m->vals[j];
-		}
-		free(m->keys);
-		free(m->vals);
-		*m = nm;
-	}
-	for (i = map_hash(k) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
-		if (!strcmp(m->keys[i], k)) {
-			m->vals[i] = v;
-			return 0;
-		}
-	m->keys[i] = strdup(k);
-	if (!m->keys[i])
-		return -ENOMEM;
-	m->vals[i] = v;
-	m->n++;
-	return 0;
-}
-
-void rec_map_free(struct rec_map *m)
-{
-	for (size_t i = 0; i < m->cap; i++)
-		free(m->keys[i]);
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof(*m));
 }
 
 void rec_model_sweep(struct node_model *m)

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The recording's schema, shared by the writer (recorder.c) and the readers
+ * (src/postmortem/).  Samples are keyed by (t_ms, series_id) so a poll's rows
+ * are one contiguous run of the B-tree: appending a poll and deleting the
+ * oldest ones touch only the two ends, and a reader walks a time window in
+ * key order without sorting.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "recording_schema.h"
+#include "util.h"
+
+static const char *const source_names[REC__SOURCES] = {
+	[REC_FIELD] = "field", [REC_ETHTOOL] = "ethtool", [REC_HW] = "hw",
+	[REC_PORT] = "port",   [REC_CC] = "cc",
+};
+
+const char *rec_source_name(enum rec_source s)
+{
+	return s < REC__SOURCES ? source_names[s] : "?";
+}
+
+int rec_source_parse(const char *s)
+{
+	for (int i = 0; i < REC__SOURCES; i++)
+		if (!strcmp(source_names[i], s))
+			return i;
+	return -1;
+}
+
+int rec_source_cset(enum rec_source s)
+{
+	switch (s) {
+	case REC_ETHTOOL:
+		return CSET_ETHTOOL;
+	case REC_HW:
+		return CSET_HW;
+	case REC_PORT:
+		return CSET_PORT;
+	case REC_CC:
+		return CSET_CC;
+	default:
+		return -1;
+	}
+}
+
+/*
+ * Version 1.  Any change to these statements is a new REC_SCHEMA_VERSION and
+ * a section in docs/recording.md.  "%1$s" is the schema name.
+ */
+static const char *const schema_sql[] = {
+	"CREATE TABLE %1$s.meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID",
+	"CREATE TABLE %1$s.runs (run INTEGER PRIMARY KEY, t_ms INTEGER NOT NULL, host TEXT NOT "
+	"NULL,"
+	" version TEXT NOT NULL, interval_ms INTEGER NOT NULL, pid INTEGER)",
+	"CREATE TABLE %1$s.series (id INTEGER PRIMARY KEY, object TEXT NOT NULL,"
+	" device TEXT NOT NULL, port INTEGER NOT NULL, netdev TEXT NOT NULL, source TEXT NOT NULL,"
+	" name TEXT NOT NULL, prio INTEGER NOT NULL, config INTEGER NOT NULL,"
+	" UNIQUE (object, device, port, netdev, source, name, prio))",
+	"CREATE TABLE %1$s.polls (seq INTEGER PRIMARY KEY, t_ms INTEGER NOT NULL UNIQUE,"
+	" run INTEGER NOT NULL, what INTEGER NOT NULL, keyframe INTEGER NOT NULL,"
+	" n_samples INTEGER NOT NULL, n_config INTEGER NOT NULL, dropped INTEGER NOT NULL)",
+	/* value: INTEGER (u64 as int64 bits), REAL, or NULL = went absent */
+	"CREATE TABLE %1$s.samples (t_ms INTEGER NOT NULL, series_id INTEGER NOT NULL, value,"
+	" PRIMARY KEY (t_ms, series_id)) WITHOUT ROWID",
+	/* value: snapshot JSON of the field, NULL when absent (absent says why) */
+	"CREATE TABLE %1$s.config (t_ms INTEGER NOT NULL, series_id INTEGER NOT NULL, value TEXT,"
+	" absent TEXT, PRIMARY KEY (t_ms, series_id)) WITHOUT ROWID",
+	"CREATE TABLE %1$s.events (id INTEGER PRIMARY KEY, t_ms INTEGER NOT NULL, kind TEXT NOT "
+	"NULL,"
+	" object TEXT, device TEXT, name TEXT, detail TEXT)",
+	"CREATE INDEX %1$s.events_t ON events (t_ms)",
+	"INSERT INTO %1$s.meta VALUES ('schema', '" REC_SCHEMA "')",
+	"PRAGMA %1$s.user_version = 1",
+};
+
+int rec_create_schema(sqlite3 *db, const char *schema, char *err, size_t errlen)
+{
+	char sql[640];
+	char *msg = NULL;
+
+	for (size_t i = 0; i < ARRAY_SIZE(schema_sql); i++) {
+		snprintf(sql, sizeof(sql), schema_sql[i], schema);
+		if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+			snprintf(err, errlen, "creating the schema: %s", msg ? msg : "?");
+			sqlite3_free(msg);
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+int64_t rec_q_int(sqlite3 *db, const char *sql, int64_t dflt)
+{
+	sqlite3_stmt *st;
+	int64_t v = dflt;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return dflt;
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+void rec_q_meta(sqlite3 *db, const char *key, char *out, size_t len)
+{
+	sqlite3_stmt *st;
+
+	out[0] = '\0';
+	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = ?", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		strlcpy0(out, (const char *)sqlite3_column_text(st, 0), len);
+	sqlite3_finalize(st);
+}
+
+int rec_check_schema(sqlite3 *db, const char *path, char *err, size_t errlen)
+{
+	int64_t v = rec_q_int(db, "PRAGMA user_version", -1);
+	char name[64];
+
+	if (v == 0) {
+		/* an SQLite file, but no recording in it (user_version is 0 by default) */
+		snprintf(err, errlen, "%s: not a rocewatch recording (no schema version)", path);
+		return -EINVAL;
+	}
+	if (v != REC_SCHEMA_VERSION) {
+		snprintf(err, errlen,
+			 "%s: recording schema version %" PRId64
+			 ", this rocewatch reads version %d",
+			 path, v, REC_SCHEMA_VERSION);
+		return -EINVAL;
+	}
+	rec_q_meta(db, "schema", name, sizeof(name));
+	if (strcmp(name, REC_SCHEMA)) {
+		snprintf(err, errlen, "%s: not a rocewatch recording (meta.schema is '%s')", path,
+			 name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int rec_db_path(const char *arg, char *out, size_t outlen)
+{
+	struct stat st;
+
+	if (!stat(arg, &st) && S_ISDIR(st.st_mode)) {
+		if ((size_t)snprintf(out, outlen, "%s/%s", arg, REC_DB_NAME) >= outlen)
+			return -ENAMETOOLONG;
+		return 0;
+	}
+	if (strlen(arg) >= outlen)
+		return -ENAMETOOLONG;
+	strlcpy0(out, arg, outlen);
+	return 0;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The flight recording's schema: an SQLite database (docs/recording.md)
+ * written by the recorder in `serve --record DIR` (recorder.c), and read
+ * back by `report`, `export` and `replay` (src/postmortem/recording.c),
+ * from DIR or from a capture file.
+ */
+#ifndef ROCEWATCH_RECORDING_SCHEMA_H
+#define ROCEWATCH_RECORDING_SCHEMA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "model.h"
+
+#define REC_SCHEMA	   "rocewatch-recording"
+#define REC_SCHEMA_VERSION 1 /* PRAGMA user_version */
+#define REC_DB_NAME	   "rocewatch.db"
+
+/* Where a series' values come from: a field of the table, or a counter set. */
+enum rec_source {
+	REC_FIELD,
+	REC_ETHTOOL, /* CSET_ETHTOOL */
+	REC_HW,	     /* CSET_HW */
+	REC_PORT,    /* CSET_PORT */
+	REC_CC,	     /* CSET_CC: DCQCN parameters, recorded as configuration */
+	REC__SOURCES,
+};
+
+const char *rec_source_name(enum rec_source s);
+int rec_source_parse(const char *s);
+/* The counter set a source reads, or -1 for REC_FIELD. */
+int rec_source_cset(enum rec_source s);
+
+/*
+ * Create the tables in schema ("main", or an attached capture) and stamp
+ * user_version.  Idempotent for a fresh file only.
+ */
+int rec_create_schema(sqlite3 *db, const char *schema, char *err, size_t errlen);
+/* Check user_version and the meta schema name: 0, or -EINVAL with err set. */
+int rec_check_schema(sqlite3 *db, const char *path, char *err, size_t errlen);
+
+/* The database file of a recording directory (or the argument if it is a file). */
+int rec_db_path(const char *arg, char *out, size_t outlen);
+
+/* One value of a query (dflt when it fails or is NULL); one meta value ("" when missing). */
+int64_t rec_q_int(sqlite3 *db, const char *sql, int64_t dflt);
+void rec_q_meta(sqlite3 *db, const char *key, char *out, size_t len);
+
+#endif
