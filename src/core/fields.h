@@ -143,6 +143,46 @@ enum field_id {
 	F__COUNT,
 };
 
+/*
+ * Which collector fills a field.  A collector that fails for an object
+ * blanks exactly the fields it owns (collector_fields() derives the lists).
+ * A field two sources can fill (MLNX_OFED's qos/trust replaces what dcb
+ * derived) belongs to the one that fills it everywhere.
+ */
+enum field_source {
+	SRC_NONE, /* derived by the model itself (F_NETDEV_RDMA) */
+	SRC_LINK,
+	SRC_ETHTOOL,
+	SRC_DCB,
+	SRC_QOS_SYSFS,
+	SRC_RDMA,
+	SRC_VERBS,
+	SRC_HOST,
+	SRC_WIRE,
+	SRC__COUNT,
+};
+
+/* How a post-mortem (`report`) groups a counter: what kind of trouble it shows. */
+enum report_cat {
+	RCAT_NONE,	 /* not on the report */
+	RCAT_PAUSE,	 /* pause frames (PFC per priority, global 802.3x) */
+	RCAT_PAUSE_TIME, /* time spent paused (mlx5 pause duration) */
+	RCAT_STORM,	 /* pause storm events */
+	RCAT_RETRY,	 /* transport retries, timeouts, retries exceeded */
+	RCAT_OOS,	 /* out-of-sequence and sequence-error NAKs */
+	RCAT_CNP,	 /* congestion notification (CNPs, ECN marks) */
+	RCAT_DISCARD,	 /* discards and receive errors */
+	RCAT_LINK,	 /* link flaps and link error recovery */
+	RCAT__COUNT,
+};
+
+struct report_desc {
+	enum report_cat cat;
+	const char *dir;  /* "rx", "tx" or NULL */
+	const char *what; /* human name */
+	const char *unit; /* of the total, after scale */
+};
+
 struct field_desc {
 	const char *path; /* dotted path inside the object: "pfc.enabled" */
 	enum obj_kind obj;
@@ -154,6 +194,8 @@ struct field_desc {
 	const char *label;  /* label carrying priority/dscp/tc or the info value */
 	double scale;	    /* exported value = raw * scale (0 means 1) */
 	const char *help;
+	enum field_source src;	/* the collector that fills it */
+	struct report_desc rep; /* counters a post-mortem looks at */
 };
 
 extern const struct field_desc fields[F__COUNT];
@@ -174,6 +216,7 @@ struct counter_desc {
 	const char *metric;
 	const char *help;
 	double scale; /* 0 means 1 */
+	struct report_desc rep;
 };
 
 extern const struct counter_desc hw_counter_descs[];

@@ -77,6 +77,52 @@ static void metric_families_are_adjacent_and_consistent(void **state)
 	regfree(&re);
 }
 
+/* Every fact has one collector that fills it; the blank-on-failure lists derive from that. */
+static void every_field_has_its_source(void **state)
+{
+	(void)state;
+	for (int i = 0; i < F__COUNT; i++) {
+		if (i == F_NETDEV_RDMA) { /* the model sets it from the port links */
+			assert_int_equal(fields[i].src, SRC_NONE);
+			continue;
+		}
+		if (fields[i].src <= SRC_NONE || fields[i].src >= SRC__COUNT)
+			fail_msg("%s: no source collector", fields[i].path);
+	}
+}
+
+/* What a report looks at is an integer (per priority or not) with a name and a unit. */
+static void report_rows_are_counters(void **state)
+{
+	const struct counter_desc *sets[] = { hw_counter_descs, port_counter_descs };
+	const size_t n[] = { n_hw_counter_descs, n_port_counter_descs };
+	int rows = 0;
+
+	(void)state;
+	for (int i = 0; i < F__COUNT; i++) {
+		const struct report_desc *r = &fields[i].rep;
+
+		if (r->cat == RCAT_NONE)
+			continue;
+		rows++;
+		if ((fields[i].type != VT_INT && fields[i].type != VT_PRIO_ARRAY) || !r->what ||
+		    !r->unit)
+			fail_msg("%s: a report row must be an integer with what and unit",
+				 fields[i].path);
+	}
+	for (size_t s = 0; s < 2; s++)
+		for (size_t j = 0; j < n[s]; j++) {
+			const struct report_desc *r = &sets[s][j].rep;
+
+			if (r->cat == RCAT_NONE)
+				continue;
+			rows++;
+			if (r->cat >= RCAT__COUNT || !r->what || !r->unit)
+				fail_msg("%s: report row without what or unit", sets[s][j].name);
+		}
+	assert_true(rows >= 40);
+}
+
 static void curated_counter_names_are_unique(void **state)
 {
 	(void)state;
@@ -99,6 +145,8 @@ int main(void)
 		cmocka_unit_test(every_field_has_a_path_unique_in_its_kind),
 		cmocka_unit_test(metric_families_are_adjacent_and_consistent),
 		cmocka_unit_test(curated_counter_names_are_unique),
+		cmocka_unit_test(every_field_has_its_source),
+		cmocka_unit_test(report_rows_are_counters),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
