@@ -64,15 +64,6 @@ struct host_priv {
 	int dmabuf; /* 1, 0, or -errno */
 };
 
-static uint64_t fnv1a(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-	return h;
-}
-
 static void fill_kernel(struct host_priv *hp, struct object *node)
 {
 	char path[PATH_MAX + 32], rel[RW_STR_MAX];
@@ -243,7 +234,7 @@ static void fill_dmabuf(struct host_priv *hp, struct object *node, const char *m
 			size_t modules_len)
 {
 	char path[PATH_MAX + 32];
-	uint64_t h = modules ? fnv1a(modules, modules_len) : 0;
+	uint64_t h = modules ? fnv1a(modules, modules_len, FNV1A_INIT) : 0;
 
 	if (!rdma_present(hp)) {
 		hp->dmabuf_cached = false;
@@ -299,7 +290,7 @@ static uint64_t read_hex(const char *dir, const char *file)
 	uint64_t v;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	return read_file_u64(path, &v) ? 0 : v;
+	return read_file_hex(path, &v) ? 0 : v;
 }
 
 static int read_numa(const char *dir)

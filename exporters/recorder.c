@@ -50,18 +50,6 @@
 #define AGE_CHECK_NS  (10LL * 1000000000LL)
 #define ABS_GONE_NAME "gone" /* config: the object disappeared */
 
-static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
-{
-	const unsigned char *c = p;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= c[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-#define FNV_INIT 0xcbf29ce484222325ULL
-
 /* ---- what the poll loop hands the writer ---- */
 
 struct series_def {
@@ -435,7 +423,7 @@ static void emit_counter(struct recorder *r, struct batch *b, int32_t id, bool p
 /* A hash of what a configuration field holds; only a change is encoded and stored. */
 static int64_t field_hash(const struct field_desc *d, const struct field_val *f)
 {
-	uint64_t h = fnv1a(&f->state, 1, FNV_INIT);
+	uint64_t h = fnv1a(&f->state, 1, FNV1A_INIT);
 
 	h = fnv1a(&f->err, sizeof(f->err), h);
 	if (f->state != ABS_NONE)

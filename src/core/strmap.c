@@ -7,24 +7,13 @@
 #include "strmap.h"
 #include "util.h"
 
-static uint64_t map_hash(const char *k)
-{
-	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-
-	for (; *k; k++) {
-		h ^= (unsigned char)*k;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
 int64_t strmap_get(const struct strmap *m, const char *k)
 {
 	size_t i;
 
 	if (!m->cap)
 		return -1;
-	for (i = map_hash(k) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
+	for (i = fnv1a_str(k) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
 		if (!strcmp(m->keys[i], k))
 			return m->vals[i];
 	return -1;
@@ -47,7 +36,7 @@ int strmap_put(struct strmap *m, const char *k, int64_t v)
 		for (size_t j = 0; j < m->cap; j++) {
 			if (!m->keys[j])
 				continue;
-			for (i = map_hash(m->keys[j]) & (nm.cap - 1); nm.keys[i];
+			for (i = fnv1a_str(m->keys[j]) & (nm.cap - 1); nm.keys[i];
 			     i = (i + 1) & (nm.cap - 1))
 				;
 			nm.keys[i] = m->keys[j];
@@ -57,7 +46,7 @@ int strmap_put(struct strmap *m, const char *k, int64_t v)
 		free(m->vals);
 		*m = nm;
 	}
-	for (i = map_hash(k) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
+	for (i = fnv1a_str(k) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
 		if (!strcmp(m->keys[i], k)) {
 			m->vals[i] = v;
 			return 0;

@@ -61,45 +61,93 @@ void rw_log(enum log_level lvl, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* FNV-1a: enough to tell log keys apart; collisions only cost a message. */
-static uint64_t hash_str(const char *s)
+uint64_t fnv1a(const void *p, size_t n, uint64_t h)
 {
-	uint64_t h = 1469598103934665603ULL;
+	const unsigned char *c = p;
 
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return h ? h : 1;
+	for (size_t i = 0; i < n; i++) {
+		h ^= c[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
 }
 
-#define ONCE_SLOTS 1024
-static uint64_t once_keys[ONCE_SLOTS];
-
-static uint64_t *once_slot(uint64_t h, bool insert)
+uint64_t fnv1a_str(const char *s)
 {
+	return fnv1a(s, strlen(s), FNV1A_INIT);
+}
+
+/*
+ * The log-once table: open addressing over key hashes (a collision only
+ * costs a message).  A reset key leaves a tombstone so the probe chains
+ * behind it stay intact; the next insert on its chain takes the slot back.
+ * When every slot holds a live key, a new key cannot be remembered, so it is
+ * not logged either (logging it would repeat on every call): that is said
+ * once, until a reset makes room again.
+ */
+#define ONCE_SLOTS     RW_LOG_ONCE_KEYS
+#define ONCE_EMPTY     0ULL
+#define ONCE_TOMBSTONE UINT64_MAX
+
+static uint64_t once_keys[ONCE_SLOTS];
+static unsigned once_live;
+static bool once_full_said;
+
+static uint64_t once_hash(const char *key)
+{
+	uint64_t h = fnv1a_str(key);
+
+	return h == ONCE_EMPTY || h == ONCE_TOMBSTONE ? 1 : h;
+}
+
+/* The slot holding h, or NULL; *free_slot gets where h would go (NULL: full). */
+static uint64_t *once_find(uint64_t h, uint64_t **free_slot)
+{
+	uint64_t *hole = NULL;
+
 	for (unsigned i = 0; i < ONCE_SLOTS; i++) {
 		uint64_t *k = &once_keys[(h + i) % ONCE_SLOTS];
 
-		if (*k == h)
+		if (*k == h) {
+			*free_slot = NULL;
 			return k;
-		if (!*k)
-			return insert ? k : NULL;
+		}
+		if (*k == ONCE_TOMBSTONE && !hole)
+			hole = k;
+		if (*k == ONCE_EMPTY) {
+			*free_slot = hole ? hole : k;
+			return NULL;
+		}
 	}
+	*free_slot = hole;
 	return NULL;
 }
 
 void rw_log_once(enum log_level lvl, const char *key, const char *fmt, ...)
 {
-	uint64_t h = hash_str(key), *slot;
+	uint64_t h = once_hash(key), *slot, *free_slot;
+	bool say_full = false;
 	va_list ap;
 
 	pthread_mutex_lock(&log_lock);
-	slot = once_slot(h, true);
-	if (slot && *slot == h) {
+	slot = once_find(h, &free_slot);
+	if (slot) {
 		pthread_mutex_unlock(&log_lock);
 		return;
 	}
-	if (slot)
-		*slot = h;
+	if (!free_slot) {
+		say_full = !once_full_said;
+		once_full_said = true;
+		pthread_mutex_unlock(&log_lock);
+		if (say_full)
+			rw_log(LOG_LVL_WARN,
+			       "%u distinct problems are already reported once each; "
+			       "further new ones are not logged until one of them clears",
+			       ONCE_SLOTS);
+		return;
+	}
+	*free_slot = h;
+	once_live++;
 	pthread_mutex_unlock(&log_lock);
 	va_start(ap, fmt);
 	vlog(lvl, fmt, ap);
@@ -108,13 +156,18 @@ void rw_log_once(enum log_level lvl, const char *key, const char *fmt, ...)
 
 void rw_log_once_reset(const char *key)
 {
-	uint64_t *slot;
+	uint64_t *slot, *free_slot;
 
 	pthread_mutex_lock(&log_lock);
-	slot = once_slot(hash_str(key), false);
-	/* Tombstone rather than 0 so probing chains stay intact. */
-	if (slot)
-		*slot = UINT64_MAX;
+	slot = once_find(once_hash(key), &free_slot);
+	if (slot) {
+		*slot = ONCE_TOMBSTONE;
+		once_live--;
+		once_full_said = false;
+		/* Nothing remembered: start over without tombstones (short probes again). */
+		if (!once_live)
+			memset(once_keys, 0, sizeof(once_keys));
+	}
 	pthread_mutex_unlock(&log_lock);
 }
 
@@ -202,15 +255,20 @@ int parse_duration(const char *s, int64_t *ns)
 	return 0;
 }
 
-int parse_u64(const char *s, uint64_t *v)
+/*
+ * Decimal, as the kernel prints counters and indices: base 0 would read a
+ * sysfs "010" as octal 8.  Trailing whitespace (a file's newline) is fine.
+ */
+static int parse_unsigned(const char *s, int base, uint64_t *v)
 {
 	char *end;
 	unsigned long long r;
 
-	if (!s || !*s || *s == '-')
+	/* strtoull skips blanks and signs, and base 16 takes a (second) "0x" */
+	if (!s || !isxdigit((unsigned char)*s) || s[1] == 'x' || s[1] == 'X')
 		return -EINVAL;
 	errno = 0;
-	r = strtoull(s, &end, 0);
+	r = strtoull(s, &end, base);
 	if (errno)
 		return -errno;
 	while (isspace((unsigned char)*end))
@@ -221,15 +279,29 @@ int parse_u64(const char *s, uint64_t *v)
 	return 0;
 }
 
+int parse_u64(const char *s, uint64_t *v)
+{
+	if (!s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	return parse_unsigned(s, 10, v);
+}
+
+int parse_hex_u64(const char *s, uint64_t *v)
+{
+	if (s && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	return parse_unsigned(s, 16, v);
+}
+
 int parse_i64(const char *s, int64_t *v)
 {
 	char *end;
 	long long r;
 
-	if (!s || !*s)
+	if (!s || !isdigit((unsigned char)(*s == '-' ? s[1] : *s)))
 		return -EINVAL;
 	errno = 0;
-	r = strtoll(s, &end, 0);
+	r = strtoll(s, &end, 10);
 	if (errno)
 		return -errno;
 	while (isspace((unsigned char)*end))
@@ -311,9 +383,15 @@ int read_file_u64(const char *path, uint64_t *v)
 	char buf[64];
 	int r = read_file_str(path, buf, sizeof(buf));
 
-	if (r)
-		return r;
-	return parse_u64(buf, v);
+	return r ? r : parse_u64(buf, v);
+}
+
+int read_file_hex(const char *path, uint64_t *v)
+{
+	char buf[64];
+	int r = read_file_str(path, buf, sizeof(buf));
+
+	return r ? r : parse_hex_u64(buf, v);
 }
 
 int read_file_all(const char *path, char **out, size_t *len)

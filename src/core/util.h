@@ -30,6 +30,9 @@ void rw_log(enum log_level lvl, const char *fmt, ...) __attribute__((format(prin
 void rw_log_once(enum log_level lvl, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void rw_log_once_reset(const char *key);
+/* How many distinct keys rw_log_once() remembers; past that it says so once and logs no new ones.
+ */
+#define RW_LOG_ONCE_KEYS 1024
 
 #define log_err(...)   rw_log(LOG_LVL_ERROR, __VA_ARGS__)
 #define log_warn(...)  rw_log(LOG_LVL_WARN, __VA_ARGS__)
@@ -42,6 +45,11 @@ void rw_log_once_reset(const char *key);
  */
 int array_grow(void *arrp, size_t *cap, size_t n, size_t elem, size_t first);
 
+/* FNV-1a 64: hashes for in-memory tables and change detection (never stored). */
+#define FNV1A_INIT 0xcbf29ce484222325ULL
+uint64_t fnv1a(const void *p, size_t n, uint64_t h);
+uint64_t fnv1a_str(const char *s);
+
 /* Copy with truncation, always terminated. */
 size_t strlcpy0(char *dst, const char *src, size_t size);
 /* Trim trailing whitespace in place. */
@@ -52,7 +60,13 @@ char *rstrip(char *s);
  * compounds ("1m30s").  Result in nanoseconds.
  */
 int parse_duration(const char *s, int64_t *ns);
+/*
+ * Decimal integers (trailing whitespace allowed): 0, -EINVAL, or -ERANGE.
+ * "010" is 10 and "0x10" is refused; what the kernel prints in hex (PCI
+ * vendor, class) goes through parse_hex_u64, "0x" prefix optional.
+ */
 int parse_u64(const char *s, uint64_t *v);
+int parse_hex_u64(const char *s, uint64_t *v);
 int parse_i64(const char *s, int64_t *v);
 /* Bytes with an optional K/M/G/T (binary) suffix: "64MiB", "1G". */
 int parse_size(const char *s, uint64_t *v);
@@ -60,6 +74,7 @@ int parse_size(const char *s, uint64_t *v);
 /* Read a small file into buf (terminated, trailing newline stripped). -errno. */
 int read_file_str(const char *path, char *buf, size_t size);
 int read_file_u64(const char *path, uint64_t *v);
+int read_file_hex(const char *path, uint64_t *v);
 /* Read a whole file into a malloc'ed buffer.  -errno. */
 int read_file_all(const char *path, char **out, size_t *len);
 /* pread(fd, 0) into buf and parse as u64: the re-read of a kept sysfs fd. */

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -99,12 +102,152 @@ static void rfc3339(void **state)
 	assert_int_not_equal(parse_rfc3339("2025-12-02 10:40:00", &ns), 0);
 }
 
+/* Sysfs prints decimal: "010" is ten, not octal eight; hex has its own parser. */
+static void integers(void **state)
+{
+	uint64_t u;
+	int64_t i;
+
+	(void)state;
+	assert_int_equal(parse_u64("010", &u), 0);
+	assert_int_equal(u, 10);
+	assert_int_equal(parse_u64("42\n", &u), 0);
+	assert_int_equal(u, 42);
+	assert_int_equal(parse_u64("18446744073709551615", &u), 0);
+	assert_true(u == UINT64_MAX);
+	assert_int_equal(parse_u64("18446744073709551616", &u), -ERANGE);
+	assert_int_equal(parse_u64("0x10", &u), -EINVAL);
+	assert_int_equal(parse_u64("", &u), -EINVAL);
+	assert_int_equal(parse_u64("-1", &u), -EINVAL);
+	assert_int_equal(parse_u64(" 1", &u), -EINVAL);
+	assert_int_equal(parse_u64("+1", &u), -EINVAL);
+	assert_int_equal(parse_u64("12abc", &u), -EINVAL);
+	assert_int_equal(parse_u64(NULL, &u), -EINVAL);
+
+	assert_int_equal(parse_hex_u64("0x10de", &u), 0);
+	assert_int_equal(u, 0x10de);
+	assert_int_equal(parse_hex_u64("0x030200\n", &u), 0);
+	assert_int_equal(u, 0x030200);
+	assert_int_equal(parse_hex_u64("ff", &u), 0);
+	assert_int_equal(u, 0xff);
+	assert_int_equal(parse_hex_u64("0x", &u), -EINVAL);
+	assert_int_equal(parse_hex_u64("0x0x5", &u), -EINVAL);
+	assert_int_equal(parse_hex_u64("0x-5", &u), -EINVAL);
+	assert_int_equal(parse_hex_u64("0x1ffffffffffffffff", &u), -ERANGE);
+
+	assert_int_equal(parse_i64("-1", &i), 0);
+	assert_int_equal(i, -1);
+	assert_int_equal(parse_i64("010", &i), 0);
+	assert_int_equal(i, 10);
+	assert_int_equal(parse_i64("0x10", &i), -EINVAL);
+	assert_int_equal(parse_i64("9223372036854775808", &i), -ERANGE);
+	assert_int_equal(parse_i64("-", &i), -EINVAL);
+}
+
+/* Run fn with stderr going to a file; the number of lines it wrote there. */
+static int stderr_lines(void (*fn)(void *), void *arg, char *last, size_t len)
+{
+	FILE *tmp = tmpfile();
+	int saved = dup(STDERR_FILENO), n = 0;
+	char line[512];
+
+	assert_non_null(tmp);
+	fflush(stderr);
+	assert_true(dup2(fileno(tmp), STDERR_FILENO) >= 0);
+	fn(arg);
+	fflush(stderr);
+	assert_true(dup2(saved, STDERR_FILENO) >= 0);
+	close(saved);
+	rewind(tmp);
+	while (fgets(line, sizeof(line), tmp)) {
+		n++;
+		snprintf(last, len, "%s", line);
+	}
+	fclose(tmp);
+	return n;
+}
+
+struct once_run {
+	int from, to, times;
+};
+
+static void log_keys(void *arg)
+{
+	const struct once_run *r = arg;
+	char key[32];
+
+	for (int t = 0; t < r->times; t++)
+		for (int k = r->from; k < r->to; k++) {
+			snprintf(key, sizeof(key), "test:eth%d", k);
+			rw_log_once(LOG_LVL_WARN, key, "problem %d", k);
+		}
+}
+
+static void reset_keys(int from, int to)
+{
+	char key[32];
+
+	for (int k = from; k < to; k++) {
+		snprintf(key, sizeof(key), "test:eth%d", k);
+		rw_log_once_reset(key);
+	}
+}
+
+/*
+ * Once per key while remembered; a reset key speaks again; a full table says
+ * so once and then stays quiet (it used to log on every call); a reset makes
+ * room, and slots freed by resets are used again (they used to be lost).
+ */
+static void log_once(void **state)
+{
+	const int full = RW_LOG_ONCE_KEYS;
+	struct once_run r;
+	char last[512] = "";
+
+	(void)state;
+	r = (struct once_run){ 0, 3, 5 };
+	assert_int_equal(stderr_lines(log_keys, &r, last, sizeof(last)), 3);
+	assert_string_equal(last, "rocewatch: warn: problem 2\n");
+	reset_keys(1, 2);
+	assert_int_equal(stderr_lines(log_keys, &r, last, sizeof(last)), 1);
+	assert_string_equal(last, "rocewatch: warn: problem 1\n");
+
+	/* fill the table: 3 are there, full - 3 more fit */
+	r = (struct once_run){ 3, full, 2 };
+	assert_int_equal(stderr_lines(log_keys, &r, last, sizeof(last)), full - 3);
+	/* 100 new keys, 10 times each: one line says they are suppressed */
+	r = (struct once_run){ full, full + 100, 10 };
+	assert_int_equal(stderr_lines(log_keys, &r, last, sizeof(last)), 1);
+	assert_non_null(strstr(last, "further new ones are not logged"));
+	/* the remembered keys stay quiet */
+	r = (struct once_run){ 0, full, 1 };
+	assert_int_equal(stderr_lines(log_keys, &r, last, sizeof(last)), 0);
+
+	/* one clears: one new key gets its slot, then the table is full again */
+	reset_keys(500, 501);
+	r = (struct once_run){ full, full + 100, 3 };
+	assert_int_equal(stderr_lines(log_keys, &r, last, sizeof(last)), 2);
+	assert_non_null(strstr(last, "further new ones are not logged"));
+
+	/* set and reset many times over: tombstones are reused, nothing fills up */
+	reset_keys(0, full + 100);
+	for (int round = 0; round < 20; round++) {
+		r = (struct once_run){ round * 200, round * 200 + 200, 2 };
+		assert_int_equal(stderr_lines(log_keys, &r, last, sizeof(last)), 200);
+		reset_keys(round * 200, round * 200 + 200);
+	}
+	r = (struct once_run){ 0, full, 1 };
+	assert_int_equal(stderr_lines(log_keys, &r, last, sizeof(last)), full);
+	reset_keys(0, full);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(durations),	    cmocka_unit_test(sizes),
 		cmocka_unit_test(listen_addresses), cmocka_unit_test(label_escaping),
-		cmocka_unit_test(rfc3339),
+		cmocka_unit_test(rfc3339),	    cmocka_unit_test(integers),
+		cmocka_unit_test(log_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
