@@ -176,6 +176,11 @@ enum report_cat {
 	RCAT__COUNT,
 };
 
+/*
+ * A report's lines that start at the same poll on one object go by category,
+ * then in the order of the rows (fields[], then hw_counter_descs[], then
+ * port_counter_descs[]).
+ */
 struct report_desc {
 	enum report_cat cat;
 	const char *dir;  /* "rx", "tx" or NULL */
@@ -204,8 +209,6 @@ extern const struct field_desc fields[F__COUNT];
 int field_lookup(enum obj_kind kind, const char *path);
 const char *value_type_name(enum value_type t);
 
-#endif
-
 /*
  * Curated names for counters that live in counter sets (RDMA hw_counters,
  * classic port counters).  Counters not listed are still exported, under a
@@ -225,3 +228,5 @@ extern const struct counter_desc port_counter_descs[];
 extern const size_t n_port_counter_descs;
 const struct counter_desc *counter_desc_find(const struct counter_desc *t, size_t n,
 					     const char *name);
+
+#endif

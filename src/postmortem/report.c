@@ -26,73 +26,16 @@
 /* Increases less than this apart are one episode (NIC counters may tick in bursts). */
 #define EPISODE_GAP_MS 2000
 
-static const char *const cat_names[CAT__COUNT] = {
-	[CAT_PAUSE] = "pause",	   [CAT_PAUSE_TIME] = "pause_time", [CAT_STORM] = "storm",
-	[CAT_RETRY] = "retry",	   [CAT_OOS] = "out_of_sequence",   [CAT_CNP] = "cnp",
-	[CAT_DISCARD] = "discard", [CAT_LINK] = "link_flap",
+static const char *const cat_names[RCAT__COUNT] = {
+	[RCAT_PAUSE] = "pause",	    [RCAT_PAUSE_TIME] = "pause_time", [RCAT_STORM] = "storm",
+	[RCAT_RETRY] = "retry",	    [RCAT_OOS] = "out_of_sequence",   [RCAT_CNP] = "cnp",
+	[RCAT_DISCARD] = "discard", [RCAT_LINK] = "link_flap",
 };
 
-const char *rep_cat_name(enum rep_cat c)
+const char *rep_cat_name(enum report_cat c)
 {
 	return cat_names[c];
 }
-
-/* The counters a post-mortem looks at; names as the kernel/driver spells them (fields.c). */
-static const struct track_def track_defs[] = {
-	{ REC_FIELD, "pfc.rx_pause", CAT_PAUSE, "rx", "PFC pause frames", "frames" },
-	{ REC_FIELD, "pfc.tx_pause", CAT_PAUSE, "tx", "PFC pause frames", "frames" },
-	{ REC_FIELD, "pfc.indications", CAT_PAUSE, "rx", "PFC indications (dcbnl)", "frames" },
-	{ REC_FIELD, "pfc.requests", CAT_PAUSE, "tx", "PFC requests (dcbnl)", "frames" },
-	{ REC_FIELD, "pause.rx_frames", CAT_PAUSE, "rx", "global pause frames", "frames" },
-	{ REC_FIELD, "pause.tx_frames", CAT_PAUSE, "tx", "global pause frames", "frames" },
-	/* mlx5 reports pause duration in microseconds */
-	{ REC_FIELD, "pfc.rx_pause_duration_us", CAT_PAUSE_TIME, "rx", "time paused", "s", 1e-6 },
-	{ REC_FIELD, "pfc.tx_pause_duration_us", CAT_PAUSE_TIME, "tx", "time paused", "s", 1e-6 },
-	{ REC_FIELD, "pause_storm.warning_events", CAT_STORM, NULL, "pause storm warnings",
-	  "events" },
-	{ REC_FIELD, "pause_storm.error_events", CAT_STORM, NULL,
-	  "pause storm errors (NIC stopped pausing)", "events" },
-	{ REC_FIELD, "prio.rx_discards", CAT_DISCARD, "rx", "discards", "packets" },
-	{ REC_FIELD, "prio.rx_buf_discards", CAT_DISCARD, "rx", "buffer discards", "packets" },
-	{ REC_FIELD, "prio.rx_cong_discards", CAT_DISCARD, "rx", "congestion discards", "packets" },
-	{ REC_FIELD, "port.rx_discards", CAT_DISCARD, "rx", "port discards", "packets" },
-	{ REC_FIELD, "port.tx_discards", CAT_DISCARD, "tx", "port discards", "packets" },
-	{ REC_FIELD, "port.rx_out_of_buffer", CAT_DISCARD, "rx", "out of buffer", "packets" },
-	{ REC_FIELD, "port.rx_crc_errors", CAT_DISCARD, "rx", "CRC errors", "frames" },
-	{ REC_FIELD, "port.link_down_events", CAT_LINK, NULL, "link down events", "events" },
-	{ REC_FIELD, "prio.rx_ecn_marked", CAT_CNP, "rx", "ECN CE marked", "packets" },
-	{ REC_FIELD, "wire.cnp_packets", CAT_CNP, NULL, "CNPs on the wire", "packets" },
-	/* RDMA hw_counters: mlx5 (drivers/infiniband/hw/mlx5/counters.c) and rxe */
-	{ REC_HW, "local_ack_timeout_err", CAT_RETRY, NULL, "local ACK timeouts", "events" },
-	{ REC_HW, "duplicate_request", CAT_RETRY, NULL, "duplicate requests", "packets" },
-	{ REC_HW, "rnr_nak_retry_err", CAT_RETRY, NULL, "RNR NAKs", "packets" },
-	{ REC_HW, "req_transport_retries_exceeded", CAT_RETRY, NULL, "transport retries exceeded",
-	  "errors" },
-	{ REC_HW, "req_rnr_retries_exceeded", CAT_RETRY, NULL, "RNR retries exceeded", "errors" },
-	{ REC_HW, "roce_adp_retrans", CAT_RETRY, NULL, "adaptive retransmissions", "packets" },
-	{ REC_HW, "roce_adp_retrans_to", CAT_RETRY, NULL, "adaptive retransmission timeouts",
-	  "events" },
-	{ REC_HW, "retry_exceeded_err", CAT_RETRY, NULL, "retries exceeded", "errors" },
-	{ REC_HW, "retry_rnr_exceeded_err", CAT_RETRY, NULL, "RNR retries exceeded", "errors" },
-	{ REC_HW, "completer_retry_err", CAT_RETRY, NULL, "completer retries", "events" },
-	{ REC_HW, "out_of_sequence", CAT_OOS, NULL, "out-of-sequence packets", "packets" },
-	{ REC_HW, "packet_seq_err", CAT_OOS, NULL, "sequence error NAKs", "packets" },
-	{ REC_HW, "implied_nak_seq_err", CAT_OOS, NULL, "implied NAK sequence errors", "events" },
-	{ REC_HW, "out_of_seq_request", CAT_OOS, NULL, "out-of-sequence requests", "packets" },
-	{ REC_HW, "rcvd_seq_err", CAT_OOS, NULL, "sequence error NAKs received", "packets" },
-	{ REC_HW, "np_cnp_sent", CAT_CNP, "tx", "CNPs sent", "packets" },
-	{ REC_HW, "rp_cnp_handled", CAT_CNP, "rx", "CNPs handled", "packets" },
-	{ REC_HW, "rp_cnp_ignored", CAT_CNP, "rx", "CNPs ignored", "packets" },
-	{ REC_HW, "np_ecn_marked_roce_packets", CAT_CNP, "rx", "ECN marked RoCE packets",
-	  "packets" },
-	{ REC_HW, "out_of_buffer", CAT_DISCARD, "rx", "out of receive WQEs", "packets" },
-	/* IB port counters (counters/) */
-	{ REC_PORT, "port_xmit_discards", CAT_DISCARD, "tx", "port transmit discards", "packets" },
-	{ REC_PORT, "port_rcv_errors", CAT_DISCARD, "rx", "port receive errors", "packets" },
-	{ REC_PORT, "link_downed", CAT_LINK, NULL, "link downed", "events" },
-	{ REC_PORT, "link_error_recovery", CAT_LINK, NULL, "link error recoveries", "events" },
-	{ REC_PORT, "symbol_error", CAT_LINK, NULL, "symbol errors", "errors" },
-};
 
 void rep_time(int64_t t_ms, bool full, char *buf, size_t len)
 {
@@ -119,7 +62,7 @@ const char *rep_object_name(const struct rec_series *s, char *buf, size_t len)
 
 const char *rep_track_label(const struct track *t, char *buf, size_t len)
 {
-	const char *dir = t->def->dir ? t->def->dir : "";
+	const char *dir = t->rep->dir ? t->rep->dir : "";
 
 	if (t->s->prio >= 0)
 		snprintf(buf, len, "%s%sprio %d", dir, *dir ? " " : "", t->s->prio);
@@ -134,14 +77,36 @@ static bool device_wanted(const struct report *rp, const struct rec_series *s)
 	       (s->kind == OBJ_RDMA_PORT && !strcmp(rp->device, s->netdev));
 }
 
-static const struct track_def *track_def_for(const struct rec_series *s)
+/* Does the report follow this series?  Its row in the field table or counter set says. */
+static bool track_for(const struct rec_series *s, struct track *t)
 {
+	const struct counter_desc *set = NULL, *cd;
+	size_t n = 0;
+
 	if (s->config)
-		return NULL;
-	for (size_t i = 0; i < ARRAY_SIZE(track_defs); i++)
-		if (track_defs[i].src == s->src && !strcmp(track_defs[i].name, s->name))
-			return &track_defs[i];
-	return NULL;
+		return false;
+	if (s->src == REC_FIELD) {
+		if (s->field < 0 || fields[s->field].rep.cat == RCAT_NONE)
+			return false;
+		t->rep = &fields[s->field].rep;
+		t->scale = fields[s->field].scale;
+		t->row = s->field;
+		return true;
+	}
+	if (s->src == REC_HW) {
+		set = hw_counter_descs;
+		n = n_hw_counter_descs;
+	} else if (s->src == REC_PORT) {
+		set = port_counter_descs;
+		n = n_port_counter_descs;
+	}
+	cd = set ? counter_desc_find(set, n, s->name) : NULL;
+	if (!cd || cd->rep.cat == RCAT_NONE)
+		return false;
+	t->rep = &cd->rep;
+	t->scale = cd->scale;
+	t->row = (int)(cd - set);
+	return true;
 }
 
 static int setup_tracks(struct report *rp)
@@ -154,24 +119,26 @@ static int setup_tracks(struct report *rp)
 	rp->cfg_last = calloc(rd->n_series ? rd->n_series : 1, sizeof(*rp->cfg_last));
 	if (!rp->by_series || !rp->cfg_last || !rp->polled)
 		return -ENOMEM;
-	for (size_t i = 0; i < rd->n_series; i++)
+	for (size_t i = 0; i < rd->n_series; i++) {
+		struct track probe;
+
 		if (rd->series[i].used && device_wanted(rp, &rd->series[i]) &&
-		    track_def_for(&rd->series[i]))
+		    track_for(&rd->series[i], &probe))
 			n++;
+	}
 	rp->tracks = calloc(n ? n : 1, sizeof(*rp->tracks));
 	if (!rp->tracks)
 		return -ENOMEM;
 	for (size_t i = 0; i < rd->n_series; i++) {
 		const struct rec_series *s = &rd->series[i];
-		const struct track_def *d;
-		struct track *t;
+		struct track *t = &rp->tracks[rp->n_tracks];
 
-		if (!s->used || !device_wanted(rp, s) || !(d = track_def_for(s)))
+		if (!s->used || !device_wanted(rp, s) || !track_for(s, t))
 			continue;
-		t = &rp->tracks[rp->n_tracks++];
+		rp->n_tracks++;
 		t->s = s;
-		t->def = d;
-		if (d->cat == CAT_PAUSE || d->cat == CAT_RETRY || d->cat == CAT_OOS) {
+		if (t->rep->cat == RCAT_PAUSE || t->rep->cat == RCAT_RETRY ||
+		    t->rep->cat == RCAT_OOS) {
 			t->bucket = calloc((size_t)rp->nb, sizeof(*t->bucket));
 			if (!t->bucket)
 				return -ENOMEM;
@@ -193,7 +160,7 @@ int rep_bucket(const struct report *rp, int64_t t)
 
 static void add_increase(struct report *rp, struct track *t, int64_t now, uint64_t delta)
 {
-	double scale = t->def->scale ? t->def->scale : 1.0;
+	double scale = t->scale ? t->scale : 1.0;
 	double amount = (double)delta * scale;
 	double rate = amount * 1000.0 / (double)rp->cur_dt;
 	struct episode *e;
@@ -428,6 +395,16 @@ static int obj_order(const struct rec_series *a, const struct rec_series *b)
 	return a->port < b->port ? -1 : a->port > b->port;
 }
 
+/* Two tracks of one object: by category, then counter set, then table row. */
+static int track_order(const struct track *a, const struct track *b)
+{
+	if (a->rep->cat != b->rep->cat)
+		return a->rep->cat < b->rep->cat ? -1 : 1;
+	if (a->s->src != b->s->src)
+		return a->s->src < b->s->src ? -1 : 1;
+	return a->row < b->row ? -1 : a->row > b->row;
+}
+
 static int cmp_line(const void *a, const void *b)
 {
 	const struct line *x = a, *y = b;
@@ -437,8 +414,8 @@ static int cmp_line(const void *a, const void *b)
 		return r;
 	if (x->t != y->t)
 		return x->t < y->t ? -1 : 1;
-	if (x->tr && y->tr && x->tr->def != y->tr->def)
-		return x->tr->def < y->tr->def ? -1 : 1;
+	if (x->tr && y->tr && (r = track_order(x->tr, y->tr)))
+		return r;
 	return x->s->prio < y->s->prio ? -1 : x->s->prio > y->s->prio;
 }
 
@@ -529,19 +506,19 @@ static void write_text(const struct report *rp, const struct line *l, size_t n, 
 		rep_time(e->start, full, a, sizeof(a));
 		rep_time(e->end, full, b, sizeof(b));
 		rep_time(e->peak_t, full, c, sizeof(c));
-		fmt_amount(amt, sizeof(amt), e->total, t->def->unit);
-		fmt_rate(rate, sizeof(rate), e->peak_rate, t->def->unit);
+		fmt_amount(amt, sizeof(amt), e->total, t->rep->unit);
+		fmt_rate(rate, sizeof(rate), e->peak_rate, t->rep->unit);
 		if (e->first == e->end) {
 			/* one poll: a step, not a rate worth a peak */
-			fprintf(f, "  %-30s  %-10s  %-9s %s: %s\n", b, rep_cat_name(t->def->cat),
-				rep_track_label(t, lab, sizeof(lab)), t->def->what, amt);
+			fprintf(f, "  %-30s  %-10s  %-9s %s: %s\n", b, rep_cat_name(t->rep->cat),
+				rep_track_label(t, lab, sizeof(lab)), t->rep->what, amt);
 		} else {
 			char span[96];
 
 			snprintf(span, sizeof(span), "%s .. %s", a, b);
 			fprintf(f, "  %-30s  %-10s  %-9s %s: %s in %.1f s, peak %s at %s\n", span,
-				rep_cat_name(t->def->cat), rep_track_label(t, lab, sizeof(lab)),
-				t->def->what, amt, (double)(e->end - e->start) / 1e3, rate, c);
+				rep_cat_name(t->rep->cat), rep_track_label(t, lab, sizeof(lab)),
+				t->rep->what, amt, (double)(e->end - e->start) / 1e3, rate, c);
 		}
 	}
 	if (rp->n_events) {
@@ -600,20 +577,20 @@ static int write_json(const struct report *rp, const struct line *l, size_t n, F
 		json_t *a = json_pack(
 		    "{s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:I,s:I,s:I,s:f,s:f,s:s,s:f,s:o,s:I}",
 		    "device", obj, "object", obj_kind_name(s->kind), "category",
-		    rep_cat_name(t->def->cat), "counter", s->name, "what", t->def->what, "unit",
-		    t->def->unit, "start", time_json(e->start), "first_increase",
+		    rep_cat_name(t->rep->cat), "counter", s->name, "what", t->rep->what, "unit",
+		    t->rep->unit, "start", time_json(e->start), "first_increase",
 		    time_json(e->first), "end", time_json(e->end), "start_unix_ms",
 		    (json_int_t)e->start, "first_increase_unix_ms", (json_int_t)e->first,
 		    "end_unix_ms", (json_int_t)e->end, "duration_seconds",
 		    (double)(e->end - e->start) / 1e3, "total", e->total, "peak_rate_unit",
-		    !strcmp(t->def->unit, "s") ? "fraction of time" : "per second", "peak_rate",
+		    !strcmp(t->rep->unit, "s") ? "fraction of time" : "per second", "peak_rate",
 		    e->peak_rate, "peak_time", time_json(e->peak_t), "peak_unix_ms",
 		    (json_int_t)e->peak_t);
 
 		if (!a)
 			continue;
-		if (t->def->dir)
-			json_object_set_new(a, "direction", json_string(t->def->dir));
+		if (t->rep->dir)
+			json_object_set_new(a, "direction", json_string(t->rep->dir));
 		if (s->prio >= 0)
 			json_object_set_new(a, "priority", json_integer(s->prio));
 		if (s->kind == OBJ_RDMA_PORT)

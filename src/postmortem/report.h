@@ -13,42 +13,27 @@
 
 #include "recording.h"
 
-enum rep_cat {
-	CAT_PAUSE,	/* pause frames (PFC per priority, global 802.3x) */
-	CAT_PAUSE_TIME, /* time spent paused (mlx5 pause duration) */
-	CAT_STORM,	/* pause storm events */
-	CAT_RETRY,	/* transport retries, timeouts, retries exceeded */
-	CAT_OOS,	/* out-of-sequence and sequence-error NAKs */
-	CAT_CNP,	/* congestion notification (CNPs, ECN marks) */
-	CAT_DISCARD,	/* discards and receive errors */
-	CAT_LINK,	/* link flaps and link error recovery */
-	CAT__COUNT,
-};
-
-struct track_def {
-	enum rec_source src;
-	const char *name; /* field path or counter name */
-	enum rep_cat cat;
-	const char *dir;  /* "rx", "tx" or NULL */
-	const char *what; /* human name */
-	const char *unit; /* of the total */
-	double scale;	  /* raw -> unit (0: 1) */
-};
-
 struct episode {
 	int64_t start;	  /* the poll before the first increase: it began after this */
 	int64_t first;	  /* the first poll that saw an increase */
 	int64_t end;	  /* the last poll that saw an increase */
 	int64_t peak_t;	  /* the poll with the highest rate */
-	double total;	  /* in def->unit */
+	double total;	  /* in rep->unit */
 	double peak_rate; /* unit per second */
 };
 
 #define REP_BUCKETS_MAX 600
 
+/*
+ * One counter series the report follows.  What it is (category, direction,
+ * name, unit) is its row's: fields[].rep for a field, the counter_desc's
+ * for a counter set (src/core/fields.c); scale turns the raw count into unit.
+ */
 struct track {
 	const struct rec_series *s;
-	const struct track_def *def;
+	const struct report_desc *rep;
+	double scale; /* raw -> rep->unit (0: 1) */
+	int row;      /* the row's index in its table: ties on a timeline go in table order */
 	bool have;
 	uint64_t last;
 	struct episode *ep;
@@ -93,7 +78,7 @@ struct report {
 	bool oom;
 };
 
-const char *rep_cat_name(enum rep_cat c);
+const char *rep_cat_name(enum report_cat c);
 /* The SVG time bucket of t, or -1 outside the window. */
 int rep_bucket(const struct report *rp, int64_t t);
 /* "rx prio 3", "tx", "" ... for a track; buf is returned. */

@@ -93,8 +93,8 @@ static int collect_panels(const struct report *rp, struct panel *p)
 		for (size_t i = 0; i < rp->n_tracks; i++) {
 			const struct track *t = &rp->tracks[i];
 			bool want = pass == 0
-					? t->def->cat == CAT_PAUSE
-					: (t->def->cat == CAT_RETRY || t->def->cat == CAT_OOS);
+					? t->rep->cat == RCAT_PAUSE
+					: (t->rep->cat == RCAT_RETRY || t->rep->cat == RCAT_OOS);
 			int k;
 
 			if (!want || !t->n_ep || !t->bucket)
@@ -199,7 +199,7 @@ static void draw_panel(FILE *f, const struct report *rp, const struct panel *p, 
 		const char *color = p->ports	      ? line_colors[l % ARRAY_SIZE(line_colors)]
 				    : t->s->prio >= 0 ? prio_colors[t->s->prio & 7]
 						      : "#000000";
-		bool dashed = t->def->dir && !strcmp(t->def->dir, "tx") && !p->ports;
+		bool dashed = t->rep->dir && !strcmp(t->rep->dir, "tx") && !p->ports;
 		char lab[64];
 		int ly = y0 + 4 + l * 18;
 
@@ -232,7 +232,7 @@ static void draw_panel(FILE *f, const struct report *rp, const struct panel *p, 
 		if (!p->ports && strcmp(t->s->name, "pfc.rx_pause") &&
 		    strcmp(t->s->name, "pfc.tx_pause")) {
 			fputs(" (", f);
-			esc(f, t->def->what);
+			esc(f, t->rep->what);
 			fputs(")", f);
 		}
 		fputs("</text>\n", f);

@@ -21,6 +21,7 @@
 #include "prom.h"
 #include "recorder.h"
 #include "recording.h"
+#include "report.h"
 #include "snapshot.h"
 
 static char dir[] = "/tmp/rocewatch-rec-XXXXXX";
@@ -330,6 +331,114 @@ static void export_matches_metrics(void **state)
 	model_free(&m);
 }
 
+/* Every row of a counter table that has a report category is a track, and only those. */
+static void check_rows(const struct report *rp, const struct counter_desc *set, size_t n,
+		       enum rec_source src, uint64_t base)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct track *hit = NULL;
+
+		for (size_t k = 0; k < rp->n_tracks; k++)
+			if (rp->tracks[k].s->src == src &&
+			    !strcmp(rp->tracks[k].s->name, set[i].name))
+				hit = &rp->tracks[k];
+		if (set[i].rep.cat == RCAT_NONE) {
+			if (hit)
+				fail_msg("%s: on the report without a category", set[i].name);
+			continue;
+		}
+		if (!hit || hit->rep != &set[i].rep || hit->n_ep != 1)
+			fail_msg("%s: no episode of its own", set[i].name);
+		assert_true(hit->ep[0].total == (double)(base + i));
+	}
+}
+
+/*
+ * `report` takes what it follows, and the unit and scale of each, from the
+ * field table and the counter tables: move every counter once and each row
+ * with a category must come back as one step, scaled (pause duration is
+ * recorded in microseconds and reported in seconds).
+ */
+static void report_follows_the_table(void **state)
+{
+	struct recorder *r;
+	struct node_model m;
+	struct object *eth2, *port;
+	struct report rp = { 0 };
+	struct report_opts ro = { .db = dir, .since_ms = INT64_MIN, .until_ms = INT64_MAX };
+	char err[512] = "";
+	int fields_on_report = 0;
+
+	(void)state;
+	build_model(&m);
+	eth2 = model_netdev(&m, "eth2");
+	port = model_port(&m, "mlx5_0", 1);
+	open_rec(&r, NULL);
+	for (int pass = 0; pass < 2; pass++) {
+		/* pass 0 sets every counter to 0, pass 1 moves row i by 1000 + i */
+		for (int f = 0; f < F__COUNT; f++) {
+			uint64_t v = pass ? 1000 + (uint64_t)f : 0;
+
+			if (fields[f].obj != OBJ_NETDEV || fields[f].config)
+				continue;
+			if (fields[f].type == VT_PRIO_ARRAY)
+				field_set_prio(eth2, f, 3, v);
+			else if (fields[f].type == VT_INT)
+				field_set_int(eth2, f, (int64_t)v);
+		}
+		for (size_t i = 0; i < n_hw_counter_descs; i++)
+			cset_set(&port->cs[CSET_HW], hw_counter_descs[i].name, pass ? 2000 + i : 0);
+		for (size_t i = 0; i < n_port_counter_descs; i++)
+			cset_set(&port->cs[CSET_PORT], port_counter_descs[i].name,
+				 pass ? 3000 + i : 0);
+		m.time.tv_sec = 1764672000 + pass;
+		recorder_after_poll(r, &m, 3);
+	}
+	recorder_flush(r);
+	recorder_close(r);
+
+	assert_int_equal(report_build(&rp, &ro, err, sizeof(err)), 0);
+	for (int f = 0; f < F__COUNT; f++) {
+		const struct track *hit = NULL;
+
+		for (size_t k = 0; k < rp.n_tracks; k++)
+			if (rp.tracks[k].s->src == REC_FIELD && rp.tracks[k].s->field == f &&
+			    !strcmp(rp.tracks[k].s->device, "eth2"))
+				hit = &rp.tracks[k];
+		if (fields[f].rep.cat == RCAT_NONE) {
+			if (hit)
+				fail_msg("%s: on the report without a category", fields[f].path);
+			continue;
+		}
+		fields_on_report++;
+		if (!hit || hit->rep != &fields[f].rep || hit->n_ep != 1)
+			fail_msg("%s: no episode of its own", fields[f].path);
+		assert_true(hit->ep[0].total ==
+			    (double)(1000 + f) * (fields[f].scale ? fields[f].scale : 1));
+	}
+	assert_true(fields_on_report >= 15);
+	check_rows(&rp, hw_counter_descs, n_hw_counter_descs, REC_HW, 2000);
+	check_rows(&rp, port_counter_descs, n_port_counter_descs, REC_PORT, 3000);
+	{
+		/* the text names each row's "what", in its unit: seconds for pause time */
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+		char want[96];
+
+		assert_int_equal(report_write(&rp, false, f), 0);
+		fclose(f);
+		snprintf(want, sizeof(want), "time paused: %.3f s paused",
+			 (1000.0 + F_NETDEV_PFC_RX_PAUSE_DURATION) * 1e-6);
+		assert_non_null(strstr(text, want));
+		assert_non_null(strstr(text, "retry                 transport retries exceeded: "));
+		assert_null(strstr(text, "vendor_thing"));
+		free(text);
+	}
+	report_free(&rp);
+	model_free(&m);
+}
+
 static void parse_times(void **state)
 {
 	int64_t t;
@@ -378,6 +487,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(export_matches_metrics, setup, teardown),
+		cmocka_unit_test_setup_teardown(report_follows_the_table, setup, teardown),
 		cmocka_unit_test(parse_times),
 	};
 
