@@ -77,12 +77,6 @@ void prom_sample_end_double(struct strbuf *sb, int first, double v)
 	sb_putc(sb, '\n');
 }
 
-void prom_sanitize(struct strbuf *sb, const char *name)
-{
-	for (const char *p = name; *p; p++)
-		sb_putc(sb, isalnum((unsigned char)*p) ? (char)tolower((unsigned char)*p) : '_');
-}
-
 static void object_labels(struct strbuf *sb, int *first, const struct object *o)
 {
 	const char *netdev = "";
@@ -397,33 +391,20 @@ static int map_slots(struct prom_renderer *pr, const struct object *const *objs,
 }
 
 static void render_cset(struct prom_renderer *pr, struct strbuf *sb, const struct node_model *m,
-			enum obj_kind k, enum cset_id c, const struct counter_desc *descs,
-			size_t nd, const char *prefix, const char *type, const regex_t *filter)
+			enum obj_kind k, enum cset_id c, const regex_t *filter)
 {
 	const struct object *const *objs;
 	size_t n = objects_of(m, k, &objs);
 	struct strbuf name = pr->name;
+	struct cset_metric cm;
 
 	if (collect_names(pr, m, k, c, filter) || map_slots(pr, objs, n, c))
 		return;
 	for (size_t i = 0; i < pr->n_names; i++) {
-		const struct counter_desc *cd = counter_desc_find(descs, nd, pr->names[i]);
-		char help[160];
-
 		sb_reset(&name);
-		if (cd) {
-			sb_puts(&name, cd->metric);
-		} else {
-			sb_puts(&name, prefix);
-			prom_sanitize(&name, pr->names[i]);
-			if (!strcmp(type, "counter"))
-				sb_puts(&name, "_total");
-		}
-		if (name.oom)
+		if (cset_metric(&name, c, pr->names[i], &cm) || name.oom)
 			break;
-		snprintf(help, sizeof(help), "%s counter %s, as of the last poll.",
-			 c == CSET_ETHTOOL ? "Driver (ethtool -S)" : "RDMA", pr->names[i]);
-		prom_family(sb, name.buf, type, cd ? cd->help : help);
+		prom_family(sb, name.buf, cm.type, cm.help);
 		for (size_t o = 0; o < n; o++) {
 			int idx = pr->slot[i * n + o], first = 1;
 
@@ -431,9 +412,9 @@ static void render_cset(struct prom_renderer *pr, struct strbuf *sb, const struc
 				continue;
 			prom_sample_begin(sb, name.buf);
 			object_labels(sb, &first, objs[o]);
-			if (cd && cd->scale)
-				prom_sample_end_double(
-				    sb, first, (double)objs[o]->cs[c].vals[idx] * cd->scale);
+			if (cm.scale)
+				prom_sample_end_double(sb, first,
+						       (double)objs[o]->cs[c].vals[idx] * cm.scale);
 			else
 				prom_sample_end_u64(sb, first, objs[o]->cs[c].vals[idx]);
 		}
@@ -608,13 +589,10 @@ int prom_render(struct prom_renderer *pr, struct strbuf *out, const struct prom_
 {
 	sb_reset(out);
 	render_fields(out, in->m);
-	render_cset(pr, out, in->m, OBJ_RDMA_PORT, CSET_HW, hw_counter_descs, n_hw_counter_descs,
-		    "roce_rdma_", "counter", NULL);
-	render_cset(pr, out, in->m, OBJ_RDMA_PORT, CSET_PORT, port_counter_descs,
-		    n_port_counter_descs, "roce_rdma_port_", "counter", NULL);
+	render_cset(pr, out, in->m, OBJ_RDMA_PORT, CSET_HW, NULL);
+	render_cset(pr, out, in->m, OBJ_RDMA_PORT, CSET_PORT, NULL);
 	if (in->ethtool_include)
-		render_cset(pr, out, in->m, OBJ_NETDEV, CSET_ETHTOOL, NULL, 0, "roce_ethtool_",
-			    "untyped", in->ethtool_include);
+		render_cset(pr, out, in->m, OBJ_NETDEV, CSET_ETHTOOL, in->ethtool_include);
 	render_cc(pr, out, in->m);
 	render_wire(out, in->m);
 	if (in->extra)

@@ -41,8 +41,6 @@ void prom_sample_begin(struct strbuf *sb, const char *name);
 void prom_label(struct strbuf *sb, int *first, const char *k, const char *v);
 void prom_sample_end_u64(struct strbuf *sb, int first, uint64_t v);
 void prom_sample_end_double(struct strbuf *sb, int first, double v);
-/* Turn an arbitrary counter name into [a-zA-Z0-9_]. */
-void prom_sanitize(struct strbuf *sb, const char *name);
 /* The labels that say which object a sample is about (device, port, netdev). */
 void prom_object_labels(struct strbuf *sb, int *first, const struct object *o);
 

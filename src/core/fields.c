@@ -4,6 +4,9 @@
  * and must be adjacent (the exporter writes HELP/TYPE once per run of rows).
  * Counter values are those of the last background poll (--interval).
  */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "fields.h"
@@ -643,4 +646,45 @@ const struct counter_desc *counter_desc_find(const struct counter_desc *t, size_
 		if (!strcmp(t[i].name, name))
 			return &t[i];
 	return NULL;
+}
+
+void metric_sanitize(struct strbuf *sb, const char *name)
+{
+	for (const char *p = name; *p; p++)
+		sb_putc(sb, isalnum((unsigned char)*p) ? (char)tolower((unsigned char)*p) : '_');
+}
+
+int cset_metric(struct strbuf *sb, enum cset_id c, const char *name, struct cset_metric *m)
+{
+	static const struct {
+		const struct counter_desc *descs;
+		const size_t *n;
+		const char *prefix, *type, *origin;
+	} sets[CSET__COUNT] = {
+		[CSET_HW] = { hw_counter_descs, &n_hw_counter_descs, "roce_rdma_", "counter",
+			      "RDMA" },
+		[CSET_PORT] = { port_counter_descs, &n_port_counter_descs, "roce_rdma_port_",
+				"counter", "RDMA" },
+		[CSET_ETHTOOL] = { NULL, NULL, "roce_ethtool_", "untyped", "Driver (ethtool -S)" },
+	};
+
+	if ((unsigned)c >= CSET__COUNT || !sets[c].prefix)
+		return -EINVAL;
+	m->cd = sets[c].descs ? counter_desc_find(sets[c].descs, *sets[c].n, name) : NULL;
+	m->type = sets[c].type;
+	if (m->cd) {
+		sb_puts(sb, m->cd->metric);
+		m->help = m->cd->help;
+		m->scale = m->cd->scale;
+		return 0;
+	}
+	sb_puts(sb, sets[c].prefix);
+	metric_sanitize(sb, name);
+	if (!strcmp(m->type, "counter"))
+		sb_puts(sb, "_total");
+	snprintf(m->help_buf, sizeof(m->help_buf), "%s counter %s, as of the last poll.",
+		 sets[c].origin, name);
+	m->help = m->help_buf;
+	m->scale = 0;
+	return 0;
 }

@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "strbuf.h"
+
 enum obj_kind {
 	OBJ_NODE,
 	OBJ_NETDEV,
@@ -209,6 +211,15 @@ extern const struct field_desc fields[F__COUNT];
 int field_lookup(enum obj_kind kind, const char *path);
 const char *value_type_name(enum value_type t);
 
+/* Named counters no table row names: ethtool -S, hw_counters, ... */
+enum cset_id {
+	CSET_ETHTOOL, /* netdev: driver-private ethtool stats */
+	CSET_HW,      /* rdma_port: hw_counters / rdma statistic */
+	CSET_PORT,    /* rdma_port: classic IB port counters/ */
+	CSET_CC,      /* netdev: DCQCN congestion-control parameters */
+	CSET__COUNT,
+};
+
 /*
  * Curated names for counters that live in counter sets (RDMA hw_counters,
  * classic port counters).  Counters not listed are still exported, under a
@@ -228,5 +239,25 @@ extern const struct counter_desc port_counter_descs[];
 extern const size_t n_port_counter_descs;
 const struct counter_desc *counter_desc_find(const struct counter_desc *t, size_t n,
 					     const char *name);
+
+/*
+ * What /metrics calls counter `name` of set c, and so what `export` calls
+ * its recorded series: the curated counter_desc's metric, else a prefix and
+ * the counter's own name sanitised (roce_rdma_<name>_total,
+ * roce_rdma_port_<name>_total, roce_ethtool_<name>: driver stats are
+ * untyped, their meaning is the driver's).
+ */
+struct cset_metric {
+	const struct counter_desc *cd; /* the curated row, or NULL */
+	const char *type;	       /* "counter" or "untyped" */
+	const char *help;	       /* the row's, or help_buf */
+	double scale;		       /* exported = raw * scale; 0: the raw integer */
+	char help_buf[160];
+};
+
+/* Append the name to sb and fill *m: 0, or -EINVAL for CSET_CC (one family, a label each). */
+int cset_metric(struct strbuf *sb, enum cset_id c, const char *name, struct cset_metric *m);
+/* A name as a metric name fragment: [a-z0-9], anything else '_'. */
+void metric_sanitize(struct strbuf *sb, const char *name);
 
 #endif

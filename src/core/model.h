@@ -85,15 +85,6 @@ struct field_val {
 	} v;
 };
 
-/* Named counters no table row names: ethtool -S, hw_counters, ... */
-enum cset_id {
-	CSET_ETHTOOL, /* netdev: driver-private ethtool stats */
-	CSET_HW,      /* rdma_port: hw_counters / rdma statistic */
-	CSET_PORT,    /* rdma_port: classic IB port counters/ */
-	CSET_CC,      /* netdev: DCQCN congestion-control parameters */
-	CSET__COUNT,
-};
-
 struct counter_set {
 	uint32_t n, cap;
 	uint32_t hint; /* where the next cset_set() is likely to land */

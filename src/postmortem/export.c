@@ -5,8 +5,9 @@
  * that `promtool tsdb create-blocks-from openmetrics` turns into TSDB blocks,
  * so an incident can be looked at in Prometheus/Grafana at full resolution.
  *
- * Names and labels are those of /metrics: counter series are named the way
- * prom.c names them (tests/unit/test_recorder.c checks both agree), and
+ * Names and labels are those of /metrics: counter-set series are named by
+ * cset_metric(), the function prom.c names them with, field series from the
+ * same field_desc rows (tests/unit/test_recorder.c checks both agree), and
  * configuration is rebuilt into a node model and rendered by prom.c itself.
  * OpenMetrics wants a counter family named without its _total suffix and
  * every family's samples together; timestamps are in seconds.
@@ -169,7 +170,7 @@ static int map_series(struct xport *x, const struct rec_series *s, struct object
 {
 	struct strbuf name = { 0 }, lab = { 0 };
 	const char *type = "counter", *help = NULL;
-	char helpbuf[200];
+	struct cset_metric cm;
 	double scale = 0;
 	int first = 1, fam;
 
@@ -209,30 +210,14 @@ static int map_series(struct xport *x, const struct rec_series *s, struct object
 		if (d->type == VT_FLOAT && !scale)
 			scale = 1; /* print as a number, not as stored bits */
 	} else {
-		/* prom.c render_cset: a curated name, or the prefix + sanitised counter name */
-		const struct counter_desc *cd = NULL;
-
-		if (s->src == REC_HW)
-			cd = counter_desc_find(hw_counter_descs, n_hw_counter_descs, s->name);
-		else if (s->src == REC_PORT)
-			cd = counter_desc_find(port_counter_descs, n_port_counter_descs, s->name);
-		if (cd) {
-			sb_puts(&name, cd->metric);
-			help = cd->help;
-			scale = cd->scale;
-		} else {
-			sb_puts(&name, s->src == REC_HW	    ? "roce_rdma_"
-				       : s->src == REC_PORT ? "roce_rdma_port_"
-							    : "roce_ethtool_");
-			prom_sanitize(&name, s->name);
-			if (s->src != REC_ETHTOOL)
-				sb_puts(&name, "_total");
-			else
-				type = "untyped";
-			snprintf(helpbuf, sizeof(helpbuf), "%s counter %s, as of the last poll.",
-				 s->src == REC_ETHTOOL ? "Driver (ethtool -S)" : "RDMA", s->name);
-			help = helpbuf;
+		/* named by the function /metrics names them with */
+		if (cset_metric(&name, (enum cset_id)rec_source_cset(s->src), s->name, &cm)) {
+			sb_free(&name);
+			return 0; /* DCQCN parameters: configuration, rendered with it */
 		}
+		type = cm.type;
+		help = cm.help;
+		scale = cm.scale;
 		object_of(o, s);
 		prom_object_labels(&lab, &first, o);
 	}

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The field table is the contract between collectors, rules and exporters. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -139,6 +140,50 @@ static void curated_counter_names_are_unique(void **state)
 							fields[f].metric);
 }
 
+/* The one place counter-set series get their names (/metrics and export both call it). */
+static void counter_set_metric_names(void **state)
+{
+	struct strbuf sb = { 0 };
+	struct cset_metric m;
+
+	(void)state;
+	assert_int_equal(cset_metric(&sb, CSET_HW, "out_of_sequence", &m), 0);
+	assert_string_equal(sb.buf, "roce_rdma_out_of_sequence_total");
+	assert_non_null(m.cd);
+	assert_string_equal(m.type, "counter");
+	assert_ptr_equal(m.help, m.cd->help);
+
+	sb_reset(&sb);
+	assert_int_equal(cset_metric(&sb, CSET_HW, "Vendor.Odd-Name2", &m), 0);
+	assert_string_equal(sb.buf, "roce_rdma_vendor_odd_name2_total");
+	assert_null(m.cd);
+	assert_true(m.scale == 0);
+	assert_string_equal(m.help, "RDMA counter Vendor.Odd-Name2, as of the last poll.");
+
+	sb_reset(&sb);
+	assert_int_equal(cset_metric(&sb, CSET_PORT, "port_xmit_data", &m), 0);
+	assert_string_equal(sb.buf, "roce_rdma_port_transmit_bytes_total");
+	assert_true(m.scale == 4); /* 4-byte words */
+	sb_reset(&sb);
+	assert_int_equal(cset_metric(&sb, CSET_PORT, "port_new", &m), 0);
+	assert_string_equal(sb.buf, "roce_rdma_port_port_new_total");
+	/* a curated hw name is not curated as a port counter */
+	sb_reset(&sb);
+	assert_int_equal(cset_metric(&sb, CSET_PORT, "out_of_sequence", &m), 0);
+	assert_string_equal(sb.buf, "roce_rdma_port_out_of_sequence_total");
+
+	sb_reset(&sb);
+	assert_int_equal(cset_metric(&sb, CSET_ETHTOOL, "rx_prio3_pause", &m), 0);
+	assert_string_equal(sb.buf, "roce_ethtool_rx_prio3_pause");
+	assert_string_equal(m.type, "untyped");
+	assert_string_equal(m.help,
+			    "Driver (ethtool -S) counter rx_prio3_pause, as of the last poll.");
+
+	/* DCQCN parameters are one family with a label each, not a name each */
+	assert_int_equal(cset_metric(&sb, CSET_CC, "rpg_gd", &m), -EINVAL);
+	sb_free(&sb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -147,6 +192,7 @@ int main(void)
 		cmocka_unit_test(curated_counter_names_are_unique),
 		cmocka_unit_test(every_field_has_its_source),
 		cmocka_unit_test(report_rows_are_counters),
+		cmocka_unit_test(counter_set_metric_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
