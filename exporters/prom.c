@@ -325,15 +325,9 @@ static int collect_names(struct prom_renderer *pr, const struct node_model *m, e
 				continue;
 			if (filter && regexec(filter, cs->names[j], 0, NULL, 0))
 				continue;
-			if (pr->n_names == pr->cap_names) {
-				size_t nc = pr->cap_names ? pr->cap_names * 2 : 256;
-				const char **nn = realloc(pr->names, nc * sizeof(*nn));
-
-				if (!nn)
-					return -1;
-				pr->names = nn;
-				pr->cap_names = nc;
-			}
+			if (array_grow(&pr->names, &pr->cap_names, pr->n_names, sizeof(*pr->names),
+				       256))
+				return -1;
 			pr->names[pr->n_names++] = cs->names[j];
 		}
 	}

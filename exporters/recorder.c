@@ -210,21 +210,6 @@ static int64_t ts_ms(const struct timespec *t)
 
 /* ---- batches ---- */
 
-#define GROW(arr, n, cap, b)                                              \
-	do {                                                              \
-		if ((n) == (cap)) {                                       \
-			size_t nc_ = (cap) ? (cap)*2 : 256;               \
-			void *np_ = realloc((arr), nc_ * sizeof(*(arr))); \
-			if (!np_) {                                       \
-				(b)->oom = true;                          \
-				break;                                    \
-			}                                                 \
-			(arr) = np_;                                      \
-			(cap) = nc_;                                      \
-		}                                                         \
-		(n)++;                                                    \
-	} while (0)
-
 static void batch_reset(struct batch *b)
 {
 	for (size_t i = 0; i < b->n_evs; i++)
@@ -248,34 +233,54 @@ static void batch_free(struct batch *b)
 	free(b);
 }
 
+/* Appending to a batch: out of memory marks it (the poll is dropped and resent in full). */
 static void add_row(struct batch *b, int32_t id, uint8_t type, int64_t v)
 {
-	size_t n = b->n_rows;
-
-	GROW(b->rows, b->n_rows, b->cap_rows, b);
-	if (b->n_rows == n)
-		return;
-	b->rows[n] = (struct row){ id, type, v };
+	if (array_grow(&b->rows, &b->cap_rows, b->n_rows, sizeof(*b->rows), 256))
+		b->oom = true;
+	else
+		b->rows[b->n_rows++] = (struct row){ id, type, v };
 }
 
 static void add_crow(struct batch *b, int32_t id, uint8_t reason, size_t off)
 {
-	size_t n = b->n_crows;
-
-	GROW(b->crows, b->n_crows, b->cap_crows, b);
-	if (b->n_crows == n)
-		return;
-	b->crows[n] = (struct crow){ id, reason, off };
+	if (array_grow(&b->crows, &b->cap_crows, b->n_crows, sizeof(*b->crows), 256))
+		b->oom = true;
+	else
+		b->crows[b->n_crows++] = (struct crow){ id, reason, off };
 }
 
 static void add_def(struct batch *b, const struct series_def *d)
 {
-	size_t n = b->n_defs;
+	if (array_grow(&b->defs, &b->cap_defs, b->n_defs, sizeof(*b->defs), 256))
+		b->oom = true;
+	else
+		b->defs[b->n_defs++] = *d;
+}
 
-	GROW(b->defs, b->n_defs, b->cap_defs, b);
-	if (b->n_defs == n)
-		return;
-	b->defs[n] = *d;
+/* A zeroed event row, or NULL. */
+static struct evrow *add_ev(struct batch *b)
+{
+	if (array_grow(&b->evs, &b->cap_evs, b->n_evs, sizeof(*b->evs), 16)) {
+		b->oom = true;
+		return NULL;
+	}
+	memset(&b->evs[b->n_evs], 0, sizeof(b->evs[b->n_evs]));
+	return &b->evs[b->n_evs++];
+}
+
+/*
+ * Keep the series a lost batch introduced, to send again with a later one
+ * (their ids are taken).  Out of memory loses them: their rows then name an
+ * id with no series row, which a reader skips.
+ */
+static void keep_defs(struct series_def **list, size_t *n, size_t *cap, const struct batch *b)
+{
+	for (size_t i = 0; i < b->n_defs; i++) {
+		if (array_grow(list, cap, *n, sizeof(**list), 256))
+			return;
+		(*list)[(*n)++] = b->defs[i];
+	}
 }
 
 /* ---- interning (poll thread) ---- */
@@ -354,15 +359,8 @@ static struct objrec *objrec_get(struct recorder *r, const struct object *o)
 	i = strmap_get(&r->obj_map, key);
 	if (i >= 0)
 		return r->objs[i];
-	if (r->n_objs == r->cap_objs) {
-		size_t nc = r->cap_objs ? r->cap_objs * 2 : 32;
-		void *np = realloc(r->objs, nc * sizeof(*r->objs));
-
-		if (!np)
-			return NULL;
-		r->objs = np;
-		r->cap_objs = nc;
-	}
+	if (array_grow(&r->objs, &r->cap_objs, r->n_objs, sizeof(*r->objs), 32))
+		return NULL;
 	or = calloc(1, sizeof(* or));
 	if (! or)
 		return NULL;
@@ -663,7 +661,7 @@ static void take_capture_snapshots(struct recorder *r, struct batch *b, struct n
 	pthread_mutex_lock(&r->mu);
 	for (j = r->jobs; j; j = j->next) {
 		struct strbuf sb = { 0 };
-		size_t n = b->n_evs;
+		struct evrow *e;
 
 		if (j->have_snapshot)
 			continue;
@@ -680,15 +678,13 @@ static void take_capture_snapshots(struct recorder *r, struct batch *b, struct n
 			sb_free(&sb);
 		}
 		j->have_snapshot = true;
-		GROW(b->evs, b->n_evs, b->cap_evs, b);
-		if (b->n_evs == n)
+		e = add_ev(b);
+		if (!e)
 			continue;
-		memset(&b->evs[n], 0, sizeof(b->evs[n]));
-		b->evs[n].t_ms = j->trigger_ms;
-		strlcpy0(b->evs[n].kind, "capture", sizeof(b->evs[n].kind));
-		strlcpy0(b->evs[n].name, j->reason, sizeof(b->evs[n].name));
-		b->evs[n].detail =
-		    strdup(strrchr(j->file, '/') ? strrchr(j->file, '/') + 1 : j->file);
+		e->t_ms = j->trigger_ms;
+		strlcpy0(e->kind, "capture", sizeof(e->kind));
+		strlcpy0(e->name, j->reason, sizeof(e->name));
+		e->detail = strdup(strrchr(j->file, '/') ? strrchr(j->file, '/') + 1 : j->file);
 	}
 	pthread_cond_broadcast(&r->cv_capture);
 	pthread_mutex_unlock(&r->mu);
@@ -758,12 +754,11 @@ void recorder_after_poll(void *arg, struct node_model *m, unsigned what)
 
 	pthread_mutex_lock(&r->mu);
 	for (size_t i = 0; i < r->n_pend_ev; i++) {
-		size_t n = b->n_evs;
+		struct evrow *e = add_ev(b);
 
-		GROW(b->evs, b->n_evs, b->cap_evs, b);
-		if (b->n_evs == n)
+		if (!e)
 			break;
-		b->evs[n] = r->pend_ev[i];
+		*e = r->pend_ev[i];
 		r->pend_ev[i].detail = NULL;
 	}
 	r->n_pend_ev = 0;
@@ -776,14 +771,7 @@ void recorder_after_poll(void *arg, struct node_model *m, unsigned what)
 		 * Out of memory mid-diff: the state above no longer matches; start
 		 * over in full, keeping the series already given ids.
 		 */
-		for (size_t i = 0; i < b->n_defs; i++) {
-			size_t n = r->n_carry;
-			struct batch tmp = { 0 };
-
-			GROW(r->carry, r->n_carry, r->cap_carry, &tmp);
-			if (r->n_carry != n)
-				r->carry[n] = b->defs[i];
-		}
+		keep_defs(&r->carry, &r->n_carry, &r->cap_carry, b);
 		batch_reset(b);
 		pthread_mutex_lock(&r->mu);
 		r->free_b[r->n_free++] = b;
@@ -950,14 +938,7 @@ fail:
 		    r->db_path, b->seq, sqlite3_errstr(rc));
 	step_done(r, r->st_rollback);
 	/* The series this batch introduced are known by id from now on: insert them next time. */
-	for (size_t i = 0; i < b->n_defs; i++) {
-		size_t n = r->n_retry;
-		struct batch tmp = { 0 };
-
-		GROW(r->retry, r->n_retry, r->cap_retry, &tmp);
-		if (r->n_retry != n)
-			r->retry[n] = b->defs[i];
-	}
+	keep_defs(&r->retry, &r->n_retry, &r->cap_retry, b);
 	CNT_ADD(r, write_errors, 1);
 	CNT_ADD(r, dropped, 1);
 	/* What the poll loop believes is stored is not: make it send every value again. */
@@ -1527,16 +1508,11 @@ int recorder_event(struct recorder *r, int64_t t_ms, const char *kind, const cha
 	struct evrow *e;
 
 	pthread_mutex_lock(&r->mu);
-	if (r->n_pend_ev == r->cap_pend_ev) {
-		size_t nc = r->cap_pend_ev ? r->cap_pend_ev * 2 : 16;
-		void *np = nc <= 4096 ? realloc(r->pend_ev, nc * sizeof(*r->pend_ev)) : NULL;
-
-		if (!np) {
-			pthread_mutex_unlock(&r->mu);
-			return -ENOMEM;
-		}
-		r->pend_ev = np;
-		r->cap_pend_ev = nc;
+	/* Bounded: events wait here for the next poll, which a stalled loop never runs. */
+	if (r->n_pend_ev >= 4096 ||
+	    array_grow(&r->pend_ev, &r->cap_pend_ev, r->n_pend_ev, sizeof(*r->pend_ev), 16)) {
+		pthread_mutex_unlock(&r->mu);
+		return -ENOMEM;
 	}
 	e = &r->pend_ev[r->n_pend_ev++];
 	memset(e, 0, sizeof(*e));

@@ -46,8 +46,10 @@ struct cfg_entry {
 	bool live;
 	int64_t last_emit;
 	size_t n, cap;
-	int64_t *t;
-	char (*v)[40];
+	struct cfg_sample {
+		int64_t t;
+		char v[40];
+	} * s;
 };
 
 struct xport {
@@ -84,15 +86,8 @@ static int family(struct xport *x, const char *name, const char *type, const cha
 
 	if (i >= 0)
 		return x->fams[i].config == config ? (int)i : -1;
-	if (x->n_fams == x->cap_fams) {
-		size_t nc = x->cap_fams ? x->cap_fams * 2 : 64;
-		void *np = realloc(x->fams, nc * sizeof(*x->fams));
-
-		if (!np)
-			return -1;
-		x->fams = np;
-		x->cap_fams = nc;
-	}
+	if (array_grow(&x->fams, &x->cap_fams, x->n_fams, sizeof(*x->fams), 64))
+		return -1;
 	f = &x->fams[x->n_fams];
 	memset(f, 0, sizeof(*f));
 	f->name = strdup(name);
@@ -441,15 +436,8 @@ static struct cfg_entry *cfg_entry(struct xport *x, const char *key, int fam)
 
 	if (i >= 0)
 		return &x->ents[i];
-	if (x->n_ents == x->cap_ents) {
-		size_t nc = x->cap_ents ? x->cap_ents * 2 : 256;
-		void *np = realloc(x->ents, nc * sizeof(*x->ents));
-
-		if (!np)
-			return NULL;
-		x->ents = np;
-		x->cap_ents = nc;
-	}
+	if (array_grow(&x->ents, &x->cap_ents, x->n_ents, sizeof(*x->ents), 256))
+		return NULL;
 	e = &x->ents[x->n_ents];
 	memset(e, 0, sizeof(*e));
 	e->fam = fam;
@@ -462,22 +450,10 @@ static struct cfg_entry *cfg_entry(struct xport *x, const char *key, int fam)
 
 static int cfg_push(struct cfg_entry *e, int64_t t, const char *v)
 {
-	if (e->n == e->cap) {
-		size_t nc = e->cap ? e->cap * 2 : 8;
-		void *nt = realloc(e->t, nc * sizeof(*e->t));
-
-		if (!nt)
-			return -ENOMEM;
-		e->t = nt;
-		void *nv = realloc(e->v, nc * sizeof(*e->v));
-
-		if (!nv)
-			return -ENOMEM;
-		e->v = nv;
-		e->cap = nc;
-	}
-	e->t[e->n] = t;
-	strlcpy0(e->v[e->n], v, sizeof(e->v[e->n]));
+	if (array_grow(&e->s, &e->cap, e->n, sizeof(*e->s), 8))
+		return -ENOMEM;
+	e->s[e->n].t = t;
+	strlcpy0(e->s[e->n].v, v, sizeof(e->s[e->n].v));
 	e->n++;
 	e->last_emit = t;
 	return 0;
@@ -591,7 +567,7 @@ static void write_config(struct xport *x)
 			continue;
 		family_header(x, f);
 		for (size_t k = 0; k < e->n; k++)
-			sample_line(x, e->key, "", e->v[k], e->t[k]);
+			sample_line(x, e->key, "", e->s[k].v, e->s[k].t);
 	}
 }
 
@@ -609,8 +585,7 @@ static void xport_free(struct xport *x)
 	free(x->series_scale);
 	for (size_t i = 0; i < x->n_ents; i++) {
 		free(x->ents[i].key);
-		free(x->ents[i].t);
-		free(x->ents[i].v);
+		free(x->ents[i].s);
 	}
 	free(x->ents);
 	strmap_free(&x->fam_map);

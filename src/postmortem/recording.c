@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * The reading side of a recording (the schema is exporters/recording_schema.c).  Samples are keyed by
- * (t_ms, series_id) so a poll's rows are one contiguous run of the B-tree:
- * appending a poll and deleting the oldest ones touch only the two ends,
- * and a reader walks a time window in key order without sorting.
+ * The reading side of a recording (the schema is exporters/recording_schema.c).
+ * Samples are keyed by (t_ms, series_id) so a poll's rows are one contiguous
+ * run of the B-tree: appending a poll and deleting the oldest ones touch only
+ * the two ends, and a reader walks a time window in key order without sorting.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -177,16 +177,9 @@ int rec_load(struct rec_reader *r, int64_t since_ms, int64_t until_ms, char *err
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct rec_poll *p;
 
-		if (r->n_polls == cap) {
-			size_t nc = cap ? cap * 2 : 4096;
-			void *np = realloc(r->polls, nc * sizeof(*r->polls));
-
-			if (!np) {
-				sqlite3_finalize(st);
-				return -ENOMEM;
-			}
-			r->polls = np;
-			cap = nc;
+		if (array_grow(&r->polls, &cap, r->n_polls, sizeof(*r->polls), 4096)) {
+			sqlite3_finalize(st);
+			return -ENOMEM;
 		}
 		p = &r->polls[r->n_polls++];
 		p->seq = sqlite3_column_int64(st, 0);

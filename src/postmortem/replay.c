@@ -71,16 +71,9 @@ static void add_transition(struct replay *rp, const struct alert *a, bool fired,
 {
 	struct transition *t;
 
-	if (rp->n_tr == rp->cap_tr) {
-		size_t nc = rp->cap_tr ? rp->cap_tr * 2 : 32;
-		void *np = realloc(rp->tr, nc * sizeof(*rp->tr));
-
-		if (!np) {
-			rp->oom = true;
-			return;
-		}
-		rp->tr = np;
-		rp->cap_tr = nc;
+	if (array_grow(&rp->tr, &rp->cap_tr, rp->n_tr, sizeof(*rp->tr), 32)) {
+		rp->oom = true;
+		return;
 	}
 	t = &rp->tr[rp->n_tr++];
 	memset(t, 0, sizeof(*t));

@@ -170,16 +170,9 @@ static void add_increase(struct report *rp, struct track *t, int64_t now, uint64
 		e->end = now;
 		e->total += amount;
 	} else {
-		if (t->n_ep == t->cap_ep) {
-			size_t nc = t->cap_ep ? t->cap_ep * 2 : 4;
-			void *np = realloc(t->ep, nc * sizeof(*t->ep));
-
-			if (!np) {
-				rp->oom = true;
-				return;
-			}
-			t->ep = np;
-			t->cap_ep = nc;
+		if (array_grow(&t->ep, &t->cap_ep, t->n_ep, sizeof(*t->ep), 4)) {
+			rp->oom = true;
+			return;
 		}
 		e = &t->ep[t->n_ep++];
 		*e = (struct episode){ .start = now - rp->cur_dt,
@@ -202,6 +195,21 @@ static void add_increase(struct report *rp, struct track *t, int64_t now, uint64
 	}
 }
 
+/* A new, zeroed event at t; NULL (and rp->oom) when out of memory. */
+static struct rep_event *add_event(struct report *rp, int64_t t)
+{
+	struct rep_event *e;
+
+	if (array_grow(&rp->events, &rp->cap_events, rp->n_events, sizeof(*rp->events), 16)) {
+		rp->oom = true;
+		return NULL;
+	}
+	e = &rp->events[rp->n_events++];
+	memset(e, 0, sizeof(*e));
+	e->t = t;
+	return e;
+}
+
 static void on_poll(void *arg, const struct rec_poll *p)
 {
 	struct report *rp = arg;
@@ -214,22 +222,10 @@ static void on_poll(void *arg, const struct rec_poll *p)
 	if (p->dropped)
 		rp->dropped += p->dropped;
 	if (rp->have_prev && p->run != rp->prev_run && rp->n_events < 100000) {
-		struct rep_event *e;
+		struct rep_event *e = add_event(rp, p->t_ms);
 
-		if (rp->n_events == rp->cap_events) {
-			size_t nc = rp->cap_events ? rp->cap_events * 2 : 16;
-			void *np = realloc(rp->events, nc * sizeof(*rp->events));
-
-			if (!np) {
-				rp->oom = true;
-				return;
-			}
-			rp->events = np;
-			rp->cap_events = nc;
-		}
-		e = &rp->events[rp->n_events++];
-		memset(e, 0, sizeof(*e));
-		e->t = p->t_ms;
+		if (!e)
+			return;
 		strlcpy0(e->kind, "restart", sizeof(e->kind));
 		snprintf(e->detail, sizeof(e->detail), "recording resumed after %.1f s",
 			 (double)(p->t_ms - rp->prev_t) / 1e3);
@@ -292,17 +288,11 @@ static void on_config(void *arg, const struct rec_poll *p, const struct rec_seri
 	if (p->in_window && prev && strcmp(prev, cur)) {
 		struct rep_change *c;
 
-		if (rp->n_changes == rp->cap_changes) {
-			size_t nc = rp->cap_changes ? rp->cap_changes * 2 : 16;
-			void *np = realloc(rp->changes, nc * sizeof(*rp->changes));
-
-			if (!np) {
-				free(cur);
-				rp->oom = true;
-				return;
-			}
-			rp->changes = np;
-			rp->cap_changes = nc;
+		if (array_grow(&rp->changes, &rp->cap_changes, rp->n_changes, sizeof(*rp->changes),
+			       16)) {
+			free(cur);
+			rp->oom = true;
+			return;
 		}
 		c = &rp->changes[rp->n_changes++];
 		c->t = p->t_ms;
@@ -346,19 +336,9 @@ static void on_event(void *arg, const struct rec_event *ev)
 
 	if (rp->device && ev->device[0] && strcmp(rp->device, ev->device))
 		return;
-	if (rp->n_events == rp->cap_events) {
-		size_t nc = rp->cap_events ? rp->cap_events * 2 : 16;
-		void *np = realloc(rp->events, nc * sizeof(*rp->events));
-
-		if (!np) {
-			rp->oom = true;
-			return;
-		}
-		rp->events = np;
-		rp->cap_events = nc;
-	}
-	e = &rp->events[rp->n_events++];
-	e->t = ev->t_ms;
+	e = add_event(rp, ev->t_ms);
+	if (!e)
+		return;
 	strlcpy0(e->kind, ev->kind, sizeof(e->kind));
 	strlcpy0(e->device, ev->device, sizeof(e->device));
 	strlcpy0(e->name, ev->name, sizeof(e->name));
