@@ -142,9 +142,17 @@ static void vdiag(struct rules_diags *dg, const char *file, int line, int col, b
 {
 	struct rules_diag *d;
 
-	if (array_grow(&dg->d, &dg->cap, dg->n, sizeof(*dg->d), 8)) {
-		dg->n_errors += !warning; /* still count it, so the load fails */
-		return;
+	if (dg->n == dg->cap) {
+		size_t nc = dg->cap ? dg->cap * 2 : 8;
+		struct rules_diag *nd = realloc(dg->d, nc * sizeof(*nd));
+
+		if (!nd) {
+			/* still count it, so the load fails */
+			dg->n_errors += !warning;
+			return;
+		}
+		dg->d = nd;
+		dg->cap = nc;
 	}
 	d = &dg->d[dg->n++];
 	memset(d, 0, sizeof(*d));
