@@ -499,8 +499,19 @@ static void render_wire(struct strbuf *sb, const struct node_model *m)
 }
 
 /* NAME{label="value"} v, or NAME v without a label; integers print without a fraction. */
-static void sample_1label(struct strbuf *sb, const char *name, const char *label, const char *value,
-			  double v)
+void prom_sample1_u64(struct strbuf *sb, const char *name, const char *label, const char *value,
+		      uint64_t v)
+{
+	int first = 1;
+
+	prom_sample_begin(sb, name);
+	if (label)
+		prom_label(sb, &first, label, value);
+	prom_sample_end_u64(sb, first, v);
+}
+
+void prom_sample1_double(struct strbuf *sb, const char *name, const char *label, const char *value,
+			 double v)
 {
 	int first = 1;
 
@@ -514,69 +525,60 @@ static void render_self(struct strbuf *sb, const struct prom_input *in)
 {
 	const struct node_model *m = in->m;
 	const struct poll_stats *st = in->stats;
-	int first;
 
 	prom_family(sb, "rocewatch_build_info", "gauge",
 		    "rocewatch build information; value is always 1.");
-	first = 1;
-	prom_sample_begin(sb, "rocewatch_build_info");
-	prom_label(sb, &first, "version", ROCEWATCH_VERSION);
-	prom_sample_end_u64(sb, first, 1);
+	prom_sample1_u64(sb, "rocewatch_build_info", "version", ROCEWATCH_VERSION, 1);
 
 	prom_family(sb, "rocewatch_collector_success", "gauge",
 		    "1 if the collector's last run succeeded, 0 if it failed or is disabled.");
 	for (int i = 0; i < RW_MAX_COLLECTORS; i++) {
 		if (!m->coll[i].name[0])
 			continue;
-		first = 1;
-		prom_sample_begin(sb, "rocewatch_collector_success");
-		prom_label(sb, &first, "collector", m->coll[i].name);
-		prom_sample_end_u64(sb, first,
-				    m->coll[i].enabled && m->coll[i].ran && !m->coll[i].err);
+		prom_sample1_u64(sb, "rocewatch_collector_success", "collector", m->coll[i].name,
+				 m->coll[i].enabled && m->coll[i].ran && !m->coll[i].err);
 	}
 	prom_family(sb, "rocewatch_collector_duration_seconds", "gauge",
 		    "How long the collector's last run took, in seconds.");
 	for (int i = 0; i < RW_MAX_COLLECTORS; i++) {
 		if (!m->coll[i].name[0] || !m->coll[i].enabled)
 			continue;
-		first = 1;
-		prom_sample_begin(sb, "rocewatch_collector_duration_seconds");
-		prom_label(sb, &first, "collector", m->coll[i].name);
-		prom_sample_end_double(sb, first, m->coll[i].duration);
+		prom_sample1_double(sb, "rocewatch_collector_duration_seconds", "collector",
+				    m->coll[i].name, m->coll[i].duration);
 	}
 	prom_family(sb, "rocewatch_collector_consecutive_failures", "gauge",
 		    "Consecutive failed runs of the collector; it is backed off while > 0.");
 	for (int i = 0; i < RW_MAX_COLLECTORS; i++) {
 		if (!m->coll[i].name[0] || !m->coll[i].enabled)
 			continue;
-		first = 1;
-		prom_sample_begin(sb, "rocewatch_collector_consecutive_failures");
-		prom_label(sb, &first, "collector", m->coll[i].name);
-		prom_sample_end_u64(sb, first, m->coll[i].failures);
+		prom_sample1_u64(sb, "rocewatch_collector_consecutive_failures", "collector",
+				 m->coll[i].name, m->coll[i].failures);
 	}
 	if (!st)
 		return;
 	prom_family(sb, "rocewatch_polls_total", "counter",
 		    "Polls run, by loop (fast: counters, slow: configuration).");
-	sample_1label(sb, "rocewatch_polls_total", "loop", "fast", (double)st->fast_polls);
-	sample_1label(sb, "rocewatch_polls_total", "loop", "slow", (double)st->slow_polls);
+	prom_sample1_double(sb, "rocewatch_polls_total", "loop", "fast", (double)st->fast_polls);
+	prom_sample1_double(sb, "rocewatch_polls_total", "loop", "slow", (double)st->slow_polls);
 	prom_family(sb, "rocewatch_poll_overruns_total", "counter",
 		    "Fast polls that started late because the previous one overran the interval.");
-	sample_1label(sb, "rocewatch_poll_overruns_total", NULL, NULL, (double)st->overruns);
+	prom_sample1_double(sb, "rocewatch_poll_overruns_total", NULL, NULL, (double)st->overruns);
 	prom_family(sb, "rocewatch_poll_lag_seconds", "gauge",
 		    "How late the last fast poll started relative to its schedule, in seconds.");
-	sample_1label(sb, "rocewatch_poll_lag_seconds", NULL, NULL, st->lag_seconds);
+	prom_sample1_double(sb, "rocewatch_poll_lag_seconds", NULL, NULL, st->lag_seconds);
 	prom_family(sb, "rocewatch_poll_duration_seconds", "gauge",
 		    "Duration of the last poll of each loop, in seconds.");
-	sample_1label(sb, "rocewatch_poll_duration_seconds", "loop", "fast", st->last_fast_seconds);
-	sample_1label(sb, "rocewatch_poll_duration_seconds", "loop", "slow", st->last_slow_seconds);
+	prom_sample1_double(sb, "rocewatch_poll_duration_seconds", "loop", "fast",
+			    st->last_fast_seconds);
+	prom_sample1_double(sb, "rocewatch_poll_duration_seconds", "loop", "slow",
+			    st->last_slow_seconds);
 	prom_family(sb, "rocewatch_last_poll_timestamp_seconds", "gauge",
 		    "Unix time of the last poll; the values on this page are from it.");
-	prom_sample_begin(sb, "rocewatch_last_poll_timestamp_seconds");
-	prom_sample_end_double(sb, 1, (double)st->last_poll_ns / 1e9);
+	prom_sample1_double(sb, "rocewatch_last_poll_timestamp_seconds", NULL, NULL,
+			    (double)st->last_poll_ns / 1e9);
 	prom_family(sb, "rocewatch_start_time_seconds", "gauge", "Unix time rocewatch started.");
-	prom_sample_begin(sb, "rocewatch_start_time_seconds");
-	prom_sample_end_double(sb, 1, (double)st->start_ns / 1e9);
+	prom_sample1_double(sb, "rocewatch_start_time_seconds", NULL, NULL,
+			    (double)st->start_ns / 1e9);
 }
 
 int prom_render(struct prom_renderer *pr, struct strbuf *out, const struct prom_input *in)

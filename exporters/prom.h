@@ -41,6 +41,11 @@ void prom_sample_begin(struct strbuf *sb, const char *name);
 void prom_label(struct strbuf *sb, int *first, const char *k, const char *v);
 void prom_sample_end_u64(struct strbuf *sb, int first, uint64_t v);
 void prom_sample_end_double(struct strbuf *sb, int first, double v);
+/* A whole sample with one label, or none when label is NULL: NAME{label="value"} v. */
+void prom_sample1_u64(struct strbuf *sb, const char *name, const char *label, const char *value,
+		      uint64_t v);
+void prom_sample1_double(struct strbuf *sb, const char *name, const char *label, const char *value,
+			 double v);
 /* The labels that say which object a sample is about (device, port, netdev). */
 void prom_object_labels(struct strbuf *sb, int *first, const struct object *o);
 

@@ -119,11 +119,8 @@ int recorder_series_reserve(struct recorder *r, size_t id)
 
 	while (nc <= id)
 		nc *= 2;
-	void *ns = realloc(r->st, nc * sizeof(*r->st));
-
-	if (!ns)
+	if (array_resize(&r->st, nc, sizeof(*r->st)))
 		return -ENOMEM;
-	r->st = ns;
 	memset(r->st + r->cap_st, 0, (nc - r->cap_st) * sizeof(*r->st));
 	r->cap_st = nc;
 	return 0;
@@ -341,16 +338,8 @@ static int cscache_fit(struct cscache *c, uint32_t n)
 {
 	if (n <= c->n)
 		return 0;
-	void *ni = realloc(c->id, n * sizeof(*c->id));
-
-	if (!ni)
+	if (array_resize(&c->id, n, sizeof(*c->id)) || array_resize(&c->name, n, sizeof(*c->name)))
 		return -ENOMEM;
-	c->id = ni;
-	void *nn = realloc(c->name, n * sizeof(*c->name));
-
-	if (!nn)
-		return -ENOMEM;
-	c->name = nn;
 	memset(c->id + c->n, 0, (n - c->n) * sizeof(*c->id));
 	memset(c->name + c->n, 0, (n - c->n) * sizeof(*c->name));
 	c->n = n;

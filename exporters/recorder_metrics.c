@@ -26,8 +26,7 @@ static void counter1(struct strbuf *sb, const char *name, const char *type, cons
 		     uint64_t v)
 {
 	prom_family(sb, name, type, help);
-	prom_sample_begin(sb, name);
-	prom_sample_end_u64(sb, 1, v);
+	prom_sample1_u64(sb, name, NULL, NULL, v);
 }
 
 void recorder_render(struct strbuf *sb, void *arg)
@@ -35,7 +34,6 @@ void recorder_render(struct strbuf *sb, void *arg)
 	struct recorder *r = arg;
 	struct recorder_counters c;
 	size_t qlen;
-	int first;
 
 	recorder_get_counters(r, &c);
 	pthread_mutex_lock(&r->mu);
@@ -49,28 +47,17 @@ void recorder_render(struct strbuf *sb, void *arg)
 		 c.dropped);
 	prom_family(sb, "rocewatch_recorder_rows_total", "counter",
 		    "Rows written to the flight recorder, by table.");
-	first = 1;
-	prom_sample_begin(sb, "rocewatch_recorder_rows_total");
-	prom_label(sb, &first, "table", "samples");
-	prom_sample_end_u64(sb, first, c.samples);
-	first = 1;
-	prom_sample_begin(sb, "rocewatch_recorder_rows_total");
-	prom_label(sb, &first, "table", "config");
-	prom_sample_end_u64(sb, first, c.config_rows);
+	prom_sample1_u64(sb, "rocewatch_recorder_rows_total", "table", "samples", c.samples);
+	prom_sample1_u64(sb, "rocewatch_recorder_rows_total", "table", "config", c.config_rows);
 	counter1(sb, "rocewatch_recorder_write_errors_total", "counter",
 		 "Failed flight recorder transactions.", c.write_errors);
 	counter1(sb, "rocewatch_recorder_deleted_polls_total", "counter",
 		 "Polls deleted by retention (age or size).", c.deleted_polls);
 	prom_family(sb, "rocewatch_recorder_captures_total", "counter",
 		    "Incident capture files written, by result.");
-	first = 1;
-	prom_sample_begin(sb, "rocewatch_recorder_captures_total");
-	prom_label(sb, &first, "result", "ok");
-	prom_sample_end_u64(sb, first, c.captures);
-	first = 1;
-	prom_sample_begin(sb, "rocewatch_recorder_captures_total");
-	prom_label(sb, &first, "result", "error");
-	prom_sample_end_u64(sb, first, c.capture_errors);
+	prom_sample1_u64(sb, "rocewatch_recorder_captures_total", "result", "ok", c.captures);
+	prom_sample1_u64(sb, "rocewatch_recorder_captures_total", "result", "error",
+			 c.capture_errors);
 	counter1(sb, "rocewatch_recorder_last_committed_poll", "gauge",
 		 "Sequence number of the last poll committed (polls.seq).", (uint64_t)c.last_seq);
 	counter1(sb, "rocewatch_recorder_series", "gauge", "Series known to the flight recorder.",
@@ -81,6 +68,6 @@ void recorder_render(struct strbuf *sb, void *arg)
 		 "Size of the flight recorder database and its WAL in bytes.", c.db_bytes);
 	prom_family(sb, "rocewatch_recorder_commit_duration_seconds", "gauge",
 		    "Duration of the last flight recorder transaction in seconds.");
-	prom_sample_begin(sb, "rocewatch_recorder_commit_duration_seconds");
-	prom_sample_end_double(sb, 1, c.last_commit_seconds);
+	prom_sample1_double(sb, "rocewatch_recorder_commit_duration_seconds", NULL, NULL,
+			    c.last_commit_seconds);
 }

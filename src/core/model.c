@@ -329,18 +329,10 @@ int cset_reserve(struct counter_set *cs, uint32_t n)
 {
 	if (n <= cs->cap)
 		return 0;
-	void *nn = realloc(cs->names, n * sizeof(*cs->names));
-	if (!nn)
+	if (array_resize(&cs->names, n, sizeof(*cs->names)) ||
+	    array_resize(&cs->vals, n, sizeof(*cs->vals)) ||
+	    array_resize(&cs->present, n, sizeof(*cs->present)))
 		return -ENOMEM;
-	cs->names = nn;
-	void *nv = realloc(cs->vals, n * sizeof(*cs->vals));
-	if (!nv)
-		return -ENOMEM;
-	cs->vals = nv;
-	void *np = realloc(cs->present, n);
-	if (!np)
-		return -ENOMEM;
-	cs->present = np;
 	cs->cap = n;
 	return 0;
 }

@@ -171,19 +171,26 @@ void rw_log_once_reset(const char *key)
 	pthread_mutex_unlock(&log_lock);
 }
 
-int array_grow(void *arrp, size_t *cap, size_t n, size_t elem, size_t first)
+int array_resize(void *arrp, size_t n, size_t elem)
 {
 	void **arr = arrp;
+	void *na = realloc(*arr, n * elem);
+
+	if (!na)
+		return -ENOMEM;
+	*arr = na;
+	return 0;
+}
+
+int array_grow(void *arrp, size_t *cap, size_t n, size_t elem, size_t first)
+{
 	size_t nc;
-	void *na;
 
 	if (n < *cap)
 		return 0;
 	nc = *cap ? *cap * 2 : first;
-	na = realloc(*arr, nc * elem);
-	if (!na)
+	if (array_resize(arrp, nc, elem))
 		return -ENOMEM;
-	*arr = na;
 	*cap = nc;
 	return 0;
 }
@@ -295,20 +302,15 @@ int parse_hex_u64(const char *s, uint64_t *v)
 
 int parse_i64(const char *s, int64_t *v)
 {
-	char *end;
-	long long r;
+	bool neg = s && *s == '-';
+	uint64_t u;
+	int r = parse_u64(neg ? s + 1 : s, &u);
 
-	if (!s || !isdigit((unsigned char)(*s == '-' ? s[1] : *s)))
-		return -EINVAL;
-	errno = 0;
-	r = strtoll(s, &end, 10);
-	if (errno)
-		return -errno;
-	while (isspace((unsigned char)*end))
-		end++;
-	if (*end)
-		return -EINVAL;
-	*v = r;
+	if (r)
+		return r;
+	if (u > (uint64_t)INT64_MAX + neg)
+		return -ERANGE;
+	*v = neg ? -(int64_t)(u - 1) - 1 : (int64_t)u; /* -(u) without overflow at INT64_MIN */
 	return 0;
 }
 

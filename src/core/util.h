@@ -44,6 +44,8 @@ void rw_log_once_reset(const char *key);
  * first): 0, or -ENOMEM with the array untouched.
  */
 int array_grow(void *arrp, size_t *cap, size_t n, size_t elem, size_t first);
+/* Resize a growable array to n elements: 0, or -ENOMEM with the array untouched. */
+int array_resize(void *arrp, size_t n, size_t elem);
 
 /* FNV-1a 64: hashes for in-memory tables and change detection (never stored). */
 #define FNV1A_INIT 0xcbf29ce484222325ULL

@@ -141,6 +141,10 @@ static void integers(void **state)
 	assert_int_equal(i, 10);
 	assert_int_equal(parse_i64("0x10", &i), -EINVAL);
 	assert_int_equal(parse_i64("9223372036854775808", &i), -ERANGE);
+	assert_int_equal(parse_i64("-9223372036854775808", &i), 0);
+	assert_true(i == INT64_MIN);
+	assert_int_equal(parse_i64("-9223372036854775809", &i), -ERANGE);
+	assert_int_equal(parse_i64("--1", &i), -EINVAL);
 	assert_int_equal(parse_i64("-", &i), -EINVAL);
 }
 
