@@ -330,7 +330,6 @@ void am_render_metrics(struct am_pusher *p, struct strbuf *sb)
 		{ "rocewatch_alertmanager_last_success_timestamp_seconds", "gauge",
 		  "Unix time of the last batch Alertmanager accepted." },
 	};
-	int first;
 
 	if (!p)
 		return;
@@ -340,34 +339,25 @@ void am_render_metrics(struct am_pusher *p, struct strbuf *sb)
 		for (int u = 0; u < p->cfg.n_urls; u++) {
 			const struct am_stats *s = &p->st[u];
 
-			first = 1;
 			switch (f) {
 			case 0:
-				prom_sample_begin(sb, fam[f].name);
-				prom_label(sb, &first, "url", p->cfg.urls[u]);
-				prom_sample_end_u64(sb, first, s->sent);
+				prom_sample1_u64(sb, fam[f].name, "url", p->cfg.urls[u], s->sent);
 				break;
 			case 1:
-				prom_sample_begin(sb, fam[f].name);
-				prom_label(sb, &first, "url", p->cfg.urls[u]);
-				prom_sample_end_u64(sb, first, s->errors);
+				prom_sample1_u64(sb, fam[f].name, "url", p->cfg.urls[u], s->errors);
 				break;
 			case 2:
-				prom_sample_begin(sb, "rocewatch_alertmanager_latency_seconds_sum");
-				prom_label(sb, &first, "url", p->cfg.urls[u]);
-				prom_sample_end_double(sb, first, s->latency_sum);
-				first = 1;
-				prom_sample_begin(sb,
-						  "rocewatch_alertmanager_latency_seconds_count");
-				prom_label(sb, &first, "url", p->cfg.urls[u]);
-				prom_sample_end_u64(sb, first, s->latency_count);
+				prom_sample1_double(sb,
+						    "rocewatch_alertmanager_latency_seconds_sum",
+						    "url", p->cfg.urls[u], s->latency_sum);
+				prom_sample1_u64(sb, "rocewatch_alertmanager_latency_seconds_count",
+						 "url", p->cfg.urls[u], s->latency_count);
 				break;
 			case 3:
 				if (!s->last_success_ns)
 					break;
-				prom_sample_begin(sb, fam[f].name);
-				prom_label(sb, &first, "url", p->cfg.urls[u]);
-				prom_sample_end_double(sb, first, (double)s->last_success_ns / 1e9);
+				prom_sample1_double(sb, fam[f].name, "url", p->cfg.urls[u],
+						    (double)s->last_success_ns / 1e9);
 				break;
 			}
 		}
@@ -375,12 +365,10 @@ void am_render_metrics(struct am_pusher *p, struct strbuf *sb)
 	prom_family(
 	    sb, "rocewatch_alertmanager_dropped_total", "counter",
 	    "Alert batches dropped because the queue was full (Alertmanager away too long).");
-	prom_sample_begin(sb, "rocewatch_alertmanager_dropped_total");
-	prom_sample_end_u64(sb, 1, p->dropped);
+	prom_sample1_u64(sb, "rocewatch_alertmanager_dropped_total", NULL, NULL, p->dropped);
 	prom_family(sb, "rocewatch_alertmanager_queue_length", "gauge",
 		    "Alert batches waiting to be delivered.");
-	prom_sample_begin(sb, "rocewatch_alertmanager_queue_length");
-	prom_sample_end_u64(sb, 1, p->queued);
+	prom_sample1_u64(sb, "rocewatch_alertmanager_queue_length", NULL, NULL, p->queued);
 	pthread_mutex_unlock(&p->lock);
 }
 

@@ -498,27 +498,26 @@ static void render_wire(struct strbuf *sb, const struct node_model *m)
 	}
 }
 
-/* NAME{label="value"} v, or NAME v without a label; integers print without a fraction. */
-void prom_sample1_u64(struct strbuf *sb, const char *name, const char *label, const char *value,
-		      uint64_t v)
+static int sample1_begin(struct strbuf *sb, const char *name, const char *label, const char *value)
 {
 	int first = 1;
 
 	prom_sample_begin(sb, name);
 	if (label)
 		prom_label(sb, &first, label, value);
-	prom_sample_end_u64(sb, first, v);
+	return first;
+}
+
+void prom_sample1_u64(struct strbuf *sb, const char *name, const char *label, const char *value,
+		      uint64_t v)
+{
+	prom_sample_end_u64(sb, sample1_begin(sb, name, label, value), v);
 }
 
 void prom_sample1_double(struct strbuf *sb, const char *name, const char *label, const char *value,
 			 double v)
 {
-	int first = 1;
-
-	prom_sample_begin(sb, name);
-	if (label)
-		prom_label(sb, &first, label, value);
-	prom_sample_end_double(sb, first, v);
+	prom_sample_end_double(sb, sample1_begin(sb, name, label, value), v);
 }
 
 static void render_self(struct strbuf *sb, const struct prom_input *in)

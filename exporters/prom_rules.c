@@ -50,46 +50,41 @@ void prom_rules_render(struct strbuf *sb, const struct rules_engine *e,
 		    sb, "roce_rules_status", "gauge",
 		    "Overall result of the rules as a Nagios code: 0 OK, 1 WARNING, 2 CRITICAL, "
 		    "3 UNKNOWN (what `rocewatch check` would exit with).");
-		prom_sample_begin(sb, "roce_rules_status");
-		prom_sample_end_u64(sb, 1, (uint64_t)rules_status(e));
+		prom_sample1_u64(sb, "roce_rules_status", NULL, NULL, (uint64_t)rules_status(e));
 		prom_family(sb, "rocewatch_rules_loaded", "gauge", "Rules loaded, per profile.");
 		for (size_t p = 0; p < rules_profile_count(e); p++) {
-			first = 1;
-			prom_sample_begin(sb, "rocewatch_rules_loaded");
-			prom_label(sb, &first, "profile", rules_profile(e, p)->name);
-			prom_sample_end_u64(sb, first, rules_profile(e, p)->n_rules);
+			prom_sample1_u64(sb, "rocewatch_rules_loaded", "profile",
+					 rules_profile(e, p)->name, rules_profile(e, p)->n_rules);
 		}
 		prom_family(
 		    sb, "rocewatch_rules_requirements_met", "gauge",
 		    "1 if the objects the profile requires (e.g. an RDMA port) exist, 0 if not.");
 		for (size_t p = 0; p < rules_profile_count(e); p++) {
-			first = 1;
-			prom_sample_begin(sb, "rocewatch_rules_requirements_met");
-			prom_label(sb, &first, "profile", rules_profile(e, p)->name);
-			prom_sample_end_u64(sb, first, rules_profile(e, p)->requirements_met);
+			prom_sample1_u64(sb, "rocewatch_rules_requirements_met", "profile",
+					 rules_profile(e, p)->name,
+					 rules_profile(e, p)->requirements_met);
 		}
 		prom_family(sb, "rocewatch_rules_evaluations_total", "counter",
 			    "Rule evaluations since the rules were (re)loaded.");
-		prom_sample_begin(sb, "rocewatch_rules_evaluations_total");
-		prom_sample_end_u64(sb, 1, rules_evaluations(e));
+		prom_sample1_u64(sb, "rocewatch_rules_evaluations_total", NULL, NULL,
+				 rules_evaluations(e));
 	}
 	if (!st)
 		return;
 	prom_family(sb, "rocewatch_rules_evaluation_duration_seconds", "gauge",
 		    "How long the last evaluation of all rules took, in seconds.");
-	prom_sample_begin(sb, "rocewatch_rules_evaluation_duration_seconds");
-	prom_sample_end_double(sb, 1, st->eval_seconds);
+	prom_sample1_double(sb, "rocewatch_rules_evaluation_duration_seconds", NULL, NULL,
+			    st->eval_seconds);
 	prom_family(sb, "rocewatch_rules_reload_success", "gauge",
 		    "1 if the last load of the rule files (start-up or SIGHUP) succeeded; 0 if it "
 		    "failed and the previous rules are still in use.");
-	prom_sample_begin(sb, "rocewatch_rules_reload_success");
-	prom_sample_end_u64(sb, 1, st->reload_ok);
+	prom_sample1_u64(sb, "rocewatch_rules_reload_success", NULL, NULL, st->reload_ok);
 	prom_family(sb, "rocewatch_rules_last_reload_timestamp_seconds", "gauge",
 		    "Unix time of the last attempt to load the rule files.");
-	prom_sample_begin(sb, "rocewatch_rules_last_reload_timestamp_seconds");
-	prom_sample_end_double(sb, 1, (double)st->reload_ns / 1e9);
+	prom_sample1_double(sb, "rocewatch_rules_last_reload_timestamp_seconds", NULL, NULL,
+			    (double)st->reload_ns / 1e9);
 	prom_family(sb, "rocewatch_rules_reload_failures_total", "counter",
 		    "Reloads of the rule files (SIGHUP) that failed.");
-	prom_sample_begin(sb, "rocewatch_rules_reload_failures_total");
-	prom_sample_end_u64(sb, 1, st->reload_failures);
+	prom_sample1_u64(sb, "rocewatch_rules_reload_failures_total", NULL, NULL,
+			 st->reload_failures);
 }

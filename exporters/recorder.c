@@ -44,15 +44,11 @@ static int load_series_map(struct recorder *r, char *err, size_t errlen)
 		goto fail;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(st, 0);
-		const char *obj = (const char *)sqlite3_column_text(st, 1) ?: "";
+		int k = obj_kind_parse((const char *)sqlite3_column_text(st, 1));
 		int src = rec_source_parse((const char *)sqlite3_column_text(st, 5) ?: "");
 		struct series_def d0 = { 0 }, *d = &d0;
 		char key[320];
-		int k;
 
-		for (k = 0; k < OBJ__COUNT; k++)
-			if (!strcmp(obj_kind_name(k), obj))
-				break;
 		if (id <= 0 || id >= INT32_MAX || recorder_series_reserve(r, (size_t)id)) {
 			sqlite3_finalize(st);
 			snprintf(err, errlen, "%s: series id %" PRId64 " out of range", r->db_path,
@@ -61,7 +57,7 @@ static int load_series_map(struct recorder *r, char *err, size_t errlen)
 		}
 		if (id > r->max_id)
 			r->max_id = (int32_t)id;
-		if (k == OBJ__COUNT || src < 0)
+		if (k < 0 || src < 0)
 			continue; /* written by a newer rocewatch: keep its id reserved */
 		d->id = (int32_t)id;
 		d->kind = (uint8_t)k;
@@ -342,24 +338,24 @@ void recorder_flush(struct recorder *r)
 	pthread_mutex_unlock(&r->mu);
 }
 
+/* Set a thread's stop flag (under mu), wake it and wait for it. */
+static void stop_thread(struct recorder *r, bool *stop, pthread_cond_t *cv, pthread_t t)
+{
+	pthread_mutex_lock(&r->mu);
+	*stop = true;
+	pthread_cond_broadcast(cv);
+	pthread_mutex_unlock(&r->mu);
+	pthread_join(t, NULL);
+}
+
 void recorder_close(struct recorder *r)
 {
 	if (!r)
 		return;
-	if (r->writer_started) {
-		pthread_mutex_lock(&r->mu);
-		r->stop_writer = true;
-		pthread_cond_broadcast(&r->cv_writer);
-		pthread_mutex_unlock(&r->mu);
-		pthread_join(r->writer, NULL);
-	}
-	if (r->capturer_started) {
-		pthread_mutex_lock(&r->mu);
-		r->stop_capture = true;
-		pthread_cond_broadcast(&r->cv_capture);
-		pthread_mutex_unlock(&r->mu);
-		pthread_join(r->capturer, NULL);
-	}
+	if (r->writer_started) /* first: it drains the queue */
+		stop_thread(r, &r->stop_writer, &r->cv_writer, r->writer);
+	if (r->capturer_started) /* then: pending captures get the data there is */
+		stop_thread(r, &r->stop_capture, &r->cv_capture, r->capturer);
 	while (r->jobs) {
 		struct capture_job *j = r->jobs;
 

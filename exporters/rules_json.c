@@ -6,6 +6,7 @@
 
 #include "rules_json.h"
 #include "config.h"
+#include "snapshot.h"
 #include "util.h"
 
 static json_t *time_json(int64_t ns)
@@ -68,14 +69,6 @@ static json_t *result_json(const struct rule_result *x)
 	return j;
 }
 
-static int dump_cb(const char *buf, size_t size, void *data)
-{
-	struct strbuf *sb = data;
-
-	sb_add(sb, buf, size);
-	return sb->oom ? -1 : 0;
-}
-
 int rules_json_write(struct strbuf *out, const struct rules_engine *e,
 		     const struct rules_json_meta *meta, bool pretty)
 {
@@ -119,10 +112,7 @@ int rules_json_write(struct strbuf *out, const struct rules_engine *e,
 	json_object_set_new(root, "counts", counts);
 	json_object_set_new(root, "profiles", profiles);
 	json_object_set_new(root, "results", results);
-	r = json_dump_callback(root, dump_cb, out,
-			       (pretty ? JSON_INDENT(2) : JSON_COMPACT) | JSON_REAL_PRECISION(17));
+	r = json_write_sb(out, root, pretty);
 	json_decref(root);
-	if (!r && pretty)
-		sb_putc(out, '\n');
-	return r || out->oom ? -ENOMEM : 0;
+	return r;
 }

@@ -121,12 +121,10 @@ static void render(struct strbuf *sb, void *arg)
 			series(sb, "roce_alert_pending", &as->t.a[i]);
 	prom_family(sb, "rocewatch_alerts_fired_total", "counter",
 		    "Alerts that started firing since rocewatch started.");
-	prom_sample_begin(sb, "rocewatch_alerts_fired_total");
-	prom_sample_end_u64(sb, 1, as->t.fired_total);
+	prom_sample1_u64(sb, "rocewatch_alerts_fired_total", NULL, NULL, as->t.fired_total);
 	prom_family(sb, "rocewatch_alerts_resolved_total", "counter",
 		    "Firing alerts that resolved since rocewatch started.");
-	prom_sample_begin(sb, "rocewatch_alerts_resolved_total");
-	prom_sample_end_u64(sb, 1, as->t.resolved_total);
+	prom_sample1_u64(sb, "rocewatch_alerts_resolved_total", NULL, NULL, as->t.resolved_total);
 	am_render_metrics(as->am, sb);
 }
 

@@ -318,6 +318,14 @@ const char *obj_kind_name(enum obj_kind k)
 	return k < OBJ__COUNT ? names[k] : "?";
 }
 
+int obj_kind_parse(const char *s)
+{
+	for (int k = 0; k < OBJ__COUNT; k++)
+		if (s && !strcmp(obj_kind_name(k), s))
+			return k;
+	return -1;
+}
+
 void cset_clear(struct counter_set *cs)
 {
 	cs->hint = 0;

@@ -193,6 +193,8 @@ int cset_set(struct counter_set *cs, const char *name, uint64_t v);
 void cset_free(struct counter_set *cs);
 
 const char *obj_kind_name(enum obj_kind k);
+/* The kind obj_kind_name() names s, or -1. */
+int obj_kind_parse(const char *s);
 
 /* Objects of a kind, for iteration: returns the count, *out the array. */
 size_t model_objects(struct node_model *m, enum obj_kind kind, struct object ***out);

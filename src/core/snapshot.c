@@ -214,6 +214,16 @@ static int dump_cb(const char *buf, size_t size, void *data)
 	return sb->oom ? -1 : 0;
 }
 
+int json_write_sb(struct strbuf *out, struct json_t *root, bool pretty)
+{
+	int r = json_dump_callback(
+	    root, dump_cb, out, (pretty ? JSON_INDENT(2) : JSON_COMPACT) | JSON_REAL_PRECISION(17));
+
+	if (!r && pretty)
+		sb_putc(out, '\n');
+	return r || out->oom ? -ENOMEM : 0;
+}
+
 int snapshot_write(struct strbuf *out, const struct node_model *m, int pretty)
 {
 	json_t *root = model_to_json(m);
@@ -221,12 +231,9 @@ int snapshot_write(struct strbuf *out, const struct node_model *m, int pretty)
 
 	if (!root)
 		return -ENOMEM;
-	r = json_dump_callback(root, dump_cb, out,
-			       (pretty ? JSON_INDENT(2) : JSON_COMPACT) | JSON_REAL_PRECISION(17));
+	r = json_write_sb(out, root, pretty);
 	json_decref(root);
-	if (!r && pretty)
-		sb_putc(out, '\n');
-	return r || out->oom ? -ENOMEM : 0;
+	return r;
 }
 
 int snapshot_write_file(const char *path, const struct node_model *m)

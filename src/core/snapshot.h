@@ -8,6 +8,7 @@
 #ifndef ROCEWATCH_SNAPSHOT_H
 #define ROCEWATCH_SNAPSHOT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "model.h"
@@ -20,6 +21,12 @@
 
 /* Serialise; pretty adds indentation. 0 or -errno. */
 int snapshot_write(struct strbuf *out, const struct node_model *m, int pretty);
+/*
+ * Any jansson value as rocewatch prints JSON (full double precision; pretty:
+ * indented, with a final newline) appended to out: 0 or -ENOMEM.
+ */
+struct json_t;
+int json_write_sb(struct strbuf *out, struct json_t *root, bool pretty);
 int snapshot_write_file(const char *path, const struct node_model *m);
 
 /*

@@ -114,11 +114,9 @@ static int load_series(struct rec_reader *r, char *err, size_t errlen)
 			continue;
 		s = &r->series[id];
 		s->id = id;
-		for (k = 0; k < OBJ__COUNT; k++)
-			if (!strcmp(obj_kind_name(k), obj))
-				break;
+		k = obj_kind_parse(obj);
 		sv = rec_source_parse(src);
-		if (k == OBJ__COUNT || sv < 0)
+		if (k < 0 || sv < 0)
 			continue; /* a newer rocewatch's object or source: skip, don't guess */
 		s->kind = k;
 		s->src = sv;
