@@ -131,12 +131,12 @@ static int setup_tracks(struct report *rp)
 		return -ENOMEM;
 	for (size_t i = 0; i < rd->n_series; i++) {
 		const struct rec_series *s = &rd->series[i];
-		struct track *t = &rp->tracks[rp->n_tracks];
+		struct track probe = { .s = s }, *t;
 
-		if (!s->used || !device_wanted(rp, s) || !track_for(s, t))
+		if (!s->used || !device_wanted(rp, s) || !track_for(s, &probe))
 			continue;
-		rp->n_tracks++;
-		t->s = s;
+		t = &rp->tracks[rp->n_tracks++];
+		*t = probe;
 		if (t->rep->cat == RCAT_PAUSE || t->rep->cat == RCAT_RETRY ||
 		    t->rep->cat == RCAT_OOS) {
 			t->bucket = calloc((size_t)rp->nb, sizeof(*t->bucket));
