@@ -358,11 +358,8 @@ static int map_slots(struct prom_renderer *pr, const struct object *const *objs,
 	size_t need = pr->n_names * n;
 
 	if (need > pr->cap_slot) {
-		int *ns = realloc(pr->slot, need * sizeof(*ns));
-
-		if (!ns)
+		if (array_resize(&pr->slot, need, sizeof(*pr->slot)))
 			return -1;
-		pr->slot = ns;
 		pr->cap_slot = need;
 	}
 	for (size_t i = 0; i < need; i++)
