@@ -272,6 +272,7 @@ int cmd_check(int argc, char **argv)
 		switch (opt) {
 		case 'h':
 			fputs(check_usage, stdout);
+			cli_print_collectors(stdout);
 			rc = 0;
 			goto free_opts;
 		case 'v':

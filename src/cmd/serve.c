@@ -36,6 +36,9 @@ enum {
 	OPT_RECORD_CAPTURE_BEFORE,
 	OPT_RECORD_CAPTURE_AFTER,
 	OPT_RECORD_ETHTOOL,
+	OPT_TELEMETRY_PATH,
+	OPT_VERSION,
+	OPT_NFD_FILE,
 };
 
 static const char serve_usage[] =
@@ -45,6 +48,7 @@ static const char serve_usage[] =
     "/metrics serves the values of the last poll.\n\n"
     "Options:\n"
     "  --web.listen-address [HOST]:PORT   where to listen (default :9479)\n"
+    "  --web.telemetry-path PATH  where the metrics are served (default /metrics)\n"
     "  --interval DURATION        fast loop: counters (default 1s, at least 100ms)\n"
     "  --config-interval DURATION slow loop: configuration (default 15s)\n"
     "  --record DIR               flight recorder: keep changed counters and every\n"
@@ -59,7 +63,8 @@ static const char serve_usage[] =
     "\nSignals: SIGTERM/SIGINT stop; SIGHUP reloads rule files; SIGUSR1 writes a\n"
     "capture of the recording (with --record).\n"
     "Endpoints: / (status page), /metrics, /healthz, /api/v1/state (snapshot JSON),\n"
-    "/api/v1/checks (rule results JSON, see docs/rules.md), /api/v1/alerts.\n";
+    "/api/v1/checks (rule results JSON, see docs/rules.md), /api/v1/alerts.\n"
+    "  --version                  print the version and exit\n";
 
 struct serve {
 	struct daemon d;
@@ -73,6 +78,7 @@ struct serve {
 	struct recorder_rules rr;
 	struct rules_serve rules;
 	struct alerts_serve alerts;
+	const char *telemetry_path; /* --web.telemetry-path */
 };
 
 static int render_state(void *arg, struct strbuf *out)
@@ -137,9 +143,12 @@ static int render_landing(void *arg, struct strbuf *out)
 	pthread_mutex_lock(&s->d.lock);
 	sb_puts(out, " on <b>");
 	sb_html_escape(out, m->host);
+	sb_puts(out, "</b>.</p>\n<ul><li><a href=\"");
+	sb_html_escape(out, s->telemetry_path);
+	sb_puts(out, "\">");
+	sb_html_escape(out, s->telemetry_path);
 	sb_puts(out,
-		"</b>.</p>\n<ul><li><a href=\"/metrics\">/metrics</a></li>"
-		"<li><a href=\"/healthz\">/healthz</a></li>"
+		"</a></li><li><a href=\"/healthz\">/healthz</a></li>"
 		"<li><a href=\"/api/v1/state\">/api/v1/state</a> (snapshot JSON)</li>"
 		"<li><a href=\"/api/v1/checks\">/api/v1/checks</a> (rule results)</li></ul>\n");
 	sb_printf(out, "<p>%zu netdevs, %zu RDMA ports; %llu fast and %llu slow polls.</p>\n",
@@ -219,6 +228,8 @@ int cmd_serve(int argc, char **argv)
 {
 	static const struct option own[] = {
 		{ "web.listen-address", required_argument, NULL, OPT_LISTEN },
+		{ "web.telemetry-path", required_argument, NULL, OPT_TELEMETRY_PATH },
+		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "config-interval", required_argument, NULL, OPT_CONFIG_INTERVAL },
 		{ "record", required_argument, NULL, OPT_RECORD },
@@ -234,7 +245,7 @@ int cmd_serve(int argc, char **argv)
 	struct rw_config cfg;
 	struct serve *s = calloc(1, sizeof(*s));
 	struct option *opts = cli_options(own);
-	const char *listen_addr = ":9479";
+	const char *listen_addr = ":9479", *telemetry_path = "/metrics";
 	char err[512] = "";
 	int opt, idx, rc = 2, r;
 	bool daemon_up = false;
@@ -275,10 +286,26 @@ int cmd_serve(int argc, char **argv)
 		switch (opt) {
 		case 'h':
 			fputs(serve_usage, stdout);
+			cli_print_collectors(stdout);
+			rc = 0;
+			goto free_opts;
+		case OPT_VERSION:
+			cli_print_version();
 			rc = 0;
 			goto free_opts;
 		case OPT_LISTEN:
 			listen_addr = optarg;
+			continue;
+		case OPT_TELEMETRY_PATH:
+			if (optarg[0] != '/' || strspn(optarg, "/") == strlen(optarg) ||
+			    strpbrk(optarg, "?# ")) {
+				fprintf(stderr,
+					"rocewatch serve: --web.telemetry-path: '%s' is not a path "
+					"other than / (e.g. /metrics)\n",
+					optarg);
+				goto free_opts;
+			}
+			telemetry_path = optarg;
 			continue;
 		case OPT_INTERVAL:
 		case OPT_CONFIG_INTERVAL:
@@ -364,6 +391,16 @@ int cmd_serve(int argc, char **argv)
 	}
 	if (cfg.config_interval_ns < cfg.interval_ns)
 		cfg.config_interval_ns = cfg.interval_ns;
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		if (i != 1 && !strcmp(routes[i].path, telemetry_path)) {
+			fprintf(
+			    stderr,
+			    "rocewatch serve: --web.telemetry-path: %s is already an endpoint\n",
+			    telemetry_path);
+			goto free_opts;
+		}
+	}
+	routes[1].path = s->telemetry_path = telemetry_path; /* the /metrics entry */
 
 	rc = 1;
 	r = daemon_init(&s->d, &cfg, err, sizeof(err));

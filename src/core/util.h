@@ -18,7 +18,15 @@ enum log_level {
 	LOG_LVL_DEBUG
 };
 
+/* --log.format: logfmt (the default) or json, each line with a UTC timestamp. */
+enum log_format {
+	LOG_FMT_LOGFMT,
+	LOG_FMT_JSON
+};
+
 void log_set_level(enum log_level lvl);
+void log_set_format(enum log_format fmt);
+int log_format_parse(const char *s);
 enum log_level log_get_level(void);
 int log_level_parse(const char *s);
 void rw_log(enum log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
