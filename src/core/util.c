@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -476,5 +477,30 @@ int parse_rfc3339(const char *s, int64_t *ns)
 	if (*p != 'Z' || p[1])
 		return -EINVAL;
 	*ns = (int64_t)timegm(&tm) * 1000000000LL + frac;
+	return 0;
+}
+
+int mkdir_p(const char *path, mode_t mode)
+{
+	char buf[4096];
+	struct stat st;
+	size_t len = strlen(path);
+
+	if (!len || len >= sizeof(buf))
+		return len ? -ENAMETOOLONG : -EINVAL;
+	memcpy(buf, path, len + 1);
+	for (char *p = buf + 1; p <= buf + len; p++) {
+		if (*p != '/' && *p)
+			continue;
+		*p = '\0';
+		if (mkdir(buf, mode) && errno != EEXIST)
+			return -errno;
+		if (stat(buf, &st))
+			return -errno;
+		if (!S_ISDIR(st.st_mode))
+			return -ENOTDIR;
+		if (p < buf + len)
+			*p = '/';
+	}
 	return 0;
 }

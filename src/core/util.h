@@ -70,6 +70,12 @@ int read_file_str(const char *path, char *buf, size_t size);
 int read_file_u64(const char *path, uint64_t *v);
 /* Read a whole file into a malloc'ed buffer.  -errno. */
 int read_file_all(const char *path, char **out, size_t *len);
+/*
+ * mkdir -p: create path and its missing parents (mode for each created);
+ * 0 when it exists as a directory, -errno otherwise (-ENOTDIR: a non-directory
+ * is in the way).
+ */
+int mkdir_p(const char *path, mode_t mode);
 /* pread(fd, 0) into buf and parse as u64: the re-read of a kept sysfs fd. */
 int pread_u64(int fd, uint64_t *v);
 

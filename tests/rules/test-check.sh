@@ -50,6 +50,14 @@ check "memlock 64 KiB: memlock_unlimited, exit 2" \
 	expect_check memlock-64k.json 2 "memlock_unlimited@node"
 check "memlock 64 KiB accepted with --param min_memlock=64KiB" \
 	expect_check memlock-64k.json 0 "" --param min_memlock=64KiB
+# The container profile (an init container's check): device nodes and IPC_LOCK
+check "pod given /dev/infiniband and IPC_LOCK: container profile passes, exit 0" \
+	expect_check pod-given.json 0 "" --profile lossless-roce --profile container
+check "bare pod: uverbs_device_nodes, ipc_lock_capability, memlock_unlimited, exit 2" \
+	expect_check pod-bare.json 2 "uverbs_device_nodes@node ipc_lock_capability@node memlock_unlimited@node" \
+	--profile lossless-roce --profile container
+check "a snapshot without the pod facts: container rules unknown, exit 3" bash -c \
+	"'$ROCEWATCH' check --from '$FX/good.json' --profile container --format json | grep -q '\"exit_code\": 3'"
 check "pause storm in the window: both storm rules fail, exit 2" \
 	expect_check pause-storm.json 2 "no_pause_storm_errors@eth2 no_pause_storm_warnings@eth2"
 check "pause storm older than the 5m window: passes" expect_check pause-storm-expired.json 0 ""
