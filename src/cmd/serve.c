@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "http.h"
+#include "nfd.h"
 #include "recorder.h"
 #include "cli.h"
 #include "commands.h"
@@ -57,6 +58,8 @@ static const char serve_usage[] =
     "  --record.max-size BYTES    keep the database under this size (default 256MiB)\n"
     "  --record.capture-before DURATION / --record.capture-after DURATION\n"
     "                             window of a capture around its trigger (5m / 1m)\n"
+    "  --nfd.feature-file PATH    keep a Node Feature Discovery feature file there\n"
+    "                             (roce-ready, status, ...; see check --format nfd)\n"
     "  --record.ethtool-include REGEX   also record these driver stats (default: the\n"
     "                             --collector.ethtool.include ones)\n" RULES_SERVE_HELP
 	ALERTS_SERVE_HELP COMMON_OPTIONS_HELP
@@ -79,7 +82,50 @@ struct serve {
 	struct rules_serve rules;
 	struct alerts_serve alerts;
 	const char *telemetry_path; /* --web.telemetry-path */
+	/* --nfd.feature-file: rewritten when it changes or half its expiry is gone */
+	const char *nfd_path;
+	struct strbuf nfd_body, nfd_file;
+	int64_t nfd_written_ns;
 };
+
+/* How long NFD keeps the labels without a rewrite: several slow polls, at least 5 min. */
+static int64_t nfd_ttl_ns(const struct serve *s)
+{
+	int64_t t = 4 * s->d.cfg->config_interval_ns;
+
+	return t > 300000000000LL ? t : 300000000000LL;
+}
+
+/* A daemon hook after the rules' own: the feature file of this poll's results. */
+static void nfd_after_poll(void *arg, struct node_model *m, unsigned what)
+{
+	struct serve *s = arg;
+	int64_t now = real_ns(), ttl = nfd_ttl_ns(s);
+	struct strbuf body = { 0 };
+	int r;
+
+	(void)what;
+	if (!s->rules.e)
+		return;
+	nfd_render(&body, s->rules.e, m, 0);
+	if (!body.oom && s->nfd_written_ns && now - s->nfd_written_ns < ttl / 2 &&
+	    s->nfd_body.len == body.len && !memcmp(s->nfd_body.buf, body.buf, body.len)) {
+		sb_free(&body);
+		return;
+	}
+	sb_free(&s->nfd_body);
+	s->nfd_body = body;
+	sb_reset(&s->nfd_file);
+	nfd_render(&s->nfd_file, s->rules.e, m, (now + ttl) / 1000000000LL);
+	r = s->nfd_file.oom ? -ENOMEM : nfd_write_file(s->nfd_path, &s->nfd_file);
+	if (r) {
+		rw_log_once(LOG_LVL_ERROR, "nfd", "--nfd.feature-file: %s: %s (said once)",
+			    s->nfd_path, strerror(-r));
+		return;
+	}
+	rw_log_once_reset("nfd");
+	s->nfd_written_ns = now;
+}
 
 static int render_state(void *arg, struct strbuf *out)
 {
@@ -230,6 +276,7 @@ int cmd_serve(int argc, char **argv)
 		{ "web.listen-address", required_argument, NULL, OPT_LISTEN },
 		{ "web.telemetry-path", required_argument, NULL, OPT_TELEMETRY_PATH },
 		{ "version", no_argument, NULL, OPT_VERSION },
+		{ "nfd.feature-file", required_argument, NULL, OPT_NFD_FILE },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "config-interval", required_argument, NULL, OPT_CONFIG_INTERVAL },
 		{ "record", required_argument, NULL, OPT_RECORD },
@@ -331,6 +378,9 @@ int cmd_serve(int argc, char **argv)
 		case OPT_RECORD:
 			s->rec_opts.dir = optarg;
 			continue;
+		case OPT_NFD_FILE:
+			s->nfd_path = optarg;
+			continue;
 		case OPT_RECORD_RETENTION:
 		case OPT_RECORD_CAPTURE_BEFORE:
 		case OPT_RECORD_CAPTURE_AFTER:
@@ -414,6 +464,9 @@ int cmd_serve(int argc, char **argv)
 	s->d.replay_live_time = true;
 	if (rules_serve_start(&s->rules, &s->d))
 		goto fini;
+	if (s->nfd_path) /* after the rules' hook: this poll's results */
+		daemon_add_hook(&s->d, &(struct daemon_hook){
+					   .name = "nfd", .after_poll = nfd_after_poll, .arg = s });
 	if (s->rec_opts.dir) {
 		s->rec_opts.interval_ns = cfg.interval_ns;
 		s->rr.rs = &s->rules;
@@ -502,6 +555,8 @@ fini:
 		daemon_fini(&s->d);
 	prom_renderer_free(&s->pr);
 	sb_free(&s->metrics);
+	sb_free(&s->nfd_body);
+	sb_free(&s->nfd_file);
 free_opts:
 	rules_serve_fini(&s->rules); /* after the daemon: its hook points here */
 	if (s->has_rec_ethtool)
