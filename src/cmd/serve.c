@@ -58,16 +58,16 @@ static const char serve_usage[] =
     "  --record.max-size BYTES    keep the database under this size (default 256MiB)\n"
     "  --record.capture-before DURATION / --record.capture-after DURATION\n"
     "                             window of a capture around its trigger (5m / 1m)\n"
+    "  --record.ethtool-include REGEX   also record these driver stats (default: the\n"
+    "                             --collector.ethtool.include ones)\n"
     "  --nfd.feature-file PATH    keep a Node Feature Discovery feature file there\n"
     "                             (roce-ready, status, ...; see check --format nfd)\n"
-    "  --record.ethtool-include REGEX   also record these driver stats (default: the\n"
-    "                             --collector.ethtool.include ones)\n" RULES_SERVE_HELP
-	ALERTS_SERVE_HELP COMMON_OPTIONS_HELP
+    "  --version                  print the version and exit\n" RULES_SERVE_HELP ALERTS_SERVE_HELP
+	COMMON_OPTIONS_HELP
     "\nSignals: SIGTERM/SIGINT stop; SIGHUP reloads rule files; SIGUSR1 writes a\n"
     "capture of the recording (with --record).\n"
     "Endpoints: / (status page), /metrics, /healthz, /api/v1/state (snapshot JSON),\n"
-    "/api/v1/checks (rule results JSON, see docs/rules.md), /api/v1/alerts.\n"
-    "  --version                  print the version and exit\n";
+    "/api/v1/checks (rule results JSON, see docs/rules.md), /api/v1/alerts.\n";
 
 struct serve {
 	struct daemon d;

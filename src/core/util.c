@@ -82,7 +82,7 @@ static void log_quoted(FILE *f, const char *s)
 static void vlog(enum log_level lvl, const char *fmt, va_list ap)
 {
 	static const char *const tag[] = { "error", "warn", "info", "debug" };
-	char msg[2048], ts[40];
+	char msg[2048], ts[64];
 	struct timespec now;
 	struct tm tm;
 
