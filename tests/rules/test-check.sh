@@ -161,7 +161,7 @@ check "bad rules: file:line:col, exit 3" expect_unknown \
 	"bad.yaml:6:23: error: expr: type mismatch: '==' cannot compare set with number" \
 	--profile "$TMPD/bad.yaml" --from "$FX/good.json"
 check "unknown flag: exit 3" expect_unknown "'--bogus'" --bogus
-check "bad --format: exit 3" expect_unknown "--format: 'xml' is not text or json" --format xml
+check "bad --format: exit 3" expect_unknown "--format: 'xml' is not text, json or nfd" --format xml
 check "bad --param: exit 3" expect_unknown "--param 'roce_priority': expected KEY=VALUE" --param roce_priority
 check "unknown --param: exit 3" expect_unknown "no loaded profile declares a parameter 'nope'" --param nope=1 --from "$FX/good.json"
 check "--param of the wrong type: exit 3" expect_unknown "expected a number" --param roce_priority=three --from "$FX/good.json"
