@@ -5,7 +5,7 @@ BUILD ?= build
 RELEASE ?= build-release
 ARGS ?=
 
-.PHONY: all deps build run test bench clean format
+.PHONY: all deps build run test bench clean format deb
 
 all: build
 
@@ -18,10 +18,11 @@ $(BUILD)/build.ninja:
 build: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
 
+# Uninstalled, the binary finds the rule profiles through ROCEWATCH_PROFILE_DIR.
 run:
 	@contrib/install-deps.sh run
 	@$(MAKE) --no-print-directory build
-	$(BUILD)/rocewatch serve $(ARGS)
+	ROCEWATCH_PROFILE_DIR=$(CURDIR)/rules/profiles $(BUILD)/rocewatch serve $(ARGS)
 
 test:
 	@contrib/install-deps.sh test
@@ -37,8 +38,13 @@ bench:
 	ninja -C $(RELEASE)
 	tests/bench/run-bench.sh $(RELEASE)
 
+# The Debian package, built from a copy of the tree: build-deb/rocewatch_VERSION_ARCH.deb
+deb:
+	@contrib/install-deps.sh deb
+	contrib/build-deb.sh
+
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' | grep -v '^tests/fixtures/')
 
 clean:
-	rm -rf $(BUILD) $(RELEASE)
+	rm -rf $(BUILD) $(RELEASE) build-deb

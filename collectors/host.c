@@ -3,12 +3,27 @@
  * host: facts of the node that break RDMA jobs without touching the fabric.
  *
  *   kernel       uname -r, or <procfs>/sys/kernel/osrelease with --procfs-root
- *   memlock      RLIMIT_MEMLOCK (soft) of this process — getrlimit(), or the
- *                "Max locked memory" line of <procfs>/self/limits with
- *                --procfs-root.  ibv_reg_mr() pins pages against it (kernel
- *                umem.c).  Unlimited: memlock_unlimited = 1 and memlock
- *                absent ("unsupported": no finite limit to report), so a rule
- *                reads `memlock_unlimited || memlock >= X`.
+ *   memlock      RLIMIT_MEMLOCK (soft) that RDMA jobs get.  ibv_reg_mr() pins
+ *                pages against it (kernel umem.c).  On a Slurm node that is
+ *                slurmd's: job steps are forked from it and keep its limit
+ *                (with PropagateResourceLimitsExcept=MEMLOCK, which the memlock
+ *                rule asks for), so the "Max locked memory" line of
+ *                <procfs>/PID/limits of the process whose comm is slurmd is
+ *                read (the file is world-readable).  Without slurmd it is
+ *                this process's own: getrlimit(), or <procfs>/self/limits with
+ *                --procfs-root — what a job gets when rocewatch check runs in
+ *                its context (a prolog, an init container of its pod).
+ *                memlock_source says which.  So the exporter's unit needs no
+ *                LimitMEMLOCK= of its own that would hide the jobs' real one.
+ *                Unlimited: memlock_unlimited = 1 and memlock absent
+ *                ("unsupported": no finite limit to report), so a rule reads
+ *                `memlock_unlimited || memlock >= X`.
+ *   cap_ipc_lock CAP_IPC_LOCK (bit 14) in CapEff of <procfs>/self/status: lets
+ *                a process pin memory beyond RLIMIT_MEMLOCK; a pod's
+ *                containers get it from securityContext.capabilities.
+ *   uverbs       entries uverbsN of <devfs>/infiniband: the device nodes
+ *                libibverbs opens (a container sees them only when they are
+ *                mounted in: the RDMA device plugin or a hostPath).
  *   peermem      nvidia_peermem (or the older nv_peer_mem) loaded: a line of
  *                <procfs>/modules, or <sysfs>/module/NAME.
  *   dmabuf       RDMA can import GPU memory as a DMA-BUF (GPUDirect without
@@ -57,7 +72,8 @@
 
 struct host_priv {
 	bool proc_live; /* procfs_root is this machine's /proc */
-	char proc[PATH_MAX], sys[PATH_MAX];
+	char proc[PATH_MAX], sys[PATH_MAX], dev[PATH_MAX];
+	char slurmd_pid[24]; /* last seen slurmd, checked first at the next poll */
 	/* kallsyms verdict, valid while /proc/modules hashes the same */
 	bool dmabuf_cached;
 	uint64_t modules_hash;
@@ -111,16 +127,55 @@ static int limits_memlock(const char *path, uint64_t *soft, bool *unlimited)
 	return r;
 }
 
+/* Is <proc>/PID/comm "slurmd"? */
+static bool is_slurmd(const struct host_priv *hp, const char *pid)
+{
+	char path[PATH_MAX + 48], comm[32];
+
+	snprintf(path, sizeof(path), "%s/%s/comm", hp->proc, pid);
+	return !read_file_str(path, comm, sizeof(comm)) && !strcmp(comm, "slurmd");
+}
+
+/* The slurmd process, if one runs: its PID in hp->slurmd_pid ("" if none). */
+static void find_slurmd(struct host_priv *hp)
+{
+	struct dirent *de;
+	DIR *d;
+
+	if (hp->slurmd_pid[0] && is_slurmd(hp, hp->slurmd_pid))
+		return;
+	hp->slurmd_pid[0] = '\0';
+	d = opendir(hp->proc);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (strspn(de->d_name, "0123456789") != strlen(de->d_name) ||
+		    strlen(de->d_name) >= sizeof(hp->slurmd_pid))
+			continue;
+		if (is_slurmd(hp, de->d_name)) {
+			strlcpy0(hp->slurmd_pid, de->d_name, sizeof(hp->slurmd_pid));
+			break;
+		}
+	}
+	closedir(d);
+}
+
 static void fill_memlock(struct host_priv *hp, struct object *node)
 {
-	char path[PATH_MAX + 32];
+	char path[PATH_MAX + 48];
 	uint64_t soft = 0;
 	bool unlimited = false;
 	int r = 0;
 
-	if (hp->proc_live) {
+	find_slurmd(hp);
+	if (hp->slurmd_pid[0]) {
+		snprintf(path, sizeof(path), "%s/%s/limits", hp->proc, hp->slurmd_pid);
+		r = limits_memlock(path, &soft, &unlimited);
+		field_set_str(node, F_NODE_MEMLOCK_SOURCE, "slurmd");
+	} else if (hp->proc_live) {
 		struct rlimit rl;
 
+		field_set_str(node, F_NODE_MEMLOCK_SOURCE, "self");
 		if (getrlimit(RLIMIT_MEMLOCK, &rl)) {
 			r = -errno;
 		} else {
@@ -128,6 +183,7 @@ static void fill_memlock(struct host_priv *hp, struct object *node)
 			soft = rl.rlim_cur;
 		}
 	} else {
+		field_set_str(node, F_NODE_MEMLOCK_SOURCE, "self");
 		snprintf(path, sizeof(path), "%s/self/limits", hp->proc);
 		r = limits_memlock(path, &soft, &unlimited);
 	}
@@ -141,6 +197,54 @@ static void fill_memlock(struct host_priv *hp, struct object *node)
 		field_absent(node, F_NODE_MEMLOCK, ABS_UNSUPPORTED, 0);
 	else
 		field_set_int(node, F_NODE_MEMLOCK, soft > INT64_MAX ? INT64_MAX : (int64_t)soft);
+}
+
+#define CAP_IPC_LOCK_BIT 14 /* linux/capability.h */
+
+/* "CapEff:\t00000000a80425fb" of <procfs>/self/status. */
+static void fill_cap_ipc_lock(struct host_priv *hp, struct object *node)
+{
+	char path[PATH_MAX + 32], *buf, *p;
+	unsigned long long eff;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/self/status", hp->proc);
+	r = read_file_all(path, &buf, NULL);
+	if (r) {
+		field_absent_errno(node, F_NODE_CAP_IPC_LOCK, r);
+		return;
+	}
+	p = strstr(buf, "\nCapEff:");
+	if (p && sscanf(p + 8, "%llx", &eff) == 1)
+		field_set_bool(node, F_NODE_CAP_IPC_LOCK, (eff >> CAP_IPC_LOCK_BIT) & 1);
+	else
+		field_absent_errno(node, F_NODE_CAP_IPC_LOCK, -EINVAL);
+	free(buf);
+}
+
+static void fill_uverbs(struct host_priv *hp, struct object *node)
+{
+	char path[PATH_MAX + 16];
+	struct dirent *de;
+	int64_t n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/infiniband", hp->dev);
+	d = opendir(path);
+	if (!d) {
+		/* no /dev/infiniband at all: no device node, a fact (0), not an error */
+		if (errno == ENOENT)
+			field_set_int(node, F_NODE_UVERBS_DEVICES, 0);
+		else
+			field_absent_errno(node, F_NODE_UVERBS_DEVICES, -errno);
+		return;
+	}
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, "uverbs", 6) && de->d_name[6] >= '0' &&
+		    de->d_name[6] <= '9')
+			n++;
+	closedir(d);
+	field_set_int(node, F_NODE_UVERBS_DEVICES, n);
 }
 
 static bool has_module_line(const char *modules, const char *name)
@@ -547,6 +651,8 @@ static int host_collect(struct collector_ctx *cc, struct node_model *m, unsigned
 		return 0;
 	fill_kernel(hp, &m->node);
 	fill_memlock(hp, &m->node);
+	fill_cap_ipc_lock(hp, &m->node);
+	fill_uverbs(hp, &m->node);
 	snprintf(path, sizeof(path), "%s/modules", hp->proc);
 	/* ENOENT: a kernel built without module support; nothing can be loaded. */
 	merr = read_file_all(path, &modules, &modules_len);
@@ -566,10 +672,13 @@ static int host_init(struct collector_ctx *cc)
 		return -ENOMEM;
 	cc->priv = hp;
 	if (strlen(cc->cfg->procfs_root) >= sizeof(hp->proc) ||
-	    strlen(cc->cfg->sysfs_root) >= sizeof(hp->sys)) {
-		snprintf(cc->detail, sizeof(cc->detail), "--procfs-root or --sysfs-root too long");
+	    strlen(cc->cfg->sysfs_root) >= sizeof(hp->sys) ||
+	    strlen(cc->cfg->devfs_root) >= sizeof(hp->dev)) {
+		snprintf(cc->detail, sizeof(cc->detail),
+			 "--procfs-root, --sysfs-root or --devfs-root too long");
 		return -ENAMETOOLONG;
 	}
+	strlcpy0(hp->dev, cc->cfg->devfs_root, sizeof(hp->dev));
 	strlcpy0(hp->proc, cc->cfg->procfs_root, sizeof(hp->proc));
 	strlcpy0(hp->sys, cc->cfg->sysfs_root, sizeof(hp->sys));
 	hp->proc_live = realpath(hp->proc, real) && !strcmp(real, "/proc");
@@ -584,7 +693,8 @@ static void host_fini(struct collector_ctx *cc)
 
 const struct collector host_collector = {
 	.name = "host",
-	.help = "host: kernel, memlock limit, nvidia_peermem / DMA-BUF, GPU-NIC PCIe distance",
+	.help = "host: kernel, memlock limit, CAP_IPC_LOCK, verbs device nodes, "
+		"nvidia_peermem / DMA-BUF, GPU-NIC PCIe distance",
 	.default_enabled = true,
 	.init = host_init,
 	.collect = host_collect,

@@ -11,13 +11,18 @@ RUN="iproute2 ethtool rdma-core ibverbs-utils"
 TEST="libcmocka-dev python3 curl prometheus prometheus-alertmanager qemu-system-x86
 busybox-static kmod cpio perftest sqlite3"
 BENCH="prometheus-node-exporter wrk hyperfine"
+# make deb (debian/control's Build-Depends beyond BUILD) and the deploy tests
+# (lintian, systemd-analyze, manifest YAML, man page rendering)
+DEB="debhelper dpkg-dev lintian scdoc libcmocka-dev python3 pkgconf"
+DEPLOY="$DEB python3-yaml systemd groff-base man-db"
 
 case "${1:-all}" in
 build) want="$BUILD" ;;
 run) want="$BUILD $RUN" ;;
-test) want="$BUILD $RUN $TEST" ;;
-all | bench) want="$BUILD $RUN $TEST $BENCH" ;;
-*) echo "usage: $0 [build|run|test|bench|all]" >&2; exit 2 ;;
+test) want="$BUILD $RUN $TEST $DEPLOY" ;;
+deb) want="$BUILD $DEB" ;;
+all | bench) want="$BUILD $RUN $TEST $DEPLOY $BENCH" ;;
+*) echo "usage: $0 [build|run|test|deb|bench|all]" >&2; exit 2 ;;
 esac
 
 missing=""

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "build_info.h"
+#include "process.h"
 #include "prom.h"
 #include "config.h"
 #include "util.h"
@@ -521,10 +523,15 @@ static void render_self(struct strbuf *sb, const struct prom_input *in)
 {
 	const struct node_model *m = in->m;
 	const struct poll_stats *st = in->stats;
+	int first = 1;
 
 	prom_family(sb, "rocewatch_build_info", "gauge",
 		    "rocewatch build information; value is always 1.");
-	prom_sample1_u64(sb, "rocewatch_build_info", "version", ROCEWATCH_VERSION, 1);
+	prom_sample_begin(sb, "rocewatch_build_info");
+	prom_label(sb, &first, "version", ROCEWATCH_VERSION);
+	prom_label(sb, &first, "revision", in->revision ? in->revision : rw_build_revision);
+	prom_label(sb, &first, "compiler", in->compiler ? in->compiler : rw_build_compiler);
+	prom_sample_end_u64(sb, first, 1);
 
 	prom_family(sb, "rocewatch_collector_success", "gauge",
 		    "1 if the collector's last run succeeded, 0 if it failed or is disabled.");
@@ -590,6 +597,8 @@ int prom_render(struct prom_renderer *pr, struct strbuf *out, const struct prom_
 	if (in->extra)
 		in->extra(out, in->extra_arg);
 	render_self(out, in);
+	if (in->proc)
+		process_render(out, in->proc);
 	return out->oom ? -1 : 0;
 }
 

@@ -11,6 +11,7 @@
 #include "strbuf.h"
 
 struct prom_extra; /* sections appended by other parts (rules, alerts) */
+struct process_stats;
 
 struct prom_input {
 	const struct node_model *m;
@@ -19,6 +20,10 @@ struct prom_input {
 	/* Optional: appends more families (rule results, alerts). */
 	void (*extra)(struct strbuf *sb, void *arg);
 	void *extra_arg;
+	/* process_* families; NULL leaves them out (the golden test renders a fixed model) */
+	const struct process_stats *proc;
+	/* rocewatch_build_info labels; NULL: this build's (tests pin them) */
+	const char *revision, *compiler;
 };
 
 struct prom_renderer {

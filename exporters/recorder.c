@@ -241,9 +241,10 @@ int recorder_open(struct recorder **out, const struct recorder_opts *o, char *er
 		r->delete_chunk = 1000;
 	/* Keyframes at least every 1/16 of the bound (~24 bytes a row): cuts land close. */
 	r->kf_max_rows = (uint64_t)(r->target_bytes / 24 / 16);
-	if (mkdir(r->dir, 0750) && errno != EEXIST) {
-		rc = -errno;
-		snprintf(err, errlen, "--record: %s: %s", r->dir, strerror(errno));
+	/* --record /var/lib/x/y: create what is missing (0750, like the directory itself) */
+	rc = mkdir_p(r->dir, 0750);
+	if (rc) {
+		snprintf(err, errlen, "--record: %s: %s", r->dir, strerror(-rc));
 		goto fail;
 	}
 	snprintf(lock_path, sizeof(lock_path), "%s/rocewatch.lock", r->dir);

@@ -128,8 +128,8 @@ void rules_spec_free(struct rules_spec *s);
 
 /*
  * Resolve a profile: a name with '/' or ending in .yaml/.yml is a file;
- * otherwise NAME.yaml in $ROCEWATCH_PROFILE_DIR, then the source tree's
- * rules/profiles (uninstalled runs), then DATADIR/rocewatch/profiles.
+ * otherwise NAME.yaml in $ROCEWATCH_PROFILE_DIR (set for uninstalled runs by
+ * the tests, `meson devenv` and `make run`), then DATADIR/rocewatch/profiles.
  * -ENOENT if not found (searched says where it looked).
  */
 int rules_profile_path(const char *spec, char *out, size_t len, char *searched, size_t slen);

@@ -21,9 +21,6 @@
 #include "rules_int.h"
 #include "util.h"
 
-#ifndef ROCEWATCH_SRC_PROFILE_DIR
-#define ROCEWATCH_SRC_PROFILE_DIR ""
-#endif
 #ifndef ROCEWATCH_DATA_PROFILE_DIR
 #define ROCEWATCH_DATA_PROFILE_DIR "/usr/local/share/rocewatch/profiles"
 #endif
@@ -88,7 +85,7 @@ static bool ends_with(const char *s, const char *suffix)
 
 int rules_profile_path(const char *spec, char *out, size_t len, char *searched, size_t slen)
 {
-	const char *dirs[3];
+	const char *dirs[2];
 	int nd = 0;
 	size_t used = 0;
 
@@ -101,8 +98,6 @@ int rules_profile_path(const char *spec, char *out, size_t len, char *searched, 
 	}
 	if (getenv("ROCEWATCH_PROFILE_DIR") && *getenv("ROCEWATCH_PROFILE_DIR"))
 		dirs[nd++] = getenv("ROCEWATCH_PROFILE_DIR");
-	if (*ROCEWATCH_SRC_PROFILE_DIR)
-		dirs[nd++] = ROCEWATCH_SRC_PROFILE_DIR;
 	dirs[nd++] = ROCEWATCH_DATA_PROFILE_DIR;
 	for (int i = 0; i < nd; i++) {
 		if (snprintf(out, len, "%s/%s.yaml", dirs[i], spec) < (int)len &&
@@ -1038,8 +1033,10 @@ int rules_load(const struct rules_spec *spec, struct rules_engine **out, struct 
 		if (lr) {
 			if (searched[0])
 				diag_at(diags, NULL, 0, 0, false,
-					"profile '%s' not found (looked in %s)", names[i],
-					searched);
+					"profile '%s' not found (looked in %s; an uninstalled "
+					"build: set ROCEWATCH_PROFILE_DIR=SOURCE/rules/profiles "
+					"or run it under `meson devenv`)",
+					names[i], searched);
 			else
 				diag_at(diags, names[i], 0, 0, false, "cannot read: %s",
 					strerror(-lr));

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "nfd.h"
 #include "rules_json.h"
 #include "engine.h"
 #include "cli.h"
@@ -29,7 +30,7 @@ enum {
 
 static const char check_usage[] =
     "Usage: rocewatch check [--profile NAME|FILE]... [--param KEY=VALUE]...\n"
-    "                       [--format text|json] [--from FILE] [OPTIONS]\n\n"
+    "                       [--format text|json|nfd] [--from FILE] [OPTIONS]\n\n"
     "Collect once, evaluate the rule profiles, print a report and exit with\n"
     "0 OK, 1 WARNING (a warning rule fails), 2 CRITICAL (a critical rule fails),\n"
     "3 UNKNOWN (a rule could not be decided, a profile's required RDMA device is\n"
@@ -43,7 +44,8 @@ static const char check_usage[] =
     "                             NAME is looked up in $ROCEWATCH_PROFILE_DIR and the\n"
     "                             installed profiles\n"
     "  --param KEY=VALUE          override a profile parameter (repeatable)\n"
-    "  --format text|json         report format (default text)\n"
+    "  --format text|json|nfd     report format (default text); nfd: a Node Feature\n"
+    "                             Discovery feature file (roce-ready, status, ...)\n"
     "  --interval DURATION        gap between the two counter samples (default 100ms:\n"
     "                             a pre-flight check must not hold up a job start)\n"
     "  --color auto|always|never  colour the text report (default auto: on a terminal,\n"
@@ -52,7 +54,7 @@ static const char check_usage[] =
     "rule\n" COMMON_OPTIONS_HELP;
 
 struct check_opts {
-	bool json, color, verbose;
+	bool json, nfd, color, verbose;
 };
 
 static const char *col(const struct check_opts *o, const char *code)
@@ -272,6 +274,7 @@ int cmd_check(int argc, char **argv)
 		switch (opt) {
 		case 'h':
 			fputs(check_usage, stdout);
+			cli_print_collectors(stdout);
 			rc = 0;
 			goto free_opts;
 		case 'v':
@@ -293,13 +296,16 @@ int cmd_check(int argc, char **argv)
 				goto nomem;
 			continue;
 		case OPT_FORMAT:
-			if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
-				fprintf(stderr,
-					"rocewatch check: --format: '%s' is not text or json\n",
-					optarg);
+			if (strcmp(optarg, "text") && strcmp(optarg, "json") &&
+			    strcmp(optarg, "nfd")) {
+				fprintf(
+				    stderr,
+				    "rocewatch check: --format: '%s' is not text, json or nfd\n",
+				    optarg);
 				goto free_opts;
 			}
 			o.json = !strcmp(optarg, "json");
+			o.nfd = !strcmp(optarg, "nfd");
 			continue;
 		case OPT_COLOR:
 			if (strcmp(optarg, "auto") && strcmp(optarg, "always") &&
@@ -385,7 +391,19 @@ int cmd_check(int argc, char **argv)
 		}
 	}
 	rc = (int)rules_status(e);
-	if (o.json) {
+	if (o.nfd) {
+		struct strbuf sb = { 0 };
+
+		/* no expiry: whoever installs the file decides how long it holds */
+		nfd_render(&sb, e, &d->m, 0);
+		if (sb.oom) {
+			fprintf(stderr, "rocewatch check: out of memory\n");
+			rc = RULES_UNKNOWN;
+		} else {
+			fwrite(sb.buf, 1, sb.len, stdout);
+		}
+		sb_free(&sb);
+	} else if (o.json) {
 		struct strbuf sb = { 0 };
 		struct rules_json_meta meta = { .host = d->m.host,
 						.time_ns = t_last,

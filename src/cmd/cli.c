@@ -4,17 +4,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "build_info.h"
 #include "collector.h"
 #include "cli.h"
 #include "util.h"
 
 const struct option common_options[] = {
 	{ "sysfs-root", required_argument, NULL, OPT_SYSFS_ROOT },
+	{ "path.sysfs", required_argument, NULL, OPT_SYSFS_ROOT }, /* node_exporter's name */
 	{ "procfs-root", required_argument, NULL, OPT_PROCFS_ROOT },
+	{ "path.procfs", required_argument, NULL, OPT_PROCFS_ROOT },
 	{ "configfs-root", required_argument, NULL, OPT_CONFIGFS_ROOT },
 	{ "debugfs-root", required_argument, NULL, OPT_DEBUGFS_ROOT },
+	{ "devfs-root", required_argument, NULL, OPT_DEVFS_ROOT },
 	{ "from", required_argument, NULL, OPT_FROM },
-	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+	{ "log.level", required_argument, NULL, OPT_LOG_LEVEL },
+	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL }, /* before log.level existed */
+	{ "log.format", required_argument, NULL, OPT_LOG_FORMAT },
 	{ "netdev-include", required_argument, NULL, OPT_NETDEV_INCLUDE },
 	{ "netdev-exclude", required_argument, NULL, OPT_NETDEV_EXCLUDE },
 	{ "collector.ethtool.include", required_argument, NULL, OPT_ETHTOOL_INCLUDE },
@@ -69,18 +75,29 @@ int cli_common(struct rw_config *cfg, int opt, const char *arg, const char *long
 	case OPT_DEBUGFS_ROOT:
 		cfg->debugfs_root = arg;
 		return 0;
+	case OPT_DEVFS_ROOT:
+		cfg->devfs_root = arg;
+		return 0;
 	case OPT_FROM:
 		cfg->from = arg;
 		return 0;
 	case OPT_LOG_LEVEL:
 		lvl = log_level_parse(arg);
 		if (lvl < 0) {
-			fprintf(stderr,
-				"rocewatch: --log-level: '%s' is not error, warn, info or debug\n",
-				arg);
+			fprintf(stderr, "rocewatch: --%s: '%s' is not error, warn, info or debug\n",
+				longname, arg);
 			return -EINVAL;
 		}
 		log_set_level((enum log_level)lvl);
+		return 0;
+	case OPT_LOG_FORMAT:
+		lvl = log_format_parse(arg);
+		if (lvl < 0) {
+			fprintf(stderr, "rocewatch: --log.format: '%s' is not logfmt or json\n",
+				arg);
+			return -EINVAL;
+		}
+		log_set_format((enum log_format)lvl);
 		return 0;
 	case OPT_NETDEV_INCLUDE:
 		if (cfg->has_netdev_include)
@@ -130,11 +147,49 @@ int cli_common(struct rw_config *cfg, int opt, const char *arg, const char *long
 	}
 }
 
+void cli_print_version(void)
+{
+	printf("rocewatch %s (revision %s, %s)\n", ROCEWATCH_VERSION, rw_build_revision,
+	       rw_build_compiler);
+}
+
+void cli_print_collectors(FILE *f)
+{
+	fprintf(f, "\nCollectors (--collector.NAME enables, --no-collector.NAME disables):\n");
+	for (int i = 0; i < n_collectors; i++)
+		fprintf(f, "  %-10s %-9s %s\n", collectors[i]->name,
+			collectors[i]->default_enabled ? "[on]" : "[off]", collectors[i]->help);
+}
+
+/* --collector.NAME[=...] or --no-collector.NAME that names no collector: say so. */
+static bool bad_collector(const char *cmd, const char *arg)
+{
+	const char *p = !strncmp(arg, "--collector.", 12)      ? arg + 12
+			: !strncmp(arg, "--no-collector.", 15) ? arg + 15
+							       : NULL;
+	size_t len;
+
+	if (!p)
+		return false;
+	len = strcspn(p, "=.");
+	for (int i = 0; i < n_collectors; i++)
+		if (strlen(collectors[i]->name) == len && !strncmp(collectors[i]->name, p, len))
+			return false; /* a known collector: a bad sub-option or value instead */
+	fprintf(stderr, "rocewatch %s: %.*s: no such collector '%.*s' (collectors:", cmd,
+		(int)(p - arg + len), arg, (int)len, p);
+	for (int i = 0; i < n_collectors; i++)
+		fprintf(stderr, "%s %s", i ? "," : "", collectors[i]->name);
+	fprintf(stderr, ")\n");
+	return true;
+}
+
 void cli_bad_option(const char *cmd, char **argv, int optind_after)
 {
 	/* getopt has moved past the offending word; with opterr off it printed nothing. */
 	const char *arg = optind_after > 0 ? argv[optind_after - 1] : "?";
 
+	if (bad_collector(cmd, arg))
+		return;
 	if (optopt > 0 && optopt < 256 && arg[0] == '-' && arg[1] != '-')
 		fprintf(stderr,
 			"rocewatch %s: unknown option '-%c' or missing value (see --help)\n", cmd,

@@ -22,6 +22,8 @@ enum {
 	OPT_COLLECTOR,	  /* --collector.NAME */
 	OPT_NO_COLLECTOR, /* --no-collector.NAME */
 	OPT_WIRE_PORT,
+	OPT_LOG_FORMAT,
+	OPT_DEVFS_ROOT,
 	OPT_HELP,
 	OPT__COMMON_END,
 };
@@ -29,10 +31,11 @@ enum {
 /* getopt_long entries for the common options (terminated by a zero entry). */
 extern const struct option common_options[];
 #define COMMON_OPTIONS_HELP                                                                  \
-	"  --sysfs-root DIR           read sysfs from DIR (default /sys)\n"                  \
-	"  --procfs-root DIR          read procfs from DIR (default /proc)\n"                \
+	"  --sysfs-root DIR, --path.sysfs DIR     read sysfs from DIR (default /sys)\n"      \
+	"  --procfs-root DIR, --path.procfs DIR   read procfs from DIR (default /proc)\n"    \
 	"  --configfs-root DIR        read configfs from DIR (default /sys/kernel/config)\n" \
 	"  --debugfs-root DIR         read debugfs from DIR (default /sys/kernel/debug)\n"   \
+	"  --devfs-root DIR           look for /dev/infiniband under DIR (default /dev)\n"   \
 	"  --from FILE                replay a snapshot (or a JSON array of them) instead\n" \
 	"                             of reading this machine\n"                             \
 	"  --netdev-include REGEX     only netdevs whose whole name matches\n"               \
@@ -40,7 +43,9 @@ extern const struct option common_options[];
 	"  --collector.NAME / --no-collector.NAME   enable / disable a collector\n"          \
 	"  --collector.ethtool.include REGEX   also export these driver stats by name\n"     \
 	"  --collector.wire.port PORT UDP port the wire view counts as RoCE v2 (4791)\n"     \
-	"  --log-level LEVEL          error, warn, info (default) or debug\n"                \
+	"  --log.level LEVEL          error, warn, info (default) or debug (alias\n"         \
+	"                             --log-level)\n"                                        \
+	"  --log.format FORMAT        logfmt (default) or json, with timestamps\n"           \
 	"  -h, --help                 this help\n"
 
 /*
@@ -50,6 +55,10 @@ extern const struct option common_options[];
 struct option *cli_options(const struct option *own);
 /* Handle a common option; 0 handled, -EINVAL error (printed), 1 not common. */
 int cli_common(struct rw_config *cfg, int opt, const char *arg, const char *longname);
+/* "rocewatch 0.1.0 (revision abc123, gcc 12.2.0)" on stdout: `version`, `serve --version`. */
+void cli_print_version(void);
+/* "Collectors:" and each collector's name, default and help, for --help. */
+void cli_print_collectors(FILE *f);
 /* Report an unknown flag or missing argument the way every command does. */
 void cli_bad_option(const char *cmd, char **argv, int optind_after);
 /* -o FILE ("-" is standard output); NULL when it cannot be opened (printed). */

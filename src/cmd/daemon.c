@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "process.h"
 #include "util.h"
 
 volatile sig_atomic_t rw_sig_stop, rw_sig_hup, rw_sig_usr1;
@@ -278,7 +279,9 @@ static void render_hooks(struct strbuf *sb, void *arg)
 
 int daemon_render_metrics(struct daemon *d, struct prom_renderer *pr, struct strbuf *out)
 {
+	struct process_stats ps;
 	struct prom_input in = {
+		.proc = process_read_self(&ps) ? NULL : &ps,
 		.m = &d->m,
 		.stats = &d->stats,
 		.ethtool_include = d->cfg->has_ethtool_include ? &d->cfg->ethtool_include : NULL,

@@ -15,8 +15,7 @@ static const char export_usage[] =
     "for `promtool tsdb create-blocks-from openmetrics FILE DIR`.  Metric names and\n"
     "labels are those of /metrics; a value that did not change is repeated every\n"
     "2 minutes so PromQL finds it.\n\n"
-    "Options:\n" REC_ARGS_HELP
-    "  --format openmetrics       the only format (and the default)\n"
+    "Options:\n" REC_ARGS_HELP "  --format openmetrics       the only format (and the default)\n"
     "  -o, --output FILE          write to FILE instead of standard output\n"
     "  -h, --help                 this help\n\n"
     "Exit status: 0 written, 1 the recording cannot be read or written, 2 bad usage.\n";

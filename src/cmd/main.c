@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "commands.h"
 #include "config.h"
 
@@ -18,7 +19,7 @@ static int cmd_version(int argc, char **argv)
 		fprintf(stderr, "rocewatch version: unexpected argument '%s'\n", argv[1]);
 		return 2;
 	}
-	printf("rocewatch %s\n", ROCEWATCH_VERSION);
+	cli_print_version();
 	return 0;
 }
 

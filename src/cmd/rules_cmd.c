@@ -25,8 +25,8 @@ static const char rules_usage[] =
     "lint   parse and type-check rule files; every error is reported as\n"
     "       FILE:LINE:COL.  Exit 0 if all files are valid, 1 if not, 2 on bad usage.\n"
     "list   show the rules of the profiles (default " RULES_DEFAULT_PROFILE ") with their\n"
-    "       parameters as given.  Profile names are looked up in $ROCEWATCH_PROFILE_DIR,\n"
-    "       the source tree (uninstalled builds) and the installed profile directory.\n\n"
+    "       parameters as given.  Profile names are looked up in $ROCEWATCH_PROFILE_DIR\n"
+    "       and then in the installed profile directory.\n\n"
     "The rule language is described in docs/rules.md.\n";
 
 static json_t *diags_json(const struct rules_diags *dg)

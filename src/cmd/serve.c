@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "http.h"
+#include "nfd.h"
 #include "recorder.h"
 #include "cli.h"
 #include "commands.h"
@@ -36,6 +37,9 @@ enum {
 	OPT_RECORD_CAPTURE_BEFORE,
 	OPT_RECORD_CAPTURE_AFTER,
 	OPT_RECORD_ETHTOOL,
+	OPT_TELEMETRY_PATH,
+	OPT_VERSION,
+	OPT_NFD_FILE,
 };
 
 static const char serve_usage[] =
@@ -45,6 +49,7 @@ static const char serve_usage[] =
     "/metrics serves the values of the last poll.\n\n"
     "Options:\n"
     "  --web.listen-address [HOST]:PORT   where to listen (default :9479)\n"
+    "  --web.telemetry-path PATH  where the metrics are served (default /metrics)\n"
     "  --interval DURATION        fast loop: counters (default 1s, at least 100ms)\n"
     "  --config-interval DURATION slow loop: configuration (default 15s)\n"
     "  --record DIR               flight recorder: keep changed counters and every\n"
@@ -54,8 +59,11 @@ static const char serve_usage[] =
     "  --record.capture-before DURATION / --record.capture-after DURATION\n"
     "                             window of a capture around its trigger (5m / 1m)\n"
     "  --record.ethtool-include REGEX   also record these driver stats (default: the\n"
-    "                             --collector.ethtool.include ones)\n" RULES_SERVE_HELP
-	ALERTS_SERVE_HELP COMMON_OPTIONS_HELP
+    "                             --collector.ethtool.include ones)\n"
+    "  --nfd.feature-file PATH    keep a Node Feature Discovery feature file there\n"
+    "                             (roce-ready, status, ...; see check --format nfd)\n"
+    "  --version                  print the version and exit\n" RULES_SERVE_HELP ALERTS_SERVE_HELP
+	COMMON_OPTIONS_HELP
     "\nSignals: SIGTERM/SIGINT stop; SIGHUP reloads rule files; SIGUSR1 writes a\n"
     "capture of the recording (with --record).\n"
     "Endpoints: / (status page), /metrics, /healthz, /api/v1/state (snapshot JSON),\n"
@@ -73,7 +81,51 @@ struct serve {
 	struct recorder_rules rr;
 	struct rules_serve rules;
 	struct alerts_serve alerts;
+	const char *telemetry_path; /* --web.telemetry-path */
+	/* --nfd.feature-file: rewritten when it changes or half its expiry is gone */
+	const char *nfd_path;
+	struct strbuf nfd_body, nfd_file;
+	int64_t nfd_written_ns;
 };
+
+/* How long NFD keeps the labels without a rewrite: several slow polls, at least 5 min. */
+static int64_t nfd_ttl_ns(const struct serve *s)
+{
+	int64_t t = 4 * s->d.cfg->config_interval_ns;
+
+	return t > 300000000000LL ? t : 300000000000LL;
+}
+
+/* A daemon hook after the rules' own: the feature file of this poll's results. */
+static void nfd_after_poll(void *arg, struct node_model *m, unsigned what)
+{
+	struct serve *s = arg;
+	int64_t now = real_ns(), ttl = nfd_ttl_ns(s);
+	struct strbuf body = { 0 };
+	int r;
+
+	(void)what;
+	if (!s->rules.e)
+		return;
+	nfd_render(&body, s->rules.e, m, 0);
+	if (!body.oom && s->nfd_written_ns && now - s->nfd_written_ns < ttl / 2 &&
+	    s->nfd_body.len == body.len && !memcmp(s->nfd_body.buf, body.buf, body.len)) {
+		sb_free(&body);
+		return;
+	}
+	sb_free(&s->nfd_body);
+	s->nfd_body = body;
+	sb_reset(&s->nfd_file);
+	nfd_render(&s->nfd_file, s->rules.e, m, (now + ttl) / 1000000000LL);
+	r = s->nfd_file.oom ? -ENOMEM : nfd_write_file(s->nfd_path, &s->nfd_file);
+	if (r) {
+		rw_log_once(LOG_LVL_ERROR, "nfd", "--nfd.feature-file: %s: %s (said once)",
+			    s->nfd_path, strerror(-r));
+		return;
+	}
+	rw_log_once_reset("nfd");
+	s->nfd_written_ns = now;
+}
 
 static int render_state(void *arg, struct strbuf *out)
 {
@@ -137,9 +189,12 @@ static int render_landing(void *arg, struct strbuf *out)
 	pthread_mutex_lock(&s->d.lock);
 	sb_puts(out, " on <b>");
 	sb_html_escape(out, m->host);
+	sb_puts(out, "</b>.</p>\n<ul><li><a href=\"");
+	sb_html_escape(out, s->telemetry_path);
+	sb_puts(out, "\">");
+	sb_html_escape(out, s->telemetry_path);
 	sb_puts(out,
-		"</b>.</p>\n<ul><li><a href=\"/metrics\">/metrics</a></li>"
-		"<li><a href=\"/healthz\">/healthz</a></li>"
+		"</a></li><li><a href=\"/healthz\">/healthz</a></li>"
 		"<li><a href=\"/api/v1/state\">/api/v1/state</a> (snapshot JSON)</li>"
 		"<li><a href=\"/api/v1/checks\">/api/v1/checks</a> (rule results)</li></ul>\n");
 	sb_printf(out, "<p>%zu netdevs, %zu RDMA ports; %llu fast and %llu slow polls.</p>\n",
@@ -219,6 +274,9 @@ int cmd_serve(int argc, char **argv)
 {
 	static const struct option own[] = {
 		{ "web.listen-address", required_argument, NULL, OPT_LISTEN },
+		{ "web.telemetry-path", required_argument, NULL, OPT_TELEMETRY_PATH },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ "nfd.feature-file", required_argument, NULL, OPT_NFD_FILE },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "config-interval", required_argument, NULL, OPT_CONFIG_INTERVAL },
 		{ "record", required_argument, NULL, OPT_RECORD },
@@ -234,7 +292,7 @@ int cmd_serve(int argc, char **argv)
 	struct rw_config cfg;
 	struct serve *s = calloc(1, sizeof(*s));
 	struct option *opts = cli_options(own);
-	const char *listen_addr = ":9479";
+	const char *listen_addr = ":9479", *telemetry_path = "/metrics";
 	char err[512] = "";
 	int opt, idx, rc = 2, r;
 	bool daemon_up = false;
@@ -275,10 +333,26 @@ int cmd_serve(int argc, char **argv)
 		switch (opt) {
 		case 'h':
 			fputs(serve_usage, stdout);
+			cli_print_collectors(stdout);
+			rc = 0;
+			goto free_opts;
+		case OPT_VERSION:
+			cli_print_version();
 			rc = 0;
 			goto free_opts;
 		case OPT_LISTEN:
 			listen_addr = optarg;
+			continue;
+		case OPT_TELEMETRY_PATH:
+			if (optarg[0] != '/' || strspn(optarg, "/") == strlen(optarg) ||
+			    strpbrk(optarg, "?# ")) {
+				fprintf(stderr,
+					"rocewatch serve: --web.telemetry-path: '%s' is not a path "
+					"other than / (e.g. /metrics)\n",
+					optarg);
+				goto free_opts;
+			}
+			telemetry_path = optarg;
 			continue;
 		case OPT_INTERVAL:
 		case OPT_CONFIG_INTERVAL:
@@ -303,6 +377,9 @@ int cmd_serve(int argc, char **argv)
 			continue;
 		case OPT_RECORD:
 			s->rec_opts.dir = optarg;
+			continue;
+		case OPT_NFD_FILE:
+			s->nfd_path = optarg;
 			continue;
 		case OPT_RECORD_RETENTION:
 		case OPT_RECORD_CAPTURE_BEFORE:
@@ -364,6 +441,16 @@ int cmd_serve(int argc, char **argv)
 	}
 	if (cfg.config_interval_ns < cfg.interval_ns)
 		cfg.config_interval_ns = cfg.interval_ns;
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		if (i != 1 && !strcmp(routes[i].path, telemetry_path)) {
+			fprintf(
+			    stderr,
+			    "rocewatch serve: --web.telemetry-path: %s is already an endpoint\n",
+			    telemetry_path);
+			goto free_opts;
+		}
+	}
+	routes[1].path = s->telemetry_path = telemetry_path; /* the /metrics entry */
 
 	rc = 1;
 	r = daemon_init(&s->d, &cfg, err, sizeof(err));
@@ -377,6 +464,9 @@ int cmd_serve(int argc, char **argv)
 	s->d.replay_live_time = true;
 	if (rules_serve_start(&s->rules, &s->d))
 		goto fini;
+	if (s->nfd_path) /* after the rules' hook: this poll's results */
+		daemon_add_hook(&s->d, &(struct daemon_hook){
+					   .name = "nfd", .after_poll = nfd_after_poll, .arg = s });
 	if (s->rec_opts.dir) {
 		s->rec_opts.interval_ns = cfg.interval_ns;
 		s->rr.rs = &s->rules;
@@ -465,6 +555,8 @@ fini:
 		daemon_fini(&s->d);
 	prom_renderer_free(&s->pr);
 	sb_free(&s->metrics);
+	sb_free(&s->nfd_body);
+	sb_free(&s->nfd_file);
 free_opts:
 	rules_serve_fini(&s->rules); /* after the daemon: its hook points here */
 	if (s->has_rec_ethtool)

@@ -39,6 +39,7 @@ int cmd_snapshot(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "ho:", opts, &idx)) != -1) {
 		if (opt == 'h') {
 			fputs(snapshot_usage, stdout);
+			cli_print_collectors(stdout);
 			rc = 0;
 			goto free_opts;
 		}

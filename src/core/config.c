@@ -12,6 +12,7 @@ void config_defaults(struct rw_config *cfg)
 	cfg->procfs_root = "/proc";
 	cfg->configfs_root = "/sys/kernel/config";
 	cfg->debugfs_root = "/sys/kernel/debug";
+	cfg->devfs_root = "/dev";
 	cfg->interval_ns = 1000000000LL;
 	cfg->config_interval_ns = 15000000000LL;
 	cfg->wire_port = 4791;

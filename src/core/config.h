@@ -18,6 +18,7 @@ struct rw_config {
 	const char *procfs_root;   /* default "/proc" */
 	const char *configfs_root; /* default "/sys/kernel/config" */
 	const char *debugfs_root;  /* default "/sys/kernel/debug" */
+	const char *devfs_root;	   /* default "/dev" (verbs device nodes) */
 	const char *from;	   /* replay a snapshot instead of the machine */
 
 	bool has_netdev_include, has_netdev_exclude, has_ethtool_include;

@@ -33,12 +33,28 @@ const struct field_desc fields[F__COUNT] = {
 	[F_NODE_MEMLOCK] =
 	    NODE(.src = SRC_HOST, .path = "memlock", .type = VT_INT, .config = true,
 		 .mtype = MT_GAUGE, .metric = "roce_host_memlock_limit_bytes",
-		 .help = "RLIMIT_MEMLOCK soft limit of the rocewatch process in bytes; "
+		 .help = "RLIMIT_MEMLOCK soft limit RDMA jobs get, in bytes: slurmd's when it "
+			 "runs, else rocewatch's own (roce_host_memlock_source_info says which); "
 			 "absent when unlimited (see roce_host_memlock_unlimited)."),
 	[F_NODE_MEMLOCK_UNLIMITED] =
 	    NODE(.src = SRC_HOST, .path = "memlock_unlimited", .type = VT_BOOL, .config = true,
 		 .mtype = MT_GAUGE, .metric = "roce_host_memlock_unlimited",
-		 .help = "1 if RLIMIT_MEMLOCK is unlimited, 0 otherwise."),
+		 .help = "1 if that RLIMIT_MEMLOCK is unlimited, 0 otherwise."),
+	[F_NODE_MEMLOCK_SOURCE] =
+	    NODE(.src = SRC_HOST, .path = "memlock_source", .type = VT_STR, .config = true,
+		 .mtype = MT_INFO, .metric = "roce_host_memlock_source_info", .label = "source",
+		 .help = "Whose RLIMIT_MEMLOCK roce_host_memlock_* report: slurmd (the limit "
+			 "Slurm jobs inherit) or self (rocewatch's own); value is always 1."),
+	[F_NODE_CAP_IPC_LOCK] =
+	    NODE(.src = SRC_HOST, .path = "cap_ipc_lock", .type = VT_BOOL, .config = true,
+		 .mtype = MT_GAUGE, .metric = "roce_host_cap_ipc_lock",
+		 .help = "1 if rocewatch's own process has CAP_IPC_LOCK in its effective set "
+			 "(in a pod: what the pod's containers were given)."),
+	[F_NODE_UVERBS_DEVICES] =
+	    NODE(.src = SRC_HOST, .path = "uverbs_devices", .type = VT_INT, .config = true,
+		 .mtype = MT_GAUGE, .metric = "roce_host_uverbs_devices",
+		 .help = "Verbs device nodes (/dev/infiniband/uverbsN) visible to rocewatch; "
+			 "libibverbs opens one per RDMA device."),
 	[F_NODE_PEERMEM] =
 	    NODE(.src = SRC_HOST, .path = "gpudirect.peermem", .type = VT_BOOL, .config = true,
 		 .mtype = MT_GAUGE, .metric = "roce_host_nvidia_peermem_loaded",

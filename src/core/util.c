@@ -9,12 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "util.h"
 
 static enum log_level cur_level = LOG_LVL_INFO;
+static enum log_format cur_format = LOG_FMT_LOGFMT;
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void log_set_level(enum log_level lvl)
@@ -39,16 +41,69 @@ int log_level_parse(const char *s)
 	return -EINVAL;
 }
 
+void log_set_format(enum log_format fmt)
+{
+	cur_format = fmt;
+}
+
+int log_format_parse(const char *s)
+{
+	if (!strcmp(s, "logfmt"))
+		return LOG_FMT_LOGFMT;
+	if (!strcmp(s, "json"))
+		return LOG_FMT_JSON;
+	return -EINVAL;
+}
+
+/* logfmt wants a quoted value escaped like a Go string; JSON the same for these bytes. */
+static void log_quoted(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p == '\n')
+			fputs("\\n", f);
+		else if (*p == '\t')
+			fputs("\\t", f);
+		else if (*p < 0x20)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+/*
+ * The line format of Prometheus exporters (go-kit log through exporter-toolkit):
+ * logfmt "ts=... level=... msg=..." or one JSON object per line, with an
+ * RFC 3339 UTC timestamp in milliseconds.
+ */
 static void vlog(enum log_level lvl, const char *fmt, va_list ap)
 {
 	static const char *const tag[] = { "error", "warn", "info", "debug" };
+	char msg[2048], ts[64];
+	struct timespec now;
+	struct tm tm;
 
 	if (lvl > cur_level)
 		return;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	snprintf(ts, sizeof(ts), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 now.tv_nsec / 1000000);
 	pthread_mutex_lock(&log_lock);
-	fprintf(stderr, "rocewatch: %s: ", tag[lvl]);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	if (cur_format == LOG_FMT_JSON) {
+		fprintf(stderr, "{\"ts\":\"%s\",\"level\":\"%s\",\"msg\":", ts, tag[lvl]);
+		log_quoted(stderr, msg);
+		fputs("}\n", stderr);
+	} else {
+		fprintf(stderr, "ts=%s level=%s msg=", ts, tag[lvl]);
+		log_quoted(stderr, msg);
+		fputc('\n', stderr);
+	}
 	pthread_mutex_unlock(&log_lock);
 }
 
@@ -502,5 +557,30 @@ int parse_rfc3339(const char *s, int64_t *ns)
 	if (*p != 'Z' || p[1])
 		return -EINVAL;
 	*ns = (int64_t)timegm(&tm) * 1000000000LL + frac;
+	return 0;
+}
+
+int mkdir_p(const char *path, mode_t mode)
+{
+	char buf[4096];
+	struct stat st;
+	size_t len = strlen(path);
+
+	if (!len || len >= sizeof(buf))
+		return len ? -ENAMETOOLONG : -EINVAL;
+	memcpy(buf, path, len + 1);
+	for (char *p = buf + 1; p <= buf + len; p++) {
+		if (*p != '/' && *p)
+			continue;
+		*p = '\0';
+		if (mkdir(buf, mode) && errno != EEXIST)
+			return -errno;
+		if (stat(buf, &st))
+			return -errno;
+		if (!S_ISDIR(st.st_mode))
+			return -ENOTDIR;
+		if (p < buf + len)
+			*p = '/';
+	}
 	return 0;
 }

@@ -18,7 +18,15 @@ enum log_level {
 	LOG_LVL_DEBUG
 };
 
+/* --log.format: logfmt (the default) or json, each line with a UTC timestamp. */
+enum log_format {
+	LOG_FMT_LOGFMT,
+	LOG_FMT_JSON
+};
+
 void log_set_level(enum log_level lvl);
+void log_set_format(enum log_format fmt);
+int log_format_parse(const char *s);
 enum log_level log_get_level(void);
 int log_level_parse(const char *s);
 void rw_log(enum log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -79,6 +87,12 @@ int read_file_u64(const char *path, uint64_t *v);
 int read_file_hex(const char *path, uint64_t *v);
 /* Read a whole file into a malloc'ed buffer.  -errno. */
 int read_file_all(const char *path, char **out, size_t *len);
+/*
+ * mkdir -p: create path and its missing parents (mode for each created);
+ * 0 when it exists as a directory, -errno otherwise (-ENOTDIR: a non-directory
+ * is in the way).
+ */
+int mkdir_p(const char *path, mode_t mode);
 /* pread(fd, 0) into buf and parse as u64: the re-read of a kept sysfs fd. */
 int pread_u64(int fd, uint64_t *v);
 

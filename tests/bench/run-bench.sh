@@ -4,4 +4,6 @@
 set -euo pipefail
 build=${1:-build-release}
 here=$(cd "$(dirname "$0")" && pwd)
+# an uninstalled binary finds the rule profiles only through this
+export ROCEWATCH_PROFILE_DIR=${ROCEWATCH_PROFILE_DIR:-$here/../../rules/profiles}
 exec python3 "$here/bench.py" "$build/rocewatch" "${@:2}"

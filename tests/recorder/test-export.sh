@@ -32,7 +32,7 @@ check "promtool tsdb create-blocks-from openmetrics accepts it" \
 mkdir -p "$TMPD/tsdb/wal"
 promtool tsdb dump "$TMPD/tsdb" >"$TMPD/dump.txt" 2>"$TMPD/dump.err" || echo "  dump: $(cat "$TMPD/dump.err")"
 
-# Compare series identities: /metrics (minus rocewatch_* self metrics) vs the TSDB.
+# Compare series identities: /metrics (minus the rocewatch_* and process_* self metrics) vs the TSDB.
 compare() {
 	python3 - "$TMPD/metrics.txt" "$TMPD/dump.txt" <<'PY'
 import re, sys
@@ -41,7 +41,7 @@ def ident(name, labels):
 want = {}
 for line in open(sys.argv[1]):
     # rule results and alert states are derived, not recorded (replay recomputes them)
-    if line.startswith("#") or not line.strip() or line.startswith(("rocewatch_", "roce_rule", "roce_alert", "ALERTS")):
+    if line.startswith("#") or not line.strip() or line.startswith(("rocewatch_", "process_", "roce_rule", "roce_alert", "ALERTS")):
         continue
     m = re.match(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$', line.strip())
     labels = re.findall(r'([a-zA-Z_]\w*)="((?:[^"\\]|\\.)*)"', m.group(3) or "")

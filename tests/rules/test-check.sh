@@ -50,6 +50,14 @@ check "memlock 64 KiB: memlock_unlimited, exit 2" \
 	expect_check memlock-64k.json 2 "memlock_unlimited@node"
 check "memlock 64 KiB accepted with --param min_memlock=64KiB" \
 	expect_check memlock-64k.json 0 "" --param min_memlock=64KiB
+# The container profile (an init container's check): device nodes and IPC_LOCK
+check "pod given /dev/infiniband and IPC_LOCK: container profile passes, exit 0" \
+	expect_check pod-given.json 0 "" --profile lossless-roce --profile container
+check "bare pod: uverbs_device_nodes, ipc_lock_capability, memlock_unlimited, exit 2" \
+	expect_check pod-bare.json 2 "uverbs_device_nodes@node ipc_lock_capability@node memlock_unlimited@node" \
+	--profile lossless-roce --profile container
+check "a snapshot without the pod facts: container rules unknown, exit 3" bash -c \
+	"'$ROCEWATCH' check --from '$FX/good.json' --profile container --format json | grep -q '\"exit_code\": 3'"
 check "pause storm in the window: both storm rules fail, exit 2" \
 	expect_check pause-storm.json 2 "no_pause_storm_errors@eth2 no_pause_storm_warnings@eth2"
 check "pause storm older than the 5m window: passes" expect_check pause-storm-expired.json 0 ""
@@ -153,7 +161,7 @@ check "bad rules: file:line:col, exit 3" expect_unknown \
 	"bad.yaml:6:23: error: expr: type mismatch: '==' cannot compare set with number" \
 	--profile "$TMPD/bad.yaml" --from "$FX/good.json"
 check "unknown flag: exit 3" expect_unknown "'--bogus'" --bogus
-check "bad --format: exit 3" expect_unknown "--format: 'xml' is not text or json" --format xml
+check "bad --format: exit 3" expect_unknown "--format: 'xml' is not text, json or nfd" --format xml
 check "bad --param: exit 3" expect_unknown "--param 'roce_priority': expected KEY=VALUE" --param roce_priority
 check "unknown --param: exit 3" expect_unknown "no loaded profile declares a parameter 'nope'" --param nope=1 --from "$FX/good.json"
 check "--param of the wrong type: exit 3" expect_unknown "expected a number" --param roce_priority=three --from "$FX/good.json"

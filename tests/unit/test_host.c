@@ -33,11 +33,15 @@ struct run {
 	struct node_model m;
 };
 
+static const char *devroot; /* --devfs-root of the next run_once(); NULL: the default */
+
 static void run_once(struct run *r, const char *sysroot, const char *procroot)
 {
 	config_defaults(&r->cfg);
 	r->cfg.sysfs_root = sysroot;
 	r->cfg.procfs_root = procroot;
+	if (devroot)
+		r->cfg.devfs_root = devroot;
 	memset(&r->cc, 0, sizeof(r->cc));
 	r->cc.cfg = &r->cfg;
 	r->cc.idx = collector_index("host");
@@ -261,6 +265,60 @@ static void procfs_variants(void **state)
 	remove_tree(proc);
 }
 
+/*
+ * procfs/slurm-node: rocewatch runs with a 64 KiB limit and no capabilities (a
+ * hardened unit), slurmd (PID 4242) with an unlimited one: the memlock facts are
+ * slurmd's, the limit Slurm jobs inherit.  devfs/pod: two uverbs nodes (and the
+ * rdma_cm and issm nodes, which are not verbs devices).
+ */
+static void jobs_memlock_and_pod_facts(void **state)
+{
+	char sys[PATH_MAX], proc[PATH_MAX], dev[PATH_MAX], path[PATH_MAX * 2];
+	struct run r;
+	struct object *n = &r.m.node;
+
+	(void)state;
+	snprintf(sys, sizeof(sys), "%s/sysfs/pci-topo", fixtures);
+	snprintf(dev, sizeof(dev), "%s/devfs/pod", fixtures);
+	copy_tree("procfs/slurm-node", proc, sizeof(proc));
+	devroot = dev;
+	run_once(&r, sys, proc);
+	assert_string_equal(n->f[F_NODE_MEMLOCK_SOURCE].v.s, "slurmd");
+	assert_true(n->f[F_NODE_MEMLOCK_UNLIMITED].v.i);
+	assert_int_equal(n->f[F_NODE_MEMLOCK].state, ABS_UNSUPPORTED);
+	assert_true(field_present(n, F_NODE_CAP_IPC_LOCK));
+	assert_false(n->f[F_NODE_CAP_IPC_LOCK].v.i);
+	assert_int_equal(n->f[F_NODE_UVERBS_DEVICES].v.i, 2);
+	run_done(&r);
+
+	/* slurmd gone: the process's own 64 KiB */
+	snprintf(path, sizeof(path), "rm -r '%s/4242'", proc);
+	assert_int_equal(system(path), 0);
+	run_once(&r, sys, proc);
+	assert_string_equal(n->f[F_NODE_MEMLOCK_SOURCE].v.s, "self");
+	assert_false(n->f[F_NODE_MEMLOCK_UNLIMITED].v.i);
+	assert_int_equal(n->f[F_NODE_MEMLOCK].v.i, 65536);
+	run_done(&r);
+
+	/* no status file: a reason, not "no capability"; no /dev/infiniband: 0 nodes */
+	snprintf(path, sizeof(path), "%s/self/status", proc);
+	assert_int_equal(unlink(path), 0);
+	devroot = proc; /* a directory without infiniband/ */
+	run_once(&r, sys, proc);
+	assert_int_equal(n->f[F_NODE_CAP_IPC_LOCK].state, ABS_UNSUPPORTED);
+	assert_int_equal(n->f[F_NODE_UVERBS_DEVICES].v.i, 0);
+	assert_true(field_present(n, F_NODE_UVERBS_DEVICES));
+	run_done(&r);
+	devroot = NULL;
+	remove_tree(proc);
+
+	/* gpu-node: a container given IPC_LOCK on top of the runtime's default set */
+	snprintf(proc, sizeof(proc), "%s/procfs/gpu-node", fixtures);
+	run_once(&r, sys, proc);
+	assert_true(n->f[F_NODE_CAP_IPC_LOCK].v.i);
+	run_done(&r);
+}
+
 /* This machine: whatever it has, the collector succeeds and says where values came from. */
 static void live_machine(void **state)
 {
@@ -282,6 +340,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(far_gpu_and_sockets),
 		cmocka_unit_test(broadcom_switch_flattened),
 		cmocka_unit_test(procfs_variants),
+		cmocka_unit_test(jobs_memlock_and_pod_facts),
 		cmocka_unit_test(live_machine),
 	};
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Exposition: golden output, escaping, ordering, absent fields. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +9,7 @@
 #include <cmocka.h>
 
 #include "helpers.h"
+#include "process.h"
 #include "prom.h"
 
 static char golden_path[512];
@@ -19,7 +21,10 @@ static void render(struct node_model *m, struct strbuf *out)
 				 .slow_polls = 1,
 				 .start_ns = 1764672000000000000LL,
 				 .last_poll_ns = 1764672001000000000LL };
-	struct prom_input in = { .m = m, .stats = &st };
+	/* this build's revision and compiler vary; the golden text pins them */
+	struct prom_input in = {
+		.m = m, .stats = &st, .revision = "0123456789ab", .compiler = "gcc 12.2.0"
+	};
 
 	assert_int_equal(prom_render(&pr, out, &in), 0);
 	prom_renderer_free(&pr);
@@ -127,6 +132,49 @@ static void every_family_has_help_and_type_once(void **state)
 	model_free(&m);
 }
 
+/* /proc/PID/stat as the kernel formats it (fs/proc/array.c), with a comm that has ") (" */
+static const char stat_text[] =
+    "4242 (rw ) (x)) S 1 4242 4242 0 -1 4194560 812 0 0 0 250 150 0 0 20 0 5 0 123400 "
+    "187432960 2573 18446744073709551615 1 1 0 0 0 0 0 4096 0 0 0 0 17 1 0 0 0 0 0\n";
+static const char proc_stat_text[] = "cpu  1 2 3 4\nintr 5\nctxt 6\nbtime 1764670000\n"
+				     "processes 7\n";
+static const char limits_text[] =
+    "Limit                     Soft Limit           Hard Limit           Units     \n"
+    "Max address space         unlimited            unlimited            bytes     \n"
+    "Max open files            1024                 524288               files     \n";
+
+static void process_metrics(void **state)
+{
+	struct process_stats ps;
+	struct strbuf sb = { 0 };
+
+	(void)state;
+	assert_int_equal(process_parse(&ps, stat_text, proc_stat_text, limits_text, 100, 4096), 0);
+	assert_true(ps.cpu_seconds == 4.0);		    /* (250 + 150) / 100 */
+	assert_true(ps.start_time_seconds == 1764671234.0); /* btime + 123400 / 100 */
+	assert_int_equal(ps.resident_bytes, 2573ULL * 4096);
+	assert_int_equal(ps.virtual_bytes, 187432960ULL);
+	assert_true(ps.has_max_fds && ps.max_fds == 1024);
+	ps.open_fds = 9;
+	process_render(&sb, &ps);
+	assert_non_null(strstr(sb.buf, "# TYPE process_cpu_seconds_total counter\n"
+				       "process_cpu_seconds_total 4\n"));
+	assert_non_null(strstr(sb.buf, "process_max_fds 1024\n"));
+	assert_non_null(strstr(sb.buf, "process_open_fds 9\n"));
+	assert_non_null(strstr(sb.buf, "process_resident_memory_bytes 10539008\n"));
+	assert_non_null(strstr(sb.buf, "process_start_time_seconds 1764671234\n"));
+	assert_non_null(
+	    strstr(sb.buf, "process_virtual_memory_max_bytes 1.8446744073709552e+19\n"));
+	/* a truncated stat line, or no btime, is refused rather than rendered as zeros */
+	assert_int_equal(process_parse(&ps, "4242 (rw) S 1 2", proc_stat_text, NULL, 100, 4096),
+			 -EINVAL);
+	assert_int_equal(process_parse(&ps, stat_text, "cpu 1\n", NULL, 100, 4096), -EINVAL);
+	/* this process: something plausible */
+	assert_int_equal(process_read_self(&ps), 0);
+	assert_true(ps.resident_bytes > 0 && ps.open_fds >= 3 && ps.start_time_seconds > 1e9);
+	sb_free(&sb);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -134,6 +182,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(stable_and_sorted),
 		cmocka_unit_test(absent_is_not_zero),
 		cmocka_unit_test(every_family_has_help_and_type_once),
+		cmocka_unit_test(process_metrics),
 	};
 
 	if (argc < 2) {

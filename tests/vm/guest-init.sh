@@ -82,6 +82,8 @@ EOF
 export GUEST_ID GUEST_COUNT GUEST_IFACE GUEST_IP GUEST_PREFIX GUEST_MAC PEER_IP
 export VM_RESULTS VM_OUT RESULT_FILE VM_LIB VM_KROOT VM_KVER VM_SCENARIO_TIMEOUT
 export ROCEWATCH_SRCDIR ROCEWATCH_BUILDDIR ROCEWATCH
+# The binary knows only the installed profile directory; use the checkout's.
+export ROCEWATCH_PROFILE_DIR=${ROCEWATCH_PROFILE_DIR:-$ROCEWATCH_SRCDIR/rules/profiles}
 
 say "up in $(uptime_s)s, running $script ${VM_SCENARIO_ARGS[*]}"
 timeout -k 5 "$VM_SCENARIO_TIMEOUT" bash "$script" "${VM_SCENARIO_ARGS[@]}" </dev/null 2>&1 |

@@ -301,7 +301,7 @@ check "after SIGTERM: no clsact qdisc on vb" no_clsact vb
 for p in $progs; do
 	check "after SIGTERM: program $p is gone" bash -c "! bpftool prog show id $p >/dev/null 2>&1"
 done
-if grep -qE 'Sanitizer|runtime error|^rocewatch: error' "$TMPD/serve.log"; then
+if grep -qE 'Sanitizer|runtime error|level=error' "$TMPD/serve.log"; then
 	check "serve log has no errors or sanitizer reports" false
 	sed 's/^/#   /' "$TMPD/serve.log"
 fi
@@ -340,7 +340,7 @@ if [ -f "${NO_TCX_PRELOAD:-}" ]; then
 	serve_stop
 	check "clsact, after SIGTERM: no tc filter on vb" [ "$(bpf_filters vb)" = 0 ]
 	check "clsact, after SIGTERM: our clsact qdisc removed" no_clsact vb
-	if grep -qE 'Sanitizer|runtime error|^rocewatch: error' "$TMPD/serve.log"; then
+	if grep -qE 'Sanitizer|runtime error|level=error' "$TMPD/serve.log"; then
 		check "clsact: serve log has no errors or sanitizer reports" false
 		sed 's/^/#   /' "$TMPD/serve.log"
 	fi
