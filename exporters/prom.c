@@ -548,16 +548,21 @@ static void render_self(struct strbuf *sb, const struct prom_input *in)
 	prom_label(sb, &first, "version", ROCEWATCH_VERSION);
 	prom_sample_end_u64(sb, first, 1);
 
+	/*
+	 * Enabled collectors only, as node_exporter does: a disabled collector
+	 * is not a failing one, and a 0 for it would fire every
+	 * `rocewatch_collector_success == 0` alert on a default install.
+	 */
 	prom_family(sb, "rocewatch_collector_success", "gauge",
-		    "1 if the collector's last run succeeded, 0 if it failed or is disabled.");
+		    "1 if the collector's last run succeeded, 0 if it failed; only enabled "
+		    "collectors have a series.");
 	for (int i = 0; i < RW_MAX_COLLECTORS; i++) {
-		if (!m->coll[i].name[0])
+		if (!m->coll[i].name[0] || !m->coll[i].enabled)
 			continue;
 		first = 1;
 		prom_sample_begin(sb, "rocewatch_collector_success");
 		prom_label(sb, &first, "collector", m->coll[i].name);
-		prom_sample_end_u64(sb, first,
-				    m->coll[i].enabled && m->coll[i].ran && !m->coll[i].err);
+		prom_sample_end_u64(sb, first, m->coll[i].ran && !m->coll[i].err);
 	}
 	prom_family(sb, "rocewatch_collector_duration_seconds", "gauge",
 		    "How long the collector's last run took, in seconds.");

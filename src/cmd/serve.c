@@ -127,10 +127,11 @@ static int render_landing(void *arg, struct strbuf *out)
 	struct serve *s = arg;
 	struct node_model *m = &s->d.m;
 
-	sb_puts(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-		     "<title>rocewatch</title><style>body{font-family:sans-serif;margin:2em}"
-		     "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .6em}"
-		     ".fail{color:#b00}.ok{color:#070}</style></head><body>\n");
+	sb_puts(out,
+		"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+		"<title>rocewatch</title><style>body{font-family:sans-serif;margin:2em}"
+		"table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .6em}"
+		".fail{color:#b00}.ok{color:#070}.disabled{color:#777}</style></head><body>\n");
 	sb_puts(out, "<h1>rocewatch</h1>\n<p>RoCE fabric configuration validator and telemetry "
 		     "exporter, version ");
 	sb_html_escape(out, ROCEWATCH_VERSION);
@@ -155,8 +156,11 @@ static int render_landing(void *arg, struct strbuf *out)
 			continue;
 		sb_puts(out, "<tr><td>");
 		sb_html_escape(out, cs->name);
+		/* disabled is not failed: grey, not red */
 		sb_printf(out, "</td><td class=\"%s\">%s</td><td>%.3f ms</td><td>",
-			  ok ? "ok" : "fail",
+			  !cs->enabled ? "disabled"
+			  : ok	       ? "ok"
+				       : "fail",
 			  !cs->enabled ? "disabled"
 			  : ok	       ? "ok"
 			  : cs->ran    ? "failed"

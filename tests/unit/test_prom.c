@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Exposition: golden output, escaping, ordering, absent fields. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -97,6 +98,30 @@ static void absent_is_not_zero(void **state)
 	model_free(&m);
 }
 
+/* Disabled is not failed: only enabled collectors have self metrics (as node_exporter). */
+static void disabled_collector_has_no_series(void **state)
+{
+	struct node_model m;
+	struct strbuf a = { 0 };
+
+	(void)state;
+	build_model(&m);
+	strlcpy0(m.coll[1].name, "wire", sizeof(m.coll[1].name));
+	m.coll[1].enabled = false;
+	strlcpy0(m.coll[2].name, "dcb", sizeof(m.coll[2].name));
+	m.coll[2].enabled = m.coll[2].ran = true;
+	m.coll[2].err = -EIO;
+	m.coll[2].failures = 3;
+	render(&m, &a);
+	assert_null(strstr(a.buf, "collector=\"wire\""));
+	assert_non_null(strstr(a.buf, "rocewatch_collector_success{collector=\"link\"} 1\n"));
+	assert_non_null(strstr(a.buf, "rocewatch_collector_success{collector=\"dcb\"} 0\n"));
+	assert_non_null(
+	    strstr(a.buf, "rocewatch_collector_consecutive_failures{collector=\"dcb\"} 3\n"));
+	sb_free(&a);
+	model_free(&m);
+}
+
 static void every_family_has_help_and_type_once(void **state)
 {
 	struct node_model m;
@@ -133,6 +158,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(matches_golden),
 		cmocka_unit_test(stable_and_sorted),
 		cmocka_unit_test(absent_is_not_zero),
+		cmocka_unit_test(disabled_collector_has_no_series),
 		cmocka_unit_test(every_family_has_help_and_type_once),
 	};
 
