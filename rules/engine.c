@@ -7,6 +7,7 @@
  * writes into existing slots.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -250,13 +251,53 @@ static void render_summary(const struct rrule *r, struct ectx *cx, struct rule_r
 		}
 		v = rx_eval(p->e, cx);
 		if (v.st == V_OK)
-			rx_format_val(&tb, &v, p->e->type);
+			rx_format_val(&tb, &v,
+				      p->e->type == RT_ANY && v.at ? v.at->type : p->e->type);
 		else if (v.st == V_ABSENT)
 			tb_printf(&tb, "absent (%s)",
 				  absent_reason_name((enum absent_reason)v.why));
 		else
 			tb_puts(&tb, "unknown");
 	}
+}
+
+void rules_format_duration(int64_t ns, char *buf, size_t len)
+{
+	int64_t s = ns / 1000000000LL;
+
+	if (ns >= 3600000000000LL && !(ns % 3600000000000LL))
+		snprintf(buf, len, "%" PRId64 "h", s / 3600);
+	else if (ns >= 60000000000LL && !(ns % 60000000000LL))
+		snprintf(buf, len, "%" PRId64 "m", s / 60);
+	else if (ns >= 60000000000LL)
+		snprintf(buf, len, "%" PRId64 "m%02" PRId64 "s", s / 60, s % 60);
+	else if (ns >= 10000000000LL)
+		snprintf(buf, len, "%" PRId64 "s", s);
+	else if (!(ns % 1000000000LL))
+		snprintf(buf, len, "%" PRId64 "s", s);
+	else
+		snprintf(buf, len, "%.1fs", (double)ns / 1e9);
+}
+
+/*
+ * Never claim a window that was not observed: a rule over increase(x, 5m)
+ * evaluated on 100 ms of samples says so after its summary.
+ */
+static void note_window(const struct ectx *cx, struct rule_result *x)
+{
+	struct tbuf tb = { x->summary, strlen(x->summary), sizeof(x->summary) };
+	char w[32], obs[32];
+
+	x->window_ns = cx->windowed ? cx->window_ns : 0;
+	x->observed_ns = cx->windowed ? cx->observed_ns : 0;
+	if (!cx->windowed)
+		return;
+	rules_format_duration(cx->window_ns, w, sizeof(w));
+	rules_format_duration(cx->observed_ns, obs, sizeof(obs));
+	if (cx->observed_ns >= cx->window_ns)
+		tb_printf(&tb, " (over the last %s)", w);
+	else
+		tb_printf(&tb, " (only %s of the %s window observed)", obs, w);
 }
 
 static void eval_one(const struct rrule *r, struct ectx *cx, struct rule_result *x)
@@ -266,6 +307,8 @@ static void eval_one(const struct rrule *r, struct ectx *cx, struct rule_result 
 	struct val v;
 
 	x->reason[0] = '\0';
+	cx->windowed = false;
+	cx->window_ns = cx->observed_ns = 0;
 	if (r->when) {
 		v = rx_eval(r->when, cx);
 		if (v.st != V_OK) {
@@ -277,6 +320,7 @@ static void eval_one(const struct rrule *r, struct ectx *cx, struct rule_result 
 			o = RULE_SKIP;
 			tb_printf(&rb, "guard false: %s", r->info.when_src);
 			x->summary[0] = '\0';
+			x->window_ns = x->observed_ns = 0;
 			goto out;
 		}
 	}
@@ -289,6 +333,7 @@ static void eval_one(const struct rrule *r, struct ectx *cx, struct rule_result 
 	}
 done:
 	render_summary(r, cx, x);
+	note_window(cx, x);
 out:
 	if (o != x->outcome)
 		x->since_ns = cx->t;
@@ -371,6 +416,22 @@ void rules_profile_param(const struct rules_engine *e, size_t p, size_t i, const
 
 	*name = pm->name;
 	*value = pm->text ? pm->text : "";
+}
+
+void rules_result_override(struct rules_engine *e, size_t i, enum rule_outcome o,
+			   const char *summary, const char *reason, int64_t window_ns,
+			   int64_t observed_ns)
+{
+	struct rule_result *x;
+
+	if (!e->synced || i >= e->n_res)
+		return;
+	x = &e->res[i];
+	x->outcome = o;
+	strlcpy0(x->summary, summary ? summary : "", sizeof(x->summary));
+	strlcpy0(x->reason, reason ? reason : "", sizeof(x->reason));
+	x->window_ns = window_ns;
+	x->observed_ns = observed_ns;
 }
 
 bool rules_need_history(const struct rules_engine *e)

@@ -85,9 +85,16 @@ struct rule_result {
 	/* Stable identity of (profile, rule, kind, device, port): FNV-1a 64. */
 	uint64_t key;
 	enum rule_outcome outcome;
-	int64_t since_ns;		/* evaluation time at which the outcome last changed */
-	int64_t eval_ns;		/* time of the last evaluation */
-	char summary[RULE_SUMMARY_MAX]; /* interpolated `summary` (empty when skipped) */
+	int64_t since_ns; /* evaluation time at which the outcome last changed */
+	int64_t eval_ns;  /* time of the last evaluation */
+	/*
+	 * Rules with rate/increase/delta: the largest window they declare and
+	 * the span of samples they had (the shortest, if several): less than
+	 * the window while the history is younger than it.  Both 0 otherwise.
+	 */
+	int64_t window_ns, observed_ns;
+	/* interpolated `summary` (empty when skipped), then the window observed */
+	char summary[RULE_SUMMARY_MAX];
 	char reason[RULE_REASON_MAX]; /* unknown: "pfc.enabled absent: unsupported"; skip: the guard
 				       */
 };
@@ -165,6 +172,15 @@ const struct rules_profile_info *rules_profile(const struct rules_engine *e, siz
 void rules_profile_param(const struct rules_engine *e, size_t p, size_t i, const char **name,
 			 const char **value);
 
+/*
+ * Replace result i with one decided elsewhere over a longer history of the
+ * same rule on the same object (check --serve takes serve's): outcome,
+ * summary, reason and the window it had.  The status follows.
+ */
+void rules_result_override(struct rules_engine *e, size_t i, enum rule_outcome o,
+			   const char *summary, const char *reason, int64_t window_ns,
+			   int64_t observed_ns);
+
 /* Does any rule use rate/increase/delta (so `check` takes a second sample)? */
 bool rules_need_history(const struct rules_engine *e);
 /* Evaluations so far. */
@@ -189,6 +205,9 @@ void rules_adopt_history(struct rules_engine *new_e, struct rules_engine *old_e)
 const char *rule_outcome_name(enum rule_outcome o);
 const char *rule_severity_name(enum rule_severity s);
 const char *rules_status_name(enum rules_status s);
+
+/* A duration the way rule files write it: "5m", "4m30s", "12s", "0.1s". */
+void rules_format_duration(int64_t ns, char *buf, size_t len);
 
 /* The kernel's RoCE MTU for a netdev MTU, in bytes (iboe_get_mtu); 0 if below 256. */
 int rules_ib_mtu_for(int64_t netdev_mtu);
