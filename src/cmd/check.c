@@ -14,6 +14,7 @@
 
 #include "rules_json.h"
 #include "engine.h"
+#include "check_serve.h"
 #include "cli.h"
 #include "commands.h"
 #include "daemon.h"
@@ -25,18 +26,27 @@ enum {
 	OPT_FORMAT,
 	OPT_INTERVAL,
 	OPT_COLOR,
+	OPT_SERVE,
 };
 
 static const char check_usage[] =
     "Usage: rocewatch check [--profile NAME|FILE]... [--param KEY=VALUE]...\n"
-    "                       [--format text|json] [--from FILE] [OPTIONS]\n\n"
-    "Collect once, evaluate the rule profiles, print a report and exit with\n"
-    "0 OK, 1 WARNING (a warning rule fails), 2 CRITICAL (a critical rule fails),\n"
-    "3 UNKNOWN (a rule could not be decided, a profile's required RDMA device is\n"
-    "missing, or bad flags or rule files).  When a rule uses rate(), increase() or\n"
-    "delta(), a second sample of the counters is taken --interval later.  With\n"
-    "--from and a JSON array of snapshots, every sample is evaluated in order at\n"
-    "its own time.  The language and the JSON output are described in docs/rules.md.\n\n"
+    "                       [--format text|json] [--serve URL|none] [--from FILE] [OPTIONS]\n\n"
+    "Collect once, evaluate the rule profiles, print a report and exit.  When a rule\n"
+    "uses rate(), increase() or delta(), a second sample of the counters is taken\n"
+    "--interval later; such a rule (\"no retries in 5m\") is then decided on what\n"
+    "those samples cover, and every summary says the window it actually had.  A\n"
+    "rocewatch serve on the node has minutes of history: by default (reading this\n"
+    "machine, no --from or --*-root) check asks the one at " CHECK_SERVE_DEFAULT_URL "\n"
+    "and takes its result for every counter rule it evaluates with the same rule\n"
+    "and parameters; when none answers, the report says so and the counter rules\n"
+    "rest on this check's samples.  Configuration is always read by check itself.\n"
+    "With --from and a JSON array of snapshots, every sample is evaluated in order\n"
+    "at its own time.  The language and the JSON are described in docs/rules.md.\n\n"
+    "Exit status (Nagios plugin convention, for NHC, Nagios, Icinga and Slurm):\n"
+    "  0 OK, 1 WARNING (a warning rule fails), 2 CRITICAL (a critical rule fails),\n"
+    "  3 UNKNOWN (a rule could not be decided, a profile's required RDMA device is\n"
+    "  missing, bad flags, bad rule files or an unreadable snapshot).\n\n"
     "Options:\n"
     "  --profile NAME|FILE        profile to check (repeatable; default " RULES_DEFAULT_PROFILE
     ");\n"
@@ -46,6 +56,9 @@ static const char check_usage[] =
     "  --format text|json         report format (default text)\n"
     "  --interval DURATION        gap between the two counter samples (default 100ms:\n"
     "                             a pre-flight check must not hold up a job start)\n"
+    "  --serve URL|none           take counter rules from the rocewatch serve at URL\n"
+    "                             (default " CHECK_SERVE_DEFAULT_URL " when reading this\n"
+    "                             machine; none: only this check's samples)\n"
     "  --color auto|always|never  colour the text report (default auto: on a terminal,\n"
     "                             unless NO_COLOR is set)\n"
     "  -v, --verbose              also list skipped rules, and the doc of every "
@@ -162,7 +175,8 @@ static void print_object(const struct check_opts *o, const struct rules_engine *
 }
 
 static void print_text(const struct check_opts *o, const struct rules_engine *e,
-		       const struct node_model *m, unsigned samples, double gap)
+		       const struct node_model *m, unsigned samples, double gap,
+		       const struct check_history *h)
 {
 	const struct rule_result *res;
 	size_t n = rules_results(e, &res), cnt[RULE__OUTCOMES + 1] = { 0 }, crit = 0, warn = 0;
@@ -189,6 +203,9 @@ static void print_text(const struct check_opts *o, const struct rules_engine *e,
 	if (samples > 1)
 		printf(" (%u samples over %.1f s)", samples, gap);
 	printf("\n");
+	/* what the counter rules' verdicts rest on: serve's minutes or our 100 ms */
+	if (h->note[0])
+		printf("%s%s%s\n", col(o, h->from_serve ? "" : C_MAG), h->note, col(o, C_RESET));
 	for (size_t p = 0; p < rules_profile_count(e); p++) {
 		const struct rules_profile_info *pi = rules_profile(e, p);
 
@@ -233,6 +250,18 @@ static void sleep_ns(int64_t ns)
 		;
 }
 
+/* Not a snapshot, not another tree: what a serve on this machine watches too. */
+static bool reads_this_machine(const struct rw_config *c)
+{
+	struct rw_config d;
+
+	config_defaults(&d);
+	return !c->from && !strcmp(c->sysfs_root, d.sysfs_root) &&
+	       !strcmp(c->procfs_root, d.procfs_root) &&
+	       !strcmp(c->configfs_root, d.configfs_root) &&
+	       !strcmp(c->debugfs_root, d.debugfs_root);
+}
+
 int cmd_check(int argc, char **argv)
 {
 	static const struct option own[] = {
@@ -241,6 +270,7 @@ int cmd_check(int argc, char **argv)
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "color", required_argument, NULL, OPT_COLOR },
+		{ "serve", required_argument, NULL, OPT_SERVE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ 0 },
 	};
@@ -251,7 +281,9 @@ int cmd_check(int argc, char **argv)
 	struct check_opts o = { 0 };
 	struct option *opts = cli_options(own);
 	struct daemon *d = NULL;
-	const char *color = "auto";
+	const char *color = "auto", *serve_url = NULL;
+	struct check_history hist = { 0 };
+	bool serve_given = false;
 	char err[512] = "";
 	int opt, idx, rc = RULES_UNKNOWN, r;
 	unsigned samples = 0;
@@ -312,6 +344,19 @@ int cmd_check(int argc, char **argv)
 			}
 			color = optarg;
 			continue;
+		case OPT_SERVE:
+			if (strcmp(optarg, "none") && strncmp(optarg, "http://", 7) &&
+			    strncmp(optarg, "https://", 8)) {
+				fprintf(
+				    stderr,
+				    "rocewatch check: --serve: '%s' is not an http:// or https:// "
+				    "URL, or none\n",
+				    optarg);
+				goto free_opts;
+			}
+			serve_url = strcmp(optarg, "none") ? optarg : NULL;
+			serve_given = true;
+			continue;
 		case OPT_INTERVAL:
 			if (parse_duration(optarg, &ns) || ns <= 0 || ns > 3600000000000LL) {
 				fprintf(stderr,
@@ -335,6 +380,14 @@ int cmd_check(int argc, char **argv)
 		fprintf(stderr, "rocewatch check: unexpected argument '%s'\n", argv[optind]);
 		goto free_opts;
 	}
+	if (serve_url && cfg.from) {
+		fprintf(stderr, "rocewatch check: --serve and --from: serve's history is of the "
+				"machine it runs on, not of the snapshot\n");
+		goto free_opts;
+	}
+	/* Reading this machine: a serve on it has the history check lacks. */
+	if (!serve_given && reads_this_machine(&cfg))
+		serve_url = CHECK_SERVE_DEFAULT_URL;
 	/* https://no-color.org: set and not empty disables colour */
 	o.color = !strcmp(color, "always") || (!strcmp(color, "auto") && isatty(STDOUT_FILENO) &&
 					       !(getenv("NO_COLOR") && *getenv("NO_COLOR")));
@@ -384,12 +437,24 @@ int cmd_check(int argc, char **argv)
 			samples = 2;
 		}
 	}
+	if (!rules_need_history(e))
+		hist = (struct check_history){ 0 };
+	else if (serve_url)
+		check_serve_merge(&hist, e, serve_url, serve_given, d->m.host, real_ns());
+	else
+		check_history_local(&hist, e, d->replay != NULL,
+				    serve_given ? "--serve none" : NULL);
 	rc = (int)rules_status(e);
 	if (o.json) {
 		struct strbuf sb = { 0 };
 		struct rules_json_meta meta = { .host = d->m.host,
 						.time_ns = t_last,
-						.samples = samples };
+						.samples = samples,
+						.history_source = hist.source,
+						.history_url = hist.url,
+						.history_note = hist.note,
+						.history_from_serve = hist.from_serve,
+						.history_counter_results = hist.counter_results };
 
 		if (rules_json_write(&sb, e, &meta, true)) {
 			fprintf(stderr, "rocewatch check: out of memory\n");
@@ -399,7 +464,7 @@ int cmd_check(int argc, char **argv)
 		}
 		sb_free(&sb);
 	} else {
-		print_text(&o, e, &d->m, samples, (double)(t_last - t_first) / 1e9);
+		print_text(&o, e, &d->m, samples, (double)(t_last - t_first) / 1e9, &hist);
 	}
 	if (fflush(stdout)) {
 		fprintf(stderr, "rocewatch check: writing the report: %s\n", strerror(errno));

@@ -71,11 +71,39 @@ summary_is() { # FIXTURE RULE DEVICE EXPECTED
 	[ "$got" = "$4" ] || { echo "  $2 on $3: '$got'" >&2; return 1; }
 }
 check "counter reset: the summary says 70" \
-	summary_is counter-reset.json no_out_of_sequence mlx5_0 "70 packets out of sequence in 5m"
+	summary_is counter-reset.json no_out_of_sequence mlx5_0 "70 packets out of sequence (only 30s of the 5m window observed)"
 check "a counter that only resets counts nothing" \
-	summary_is counter-reset.json no_local_ack_timeouts mlx5_0 "0 ACK timeouts in 5m"
+	summary_is counter-reset.json no_local_ack_timeouts mlx5_0 "0 ACK timeouts (only 30s of the 5m window observed)"
 check "pause storm: 2 error events" \
-	summary_is pause-storm.json no_pause_storm_errors eth2 "2 pause storm error events in 5m"
+	summary_is pause-storm.json no_pause_storm_errors eth2 "2 pause storm error events (only 30s of the 5m window observed)"
+
+summary_node_is() { # FIXTURE RULE EXPECTED (a node rule)
+	local got
+	got=$("$ROCEWATCH" check --from "$FX/$1" --format json 2>/dev/null |
+		python3 -c "import json,sys; d=json.load(sys.stdin); print([r['summary'] for r in d['results'] if r['rule']=='$2'][0])")
+	[ "$got" = "$3" ] || { echo "  $2: '$got'" >&2; return 1; }
+}
+check "memlock unlimited: the summary says unlimited (not 'limit=absent (unsupported) bytes')" \
+	summary_node_is good.json memlock_unlimited "RLIMIT_MEMLOCK (bytes): unlimited"
+check "memlock 64 KiB: the summary gives the limit" \
+	summary_node_is memlock-64k.json memlock_unlimited "RLIMIT_MEMLOCK (bytes): 65536"
+check "no RoCE v2 IPv4 GID: NCCL_IB_GID_INDEX=none (not 'absent (unsupported)')" \
+	summary_is no-rocev2-gid.json rocev2_ipv4_gid mlx5_0 "0 RoCE v2 IPv4 GID(s) for eth2; NCCL_IB_GID_INDEX=none"
+check "a window fully covered by the samples says so" \
+	summary_is pause-storm-expired.json no_pause_storm_errors eth2 "0 pause storm error events (over the last 5m)"
+# never claim a window that was not observed: the JSON says which span the verdict rests on
+window_json() {
+	"$ROCEWATCH" check --from "$FX/counter-reset.json" --format json >"$TMPD/w.json" || [ $? -eq 1 ]
+	python3 - "$TMPD/w.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = [x for x in d["results"] if x["rule"] == "no_out_of_sequence"][0]
+assert r["window_seconds"] == 300 and r["observed_seconds"] == 30, r
+m = [x for x in d["results"] if x["rule"] == "netdev_mtu"][0]
+assert m["window_seconds"] is None and m["observed_seconds"] is None, m
+PY
+}
+check "JSON: window_seconds and observed_seconds of counter rules (null for the others)" window_json
 
 # DCB unsupported: the PFC rules are unknown with the reason, nothing fails, exit 3
 dcb_unknown() {
@@ -160,6 +188,77 @@ check "--param of the wrong type: exit 3" expect_unknown "expected a number" --p
 check "unknown profile: exit 3" expect_unknown "profile 'nope' not found (looked in " --profile nope
 check "unreadable snapshot: exit 3" expect_unknown "/nonexistent.json: unable to open" --from /nonexistent.json
 check "--help exits 0" bash -c "'$ROCEWATCH' check --help | grep -q 'Usage: rocewatch check'"
+
+# --serve: a pre-flight sees the minutes a serve on the node has watched, not its own
+# 100 ms.  Serve and check read one copy of the mlx5 fixture tree; the retries happen
+# while only serve is watching.
+need_cmd curl
+cp -a "$SOURCE_DIR/tests/fixtures/sysfs/mlx5-roce" "$TMPD/tree"
+oos=$(find "$TMPD/tree" -path '*mlx5_0/ports/1/hw_counters/out_of_sequence')
+TREE=(--sysfs-root "$TMPD/tree" --procfs-root "$SOURCE_DIR/tests/fixtures/procfs/gpu-node" --netdev-include no-such-netdev)
+sport=$(free_port)
+"$ROCEWATCH" serve "${TREE[@]}" --interval 100ms --web.listen-address "127.0.0.1:$sport" \
+	>"$TMPD/serve.log" 2>&1 &
+spid=$!
+on_exit "kill $spid"
+wait_until 20 curl -sf "http://127.0.0.1:$sport/healthz" || die "serve did not start: $(cat "$TMPD/serve.log")"
+serve_sees() { # RULE OUTCOME: serve's result for mlx5_0
+	curl -sf "http://127.0.0.1:$sport/api/v1/checks" | python3 -c "import json,sys
+d = json.load(sys.stdin)
+r = [x for x in d['results'] if x['rule'] == '$1' and x['object'].get('device') == 'mlx5_0']
+sys.exit(0 if r and r[0]['outcome'] == '$2' else 1)"
+}
+wait_until 20 serve_sees no_out_of_sequence pass || die "serve never decided no_out_of_sequence"
+echo $(( $(cat "$oos") + 946 )) >"$oos"
+wait_until 20 serve_sees no_out_of_sequence fail || die "serve did not see the retries"
+from_serve() {
+	local rc=0
+	"$ROCEWATCH" check "${TREE[@]}" --serve "http://127.0.0.1:$sport" --format json >"$TMPD/s.json" || rc=$?
+	# 2: mlx5_1 has no IPv4 RoCE v2 GID in the fixture, whoever decides the counters
+	[ "$rc" -eq 2 ] || { echo "  exit $rc" >&2; return 1; }
+	python3 - "$TMPD/s.json" "http://127.0.0.1:$sport" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+h = d["history"]
+assert h["source"] == "serve" and h["serve_url"] == sys.argv[2], h
+assert h["from_serve"] == h["counter_results"] > 0, h
+assert h["note"].startswith("counter rules: %d of %d from rocewatch serve at %s, decided on its "
+                            % (h["from_serve"], h["counter_results"], sys.argv[2])), h
+r = [x for x in d["results"] if x["rule"] == "no_out_of_sequence" and x["object"]["device"] == "mlx5_0"][0]
+assert r["outcome"] == "fail" and r["summary"].startswith("946 packets out of sequence (only "), r
+# serve has watched longer than the check's own two samples 100 ms apart
+assert r["observed_seconds"] > 0.5 and r["window_seconds"] == 300, r
+# configuration is check's own: a fixture has no verbs, so active_mtu stays unknown here
+m = [x for x in d["results"] if x["rule"] == "active_mtu_4096"][0]
+assert m["outcome"] == "unknown" and m["window_seconds"] is None, m
+PY
+}
+check "--serve: counter rules from serve's history (the retries check did not see)" from_serve
+check "--serve: the text report says what the counter rules rest on" bash -c \
+	"'$ROCEWATCH' check ${TREE[*]} --serve http://127.0.0.1:$sport | grep -Eq '^counter rules: [0-9]+ of [0-9]+ from rocewatch serve at http://127.0.0.1:$sport, decided on its '"
+local_only() {
+	local rc=0
+	"$ROCEWATCH" check "${TREE[@]}" --serve none --format json >"$TMPD/l.json" || rc=$?
+	[ "$rc" -eq 2 ] || { echo "  exit $rc" >&2; return 1; }
+	python3 - "$TMPD/l.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+h = d["history"]
+assert h["source"] == "local" and h["from_serve"] == 0, h
+assert h["note"].startswith("counter rules: decided on 0.") and h["note"].endswith(
+    "of samples (this check's), less than their 5m window; --serve none"), h
+r = [x for x in d["results"] if x["rule"] == "no_out_of_sequence" and x["object"]["device"] == "mlx5_0"][0]
+assert r["outcome"] == "pass" and r["observed_seconds"] < 1 and "of the 5m window observed)" in r["summary"], r
+PY
+}
+check "--serve none: decided on this check's 100 ms, and it says so" local_only
+nport=$(free_port)
+check "--serve unreachable: falls back to this check's samples with a clear note" bash -c \
+	"'$ROCEWATCH' check ${TREE[*]} --serve http://127.0.0.1:$nport | grep -q '^counter rules: decided on .* of samples (this check.s), less than their 5m window; no usable rocewatch serve at http://127.0.0.1:$nport (Couldn.t connect to server)\$'"
+check "--serve with --from is refused (another node's snapshot), exit 3" expect_unknown \
+	"--serve and --from: serve's history is of the machine it runs on" --serve "http://127.0.0.1:$sport" --from "$FX/good.json"
+check "--serve: not a URL, exit 3" expect_unknown "--serve: 'localhost:9479' is not an http:// or https:// URL, or none" --serve localhost:9479
+kill "$spid"
 
 # ROCEWATCH_PROFILE_DIR overrides the built-in profile directory
 mkdir -p "$TMPD/profiles"
