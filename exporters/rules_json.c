@@ -40,8 +40,10 @@ static json_t *profile_json(const struct rules_engine *e, size_t p)
 	return j;
 }
 
-static json_t *result_json(const struct rule_result *x)
+static json_t *result_json(const struct rule_result *x, const struct node_model *m)
 {
+	char doc[4096];
+
 	const struct rule_info *ri = x->rule;
 	json_t *j = json_object(), *o = json_object();
 
@@ -72,7 +74,9 @@ static json_t *result_json(const struct rule_result *x)
 	/* of the definition and the parameters it uses: equal means the same rule */
 	json_object_set_new(j, "fingerprint",
 			    json_sprintf("%016llx", (unsigned long long)ri->fingerprint));
-	json_object_set_new(j, "doc", json_string(ri->doc));
+	if (m)
+		rules_doc_for(x, m, doc, sizeof(doc));
+	json_object_set_new(j, "doc", json_string(m ? doc : ri->doc));
 	return j;
 }
 
@@ -134,7 +138,7 @@ int rules_json_write(struct strbuf *out, const struct rules_engine *e,
 		json_array_append_new(profiles, profile_json(e, p));
 	for (size_t i = 0; i < n; i++) {
 		cnt[res[i].outcome <= RULE__OUTCOMES ? res[i].outcome : RULE__OUTCOMES]++;
-		json_array_append_new(results, result_json(&res[i]));
+		json_array_append_new(results, result_json(&res[i], meta->m));
 	}
 	for (int o = 0; o < RULE__OUTCOMES; o++)
 		json_object_set_new(counts, rule_outcome_name((enum rule_outcome)o),

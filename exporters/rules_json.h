@@ -26,6 +26,8 @@ struct rules_json_meta {
 	const char *history_url; /* the serve asked, or NULL */
 	const char *history_note;
 	size_t history_from_serve, history_counter_results;
+	/* set: each result's doc has IF/DEV/PORT filled in (rules_doc_for) */
+	const struct node_model *m;
 };
 
 /* Append the report; 0 or -ENOMEM. */

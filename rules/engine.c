@@ -279,6 +279,54 @@ void rules_format_duration(int64_t ns, char *buf, size_t len)
 		snprintf(buf, len, "%.1fs", (double)ns / 1e9);
 }
 
+static bool word_char(char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+	       c == '_';
+}
+
+size_t rules_doc_for(const struct rule_result *x, const struct node_model *m, char *buf, size_t len)
+{
+	struct tbuf tb = { buf, 0, len };
+	const char *ifn = "", *dev = "", *p = x->rule->doc;
+	char port[12] = "";
+
+	if (!len)
+		return 0;
+	buf[0] = '\0';
+	if (x->kind == OBJ_NETDEV) {
+		ifn = x->device;
+		for (size_t i = 0; m && i < m->n_ports && !dev[0]; i++)
+			if (m->ports[i]->netdev && !strcmp(m->ports[i]->netdev->name, x->device))
+				dev = m->ports[i]->name;
+	} else if (x->kind == OBJ_RDMA_PORT) {
+		ifn = x->netdev;
+		dev = x->device;
+		snprintf(port, sizeof(port), "%u", x->port);
+	}
+	while (*p) {
+		const char *w = p, *val = NULL;
+
+		while (word_char(*p))
+			p++;
+		if (p == w) {
+			tb_putn(&tb, p++, 1);
+			continue;
+		}
+		if (p - w == 2 && !strncmp(w, "IF", 2))
+			val = ifn;
+		else if (p - w == 3 && !strncmp(w, "DEV", 3))
+			val = dev;
+		else if (p - w == 4 && !strncmp(w, "PORT", 4))
+			val = port;
+		if (val && *val)
+			tb_puts(&tb, val);
+		else
+			tb_putn(&tb, w, (size_t)(p - w));
+	}
+	return tb.len;
+}
+
 /*
  * Never claim a window that was not observed: a rule over increase(x, 5m)
  * evaluated on 100 ms of samples says so after its summary.
@@ -341,6 +389,71 @@ out:
 	x->eval_ns = cx->t;
 }
 
+/* Fields an applies_to guard reads, as "path=value" (the why of a skip). */
+static void guard_fields(const struct expr *g, struct ectx *cx, struct tbuf *tb, int *n)
+{
+	struct val v;
+
+	if (!g || *n >= 3)
+		return;
+	switch (g->kind) {
+	case N_FIELD:
+		v = rx_eval(g, cx);
+		tb_printf(tb, "%s%.*s=", (*n)++ ? ", " : "", g->len, g->src + g->off);
+		if (v.st == V_OK)
+			rx_format_val(tb, &v, g->type);
+		else
+			tb_puts(tb, "absent");
+		return;
+	case N_UNARY:
+		guard_fields(g->u.un.a, cx, tb, n);
+		return;
+	case N_BINARY:
+		guard_fields(g->u.bin.a, cx, tb, n);
+		guard_fields(g->u.bin.b, cx, tb, n);
+		return;
+	case N_CALL:
+		for (int i = 0; i < g->u.call.n; i++)
+			guard_fields(g->u.call.args[i], cx, tb, n);
+		return;
+	default:
+		return;
+	}
+}
+
+/*
+ * Does the profile's applies_to admit the object?  Unknown (a field the
+ * guard reads is absent) admits it: the rules then say what they can.
+ */
+static bool admitted(const struct rprofile *pf, enum obj_kind k, struct ectx *cx)
+{
+	struct val v;
+
+	if (!pf->applies[k])
+		return true;
+	v = rx_eval(pf->applies[k], cx);
+	return v.st != V_OK || v.v.b;
+}
+
+static void skip_outside(const struct rprofile *pf, enum obj_kind k, struct ectx *cx,
+			 struct rule_result *x)
+{
+	struct tbuf rb = { x->reason, 0, sizeof(x->reason) };
+	int n = 0;
+
+	x->reason[0] = '\0';
+	tb_printf(&rb, "outside the profile: it applies to %s where %s (here ", obj_kind_name(k),
+		  pf->info.applies_src[k]);
+	guard_fields(pf->applies[k], cx, &rb, &n);
+	tb_puts(&rb, ")");
+	x->summary[0] = '\0';
+	x->window_ns = x->observed_ns = 0;
+	if (x->outcome != RULE_SKIP)
+		x->since_ns = cx->t;
+	x->outcome = RULE_SKIP;
+	x->eval_ns = cx->t;
+}
+
 int rules_evaluate(struct rules_engine *e, const struct node_model *m, int64_t t_ns)
 {
 	if (!e->synced || !ids_match(e, m)) {
@@ -365,17 +478,30 @@ int rules_evaluate(struct rules_engine *e, const struct node_model *m, int64_t t
 			else if (o->kind == OBJ_RDMA_PORT)
 				strlcpy0(x->netdev, o->netdev ? o->netdev->name : "",
 					 sizeof(x->netdev));
-			eval_one(r, &cx, x);
+			if (!admitted(&e->profiles[r->profile], r->info.scope, &cx))
+				skip_outside(&e->profiles[r->profile], r->info.scope, &cx, x);
+			else
+				eval_one(r, &cx, x);
 		}
 	}
 	for (size_t p = 0; p < e->n_profiles; p++) {
-		struct rules_profile_info *pi = &e->profiles[p].info;
+		struct rprofile *pf = &e->profiles[p];
+		struct rules_profile_info *pi = &pf->info;
 
 		pi->requirements_met = true;
 		for (int k = OBJ_NETDEV; k < OBJ__COUNT; k++) {
 			const struct object *const *objs;
+			size_t n = objects(m, (enum obj_kind)k, &objs), in = 0;
 
-			if (pi->requires[k] && !objects(m, (enum obj_kind)k, &objs))
+			if (!pi->requires[k])
+				continue;
+			/* only the objects the profile applies to count */
+			for (size_t i = 0; i < n && !in; i++) {
+				struct ectx cx = { .m = m, .obj = objs[i], .t = t_ns };
+
+				in += admitted(pf, (enum obj_kind)k, &cx);
+			}
+			if (!in)
 				pi->requirements_met = false;
 		}
 	}

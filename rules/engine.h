@@ -72,6 +72,12 @@ struct rules_profile_info {
 	size_t n_rules;
 	bool requires[OBJ__COUNT]; /* `requires:` object kinds that must exist */
 	bool requirements_met;	   /* as of the last evaluation */
+	/*
+	 * `applies_to:` per object kind, the guard of every rule of that scope
+	 * (NULL: every object): link_layer == "Ethernet" keeps a RoCE profile off
+	 * native InfiniBand ports.  `requires` counts only the objects it admits.
+	 */
+	const char *applies_src[OBJ__COUNT];
 	size_t n_params;
 };
 
@@ -205,6 +211,15 @@ void rules_adopt_history(struct rules_engine *new_e, struct rules_engine *old_e)
 const char *rule_outcome_name(enum rule_outcome o);
 const char *rule_severity_name(enum rule_severity s);
 const char *rules_status_name(enum rules_status s);
+
+/*
+ * The rule's doc for this result, its placeholders filled in: IF the netdev,
+ * DEV the RDMA device (for a netdev, the one bound to it in m, if m is
+ * given), PORT the port number.  A placeholder without a value stays.
+ * Returns the length written (truncated to len - 1).
+ */
+size_t rules_doc_for(const struct rule_result *x, const struct node_model *m, char *buf,
+		     size_t len);
 
 /* A duration the way rule files write it: "5m", "4m30s", "12s", "0.1s". */
 void rules_format_duration(int64_t ns, char *buf, size_t len);

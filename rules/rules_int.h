@@ -348,6 +348,8 @@ struct rrule {
 struct rprofile {
 	struct rules_profile_info info;
 	struct rparam *params;
+	/* applies_to: per object kind, the objects the profile is about (NULL: all) */
+	struct expr *applies[OBJ__COUNT];
 };
 
 struct objid {

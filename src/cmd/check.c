@@ -128,6 +128,19 @@ static void print_doc(const char *doc, int indent)
 	}
 }
 
+static void print_header(const struct check_opts *o, const struct node_model *m, enum obj_kind k,
+			 const struct object *ob)
+{
+	if (k == OBJ_NODE)
+		printf("\n%snode %s%s\n", col(o, C_BOLD), m->host, col(o, C_RESET));
+	else if (k == OBJ_NETDEV)
+		printf("\n%snetdev %s%s\n", col(o, C_BOLD), ob->name, col(o, C_RESET));
+	else
+		printf("\n%srdma_port %s/%u%s%s%s%s\n", col(o, C_BOLD), ob->name, ob->port,
+		       ob->netdev ? " (" : "", ob->netdev ? ob->netdev->name : "",
+		       ob->netdev ? ")" : "", col(o, C_RESET));
+}
+
 static void print_object(const struct check_opts *o, const struct rules_engine *e,
 			 const struct node_model *m, enum obj_kind k, const struct object *ob,
 			 int wname, bool multi)
@@ -143,16 +156,7 @@ static void print_object(const struct check_opts *o, const struct rules_engine *
 		if (!same_object(x, k, ob) || !visible(o, x))
 			continue;
 		if (!header) {
-			if (k == OBJ_NODE)
-				printf("\n%snode %s%s\n", col(o, C_BOLD), m->host, col(o, C_RESET));
-			else if (k == OBJ_NETDEV)
-				printf("\n%snetdev %s%s\n", col(o, C_BOLD), ob->name,
-				       col(o, C_RESET));
-			else
-				printf("\n%srdma_port %s/%u%s%s%s%s\n", col(o, C_BOLD), ob->name,
-				       ob->port, ob->netdev ? " (" : "",
-				       ob->netdev ? ob->netdev->name : "", ob->netdev ? ")" : "",
-				       col(o, C_RESET));
+			print_header(o, m, k, ob);
 			header = true;
 		}
 		printf("  %s%-7s%s  %-8s  ", col(o, outcome_color(x)),
@@ -167,10 +171,28 @@ static void print_object(const struct check_opts *o, const struct rules_engine *
 			printf("%*s%s\n", 23 + wname, "", x->summary);
 		if ((x->outcome == RULE_FAIL || x->outcome == RULE_UNKNOWN || o->verbose) &&
 		    x->rule->doc[0]) {
+			char doc[4096];
+
+			/* the fix hints name this netdev and device, not IF and DEV */
+			rules_doc_for(x, m, doc, sizeof(doc));
 			printf("%s", col(o, C_DIM));
-			print_doc(x->rule->doc, 21);
+			print_doc(doc, 21);
 			printf("%s", col(o, C_RESET));
 		}
+	}
+	if (header || o->verbose)
+		return;
+	/* a port the profile does not apply to (native InfiniBand) says so in one line */
+	for (size_t i = 0; i < n; i++) {
+		const struct rule_result *x = &res[i];
+
+		if (!same_object(x, k, ob) || x->outcome != RULE_SKIP ||
+		    strncmp(x->reason, "outside the profile", 19))
+			continue;
+		print_header(o, m, k, ob);
+		printf("  %s%-7s%s  %-8s  %-*s  %s\n", col(o, C_DIM), "skip", col(o, C_RESET), "",
+		       wname, multi ? x->rule->profile : "(all rules)", x->reason);
+		return;
 	}
 }
 
@@ -211,9 +233,12 @@ static void print_text(const struct check_opts *o, const struct rules_engine *e,
 
 		for (int k = 0; k < OBJ__COUNT; k++)
 			if (pi->requires[k] && !pi->requirements_met)
-				printf("%sprofile %s requires an %s and this node has none%s\n",
-				       col(o, C_MAG), pi->name, obj_kind_name((enum obj_kind)k),
-				       col(o, C_RESET));
+				printf(
+				    "%sprofile %s requires an %s%s%s%s and this node has none%s\n",
+				    col(o, C_MAG), pi->name, obj_kind_name((enum obj_kind)k),
+				    pi->applies_src[k] ? " where " : "",
+				    pi->applies_src[k] ? pi->applies_src[k] : "",
+				    pi->applies_src[k] ? "," : "", col(o, C_RESET));
 	}
 	print_object(o, e, m, OBJ_NODE, &m->node, wname, multi);
 	nobj = model_objects((struct node_model *)m, OBJ_NETDEV, &objs);
@@ -454,7 +479,8 @@ int cmd_check(int argc, char **argv)
 						.history_url = hist.url,
 						.history_note = hist.note,
 						.history_from_serve = hist.from_serve,
-						.history_counter_results = hist.counter_results };
+						.history_counter_results = hist.counter_results,
+						.m = &d->m };
 
 		if (rules_json_write(&sb, e, &meta, true)) {
 			fprintf(stderr, "rocewatch check: out of memory\n");

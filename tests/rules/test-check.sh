@@ -139,7 +139,7 @@ check "one snapshot: counter rules unknown (needs two samples), exit 3" single_s
 no_rdma() {
 	local rc=0
 	"$ROCEWATCH" check --from "$SOURCE_DIR/tests/fixtures/snapshots/seq-ok.json" >"$TMPD/t" 2>&1 || rc=$?
-	[ "$rc" -eq 3 ] && grep -q "requires an rdma_port and this node has none" "$TMPD/t"
+	[ "$rc" -eq 3 ] && grep -q "requires an rdma_port where link_layer == \"Ethernet\", and this node has none" "$TMPD/t"
 }
 check "no RDMA device with a profile that requires one: exit 3" no_rdma
 
@@ -149,11 +149,51 @@ text_out() {
 	grep -q '^netdev eth2$' "$TMPD/t.txt" &&
 		grep -q '^rdma_port mlx5_0/1 (eth2)$' "$TMPD/t.txt" &&
 		grep -Eq '^  fail +critical +pfc_only_on_roce_priority +PFC enabled on \{0,3\}, expected only \{3\}$' "$TMPD/t.txt" &&
-		grep -q 'mlnx_qos -i IF --pfc' "$TMPD/t.txt" &&
+		grep -q 'mlnx_qos -i eth2 --pfc' "$TMPD/t.txt" &&
+		! grep -qw 'IF' "$TMPD/t.txt" &&
 		grep -q 'CRITICAL$' "$TMPD/t.txt" &&
 		! grep -q $'\033' "$TMPD/t.txt"
 }
 check "text report grouped by object, doc under the failure, no colour in a pipe" text_out
+# fix hints name the object: IF the netdev, DEV the RDMA device, PORT the port
+hints() {
+	"$ROCEWATCH" check --from "$FX/good.json" --format json >"$TMPD/h.json"
+	python3 - "$TMPD/h.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+doc = {(r["rule"], r["object"].get("device")): r["doc"] for r in d["results"]}
+assert "mlxconfig -d mlx5_0 set CNP_802P_PRIO_P1=6" in doc[("cnp_priority", "eth2")], doc[("cnp_priority", "eth2")]
+assert "/sys/class/net/eth3/ecn/roce_np/cnp_802p_prio" in doc[("cnp_priority", "eth3")]
+t = doc[("rdma_cm_tos", "mlx5_1")]
+assert "cma_roce_tos -d mlx5_1 -t 106" in t and "rdma_cm/mlx5_1/ports/1/default_roce_tos" in t, t
+assert "ip link show eth2" in doc[("port_active", "mlx5_0")], doc[("port_active", "mlx5_0")]
+PY
+}
+check "fix hints say the device (eth2, mlx5_0, port 1), not IF and DEV" hints
+
+# native InfiniBand ports are not RoCE ports: skipped, with the reason
+ib_port() {
+	expect_check ib-port.json 0 "" || return 1
+	python3 - "$TMPD/out.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ib = [r for r in d["results"] if r["object"].get("device") == "mlx5_1"]
+assert ib and all(r["outcome"] == "skip" for r in ib), [(r["rule"], r["outcome"]) for r in ib]
+want = 'outside the profile: it applies to rdma_port where link_layer == "Ethernet" (here link_layer=InfiniBand)'
+assert all(r["reason"] == want for r in ib), ib[0]["reason"]
+roce = [r for r in d["results"] if r["object"].get("device") == "mlx5_0" and r["rule"] == "rocev2_ipv4_gid"]
+assert roce[0]["outcome"] == "pass", roce
+PY
+}
+check "an IB port next to a RoCE port: its RoCE rules skipped with the reason, exit 0" ib_port
+check "the IB port is one line in the text report" bash -c \
+	"'$ROCEWATCH' check --from '$FX/ib-port.json' | grep -A1 '^rdma_port mlx5_1/1\$' | grep -q 'skip .*(all rules) *outside the profile: it applies to rdma_port where link_layer == \"Ethernet\" (here link_layer=InfiniBand)'"
+ib_only() {
+	local rc=0
+	"$ROCEWATCH" check --from "$FX/ib-only.json" >"$TMPD/ib.txt" || rc=$?
+	[ "$rc" -eq 3 ] && grep -q 'profile lossless-roce requires an rdma_port where link_layer == "Ethernet", and this node has none' "$TMPD/ib.txt"
+}
+check "an InfiniBand-only node: no RoCE port, UNKNOWN (exit 3), not OK" ib_only
 check "--color always colours" bash -c "'$ROCEWATCH' check --from '$FX/good.json' --color always | grep -q $'\033\\[32mpass'"
 if command -v script >/dev/null; then
 	check "a terminal gets colour" bash -c "NO_COLOR= script -qec \"'$ROCEWATCH' check --from '$FX/good.json'\" /dev/null | grep -q $'\033\\['"

@@ -320,7 +320,7 @@ static void err_structure(void **state)
 		     "t.yaml:6:11: error: expr must be a single value (a string), not a list");
 	expect_error("profile: t\nrule: []\n", NULL,
 		     "t.yaml:2:1: error: unknown key 'rule' (keys: profile, description, params, "
-		     "requires, rules)");
+		     "requires, applies_to, rules)");
 	expect_error("rules: []\n", NULL, "t.yaml:1:1: error: missing 'profile: NAME'");
 	expect_error("profile: Big Name\nrules: []\n", NULL,
 		     "t.yaml:1:10: error: profile name 'Big Name': use lower-case letters, digits, "
@@ -626,6 +626,46 @@ static void eval_summary_and_status(void **state)
 	assert_int_equal(rules_evaluate(e, &m, 7), 0);
 	assert_int_equal(rules_status(e), RULES_OK);
 	rules_free(e);
+	model_free(&m);
+}
+
+/* applies_to: a profile keeps off the objects it is not about, and says why */
+static void applies_to(void **state)
+{
+	static const char prof[] = "profile: t\nrequires: [rdma_port]\n"
+				   "applies_to:\n  rdma_port: link_layer == \"Ethernet\"\n"
+				   "rules:\n"
+				   "  - name: up\n    scope: rdma_port\n    severity: critical\n"
+				   "    expr: state == \"ACTIVE\"\n";
+	struct node_model m;
+	struct rules_engine *e;
+	struct found f;
+
+	(void)state;
+	build_model(&m);
+	e = load_ok(prof);
+	/* link_layer unknown: the rule decides what it can */
+	assert_int_equal(rules_evaluate(e, &m, 1), 0);
+	assert_int_equal(result(e, "up", "mlx5_0").outcome, RULE_PASS);
+	field_set_str(m.ports[0], F_PORT_LINK_LAYER, "InfiniBand");
+	assert_int_equal(rules_evaluate(e, &m, 2), 0);
+	f = result(e, "up", "mlx5_0");
+	assert_int_equal(f.outcome, RULE_SKIP);
+	assert_string_equal(f.reason, "outside the profile: it applies to rdma_port where "
+				      "link_layer == \"Ethernet\" (here link_layer=InfiniBand)");
+	/* the only port is not one the profile is about: its requirement is not met */
+	assert_int_equal(rules_status(e), RULES_UNKNOWN);
+	field_set_str(m.ports[0], F_PORT_LINK_LAYER, "Ethernet");
+	assert_int_equal(rules_evaluate(e, &m, 3), 0);
+	assert_int_equal(rules_status(e), RULES_OK);
+	rules_free(e);
+	expect_error("profile: t\napplies_to:\n  rdma_port: increase(hw[\"x\"], 5m) > 0\n"
+		     "rules: []\n",
+		     NULL,
+		     "t.yaml:3:14: error: applies_to: fields, parameters and constants only (no "
+		     "counter sets, no rate/increase/delta)");
+	expect_error("profile: t\napplies_to:\n  nic: mtu > 0\nrules: []\n", NULL,
+		     "t.yaml:3:3: error: applies_to: 'nic' is not netdev or rdma_port");
 	model_free(&m);
 }
 
@@ -982,6 +1022,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(eval_outcomes),
 		cmocka_unit_test(eval_summary_and_status),
 		cmocka_unit_test(eval_if),
+		cmocka_unit_test(applies_to),
 		cmocka_unit_test(counter_reset_and_wrap),
 		cmocka_unit_test(counter_saturated),
 		cmocka_unit_test(counter_window),
