@@ -259,9 +259,10 @@ static int emit_info_group(struct strbuf *sb, const struct node_model *m, int st
 			continue;
 		prom_sample_begin(sb, d0->metric);
 		object_labels(sb, &first, o);
+		/* an absent fact has no label (not label=""): absent is never a value */
 		for (int f = start; f <= end; f++)
-			prom_label(sb, &first, fields[f].label,
-				   o->f[f].state == ABS_NONE ? o->f[f].v.s : "");
+			if (o->f[f].state == ABS_NONE)
+				prom_label(sb, &first, fields[f].label, o->f[f].v.s);
 		prom_sample_end_u64(sb, first, 1);
 	}
 	return end;
