@@ -34,7 +34,8 @@ check "interval below minimum" expect_error "below the minimum of 100ms" serve -
 check "bad config interval" expect_error "--config-interval: '3parsecs'" serve --config-interval 3parsecs
 check "bad regex" expect_error "--netdev-include: bad regular expression '(eth'" serve --netdev-include '(eth'
 check "bad listen address" expect_error "is not \[HOST\]:PORT" serve --web.listen-address nonsense
-check "unreadable --from" expect_error "/nonexistent/snap.json: unable to open" snapshot --from /nonexistent/snap.json
+check "unreadable --from: the path named once" expect_error \
+	"^rocewatch snapshot: /nonexistent/snap.json: No such file or directory$" snapshot --from /nonexistent/snap.json
 check "malformed --from names file and position" expect_error "bad-type.json: \$.netdevs\[1\].fields.mtu" \
 	snapshot --from "$SOURCE_DIR/tests/fixtures/snapshots/bad-type.json"
 check "stray argument" expect_error "unexpected argument 'extra'" snapshot extra

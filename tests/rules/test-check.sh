@@ -63,6 +63,20 @@ check "RoCE on priority 5 via --param: PFC, DSCP and ECN rules fail on the prior
 	expect_check good.json 2 "pfc_only_on_roce_priority@eth2 pfc_only_on_roce_priority@eth3 roce_dscp_to_roce_priority@eth2 roce_dscp_to_roce_priority@eth3 ecn_np_on_roce_priority@eth2 ecn_np_on_roce_priority@eth3 ecn_rp_on_roce_priority@eth2 ecn_rp_on_roce_priority@eth3" \
 	--param roce_priority=5
 
+# --netdev-include/--exclude filter a replayed snapshot as they filter the machine
+netdev_filter() {
+	"$ROCEWATCH" check --from "$FX/good.json" --netdev-include 'eth2' --format json >"$TMPD/f.json" || true
+	"$ROCEWATCH" check --from "$FX/good.json" --netdev-exclude 'eth.*' --format json >"$TMPD/x.json" || true
+	python3 - "$TMPD/f.json" "$TMPD/x.json" <<'PY'
+import json, sys
+inc, exc = (json.load(open(p)) for p in sys.argv[1:3])
+nd = lambda d: sorted({r["object"]["device"] for r in d["results"] if r["object"]["kind"] == "netdev"})
+assert nd(inc) == ["eth2"], nd(inc)
+assert nd(exc) == ["eno1"], nd(exc)
+PY
+}
+check "check --from with --netdev-include/--netdev-exclude: applied, not ignored" netdev_filter
+
 # summaries carry the numbers
 summary_is() { # FIXTURE RULE DEVICE EXPECTED
 	local got
@@ -226,7 +240,10 @@ check "bad --param: exit 3" expect_unknown "--param 'roce_priority': expected KE
 check "unknown --param: exit 3" expect_unknown "no loaded profile declares a parameter 'nope'" --param nope=1 --from "$FX/good.json"
 check "--param of the wrong type: exit 3" expect_unknown "expected a number" --param roce_priority=three --from "$FX/good.json"
 check "unknown profile: exit 3" expect_unknown "profile 'nope' not found (looked in " --profile nope
-check "unreadable snapshot: exit 3" expect_unknown "/nonexistent.json: unable to open" --from /nonexistent.json
+check "unreadable snapshot: exit 3, the path named once" expect_unknown \
+	"^rocewatch check: /nonexistent.json: No such file or directory$" --from /nonexistent.json
+check "--from DIR: exit 3, 'is a directory' (not a JSON parse error)" expect_unknown \
+	"^rocewatch check: $FX: is a directory, not a snapshot file" --from "$FX"
 check "--help exits 0" bash -c "'$ROCEWATCH' check --help | grep -q 'Usage: rocewatch check'"
 
 # --serve: a pre-flight sees the minutes a serve on the node has watched, not its own
