@@ -139,6 +139,13 @@ check "text report names eth2 prio 3 and the retries" bash -c \
 	"grep -q 'pause .*rx prio 3 PFC pause frames: 70000 frames' '$TMPD/report.txt' && grep -q 'local ACK timeouts: 145 events' '$TMPD/report.txt' && grep -q 'pfc.enabled: \[3\] -> \[3,4\]' '$TMPD/report.txt'"
 check "report --device filters" bash -c \
 	"'$ROCEWATCH' report --db '$TMPD/rec' --device mlx5_0 | grep -q local && ! '$ROCEWATCH' report --db '$TMPD/rec' --device mlx5_0 | grep -q 'PFC pause'"
+check "report --device the recording never saw: exit 1, naming what it has" bash -c "
+	out=\$('$ROCEWATCH' report --db '$TMPD/rec' --device nosuch 2>&1); rc=\$?;
+	[ \$rc -eq 1 ] && [ \"\$out\" = \"rocewatch report: $TMPD/rec: no device 'nosuch' in the recording (it has: eth2, mlx5_0)\" ]"
+check "report --since past the end of the data: exit 1, not 'nothing moved'" bash -c "
+	out=\$('$ROCEWATCH' report --db '$TMPD/rec' --since 2030-01-01T00:00:00Z 2>&1); rc=\$?;
+	[ \$rc -eq 1 ] && echo \"\$out\" | grep -q '^rocewatch report: $TMPD/rec: no poll in the window asked for (--since/--until); the recording holds 20' &&
+	! echo \"\$out\" | grep -q 'nothing moved'"
 check "report --since/--until narrows the window" bash -c \
 	"t=\$(python3 -c \"import sqlite3,datetime; ms=sqlite3.connect('$TMPD/rec/rocewatch.db').execute('SELECT t_ms FROM polls WHERE seq=45').fetchone()[0]; print(datetime.datetime.utcfromtimestamp(ms/1000).strftime('%Y-%m-%dT%H:%M:%S.%fZ'))\"); \
 	 '$ROCEWATCH' report --db '$TMPD/rec' --since \"\$t\" --format json | python3 -c 'import json,sys; r=json.load(sys.stdin); c=[a[\"category\"] for a in r[\"activity\"]]; sys.exit(0 if \"pause\" not in c and \"retry\" in c else 1)'"
@@ -205,6 +212,13 @@ check "replay exits 2 (a critical alert fired) and 1 for warnings only" bash -c 
 	"[ $replay_rc = 2 ] && [ $storm_rc = 1 ] || { cat '$TMPD/replay.err'; false; }"
 check "replay text names the alert, object and time" bash -c \
 	"'$ROCEWATCH' replay --db '$TMPD/rec' | grep -Eq '^20[0-9-]+T[0-9:.]+Z  FIRING +pfc_only_on_roce_priority +eth2 +critical'; [ \${PIPESTATUS[0]} = 2 ]"
+check "replay text: each summary once, one name per object (mlx5_0/1 everywhere)" bash -c "
+	'$ROCEWATCH' replay --db '$TMPD/rec' >'$TMPD/replay.txt'; [ \$? = 2 ] || exit 1;
+	grep -Eq '  FIRING +pfc_only_on_roce_priority +eth2 +critical PFC enabled on \{3,4\}, expected only \{3\}\$' '$TMPD/replay.txt' &&
+	! grep -q ' -- ' '$TMPD/replay.txt' &&
+	grep -Eq '  FIRING +no_local_ack_timeouts +mlx5_0/1 ' '$TMPD/replay.txt' &&
+	grep -q '^still firing at the end: .*no_local_ack_timeouts@mlx5_0/1' '$TMPD/replay.txt' &&
+	! grep -Eq '@mlx5_0( |\$)' '$TMPD/replay.txt'"
 check "replay with a bad profile: exit 3, file:line named" bash -c "
 	printf 'profile: x\nrules:\n  - name: r\n    scope: netdev\n    expr: mtu ==\n    severity: warning\n' > '$TMPD/bad.yaml';
 	out=\$('$ROCEWATCH' replay --db '$TMPD/rec' --profile '$TMPD/bad.yaml' 2>&1); rc=\$?;
