@@ -58,6 +58,8 @@ static const char serve_usage[] =
 	ALERTS_SERVE_HELP COMMON_OPTIONS_HELP
     "\nSignals: SIGTERM/SIGINT stop; SIGHUP reloads rule files; SIGUSR1 writes a\n"
     "capture of the recording (with --record).\n"
+    "Exit status: 0 stopped by a signal, 1 could not start (a collector asked for by\n"
+    "name, the recording, the listen address taken), 2 bad usage.\n"
     "Endpoints: / (status page), /metrics, /healthz, /api/v1/state (snapshot JSON),\n"
     "/api/v1/checks (rule results JSON, see docs/rules.md), /api/v1/alerts.\n";
 
@@ -281,9 +283,21 @@ int cmd_serve(int argc, char **argv)
 			fputs(serve_usage, stdout);
 			rc = 0;
 			goto free_opts;
-		case OPT_LISTEN:
+		case OPT_LISTEN: {
+			char host[256];
+			int port;
+
+			/* a malformed address is bad usage (2); one that cannot be bound, 1 */
+			if (http_parse_listen(optarg, host, sizeof(host), &port)) {
+				fprintf(stderr,
+					"rocewatch serve: --web.listen-address: '%s' is not "
+					"[HOST]:PORT\n",
+					optarg);
+				goto free_opts;
+			}
 			listen_addr = optarg;
 			continue;
+		}
 		case OPT_INTERVAL:
 		case OPT_CONFIG_INTERVAL:
 			if (parse_duration(optarg, &ns) || ns <= 0) {

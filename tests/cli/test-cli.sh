@@ -49,6 +49,26 @@ wait_until 5 python3 -c "import socket; socket.create_connection(('127.0.0.1', $
 check "port already in use" expect_error "Address already in use" serve --web.listen-address "127.0.0.1:$port" \
 	--from "$SOURCE_DIR/tests/fixtures/snapshots/seq-ok.json"
 
+check "port in use is a runtime failure: exit 1" bash -c "
+	'$ROCEWATCH' serve --web.listen-address 127.0.0.1:$port --from '$SOURCE_DIR/tests/fixtures/snapshots/seq-ok.json' 2>/dev/null; [ \$? -eq 1 ]"
+
+# One exit-code convention per command, in its --help and followed: check and replay
+# are Nagios plugins (bad usage is 3, UNKNOWN); the others exit 2 on bad usage.
+usage_rc() { # WANT ARGS...
+	local want=$1 rc=0
+	shift
+	timeout 10 "$ROCEWATCH" "$@" >/dev/null 2>&1 || rc=$?
+	[ "$rc" -eq "$want" ] || { echo "  rocewatch $*: exit $rc, want $want" >&2; return 1; }
+}
+for c in "serve 2" "snapshot 2" "report 2" "export 2" "rules 2" "check 3" "replay 3"; do
+	set -- $c
+	check "$1 --bogus: exit $2" usage_rc "$2" "$1" --bogus
+	check "$1 --help documents its exit status" bash -c "'$ROCEWATCH' $1 --help | grep -q '^Exit status'"
+done
+check "serve with a malformed listen address is bad usage: exit 2" usage_rc 2 serve --web.listen-address nonsense
+check "version with an argument: exit 2" usage_rc 2 version extra
+check "rocewatch --help states the convention" bash -c "'$ROCEWATCH' --help | grep -q 'check and replay follow the Nagios plugin convention'"
+
 # snapshot --from replays and writes valid JSON with the replayed facts
 check "snapshot --from replays" bash -c "'$ROCEWATCH' snapshot --from '$SOURCE_DIR/tests/fixtures/snapshots/seq-ok.json' | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"schema\"]==\"rocewatch-snapshot\"; assert d[\"netdevs\"][0][\"fields\"][\"mtu\"]==1500, d'"
 check "snapshot -o writes a file" bash -c "'$ROCEWATCH' snapshot -o '$TMPD/s.json' --from '$SOURCE_DIR/tests/fixtures/snapshots/seq-ok.json' && python3 -m json.tool '$TMPD/s.json' >/dev/null"
