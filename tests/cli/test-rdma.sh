@@ -56,25 +56,27 @@ strip = lambda ps: [{k: v for k, v in p.items() if k != "ifindex"} for p in ps]
 assert strip(a["rdma_ports"]) == strip(b["rdma_ports"]), (a["rdma_ports"], b["rdma_ports"])
 assert a["node"] == b["node"]' "$TMPD/snap.json" "$TMPD/replay.json"
 
-# /metrics: live from the tree, and replayed from the snapshot, give the same RDMA families.
-port=$(free_port)
-"$ROCEWATCH" serve --web.listen-address "127.0.0.1:$port" "${COMMON[@]}" 2>"$TMPD/serve.err" &
-pid=$!
-on_exit "kill $pid"
-wait_until 10 curl -sf "127.0.0.1:$port/metrics" || die "serve did not come up: $(cat "$TMPD/serve.err")"
-sleep 1.2 # one more fast poll: counters as of a poll, not a partial one
-curl -sf "127.0.0.1:$port/metrics" >"$TMPD/live.prom"
-kill "$pid"
-wait "$pid" 2>/dev/null || true
+# scrape OUT ARGS...: serve ARGS, one /metrics page into OUT once two fast polls ran
+# (counters as of a whole poll, however long a poll takes here), then stop it
+scrape() {
+	local out=$1 port pid
+	shift
+	port=$(free_port)
+	"$ROCEWATCH" serve --web.listen-address "127.0.0.1:$port" "$@" 2>"$out.err" &
+	pid=$!
+	on_exit "kill $pid"
+	polled() {
+		curl -sf "127.0.0.1:$port/metrics" >"$out" &&
+			[ "$(awk '$1 == "rocewatch_polls_total{loop=\"fast\"}" { print $2 }' "$out")" -ge 2 ]
+	}
+	wait_until 20 polled || die "serve $* did not come up: $(cat "$out.err")"
+	kill "$pid"
+	wait "$pid" 2>/dev/null || true
+}
 
-port=$(free_port)
-"$ROCEWATCH" serve --web.listen-address "127.0.0.1:$port" --from "$TMPD/snap.json" 2>"$TMPD/serve2.err" &
-pid=$!
-on_exit "kill $pid"
-wait_until 10 curl -sf "127.0.0.1:$port/metrics" || die "serve --from did not come up: $(cat "$TMPD/serve2.err")"
-curl -sf "127.0.0.1:$port/metrics" >"$TMPD/replay.prom"
-kill "$pid"
-wait "$pid" 2>/dev/null || true
+# /metrics: live from the tree, and replayed from the snapshot, give the same RDMA families.
+scrape "$TMPD/live.prom" "${COMMON[@]}"
+scrape "$TMPD/replay.prom" --from "$TMPD/snap.json"
 
 rdma_families() { # the roce_rdma_* lines, HELP/TYPE included
 	grep -E '^(# (HELP|TYPE) )?roce_rdma_' "$1"
@@ -109,14 +111,7 @@ f = d["rdma_ports"][0]["fields"]
 assert (f["board_id"], f["hca_type"]) == ("MT_1090111023", "MT4103"), f'
 check "rxe has no board_id or hca_type: absent, not empty" bash -c \
 	"timeout 20 '$ROCEWATCH' snapshot --sysfs-root '$FIX/sysfs/rxe' --netdev-exclude '.*' | python3 -c 'import json,sys; a=json.load(sys.stdin)[\"rdma_ports\"][0][\"absent\"]; assert a[\"board_id\"][\"reason\"] == a[\"hca_type\"][\"reason\"] == \"unsupported\", a'"
-port=$(free_port)
-"$ROCEWATCH" serve --web.listen-address "127.0.0.1:$port" "${M4[@]}" 2>"$TMPD/m4serve.err" &
-pid=$!
-on_exit "kill $pid"
-wait_until 10 curl -sf "127.0.0.1:$port/metrics" || die "serve on mlx4-vpi did not come up: $(cat "$TMPD/m4serve.err")"
-curl -sf "127.0.0.1:$port/metrics" >"$TMPD/m4.prom"
-kill "$pid"
-wait "$pid" 2>/dev/null || true
+scrape "$TMPD/m4.prom" "${M4[@]}"
 check "mlx4 /metrics: bytes from the 64-bit words" grep -qxF \
 	'roce_rdma_port_transmit_bytes_total{device="mlx4_0",port="1",netdev="ens2"} 326417514496492' "$TMPD/m4.prom"
 check "mlx4 /metrics: port_rcv_discards as roce_rdma_port_receive_discards_total" grep -qxF \
