@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: MIT
 # Thin wrapper over meson: `make run` and `make test` install their own
-# dependencies (Debian 12), build, and go.
+# dependencies (Debian 12), build, and go.  Two build directories:
+#   build/          ASan + UBSan, every test tier (`make build`, `make test`)
+#   build-release/  optimised (`make run`, `make bench`); `make run` builds
+#                   only the rocewatch binary, so it needs no test library
 BUILD ?= build
 RELEASE ?= build-release
 ARGS ?=
@@ -13,7 +16,7 @@ deps:
 	@contrib/install-deps.sh test
 
 $(BUILD)/build.ninja:
-	meson setup $(BUILD) -Db_sanitize=address,undefined -Db_lundef=false
+	meson setup $(BUILD) -Db_sanitize=address,undefined -Db_lundef=false -Dtests=enabled
 
 build: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -21,16 +24,19 @@ build: $(BUILD)/build.ninja
 # Uninstalled, the binary finds the rule profiles through ROCEWATCH_PROFILE_DIR.
 run:
 	@contrib/install-deps.sh run
-	@$(MAKE) --no-print-directory build
-	ROCEWATCH_PROFILE_DIR=$(CURDIR)/rules/profiles $(BUILD)/rocewatch serve $(ARGS)
+	@$(MAKE) --no-print-directory $(RELEASE)/build.ninja
+	ninja -C $(RELEASE) rocewatch
+	ROCEWATCH_PROFILE_DIR=$(CURDIR)/rules/profiles $(RELEASE)/rocewatch serve $(ARGS)
 
 test:
 	@contrib/install-deps.sh test
 	@$(MAKE) --no-print-directory build
 	tests/run-tests.sh $(BUILD)
 
+# -Dtests=auto: the test targets exist (make bench uses tests/bench_recorder)
+# but cmocka is optional, and `make run` builds none of them.
 $(RELEASE)/build.ninja:
-	meson setup $(RELEASE) --buildtype=release
+	meson setup $(RELEASE) --buildtype=release -Dtests=auto
 
 bench:
 	@contrib/install-deps.sh bench

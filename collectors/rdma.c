@@ -564,6 +564,7 @@ struct port_priv {
 	bool gone;	    /* a counter read said ENODEV: the device went away */
 	struct cdir hw;	    /* hw_counters/, when not over netlink */
 	struct cdir pc;	    /* counters/ */
+	struct cdir pe;	    /* counters_ext/ (mlx4), preferred over counters/ */
 };
 
 struct rdma_priv {
@@ -595,6 +596,7 @@ static void rdma_obj_free(void *cpriv)
 
 	cdir_close(&pp->hw);
 	cdir_close(&pp->pc);
+	cdir_close(&pp->pe);
 	free(pp);
 }
 
@@ -691,10 +693,36 @@ static int cdir_scan(struct cdir *d, const char *path, const char *what)
 	return 0;
 }
 
+/*
+ * mlx4 (older kernels, MLNX_OFED) has the 64-bit PortCountersExtended in
+ * counters_ext/ beside the 32-bit counters/, which saturate at 2^32-1 on a
+ * busy port.  Read after counters/, each replaces the counter it extends.
+ */
+static const char *ext_counter_name(const char *file)
+{
+	static const char *const map[][2] = {
+		{ "port_xmit_data_64", "port_xmit_data" },
+		{ "port_rcv_data_64", "port_rcv_data" },
+		{ "port_xmit_packets_64", "port_xmit_packets" },
+		{ "port_rcv_packets_64", "port_rcv_packets" },
+		{ "port_unicast_xmit_packets", "unicast_xmit_packets" },
+		{ "port_unicast_rcv_packets", "unicast_rcv_packets" },
+		{ "port_multicast_xmit_packets", "multicast_xmit_packets" },
+		{ "port_multicast_rcv_packets", "multicast_rcv_packets" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(map); i++)
+		if (!strcmp(file, map[i][0]))
+			return map[i][1];
+	return file;
+}
+
 /* Re-read every kept file; a file that fails drops only its own counter. */
 static int cdir_read(struct cdir *d, struct counter_set *cs, const char *dev, uint32_t port,
 		     const char *what)
 {
+	bool ext = !strcmp(what, "counters_ext");
+
 	for (uint32_t i = 0; i < d->n; i++) {
 		struct cfile *f = &d->f[i];
 		uint64_t v;
@@ -704,7 +732,8 @@ static int cdir_read(struct cdir *d, struct counter_set *cs, const char *dev, ui
 			continue;
 		r = pread_u64(f->fd, &v);
 		if (!r) {
-			if (cset_put(cs, &f->slot, f->name, v) < 0)
+			if (cset_put(cs, &f->slot, ext ? ext_counter_name(f->name) : f->name, v) <
+			    0)
 				return -ENOMEM;
 			continue;
 		}
@@ -1186,6 +1215,12 @@ static void fill_port(struct collector_ctx *cc, struct rdma_priv *rp, struct nod
 			set_str_or_absent(o, F_PORT_FW, r, buf);
 	}
 
+	/* board and HCA type: sysfs only (RDMA netlink has no attribute for them) */
+	r = ib_read(rp, fp->dev, "board_id", buf, sizeof(buf));
+	set_str_or_absent(o, F_PORT_BOARD_ID, !r && !buf[0] ? -ENOENT : r, buf);
+	r = ib_read(rp, fp->dev, "hca_type", buf, sizeof(buf));
+	set_str_or_absent(o, F_PORT_HCA_TYPE, !r && !buf[0] ? -ENOENT : r, buf);
+
 	/* netdev binding */
 	o->ifindex = 0;
 	if (fp->nl) {
@@ -1263,6 +1298,7 @@ static void fill_port(struct collector_ctx *cc, struct rdma_priv *rp, struct nod
 		if (pp->gone) {
 			cdir_close(&pp->hw);
 			cdir_close(&pp->pc);
+			cdir_close(&pp->pe);
 		}
 		pp->gone = false;
 		pp->dev_index = fp->dev_index;
@@ -1276,6 +1312,9 @@ static void fill_port(struct collector_ctx *cc, struct rdma_priv *rp, struct nod
 		}
 		snprintf(path, sizeof(path), "%s/%s/ports/%u/counters", rp->ib, fp->dev, fp->port);
 		cdir_scan(&pp->pc, path, "counters");
+		snprintf(path, sizeof(path), "%s/%s/ports/%u/counters_ext", rp->ib, fp->dev,
+			 fp->port);
+		cdir_scan(&pp->pe, path, "counters_ext");
 	}
 }
 
@@ -1400,6 +1439,8 @@ static void collect_fast(struct collector_ctx *cc, struct rdma_priv *rp, struct 
 			r = cdir_read(&pp->hw, &o->cs[CSET_HW], o->name, o->port, "hw_counters");
 		if (!r)
 			r = cdir_read(&pp->pc, &o->cs[CSET_PORT], o->name, o->port, "counters");
+		if (!r)
+			r = cdir_read(&pp->pe, &o->cs[CSET_PORT], o->name, o->port, "counters_ext");
 		if (r == -ENODEV) {
 			/* Unregistered since the last slow poll: no counters until it is swept. */
 			pp->gone = true;

@@ -4,13 +4,29 @@
 # Only calls apt-get when something is missing, so repeated runs are fast.
 set -eu
 
-BUILD="meson ninja-build pkg-config gcc libc6-dev libmnl-dev libnl-3-dev libnl-route-3-dev
-libibverbs-dev libmicrohttpd-dev libcurl4-openssl-dev libbpf-dev bpftool clang llvm
-libyaml-dev libjansson-dev libsqlite3-dev zlib1g-dev linux-libc-dev"
-RUN="iproute2 ethtool rdma-core ibverbs-utils"
-TEST="libcmocka-dev python3 curl prometheus prometheus-alertmanager qemu-system-x86
-busybox-static kmod cpio perftest sqlite3"
-BENCH="prometheus-node-exporter wrk hyperfine"
+# Each list names what its step runs or links, checked by tracing every exec of
+# the test tiers (strace -f -e execve, packages by dpkg -S); Essential packages
+# (coreutils, util-linux, bsdutils, findutils, grep, sed, gawk/mawk, dpkg, ...)
+# are on every Debian system and not listed.
+#   BUILD  compiling rocewatch (meson.build runs python3 for the layering check;
+#          clang, llvm, bpftool and libbpf-dev build the BPF wire view)
+#   RUN    running it: rdma-core's udev rules load ib_uverbs and friends, so
+#          libibverbs (pulled in by libibverbs-dev with its providers) finds the
+#          devices; nothing else is executed by rocewatch
+#   TEST   the test tiers: cmocka (unit), curl/python3 (the shell tiers), iproute2
+#          and ethtool (netns), prometheus/promtool/alertmanager (e2e), jq, qemu,
+#          busybox-static, kmod, cpio, perftest, ibverbs-utils (vm: guests run
+#          the host's binaries), librsvg2-bin (the SVG is rendered),
+#          prometheus-node-exporter (bench-quick compares against it)
+#   BENCH  `make bench`: wrk and hyperfine on top
+BUILD="meson ninja-build pkg-config gcc libc6-dev python3 libmnl-dev libnl-3-dev
+libnl-route-3-dev libibverbs-dev libmicrohttpd-dev libcurl4-openssl-dev libbpf-dev bpftool
+clang llvm libyaml-dev libjansson-dev libsqlite3-dev zlib1g-dev linux-libc-dev"
+RUN="rdma-core"
+TEST="libcmocka-dev curl iproute2 ethtool prometheus prometheus-alertmanager
+prometheus-node-exporter jq qemu-system-x86 busybox-static kmod cpio perftest ibverbs-utils
+librsvg2-bin"
+BENCH="wrk hyperfine"
 # make deb (debian/control's Build-Depends beyond BUILD) and the deploy tests
 # (lintian, systemd-analyze, manifest YAML, man page rendering)
 DEB="debhelper dpkg-dev lintian scdoc libcmocka-dev python3 pkgconf"

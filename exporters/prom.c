@@ -255,9 +255,10 @@ static int emit_info_group(struct strbuf *sb, const struct node_model *m, int st
 			continue;
 		prom_sample_begin(sb, d0->metric);
 		object_labels(sb, &first, o);
+		/* an absent fact has no label (not label=""): absent is never a value */
 		for (int f = start; f <= end; f++)
-			prom_label(sb, &first, fields[f].label,
-				   o->f[f].state == ABS_NONE ? o->f[f].v.s : "");
+			if (o->f[f].state == ABS_NONE)
+				prom_label(sb, &first, fields[f].label, o->f[f].v.s);
 		prom_sample_end_u64(sb, first, 1);
 	}
 	return end;
@@ -533,13 +534,19 @@ static void render_self(struct strbuf *sb, const struct prom_input *in)
 	prom_label(sb, &first, "compiler", in->compiler ? in->compiler : rw_build_compiler);
 	prom_sample_end_u64(sb, first, 1);
 
+	/*
+	 * Enabled collectors only, as node_exporter does: a disabled collector
+	 * is not a failing one, and a 0 for it would fire every
+	 * `rocewatch_collector_success == 0` alert on a default install.
+	 */
 	prom_family(sb, "rocewatch_collector_success", "gauge",
-		    "1 if the collector's last run succeeded, 0 if it failed or is disabled.");
+		    "1 if the collector's last run succeeded, 0 if it failed; only enabled "
+		    "collectors have a series.");
 	for (int i = 0; i < RW_MAX_COLLECTORS; i++) {
-		if (!m->coll[i].name[0])
+		if (!m->coll[i].name[0] || !m->coll[i].enabled)
 			continue;
 		prom_sample1_u64(sb, "rocewatch_collector_success", "collector", m->coll[i].name,
-				 m->coll[i].enabled && m->coll[i].ran && !m->coll[i].err);
+				 m->coll[i].ran && !m->coll[i].err);
 	}
 	prom_family(sb, "rocewatch_collector_duration_seconds", "gauge",
 		    "How long the collector's last run took, in seconds.");

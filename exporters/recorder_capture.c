@@ -72,8 +72,9 @@ static int fsync_path(const char *path, bool dir)
 
 /*
  * Cut [start, end] out of the recording into a capture file: the state at
- * the first poll of the window (a synthetic keyframe), every row after it,
- * the events, the snapshot and rule results taken at the trigger.
+ * the window's start (the newest poll at or before it, as a synthetic
+ * keyframe), every row after it, the events, the snapshot and rule results
+ * taken at the trigger.
  */
 static int write_capture(struct recorder *r, struct capture_job *j, char *err, size_t errlen)
 {
@@ -110,7 +111,15 @@ static int write_capture(struct recorder *r, struct capture_job *j, char *err, s
 	    (rc = cap_exec(db, "BEGIN", NULL, 0, err, errlen)))
 		goto close_db;
 	a[0] = j->start_ms;
-	p0 = recorder_q1(db, "SELECT min(t_ms) FROM main.polls WHERE t_ms >= ?1", j->start_ms, -1);
+	/*
+	 * The first poll is the newest one at or before the window's start, so
+	 * the capture covers the whole window (the state at its start is that
+	 * poll's); only when the recording begins later is it the first poll.
+	 */
+	p0 = recorder_q1(db,
+			 "SELECT coalesce((SELECT max(t_ms) FROM main.polls WHERE t_ms <= ?1),"
+			 " (SELECT min(t_ms) FROM main.polls WHERE t_ms > ?1))",
+			 j->start_ms, -1);
 	if (p0 >= 0 && p0 <= j->end_ms) {
 		kf = recorder_q1(
 		    db,

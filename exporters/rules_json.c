@@ -41,8 +41,10 @@ static json_t *profile_json(const struct rules_engine *e, size_t p)
 	return j;
 }
 
-static json_t *result_json(const struct rule_result *x)
+static json_t *result_json(const struct rule_result *x, const struct node_model *m)
 {
+	char doc[4096];
+
 	const struct rule_info *ri = x->rule;
 	json_t *j = json_object(), *o = json_object();
 
@@ -61,11 +63,21 @@ static json_t *result_json(const struct rule_result *x)
 	json_object_set_new(j, "object", o);
 	json_object_set_new(j, "outcome", json_string(rule_outcome_name(x->outcome)));
 	json_object_set_new(j, "summary", json_string(x->summary));
+	/* rate/increase/delta: the window the rule asks for and the span it had */
+	json_object_set_new(j, "window_seconds",
+			    x->window_ns ? json_real((double)x->window_ns / 1e9) : json_null());
+	json_object_set_new(j, "observed_seconds",
+			    x->window_ns ? json_real((double)x->observed_ns / 1e9) : json_null());
 	json_object_set_new(j, "reason", x->reason[0] ? json_string(x->reason) : json_null());
 	json_object_set_new(j, "since", x->since_ns ? time_json(x->since_ns) : json_null());
 	json_object_set_new(j, "for_seconds", json_real((double)ri->for_ns / 1e9));
 	json_object_set_new(j, "key", json_sprintf("%016llx", (unsigned long long)x->key));
-	json_object_set_new(j, "doc", json_string(ri->doc));
+	/* of the definition and the parameters it uses: equal means the same rule */
+	json_object_set_new(j, "fingerprint",
+			    json_sprintf("%016llx", (unsigned long long)ri->fingerprint));
+	if (m)
+		rules_doc_for(x, m, doc, sizeof(doc));
+	json_object_set_new(j, "doc", json_string(m ? doc : ri->doc));
 	return j;
 }
 
@@ -98,13 +110,28 @@ int rules_json_write(struct strbuf *out, const struct rules_engine *e,
 		json_object_set_new(root, "last_reload", time_json(meta->reload_ns));
 		json_object_set_new(root, "last_reload_success", json_boolean(meta->reload_ok));
 	}
+	if (meta->history_source) {
+		json_t *h = json_object();
+
+		json_object_set_new(h, "source", json_string(meta->history_source));
+		json_object_set_new(h, "serve_url",
+				    meta->history_url ? json_string(meta->history_url)
+						      : json_null());
+		json_object_set_new(h, "counter_results",
+				    json_integer((json_int_t)meta->history_counter_results));
+		json_object_set_new(h, "from_serve",
+				    json_integer((json_int_t)meta->history_from_serve));
+		json_object_set_new(h, "note",
+				    json_string(meta->history_note ? meta->history_note : ""));
+		json_object_set_new(root, "history", h);
+	}
 	json_object_set_new(root, "status", json_string(rules_status_name(st)));
 	json_object_set_new(root, "exit_code", json_integer(st));
 	for (size_t p = 0; p < rules_profile_count(e); p++)
 		json_array_append_new(profiles, profile_json(e, p));
 	for (size_t i = 0; i < n; i++) {
 		cnt[res[i].outcome <= RULE__OUTCOMES ? res[i].outcome : RULE__OUTCOMES]++;
-		json_array_append_new(results, result_json(&res[i]));
+		json_array_append_new(results, result_json(&res[i], meta->m));
 	}
 	for (int o = 0; o < RULE__OUTCOMES; o++)
 		json_object_set_new(counts, rule_outcome_name((enum rule_outcome)o),

@@ -18,6 +18,16 @@ struct rules_json_meta {
 	unsigned samples;  /* samples evaluated (check) */
 	bool reload_ok;	   /* serve: last SIGHUP reload succeeded */
 	int64_t reload_ns; /* serve: when (0: never reloaded) */
+	/*
+	 * check: what the counter rules' verdicts rest on (docs/rules.md):
+	 * source "serve", "local" or "snapshot" (NULL: no "history" object).
+	 */
+	const char *history_source;
+	const char *history_url; /* the serve asked, or NULL */
+	const char *history_note;
+	size_t history_from_serve, history_counter_results;
+	/* set: each result's doc has IF/DEV/PORT filled in (rules_doc_for) */
+	const struct node_model *m;
 };
 
 /* Append the report; 0 or -ENOMEM. */

@@ -7,6 +7,7 @@
  * writes into existing slots.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -250,13 +251,101 @@ static void render_summary(const struct rrule *r, struct ectx *cx, struct rule_r
 		}
 		v = rx_eval(p->e, cx);
 		if (v.st == V_OK)
-			rx_format_val(&tb, &v, p->e->type);
+			rx_format_val(&tb, &v,
+				      p->e->type == RT_ANY && v.at ? v.at->type : p->e->type);
 		else if (v.st == V_ABSENT)
 			tb_printf(&tb, "absent (%s)",
 				  absent_reason_name((enum absent_reason)v.why));
 		else
 			tb_puts(&tb, "unknown");
 	}
+}
+
+void rules_format_duration(int64_t ns, char *buf, size_t len)
+{
+	int64_t s = ns / 1000000000LL;
+
+	if (ns >= 3600000000000LL && !(ns % 3600000000000LL))
+		snprintf(buf, len, "%" PRId64 "h", s / 3600);
+	else if (ns >= 60000000000LL && !(ns % 60000000000LL))
+		snprintf(buf, len, "%" PRId64 "m", s / 60);
+	else if (ns >= 60000000000LL)
+		snprintf(buf, len, "%" PRId64 "m%02" PRId64 "s", s / 60, s % 60);
+	else if (ns >= 10000000000LL)
+		snprintf(buf, len, "%" PRId64 "s", s);
+	else if (!(ns % 1000000000LL))
+		snprintf(buf, len, "%" PRId64 "s", s);
+	else
+		snprintf(buf, len, "%.1fs", (double)ns / 1e9);
+}
+
+static bool word_char(char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+	       c == '_';
+}
+
+size_t rules_doc_for(const struct rule_result *x, const struct node_model *m, char *buf, size_t len)
+{
+	struct tbuf tb = { buf, 0, len };
+	const char *ifn = "", *dev = "", *p = x->rule->doc;
+	char port[12] = "";
+
+	if (!len)
+		return 0;
+	buf[0] = '\0';
+	if (x->kind == OBJ_NETDEV) {
+		ifn = x->device;
+		for (size_t i = 0; m && i < m->n_ports && !dev[0]; i++)
+			if (m->ports[i]->netdev && !strcmp(m->ports[i]->netdev->name, x->device))
+				dev = m->ports[i]->name;
+	} else if (x->kind == OBJ_RDMA_PORT) {
+		ifn = x->netdev;
+		dev = x->device;
+		snprintf(port, sizeof(port), "%u", x->port);
+	}
+	while (*p) {
+		const char *w = p, *val = NULL;
+
+		while (word_char(*p))
+			p++;
+		if (p == w) {
+			tb_putn(&tb, p++, 1);
+			continue;
+		}
+		if (p - w == 2 && !strncmp(w, "IF", 2))
+			val = ifn;
+		else if (p - w == 3 && !strncmp(w, "DEV", 3))
+			val = dev;
+		else if (p - w == 4 && !strncmp(w, "PORT", 4))
+			val = port;
+		if (val && *val)
+			tb_puts(&tb, val);
+		else
+			tb_putn(&tb, w, (size_t)(p - w));
+	}
+	return tb.len;
+}
+
+/*
+ * Never claim a window that was not observed: a rule over increase(x, 5m)
+ * evaluated on 100 ms of samples says so after its summary.
+ */
+static void note_window(const struct ectx *cx, struct rule_result *x)
+{
+	struct tbuf tb = { x->summary, strlen(x->summary), sizeof(x->summary) };
+	char w[32], obs[32];
+
+	x->window_ns = cx->windowed ? cx->window_ns : 0;
+	x->observed_ns = cx->windowed ? cx->observed_ns : 0;
+	if (!cx->windowed)
+		return;
+	rules_format_duration(cx->window_ns, w, sizeof(w));
+	rules_format_duration(cx->observed_ns, obs, sizeof(obs));
+	if (cx->observed_ns >= cx->window_ns)
+		tb_printf(&tb, " (over the last %s)", w);
+	else
+		tb_printf(&tb, " (only %s of the %s window observed)", obs, w);
 }
 
 static void eval_one(const struct rrule *r, struct ectx *cx, struct rule_result *x)
@@ -266,6 +355,8 @@ static void eval_one(const struct rrule *r, struct ectx *cx, struct rule_result 
 	struct val v;
 
 	x->reason[0] = '\0';
+	cx->windowed = false;
+	cx->window_ns = cx->observed_ns = 0;
 	if (r->when) {
 		v = rx_eval(r->when, cx);
 		if (v.st != V_OK) {
@@ -277,6 +368,7 @@ static void eval_one(const struct rrule *r, struct ectx *cx, struct rule_result 
 			o = RULE_SKIP;
 			tb_printf(&rb, "guard false: %s", r->info.when_src);
 			x->summary[0] = '\0';
+			x->window_ns = x->observed_ns = 0;
 			goto out;
 		}
 	}
@@ -289,10 +381,76 @@ static void eval_one(const struct rrule *r, struct ectx *cx, struct rule_result 
 	}
 done:
 	render_summary(r, cx, x);
+	note_window(cx, x);
 out:
 	if (o != x->outcome)
 		x->since_ns = cx->t;
 	x->outcome = o;
+	x->eval_ns = cx->t;
+}
+
+/* Fields an applies_to guard reads, as "path=value" (the why of a skip). */
+static void guard_fields(const struct expr *g, struct ectx *cx, struct tbuf *tb, int *n)
+{
+	struct val v;
+
+	if (!g || *n >= 3)
+		return;
+	switch (g->kind) {
+	case N_FIELD:
+		v = rx_eval(g, cx);
+		tb_printf(tb, "%s%.*s=", (*n)++ ? ", " : "", g->len, g->src + g->off);
+		if (v.st == V_OK)
+			rx_format_val(tb, &v, g->type);
+		else
+			tb_puts(tb, "absent");
+		return;
+	case N_UNARY:
+		guard_fields(g->u.un.a, cx, tb, n);
+		return;
+	case N_BINARY:
+		guard_fields(g->u.bin.a, cx, tb, n);
+		guard_fields(g->u.bin.b, cx, tb, n);
+		return;
+	case N_CALL:
+		for (int i = 0; i < g->u.call.n; i++)
+			guard_fields(g->u.call.args[i], cx, tb, n);
+		return;
+	default:
+		return;
+	}
+}
+
+/*
+ * Does the profile's applies_to admit the object?  Unknown (a field the
+ * guard reads is absent) admits it: the rules then say what they can.
+ */
+static bool admitted(const struct rprofile *pf, enum obj_kind k, struct ectx *cx)
+{
+	struct val v;
+
+	if (!pf->applies[k])
+		return true;
+	v = rx_eval(pf->applies[k], cx);
+	return v.st != V_OK || v.v.b;
+}
+
+static void skip_outside(const struct rprofile *pf, enum obj_kind k, struct ectx *cx,
+			 struct rule_result *x)
+{
+	struct tbuf rb = { x->reason, 0, sizeof(x->reason) };
+	int n = 0;
+
+	x->reason[0] = '\0';
+	tb_printf(&rb, "outside the profile: it applies to %s where %s (here ", obj_kind_name(k),
+		  pf->info.applies_src[k]);
+	guard_fields(pf->applies[k], cx, &rb, &n);
+	tb_puts(&rb, ")");
+	x->summary[0] = '\0';
+	x->window_ns = x->observed_ns = 0;
+	if (x->outcome != RULE_SKIP)
+		x->since_ns = cx->t;
+	x->outcome = RULE_SKIP;
 	x->eval_ns = cx->t;
 }
 
@@ -320,17 +478,30 @@ int rules_evaluate(struct rules_engine *e, const struct node_model *m, int64_t t
 			else if (o->kind == OBJ_RDMA_PORT)
 				strlcpy0(x->netdev, o->netdev ? o->netdev->name : "",
 					 sizeof(x->netdev));
-			eval_one(r, &cx, x);
+			if (!admitted(&e->profiles[r->profile], r->info.scope, &cx))
+				skip_outside(&e->profiles[r->profile], r->info.scope, &cx, x);
+			else
+				eval_one(r, &cx, x);
 		}
 	}
 	for (size_t p = 0; p < e->n_profiles; p++) {
-		struct rules_profile_info *pi = &e->profiles[p].info;
+		struct rprofile *pf = &e->profiles[p];
+		struct rules_profile_info *pi = &pf->info;
 
 		pi->requirements_met = true;
 		for (int k = OBJ_NETDEV; k < OBJ__COUNT; k++) {
 			const struct object *const *objs;
+			size_t n = objects(m, (enum obj_kind)k, &objs), in = 0;
 
-			if (pi->requires[k] && !objects(m, (enum obj_kind)k, &objs))
+			if (!pi->requires[k])
+				continue;
+			/* only the objects the profile applies to count */
+			for (size_t i = 0; i < n && !in; i++) {
+				struct ectx cx = { .m = m, .obj = objs[i], .t = t_ns };
+
+				in += admitted(pf, (enum obj_kind)k, &cx);
+			}
+			if (!in)
 				pi->requirements_met = false;
 		}
 	}
@@ -371,6 +542,22 @@ void rules_profile_param(const struct rules_engine *e, size_t p, size_t i, const
 
 	*name = pm->name;
 	*value = pm->text ? pm->text : "";
+}
+
+void rules_result_override(struct rules_engine *e, size_t i, enum rule_outcome o,
+			   const char *summary, const char *reason, int64_t window_ns,
+			   int64_t observed_ns)
+{
+	struct rule_result *x;
+
+	if (!e->synced || i >= e->n_res)
+		return;
+	x = &e->res[i];
+	x->outcome = o;
+	strlcpy0(x->summary, summary ? summary : "", sizeof(x->summary));
+	strlcpy0(x->reason, reason ? reason : "", sizeof(x->reason));
+	x->window_ns = window_ns;
+	x->observed_ns = observed_ns;
 }
 
 bool rules_need_history(const struct rules_engine *e)

@@ -72,6 +72,12 @@ struct rules_profile_info {
 	size_t n_rules;
 	bool requires[OBJ__COUNT]; /* `requires:` object kinds that must exist */
 	bool requirements_met;	   /* as of the last evaluation */
+	/*
+	 * `applies_to:` per object kind, the guard of every rule of that scope
+	 * (NULL: every object): link_layer == "Ethernet" keeps a RoCE profile off
+	 * native InfiniBand ports.  `requires` counts only the objects it admits.
+	 */
+	const char *applies_src[OBJ__COUNT];
 	size_t n_params;
 };
 
@@ -85,9 +91,16 @@ struct rule_result {
 	/* Stable identity of (profile, rule, kind, device, port): FNV-1a 64. */
 	uint64_t key;
 	enum rule_outcome outcome;
-	int64_t since_ns;		/* evaluation time at which the outcome last changed */
-	int64_t eval_ns;		/* time of the last evaluation */
-	char summary[RULE_SUMMARY_MAX]; /* interpolated `summary` (empty when skipped) */
+	int64_t since_ns; /* evaluation time at which the outcome last changed */
+	int64_t eval_ns;  /* time of the last evaluation */
+	/*
+	 * Rules with rate/increase/delta: the largest window they declare and
+	 * the span of samples they had (the shortest, if several): less than
+	 * the window while the history is younger than it.  Both 0 otherwise.
+	 */
+	int64_t window_ns, observed_ns;
+	/* interpolated `summary` (empty when skipped), then the window observed */
+	char summary[RULE_SUMMARY_MAX];
 	char reason[RULE_REASON_MAX]; /* unknown: "pfc.enabled absent: unsupported"; skip: the guard
 				       */
 };
@@ -165,6 +178,15 @@ const struct rules_profile_info *rules_profile(const struct rules_engine *e, siz
 void rules_profile_param(const struct rules_engine *e, size_t p, size_t i, const char **name,
 			 const char **value);
 
+/*
+ * Replace result i with one decided elsewhere over a longer history of the
+ * same rule on the same object (check --serve takes serve's): outcome,
+ * summary, reason and the window it had.  The status follows.
+ */
+void rules_result_override(struct rules_engine *e, size_t i, enum rule_outcome o,
+			   const char *summary, const char *reason, int64_t window_ns,
+			   int64_t observed_ns);
+
 /* Does any rule use rate/increase/delta (so `check` takes a second sample)? */
 bool rules_need_history(const struct rules_engine *e);
 /* Evaluations so far. */
@@ -189,6 +211,18 @@ void rules_adopt_history(struct rules_engine *new_e, struct rules_engine *old_e)
 const char *rule_outcome_name(enum rule_outcome o);
 const char *rule_severity_name(enum rule_severity s);
 const char *rules_status_name(enum rules_status s);
+
+/*
+ * The rule's doc for this result, its placeholders filled in: IF the netdev,
+ * DEV the RDMA device (for a netdev, the one bound to it in m, if m is
+ * given), PORT the port number.  A placeholder without a value stays.
+ * Returns the length written (truncated to len - 1).
+ */
+size_t rules_doc_for(const struct rule_result *x, const struct node_model *m, char *buf,
+		     size_t len);
+
+/* A duration the way rule files write it: "5m", "4m30s", "12s", "0.1s". */
+void rules_format_duration(int64_t ns, char *buf, size_t len);
 
 /* The kernel's RoCE MTU for a netdev MTU, in bytes (iboe_get_mtu); 0 if below 256. */
 int rules_ib_mtu_for(int64_t netdev_mtu);

@@ -152,6 +152,23 @@ static void ring_push(struct ring *r, const struct val *x, int64_t t, bool raw)
 		r->acc[(size_t)slot * r->ncomp + p] = raw ? r->prev_raw[p] : r->total[p];
 }
 
+/*
+ * IB PortCounters saturate instead of wrapping (IBA 16.1.3.5): a 32-bit port
+ * counter such as port_xmit_wait on older HCAs stops at 2^32-1.  A sample
+ * there says nothing about what happened since it got there, so rate,
+ * increase and delta over it are unknown, never 0.
+ */
+#define COUNTER_SATURATED 4294967295.0
+
+static void note_window(struct ectx *cx, const struct ring *r, int64_t observed)
+{
+	if (!cx->windowed || observed < cx->observed_ns)
+		cx->observed_ns = observed;
+	if (r->window_ns > cx->window_ns)
+		cx->window_ns = r->window_ns;
+	cx->windowed = true;
+}
+
 static struct val counter_fn(const struct expr *e, const struct val *x, struct ectx *cx)
 {
 	struct ring *r = &cx->st->rings[e->u.call.ring];
@@ -169,8 +186,12 @@ static struct val counter_fn(const struct expr *e, const struct val *x, struct e
 		if (r->t[start] <= cx->t - r->window_ns)
 			break;
 	}
+	note_window(cx, r, start < 0 ? 0 : r->t[now] - r->t[start]);
 	if (start < 0)
 		return unknown_err(e, VE_NEED_SAMPLES, r->n);
+	for (int p = 0; p < r->ncomp; p++)
+		if ((r->mask[now] & (1u << p)) && r->prev_raw[p] == COUNTER_SATURATED)
+			return unknown_err(e, VE_SATURATED, r->ncomp == 1 ? -1 : p);
 	secs = (double)(r->t[now] - r->t[start]) / 1e9;
 	mask = r->mask[now];
 	if (fn == FN_DELTA)
@@ -623,6 +644,20 @@ static struct val eval_call(const struct expr *e, struct ectx *cx)
 		}
 		return num((double)cnt);
 	}
+	case FN_IF: {
+		struct val c = rx_eval(args[0], cx), b[2];
+
+		/* both branches, so counter functions inside see every sample */
+		b[0] = rx_eval(args[1], cx);
+		b[1] = rx_eval(args[2], cx);
+		if (c.st != V_OK)
+			return c;
+		v = b[c.v.b ? 0 : 1];
+		/* a mixed-type if() (summaries only) is printed as the branch it took */
+		if (v.st == V_OK && args[c.v.b ? 1 : 2]->type != RT_ANY)
+			v.at = args[c.v.b ? 1 : 2];
+		return v;
+	}
 	case FN__COUNT:
 		break;
 	}
@@ -814,6 +849,11 @@ void rx_format_unknown(struct tbuf *tb, const struct val *v)
 		break;
 	case VE_NOMEM:
 		tb_puts(tb, ": out of memory");
+		break;
+	case VE_SATURATED:
+		if (v->extra >= 0)
+			tb_printf(tb, ": priority %d", v->extra);
+		tb_puts(tb, ": counter stuck at 2^32-1 (saturated), what it counted is unknown");
 		break;
 	case VE_NONE:
 		break;

@@ -737,6 +737,10 @@ static int load_rule(struct loader *ld, const yaml_node_t *map, struct rprofile 
 	h = rx_fnv1a(h, r.info.expr_src, strlen(r.info.expr_src) + 1);
 	if (r.info.summary_src)
 		h = rx_fnv1a(h, r.info.summary_src, strlen(r.info.summary_src) + 1);
+	/* the profile's applies_to guards the rule too */
+	if (pf->info.applies_src[r.info.scope])
+		h = rx_fnv1a(h, pf->info.applies_src[r.info.scope],
+			     strlen(pf->info.applies_src[r.info.scope]) + 1);
 	r.info.fingerprint = rx_fnv1a(h, &pc.param_hash, sizeof(pc.param_hash));
 	r.info.file = ld->file;
 
@@ -785,12 +789,68 @@ static int load_requires(struct loader *ld, const yaml_node_t *n, struct rprofil
 	return 0;
 }
 
-static const char *const top_keys[] = { "profile", "description", "params", "requires", "rules" };
+/* applies_to: { rdma_port: EXPR, ... }, each a guard of every rule of that scope */
+static int load_applies(struct loader *ld, const yaml_node_t *n, struct rprofile *pf)
+{
+	int bad = 0;
+
+	if (n->type != YAML_MAPPING_NODE) {
+		lerr(ld, n,
+		     "applies_to must be a mapping of object kind (netdev, rdma_port) to an "
+		     "expression");
+		return -EINVAL;
+	}
+	for (yaml_node_pair_t *pair = n->data.mapping.pairs.start; pair < n->data.mapping.pairs.top;
+	     pair++) {
+		yaml_node_t *k = ynode(ld, pair->key), *v = ynode(ld, pair->value);
+		const char *s = scalar(k);
+		struct parse_ctx pc = { .arena = &ld->e->arena,
+					.params = pf->params,
+					.n_params = pf->info.n_params,
+					.param_hash = RX_FNV_INIT };
+		struct expr *e;
+		int kind = -1;
+
+		for (int i = OBJ_NETDEV; s && i < OBJ__COUNT; i++)
+			if (!strcmp(s, obj_kind_name((enum obj_kind)i)))
+				kind = i;
+		if (kind < 0) {
+			lerr(ld, k, "applies_to: '%s' is not netdev or rdma_port", s ? s : "?");
+			bad = -EINVAL;
+			continue;
+		}
+		if (pf->applies[kind]) {
+			lerr(ld, k, "applies_to: %s given twice", s);
+			bad = -EINVAL;
+			continue;
+		}
+		pc.scope = (enum obj_kind)kind;
+		e = parse_expr_node(ld, &pc, v, "applies_to", &pf->info.applies_src[kind]);
+		if (!e) {
+			bad = -EINVAL;
+			continue;
+		}
+		/* no per-rule state: it is evaluated for every rule of the scope */
+		if (pc.n_rings || pc.n_caches) {
+			lerr(ld, v,
+			     "applies_to: fields, parameters and constants only (no counter sets, "
+			     "no rate/increase/delta)");
+			bad = -EINVAL;
+			continue;
+		}
+		pf->applies[kind] = e;
+	}
+	return bad;
+}
+
+static const char *const top_keys[] = { "profile",  "description", "params",
+					"requires", "applies_to",  "rules" };
 enum {
 	TK_PROFILE,
 	TK_DESCRIPTION,
 	TK_PARAMS,
 	TK_REQUIRES,
+	TK_APPLIES,
 	TK_RULES,
 	TK__N
 };
@@ -828,7 +888,7 @@ static int load_document(struct loader *ld)
 		if (!key || i == TK__N) {
 			lerr(ld, k,
 			     "unknown key '%s' (keys: profile, description, params, requires, "
-			     "rules)",
+			     "applies_to, rules)",
 			     key ? key : "?");
 			bad = -EINVAL;
 			continue;
@@ -872,6 +932,8 @@ static int load_document(struct loader *ld)
 	if (v[TK_PARAMS] && load_params(ld, v[TK_PARAMS], &pf))
 		bad = -EINVAL;
 	if (v[TK_REQUIRES] && load_requires(ld, v[TK_REQUIRES], &pf))
+		bad = -EINVAL;
+	if (v[TK_APPLIES] && load_applies(ld, v[TK_APPLIES], &pf))
 		bad = -EINVAL;
 	if (!v[TK_RULES]) {
 		lerr(ld, root, "missing 'rules:' (a list of rules)");

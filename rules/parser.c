@@ -51,6 +51,7 @@ static const struct fn_desc {
 	[FN_PRESENT] = { "present", 1, 1 },
 	[FN_SUPPORTED] = { "supported", 1, 1 },
 	[FN_COALESCE] = { "coalesce", 2, -1 },
+	[FN_IF] = { "if", 3, 3 },
 };
 
 static const char *const cset_names[CSET__COUNT] = {
@@ -602,6 +603,24 @@ static bool check_call(struct parser *p, struct expr *e)
 		}
 		e->type = a[0]->type;
 		return true;
+	case FN_IF:
+		if (!arg_type(p, e, a[0], 0, "a condition (true or false)",
+			      a[0]->type == RT_BOOL) ||
+		    dur_misuse(p, a[1]) || dur_misuse(p, a[2]))
+			return false;
+		if (a[1]->type == a[2]->type) {
+			e->type = a[1]->type;
+			return true;
+		}
+		if (!p->pc->in_template) {
+			perr(p, a[2]->off,
+			     "if(): argument 3 is %s, argument 2 is %s (only a summary may mix "
+			     "them)",
+			     rx_type_name(a[2]->type), rx_type_name(a[1]->type));
+			return false;
+		}
+		e->type = RT_ANY; /* printed as the branch taken */
+		return true;
 	case FN__COUNT:
 		break;
 	}
@@ -619,7 +638,7 @@ static struct expr *parse_call(struct parser *p)
 		perr(p, start,
 		     "unknown function '%s' (functions: rate, increase, delta, count, min, max, "
 		     "sum, abs, "
-		     "ib_mtu_for, tos_dscp, gid_count, present, supported, coalesce)",
+		     "ib_mtu_for, tos_dscp, gid_count, present, supported, coalesce, if)",
 		     name);
 		return NULL;
 	}
@@ -1143,7 +1162,9 @@ int rx_parse_template(struct parse_ctx *pc, const char *src, int len, struct tmp
 				 "for a literal brace)");
 			return -EINVAL;
 		}
+		pc->in_template = true;
 		e = parse_range(pc, src, i + 1, close);
+		pc->in_template = false;
 		if (!e)
 			return -EINVAL;
 		if (add_part(pc, out, &cap, NULL, 0, e))

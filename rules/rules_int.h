@@ -122,6 +122,7 @@ enum verr {
 	VE_DIV_ZERO,
 	VE_RANGE, /* index out of range (extra = index) */
 	VE_NOMEM,
+	VE_SATURATED, /* a counter stuck at 2^32-1: what it counted since is unknown */
 };
 
 struct expr;
@@ -180,6 +181,7 @@ enum func_id {
 	FN_PRESENT,
 	FN_SUPPORTED,
 	FN_COALESCE,
+	FN_IF,
 	FN__COUNT,
 };
 
@@ -252,6 +254,8 @@ struct parse_ctx {
 	int n_caches;
 	/* param names used (for the fingerprint) */
 	uint64_t param_hash;
+	/* parsing a summary: if() may mix types there (it is only printed) */
+	bool in_template;
 	/* first error: offset in the source and message */
 	int err_off;
 	char err[256];
@@ -305,6 +309,13 @@ struct ectx {
 	const struct object *obj;
 	struct slot_state *st;
 	int64_t t;
+	/*
+	 * Counter functions met in this evaluation: the largest declared
+	 * window and the shortest span of samples one of them actually had
+	 * (a check's 100 ms, a serve that started a minute ago).
+	 */
+	bool windowed;
+	int64_t window_ns, observed_ns;
 };
 
 struct val rx_eval(const struct expr *e, struct ectx *cx);
@@ -337,6 +348,8 @@ struct rrule {
 struct rprofile {
 	struct rules_profile_info info;
 	struct rparam *params;
+	/* applies_to: per object kind, the objects the profile is about (NULL: all) */
+	struct expr *applies[OBJ__COUNT];
 };
 
 struct objid {

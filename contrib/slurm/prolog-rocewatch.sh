@@ -1,19 +1,95 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Slurm prolog: refuse to start a job on a node whose RoCE configuration is
-# wrong.  `rocewatch check` exits 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
-# A non-zero prolog exit drains the node; only CRITICAL should do that.
-out=$(rocewatch check --format text 2>&1)
-rc=$?
-case $rc in
-0 | 1) exit 0 ;;
-2)
-	echo "rocewatch: RoCE configuration critical on $(hostname):" >&2
-	echo "$out" >&2
-	exit 1
-	;;
+# wrong, and fail closed: a check that cannot tell (UNKNOWN), cannot run
+# (rocewatch missing, not executable, killed, timed out) or says CRITICAL
+# stops the job and drains the node with a reason saying why.
+#
+#   Prolog=/etc/slurm/prolog.d/rocewatch.sh       (slurm.conf; Slurm runs it as
+#                                                  root, with no search path)
+#
+# Settings: environment variables, or KEY=VALUE lines in the file named by
+# ROCEWATCH_PROLOG_CONF (default /etc/rocewatch/prolog.conf, read if present):
+#   ROCEWATCH        full path of rocewatch (default /usr/local/bin/rocewatch;
+#                    a Debian package installs /usr/bin/rocewatch)
+#   ROCEWATCH_ARGS   extra `rocewatch check` flags, e.g. "--profile site --param roce_priority=5"
+#   ROCEWATCH_TIMEOUT  seconds before the check counts as hung (default 60)
+#   ROCEWATCH_PROLOG_MODE
+#                    fail-closed (default): CRITICAL, UNKNOWN, and a check that
+#                      cannot run exit 1 (Slurm requeues the job) after draining
+#                      the node with `scontrol update ... State=DRAIN Reason=...`
+#                    warn-only: say so on stderr (slurmd's log) and exit 0 - for a
+#                      first rollout, never for production
+#   SCONTROL         full path of scontrol (default /usr/bin/scontrol)
+#
+# `rocewatch check` exits 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN; WARNING lets
+# the job start and says why on stderr.  This script exits 0 (start the job)
+# or 1 (do not).
+# slurmd gives a prolog no search path: the tools this script uses are found here
+PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export PATH
+conf=${ROCEWATCH_PROLOG_CONF:-/etc/rocewatch/prolog.conf}
+# shellcheck disable=SC1090
+[ -r "$conf" ] && . "$conf"
+ROCEWATCH=${ROCEWATCH:-/usr/local/bin/rocewatch}
+SCONTROL=${SCONTROL:-/usr/bin/scontrol}
+ROCEWATCH_TIMEOUT=${ROCEWATCH_TIMEOUT:-60}
+mode=${ROCEWATCH_PROLOG_MODE:-fail-closed}
+node=${SLURMD_NODENAME:-$(hostname -s 2>/dev/null || hostname)}
+
+case $mode in
+fail-closed | warn-only) ;;
 *)
-	echo "rocewatch: check could not run (exit $rc): $out" >&2
+	echo "rocewatch prolog: ROCEWATCH_PROLOG_MODE='$mode' is not fail-closed or warn-only; failing closed" >&2
+	mode=fail-closed
+	;;
+esac
+
+# stop REASON: drain this node with REASON and refuse the job (or only warn)
+stop() {
+	echo "rocewatch prolog: $node: $1" >&2
+	if [ "$mode" = warn-only ]; then
+		echo "rocewatch prolog: warn-only: the job starts anyway" >&2
+		exit 0
+	fi
+	if ! "$SCONTROL" update NodeName="$node" State=DRAIN Reason="rocewatch: $1"; then
+		echo "rocewatch prolog: $SCONTROL could not drain $node" >&2
+	fi
+	exit 1
+}
+
+if [ ! -x "$ROCEWATCH" ]; then
+	stop "$ROCEWATCH not found or not executable (set ROCEWATCH in $conf)"
+fi
+# shellcheck disable=SC2086
+if command -v timeout >/dev/null 2>&1; then
+	out=$(timeout "$ROCEWATCH_TIMEOUT" "$ROCEWATCH" check --color never $ROCEWATCH_ARGS 2>&1)
+else
+	out=$("$ROCEWATCH" check --color never $ROCEWATCH_ARGS 2>&1)
+fi
+rc=$?
+# the failing and undecided rules, for the drain reason (text report: "  fail  critical  rule ...")
+rules=$(printf '%s\n' "$out" | awk '$1 == "fail" || $1 == "unknown" { print $3 }' |
+	sort -u | head -5 | tr '\n' ' ' | sed 's/ $//')
+case $rc in
+0) exit 0 ;;
+1)
+	echo "rocewatch prolog: $node: RoCE check WARNING (${rules:-see rocewatch check}); the job starts" >&2
+	printf '%s\n' "$out" >&2
 	exit 0
+	;;
+2)
+	printf '%s\n' "$out" >&2
+	stop "RoCE check CRITICAL: ${rules:-see rocewatch check}"
+	;;
+3)
+	printf '%s\n' "$out" >&2
+	stop "RoCE check UNKNOWN (could not decide: ${rules:-$(printf '%s\n' "$out" | tail -1)})"
+	;;
+124) stop "rocewatch check did not finish in ${ROCEWATCH_TIMEOUT}s" ;;
+126 | 127) stop "$ROCEWATCH could not be run (exit $rc): $(printf '%s\n' "$out" | tail -1)" ;;
+*)
+	printf '%s\n' "$out" >&2
+	stop "rocewatch check failed (exit $rc)"
 	;;
 esac

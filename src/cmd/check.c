@@ -15,6 +15,7 @@
 #include "nfd.h"
 #include "rules_json.h"
 #include "engine.h"
+#include "check_serve.h"
 #include "cli.h"
 #include "commands.h"
 #include "daemon.h"
@@ -26,18 +27,27 @@ enum {
 	OPT_FORMAT,
 	OPT_INTERVAL,
 	OPT_COLOR,
+	OPT_SERVE,
 };
 
 static const char check_usage[] =
     "Usage: rocewatch check [--profile NAME|FILE]... [--param KEY=VALUE]...\n"
-    "                       [--format text|json|nfd] [--from FILE] [OPTIONS]\n\n"
-    "Collect once, evaluate the rule profiles, print a report and exit with\n"
-    "0 OK, 1 WARNING (a warning rule fails), 2 CRITICAL (a critical rule fails),\n"
-    "3 UNKNOWN (a rule could not be decided, a profile's required RDMA device is\n"
-    "missing, or bad flags or rule files).  When a rule uses rate(), increase() or\n"
-    "delta(), a second sample of the counters is taken --interval later.  With\n"
-    "--from and a JSON array of snapshots, every sample is evaluated in order at\n"
-    "its own time.  The language and the JSON output are described in docs/rules.md.\n\n"
+    "                       [--format text|json|nfd] [--serve URL|none] [--from FILE] [OPTIONS]\n\n"
+    "Collect once, evaluate the rule profiles, print a report and exit.  When a rule\n"
+    "uses rate(), increase() or delta(), a second sample of the counters is taken\n"
+    "--interval later; such a rule (\"no retries in 5m\") is then decided on what\n"
+    "those samples cover, and every summary says the window it actually had.  A\n"
+    "rocewatch serve on the node has minutes of history: by default (reading this\n"
+    "machine, no --from or --*-root) check asks the one at " CHECK_SERVE_DEFAULT_URL "\n"
+    "and takes its result for every counter rule it evaluates with the same rule\n"
+    "and parameters; when none answers, the report says so and the counter rules\n"
+    "rest on this check's samples.  Configuration is always read by check itself.\n"
+    "With --from and a JSON array of snapshots, every sample is evaluated in order\n"
+    "at its own time.  The language and the JSON are described in docs/rules.md.\n\n"
+    "Exit status (Nagios plugin convention, for NHC, Nagios, Icinga and Slurm):\n"
+    "  0 OK, 1 WARNING (a warning rule fails), 2 CRITICAL (a critical rule fails),\n"
+    "  3 UNKNOWN (a rule could not be decided, a profile's required RDMA device is\n"
+    "  missing, bad flags, bad rule files or an unreadable snapshot).\n\n"
     "Options:\n"
     "  --profile NAME|FILE        profile to check (repeatable; default " RULES_DEFAULT_PROFILE
     ");\n"
@@ -48,6 +58,9 @@ static const char check_usage[] =
     "                             Discovery feature file (roce-ready, status, ...)\n"
     "  --interval DURATION        gap between the two counter samples (default 100ms:\n"
     "                             a pre-flight check must not hold up a job start)\n"
+    "  --serve URL|none           take counter rules from the rocewatch serve at URL\n"
+    "                             (default " CHECK_SERVE_DEFAULT_URL " when reading this\n"
+    "                             machine; none: only this check's samples)\n"
     "  --color auto|always|never  colour the text report (default auto: on a terminal,\n"
     "                             unless NO_COLOR is set)\n"
     "  -v, --verbose              also list skipped rules, and the doc of every "
@@ -117,6 +130,19 @@ static void print_doc(const char *doc, int indent)
 	}
 }
 
+static void print_header(const struct check_opts *o, const struct node_model *m, enum obj_kind k,
+			 const struct object *ob)
+{
+	if (k == OBJ_NODE)
+		printf("\n%snode %s%s\n", col(o, C_BOLD), m->host, col(o, C_RESET));
+	else if (k == OBJ_NETDEV)
+		printf("\n%snetdev %s%s\n", col(o, C_BOLD), ob->name, col(o, C_RESET));
+	else
+		printf("\n%srdma_port %s/%u%s%s%s%s\n", col(o, C_BOLD), ob->name, ob->port,
+		       ob->netdev ? " (" : "", ob->netdev ? ob->netdev->name : "",
+		       ob->netdev ? ")" : "", col(o, C_RESET));
+}
+
 static void print_object(const struct check_opts *o, const struct rules_engine *e,
 			 const struct node_model *m, enum obj_kind k, const struct object *ob,
 			 int wname, bool multi)
@@ -132,16 +158,7 @@ static void print_object(const struct check_opts *o, const struct rules_engine *
 		if (!same_object(x, k, ob) || !visible(o, x))
 			continue;
 		if (!header) {
-			if (k == OBJ_NODE)
-				printf("\n%snode %s%s\n", col(o, C_BOLD), m->host, col(o, C_RESET));
-			else if (k == OBJ_NETDEV)
-				printf("\n%snetdev %s%s\n", col(o, C_BOLD), ob->name,
-				       col(o, C_RESET));
-			else
-				printf("\n%srdma_port %s/%u%s%s%s%s\n", col(o, C_BOLD), ob->name,
-				       ob->port, ob->netdev ? " (" : "",
-				       ob->netdev ? ob->netdev->name : "", ob->netdev ? ")" : "",
-				       col(o, C_RESET));
+			print_header(o, m, k, ob);
 			header = true;
 		}
 		printf("  %s%-7s%s  %-8s  ", col(o, outcome_color(x)),
@@ -156,15 +173,34 @@ static void print_object(const struct check_opts *o, const struct rules_engine *
 			printf("%*s%s\n", 23 + wname, "", x->summary);
 		if ((x->outcome == RULE_FAIL || x->outcome == RULE_UNKNOWN || o->verbose) &&
 		    x->rule->doc[0]) {
+			char doc[4096];
+
+			/* the fix hints name this netdev and device, not IF and DEV */
+			rules_doc_for(x, m, doc, sizeof(doc));
 			printf("%s", col(o, C_DIM));
-			print_doc(x->rule->doc, 21);
+			print_doc(doc, 21);
 			printf("%s", col(o, C_RESET));
 		}
+	}
+	if (header || o->verbose)
+		return;
+	/* a port the profile does not apply to (native InfiniBand) says so in one line */
+	for (size_t i = 0; i < n; i++) {
+		const struct rule_result *x = &res[i];
+
+		if (!same_object(x, k, ob) || x->outcome != RULE_SKIP ||
+		    strncmp(x->reason, "outside the profile", 19))
+			continue;
+		print_header(o, m, k, ob);
+		printf("  %s%-7s%s  %-8s  %-*s  %s\n", col(o, C_DIM), "skip", col(o, C_RESET), "",
+		       wname, multi ? x->rule->profile : "(all rules)", x->reason);
+		return;
 	}
 }
 
 static void print_text(const struct check_opts *o, const struct rules_engine *e,
-		       const struct node_model *m, unsigned samples, double gap)
+		       const struct node_model *m, unsigned samples, double gap,
+		       const struct check_history *h)
 {
 	const struct rule_result *res;
 	size_t n = rules_results(e, &res), cnt[RULE__OUTCOMES + 1] = { 0 }, crit = 0, warn = 0;
@@ -191,14 +227,20 @@ static void print_text(const struct check_opts *o, const struct rules_engine *e,
 	if (samples > 1)
 		printf(" (%u samples over %.1f s)", samples, gap);
 	printf("\n");
+	/* what the counter rules' verdicts rest on: serve's minutes or our 100 ms */
+	if (h->note[0])
+		printf("%s%s%s\n", col(o, h->from_serve ? "" : C_MAG), h->note, col(o, C_RESET));
 	for (size_t p = 0; p < rules_profile_count(e); p++) {
 		const struct rules_profile_info *pi = rules_profile(e, p);
 
 		for (int k = 0; k < OBJ__COUNT; k++)
 			if (pi->requires[k] && !pi->requirements_met)
-				printf("%sprofile %s requires an %s and this node has none%s\n",
-				       col(o, C_MAG), pi->name, obj_kind_name((enum obj_kind)k),
-				       col(o, C_RESET));
+				printf(
+				    "%sprofile %s requires an %s%s%s%s and this node has none%s\n",
+				    col(o, C_MAG), pi->name, obj_kind_name((enum obj_kind)k),
+				    pi->applies_src[k] ? " where " : "",
+				    pi->applies_src[k] ? pi->applies_src[k] : "",
+				    pi->applies_src[k] ? "," : "", col(o, C_RESET));
 	}
 	print_object(o, e, m, OBJ_NODE, &m->node, wname, multi);
 	nobj = model_objects((struct node_model *)m, OBJ_NETDEV, &objs);
@@ -235,6 +277,18 @@ static void sleep_ns(int64_t ns)
 		;
 }
 
+/* Not a snapshot, not another tree: what a serve on this machine watches too. */
+static bool reads_this_machine(const struct rw_config *c)
+{
+	struct rw_config d;
+
+	config_defaults(&d);
+	return !c->from && !strcmp(c->sysfs_root, d.sysfs_root) &&
+	       !strcmp(c->procfs_root, d.procfs_root) &&
+	       !strcmp(c->configfs_root, d.configfs_root) &&
+	       !strcmp(c->debugfs_root, d.debugfs_root);
+}
+
 int cmd_check(int argc, char **argv)
 {
 	static const struct option own[] = {
@@ -243,6 +297,7 @@ int cmd_check(int argc, char **argv)
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "color", required_argument, NULL, OPT_COLOR },
+		{ "serve", required_argument, NULL, OPT_SERVE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ 0 },
 	};
@@ -253,7 +308,9 @@ int cmd_check(int argc, char **argv)
 	struct check_opts o = { 0 };
 	struct option *opts = cli_options(own);
 	struct daemon *d = NULL;
-	const char *color = "auto";
+	const char *color = "auto", *serve_url = NULL;
+	struct check_history hist = { 0 };
+	bool serve_given = false;
 	char err[512] = "";
 	int opt, idx, rc = RULES_UNKNOWN, r;
 	unsigned samples = 0;
@@ -318,6 +375,19 @@ int cmd_check(int argc, char **argv)
 			}
 			color = optarg;
 			continue;
+		case OPT_SERVE:
+			if (strcmp(optarg, "none") && strncmp(optarg, "http://", 7) &&
+			    strncmp(optarg, "https://", 8)) {
+				fprintf(
+				    stderr,
+				    "rocewatch check: --serve: '%s' is not an http:// or https:// "
+				    "URL, or none\n",
+				    optarg);
+				goto free_opts;
+			}
+			serve_url = strcmp(optarg, "none") ? optarg : NULL;
+			serve_given = true;
+			continue;
 		case OPT_INTERVAL:
 			if (parse_duration(optarg, &ns) || ns <= 0 || ns > 3600000000000LL) {
 				fprintf(stderr,
@@ -341,6 +411,14 @@ int cmd_check(int argc, char **argv)
 		fprintf(stderr, "rocewatch check: unexpected argument '%s'\n", argv[optind]);
 		goto free_opts;
 	}
+	if (serve_url && cfg.from) {
+		fprintf(stderr, "rocewatch check: --serve and --from: serve's history is of the "
+				"machine it runs on, not of the snapshot\n");
+		goto free_opts;
+	}
+	/* Reading this machine: a serve on it has the history check lacks. */
+	if (!serve_given && reads_this_machine(&cfg))
+		serve_url = CHECK_SERVE_DEFAULT_URL;
 	/* https://no-color.org: set and not empty disables colour */
 	o.color = !strcmp(color, "always") || (!strcmp(color, "auto") && isatty(STDOUT_FILENO) &&
 					       !(getenv("NO_COLOR") && *getenv("NO_COLOR")));
@@ -390,6 +468,13 @@ int cmd_check(int argc, char **argv)
 			samples = 2;
 		}
 	}
+	if (!rules_need_history(e))
+		hist = (struct check_history){ 0 };
+	else if (serve_url)
+		check_serve_merge(&hist, e, serve_url, serve_given, d->m.host, real_ns());
+	else
+		check_history_local(&hist, e, d->replay != NULL,
+				    serve_given ? "--serve none" : NULL);
 	rc = (int)rules_status(e);
 	if (o.nfd) {
 		struct strbuf sb = { 0 };
@@ -407,7 +492,13 @@ int cmd_check(int argc, char **argv)
 		struct strbuf sb = { 0 };
 		struct rules_json_meta meta = { .host = d->m.host,
 						.time_ns = t_last,
-						.samples = samples };
+						.samples = samples,
+						.history_source = hist.source,
+						.history_url = hist.url,
+						.history_note = hist.note,
+						.history_from_serve = hist.from_serve,
+						.history_counter_results = hist.counter_results,
+						.m = &d->m };
 
 		if (rules_json_write(&sb, e, &meta, true)) {
 			fprintf(stderr, "rocewatch check: out of memory\n");
@@ -417,7 +508,7 @@ int cmd_check(int argc, char **argv)
 		}
 		sb_free(&sb);
 	} else {
-		print_text(&o, e, &d->m, samples, (double)(t_last - t_first) / 1e9);
+		print_text(&o, e, &d->m, samples, (double)(t_last - t_first) / 1e9, &hist);
 	}
 	if (fflush(stdout)) {
 		fprintf(stderr, "rocewatch check: writing the report: %s\n", strerror(errno));

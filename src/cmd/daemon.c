@@ -217,6 +217,16 @@ static int replay_next(struct daemon *d)
 		rw_log_once(LOG_LVL_ERROR, "replay-apply", "--from: %s", err);
 		return r;
 	}
+	/* --netdev-include/--netdev-exclude filter a replay as they filter the machine */
+	if (d->cfg->has_netdev_include || d->cfg->has_netdev_exclude) {
+		struct object **nds;
+		size_t n = model_objects(&d->m, OBJ_NETDEV, &nds);
+
+		model_begin(&d->m, OBJ_NETDEV);
+		for (size_t i = 0; i < n; i++)
+			nds[i]->seen = config_netdev_wanted(d->cfg, nds[i]->name);
+		model_sweep(&d->m, OBJ_NETDEV);
+	}
 	if (d->replay_pos + 1 < snapshot_count(d->replay))
 		d->replay_pos++;
 	return 0;

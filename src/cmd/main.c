@@ -12,7 +12,8 @@
 static int cmd_version(int argc, char **argv)
 {
 	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		printf("Usage: rocewatch version\n\nPrint the version and exit.\n");
+		printf("Usage: rocewatch version\n\nPrint the version and exit.\n\n"
+		       "Exit status: 0, or 2 bad usage.\n");
 		return 0;
 	}
 	if (argc > 1) {
@@ -44,7 +45,10 @@ static void usage(FILE *f)
 		   "RoCE fabric configuration validator and telemetry exporter.\n\nCommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
-	fprintf(f, "\nRun 'rocewatch COMMAND --help' for the options of a command.\n");
+	fprintf(f, "\nRun 'rocewatch COMMAND --help' for the options of a command.\n"
+		   "Exit status: check and replay follow the Nagios plugin convention (0 OK,\n"
+		   "1 WARNING, 2 CRITICAL, 3 UNKNOWN, bad usage included); every other command\n"
+		   "exits 0 on success, 1 when it cannot do its work, 2 on bad usage.\n");
 }
 
 int main(int argc, char **argv)

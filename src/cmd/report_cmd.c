@@ -24,7 +24,8 @@ static const char report_usage[] =
     "  -j                         same as --format json\n"
     "  -o, --output FILE          write to FILE instead of standard output\n"
     "  -h, --help                 this help\n\n"
-    "Exit status: 0 report written, 1 the recording cannot be read, 2 bad usage.\n";
+    "Exit status: 0 report written, 1 the recording cannot be read or does not hold\n"
+    "what was asked (a --device it never saw, a window without a poll), 2 bad usage.\n";
 
 enum {
 	FMT_TEXT,
@@ -36,6 +37,55 @@ enum {
 	OPT_DEVICE = 1,
 	OPT_FORMAT
 };
+
+/*
+ * Is what was asked for in the recording?  A --device it never saw and a
+ * window without a poll are errors naming what the recording does hold.
+ */
+static bool in_recording(const struct report *rp, const struct report_opts *ro)
+{
+	const struct rec_reader *rd = &rp->rd;
+	char a[40], b[40], devs[512] = "";
+	size_t n = 0;
+	bool found = false;
+
+	if (!rp->n_window_polls) {
+		rep_time(rd->first_ms, true, a, sizeof(a));
+		rep_time(rd->last_ms, true, b, sizeof(b));
+		fprintf(stderr,
+			"rocewatch report: %s: no poll in the window asked for (--since/--until); "
+			"the recording holds %s .. %s\n",
+			ro->db, a, b);
+		return false;
+	}
+	if (!ro->device)
+		return true;
+	for (size_t i = 0; i < rd->n_series && !found; i++) {
+		const struct rec_series *s = &rd->series[i];
+
+		if (s->used && (!strcmp(s->device, ro->device) ||
+				(s->kind == OBJ_RDMA_PORT && !strcmp(s->netdev, ro->device))))
+			found = true;
+	}
+	if (found)
+		return true;
+	for (size_t i = 0; i < rd->n_series; i++) {
+		const struct rec_series *s = &rd->series[i];
+		bool dup = false;
+
+		if (!s->used || !s->device[0])
+			continue;
+		for (size_t j = 0; j < i && !dup; j++)
+			dup = rd->series[j].used && !strcmp(rd->series[j].device, s->device);
+		if (dup || strlen(devs) + strlen(s->device) + 8 > sizeof(devs))
+			continue;
+		snprintf(devs + strlen(devs), sizeof(devs) - strlen(devs), "%s%s", n++ ? ", " : "",
+			 s->device);
+	}
+	fprintf(stderr, "rocewatch report: %s: no device '%s' in the recording (it has: %s)\n",
+		ro->db, ro->device, n ? devs : "none");
+	return false;
+}
 
 int cmd_report(int argc, char **argv)
 {
@@ -109,6 +159,9 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "rocewatch report: %s\n", err);
 		goto free_report;
 	}
+	/* "nothing moved" must mean nothing moved, not "nothing was there to look at" */
+	if (!in_recording(&rp, &ro))
+		goto free_report;
 	f = cli_open_output("report", out);
 	if (!f)
 		goto free_report;

@@ -23,10 +23,12 @@ static const char rules_usage[] =
     "       rocewatch rules list [--profile NAME|FILE]... [--param KEY=VALUE]...\n"
     "                            [--format text|json]\n\n"
     "lint   parse and type-check rule files; every error is reported as\n"
-    "       FILE:LINE:COL.  Exit 0 if all files are valid, 1 if not, 2 on bad usage.\n"
+    "       FILE:LINE:COL.\n"
     "list   show the rules of the profiles (default " RULES_DEFAULT_PROFILE ") with their\n"
     "       parameters as given.  Profile names are looked up in $ROCEWATCH_PROFILE_DIR\n"
     "       and then in the installed profile directory.\n\n"
+    "Exit status: 0 the files (lint) or profiles (list) are valid, 1 they are not or\n"
+    "cannot be read, 2 bad usage.\n\n"
     "The rule language is described in docs/rules.md.\n";
 
 static json_t *diags_json(const struct rules_diags *dg)

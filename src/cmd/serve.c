@@ -66,6 +66,8 @@ static const char serve_usage[] =
 	COMMON_OPTIONS_HELP
     "\nSignals: SIGTERM/SIGINT stop; SIGHUP reloads rule files; SIGUSR1 writes a\n"
     "capture of the recording (with --record).\n"
+    "Exit status: 0 stopped by a signal, 1 could not start (a collector asked for by\n"
+    "name, the recording, the listen address taken), 2 bad usage.\n"
     "Endpoints: / (status page), /metrics, /healthz, /api/v1/state (snapshot JSON),\n"
     "/api/v1/checks (rule results JSON, see docs/rules.md), /api/v1/alerts.\n";
 
@@ -179,10 +181,11 @@ static int render_landing(void *arg, struct strbuf *out)
 	struct serve *s = arg;
 	struct node_model *m = &s->d.m;
 
-	sb_puts(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-		     "<title>rocewatch</title><style>body{font-family:sans-serif;margin:2em}"
-		     "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .6em}"
-		     ".fail{color:#b00}.ok{color:#070}</style></head><body>\n");
+	sb_puts(out,
+		"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+		"<title>rocewatch</title><style>body{font-family:sans-serif;margin:2em}"
+		"table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .6em}"
+		".fail{color:#b00}.ok{color:#070}.disabled{color:#777}</style></head><body>\n");
 	sb_puts(out, "<h1>rocewatch</h1>\n<p>RoCE fabric configuration validator and telemetry "
 		     "exporter, version ");
 	sb_html_escape(out, ROCEWATCH_VERSION);
@@ -210,8 +213,11 @@ static int render_landing(void *arg, struct strbuf *out)
 			continue;
 		sb_puts(out, "<tr><td>");
 		sb_html_escape(out, cs->name);
+		/* disabled is not failed: grey, not red */
 		sb_printf(out, "</td><td class=\"%s\">%s</td><td>%.3f ms</td><td>",
-			  ok ? "ok" : "fail",
+			  !cs->enabled ? "disabled"
+			  : ok	       ? "ok"
+				       : "fail",
 			  !cs->enabled ? "disabled"
 			  : ok	       ? "ok"
 			  : cs->ran    ? "failed"
@@ -340,9 +346,21 @@ int cmd_serve(int argc, char **argv)
 			cli_print_version();
 			rc = 0;
 			goto free_opts;
-		case OPT_LISTEN:
+		case OPT_LISTEN: {
+			char host[256];
+			int port;
+
+			/* a malformed address is bad usage (2); one that cannot be bound, 1 */
+			if (http_parse_listen(optarg, host, sizeof(host), &port)) {
+				fprintf(stderr,
+					"rocewatch serve: --web.listen-address: '%s' is not "
+					"[HOST]:PORT\n",
+					optarg);
+				goto free_opts;
+			}
 			listen_addr = optarg;
 			continue;
+		}
 		case OPT_TELEMETRY_PATH:
 			if (optarg[0] != '/' || strspn(optarg, "/") == strlen(optarg) ||
 			    strpbrk(optarg, "?# ")) {

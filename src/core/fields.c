@@ -389,12 +389,20 @@ const struct field_desc fields[F__COUNT] = {
 	[F_PORT_LINK_LAYER] =
 	    PORT(.src = SRC_RDMA, .path = "link_layer", .type = VT_STR, .config = true,
 		 .mtype = MT_INFO, .metric = "roce_rdma_port_info", .label = "link_layer",
-		 .help = "RDMA port link layer, node GUID and firmware; value is always 1."),
+		 .help = "RDMA port link layer, node GUID, firmware, board ID (PSID) and HCA type; "
+			 "value is always 1."),
 	[F_PORT_NODE_GUID] =
 	    PORT(.src = SRC_RDMA, .path = "node_guid", .type = VT_STR, .config = true,
 		 .mtype = MT_INFO, .metric = "roce_rdma_port_info", .label = "node_guid"),
 	[F_PORT_FW] = PORT(.src = SRC_RDMA, .path = "fw", .type = VT_STR, .config = true,
 			   .mtype = MT_INFO, .metric = "roce_rdma_port_info", .label = "firmware"),
+	/* the card model: board_id is the PSID firmware images are matched to */
+	[F_PORT_BOARD_ID] =
+	    PORT(.src = SRC_RDMA, .path = "board_id", .type = VT_STR, .config = true,
+		 .mtype = MT_INFO, .metric = "roce_rdma_port_info", .label = "board_id"),
+	[F_PORT_HCA_TYPE] =
+	    PORT(.src = SRC_RDMA, .path = "hca_type", .type = VT_STR, .config = true,
+		 .mtype = MT_INFO, .metric = "roce_rdma_port_info", .label = "hca_type"),
 	[F_PORT_ACTIVE_MTU] =
 	    PORT(.src = SRC_VERBS, .path = "active_mtu", .type = VT_INT, .config = true,
 		 .mtype = MT_GAUGE, .metric = "roce_rdma_active_mtu_bytes",
@@ -609,6 +617,10 @@ const struct counter_desc port_counter_descs[] = {
 	  .rep = { RCAT_DISCARD, "tx", "port transmit discards", "packets" },
 	  .metric = "roce_rdma_port_transmit_discards_total",
 	  .help = "Packets the RDMA port discarded on transmit." },
+	{ .name = "port_rcv_discards",
+	  .rep = { RCAT_DISCARD, "rx", "port receive discards", "packets" },
+	  .metric = "roce_rdma_port_receive_discards_total",
+	  .help = "Packets the RDMA port discarded on receive." },
 	{ .name = "port_rcv_errors",
 	  .rep = { RCAT_DISCARD, "rx", "port receive errors", "packets" },
 	  .metric = "roce_rdma_port_receive_errors_total",

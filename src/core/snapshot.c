@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
@@ -693,9 +694,34 @@ int snapshot_open(const char *path, struct snapshot_file **out, char *err, size_
 	json_t *root;
 	struct perr pe = { err, errlen, path };
 
-	root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	/*
+	 * Open it ourselves: jansson's own message repeats the path ("x.json:
+	 * unable to open x.json: ...") and reads a directory as an empty file.
+	 */
+	{
+		FILE *f = fopen(path, "r");
+		struct stat st;
+		int e;
+
+		if (!f) {
+			e = errno;
+			snprintf(err, errlen, "%s: %s", path, strerror(e));
+			return -e;
+		}
+		if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+			fclose(f);
+			snprintf(
+			    err, errlen,
+			    "%s: is a directory, not a snapshot file (rocewatch snapshot -o FILE "
+			    "writes one)",
+			    path);
+			return -EISDIR;
+		}
+		root = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
+		fclose(f);
+	}
 	if (!root) {
-		if (je.line < 0 || !strncmp(je.text, "unable to open", 14))
+		if (je.line < 0)
 			snprintf(err, errlen, "%s: %s", path, je.text);
 		else
 			snprintf(err, errlen, "%s:%d:%d: %s", path, je.line, je.column, je.text);

@@ -121,13 +121,19 @@ static void on_poll_end(void *arg, const struct rec_poll *p)
 	}
 }
 
+/* One name for an object everywhere in the report: mlx5_0/1, eth2, node. */
+static const char *object_name(const char *device, const char *port, char *buf, size_t len)
+{
+	if (port[0])
+		snprintf(buf, len, "%s/%s", device, port);
+	else
+		snprintf(buf, len, "%s", device[0] ? device : "node");
+	return buf;
+}
+
 static const char *where(const struct transition *t, char *buf, size_t len)
 {
-	if (t->port[0])
-		snprintf(buf, len, "%s/%s", t->device, t->port);
-	else
-		snprintf(buf, len, "%s", t->device[0] ? t->device : "node");
-	return buf;
+	return object_name(t->device, t->port, buf, len);
 }
 
 static void write_text(const struct replay *rp, FILE *f)
@@ -149,11 +155,14 @@ static void write_text(const struct replay *rp, FILE *f)
 		const struct transition *t = &rp->tr[i];
 
 		rec_format_time(t->t_ms, a, sizeof(a));
+		/* the value behind it, when it says more than the summary (an unknown's reason) */
+		bool more = t->value[0] && strncmp(t->summary, t->value, strlen(t->value));
+
 		if (t->fired)
 			fprintf(f, "%s  FIRING    %-32s %-14s %-8s %s%s%s\n", a, t->alertname,
 				where(t, obj, sizeof(obj)), t->severity,
 				strcmp(t->alertname, t->rule) && t->rule[0] ? t->rule : t->summary,
-				t->value[0] ? " -- " : "", t->value);
+				more ? " -- " : "", more ? t->value : "");
 		else
 			fprintf(f, "%s  RESOLVED  %-32s %-14s after %.1f s\n", a, t->alertname,
 				where(t, obj, sizeof(obj)), (double)(t->t_ms - t->since_ms) / 1e3);
@@ -166,8 +175,8 @@ static void write_text(const struct replay *rp, FILE *f)
 			const struct alert *x = &rp->at.a[i];
 
 			if (x->state == ALERT_FIRING)
-				fprintf(f, " %s%s%s", x->alertname, x->device[0] ? "@" : "",
-					x->device);
+				fprintf(f, " %s@%s", x->alertname,
+					object_name(x->device, x->port, obj, sizeof(obj)));
 		}
 		fputc('\n', f);
 	}

@@ -56,25 +56,27 @@ strip = lambda ps: [{k: v for k, v in p.items() if k != "ifindex"} for p in ps]
 assert strip(a["rdma_ports"]) == strip(b["rdma_ports"]), (a["rdma_ports"], b["rdma_ports"])
 assert a["node"] == b["node"]' "$TMPD/snap.json" "$TMPD/replay.json"
 
-# /metrics: live from the tree, and replayed from the snapshot, give the same RDMA families.
-port=$(free_port)
-"$ROCEWATCH" serve --web.listen-address "127.0.0.1:$port" "${COMMON[@]}" 2>"$TMPD/serve.err" &
-pid=$!
-on_exit "kill $pid"
-wait_until 10 curl -sf "127.0.0.1:$port/metrics" || die "serve did not come up: $(cat "$TMPD/serve.err")"
-sleep 1.2 # one more fast poll: counters as of a poll, not a partial one
-curl -sf "127.0.0.1:$port/metrics" >"$TMPD/live.prom"
-kill "$pid"
-wait "$pid" 2>/dev/null || true
+# scrape OUT ARGS...: serve ARGS, one /metrics page into OUT once two fast polls ran
+# (counters as of a whole poll, however long a poll takes here), then stop it
+scrape() {
+	local out=$1 port pid
+	shift
+	port=$(free_port)
+	"$ROCEWATCH" serve --web.listen-address "127.0.0.1:$port" "$@" 2>"$out.err" &
+	pid=$!
+	on_exit "kill $pid"
+	polled() {
+		curl -sf "127.0.0.1:$port/metrics" >"$out" &&
+			[ "$(awk '$1 == "rocewatch_polls_total{loop=\"fast\"}" { print $2 }' "$out")" -ge 2 ]
+	}
+	wait_until 20 polled || die "serve $* did not come up: $(cat "$out.err")"
+	kill "$pid"
+	wait "$pid" 2>/dev/null || true
+}
 
-port=$(free_port)
-"$ROCEWATCH" serve --web.listen-address "127.0.0.1:$port" --from "$TMPD/snap.json" 2>"$TMPD/serve2.err" &
-pid=$!
-on_exit "kill $pid"
-wait_until 10 curl -sf "127.0.0.1:$port/metrics" || die "serve --from did not come up: $(cat "$TMPD/serve2.err")"
-curl -sf "127.0.0.1:$port/metrics" >"$TMPD/replay.prom"
-kill "$pid"
-wait "$pid" 2>/dev/null || true
+# /metrics: live from the tree, and replayed from the snapshot, give the same RDMA families.
+scrape "$TMPD/live.prom" "${COMMON[@]}"
+scrape "$TMPD/replay.prom" --from "$TMPD/snap.json"
 
 rdma_families() { # the roce_rdma_* lines, HELP/TYPE included
 	grep -E '^(# (HELP|TYPE) )?roce_rdma_' "$1"
@@ -92,6 +94,60 @@ if command -v promtool >/dev/null 2>&1; then
 else
 	echo "# promtool not installed: exposition syntax not checked by it"
 fi
+
+# mlx4 VPI: 64-bit counters_ext/ preferred over the saturated 32-bit counters/, board and
+# HCA type, a native IB port that the RoCE profile leaves alone.
+M4=(--sysfs-root "$FIX/sysfs/mlx4-vpi" --netdev-exclude '.*')
+timeout 20 "$ROCEWATCH" snapshot "${M4[@]}" -o "$TMPD/m4.json" 2>"$TMPD/m4.err" ||
+	die "snapshot of mlx4-vpi failed: $(cat "$TMPD/m4.err")"
+check "mlx4: counters_ext/ (64-bit) replaces the saturated counters/ it extends" json_check "$TMPD/m4.json" '
+c = d["rdma_ports"][0]["counters"]["port"]
+assert c["port_xmit_data"] == 81604378624123 and c["port_rcv_data"] == 76544321098765, c
+assert c["port_xmit_packets"] == 52000000000 and c["unicast_rcv_packets"] == 48999990000, c
+assert c["port_xmit_wait"] == 4294967295, c  # no 64-bit twin: stays, saturated
+assert not [k for k in c if k.endswith("_64") or k.startswith("port_unicast")], c'
+check "mlx4: board_id and hca_type" json_check "$TMPD/m4.json" '
+f = d["rdma_ports"][0]["fields"]
+assert (f["board_id"], f["hca_type"]) == ("MT_1090111023", "MT4103"), f'
+check "rxe has no board_id or hca_type: absent, not empty" bash -c \
+	"timeout 20 '$ROCEWATCH' snapshot --sysfs-root '$FIX/sysfs/rxe' --netdev-exclude '.*' | python3 -c 'import json,sys; a=json.load(sys.stdin)[\"rdma_ports\"][0][\"absent\"]; assert a[\"board_id\"][\"reason\"] == a[\"hca_type\"][\"reason\"] == \"unsupported\", a'"
+scrape "$TMPD/m4.prom" "${M4[@]}"
+check "mlx4 /metrics: bytes from the 64-bit words" grep -qxF \
+	'roce_rdma_port_transmit_bytes_total{device="mlx4_0",port="1",netdev="ens2"} 326417514496492' "$TMPD/m4.prom"
+check "mlx4 /metrics: port_rcv_discards as roce_rdma_port_receive_discards_total" grep -qxF \
+	'roce_rdma_port_receive_discards_total{device="mlx4_0",port="1",netdev="ens2"} 17' "$TMPD/m4.prom"
+check "no double-prefixed roce_rdma_port_port_* family" bash -c "! grep -q '^roce_rdma_port_port_' '$TMPD/m4.prom'"
+check "mlx4 /metrics: board_id and hca_type as info labels (the IB port too)" grep -qxF \
+	'roce_rdma_port_info{device="mlx4_0",port="2",netdev="",link_layer="InfiniBand",node_guid="0002:c903:00a1:b2c0",firmware="2.42.5000",board_id="MT_1090111023",hca_type="MT4103"} 1' "$TMPD/m4.prom"
+# the rules: a saturated counter's increase is unknown, not 0; the IB port is skipped
+cat >"$TMPD/wait.yaml" <<'YAML'
+profile: wait
+rules:
+  - name: no_xmit_wait
+    scope: rdma_port
+    expr: increase(port["port_xmit_wait"], 5m) == 0
+    severity: warning
+    doc: the port waited to transmit (flow control)
+YAML
+saturated() {
+	local rc=0
+	"$ROCEWATCH" check "${M4[@]}" --serve none --profile "$TMPD/wait.yaml" --format json >"$TMPD/w.json" || rc=$?
+	[ "$rc" -eq 3 ] || { echo "  exit $rc" >&2; return 1; }
+	json_check "$TMPD/w.json" '
+r = {x["object"]["port"]: x for x in d["results"]}
+assert r[1]["outcome"] == "unknown" and r[1]["reason"] == "increase(port[\"port_xmit_wait\"], 5m): counter stuck at 2^32-1 (saturated), what it counted is unknown", r[1]
+assert r[2]["outcome"] == "pass", r[2]'
+}
+check "port_xmit_wait stuck at 2^32-1: increase() unknown (saturated), not 0; exit 3" saturated
+ib_skipped() {
+	"$ROCEWATCH" check "${M4[@]}" --serve none --format json >"$TMPD/ib.json" || true
+	json_check "$TMPD/ib.json" '
+ib = [x for x in d["results"] if x["object"].get("port") == 2]
+assert ib and all(x["outcome"] == "skip" and "here link_layer=InfiniBand" in x["reason"] for x in ib), ib[0]
+roce = [x for x in d["results"] if x["object"].get("port") == 1 and x["rule"] == "rocev2_ipv4_gid"]
+assert roce[0]["outcome"] == "pass", roce'
+}
+check "lossless-roce on the VPI card: the IB port skipped, the RoCE port checked" ib_skipped
 
 # This machine: no RDMA stack (NETLINK_RDMA gives EPROTONOSUPPORT, no /sys/class/infiniband).
 if [ ! -e /sys/class/infiniband ]; then

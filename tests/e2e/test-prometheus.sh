@@ -50,4 +50,36 @@ check "no scrape sample errors" value_is 'scrape_samples_post_metric_relabeling{
 
 ip netns exec "$ns" curl -sf "http://127.0.0.1:$rport/metrics" >"$TMPD/metrics.txt"
 check "promtool check metrics passes" bash -c "promtool check metrics < '$TMPD/metrics.txt'"
+
+# A default install: wire is off by default.  Disabled is not failed: no
+# rocewatch_collector_success series for it (node_exporter exports enabled
+# collectors only), and the status page shows it grey, not red.
+check "a disabled collector (wire) has no collector series" bash -c \
+	"grep -q '^rocewatch_collector_success{collector=\"link\"} 1\$' '$TMPD/metrics.txt' && ! grep -q 'collector=\"wire\"' '$TMPD/metrics.txt'"
+check "the status page shows wire disabled, not failed" bash -c \
+	"ip netns exec '$ns' curl -sf 'http://127.0.0.1:$rport/' | grep -q '<td>wire</td><td class=\"disabled\">disabled<'"
+# ... so the shipped RocewatchCollectorFailing alert stays silent over this very scrape
+python3 - "$TMPD/metrics.txt" "$SOURCE_DIR/contrib/prometheus/rocewatch-alerts.yml" >"$TMPD/default.test.yml" <<'PY'
+import sys
+series = []
+for line in open(sys.argv[1]):
+    if line.startswith("rocewatch_collector_success{"):
+        name_labels, value = line.rsplit(" ", 1)
+        labels = name_labels[len("rocewatch_collector_success{"):-1]
+        series.append((labels, value.strip()))
+print("rule_files: [%s]" % sys.argv[2])
+print("evaluation_interval: 1m")
+print("tests:")
+print("  - interval: 1m")
+print("    input_series:")
+for labels, value in series:
+    print("      - series: 'rocewatch_collector_success{%s,instance=\"n1:9479\",job=\"rocewatch\"}'" % labels)
+    print("        values: '%sx15'" % value)
+print("    alert_rule_test:")
+print("      - eval_time: 10m")
+print("        alertname: RocewatchCollectorFailing")
+print("        exp_alerts: []")
+PY
+check "promtool: RocewatchCollectorFailing does not fire on this default install's scrape" \
+	promtool test rules "$TMPD/default.test.yml"
 finish

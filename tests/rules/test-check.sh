@@ -71,6 +71,20 @@ check "RoCE on priority 5 via --param: PFC, DSCP and ECN rules fail on the prior
 	expect_check good.json 2 "pfc_only_on_roce_priority@eth2 pfc_only_on_roce_priority@eth3 roce_dscp_to_roce_priority@eth2 roce_dscp_to_roce_priority@eth3 ecn_np_on_roce_priority@eth2 ecn_np_on_roce_priority@eth3 ecn_rp_on_roce_priority@eth2 ecn_rp_on_roce_priority@eth3" \
 	--param roce_priority=5
 
+# --netdev-include/--exclude filter a replayed snapshot as they filter the machine
+netdev_filter() {
+	"$ROCEWATCH" check --from "$FX/good.json" --netdev-include 'eth2' --format json >"$TMPD/f.json" || true
+	"$ROCEWATCH" check --from "$FX/good.json" --netdev-exclude 'eth.*' --format json >"$TMPD/x.json" || true
+	python3 - "$TMPD/f.json" "$TMPD/x.json" <<'PY'
+import json, sys
+inc, exc = (json.load(open(p)) for p in sys.argv[1:3])
+nd = lambda d: sorted({r["object"]["device"] for r in d["results"] if r["object"]["kind"] == "netdev"})
+assert nd(inc) == ["eth2"], nd(inc)
+assert nd(exc) == ["eno1"], nd(exc)
+PY
+}
+check "check --from with --netdev-include/--netdev-exclude: applied, not ignored" netdev_filter
+
 # summaries carry the numbers
 summary_is() { # FIXTURE RULE DEVICE EXPECTED
 	local got
@@ -79,11 +93,39 @@ summary_is() { # FIXTURE RULE DEVICE EXPECTED
 	[ "$got" = "$4" ] || { echo "  $2 on $3: '$got'" >&2; return 1; }
 }
 check "counter reset: the summary says 70" \
-	summary_is counter-reset.json no_out_of_sequence mlx5_0 "70 packets out of sequence in 5m"
+	summary_is counter-reset.json no_out_of_sequence mlx5_0 "70 packets out of sequence (only 30s of the 5m window observed)"
 check "a counter that only resets counts nothing" \
-	summary_is counter-reset.json no_local_ack_timeouts mlx5_0 "0 ACK timeouts in 5m"
+	summary_is counter-reset.json no_local_ack_timeouts mlx5_0 "0 ACK timeouts (only 30s of the 5m window observed)"
 check "pause storm: 2 error events" \
-	summary_is pause-storm.json no_pause_storm_errors eth2 "2 pause storm error events in 5m"
+	summary_is pause-storm.json no_pause_storm_errors eth2 "2 pause storm error events (only 30s of the 5m window observed)"
+
+summary_node_is() { # FIXTURE RULE EXPECTED (a node rule)
+	local got
+	got=$("$ROCEWATCH" check --from "$FX/$1" --format json 2>/dev/null |
+		python3 -c "import json,sys; d=json.load(sys.stdin); print([r['summary'] for r in d['results'] if r['rule']=='$2'][0])")
+	[ "$got" = "$3" ] || { echo "  $2: '$got'" >&2; return 1; }
+}
+check "memlock unlimited: the summary says unlimited (not 'limit=absent (unsupported) bytes')" \
+	summary_node_is good.json memlock_unlimited "RLIMIT_MEMLOCK (bytes): unlimited"
+check "memlock 64 KiB: the summary gives the limit" \
+	summary_node_is memlock-64k.json memlock_unlimited "RLIMIT_MEMLOCK (bytes): 65536"
+check "no RoCE v2 IPv4 GID: NCCL_IB_GID_INDEX=none (not 'absent (unsupported)')" \
+	summary_is no-rocev2-gid.json rocev2_ipv4_gid mlx5_0 "0 RoCE v2 IPv4 GID(s) for eth2; NCCL_IB_GID_INDEX=none"
+check "a window fully covered by the samples says so" \
+	summary_is pause-storm-expired.json no_pause_storm_errors eth2 "0 pause storm error events (over the last 5m)"
+# never claim a window that was not observed: the JSON says which span the verdict rests on
+window_json() {
+	"$ROCEWATCH" check --from "$FX/counter-reset.json" --format json >"$TMPD/w.json" || [ $? -eq 1 ]
+	python3 - "$TMPD/w.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = [x for x in d["results"] if x["rule"] == "no_out_of_sequence"][0]
+assert r["window_seconds"] == 300 and r["observed_seconds"] == 30, r
+m = [x for x in d["results"] if x["rule"] == "netdev_mtu"][0]
+assert m["window_seconds"] is None and m["observed_seconds"] is None, m
+PY
+}
+check "JSON: window_seconds and observed_seconds of counter rules (null for the others)" window_json
 
 # DCB unsupported: the PFC rules are unknown with the reason, nothing fails, exit 3
 dcb_unknown() {
@@ -119,7 +161,7 @@ check "one snapshot: counter rules unknown (needs two samples), exit 3" single_s
 no_rdma() {
 	local rc=0
 	"$ROCEWATCH" check --from "$SOURCE_DIR/tests/fixtures/snapshots/seq-ok.json" >"$TMPD/t" 2>&1 || rc=$?
-	[ "$rc" -eq 3 ] && grep -q "requires an rdma_port and this node has none" "$TMPD/t"
+	[ "$rc" -eq 3 ] && grep -q "requires an rdma_port where link_layer == \"Ethernet\", and this node has none" "$TMPD/t"
 }
 check "no RDMA device with a profile that requires one: exit 3" no_rdma
 
@@ -129,11 +171,51 @@ text_out() {
 	grep -q '^netdev eth2$' "$TMPD/t.txt" &&
 		grep -q '^rdma_port mlx5_0/1 (eth2)$' "$TMPD/t.txt" &&
 		grep -Eq '^  fail +critical +pfc_only_on_roce_priority +PFC enabled on \{0,3\}, expected only \{3\}$' "$TMPD/t.txt" &&
-		grep -q 'mlnx_qos -i IF --pfc' "$TMPD/t.txt" &&
+		grep -q 'mlnx_qos -i eth2 --pfc' "$TMPD/t.txt" &&
+		! grep -qw 'IF' "$TMPD/t.txt" &&
 		grep -q 'CRITICAL$' "$TMPD/t.txt" &&
 		! grep -q $'\033' "$TMPD/t.txt"
 }
 check "text report grouped by object, doc under the failure, no colour in a pipe" text_out
+# fix hints name the object: IF the netdev, DEV the RDMA device, PORT the port
+hints() {
+	"$ROCEWATCH" check --from "$FX/good.json" --format json >"$TMPD/h.json"
+	python3 - "$TMPD/h.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+doc = {(r["rule"], r["object"].get("device")): r["doc"] for r in d["results"]}
+assert "mlxconfig -d mlx5_0 set CNP_802P_PRIO_P1=6" in doc[("cnp_priority", "eth2")], doc[("cnp_priority", "eth2")]
+assert "/sys/class/net/eth3/ecn/roce_np/cnp_802p_prio" in doc[("cnp_priority", "eth3")]
+t = doc[("rdma_cm_tos", "mlx5_1")]
+assert "cma_roce_tos -d mlx5_1 -t 106" in t and "rdma_cm/mlx5_1/ports/1/default_roce_tos" in t, t
+assert "ip link show eth2" in doc[("port_active", "mlx5_0")], doc[("port_active", "mlx5_0")]
+PY
+}
+check "fix hints say the device (eth2, mlx5_0, port 1), not IF and DEV" hints
+
+# native InfiniBand ports are not RoCE ports: skipped, with the reason
+ib_port() {
+	expect_check ib-port.json 0 "" || return 1
+	python3 - "$TMPD/out.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ib = [r for r in d["results"] if r["object"].get("device") == "mlx5_1"]
+assert ib and all(r["outcome"] == "skip" for r in ib), [(r["rule"], r["outcome"]) for r in ib]
+want = 'outside the profile: it applies to rdma_port where link_layer == "Ethernet" (here link_layer=InfiniBand)'
+assert all(r["reason"] == want for r in ib), ib[0]["reason"]
+roce = [r for r in d["results"] if r["object"].get("device") == "mlx5_0" and r["rule"] == "rocev2_ipv4_gid"]
+assert roce[0]["outcome"] == "pass", roce
+PY
+}
+check "an IB port next to a RoCE port: its RoCE rules skipped with the reason, exit 0" ib_port
+check "the IB port is one line in the text report" bash -c \
+	"'$ROCEWATCH' check --from '$FX/ib-port.json' | grep -A1 '^rdma_port mlx5_1/1\$' | grep -q 'skip .*(all rules) *outside the profile: it applies to rdma_port where link_layer == \"Ethernet\" (here link_layer=InfiniBand)'"
+ib_only() {
+	local rc=0
+	"$ROCEWATCH" check --from "$FX/ib-only.json" >"$TMPD/ib.txt" || rc=$?
+	[ "$rc" -eq 3 ] && grep -q 'profile lossless-roce requires an rdma_port where link_layer == "Ethernet", and this node has none' "$TMPD/ib.txt"
+}
+check "an InfiniBand-only node: no RoCE port, UNKNOWN (exit 3), not OK" ib_only
 check "--color always colours" bash -c "'$ROCEWATCH' check --from '$FX/good.json' --color always | grep -q $'\033\\[32mpass'"
 if command -v script >/dev/null; then
 	check "a terminal gets colour" bash -c "NO_COLOR= script -qec \"'$ROCEWATCH' check --from '$FX/good.json'\" /dev/null | grep -q $'\033\\['"
@@ -166,8 +248,82 @@ check "bad --param: exit 3" expect_unknown "--param 'roce_priority': expected KE
 check "unknown --param: exit 3" expect_unknown "no loaded profile declares a parameter 'nope'" --param nope=1 --from "$FX/good.json"
 check "--param of the wrong type: exit 3" expect_unknown "expected a number" --param roce_priority=three --from "$FX/good.json"
 check "unknown profile: exit 3" expect_unknown "profile 'nope' not found (looked in " --profile nope
-check "unreadable snapshot: exit 3" expect_unknown "/nonexistent.json: unable to open" --from /nonexistent.json
+check "unreadable snapshot: exit 3, the path named once" expect_unknown \
+	"^rocewatch check: /nonexistent.json: No such file or directory$" --from /nonexistent.json
+check "--from DIR: exit 3, 'is a directory' (not a JSON parse error)" expect_unknown \
+	"^rocewatch check: $FX: is a directory, not a snapshot file" --from "$FX"
 check "--help exits 0" bash -c "'$ROCEWATCH' check --help | grep -q 'Usage: rocewatch check'"
+
+# --serve: a pre-flight sees the minutes a serve on the node has watched, not its own
+# 100 ms.  Serve and check read one copy of the mlx5 fixture tree; the retries happen
+# while only serve is watching.
+need_cmd curl
+cp -a "$SOURCE_DIR/tests/fixtures/sysfs/mlx5-roce" "$TMPD/tree"
+oos=$(find "$TMPD/tree" -path '*mlx5_0/ports/1/hw_counters/out_of_sequence')
+TREE=(--sysfs-root "$TMPD/tree" --procfs-root "$SOURCE_DIR/tests/fixtures/procfs/gpu-node" --netdev-include no-such-netdev)
+sport=$(free_port)
+"$ROCEWATCH" serve "${TREE[@]}" --interval 100ms --web.listen-address "127.0.0.1:$sport" \
+	>"$TMPD/serve.log" 2>&1 &
+spid=$!
+on_exit "kill $spid"
+wait_until 20 curl -sf "http://127.0.0.1:$sport/healthz" || die "serve did not start: $(cat "$TMPD/serve.log")"
+serve_sees() { # RULE OUTCOME: serve's result for mlx5_0
+	curl -sf "http://127.0.0.1:$sport/api/v1/checks" | python3 -c "import json,sys
+d = json.load(sys.stdin)
+r = [x for x in d['results'] if x['rule'] == '$1' and x['object'].get('device') == 'mlx5_0']
+sys.exit(0 if r and r[0]['outcome'] == '$2' else 1)"
+}
+wait_until 20 serve_sees no_out_of_sequence pass || die "serve never decided no_out_of_sequence"
+echo $(( $(cat "$oos") + 946 )) >"$oos"
+wait_until 20 serve_sees no_out_of_sequence fail || die "serve did not see the retries"
+from_serve() {
+	local rc=0
+	"$ROCEWATCH" check "${TREE[@]}" --serve "http://127.0.0.1:$sport" --format json >"$TMPD/s.json" || rc=$?
+	# 2: mlx5_1 has no IPv4 RoCE v2 GID in the fixture, whoever decides the counters
+	[ "$rc" -eq 2 ] || { echo "  exit $rc" >&2; return 1; }
+	python3 - "$TMPD/s.json" "http://127.0.0.1:$sport" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+h = d["history"]
+assert h["source"] == "serve" and h["serve_url"] == sys.argv[2], h
+assert h["from_serve"] == h["counter_results"] > 0, h
+assert h["note"].startswith("counter rules: %d of %d from rocewatch serve at %s, decided on its "
+                            % (h["from_serve"], h["counter_results"], sys.argv[2])), h
+r = [x for x in d["results"] if x["rule"] == "no_out_of_sequence" and x["object"]["device"] == "mlx5_0"][0]
+assert r["outcome"] == "fail" and r["summary"].startswith("946 packets out of sequence (only "), r
+# serve has watched longer than the check's own two samples 100 ms apart
+assert r["observed_seconds"] > 0.5 and r["window_seconds"] == 300, r
+# configuration is check's own: a fixture has no verbs, so active_mtu stays unknown here
+m = [x for x in d["results"] if x["rule"] == "active_mtu_4096"][0]
+assert m["outcome"] == "unknown" and m["window_seconds"] is None, m
+PY
+}
+check "--serve: counter rules from serve's history (the retries check did not see)" from_serve
+check "--serve: the text report says what the counter rules rest on" bash -c \
+	"'$ROCEWATCH' check ${TREE[*]} --serve http://127.0.0.1:$sport | grep -Eq '^counter rules: [0-9]+ of [0-9]+ from rocewatch serve at http://127.0.0.1:$sport, decided on its '"
+local_only() {
+	local rc=0
+	"$ROCEWATCH" check "${TREE[@]}" --serve none --format json >"$TMPD/l.json" || rc=$?
+	[ "$rc" -eq 2 ] || { echo "  exit $rc" >&2; return 1; }
+	python3 - "$TMPD/l.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+h = d["history"]
+assert h["source"] == "local" and h["from_serve"] == 0, h
+assert h["note"].startswith("counter rules: decided on 0.") and h["note"].endswith(
+    "of samples (this check's), less than their 5m window; --serve none"), h
+r = [x for x in d["results"] if x["rule"] == "no_out_of_sequence" and x["object"]["device"] == "mlx5_0"][0]
+assert r["outcome"] == "pass" and r["observed_seconds"] < 1 and "of the 5m window observed)" in r["summary"], r
+PY
+}
+check "--serve none: decided on this check's 100 ms, and it says so" local_only
+nport=$(free_port)
+check "--serve unreachable: falls back to this check's samples with a clear note" bash -c \
+	"'$ROCEWATCH' check ${TREE[*]} --serve http://127.0.0.1:$nport | grep -q '^counter rules: decided on .* of samples (this check.s), less than their 5m window; no usable rocewatch serve at http://127.0.0.1:$nport (Couldn.t connect to server)\$'"
+check "--serve with --from is refused (another node's snapshot), exit 3" expect_unknown \
+	"--serve and --from: serve's history is of the machine it runs on" --serve "http://127.0.0.1:$sport" --from "$FX/good.json"
+check "--serve: not a URL, exit 3" expect_unknown "--serve: 'localhost:9479' is not an http:// or https:// URL, or none" --serve localhost:9479
+kill "$spid"
 
 # ROCEWATCH_PROFILE_DIR overrides the built-in profile directory
 mkdir -p "$TMPD/profiles"

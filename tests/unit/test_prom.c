@@ -102,6 +102,52 @@ static void absent_is_not_zero(void **state)
 	model_free(&m);
 }
 
+/* An absent fact of an info family has no label at all, never label="". */
+static void info_without_absent_labels(void **state)
+{
+	struct node_model m;
+	struct strbuf a = { 0 };
+
+	(void)state;
+	build_model(&m);
+	field_set_str(m.ports[0], F_PORT_LINK_LAYER, "Ethernet");
+	field_set_str(m.ports[0], F_PORT_FW, "22.39.1002");
+	field_absent(m.ports[0], F_PORT_NODE_GUID, ABS_UNSUPPORTED, 0);
+	field_set_str(m.ports[0], F_PORT_BOARD_ID, "MT_0000000359");
+	field_set_str(m.ports[0], F_PORT_HCA_TYPE, "MT4125");
+	render(&m, &a);
+	assert_non_null(strstr(a.buf, "roce_rdma_port_info{device=\"mlx5_0\",port=\"1\",netdev="
+				      "\"eth2\",link_layer=\"Ethernet\",firmware=\"22.39.1002\","
+				      "board_id=\"MT_0000000359\",hca_type=\"MT4125\"} 1\n"));
+	assert_null(strstr(a.buf, "=\"\""));
+	sb_free(&a);
+	model_free(&m);
+}
+
+/* Disabled is not failed: only enabled collectors have self metrics (as node_exporter). */
+static void disabled_collector_has_no_series(void **state)
+{
+	struct node_model m;
+	struct strbuf a = { 0 };
+
+	(void)state;
+	build_model(&m);
+	strlcpy0(m.coll[1].name, "wire", sizeof(m.coll[1].name));
+	m.coll[1].enabled = false;
+	strlcpy0(m.coll[2].name, "dcb", sizeof(m.coll[2].name));
+	m.coll[2].enabled = m.coll[2].ran = true;
+	m.coll[2].err = -EIO;
+	m.coll[2].failures = 3;
+	render(&m, &a);
+	assert_null(strstr(a.buf, "collector=\"wire\""));
+	assert_non_null(strstr(a.buf, "rocewatch_collector_success{collector=\"link\"} 1\n"));
+	assert_non_null(strstr(a.buf, "rocewatch_collector_success{collector=\"dcb\"} 0\n"));
+	assert_non_null(
+	    strstr(a.buf, "rocewatch_collector_consecutive_failures{collector=\"dcb\"} 3\n"));
+	sb_free(&a);
+	model_free(&m);
+}
+
 static void every_family_has_help_and_type_once(void **state)
 {
 	struct node_model m;
@@ -181,6 +227,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(matches_golden),
 		cmocka_unit_test(stable_and_sorted),
 		cmocka_unit_test(absent_is_not_zero),
+		cmocka_unit_test(disabled_collector_has_no_series),
+		cmocka_unit_test(info_without_absent_labels),
 		cmocka_unit_test(every_family_has_help_and_type_once),
 		cmocka_unit_test(process_metrics),
 	};

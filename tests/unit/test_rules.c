@@ -187,7 +187,7 @@ static void err_functions(void **state)
 		     NULL,
 		     "t.yaml:6:11: error: expr: unknown function 'rte' (functions: rate, increase, "
 		     "delta, count, min, max, sum, abs, ib_mtu_for, tos_dscp, gid_count, present, "
-		     "supported, coalesce)");
+		     "supported, coalesce, if)");
 	/* wrong arity: at the function's name, here after "mtu > 0 && " */
 	expect_error(HEAD "    scope: netdev\n    expr: mtu > 0 && increase(mtu) == 0\n"
 			  "    severity: warning\n",
@@ -320,7 +320,7 @@ static void err_structure(void **state)
 		     "t.yaml:6:11: error: expr must be a single value (a string), not a list");
 	expect_error("profile: t\nrule: []\n", NULL,
 		     "t.yaml:2:1: error: unknown key 'rule' (keys: profile, description, params, "
-		     "requires, rules)");
+		     "requires, applies_to, rules)");
 	expect_error("rules: []\n", NULL, "t.yaml:1:1: error: missing 'profile: NAME'");
 	expect_error("profile: Big Name\nrules: []\n", NULL,
 		     "t.yaml:1:10: error: profile name 'Big Name': use lower-case letters, digits, "
@@ -356,6 +356,7 @@ static void err_params(void **state)
 
 struct found {
 	enum rule_outcome outcome;
+	int64_t window_ns, observed_ns;
 	char summary[RULE_SUMMARY_MAX];
 	char reason[RULE_REASON_MAX];
 };
@@ -367,7 +368,9 @@ static struct found result(struct rules_engine *e, const char *rule, const char 
 
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(res[i].rule->name, rule) && !strcmp(res[i].device, dev)) {
-			struct found f = { .outcome = res[i].outcome };
+			struct found f = { .outcome = res[i].outcome,
+					   .window_ns = res[i].window_ns,
+					   .observed_ns = res[i].observed_ns };
 
 			strcpy(f.summary, res[i].summary);
 			strcpy(f.reason, res[i].reason);
@@ -626,6 +629,74 @@ static void eval_summary_and_status(void **state)
 	model_free(&m);
 }
 
+/* applies_to: a profile keeps off the objects it is not about, and says why */
+static void applies_to(void **state)
+{
+	static const char prof[] = "profile: t\nrequires: [rdma_port]\n"
+				   "applies_to:\n  rdma_port: link_layer == \"Ethernet\"\n"
+				   "rules:\n"
+				   "  - name: up\n    scope: rdma_port\n    severity: critical\n"
+				   "    expr: state == \"ACTIVE\"\n";
+	struct node_model m;
+	struct rules_engine *e;
+	struct found f;
+
+	(void)state;
+	build_model(&m);
+	e = load_ok(prof);
+	/* link_layer unknown: the rule decides what it can */
+	assert_int_equal(rules_evaluate(e, &m, 1), 0);
+	assert_int_equal(result(e, "up", "mlx5_0").outcome, RULE_PASS);
+	field_set_str(m.ports[0], F_PORT_LINK_LAYER, "InfiniBand");
+	assert_int_equal(rules_evaluate(e, &m, 2), 0);
+	f = result(e, "up", "mlx5_0");
+	assert_int_equal(f.outcome, RULE_SKIP);
+	assert_string_equal(f.reason, "outside the profile: it applies to rdma_port where "
+				      "link_layer == \"Ethernet\" (here link_layer=InfiniBand)");
+	/* the only port is not one the profile is about: its requirement is not met */
+	assert_int_equal(rules_status(e), RULES_UNKNOWN);
+	field_set_str(m.ports[0], F_PORT_LINK_LAYER, "Ethernet");
+	assert_int_equal(rules_evaluate(e, &m, 3), 0);
+	assert_int_equal(rules_status(e), RULES_OK);
+	rules_free(e);
+	expect_error("profile: t\napplies_to:\n  rdma_port: increase(hw[\"x\"], 5m) > 0\n"
+		     "rules: []\n",
+		     NULL,
+		     "t.yaml:3:14: error: applies_to: fields, parameters and constants only (no "
+		     "counter sets, no rate/increase/delta)");
+	expect_error("profile: t\napplies_to:\n  nic: mtu > 0\nrules: []\n", NULL,
+		     "t.yaml:3:3: error: applies_to: 'nic' is not netdev or rdma_port");
+	model_free(&m);
+}
+
+/* if(): a summary prints the branch taken (types may differ there, not in an expr) */
+static void eval_if(void **state)
+{
+	struct node_model m;
+	struct rules_engine *e;
+
+	(void)state;
+	build_model(&m);
+	e = load_ok("profile: t\nrules:\n"
+		    "  - name: ml\n    scope: node\n    severity: critical\n"
+		    "    expr: memlock_unlimited || if(memlock > 0, memlock >= 65536, false)\n"
+		    "    summary: \"RLIMIT_MEMLOCK (bytes): "
+		    "{if(memlock_unlimited, \\\"unlimited\\\", memlock)}\"\n");
+	assert_int_equal(rules_evaluate(e, &m, 1), 0);
+	assert_string_equal(result(e, "ml", "").summary, "RLIMIT_MEMLOCK (bytes): 65536");
+	assert_int_equal(result(e, "ml", "").outcome, RULE_PASS);
+	field_set_bool(&m.node, F_NODE_MEMLOCK_UNLIMITED, true);
+	field_absent(&m.node, F_NODE_MEMLOCK, ABS_UNSUPPORTED, 0);
+	assert_int_equal(rules_evaluate(e, &m, 2), 0);
+	assert_string_equal(result(e, "ml", "").summary, "RLIMIT_MEMLOCK (bytes): unlimited");
+	rules_free(e);
+	expect_error(
+	    HEAD "    scope: node\n    expr: if(true, 1, \"x\") == 1\n    severity: info\n", NULL,
+	    "t.yaml:6:23: error: expr: if(): argument 3 is string, argument 2 is number "
+	    "(only a summary may mix them)");
+	model_free(&m);
+}
+
 /* Feed one counter through a sequence of samples; return the last result's summary. */
 static void counter_seq(struct rules_engine *e, struct node_model *m, const uint64_t *v,
 			const int64_t *t_s, size_t n)
@@ -667,7 +738,10 @@ static void counter_reset_and_wrap(void **state)
 	counter_seq(e, &m, reset + 1, t + 1, 3);
 	f = result(e, "inc", "mlx5_0");
 	assert_int_equal(f.outcome, RULE_FAIL);
-	assert_string_equal(f.summary, "inc=70 rate=2.333 delta=-80");
+	assert_string_equal(f.summary,
+			    "inc=70 rate=2.333 delta=-80 (only 30s of the 5m window observed)");
+	assert_int_equal(f.window_ns, 300000000000LL);
+	assert_int_equal(f.observed_ns, 30000000000LL);
 	rules_free(e);
 
 	/* a reset alone is no event */
@@ -675,19 +749,52 @@ static void counter_reset_and_wrap(void **state)
 	counter_seq(e, &m, only_reset, t, 4);
 	f = result(e, "inc", "mlx5_0");
 	assert_int_equal(f.outcome, RULE_PASS);
-	assert_string_equal(f.summary, "inc=0 rate=0 delta=-500");
+	assert_string_equal(f.summary,
+			    "inc=0 rate=0 delta=-500 (only 30s of the 5m window observed)");
 	rules_free(e);
 
 	/* a 32-bit wrap is counted as a reset: the 5 before the wrap are lost */
 	e = load_ok(counter_rules);
 	counter_seq(e, &m, wrap, t, 2);
 	f = result(e, "inc", "mlx5_0");
-	assert_string_equal(f.summary, "inc=10 rate=1 delta=-4294967280");
+	assert_string_equal(f.summary,
+			    "inc=10 rate=1 delta=-4294967280 (only 10s of the 5m window observed)");
 
 	/* time going backwards (a replay restarting) starts the history over */
 	counter_seq(e, &m, wrap, t, 1);
 	f = result(e, "inc", "mlx5_0");
 	assert_int_equal(f.outcome, RULE_UNKNOWN);
+	rules_free(e);
+	model_free(&m);
+}
+
+/* IB port counters saturate: stuck at 2^32-1, increase() is unknown, never 0. */
+static void counter_saturated(void **state)
+{
+	static const uint64_t stuck[] = { 4294967295ULL, 4294967295ULL, 4294967295ULL };
+	static const uint64_t reaches[] = { 4294967000ULL, 4294967295ULL, 17 };
+	static const int64_t t[] = { 0, 10, 20 };
+	struct node_model m;
+	struct rules_engine *e;
+	struct found f;
+
+	(void)state;
+	build_model(&m);
+	e = load_ok(counter_rules);
+	counter_seq(e, &m, stuck, t, 3);
+	f = result(e, "inc", "mlx5_0");
+	assert_int_equal(f.outcome, RULE_UNKNOWN);
+	assert_string_equal(f.reason, "increase(hw[\"out_of_sequence\"], 5m): counter stuck at "
+				      "2^32-1 (saturated), what it counted is unknown");
+	rules_free(e);
+	/* reaching it is unknown too; after a reset (a clear) it counts again */
+	e = load_ok(counter_rules);
+	counter_seq(e, &m, reaches, t, 2);
+	assert_int_equal(result(e, "inc", "mlx5_0").outcome, RULE_UNKNOWN);
+	counter_seq(e, &m, reaches + 2, t + 2, 1);
+	f = result(e, "inc", "mlx5_0");
+	assert_int_equal(f.outcome, RULE_FAIL);
+	assert_true(!strncmp(f.summary, "inc=312 ", 8));
 	rules_free(e);
 	model_free(&m);
 }
@@ -713,10 +820,12 @@ static void counter_window(void **state)
 		assert_int_equal(rules_evaluate(e, &m, t * 1000000000LL), 0);
 		f = result(e, "inc", "mlx5_0");
 		/* counted while the window [t-60 s, t] reaches back to a sample before the event */
-		if (t >= 10 && t <= 60)
-			assert_string_equal(f.summary, "4");
+		if (t >= 10 && t < 60)
+			assert_true(!strncmp(f.summary, "4 (only ", 8));
+		else if (t == 60)
+			assert_string_equal(f.summary, "4 (over the last 1m)");
 		else if (t > 60)
-			assert_string_equal(f.summary, "0");
+			assert_string_equal(f.summary, "0 (over the last 1m)");
 	}
 	rules_free(e);
 
@@ -765,12 +874,12 @@ static void counter_arrays(void **state)
 	assert_int_equal(rules_evaluate(e, &m, 1000000000), 0);
 	f = result(e, "np", "eth2");
 	assert_int_equal(f.outcome, RULE_FAIL);
-	assert_string_equal(f.summary, "[0,0,0,800,0,2,0,0]");
+	assert_string_equal(f.summary, "[0,0,0,800,0,2,0,0] (only 1s of the 5m window observed)");
 	field_set_prio(m.netdevs[0], F_NETDEV_PFC_INDICATIONS, 5, 2);
 	field_set_prio(m.netdevs[0], F_NETDEV_PFC_INDICATIONS, 0, 107);
 	assert_int_equal(rules_evaluate(e, &m, 2000000000), 0);
 	f = result(e, "np", "eth2");
-	assert_string_equal(f.summary, "[7,0,0,800,0,2,0,0]");
+	assert_string_equal(f.summary, "[7,0,0,800,0,2,0,0] (only 2s of the 5m window observed)");
 	rules_free(e);
 	model_free(&m);
 }
@@ -832,7 +941,7 @@ static void reload_adopts_history(void **state)
 	assert_int_equal(rules_evaluate(b, &m, 2000000000), 0);
 	f = result(b, "inc", "mlx5_0");
 	assert_int_equal(f.outcome, RULE_FAIL);
-	assert_string_equal(f.summary, "inc=2 rate=2 delta=2");
+	assert_string_equal(f.summary, "inc=2 rate=2 delta=2 (only 1s of the 5m window observed)");
 	rules_results(b, &rb);
 	assert_true(rb[0].key == key);
 	/* a changed rule starts over */
@@ -912,7 +1021,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test(err_params),
 		cmocka_unit_test(eval_outcomes),
 		cmocka_unit_test(eval_summary_and_status),
+		cmocka_unit_test(eval_if),
+		cmocka_unit_test(applies_to),
 		cmocka_unit_test(counter_reset_and_wrap),
+		cmocka_unit_test(counter_saturated),
 		cmocka_unit_test(counter_window),
 		cmocka_unit_test(counter_arrays),
 		cmocka_unit_test(no_alloc_steady_state),

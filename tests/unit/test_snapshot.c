@@ -67,7 +67,9 @@ static void malformed_rejected(void **state)
 		  "$.netdevs[0].fields.pfc.enabled: element 0: expected an integer 0..7" },
 		{ "bad-seq.json", "$[1].rdma_ports[0]: expected a device name and a port number" },
 		{ "bad-dup.json", "duplicate netdev 'eth0'" },
-		{ "missing.json", "missing.json: unable to open" },
+		{ "missing.json", "missing.json: No such file or directory" },
+		/* a directory is named once, as what it is (not "1:0: '[' or '{' expected") */
+		{ "rules", "rules: is a directory, not a snapshot file" },
 	};
 
 	(void)state;
@@ -80,6 +82,9 @@ static void malformed_rejected(void **state)
 		assert_null(sf);
 		if (!strstr(err, cases[i].expect))
 			fail_msg("%s: got '%s', want '%s'", cases[i].file, err, cases[i].expect);
+		/* the path once, not "x.json: unable to open x.json" */
+		if (strstr(strstr(err, cases[i].file) + 1, cases[i].file))
+			fail_msg("%s: the path twice in '%s'", cases[i].file, err);
 	}
 }
 
