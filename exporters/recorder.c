@@ -1403,6 +1403,81 @@ close_db:
 	return rc ? rc : -EIO;
 }
 
+struct cap_file {
+	char name[256];
+	off_t size;
+	time_t mtime;
+};
+
+static int cap_file_cmp(const void *a, const void *b)
+{
+	const struct cap_file *x = a, *y = b;
+
+	return x->mtime < y->mtime ? -1 : x->mtime > y->mtime ? 1 : strcmp(x->name, y->name);
+}
+
+/*
+ * Capture retention, like the recording's: files older than
+ * capture_retention_ns go, then the oldest until the rest fit in
+ * capture_max_size.  The newest is always kept.  Anyone who may trigger a
+ * capture could otherwise fill the disk with them.
+ */
+static void prune_captures(struct recorder *r)
+{
+	struct cap_file *f = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t total = 0;
+	time_t now = time(NULL);
+	struct dirent *e;
+	DIR *d;
+
+	if (!r->o.capture_retention_ns && !r->o.capture_max_size)
+		return;
+	d = opendir(r->dir);
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		char p[PATH_MAX + 256];
+		struct stat st;
+
+		if (strncmp(e->d_name, "capture-", 8) || len < 11 || len >= sizeof(f->name) ||
+		    strcmp(e->d_name + len - 3, ".db"))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", r->dir, e->d_name);
+		if (lstat(p, &st) || !S_ISREG(st.st_mode))
+			continue;
+		if (array_grow(&f, &cap, n, sizeof(*f), 16))
+			break;
+		strlcpy0(f[n].name, e->d_name, sizeof(f[n].name));
+		f[n].size = st.st_size;
+		f[n].mtime = st.st_mtime;
+		total += (uint64_t)st.st_size;
+		n++;
+	}
+	closedir(d);
+	if (n)
+		qsort(f, n, sizeof(*f), cap_file_cmp);
+	for (size_t i = 0; i + 1 < n; i++) {
+		bool old = r->o.capture_retention_ns &&
+			   (int64_t)(now - f[i].mtime) * 1000000000LL > r->o.capture_retention_ns;
+		bool big = r->o.capture_max_size && total > r->o.capture_max_size;
+		char p[PATH_MAX + 256];
+
+		if (!old && !big)
+			break;
+		snprintf(p, sizeof(p), "%s/%s", r->dir, f[i].name);
+		if (!unlink(p)) {
+			total -= (uint64_t)f[i].size;
+			CNT_ADD(r, captures_deleted, 1);
+			log_info("recorder: capture %s deleted (%s)", f[i].name,
+				 old ? "older than --record.capture-retention"
+				     : "captures over --record.capture-max-size");
+		}
+	}
+	free(f);
+}
+
 static void *capture_main(void *arg)
 {
 	struct recorder *r = arg;
@@ -1452,6 +1527,7 @@ static void *capture_main(void *arg)
 		} else {
 			CNT_ADD(r, captures, 1);
 			log_info("recorder: capture written: %s (%s)", j->file, j->reasons);
+			prune_captures(r);
 		}
 		free(j->snapshot);
 		free(j->rules);
@@ -1807,6 +1883,7 @@ int recorder_open(struct recorder **out, const struct recorder_opts *o, char *er
 		goto fail;
 	}
 	remove_stale_tmp(r->dir);
+	prune_captures(r);
 	rc = open_db(r, err, errlen);
 	if (rc)
 		goto fail;
@@ -1958,6 +2035,7 @@ void recorder_get_counters(struct recorder *r, struct recorder_counters *c)
 	c->deleted_polls = CNT_GET(r, deleted_polls);
 	c->captures = CNT_GET(r, captures);
 	c->capture_errors = CNT_GET(r, capture_errors);
+	c->captures_deleted = CNT_GET(r, captures_deleted);
 	c->last_seq = CNT_GET(r, last_seq);
 	c->last_t_ms = CNT_GET(r, last_t_ms);
 	c->series = CNT_GET(r, series);
@@ -2014,6 +2092,8 @@ void recorder_render(struct strbuf *sb, void *arg)
 	prom_sample_begin(sb, "rocewatch_recorder_captures_total");
 	prom_label(sb, &first, "result", "error");
 	prom_sample_end_u64(sb, first, c.capture_errors);
+	counter1(sb, "rocewatch_recorder_captures_deleted_total", "counter",
+		 "Capture files deleted by capture retention (age or size).", c.captures_deleted);
 	counter1(sb, "rocewatch_recorder_last_committed_poll", "gauge",
 		 "Sequence number of the last poll committed (polls.seq).", (uint64_t)c.last_seq);
 	counter1(sb, "rocewatch_recorder_series", "gauge", "Series known to the flight recorder.",
