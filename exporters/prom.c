@@ -579,6 +579,7 @@ static void render_self(struct strbuf *sb, const struct prom_input *in)
 		prom_label(sb, &first, "collector", m->coll[i].name);
 		prom_sample_end_u64(sb, first, m->coll[i].failures);
 	}
+	prom_render_partial(sb, m);
 	if (!st)
 		return;
 	prom_family(sb, "rocewatch_polls_total", "counter",

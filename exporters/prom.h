@@ -43,6 +43,8 @@ void prom_sample_end_u64(struct strbuf *sb, int first, uint64_t v);
 void prom_sample_end_double(struct strbuf *sb, int first, double v);
 /* Turn an arbitrary counter name into [a-zA-Z0-9_]. */
 void prom_sanitize(struct strbuf *sb, const char *name);
+/* rocewatch_collector_partial{collector,reason} (prom_partial.c). */
+void prom_render_partial(struct strbuf *sb, const struct node_model *m);
 /* The labels that say which object a sample is about (device, port, netdev). */
 void prom_object_labels(struct strbuf *sb, int *first, const struct object *o);
 

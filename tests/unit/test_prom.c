@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Exposition: golden output, escaping, ordering, absent fields. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -127,6 +128,33 @@ static void every_family_has_help_and_type_once(void **state)
 	model_free(&m);
 }
 
+/* A fact the collector may not read counts as partial, by reason; unsupported does not. */
+static void partial_facts_are_counted(void **state)
+{
+	struct node_model m;
+	struct strbuf a = { 0 };
+	struct object *eth2;
+
+	(void)state;
+	build_model(&m);
+	strlcpy0(m.coll[1].name, "qos_sysfs", sizeof(m.coll[1].name));
+	m.coll[1].enabled = m.coll[1].ran = true;
+	eth2 = model_netdev(&m, "eth2");
+	field_absent(eth2, F_NETDEV_ECN_NP, ABS_PERMISSION, EACCES);
+	field_absent(eth2, F_NETDEV_ECN_RP, ABS_PERMISSION, EACCES);
+	field_absent(eth2, F_NETDEV_CNP_DSCP, ABS_UNSUPPORTED, ENOENT);
+	render(&m, &a);
+	assert_non_null(strstr(
+	    a.buf,
+	    "\nrocewatch_collector_partial{collector=\"qos_sysfs\",reason=\"permission\"} 2\n"));
+	assert_non_null(strstr(
+	    a.buf, "\nrocewatch_collector_partial{collector=\"qos_sysfs\",reason=\"error\"} 0\n"));
+	assert_non_null(strstr(
+	    a.buf, "\nrocewatch_collector_partial{collector=\"link\",reason=\"permission\"} 0\n"));
+	sb_free(&a);
+	model_free(&m);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -134,6 +162,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(stable_and_sorted),
 		cmocka_unit_test(absent_is_not_zero),
 		cmocka_unit_test(every_family_has_help_and_type_once),
+		cmocka_unit_test(partial_facts_are_counted),
 	};
 
 	if (argc < 2) {
