@@ -6,10 +6,11 @@ set -eu
 
 BUILD="meson ninja-build pkg-config gcc libc6-dev libmnl-dev libnl-3-dev libnl-route-3-dev
 libibverbs-dev libmicrohttpd-dev libcurl4-openssl-dev libbpf-dev bpftool clang llvm
-libyaml-dev libjansson-dev libsqlite3-dev zlib1g-dev linux-libc-dev"
+libyaml-dev libjansson-dev libsqlite3-dev zlib1g-dev linux-libc-dev libgnutls28-dev libcrypt-dev
+libcap-ng-dev"
 RUN="iproute2 ethtool rdma-core ibverbs-utils"
 TEST="libcmocka-dev python3 curl prometheus prometheus-alertmanager qemu-system-x86
-busybox-static kmod cpio perftest sqlite3"
+busybox-static kmod cpio perftest sqlite3 openssl apache2-utils wrk"
 BENCH="prometheus-node-exporter wrk hyperfine"
 
 case "${1:-all}" in

@@ -86,6 +86,7 @@ static int lookup_user(const char *name, uid_t *uid, gid_t *gid, char *err, size
 int priv_drop(const struct priv_needs *pn, char *err, size_t errlen)
 {
 	int caps[4], n = wanted(pn, caps, 4), r;
+	bool have[4];
 	uid_t uid = 0;
 	gid_t gid = 0;
 
@@ -109,13 +110,14 @@ int priv_drop(const struct priv_needs *pn, char *err, size_t errlen)
 		}
 		return 0;
 	}
+	/* A capability this process never had cannot be kept; the collector says so. */
+	for (int i = 0; i < n; i++)
+		have[i] = capng_have_capability(CAPNG_PERMITTED, (unsigned int)caps[i]);
 	capng_clear(CAPNG_SELECT_BOTH);
-	for (int i = 0; i < n; i++) {
-		/* A capability this process never had cannot be kept; the collector says so. */
-		if (!capng_have_capability(CAPNG_PERMITTED, (unsigned int)caps[i]))
-			continue;
-		capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, (unsigned int)caps[i]);
-	}
+	for (int i = 0; i < n; i++)
+		if (have[i])
+			capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED,
+				     (unsigned int)caps[i]);
 	if (pn->user) {
 		/* initgroups: the user's groups (rdma, video) may be what opens /dev/infiniband */
 		r = capng_change_id((int)uid, (int)gid, CAPNG_INIT_SUPP_GRP | CAPNG_CLEAR_BOUNDING);

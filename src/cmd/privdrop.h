@@ -7,11 +7,16 @@
  * Measured, not assumed (tests/netns/test-privdrop.sh, and by running each
  * collector as nobody): link, ethtool (SIOCETHTOOL get commands, ethtool
  * genetlink), dcb (RTM_GETDCB), rdma (RDMA netlink, sysfs), verbs, host and
- * qos_sysfs's sysfs/configfs files need none.  wire needs CAP_BPF (the bpf()
- * calls that read its maps and load programs on netdevs that appear later)
- * and CAP_NET_ADMIN (attaching them).  debugfs (mlx5 cc_params) is mode 0700
+ * qos_sysfs's sysfs/configfs files need none.  wire keeps CAP_NET_ADMIN and
+ * CAP_BPF: where the kernel has no tcx (before 6.6: Debian 12's 6.1) its
+ * program goes on clsact qdiscs through rtnetlink, which takes CAP_NET_ADMIN
+ * for every netdev attached after the drop (refused with EPERM otherwise, as
+ * tested), and before 6.5 every bpf() call, map reads included, needs CAP_BPF
+ * while unprivileged BPF is disabled (Debian's default).  (On 6.6+ with tcx
+ * neither is used after the load.)  debugfs (mlx5 cc_params) is mode 0700
  * root: uid 0 reads it without any capability, another user only with
  * CAP_DAC_READ_SEARCH, which is kept for --user when <debugfs>/mlx5 exists.
+ * (CAP_SYS_ADMIN is never needed: nothing here is behind it.)
  */
 #ifndef ROCEWATCH_PRIVDROP_H
 #define ROCEWATCH_PRIVDROP_H
