@@ -98,7 +98,17 @@ struct http_server {
 	/* guard thread only */
 	struct pending *pend;
 	size_t n_pend;
-	int64_t handover_deadline; /* for the STARTED callback MHD_add_connection runs */
+	/*
+	 * Handed over, not yet STARTED: MHD starts externally added connections
+	 * in its own thread, so the deadline set at accept waits here, by fd
+	 * (under conn_lock; an entry MHD never started is overwritten when its
+	 * fd number comes back).
+	 */
+	struct handover {
+		int fd;
+		int64_t deadline;
+	} * handed;
+	size_t n_handed;
 
 	pthread_mutex_t rate_lock;
 	double tokens;
@@ -582,10 +592,16 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 			return;
 		cn->srv = s;
 		cn->fd = ci ? ci->connect_fd : -1;
-		/* The budget started when the guard accepted the socket. */
-		cn->deadline =
-		    s->handover_deadline ? s->handover_deadline : mono_ns() + s->read_timeout_ns;
+		cn->deadline = mono_ns() + s->read_timeout_ns;
 		pthread_mutex_lock(&s->conn_lock);
+		/* The budget started when the guard accepted the socket. */
+		for (size_t i = 0; i < s->n_handed; i++) {
+			if (s->handed[i].fd == cn->fd) {
+				cn->deadline = s->handed[i].deadline;
+				s->handed[i] = s->handed[--s->n_handed];
+				break;
+			}
+		}
 		cn->next = s->conns;
 		if (s->conns)
 			s->conns->prev = cn;
@@ -691,15 +707,28 @@ static void pend_handover(struct http_server *s, size_t i)
 
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, p.fd, NULL);
 	s->pend[i] = s->pend[--s->n_pend];
-	s->handover_deadline = p.deadline;
+	pthread_mutex_lock(&s->conn_lock);
+	{
+		size_t k = 0;
+
+		while (k < s->n_handed && s->handed[k].fd != p.fd)
+			k++;
+		if (k == s->n_handed) {
+			if (s->n_handed == s->max_conn)
+				k = 0; /* full of entries MHD never started: reuse one */
+			else
+				s->n_handed++;
+		}
+		s->handed[k] = (struct handover){ p.fd, p.deadline };
+	}
+	pthread_mutex_unlock(&s->conn_lock);
 	/* MHD closes the socket itself when it refuses it (its connection limits). */
 	if (MHD_add_connection(s->mhd, p.fd, (const struct sockaddr *)&p.addr, p.addrlen) !=
 	    MHD_YES)
 		count(s, &s->st.refused);
-	s->handover_deadline = 0;
 }
 
-static void pend_ready(struct http_server *s, size_t i)
+static void pend_ready(struct http_server *s, size_t i, bool hup)
 {
 	char buf[HTTP_PEEK_BYTES];
 	ssize_t n = recv(s->pend[i].fd, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
@@ -723,9 +752,11 @@ static void pend_ready(struct http_server *s, size_t i)
 		return;
 	}
 	ok = http_request_line_ok(buf, (size_t)n);
-	if (ok < 0 && (size_t)n < sizeof(buf))
-		return; /* not a whole line yet: the next segment wakes us (edge-triggered) */
-	if (ok == 0)
+	/* Not a whole line yet: the next segment wakes us (edge-triggered), unless none can come.
+	 */
+	if (ok < 0 && (size_t)n < sizeof(buf) && !hup)
+		return;
+	if (ok == 0 || (ok < 0 && (size_t)n < sizeof(buf)))
 		pend_reply(s, i, "400 Bad Request", "malformed request line\n");
 	else
 		pend_handover(s, i);
@@ -851,7 +882,7 @@ static void *guard_main(void *arg)
 			}
 			for (size_t i = 0; i < s->n_pend; i++) {
 				if (s->pend[i].fd == fd) {
-					pend_ready(s, i);
+					pend_ready(s, i, ev[k].events & (EPOLLRDHUP | EPOLLHUP));
 					break;
 				}
 			}
@@ -872,6 +903,7 @@ static void server_free(struct http_server *s)
 	web_auth_free(s->auth);
 	web_tls_free(s->tls);
 	free(s->pend);
+	free(s->handed);
 	for (int i = 0; i < HTTP_MAX_DOCS; i++)
 		pthread_mutex_destroy(&s->docs[i].render_lock);
 	pthread_mutex_destroy(&s->lock);
@@ -905,7 +937,8 @@ int http_start(struct http_server **out, const struct http_opts *o, const struct
 	/* Per address a quarter: three busy addresses cannot lock a fourth out. */
 	s->per_ip = s->max_conn / 4 ? s->max_conn / 4 : 1;
 	s->pend = calloc(s->max_conn, sizeof(*s->pend));
-	if (!s->pend) {
+	s->handed = calloc(s->max_conn, sizeof(*s->handed));
+	if (!s->pend || !s->handed) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -1038,6 +1071,38 @@ void http_get_stats(struct http_server *s, struct http_stats *st)
 	*st = s->st;
 	pthread_mutex_unlock(&s->conn_lock);
 	st->tls_reloads = s->tls ? web_tls_generation(s->tls) : 0;
+}
+
+static int peer_port(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	if (fd < 0 || getpeername(fd, (struct sockaddr *)&ss, &sl))
+		return -1;
+	return ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+					      : ((struct sockaddr_in *)&ss)->sin_port);
+}
+
+void http_debug_dump(struct http_server *s, FILE *f)
+{
+	int64_t now = mono_ns();
+
+	/* pend is the guard's: racy here, good enough for a post-mortem of a hang */
+	for (size_t i = 0; i < s->n_pend; i++)
+		fprintf(f, "pending fd %d peer port %d deadline %+.3f s\n", s->pend[i].fd,
+			peer_port(s->pend[i].fd), (double)(s->pend[i].deadline - now) / 1e9);
+	pthread_mutex_lock(&s->conn_lock);
+	for (struct conn *cn = s->conns; cn; cn = cn->next) {
+		int64_t d = __atomic_load_n(&cn->deadline, __ATOMIC_RELAXED);
+
+		fprintf(f, "conn fd %d peer port %d deadline %+.3f s\n", cn->fd, peer_port(cn->fd),
+			d ? (double)(d - now) / 1e9 : 0.0);
+	}
+	for (size_t i = 0; i < s->n_handed; i++)
+		fprintf(f, "handed fd %d peer port %d\n", s->handed[i].fd,
+			peer_port(s->handed[i].fd));
+	pthread_mutex_unlock(&s->conn_lock);
 }
 
 static void free_blobs(struct blob *b)

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "strbuf.h"
 #include "webconfig.h"
@@ -92,6 +93,8 @@ int http_port(const struct http_server *s);
 bool http_tls(const struct http_server *s);
 void http_get_stats(struct http_server *s, struct http_stats *st);
 void http_stop(struct http_server *s);
+/* The connections the server tracks, with their peers and deadlines (tests, the fuzz harness). */
+void http_debug_dump(struct http_server *s, FILE *f);
 
 /* Parse "[HOST]:PORT" / "HOST:PORT" / ":PORT". */
 int http_parse_listen(const char *s, char *host, size_t hostlen, int *port);
