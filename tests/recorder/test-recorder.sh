@@ -48,8 +48,9 @@ python3 "$GEN" incident 90 "$TMPD/incident.json" >"$TMPD/truth.json"
 port=$(free_port)
 start_serve "$port" "$TMPD/rec" "$TMPD/incident.json" --record.capture-before 10s --record.capture-after 1s \
 	--web.enable-capture-api
-wait_until 30 bash -c "[ \"\$(curl -sf http://127.0.0.1:$port/metrics | awk '\$1==\"rocewatch_recorder_last_committed_poll\"{print \$2}')\" -ge 95 ]" ||
-	die "the recorder did not commit 95 polls: $(tail -5 "$TMPD/serve.log")"
+# (105: the capture below wants 10 s of 100 ms polls before its trigger)
+wait_until 30 bash -c "[ \"\$(curl -sf http://127.0.0.1:$port/metrics | awk '\$1==\"rocewatch_recorder_last_committed_poll\"{print \$2}')\" -ge 105 ]" ||
+	die "the recorder did not commit 105 polls: $(tail -5 "$TMPD/serve.log")"
 
 check "POST /api/v1/capture is accepted with the capture's name" bash -c \
 	"curl -sf -X POST http://127.0.0.1:$port/api/v1/capture | tee '$TMPD/capture.json' | grep -q '\"file\":\"$TMPD/rec/capture-gpu-node-07-.*-api.db\"'"
