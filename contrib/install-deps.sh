@@ -18,15 +18,17 @@ set -eu
 #          busybox-static, kmod, cpio, perftest, ibverbs-utils (vm: guests run
 #          the host's binaries), librsvg2-bin (the SVG is rendered),
 #          prometheus-node-exporter (bench-quick compares against it)
-#   BENCH  `make bench`: wrk and hyperfine on top
+#          openssl (certificates), apache2-utils (htpasswd), wrk (HTTP load)
+#   BENCH  `make bench`: hyperfine on top
 BUILD="meson ninja-build pkg-config gcc libc6-dev python3 libmnl-dev libnl-3-dev
 libnl-route-3-dev libibverbs-dev libmicrohttpd-dev libcurl4-openssl-dev libbpf-dev bpftool
-clang llvm libyaml-dev libjansson-dev libsqlite3-dev zlib1g-dev linux-libc-dev"
+clang llvm libyaml-dev libjansson-dev libsqlite3-dev zlib1g-dev linux-libc-dev libgnutls28-dev
+libcrypt-dev libcap-ng-dev"
 RUN="rdma-core"
 TEST="libcmocka-dev curl iproute2 ethtool prometheus prometheus-alertmanager
 prometheus-node-exporter jq qemu-system-x86 busybox-static kmod cpio perftest ibverbs-utils
-librsvg2-bin"
-BENCH="wrk hyperfine"
+librsvg2-bin openssl apache2-utils wrk"
+BENCH="hyperfine"
 # make deb (debian/control's Build-Depends beyond BUILD) and the deploy tests
 # (lintian, systemd-analyze, manifest YAML, man page rendering)
 DEB="debhelper dpkg-dev lintian scdoc libcmocka-dev python3 pkgconf"

@@ -564,6 +564,7 @@ static void render_self(struct strbuf *sb, const struct prom_input *in)
 		prom_sample1_u64(sb, "rocewatch_collector_consecutive_failures", "collector",
 				 m->coll[i].name, m->coll[i].failures);
 	}
+	prom_render_partial(sb, m);
 	if (!st)
 		return;
 	prom_family(sb, "rocewatch_polls_total", "counter",

@@ -51,6 +51,8 @@ void prom_sample1_u64(struct strbuf *sb, const char *name, const char *label, co
 		      uint64_t v);
 void prom_sample1_double(struct strbuf *sb, const char *name, const char *label, const char *value,
 			 double v);
+/* rocewatch_collector_partial{collector,reason} (prom_partial.c). */
+void prom_render_partial(struct strbuf *sb, const struct node_model *m);
 /* The labels that say which object a sample is about (device, port, netdev). */
 void prom_object_labels(struct strbuf *sb, int *first, const struct object *o);
 

@@ -262,6 +262,7 @@ int recorder_open(struct recorder **out, const struct recorder_opts *o, char *er
 		goto fail;
 	}
 	remove_stale_tmp(r->dir);
+	recorder_prune_captures(r);
 	rc = open_db(r, err, errlen);
 	if (rc)
 		goto fail;

@@ -28,6 +28,10 @@
 #define REC_DEFAULT_CAPTURE_AFTER_NS  (60LL * 1000000000LL)
 #define REC_MIN_MAX_SIZE	      (256ULL << 10)
 
+/* Capture files are bounded like the recording: by age and by total size. */
+#define REC_DEFAULT_CAPTURE_RETENTION_NS (7LL * 24 * 3600 * 1000000000LL)
+#define REC_DEFAULT_CAPTURE_MAX_SIZE	 (256ULL << 20)
+
 struct recorder_opts {
 	const char *dir;
 	int64_t interval_ns;	   /* the fast loop's, stored with each run */
@@ -35,6 +39,9 @@ struct recorder_opts {
 	uint64_t max_size;	   /* database + WAL stay below this many bytes */
 	int64_t capture_before_ns; /* a capture holds [t - before, t + after] */
 	int64_t capture_after_ns;
+	/* capture files: older ones deleted, and the oldest while over the size (0: no bound) */
+	int64_t capture_retention_ns;
+	uint64_t capture_max_size;
 	/*
 	 * Driver (ethtool -S) stats recorded besides the fields the table
 	 * already names: NULL records none, else those whose name matches.
@@ -69,7 +76,7 @@ void recorder_close(struct recorder *r);
 
 struct recorder_counters {
 	uint64_t polls, dropped, samples, config_rows, write_errors, deleted_polls, captures,
-	    capture_errors;
+	    capture_errors, captures_deleted;
 	int64_t last_seq, last_t_ms;
 	uint64_t series;
 	uint64_t db_bytes;

@@ -6,12 +6,15 @@
  * capture thread cuts it from its own read connection into a self-contained
  * capture file, written under a temporary name and renamed.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -225,6 +228,81 @@ void recorder_capture_job_free(struct capture_job *j)
 	free(j);
 }
 
+struct cap_file {
+	char name[256];
+	off_t size;
+	time_t mtime;
+};
+
+static int cap_file_cmp(const void *a, const void *b)
+{
+	const struct cap_file *x = a, *y = b;
+
+	return x->mtime < y->mtime ? -1 : x->mtime > y->mtime ? 1 : strcmp(x->name, y->name);
+}
+
+/*
+ * Capture retention, like the recording's: files older than
+ * capture_retention_ns go, then the oldest until the rest fit in
+ * capture_max_size.  The newest is always kept.  Anyone who may trigger a
+ * capture could otherwise fill the disk with them.
+ */
+void recorder_prune_captures(struct recorder *r)
+{
+	struct cap_file *f = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t total = 0;
+	time_t now = time(NULL);
+	struct dirent *e;
+	DIR *d;
+
+	if (!r->o.capture_retention_ns && !r->o.capture_max_size)
+		return;
+	d = opendir(r->dir);
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		char p[PATH_MAX + 256];
+		struct stat st;
+
+		if (strncmp(e->d_name, "capture-", 8) || len < 11 || len >= sizeof(f->name) ||
+		    strcmp(e->d_name + len - 3, ".db"))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", r->dir, e->d_name);
+		if (lstat(p, &st) || !S_ISREG(st.st_mode))
+			continue;
+		if (array_grow(&f, &cap, n, sizeof(*f), 16))
+			break;
+		strlcpy0(f[n].name, e->d_name, sizeof(f[n].name));
+		f[n].size = st.st_size;
+		f[n].mtime = st.st_mtime;
+		total += (uint64_t)st.st_size;
+		n++;
+	}
+	closedir(d);
+	if (n)
+		qsort(f, n, sizeof(*f), cap_file_cmp);
+	for (size_t i = 0; i + 1 < n; i++) {
+		bool old = r->o.capture_retention_ns &&
+			   (int64_t)(now - f[i].mtime) * 1000000000LL > r->o.capture_retention_ns;
+		bool big = r->o.capture_max_size && total > r->o.capture_max_size;
+		char p[PATH_MAX + 256];
+
+		if (!old && !big)
+			break;
+		snprintf(p, sizeof(p), "%s/%s", r->dir, f[i].name);
+		if (!unlink(p)) {
+			total -= (uint64_t)f[i].size;
+			CNT_ADD(r, captures_deleted, 1);
+			log_info("recorder: capture %s deleted (%s)", f[i].name,
+				 old ? "older than --record.capture-retention"
+				     : "captures over --record.capture-max-size");
+		}
+	}
+	free(f);
+}
+
 void *recorder_capture_main(void *arg)
 {
 	struct recorder *r = arg;
@@ -274,6 +352,7 @@ void *recorder_capture_main(void *arg)
 		} else {
 			CNT_ADD(r, captures, 1);
 			log_info("recorder: capture written: %s (%s)", j->file, j->reasons);
+			recorder_prune_captures(r);
 		}
 		recorder_capture_job_free(j);
 		pthread_mutex_lock(&r->mu);

@@ -15,7 +15,8 @@
  *   recorder_capture.c  capture thread: a window cut into a capture file.
  *                       recorder_capture(); recorder_capture_main(),
  *                       recorder_capture_snapshots() (poll thread, for
- *                       recorder_diff.c), recorder_capture_job_free().
+ *                       recorder_diff.c), recorder_capture_job_free(),
+ *                       recorder_prune_captures().
  *   recorder.c          open (database, series map, threads) and close.
  *                       recorder_open(), recorder_flush(), recorder_close().
  *   recorder_metrics.c  rocewatch_recorder_* for /metrics.
@@ -234,5 +235,7 @@ void *recorder_capture_main(void *arg);
 /* Poll thread, model lock held: the snapshot and rule results of new captures. */
 void recorder_capture_snapshots(struct recorder *r, struct batch *b, struct node_model *m);
 void recorder_capture_job_free(struct capture_job *j);
+/* Capture retention: too old, then the oldest while over the size (the newest stays). */
+void recorder_prune_captures(struct recorder *r);
 
 #endif

@@ -15,6 +15,7 @@ void recorder_get_counters(struct recorder *r, struct recorder_counters *c)
 	c->deleted_polls = CNT_GET(r, deleted_polls);
 	c->captures = CNT_GET(r, captures);
 	c->capture_errors = CNT_GET(r, capture_errors);
+	c->captures_deleted = CNT_GET(r, captures_deleted);
 	c->last_seq = CNT_GET(r, last_seq);
 	c->last_t_ms = CNT_GET(r, last_t_ms);
 	c->series = CNT_GET(r, series);
@@ -58,6 +59,8 @@ void recorder_render(struct strbuf *sb, void *arg)
 	prom_sample1_u64(sb, "rocewatch_recorder_captures_total", "result", "ok", c.captures);
 	prom_sample1_u64(sb, "rocewatch_recorder_captures_total", "result", "error",
 			 c.capture_errors);
+	counter1(sb, "rocewatch_recorder_captures_deleted_total", "counter",
+		 "Capture files deleted by capture retention (age or size).", c.captures_deleted);
 	counter1(sb, "rocewatch_recorder_last_committed_poll", "gauge",
 		 "Sequence number of the last poll committed (polls.seq).", (uint64_t)c.last_seq);
 	counter1(sb, "rocewatch_recorder_series", "gauge", "Series known to the flight recorder.",

@@ -14,9 +14,12 @@
 #include "http.h"
 #include "nfd.h"
 #include "recorder.h"
+#include "webconfig.h"
+#include "webtls.h"
 #include "cli.h"
 #include "commands.h"
 #include "daemon.h"
+#include "privdrop.h"
 #include "recorder_rules.h"
 #include "alerts_serve.h"
 #include "rules_serve.h"
@@ -24,7 +27,11 @@
 #include "util.h"
 
 enum {
-	DOC_METRICS
+	DOC_METRICS,
+	/* rendered on the first request after each poll, then shared (http.h) */
+	DOC_STATE,
+	DOC_CHECKS,
+	DOC_ALERTS,
 };
 
 enum {
@@ -40,6 +47,14 @@ enum {
 	OPT_TELEMETRY_PATH,
 	OPT_VERSION,
 	OPT_NFD_FILE,
+	OPT_RECORD_CAPTURE_RETENTION,
+	OPT_RECORD_CAPTURE_MAX_SIZE,
+	OPT_RECORD_CAPTURE_MIN_INTERVAL,
+	OPT_WEB_CONFIG,
+	OPT_WEB_CAPTURE_API,
+	OPT_WEB_READ_TIMEOUT,
+	OPT_WEB_MAX_CONNECTIONS,
+	OPT_USER,
 };
 
 static const char serve_usage[] =
@@ -48,8 +63,15 @@ static const char serve_usage[] =
     "configuration every --config-interval (and at once on link notifications);\n"
     "/metrics serves the values of the last poll.\n\n"
     "Options:\n"
-    "  --web.listen-address [HOST]:PORT   where to listen (default :9479)\n"
+    "  --web.listen-address [HOST]:PORT   where to listen (default :9479, every address)\n"
     "  --web.telemetry-path PATH  where the metrics are served (default /metrics)\n"
+    "  --web.config.file FILE     TLS, client certificates, basic auth, headers and a\n"
+    "                             rate limit, in the Prometheus exporter-toolkit format\n"
+    "                             (docs/web-config.md)\n"
+    "  --web.enable-capture-api   allow POST /api/v1/capture (off: 403)\n"
+    "  --web.read-timeout DURATION   a request must arrive whole within this (10s)\n"
+    "  --web.max-connections N    connections at once (512; a quarter per address)\n"
+    "  --user NAME                run as this user after setup (started as root)\n"
     "  --interval DURATION        fast loop: counters (default 1s, at least 100ms)\n"
     "  --config-interval DURATION slow loop: configuration (default 15s)\n"
     "  --record DIR               flight recorder: keep changed counters and every\n"
@@ -58,6 +80,11 @@ static const char serve_usage[] =
     "  --record.max-size BYTES    keep the database under this size (default 256MiB)\n"
     "  --record.capture-before DURATION / --record.capture-after DURATION\n"
     "                             window of a capture around its trigger (5m / 1m)\n"
+    "  --record.capture-retention DURATION / --record.capture-max-size BYTES\n"
+    "                             delete capture files older than this / the oldest\n"
+    "                             while they take more than this (7d / 256MiB)\n"
+    "  --record.capture-min-interval DURATION  POST /api/v1/capture at most once per\n"
+    "                             this (1m; 429 in between)\n"
     "  --record.ethtool-include REGEX   also record these driver stats (default: the\n"
     "                             --collector.ethtool.include ones)\n"
     "  --nfd.feature-file PATH    keep a Node Feature Discovery feature file there\n"
@@ -88,6 +115,14 @@ struct serve {
 	const char *nfd_path;
 	struct strbuf nfd_body, nfd_file;
 	int64_t nfd_written_ns;
+	struct web_config web;
+	bool has_web;
+	bool capture_api;
+	int64_t capture_min_interval_ns;
+	int64_t last_api_capture_ns; /* monotonic, under capture_lock */
+	pthread_mutex_t capture_lock;
+	struct http_opts hopts;
+	const char *user;
 };
 
 /* How long NFD keeps the labels without a rewrite: several slow polls, at least 5 min. */
@@ -145,12 +180,33 @@ static int render_capture(void *arg, struct strbuf *out)
 {
 	struct serve *s = arg;
 	char file[4096];
+	int64_t now;
+	int r;
 
+	if (!s->capture_api) {
+		sb_puts(out, "{\"error\":\"the capture API is off: start serve with "
+			     "--web.enable-capture-api\"}\n");
+		return 403;
+	}
 	if (!s->rec) {
 		sb_puts(out, "{\"error\":\"recording is off: start serve with --record DIR\"}\n");
 		return 409;
 	}
-	if (recorder_capture(s->rec, "api", file, sizeof(file))) {
+	/* Whoever can reach the port can ask: each ask costs a file, so they are spaced. */
+	pthread_mutex_lock(&s->capture_lock);
+	now = mono_ns();
+	if (s->last_api_capture_ns && now - s->last_api_capture_ns < s->capture_min_interval_ns) {
+		pthread_mutex_unlock(&s->capture_lock);
+		sb_printf(out,
+			  "{\"error\":\"too many captures: at most one every %.3g s "
+			  "(--record.capture-min-interval)\"}\n",
+			  (double)s->capture_min_interval_ns / 1e9);
+		return 429;
+	}
+	s->last_api_capture_ns = now;
+	pthread_mutex_unlock(&s->capture_lock);
+	r = recorder_capture(s->rec, "api", file, sizeof(file));
+	if (r) {
 		sb_puts(out, "{\"error\":\"out of memory\"}\n");
 		return 500;
 	}
@@ -245,6 +301,9 @@ static int publish(struct serve *s)
 		return -ENOMEM;
 	}
 	http_publish(s->http, DOC_METRICS, &s->metrics);
+	http_invalidate(s->http, DOC_STATE);
+	http_invalidate(s->http, DOC_CHECKS);
+	http_invalidate(s->http, DOC_ALERTS);
 	return 0;
 }
 
@@ -291,6 +350,16 @@ int cmd_serve(int argc, char **argv)
 		{ "record.capture-before", required_argument, NULL, OPT_RECORD_CAPTURE_BEFORE },
 		{ "record.capture-after", required_argument, NULL, OPT_RECORD_CAPTURE_AFTER },
 		{ "record.ethtool-include", required_argument, NULL, OPT_RECORD_ETHTOOL },
+		{ "record.capture-retention", required_argument, NULL,
+		  OPT_RECORD_CAPTURE_RETENTION },
+		{ "record.capture-max-size", required_argument, NULL, OPT_RECORD_CAPTURE_MAX_SIZE },
+		{ "record.capture-min-interval", required_argument, NULL,
+		  OPT_RECORD_CAPTURE_MIN_INTERVAL },
+		{ "web.config.file", required_argument, NULL, OPT_WEB_CONFIG },
+		{ "web.enable-capture-api", no_argument, NULL, OPT_WEB_CAPTURE_API },
+		{ "web.read-timeout", required_argument, NULL, OPT_WEB_READ_TIMEOUT },
+		{ "web.max-connections", required_argument, NULL, OPT_WEB_MAX_CONNECTIONS },
+		{ "user", required_argument, NULL, OPT_USER },
 		RULES_SERVE_OPTIONS,
 		ALERTS_SERVE_OPTIONS,
 		{ 0 },
@@ -298,8 +367,9 @@ int cmd_serve(int argc, char **argv)
 	struct rw_config cfg;
 	struct serve *s = calloc(1, sizeof(*s));
 	struct option *opts = cli_options(own);
-	const char *listen_addr = ":9479", *telemetry_path = "/metrics";
-	char err[512] = "";
+	const char *listen_addr = ":9479", *telemetry_path = "/metrics", *web_file = NULL;
+	struct priv_needs pn;
+	char err[512] = "", caps[128];
 	int opt, idx, rc = 2, r;
 	bool daemon_up = false;
 	int64_t next_fast, next_slow;
@@ -315,11 +385,11 @@ int cmd_serve(int argc, char **argv)
 		{ "/metrics", HTTP_GET, "text/plain; version=0.0.4; charset=utf-8", DOC_METRICS,
 		  NULL, NULL },
 		{ "/healthz", HTTP_GET, "text/plain; charset=utf-8", -1, render_healthz, s },
-		{ "/api/v1/state", HTTP_GET, "application/json", -1, render_state, s },
-		{ "/api/v1/checks", HTTP_GET, "application/json", -1, rules_serve_render_checks,
-		  &s->rules },
-		{ "/api/v1/alerts", HTTP_GET, "application/json", -1, alerts_serve_render_json,
-		  &s->alerts },
+		{ "/api/v1/state", HTTP_GET, "application/json", DOC_STATE, render_state, s },
+		{ "/api/v1/checks", HTTP_GET, "application/json", DOC_CHECKS,
+		  rules_serve_render_checks, &s->rules },
+		{ "/api/v1/alerts", HTTP_GET, "application/json", DOC_ALERTS,
+		  alerts_serve_render_json, &s->alerts },
 		{ "/api/v1/capture", HTTP_POST, "application/json", -1, render_capture, s },
 	};
 
@@ -330,7 +400,11 @@ int cmd_serve(int argc, char **argv)
 		.max_size = REC_DEFAULT_MAX_SIZE,
 		.capture_before_ns = REC_DEFAULT_CAPTURE_BEFORE_NS,
 		.capture_after_ns = REC_DEFAULT_CAPTURE_AFTER_NS,
+		.capture_retention_ns = REC_DEFAULT_CAPTURE_RETENTION_NS,
+		.capture_max_size = REC_DEFAULT_CAPTURE_MAX_SIZE,
 	};
+	s->capture_min_interval_ns = 60LL * 1000000000LL;
+	pthread_mutex_init(&s->capture_lock, NULL);
 	opterr = 0;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "h", opts, &idx)) != -1) {
@@ -402,6 +476,8 @@ int cmd_serve(int argc, char **argv)
 		case OPT_RECORD_RETENTION:
 		case OPT_RECORD_CAPTURE_BEFORE:
 		case OPT_RECORD_CAPTURE_AFTER:
+		case OPT_RECORD_CAPTURE_RETENTION:
+		case OPT_RECORD_CAPTURE_MIN_INTERVAL:
 			if (parse_duration(optarg, &ns) || ns < 0) {
 				fprintf(stderr,
 					"rocewatch serve: --%s: '%s' is not a duration (e.g. 24h, "
@@ -409,9 +485,20 @@ int cmd_serve(int argc, char **argv)
 					opts[idx].name, optarg);
 				goto free_opts;
 			}
-			*(opt == OPT_RECORD_RETENTION	     ? &s->rec_opts.retention_ns
-			  : opt == OPT_RECORD_CAPTURE_BEFORE ? &s->rec_opts.capture_before_ns
-							     : &s->rec_opts.capture_after_ns) = ns;
+			*(opt == OPT_RECORD_RETENTION		? &s->rec_opts.retention_ns
+			  : opt == OPT_RECORD_CAPTURE_BEFORE	? &s->rec_opts.capture_before_ns
+			  : opt == OPT_RECORD_CAPTURE_AFTER	? &s->rec_opts.capture_after_ns
+			  : opt == OPT_RECORD_CAPTURE_RETENTION ? &s->rec_opts.capture_retention_ns
+								: &s->capture_min_interval_ns) = ns;
+			continue;
+		case OPT_RECORD_CAPTURE_MAX_SIZE:
+			if (parse_size(optarg, &s->rec_opts.capture_max_size)) {
+				fprintf(stderr,
+					"rocewatch serve: --record.capture-max-size: '%s' is not a "
+					"size (e.g. 256MiB, 1G; 0 for no bound)\n",
+					optarg);
+				goto free_opts;
+			}
 			continue;
 		case OPT_RECORD_MAX_SIZE:
 			if (parse_size(optarg, &s->rec_opts.max_size) ||
@@ -431,6 +518,41 @@ int cmd_serve(int argc, char **argv)
 			if (config_regex(&s->rec_ethtool, "--record.ethtool-include", optarg))
 				goto free_opts;
 			s->has_rec_ethtool = true;
+			continue;
+		case OPT_WEB_CONFIG:
+			web_file = optarg;
+			continue;
+		case OPT_WEB_CAPTURE_API:
+			s->capture_api = true;
+			continue;
+		case OPT_WEB_READ_TIMEOUT:
+			if (parse_duration(optarg, &ns) || ns < 100000000LL ||
+			    ns > 3600000000000LL) {
+				fprintf(
+				    stderr,
+				    "rocewatch serve: --web.read-timeout: '%s' is not a duration "
+				    "from 100ms to 1h\n",
+				    optarg);
+				goto free_opts;
+			}
+			s->hopts.read_timeout_ns = ns;
+			continue;
+		case OPT_WEB_MAX_CONNECTIONS: {
+			uint64_t n;
+
+			if (parse_u64(optarg, &n) || n < 4 || n > 65536) {
+				fprintf(
+				    stderr,
+				    "rocewatch serve: --web.max-connections: '%s' is not a number "
+				    "from 4 to 65536\n",
+				    optarg);
+				goto free_opts;
+			}
+			s->hopts.max_connections = (unsigned int)n;
+			continue;
+		}
+		case OPT_USER:
+			s->user = optarg;
 			continue;
 		case OPT_RULES_PROFILE:
 		case OPT_RULES_PARAM:
@@ -469,6 +591,29 @@ int cmd_serve(int argc, char **argv)
 		}
 	}
 	routes[1].path = s->telemetry_path = telemetry_path; /* the /metrics entry */
+	/* Before anything starts: a bad web config must not leave a server half up. */
+	if (web_file) {
+		if (web_config_load(&s->web, web_file, err, sizeof(err))) {
+			fprintf(stderr, "rocewatch serve: --web.config.file: %s\n", err);
+			web_config_free(&s->web);
+			rc = 2;
+			goto free_opts;
+		}
+		s->has_web = true;
+		s->hopts.web = &s->web;
+		/* The certificate, key and CA too: a bad file is a bad configuration. */
+		if (s->web.tls) {
+			struct web_tls *t;
+
+			if (web_tls_new(&t, &s->web, err, sizeof(err))) {
+				fprintf(stderr, "rocewatch serve: --web.config.file: %s\n", err);
+				rc = 2;
+				goto free_opts;
+			}
+			web_tls_free(t);
+		}
+	}
+	s->hopts.listen_addr = listen_addr;
 
 	rc = 1;
 	r = daemon_init(&s->d, &cfg, err, sizeof(err));
@@ -480,6 +625,21 @@ int cmd_serve(int argc, char **argv)
 		goto fini;
 	}
 	s->d.replay_live_time = true;
+	/* As root still: the port may be privileged, the key file root's own. */
+	r = http_start(&s->http, &s->hopts, routes, sizeof(routes) / sizeof(routes[0]), err,
+		       sizeof(err));
+	if (r) {
+		fprintf(stderr, "rocewatch serve: %s\n", err);
+		goto fini;
+	}
+	/* Setup is done and no thread exists yet: keep what the collectors still use. */
+	priv_needs_of(&pn, &cfg, s->d.c_ready, s->user);
+	r = priv_drop(&pn, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "rocewatch serve: %s\n", err);
+		goto fini;
+	}
+	priv_describe(&pn, caps, sizeof(caps));
 	if (rules_serve_start(&s->rules, &s->d))
 		goto fini;
 	if (s->nfd_path) /* after the rules' hook: this poll's results */
@@ -509,8 +669,7 @@ int cmd_serve(int argc, char **argv)
 							      .render = recorder_render,
 							      .arg = s->rec });
 	}
-	r = http_start(&s->http, listen_addr, routes, sizeof(routes) / sizeof(routes[0]), err,
-		       sizeof(err));
+	r = http_run(s->http, err, sizeof(err));
 	if (r) {
 		fprintf(stderr, "rocewatch serve: %s\n", err);
 		goto fini;
@@ -518,9 +677,11 @@ int cmd_serve(int argc, char **argv)
 	if (alerts_serve_start(&s->alerts, &s->d, &s->rules, s->rec, http_port(s->http)))
 		goto fini;
 	daemon_install_signals();
-	log_info("listening on %s (port %d), polling every %.3f s, configuration every %.3f s",
-		 listen_addr, http_port(s->http), (double)cfg.interval_ns / 1e9,
-		 (double)cfg.config_interval_ns / 1e9);
+	log_info("listening on %s (port %d, %s%s), polling every %.3f s, configuration every "
+		 "%.3f s; capabilities kept: %s",
+		 listen_addr, http_port(s->http), http_tls(s->http) ? "https" : "http",
+		 web_config_auth(s->has_web ? &s->web : NULL) ? ", basic auth" : "",
+		 (double)cfg.interval_ns / 1e9, (double)cfg.config_interval_ns / 1e9, caps);
 
 	next_fast = next_slow = mono_ns();
 	bool dirty = true, early = false;
@@ -579,7 +740,10 @@ free_opts:
 	rules_serve_fini(&s->rules); /* after the daemon: its hook points here */
 	if (s->has_rec_ethtool)
 		regfree(&s->rec_ethtool);
+	if (s->has_web)
+		web_config_free(&s->web); /* after the server: it reads it */
 	config_free(&cfg);
+	pthread_mutex_destroy(&s->capture_lock);
 	free(opts);
 	free(s);
 	return rc;

@@ -46,7 +46,8 @@ stop_serve() {
 # ---- round trip: the incident, recorded and reported ----
 python3 "$GEN" incident 90 "$TMPD/incident.json" >"$TMPD/truth.json"
 port=$(free_port)
-start_serve "$port" "$TMPD/rec" "$TMPD/incident.json" --record.capture-before 10s --record.capture-after 1s
+start_serve "$port" "$TMPD/rec" "$TMPD/incident.json" --record.capture-before 10s --record.capture-after 1s \
+	--web.enable-capture-api
 wait_until 30 bash -c "[ \"\$(curl -sf http://127.0.0.1:$port/metrics | awk '\$1==\"rocewatch_recorder_last_committed_poll\"{print \$2}')\" -ge 95 ]" ||
 	die "the recorder did not commit 95 polls: $(tail -5 "$TMPD/serve.log")"
 # The capture below must find data older than its 10 s window: wait for the
@@ -291,7 +292,7 @@ check "the second run continued the poll numbering" bash -c \
 	"[ \"\$(sql '$TMPD/rec/rocewatch.db' 'SELECT count(*) = max(seq), count(DISTINCT run) FROM polls')\" = '1|2' ]"
 check "POST /api/v1/capture without --record: 409" bash -c "
 	p=\$(python3 -c 'import socket; s=socket.socket(); s.bind((\"127.0.0.1\",0)); print(s.getsockname()[1])');
-	'$ROCEWATCH' serve --from '$TMPD/incident.json' --web.listen-address 127.0.0.1:\$p >/dev/null 2>&1 & pid=\$!;
+	'$ROCEWATCH' serve --from '$TMPD/incident.json' --web.listen-address 127.0.0.1:\$p --web.enable-capture-api >/dev/null 2>&1 & pid=\$!;
 	for i in \$(seq 100); do curl -sf http://127.0.0.1:\$p/healthz >/dev/null && break; sleep 0.1; done;
 	code=\$(curl -s -o /dev/null -w '%{http_code}' -X POST http://127.0.0.1:\$p/api/v1/capture);
 	kill \$pid; wait \$pid; [ \"\$code\" = 409 ]"

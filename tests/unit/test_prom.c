@@ -221,6 +221,33 @@ static void process_metrics(void **state)
 	sb_free(&sb);
 }
 
+/* A fact the collector may not read counts as partial, by reason; unsupported does not. */
+static void partial_facts_are_counted(void **state)
+{
+	struct node_model m;
+	struct strbuf a = { 0 };
+	struct object *eth2;
+
+	(void)state;
+	build_model(&m);
+	strlcpy0(m.coll[1].name, "qos_sysfs", sizeof(m.coll[1].name));
+	m.coll[1].enabled = m.coll[1].ran = true;
+	eth2 = model_netdev(&m, "eth2");
+	field_absent(eth2, F_NETDEV_ECN_NP, ABS_PERMISSION, EACCES);
+	field_absent(eth2, F_NETDEV_ECN_RP, ABS_PERMISSION, EACCES);
+	field_absent(eth2, F_NETDEV_CNP_DSCP, ABS_UNSUPPORTED, ENOENT);
+	render(&m, &a);
+	assert_non_null(strstr(
+	    a.buf,
+	    "\nrocewatch_collector_partial{collector=\"qos_sysfs\",reason=\"permission\"} 2\n"));
+	assert_non_null(strstr(
+	    a.buf, "\nrocewatch_collector_partial{collector=\"qos_sysfs\",reason=\"error\"} 0\n"));
+	assert_non_null(strstr(
+	    a.buf, "\nrocewatch_collector_partial{collector=\"link\",reason=\"permission\"} 0\n"));
+	sb_free(&a);
+	model_free(&m);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -231,6 +258,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(info_without_absent_labels),
 		cmocka_unit_test(every_family_has_help_and_type_once),
 		cmocka_unit_test(process_metrics),
+		cmocka_unit_test(partial_facts_are_counted),
 	};
 
 	if (argc < 2) {

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: MIT
+#include <crypt.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gnutls/crypto.h>
+#include <gnutls/gnutls.h>
+
+#include "util.h"
+#include "webauth.h"
+
+#define AUTH_OK_SLOTS	64  /* distinct valid credentials: a handful of scrapers */
+#define AUTH_FAIL_SLOTS 256 /* recent wrong ones, so repeating one is cheap */
+#define BCRYPT_MAX_PASS 72  /* bcrypt ignores the rest; Go's bcrypt refuses longer ones */
+#define DIGEST_LEN	32
+
+struct slot {
+	uint8_t key[DIGEST_LEN];
+	uint64_t used; /* 0: empty; else the tick of the last use */
+};
+
+struct web_auth {
+	const struct web_config *wc;
+	uint8_t hmac_key[32];
+	char dummy[61];	      /* a bcrypt hash nobody's password matches, same cost as the users' */
+	pthread_mutex_t lock; /* the caches and stats */
+	pthread_mutex_t crypt_lock; /* one bcrypt at a time */
+	struct crypt_data *cd;	    /* ~32 KiB: crypt_rn's work area, under crypt_lock */
+	struct slot ok[AUTH_OK_SLOTS];
+	struct slot fail[AUTH_FAIL_SLOTS];
+	uint64_t tick;
+	struct web_auth_stats st;
+};
+
+int web_auth_new(struct web_auth **out, const struct web_config *wc)
+{
+	struct web_auth *a = calloc(1, sizeof(*a));
+	char cost[3] = "10";
+
+	if (!a)
+		return -ENOMEM;
+	a->cd = calloc(1, sizeof(*a->cd));
+	if (!a->cd || gnutls_rnd(GNUTLS_RND_KEY, a->hmac_key, sizeof(a->hmac_key))) {
+		free(a->cd);
+		free(a);
+		return -ENOMEM;
+	}
+	if (wc->n_users)
+		memcpy(cost, wc->users[0].hash + 4, 2);
+	/* crypt_rn only reads the setting ($2y$NN$ and 22 salt characters); the rest is filler. */
+	/* 7 + 53 characters, like any bcrypt hash */
+	snprintf(a->dummy, sizeof(a->dummy), "$2y$%s$%.53s", cost,
+		 "rocewatchdummysaltforunknownusers.that.matches.nothing");
+	a->wc = wc;
+	pthread_mutex_init(&a->lock, NULL);
+	pthread_mutex_init(&a->crypt_lock, NULL);
+	*out = a;
+	return 0;
+}
+
+static struct slot *find(struct slot *s, size_t n, const uint8_t *key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i].used && !memcmp(s[i].key, key, DIGEST_LEN))
+			return &s[i];
+	return NULL;
+}
+
+/* The least recently used slot (or an empty one). */
+static struct slot *victim(struct slot *s, size_t n)
+{
+	struct slot *v = &s[0];
+
+	for (size_t i = 0; i < n && v->used; i++)
+		if (s[i].used < v->used)
+			v = &s[i];
+	return v;
+}
+
+static bool bcrypt_matches(struct web_auth *a, const char *hash, const char *pass)
+{
+	const char *res;
+	bool ok;
+
+	pthread_mutex_lock(&a->crypt_lock);
+	res = crypt_rn(pass, hash, a->cd, (int)sizeof(*a->cd));
+	/* crypt_rn: NULL for a bad setting (and crypt_r is what ASan intercepts) */
+	ok = res && res[0] == '$' && strlen(res) == strlen(hash) &&
+	     !gnutls_memcmp(res, hash, strlen(hash));
+	explicit_bzero(a->cd, sizeof(*a->cd));
+	pthread_mutex_unlock(&a->crypt_lock);
+	return ok;
+}
+
+bool web_auth_check(struct web_auth *a, const char *user, const char *pass)
+{
+	uint8_t key[DIGEST_LEN];
+	const char *hash;
+	size_t ulen, plen;
+	char *cred;
+	bool ok;
+
+	if (!user || !pass)
+		return false;
+	ulen = strlen(user);
+	plen = strlen(pass);
+	cred = malloc(ulen + plen + 2);
+	if (!cred)
+		return false;
+	memcpy(cred, user, ulen);
+	cred[ulen] = ':';
+	memcpy(cred + ulen + 1, pass, plen + 1);
+	if (gnutls_hmac_fast(GNUTLS_MAC_SHA256, a->hmac_key, sizeof(a->hmac_key), cred,
+			     ulen + plen + 1, key)) {
+		explicit_bzero(cred, ulen + plen + 1);
+		free(cred);
+		return false;
+	}
+	explicit_bzero(cred, ulen + plen + 1);
+	free(cred);
+
+	pthread_mutex_lock(&a->lock);
+	{
+		struct slot *s = find(a->ok, AUTH_OK_SLOTS, key);
+		bool known = s != NULL;
+
+		if (!s)
+			s = find(a->fail, AUTH_FAIL_SLOTS, key);
+		if (s) {
+			s->used = ++a->tick;
+			a->st.cache_hits++;
+			pthread_mutex_unlock(&a->lock);
+			return known;
+		}
+	}
+	pthread_mutex_unlock(&a->lock);
+
+	hash = web_config_user_hash(a->wc, user);
+	/* Unknown user or an over-long password: spend the same time, then refuse. */
+	ok = bcrypt_matches(a, hash && plen <= BCRYPT_MAX_PASS ? hash : a->dummy, pass) && hash &&
+	     plen <= BCRYPT_MAX_PASS;
+
+	pthread_mutex_lock(&a->lock);
+	a->st.bcrypts++;
+	{
+		struct slot *s =
+		    ok ? victim(a->ok, AUTH_OK_SLOTS) : victim(a->fail, AUTH_FAIL_SLOTS);
+
+		memcpy(s->key, key, DIGEST_LEN);
+		s->used = ++a->tick;
+	}
+	pthread_mutex_unlock(&a->lock);
+	return ok;
+}
+
+void web_auth_stats(struct web_auth *a, struct web_auth_stats *st)
+{
+	pthread_mutex_lock(&a->lock);
+	*st = a->st;
+	pthread_mutex_unlock(&a->lock);
+}
+
+void web_auth_free(struct web_auth *a)
+{
+	if (!a)
+		return;
+	pthread_mutex_destroy(&a->lock);
+	pthread_mutex_destroy(&a->crypt_lock);
+	free(a->cd);
+	explicit_bzero(a, sizeof(*a));
+	free(a);
+}

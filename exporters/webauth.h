@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Basic authentication against the web config's bcrypt hashes.
+ *
+ * A bcrypt costs tens of milliseconds by design, and Prometheus sends the
+ * same credentials every scrape, so outcomes are cached, keyed by an HMAC
+ * (a random per-process key, SHA-256) of "user:password": a scrape costs a
+ * hash, not a bcrypt.  Accepted and refused credentials are kept apart so
+ * a flood of wrong passwords cannot evict Prometheus's entry.  An unknown
+ * user is checked against a dummy hash of the same cost, so the time taken
+ * does not tell which users exist, and bcrypts run one at a time, so wrong
+ * passwords cost an attacker at most one core.
+ */
+#ifndef ROCEWATCH_WEBAUTH_H
+#define ROCEWATCH_WEBAUTH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "webconfig.h"
+
+struct web_auth;
+
+struct web_auth_stats {
+	uint64_t bcrypts;    /* bcrypt computations (crypt_rn) */
+	uint64_t cache_hits; /* answered from the cache */
+};
+
+/* wc must outlive the result.  -ENOMEM. */
+int web_auth_new(struct web_auth **out, const struct web_config *wc);
+/* true when user/password match a configured user (user or pass NULL: false). */
+bool web_auth_check(struct web_auth *a, const char *user, const char *pass);
+void web_auth_stats(struct web_auth *a, struct web_auth_stats *st);
+void web_auth_free(struct web_auth *a);
+
+#endif
