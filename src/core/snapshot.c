@@ -679,29 +679,25 @@ static int apply_one(json_t *s, struct node_model *m, struct perr *pe, const cha
 	return 0;
 }
 
-int snapshot_open(const char *path, struct snapshot_file **out, char *err, size_t errlen)
+/* Take root (a parsed document) and validate every snapshot in it. */
+static int open_root(json_t *root, const char *name, struct snapshot_file **out, char *err,
+		     size_t errlen)
 {
+	struct perr pe = { err, errlen, name };
 	struct snapshot_file *sf;
-	json_error_t je;
-	json_t *root;
-	struct perr pe = { err, errlen, path };
 
-	root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-	if (!root) {
-		if (je.line < 0 || !strncmp(je.text, "unable to open", 14))
-			snprintf(err, errlen, "%s: %s", path, je.text);
-		else
-			snprintf(err, errlen, "%s:%d:%d: %s", path, je.line, je.column, je.text);
-		return -EINVAL;
-	}
 	sf = calloc(1, sizeof(*sf));
 	if (!sf) {
 		json_decref(root);
 		return -ENOMEM;
 	}
 	sf->root = root;
-	sf->path = strdup(path);
+	sf->path = strdup(name);
 	sf->n = json_is_array(root) ? json_array_size(root) : 1;
+	if (!sf->path) {
+		snapshot_close(sf);
+		return -ENOMEM;
+	}
 	if (json_is_array(root) && !sf->n) {
 		snapshot_close(sf);
 		fail(&pe, "$", "empty snapshot sequence");
@@ -722,6 +718,39 @@ int snapshot_open(const char *path, struct snapshot_file **out, char *err, size_
 	}
 	*out = sf;
 	return 0;
+}
+
+int snapshot_open(const char *path, struct snapshot_file **out, char *err, size_t errlen)
+{
+	json_error_t je;
+	json_t *root;
+
+	root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	if (!root) {
+		if (je.line < 0 || !strncmp(je.text, "unable to open", 14))
+			snprintf(err, errlen, "%s: %s", path, je.text);
+		else
+			snprintf(err, errlen, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+		return -EINVAL;
+	}
+	return open_root(root, path, out, err, errlen);
+}
+
+int snapshot_open_buffer(const char *name, const char *buf, size_t len, struct snapshot_file **out,
+			 char *err, size_t errlen)
+{
+	json_error_t je;
+	json_t *root;
+
+	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+	if (!root) {
+		if (je.line < 0)
+			snprintf(err, errlen, "%s: %s", name, je.text);
+		else
+			snprintf(err, errlen, "%s:%d:%d: %s", name, je.line, je.column, je.text);
+		return -EINVAL;
+	}
+	return open_root(root, name, out, err, errlen);
 }
 
 size_t snapshot_count(const struct snapshot_file *sf)
