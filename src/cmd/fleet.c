@@ -9,12 +9,14 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
 #include <yaml.h>
 
 #include "cli.h"
@@ -74,8 +76,9 @@ static const char fleet_usage[] =
     "                             from SCHEME://NODE/api/v1/state (port 9479 unless given)\n"
     "  FILE                       a snapshot (`rocewatch snapshot -o FILE`); an argument\n"
     "                             with a '/' or ending in .json is a file, not a host\n"
-    "  DIR                        every *.json snapshot in it (e.g. gathered with\n"
-    "                             `srun rocewatch snapshot -o DIR/%%N.json`)\n"
+    "  DIR                        every *.json snapshot in it, e.g. gathered with\n"
+    "                             `srun --ntasks-per-node=1 --output=DIR/%N.json\n"
+    "                             rocewatch snapshot`; snapshots are named by their host\n"
     "  --slurm                    the nodes of $SLURM_JOB_NODELIST (PrologSlurmctld,\n"
     "                             salloc, sbatch); an error when it is not set\n"
     "  --prometheus URL           read the NODEs' facts from this Prometheus instead of\n"
@@ -404,58 +407,180 @@ static int add_path(struct fleet_run *fr, const char *path)
 
 /* ---- gathering ---- */
 
-/* The last snapshot of a document into the member's model; the reason if not. */
-static void take_snapshot(struct fleet_member *nm, struct snapshot_file *sf, int r, const char *err)
+/* A document (an HTTP body, a file) into the member's model: its last snapshot. */
+static void take_snapshot(struct fleet_member *nm, const char *buf, size_t len)
 {
-	char e2[512] = "";
+	char err[512] = "";
+	int r =
+	    snapshot_read_last(nm->name, buf, len, SNAPSHOT_NO_COUNTERS, &nm->m, err, sizeof(err));
 
-	if (!r)
-		r = snapshot_apply(sf, snapshot_count(sf) - 1, &nm->m, e2, sizeof(e2));
-	if (r) {
-		snprintf(nm->reason, sizeof(nm->reason), "invalid answer: %s",
-			 e2[0]	  ? e2
-			 : err[0] ? err
-				  : strerror(-r));
-	} else {
+	/* a file's error starts with its name already; a node's says it answered garbage */
+	if (r)
+		snprintf(nm->reason, sizeof(nm->reason), "%s%s",
+			 nm->src == FSRC_HTTP ? "invalid answer: " : "",
+			 err[0] ? err : strerror(-r));
+	else
 		nm->answered = true;
-		/* counter sets are not compared, and they are most of a model's size */
-		for (size_t i = 0; i < nm->m.n_netdevs; i++)
-			for (int c = 0; c < CSET__COUNT; c++)
-				cset_free(&nm->m.netdevs[i]->cs[c]);
-		for (size_t i = 0; i < nm->m.n_ports; i++)
-			for (int c = 0; c < CSET__COUNT; c++)
-				cset_free(&nm->m.ports[i]->cs[c]);
+}
+
+/*
+ * Parsing a node's answer (a 150 KiB model for an 8-NIC node) costs more
+ * than fetching it on a LAN, so answers are parsed by a few threads while
+ * the transfers go on.  Each job touches only its own member.
+ */
+struct job {
+	struct fleet_member *nm;
+	char *body; /* owned; NULL: read the member's file */
+	size_t len;
+	struct job *next;
+};
+
+/* Bodies waiting to be parsed, at most: the transfers wait when parsing falls behind. */
+#define POOL_QUEUE_MAX 32
+
+struct pool {
+	pthread_mutex_t lock;
+	pthread_cond_t cond, room;
+	struct job *head, *tail;
+	size_t queued;
+	bool closing;
+	pthread_t threads[8];
+	int n_threads;
+};
+
+static void run_job(struct job *j)
+{
+	struct fleet_member *nm = j->nm;
+
+	if (!j->body) {
+		int r = read_file_all(nm->where, &j->body, &j->len);
+
+		if (r) {
+			snprintf(nm->reason, sizeof(nm->reason), "%s: %s", nm->where, strerror(-r));
+			return;
+		}
 	}
-	snapshot_close(sf);
+	take_snapshot(nm, j->body, j->len);
+}
+
+static void *worker(void *arg)
+{
+	struct pool *p = arg;
+
+	for (;;) {
+		struct job *j;
+
+		pthread_mutex_lock(&p->lock);
+		while (!p->head && !p->closing)
+			pthread_cond_wait(&p->cond, &p->lock);
+		j = p->head;
+		if (j) {
+			p->head = j->next;
+			if (!p->head)
+				p->tail = NULL;
+			p->queued--;
+			pthread_cond_signal(&p->room);
+		}
+		pthread_mutex_unlock(&p->lock);
+		if (!j)
+			return NULL;
+		run_job(j);
+		free(j->body);
+		free(j);
+	}
+}
+
+static void pool_start(struct pool *p)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int want = cpus > 8 ? 8 : cpus > 1 ? (int)cpus : 0;
+
+	memset(p, 0, sizeof(*p));
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	pthread_cond_init(&p->room, NULL);
+	/* jansson seeds its hash function on first use: do that before the threads */
+	json_object_seed(0);
+	for (int i = 0; i < want; i++)
+		if (!pthread_create(&p->threads[p->n_threads], NULL, worker, p))
+			p->n_threads++;
+}
+
+/* Hand a job over (the body with it); without threads it runs here and now. */
+static int pool_submit(struct pool *p, struct fleet_member *nm, char *body, size_t len)
+{
+	struct job *j = calloc(1, sizeof(*j));
+
+	if (!j) {
+		free(body);
+		snprintf(nm->reason, sizeof(nm->reason), "out of memory");
+		return -ENOMEM;
+	}
+	j->nm = nm;
+	j->body = body;
+	j->len = len;
+	if (!p->n_threads) {
+		run_job(j);
+		free(j->body);
+		free(j);
+		return 0;
+	}
+	pthread_mutex_lock(&p->lock);
+	while (p->queued >= POOL_QUEUE_MAX)
+		pthread_cond_wait(&p->room, &p->lock);
+	if (p->tail)
+		p->tail->next = j;
+	else
+		p->head = j;
+	p->tail = j;
+	p->queued++;
+	pthread_cond_signal(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	return 0;
+}
+
+/* Wait for every job, then stop the threads. */
+static void pool_finish(struct pool *p)
+{
+	pthread_mutex_lock(&p->lock);
+	p->closing = true;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	for (int i = 0; i < p->n_threads; i++)
+		pthread_join(p->threads[i], NULL);
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->cond);
+	pthread_cond_destroy(&p->room);
 }
 
 struct http_ctx {
 	struct fleet_run *fr;
 	struct fleet_req *reqs;
 	size_t *member; /* request -> member index */
+	struct pool *pool;
+	bool oom;
 };
 
 static void http_done(struct fleet_req *r, void *arg)
 {
 	struct http_ctx *hc = arg;
 	struct fleet_member *nm = &hc->fr->nodes[hc->member[r - hc->reqs]];
-	struct snapshot_file *sf = NULL;
-	char err[512] = "";
-	int ret;
 
 	nm->seconds = r->seconds;
 	if (r->err) {
 		snprintf(nm->reason, sizeof(nm->reason), "%s", r->errmsg);
 		return;
 	}
-	ret = snapshot_open_buffer(nm->name, r->body, r->len, &sf, err, sizeof(err));
-	fleet_req_free(r); /* the model has what it needs */
-	take_snapshot(nm, sf, ret, err);
+	/* the pool owns the body now */
+	if (pool_submit(hc->pool, nm, r->body, r->len))
+		hc->oom = true;
+	r->body = NULL;
+	r->len = 0;
 }
 
-static int gather_http(struct fleet_run *fr, const struct fleet_http_opts *ho)
+static int gather_http(struct fleet_run *fr, const struct fleet_http_opts *ho, struct pool *pool)
 {
-	struct http_ctx hc = { .fr = fr };
+	struct http_ctx hc = { .fr = fr, .pool = pool };
 	size_t n = 0;
 	int r;
 
@@ -482,42 +607,35 @@ static int gather_http(struct fleet_run *fr, const struct fleet_http_opts *ho)
 		fleet_req_free(&hc.reqs[i]);
 	free(hc.reqs);
 	free(hc.member);
-	return r;
+	return hc.oom ? -ENOMEM : r;
 }
 
-static void gather_files(struct fleet_run *fr)
+static int gather_files(struct fleet_run *fr, struct pool *pool)
+{
+	for (size_t i = 0; i < fr->n; i++)
+		if (fr->nodes[i].src == FSRC_FILE && pool_submit(pool, &fr->nodes[i], NULL, 0))
+			return -ENOMEM;
+	return 0;
+}
+
+/* A snapshot is named by its host, as the nodes of a job are (a path if two share one). */
+static void name_files(struct fleet_run *fr)
 {
 	for (size_t i = 0; i < fr->n; i++) {
 		struct fleet_member *nm = &fr->nodes[i];
-		struct snapshot_file *sf = NULL;
-		char err[512] = "";
-		int r;
+		bool dup = false;
+		char *h;
 
-		if (nm->src != FSRC_FILE)
+		if (nm->src != FSRC_FILE || !nm->answered || !nm->m.host[0])
 			continue;
-		r = snapshot_open(nm->where, &sf, err, sizeof(err));
-		if (r) {
-			snprintf(nm->reason, sizeof(nm->reason), "%s", err);
+		for (size_t k = 0; k < fr->n && !dup; k++)
+			dup = k != i && (!strcmp(fr->nodes[k].name, nm->m.host) ||
+					 (fr->nodes[k].src == FSRC_FILE && fr->nodes[k].answered &&
+					  !strcmp(fr->nodes[k].m.host, nm->m.host)));
+		if (dup || !(h = strdup(nm->m.host)))
 			continue;
-		}
-		take_snapshot(nm, sf, 0, "");
-		if (!nm->answered || !nm->m.host[0])
-			continue;
-		/* a snapshot is named by its host, as the nodes of a job are */
-		{
-			bool dup = false;
-
-			for (size_t k = 0; k < fr->n && !dup; k++)
-				dup = k != i && !strcmp(fr->nodes[k].name, nm->m.host);
-			if (!dup) {
-				char *h = strdup(nm->m.host);
-
-				if (h) {
-					free(nm->name);
-					nm->name = h;
-				}
-			}
-		}
+		free(nm->name);
+		nm->name = h;
 	}
 }
 
@@ -796,6 +914,7 @@ static int fleet_check(int argc, char **argv)
 	struct rules_spec spec = { 0 };
 	struct client_cfg cc = { 0 }, flags = { 0 };
 	struct fleet_http_opts ho;
+	struct pool pool;
 	const char *color = "auto", *client_config = NULL;
 	bool slurm = false, flag_insecure = false;
 	size_t n_fleet = 0;
@@ -1017,10 +1136,15 @@ static int fleet_check(int argc, char **argv)
 	}
 
 	fr.started_ns = real_ns();
+	pool_start(&pool);
 	/* a transfer failure is each node's own outcome: only running out of memory stops us */
-	if (gather_http(&fr, &ho) == -ENOMEM || gather_prometheus(&fr, &ho) == -ENOMEM)
+	r = gather_files(&fr, &pool);
+	if (!r && gather_http(&fr, &ho, &pool) == -ENOMEM)
+		r = -ENOMEM;
+	pool_finish(&pool);
+	if (r || gather_prometheus(&fr, &ho) == -ENOMEM)
 		goto nomem;
-	gather_files(&fr);
+	name_files(&fr);
 	fr.gathered_ns = real_ns();
 	if (fr.per_node && eval_nodes(&fr))
 		goto nomem;

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# `make bench`: the optimised build side by side with prometheus-node-exporter.
+# `make bench`: the optimised build side by side with prometheus-node-exporter, then
+# `fleet check` of 1024 nodes on loopback.
 set -euo pipefail
 build=${1:-build-release}
 here=$(cd "$(dirname "$0")" && pwd)
-exec python3 "$here/bench.py" "$build/rocewatch" "${@:2}"
+python3 "$here/bench.py" "$build/rocewatch" "${@:2}"
+python3 "$here/bench_fleet.py" "$build/rocewatch" "${@:2}"

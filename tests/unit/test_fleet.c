@@ -585,21 +585,67 @@ static void fleet_shipped_profile(void **state)
 /* A body that is not a snapshot: the error names the node and the place. */
 static void snapshot_from_buffer(void **state)
 {
-	struct snapshot_file *sf = NULL;
-	char err[512];
 	static const char garbage[] = "<html>oops</html>";
 	static const char wrong[] = "{\"schema\": \"other\"}";
+	static const char empty[] = "[]";
+	struct node_model m;
+	char err[512];
 
 	(void)state;
+	model_init(&m);
 	assert_int_equal(
-	    snapshot_open_buffer("gpu017", garbage, strlen(garbage), &sf, err, sizeof(err)),
+	    snapshot_read_last("gpu017", garbage, strlen(garbage), 0, &m, err, sizeof(err)),
 	    -EINVAL);
-	assert_null(sf);
 	assert_non_null(strstr(err, "gpu017:1:1: "));
 	assert_int_equal(
-	    snapshot_open_buffer("gpu018", wrong, strlen(wrong), &sf, err, sizeof(err)), -EINVAL);
+	    snapshot_read_last("gpu018", wrong, strlen(wrong), 0, &m, err, sizeof(err)), -EINVAL);
 	assert_string_equal(
 	    err, "gpu018: $: not a rocewatch snapshot (schema must be \"rocewatch-snapshot\")");
+	assert_int_equal(
+	    snapshot_read_last("gpu019", empty, strlen(empty), 0, &m, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "gpu019: $: empty snapshot sequence");
+	model_free(&m);
+}
+
+#define SNAP_HEAD "{\"schema\":\"rocewatch-snapshot\",\"schema_version\":2,\"host\":\"h\","
+#define SNAP_NODE "\"node\":{\"fields\":{},\"absent\":{}},\"rdma_ports\":[],"
+
+/* Counter sets left out of the model are still validated; the last sample of an array wins. */
+static void snapshot_without_counters(void **state)
+{
+	static const char good[] =
+	    "[" SNAP_HEAD SNAP_NODE "\"netdevs\":[{\"name\":\"eth2\",\"fields\":{\"mtu\":1500},"
+	    "\"counters\":{\"ethtool\":{\"a\":1,\"b\":2}}}]}," SNAP_HEAD SNAP_NODE
+	    "\"netdevs\":[{\"name\":\"eth2\",\"fields\":{\"mtu\":9000},"
+	    "\"counters\":{\"ethtool\":{\"a\":3,\"b\":4}}}]}]";
+	static const char bad[] =
+	    SNAP_HEAD SNAP_NODE "\"netdevs\":[{\"name\":\"eth2\",\"fields\":{},"
+				"\"counters\":{\"ethtool\":{\"a\":-1}}}]}";
+	struct node_model m;
+	char err[512] = "";
+
+	(void)state;
+	model_init(&m);
+	assert_int_equal(snapshot_read_last("n", good, strlen(good), 0, &m, err, sizeof(err)), 0);
+	assert_int_equal(m.netdevs[0]->f[F_NETDEV_MTU].v.i, 9000);
+	assert_int_equal(m.netdevs[0]->cs[CSET_ETHTOOL].n, 2);
+	assert_int_equal(
+	    m.netdevs[0]->cs[CSET_ETHTOOL].vals[cset_find(&m.netdevs[0]->cs[CSET_ETHTOOL], "b")],
+	    4);
+	model_free(&m);
+	model_init(&m);
+	assert_int_equal(
+	    snapshot_read_last("n", good, strlen(good), SNAPSHOT_NO_COUNTERS, &m, err, sizeof(err)),
+	    0);
+	assert_int_equal(m.netdevs[0]->cs[CSET_ETHTOOL].n, 0);
+	model_free(&m);
+	model_init(&m);
+	assert_int_equal(
+	    snapshot_read_last("n", bad, strlen(bad), SNAPSHOT_NO_COUNTERS, &m, err, sizeof(err)),
+	    -EINVAL);
+	assert_string_equal(err, "n: $.netdevs[0].counters.ethtool: counter 'a': expected a "
+				 "non-negative integer");
+	model_free(&m);
 }
 
 int main(void)
@@ -618,6 +664,7 @@ int main(void)
 		cmocka_unit_test(fleet_load_errors),
 		cmocka_unit_test(fleet_shipped_profile),
 		cmocka_unit_test(snapshot_from_buffer),
+		cmocka_unit_test(snapshot_without_counters),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
