@@ -392,7 +392,11 @@ static int add_path(struct fleet_run *fr, const char *path)
 	for (int i = 0; i < n; i++) {
 		char file[4096];
 
-		snprintf(file, sizeof(file), "%s/%s", path, ents[i]->d_name);
+		size_t pl = strlen(path);
+
+		while (pl > 1 && path[pl - 1] == '/')
+			pl--;
+		snprintf(file, sizeof(file), "%.*s/%s", (int)pl, path, ents[i]->d_name);
 		if (!add_member(fr, file, FSRC_FILE, file)) {
 			for (int k = i; k < n; k++)
 				free(ents[k]);

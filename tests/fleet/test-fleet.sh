@@ -176,6 +176,31 @@ check "--slurm expands the hostlist, with --port for names without one" bash -c 
 		>'$TMPD/slurm.json' 2>&1; [ \$? -eq 0 ] &&
 	python3 -c \"import json; d=json.load(open('$TMPD/slurm.json')); assert [n['name'] for n in d['nodes']] == ['127.0.0.1', 'localhost'] and d['counts']['answered'] == 2\""
 
+# ---- contrib/slurm: the PrologSlurmctld example fails closed ----
+prolog="$SOURCE_DIR/contrib/slurm/prologslurmctld-rocewatch-fleet.sh"
+prolog_rc() { # NODELIST [ENV...]: the prolog's exit code
+	local nl=$1
+	shift
+	set +e
+	env SLURM_JOB_ID=42 SLURM_JOB_NODELIST="$nl" ROCEWATCH="$ROCEWATCH" \
+		ROCEWATCH_FLEET_LOG="$TMPD/prolog" "$@" sh "$prolog" >"$TMPD/prolog.out" 2>&1
+	echo $?
+	set -e
+}
+check "prolog: good nodes start the job (0)" [ "$(prolog_rc "$(node a),$(node b)")" -eq 0 ]
+check "prolog: the MTU outlier stops it (1)" [ "$(prolog_rc "$(node a),$(node b),$(node mtu)")" -eq 1 ]
+check "  ... and the report is kept for the job" grep -q "netdev_mtu" "$TMPD/prolog/fleet-42.txt"
+check "prolog: an unreachable node stops it (1)" [ "$(prolog_rc "$(node a),$(node gone)")" -eq 1 ]
+check "prolog: a warning lets it start (0)" [ "$(prolog_rc "$(node a),$(node b),$(node fw)")" -eq 0 ]
+check "prolog: ... unless ROCEWATCH_FLEET_STRICT=1 (1)" \
+	[ "$(prolog_rc "$(node a),$(node b),$(node fw)" ROCEWATCH_FLEET_STRICT=1)" -eq 1 ]
+check "prolog: rocewatch not installed stops it (1)" \
+	[ "$(prolog_rc "$(node a)" ROCEWATCH=/nonexistent/rocewatch)" -eq 1 ]
+check "  ... saying so" grep -q "rocewatch not found" "$TMPD/prolog.out"
+check "prolog: ROCEWATCH_FLEET_ARGS reach fleet check (--profile: per-node rules too)" \
+	[ "$(prolog_rc "$(node a),$(node b)" ROCEWATCH_FLEET_ARGS="--profile lossless-roce")" -eq 0 ]
+check "  ... they ran" grep -q "per-node: 2 OK" "$TMPD/prolog/fleet-42.txt"
+
 # ---- client options: basic auth and TLS ----
 printf 's3cret\n' >"$TMPD/pass"
 fake auth auth fleetuser s3cret "$FX/good.json"
