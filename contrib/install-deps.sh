@@ -9,7 +9,7 @@ libibverbs-dev libmicrohttpd-dev libcurl4-openssl-dev libbpf-dev bpftool clang l
 libyaml-dev libjansson-dev libsqlite3-dev zlib1g-dev linux-libc-dev"
 RUN="iproute2 ethtool rdma-core ibverbs-utils"
 TEST="libcmocka-dev python3 curl prometheus prometheus-alertmanager qemu-system-x86
-busybox-static kmod cpio perftest sqlite3"
+busybox-static kmod cpio perftest sqlite3 openssl"
 BENCH="prometheus-node-exporter wrk hyperfine"
 
 case "${1:-all}" in

@@ -251,7 +251,8 @@ static int finish_group(const struct rrule *r, struct group *g, const struct fle
 	memset(x, 0, sizeof(*x));
 	x->rule = &r->info;
 	strlcpy0(x->group, g->key, sizeof(x->group));
-	qsort(g->vals, g->n_vals, sizeof(*g->vals), gval_cmp);
+	if (g->n_vals > 1) /* none at all when every unit is unknown (and qsort wants a base) */
+		qsort(g->vals, g->n_vals, sizeof(*g->vals), gval_cmp);
 	x->values = calloc(g->n_vals ? g->n_vals : 1, sizeof(*x->values));
 	if (!x->values)
 		return -ENOMEM;

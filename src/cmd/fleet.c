@@ -371,6 +371,7 @@ static int json_name(const struct dirent *d)
 
 static int add_path(struct fleet_run *fr, const char *path)
 {
+	size_t pl = strlen(path);
 	struct dirent **ents;
 	struct stat st;
 	int n;
@@ -380,8 +381,10 @@ static int add_path(struct fleet_run *fr, const char *path)
 		return add_member(fr, path, FSRC_FILE, path) ? 0 : -ENOMEM;
 	n = scandir(path, &ents, json_name, alphasort);
 	if (n < 0) {
-		fprintf(stderr, "rocewatch fleet: %s: %s\n", path, strerror(errno));
-		return -errno;
+		int e = errno;
+
+		fprintf(stderr, "rocewatch fleet: %s: %s\n", path, strerror(e));
+		return -e;
 	}
 	if (!n) {
 		fprintf(stderr, "rocewatch fleet: %s: no *.json snapshot in this directory\n",
@@ -389,13 +392,11 @@ static int add_path(struct fleet_run *fr, const char *path)
 		free(ents);
 		return -ENOENT;
 	}
+	while (pl > 1 && path[pl - 1] == '/')
+		pl--;
 	for (int i = 0; i < n; i++) {
 		char file[4096];
 
-		size_t pl = strlen(path);
-
-		while (pl > 1 && path[pl - 1] == '/')
-			pl--;
 		snprintf(file, sizeof(file), "%.*s/%s", (int)pl, path, ents[i]->d_name);
 		if (!add_member(fr, file, FSRC_FILE, file)) {
 			for (int k = i; k < n; k++)

@@ -408,6 +408,24 @@ static void fleet_unit_unknown(void **state)
 	rules_free(e);
 	set_free(&s);
 
+	/* no known value at all (a driver without the field on every node): unknown, not a pass */
+	memset(&s, 0, sizeof(s));
+	e = load(fleet_yaml);
+	add_node(&s, -1, 400000, 0);
+	add_node(&s, -1, 400000, 0);
+	assert_int_equal(rules_evaluate_fleet(e, s.n, s.count, 0), 0);
+	x = result(e, "mtu", "");
+	assert_int_equal(x->outcome, RULE_UNKNOWN);
+	assert_int_equal(x->n_values, 0);
+	assert_int_equal(x->majority, -1);
+	assert_string_equal(
+	    x->reason, "no unit has a known value (n0: mtu absent: error (Input/output error))");
+	expect_detail(&s, x,
+		      "unknown: n0 (mtu absent: error (Input/output error)), n1 (mtu absent: error "
+		      "(Input/output error))");
+	rules_free(e);
+	set_free(&s);
+
 	/* the known values already differ: a failure whatever the unknown one is */
 	memset(&s, 0, sizeof(s));
 	e = load(fleet_yaml);
