@@ -41,7 +41,7 @@ void rx_slot_free(const struct rrule *r, struct slot_state *st)
 	st->cache = NULL;
 }
 
-static int slot_init(const struct rrule *r, struct slot_state *st)
+int rx_slot_init(const struct rrule *r, struct slot_state *st)
 {
 	memset(st, 0, sizeof(*st));
 	if (r->n_rings) {
@@ -135,7 +135,9 @@ static int sync_slots(struct rules_engine *e, struct objid *ids[OBJ__COUNT],
 	struct slot_state *st;
 
 	for (size_t i = 0; i < e->n_rules; i++)
-		total += e->rules[i].info.scope == OBJ_NODE ? 1 : n_ids[e->rules[i].info.scope];
+		total += e->rules[i].info.fleet		      ? 0
+			 : e->rules[i].info.scope == OBJ_NODE ? 1
+							      : n_ids[e->rules[i].info.scope];
 	res = calloc(total ? total : 1, sizeof(*res));
 	st = calloc(total ? total : 1, sizeof(*st));
 	if (!res || !st) {
@@ -146,7 +148,8 @@ static int sync_slots(struct rules_engine *e, struct objid *ids[OBJ__COUNT],
 	for (size_t ri = 0; ri < e->n_rules; ri++) {
 		struct rrule *r = &e->rules[ri];
 		enum obj_kind k = r->info.scope;
-		size_t n = k == OBJ_NODE ? 1 : n_ids[k];
+		/* fleet rules have no per-node results: rules_evaluate_fleet() has theirs */
+		size_t n = r->info.fleet ? 0 : k == OBJ_NODE ? 1 : n_ids[k];
 
 		r->res_off = pos;
 		r->res_n = n;
@@ -175,7 +178,7 @@ static int sync_slots(struct rules_engine *e, struct objid *ids[OBJ__COUNT],
 				memcpy(x->netdev, o->netdev, sizeof(x->netdev));
 				st[pos] = old->st[oi];
 				memset(&old->st[oi], 0, sizeof(old->st[oi]));
-			} else if (slot_init(r, &st[pos])) {
+			} else if (rx_slot_init(r, &st[pos])) {
 				free_slots(e, st, pos);
 				free(res);
 				free(st);
@@ -232,17 +235,18 @@ fail:
 	return r;
 }
 
-static void render_summary(const struct rrule *r, struct ectx *cx, struct rule_result *x)
+void rx_render_template(const struct tmpl *t, const char *fallback, struct ectx *cx, char *buf,
+			size_t len)
 {
-	struct tbuf tb = { x->summary, 0, sizeof(x->summary) };
+	struct tbuf tb = { buf, 0, len };
 
-	x->summary[0] = '\0';
-	if (!r->summary.n) {
-		tb_puts(&tb, r->info.expr_src);
+	buf[0] = '\0';
+	if (!t->n) {
+		tb_puts(&tb, fallback);
 		return;
 	}
-	for (int i = 0; i < r->summary.n; i++) {
-		const struct tmpl_part *p = &r->summary.parts[i];
+	for (int i = 0; i < t->n; i++) {
+		const struct tmpl_part *p = &t->parts[i];
 		struct val v;
 
 		if (p->text) {
@@ -348,7 +352,13 @@ static void note_window(const struct ectx *cx, struct rule_result *x)
 		tb_printf(&tb, " (only %s of the %s window observed)", obs, w);
 }
 
-static void eval_one(const struct rrule *r, struct ectx *cx, struct rule_result *x)
+static void render_summary(const struct rrule *r, struct ectx *cx, struct rule_result *x)
+{
+	rx_render_template(&r->summary, r->info.expr_src, cx, x->summary, sizeof(x->summary));
+}
+
+static void eval_one(const struct rules_engine *e, const struct rrule *r, struct ectx *cx,
+		     struct rule_result *x)
 {
 	struct tbuf rb = { x->reason, 0, sizeof(x->reason) };
 	enum rule_outcome o;
@@ -357,6 +367,15 @@ static void eval_one(const struct rrule *r, struct ectx *cx, struct rule_result 
 	x->reason[0] = '\0';
 	cx->windowed = false;
 	cx->window_ns = cx->observed_ns = 0;
+	if (e->single_sample && r->n_rings) {
+		/* one sample: a counter rule could only say "needs two samples" */
+		o = RULE_SKIP;
+		tb_puts(&rb, "counter rule (rate/increase/delta): needs a counter history, not "
+			     "evaluated on a single sample");
+		x->summary[0] = '\0';
+		x->window_ns = x->observed_ns = 0;
+		goto out;
+	}
 	if (r->when) {
 		v = rx_eval(r->when, cx);
 		if (v.st != V_OK) {
@@ -481,7 +500,7 @@ int rules_evaluate(struct rules_engine *e, const struct node_model *m, int64_t t
 			if (!admitted(&e->profiles[r->profile], r->info.scope, &cx))
 				skip_outside(&e->profiles[r->profile], r->info.scope, &cx, x);
 			else
-				eval_one(r, &cx, x);
+				eval_one(e, r, &cx, x);
 		}
 	}
 	for (size_t p = 0; p < e->n_profiles; p++) {
@@ -560,6 +579,48 @@ void rules_result_override(struct rules_engine *e, size_t i, enum rule_outcome o
 	x->observed_ns = observed_ns;
 }
 
+void rules_set_single_sample(struct rules_engine *e, bool on)
+{
+	e->single_sample = on;
+}
+
+void rules_reset(struct rules_engine *e)
+{
+	for (size_t i = 0; e->st && i < e->n_res; i++)
+		rx_slot_free(rrule_of(e->res[i].rule), &e->st[i]);
+	free(e->res);
+	free(e->st);
+	e->res = NULL;
+	e->st = NULL;
+	e->n_res = 0;
+	for (int k = 0; k < OBJ__COUNT; k++) {
+		free(e->ids[k]);
+		e->ids[k] = NULL;
+		e->n_ids[k] = 0;
+	}
+	e->synced = false;
+}
+
+void rules_fields_used(const struct rules_engine *e, bool used[F__COUNT])
+{
+	for (int i = 0; i < F__COUNT; i++)
+		used[i] = e->fields_used[i];
+}
+
+size_t rules_fleet_count(const struct rules_engine *e)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < e->n_rules; i++)
+		n += e->rules[i].info.fleet;
+	return n;
+}
+
+size_t rules_node_count(const struct rules_engine *e)
+{
+	return e->n_rules - rules_fleet_count(e);
+}
+
 bool rules_need_history(const struct rules_engine *e)
 {
 	return e->need_history;
@@ -630,6 +691,7 @@ void rules_free(struct rules_engine *e)
 	free(e->st);
 	for (int k = 0; k < OBJ__COUNT; k++)
 		free(e->ids[k]);
+	rx_fleet_free(e);
 	free(e->rules);
 	free(e->profiles);
 	arena_free(&e->arena);

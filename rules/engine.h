@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "model.h"
 
@@ -47,13 +48,22 @@ enum rules_status {
 	RULES_UNKNOWN = 3,
 };
 
+/* How a fleet rule splits its units into groups compared separately. */
+enum fleet_by {
+	FLEET_BY_NONE,
+	FLEET_BY_RAIL,	 /* the object's position on its node (rail 0, 1, ...) */
+	FLEET_BY_DEVICE, /* the object's name (eth2, mlx5_0) */
+};
+
 /* A rule as loaded; lives as long as its engine. */
 struct rule_info {
 	const char *name;
 	const char *profile;
-	const char *file; /* where it was defined */
-	int line;	  /* of its `- name:` entry */
-	enum obj_kind scope;
+	const char *file;    /* where it was defined */
+	int line;	     /* of its `- name:` entry */
+	enum obj_kind scope; /* a fleet rule: the kind of the units it compares (`each`) */
+	bool fleet;	     /* scope: fleet, evaluated by rules_evaluate_fleet() only */
+	enum fleet_by by;
 	enum rule_severity severity;
 	int64_t for_ns;	      /* `for:` (0 if none); used by the alert layer */
 	const char *when_src; /* NULL if no guard */
@@ -186,6 +196,18 @@ void rules_profile_param(const struct rules_engine *e, size_t p, size_t i, const
 void rules_result_override(struct rules_engine *e, size_t i, enum rule_outcome o,
 			   const char *summary, const char *reason, int64_t window_ns,
 			   int64_t observed_ns);
+/*
+ * One sample per node (`fleet check`): rules that use rate/increase/delta
+ * are skipped with a reason that says so instead of being unknown.
+ */
+void rules_set_single_sample(struct rules_engine *e, bool on);
+/* Forget every result and counter history (before evaluating another node's model). */
+void rules_reset(struct rules_engine *e);
+/* Which fields the loaded rules read (used[F__COUNT]), e.g. to fetch only those. */
+void rules_fields_used(const struct rules_engine *e, bool used[F__COUNT]);
+/* How many rules of each kind are loaded. */
+size_t rules_fleet_count(const struct rules_engine *e);
+size_t rules_node_count(const struct rules_engine *e);
 
 /* Does any rule use rate/increase/delta (so `check` takes a second sample)? */
 bool rules_need_history(const struct rules_engine *e);
@@ -207,6 +229,69 @@ enum rules_status rules_status(const struct rules_engine *e);
  * evaluation; old_e can be freed right after.
  */
 void rules_adopt_history(struct rules_engine *new_e, struct rules_engine *old_e);
+
+/* ---- fleet rules (scope: fleet) ---- */
+
+/* One node of the set.  m NULL: it did not answer (it is reported, not compared). */
+struct fleet_node {
+	const char *name;
+	const struct node_model *m;
+	const char *outcome; /* its own profile outcome (profile_outcome), or NULL */
+};
+
+#define FLEET_OBJECT_MAX 80
+#define FLEET_VALUE_MAX	 512
+
+/* A unit: one object of the rule's `each` kind on one node. */
+struct fleet_unit {
+	size_t node;		       /* index into the nodes given to rules_evaluate_fleet */
+	char object[FLEET_OBJECT_MAX]; /* "" (node), "eth2", "mlx5_0/1" */
+};
+
+struct fleet_unknown {
+	struct fleet_unit u;
+	char reason[RULE_REASON_MAX]; /* "mtu absent: unsupported" */
+};
+
+struct fleet_value {
+	char text[FLEET_VALUE_MAX]; /* as summaries print it; strings quoted */
+	size_t n_units, n_nodes;
+	struct fleet_unit *units;
+};
+
+/* One (fleet rule, group).  Owned by the engine; valid until the next fleet evaluation. */
+struct fleet_result {
+	const struct rule_info *rule;
+	char group[RW_NAME_MAX + 8]; /* "rail 0", "mlx5_0", or "" */
+	enum rule_outcome outcome;
+	char summary[RULE_SUMMARY_MAX]; /* the rule's summary template, or "" if it has none */
+	char reason[RULE_REASON_MAX];	/* unknown / skip: why */
+	struct fleet_value *values;	/* most units first, then by text */
+	size_t n_values;
+	ssize_t majority;	       /* index into values; -1: none (a tie, or no value) */
+	struct fleet_unknown *unknown; /* units whose value (or guard) is unknown */
+	size_t n_unknown;
+	size_t n_units, n_nodes; /* units and nodes in the group, unknown ones included */
+	bool per_node;		 /* at most one unit per node: name units by node */
+	bool dscp_map;		 /* the values are DSCP maps: outliers shown as differences */
+};
+
+/*
+ * Evaluate the fleet rules over nodes[0..n).  Each rule's `when` and value
+ * are evaluated on every object of its `each` kind on every node that
+ * answered; units are grouped (`by`), and the expression is evaluated per
+ * group over the aggregates (docs/rules.md, "Fleet rules").  0 or -ENOMEM.
+ */
+int rules_evaluate_fleet(struct rules_engine *e, const struct fleet_node *nodes, size_t n,
+			 int64_t t_ns);
+size_t rules_fleet_results(const struct rules_engine *e, const struct fleet_result **out);
+/*
+ * The value distribution of a result as one line: "63 nodes 9000, gpu017 1500",
+ * "no majority: gpu01 9000, gpu02 1500", with at most max_names units named
+ * (and "and N more").
+ */
+void rules_fleet_describe(const struct fleet_result *x, const struct fleet_node *nodes,
+			  size_t max_names, char *buf, size_t len);
 
 const char *rule_outcome_name(enum rule_outcome o);
 const char *rule_severity_name(enum rule_severity s);

@@ -658,6 +658,22 @@ static struct val eval_call(const struct expr *e, struct ectx *cx)
 			v.at = args[c.v.b ? 1 : 2];
 		return v;
 	}
+	case FN_DISTINCT:
+	case FN_OUTLIERS:
+	case FN_COUNT_NODES:
+	case FN_MAJORITY:
+		/* the argument was evaluated unit by unit (fleet.c); these read the group */
+		if (!cx->agg)
+			return unknown_err(e, VE_RANGE, 0);
+		if (e->u.call.fn == FN_DISTINCT)
+			return num((double)cx->agg->distinct);
+		if (e->u.call.fn == FN_OUTLIERS)
+			return num((double)cx->agg->outliers);
+		if (e->u.call.fn == FN_COUNT_NODES)
+			return num((double)cx->agg->nodes);
+		if (!cx->agg->have_majority)
+			return unknown_err(e, VE_NO_MAJORITY, 0);
+		return cx->agg->majority;
 	case FN__COUNT:
 		break;
 	}
@@ -690,6 +706,12 @@ struct val rx_eval(const struct expr *e, struct ectx *cx)
 		return eval_binary(e, cx);
 	case N_CALL:
 		return eval_call(e, cx);
+	case N_OUTCOME:
+		if (!cx->outcome)
+			return (struct val){
+				.st = V_ABSENT, .why = ABS_NOT_COLLECTED, .at = e, .extra = -1
+			};
+		return (struct val){ .st = V_OK, .v.s = cx->outcome };
 	}
 	return unknown_err(e, VE_RANGE, 0);
 }
@@ -854,6 +876,9 @@ void rx_format_unknown(struct tbuf *tb, const struct val *v)
 		if (v->extra >= 0)
 			tb_printf(tb, ": priority %d", v->extra);
 		tb_puts(tb, ": counter stuck at 2^32-1 (saturated), what it counted is unknown");
+		break;
+	case VE_NO_MAJORITY:
+		tb_puts(tb, ": no majority (a tie between the most common values)");
 		break;
 	case VE_NONE:
 		break;

@@ -529,8 +529,8 @@ static int load_params(struct loader *ld, const yaml_node_t *map, struct rprofil
 
 /* ---- rules ---- */
 
-static const char *const rule_keys[] = { "name",     "scope", "when",	 "expr",
-					 "severity", "for",   "summary", "doc" };
+static const char *const rule_keys[] = { "name", "scope",   "when", "expr", "severity",
+					 "for",	 "summary", "doc",  "each", "by" };
 enum {
 	RK_NAME,
 	RK_SCOPE,
@@ -540,6 +540,8 @@ enum {
 	RK_FOR,
 	RK_SUMMARY,
 	RK_DOC,
+	RK_EACH, /* fleet rules: the kind of the units compared */
+	RK_BY,	 /* fleet rules: how units are grouped */
 	RK__N
 };
 
@@ -576,6 +578,61 @@ static int parse_for(const char *s, int64_t *ns)
 	return parse_duration(s, ns);
 }
 
+static int parse_kind(const char *s, enum obj_kind *out)
+{
+	for (int k = 0; k < OBJ__COUNT; k++)
+		if (!strcmp(s, obj_kind_name((enum obj_kind)k))) {
+			*out = (enum obj_kind)k;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+/* each: and by: belong to fleet rules only. */
+static int load_fleet_keys(struct loader *ld, const yaml_node_t *each, const yaml_node_t *by,
+			   struct rule_info *ri)
+{
+	const char *s;
+
+	if (!ri->fleet) {
+		if (each || by) {
+			lerr(ld, each ? each : by, "%s: only fleet rules (scope: fleet) have it",
+			     each ? "each" : "by");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	ri->scope = OBJ_NODE;
+	if (each) {
+		s = want_scalar(ld, each, "each");
+		if (!s)
+			return -EINVAL;
+		if (parse_kind(s, &ri->scope)) {
+			lerr(ld, each, "each must be node, netdev or rdma_port, not '%s'", s);
+			return -EINVAL;
+		}
+	}
+	if (by) {
+		s = want_scalar(ld, by, "by");
+		if (!s)
+			return -EINVAL;
+		if (!strcmp(s, "rail"))
+			ri->by = FLEET_BY_RAIL;
+		else if (!strcmp(s, "device"))
+			ri->by = FLEET_BY_DEVICE;
+		else {
+			lerr(ld, by, "by must be rail or device, not '%s'", s);
+			return -EINVAL;
+		}
+		if (ri->scope == OBJ_NODE) {
+			lerr(ld, by,
+			     "by: a node has one unit per node; group netdevs or rdma_ports");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 static int load_rule(struct loader *ld, const yaml_node_t *map, struct rprofile *pf, size_t pidx)
 {
 	const yaml_node_t *kv[RK__N] = { 0 }, *kn[RK__N] = { 0 };
@@ -602,7 +659,7 @@ static int load_rule(struct loader *ld, const yaml_node_t *map, struct rprofile 
 		if (!key || i == RK__N) {
 			lerr(ld, k,
 			     "unknown rule key '%s' (keys: name, scope, when, expr, severity, for, "
-			     "summary, doc)",
+			     "summary, doc; fleet rules also each, by)",
 			     key ? key : "?");
 			bad = -EINVAL;
 			continue;
@@ -650,16 +707,15 @@ static int load_rule(struct loader *ld, const yaml_node_t *map, struct rprofile 
 	s = want_scalar(ld, kv[RK_SCOPE], "scope");
 	if (!s)
 		return -EINVAL;
-	if (!strcmp(s, "node"))
-		r.info.scope = OBJ_NODE;
-	else if (!strcmp(s, "netdev"))
-		r.info.scope = OBJ_NETDEV;
-	else if (!strcmp(s, "rdma_port"))
-		r.info.scope = OBJ_RDMA_PORT;
-	else {
-		lerr(ld, kv[RK_SCOPE], "scope must be node, netdev or rdma_port, not '%s'", s);
+	if (!strcmp(s, "fleet"))
+		r.info.fleet = true;
+	else if (parse_kind(s, &r.info.scope)) {
+		lerr(ld, kv[RK_SCOPE], "scope must be node, netdev, rdma_port or fleet, not '%s'",
+		     s);
 		return -EINVAL;
 	}
+	if (load_fleet_keys(ld, kv[RK_EACH], kv[RK_BY], &r.info))
+		return -EINVAL;
 	s = want_scalar(ld, kv[RK_SEVERITY], "severity");
 	if (!s)
 		return -EINVAL;
@@ -698,14 +754,23 @@ static int load_rule(struct loader *ld, const yaml_node_t *map, struct rprofile 
 	pc.params = pf->params;
 	pc.n_params = pf->info.n_params;
 	pc.param_hash = RX_FNV_INIT;
+	pc.fields_used = e->fields_used;
 	if (kv[RK_WHEN]) {
+		pc.fleet = r.info.fleet ? FC_INNER : FC_NONE;
 		r.when = parse_expr_node(ld, &pc, kv[RK_WHEN], "when", &r.info.when_src);
 		if (!r.when)
 			bad = -EINVAL;
 	}
+	pc.fleet = r.info.fleet ? FC_TOP : FC_NONE;
 	r.expr = parse_expr_node(ld, &pc, kv[RK_EXPR], "expr", &r.info.expr_src);
 	if (!r.expr)
 		bad = -EINVAL;
+	else if (r.info.fleet && !pc.subject) {
+		lerr_in(ld, kv[RK_EXPR], 0,
+			"expr: a fleet rule compares a value across nodes with distinct(), "
+			"majority() or outliers()");
+		bad = -EINVAL;
+	}
 	if (kv[RK_SUMMARY]) {
 		s = want_scalar(ld, kv[RK_SUMMARY], "summary");
 		if (!s)
@@ -714,6 +779,7 @@ static int load_rule(struct loader *ld, const yaml_node_t *map, struct rprofile 
 		    arena_strndup(&e->arena, s, kv[RK_SUMMARY]->data.scalar.length);
 		if (!r.info.summary_src)
 			return -ENOMEM;
+		pc.fleet = r.info.fleet ? FC_TOP : FC_NONE;
 		if (rx_parse_template(&pc, r.info.summary_src,
 				      (int)kv[RK_SUMMARY]->data.scalar.length, &r.summary)) {
 			lerr_in(ld, kv[RK_SUMMARY], pc.err_off < 0 ? 0 : pc.err_off, "summary: %s",
@@ -726,12 +792,15 @@ static int load_rule(struct loader *ld, const yaml_node_t *map, struct rprofile 
 	r.rings = pc.rings;
 	r.n_rings = pc.n_rings;
 	r.n_caches = pc.n_caches;
+	r.subject = pc.subject;
 
 	h = rx_fnv1a(RX_FNV_INIT, pf->info.name, strlen(pf->info.name) + 1);
 	h = rx_fnv1a(h, r.info.name, strlen(r.info.name) + 1);
 	h = rx_fnv1a(h, &r.info.scope, sizeof(r.info.scope));
 	h = rx_fnv1a(h, &r.info.severity, sizeof(r.info.severity));
 	h = rx_fnv1a(h, &r.info.for_ns, sizeof(r.info.for_ns));
+	h = rx_fnv1a(h, &r.info.fleet, sizeof(r.info.fleet));
+	h = rx_fnv1a(h, &r.info.by, sizeof(r.info.by));
 	if (r.info.when_src)
 		h = rx_fnv1a(h, r.info.when_src, strlen(r.info.when_src) + 1);
 	h = rx_fnv1a(h, r.info.expr_src, strlen(r.info.expr_src) + 1);

@@ -52,7 +52,16 @@ static const struct fn_desc {
 	[FN_SUPPORTED] = { "supported", 1, 1 },
 	[FN_COALESCE] = { "coalesce", 2, -1 },
 	[FN_IF] = { "if", 3, 3 },
+	[FN_DISTINCT] = { "distinct", 1, 1 },
+	[FN_MAJORITY] = { "majority", 1, 1 },
+	[FN_OUTLIERS] = { "outliers", 1, 1 },
+	[FN_COUNT_NODES] = { "count_nodes", 0, 0 },
 };
+
+static bool is_aggregate(enum func_id fn)
+{
+	return fn == FN_DISTINCT || fn == FN_MAJORITY || fn == FN_OUTLIERS || fn == FN_COUNT_NODES;
+}
 
 static const char *const cset_names[CSET__COUNT] = {
 	[CSET_ETHTOOL] = "ethtool",
@@ -266,6 +275,22 @@ static struct expr *parse_path(struct parser *p)
 	}
 	if (p->failed)
 		return NULL;
+	if (p->pc->fleet == FC_TOP) {
+		perr(p, start,
+		     "a fleet rule reads '%s' through distinct(), majority() or outliers(), which "
+		     "compare it across nodes",
+		     path);
+		return NULL;
+	}
+	if (!strcmp(path, "profile_outcome")) {
+		if (p->pc->fleet != FC_INNER || target != OBJ_NODE) {
+			perr(p, start,
+			     "profile_outcome is the node's own profile outcome: only in a fleet "
+			     "rule with each: node");
+			return NULL;
+		}
+		return node(p, N_OUTCOME, RT_STR, start, end);
+	}
 	rest = path;
 	if (nseg > 1 && !strcmp(first, "netdev")) {
 		if (target != OBJ_RDMA_PORT) {
@@ -315,6 +340,12 @@ static struct expr *parse_path(struct parser *p)
 		e->u.cs.cset = (uint8_t)c;
 		e->u.cs.name = p->tok.str;
 		e->u.cs.cache = p->pc->n_caches++;
+		if (p->pc->fleet != FC_NONE) {
+			perr(p, start,
+			     "counter sets are not compared across nodes; a fleet rule compares "
+			     "configuration fields");
+			return NULL;
+		}
 		advance(p);
 		if (p->failed)
 			return NULL;
@@ -338,6 +369,8 @@ static struct expr *parse_path(struct parser *p)
 	e = node(p, N_FIELD, vt_to_rt(fields[id].type), start, end);
 	if (!e)
 		return NULL;
+	if (p->pc->fields_used)
+		p->pc->fields_used[id] = 1;
 	e->u.field.hop = hop;
 	e->u.field.id = (int16_t)id;
 	return e;
@@ -481,6 +514,12 @@ static bool check_call(struct parser *p, struct expr *e)
 	case FN_DELTA: {
 		struct parse_ctx *pc = p->pc;
 
+		if (pc->fleet != FC_NONE) {
+			perr(p, e->off,
+			     "%s(): a fleet rule sees one sample per node, so no counter history",
+			     fns[fn].name);
+			return false;
+		}
 		if (!arg_type(p, e, a[0], 0, "a number or a per-priority array",
 			      a[0]->type == RT_NUM || a[0]->type == RT_ARRAY))
 			return false;
@@ -621,6 +660,38 @@ static bool check_call(struct parser *p, struct expr *e)
 		}
 		e->type = RT_ANY; /* printed as the branch taken */
 		return true;
+	case FN_DISTINCT:
+	case FN_MAJORITY:
+	case FN_OUTLIERS: {
+		struct parse_ctx *pc = p->pc;
+		enum rtype t = a[0]->type;
+
+		if (dur_misuse(p, a[0]))
+			return false;
+		if (t != RT_NUM && t != RT_BOOL && t != RT_STR && t != RT_SET && t != RT_ARRAY &&
+		    t != RT_DSCPMAP) {
+			perr(p, a[0]->off, "%s(): a %s is not compared across nodes", fns[fn].name,
+			     rx_type_name(t));
+			return false;
+		}
+		if (!pc->subject) {
+			pc->subject = a[0];
+		} else if (pc->subject->len != a[0]->len ||
+			   memcmp(pc->subject->src + pc->subject->off, a[0]->src + a[0]->off,
+				  (size_t)a[0]->len)) {
+			perr(p, a[0]->off,
+			     "a fleet rule compares one value: '%.*s' here, '%.*s' before (write "
+			     "one rule per value)",
+			     a[0]->len, a[0]->src + a[0]->off, pc->subject->len,
+			     pc->subject->src + pc->subject->off);
+			return false;
+		}
+		e->type = fn == FN_MAJORITY ? t : RT_NUM;
+		return true;
+	}
+	case FN_COUNT_NODES:
+		e->type = RT_NUM;
+		return true;
 	case FN__COUNT:
 		break;
 	}
@@ -634,13 +705,27 @@ static struct expr *parse_call(struct parser *p)
 	struct expr **args, *e;
 	const char *name = p->tok.str;
 
+	enum fleet_ctx saved = p->pc->fleet;
+
 	if (fn == FN__COUNT) {
 		perr(p, start,
 		     "unknown function '%s' (functions: rate, increase, delta, count, min, max, "
-		     "sum, abs, "
-		     "ib_mtu_for, tos_dscp, gid_count, present, supported, coalesce, if)",
+		     "sum, abs, ib_mtu_for, tos_dscp, gid_count, present, supported, coalesce, if; "
+		     "in fleet rules distinct, majority, outliers, count_nodes)",
 		     name);
 		return NULL;
+	}
+	if (is_aggregate(fn)) {
+		if (saved != FC_TOP) {
+			perr(p, start,
+			     "%s() compares units across nodes: only at the top of a fleet rule's "
+			     "expr or summary%s",
+			     name,
+			     saved == FC_INNER ? " (not inside when or another aggregate)" : "");
+			return NULL;
+		}
+		/* its argument is evaluated on one object at a time */
+		p->pc->fleet = FC_INNER;
 	}
 	advance(p); /* name */
 	advance(p); /* ( */
@@ -670,6 +755,7 @@ static struct expr *parse_call(struct parser *p)
 		}
 		args[n++] = a;
 	}
+	p->pc->fleet = saved;
 	if (p->failed)
 		return NULL;
 	e = node(p, N_CALL, RT_ANY, start, tok_end(&p->tok));

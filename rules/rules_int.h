@@ -7,6 +7,7 @@
  *   eval.c    rx_eval, rx_format_val, rx_ring_*   values, functions, history
  *   loader.c  rules_load*, rules_profile_path, rules_spec_*, diagnostics
  *   engine.c  rules_evaluate, results, status
+ *   fleet.c   rules_evaluate_fleet: fleet rules over a set of node models
  */
 #ifndef ROCEWATCH_RULES_INT_H
 #define ROCEWATCH_RULES_INT_H
@@ -123,6 +124,7 @@ enum verr {
 	VE_RANGE, /* index out of range (extra = index) */
 	VE_NOMEM,
 	VE_SATURATED, /* a counter stuck at 2^32-1: what it counted since is unknown */
+	VE_NO_MAJORITY, /* majority(): a tie, or no value at all */
 };
 
 struct expr;
@@ -158,6 +160,7 @@ enum node_kind {
 	N_UNARY,
 	N_BINARY,
 	N_CALL,
+	N_OUTCOME, /* fleet rules over nodes: the node's own profile outcome */
 };
 
 enum hop {
@@ -182,6 +185,11 @@ enum func_id {
 	FN_SUPPORTED,
 	FN_COALESCE,
 	FN_IF,
+	/* fleet rules: aggregates over the units of a group */
+	FN_DISTINCT,
+	FN_MAJORITY,
+	FN_OUTLIERS,
+	FN_COUNT_NODES,
 	FN__COUNT,
 };
 
@@ -243,9 +251,20 @@ struct ring_spec {
 	int len;
 };
 
+/* Where an expression of a fleet rule stands. */
+enum fleet_ctx {
+	FC_NONE,  /* a node, netdev or rdma_port rule */
+	FC_TOP,	  /* a fleet rule's expr/summary: aggregates, parameters, no fields */
+	FC_INNER, /* a fleet rule's when, or an aggregate's argument: one object */
+};
+
 struct parse_ctx {
 	struct arena *arena;
-	enum obj_kind scope;
+	enum obj_kind scope; /* a fleet rule: the kind of its units (`each`) */
+	enum fleet_ctx fleet;
+	/* fleet rules: the one value the aggregates compare (the first argument seen) */
+	struct expr *subject;
+	uint8_t *fields_used; /* [F__COUNT]: set for every field an expression reads */
 	const struct rparam *params;
 	size_t n_params;
 	/* grown by the parser as it meets stateful sites */
@@ -304,6 +323,13 @@ struct slot_state {
 	int32_t *cache;
 };
 
+/* What a fleet rule's aggregates give, for one group of units. */
+struct fleet_agg {
+	size_t distinct, outliers, nodes;
+	bool have_majority;
+	struct val majority;
+};
+
 struct ectx {
 	const struct node_model *m;
 	const struct object *obj;
@@ -316,6 +342,8 @@ struct ectx {
 	 */
 	bool windowed;
 	int64_t window_ns, observed_ns;
+	const char *outcome;	     /* fleet, each node: its profile outcome, or NULL */
+	const struct fleet_agg *agg; /* fleet, at the top of a rule: the group's aggregates */
 };
 
 struct val rx_eval(const struct expr *e, struct ectx *cx);
@@ -330,6 +358,9 @@ void tb_puts(struct tbuf *tb, const char *s);
 void tb_putn(struct tbuf *tb, const char *s, size_t n);
 void tb_printf(struct tbuf *tb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void rx_format_val(struct tbuf *tb, const struct val *v, enum rtype t);
+/* A summary: the template's text and values, or fallback when it has no parts. */
+void rx_render_template(const struct tmpl *t, const char *fallback, struct ectx *cx, char *buf,
+			size_t len);
 /* Why a value is unknown: "pfc.enabled absent: unsupported". */
 void rx_format_unknown(struct tbuf *tb, const struct val *v);
 
@@ -343,6 +374,7 @@ struct rrule {
 	int n_rings, n_caches;
 	size_t profile;
 	size_t res_off, res_n; /* its run in the results array */
+	struct expr *subject;  /* fleet rules: the value compared across units */
 };
 
 struct rprofile {
@@ -373,8 +405,17 @@ struct rules_engine {
 	size_t n_ids[OBJ__COUNT];
 	bool synced;
 	uint64_t evaluations;
+	bool single_sample; /* counter rules are skipped, not unknown */
+	uint8_t fields_used[F__COUNT];
+
+	/* fleet rules: results of the last rules_evaluate_fleet(), rebuilt each time */
+	struct fleet_result *fres;
+	size_t n_fres;
 };
 
+void rx_fleet_free(struct rules_engine *e);
+
+int rx_slot_init(const struct rrule *r, struct slot_state *st);
 void rx_slot_free(const struct rrule *r, struct slot_state *st);
 
 uint64_t rx_fnv1a(uint64_t h, const void *p, size_t n);

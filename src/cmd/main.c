@@ -31,6 +31,7 @@ static const struct command {
 } commands[] = {
 	{ "check", cmd_check, "pre-flight: collect once, evaluate the rules, exit 0/1/2/3" },
 	{ "export", cmd_export, "a recording or capture as OpenMetrics (Prometheus backfill)" },
+	{ "fleet", cmd_fleet, "fleet check: compare the nodes of a job before it starts" },
 	{ "report", cmd_report, "what moved in a recording or capture: pauses, retries, changes" },
 	{ "replay", cmd_replay, "run the rules over a recording: when alerts would have fired" },
 	{ "rules", cmd_rules, "lint rule files, list the rules of a profile" },

@@ -193,21 +193,27 @@ static int cmd_list(const struct rules_spec *spec, bool json)
 			       "EXPR");
 		for (size_t i = 0; i < rules_count(e); i++) {
 			const struct rule_info *ri = rules_rule(e, i);
+			/* a fleet rule: "fleet" here, the kind of its units in "each" */
+			const char *scope = ri->fleet ? "fleet" : obj_kind_name(ri->scope);
 			char dur[32];
 
 			if (strcmp(ri->profile, pi->name))
 				continue;
 			if (json) {
-				json_array_append_new(
-				    rl, json_pack("{s:s,s:s,s:s,s:f,s:s?,s:s,s:s?,s:s}", "name",
-						  ri->name, "scope", obj_kind_name(ri->scope),
-						  "severity", rule_severity_name(ri->severity),
-						  "for_seconds", (double)ri->for_ns / 1e9, "when",
-						  ri->when_src, "expr", ri->expr_src, "summary",
-						  ri->summary_src, "doc", ri->doc));
+				json_t *rj = json_pack("{s:s,s:s,s:s,s:f,s:s?,s:s,s:s?,s:s}",
+						       "name", ri->name, "scope", scope, "severity",
+						       rule_severity_name(ri->severity),
+						       "for_seconds", (double)ri->for_ns / 1e9,
+						       "when", ri->when_src, "expr", ri->expr_src,
+						       "summary", ri->summary_src, "doc", ri->doc);
+
+				if (ri->fleet)
+					json_object_set_new(rj, "each",
+							    json_string(obj_kind_name(ri->scope)));
+				json_array_append_new(rl, rj);
 				continue;
 			}
-			printf("  %-34s %-9s %-8s ", ri->name, obj_kind_name(ri->scope),
+			printf("  %-34s %-9s %-8s ", ri->name, scope,
 			       rule_severity_name(ri->severity));
 			if (ri->for_ns)
 				snprintf(dur, sizeof(dur), "%gs", (double)ri->for_ns / 1e9);

@@ -375,6 +375,20 @@ int cset_set(struct counter_set *cs, const char *name, uint64_t v)
 	return i;
 }
 
+int cset_append(struct counter_set *cs, const char *name, uint64_t v)
+{
+	uint32_t i = cs->n;
+
+	if (cs->n == cs->cap && cset_reserve(cs, cs->cap ? cs->cap * 2 : 32))
+		return -ENOMEM;
+	cs->n++;
+	strlcpy0(cs->names[i], name, RW_CNAME_MAX);
+	cs->vals[i] = v;
+	cs->present[i] = 1;
+	cs->hint = i + 1;
+	return (int)i;
+}
+
 void cset_free(struct counter_set *cs)
 {
 	free(cs->names);

@@ -190,6 +190,8 @@ int cset_reserve(struct counter_set *cs, uint32_t n);
 int cset_find(const struct counter_set *cs, const char *name);
 /* Set (adding the name if new); returns the index or -ENOMEM. */
 int cset_set(struct counter_set *cs, const char *name, uint64_t v);
+/* Add a name the caller knows is not in the set (a fresh set filled from unique keys). */
+int cset_append(struct counter_set *cs, const char *name, uint64_t v);
 void cset_free(struct counter_set *cs);
 
 const char *obj_kind_name(enum obj_kind k);

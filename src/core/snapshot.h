@@ -37,6 +37,15 @@ struct snapshot_file;
 
 /* Parse and validate every snapshot in the file; err names file and place. */
 int snapshot_open(const char *path, struct snapshot_file **out, char *err, size_t errlen);
+/*
+ * A document in memory (an HTTP body; name stands for the file in messages):
+ * every snapshot in it validated, m (after model_init) filled from the last.
+ * SNAPSHOT_NO_COUNTERS: counter sets are validated but not kept (a fleet
+ * compares configuration, and counters are most of an mlx5 node's model).
+ */
+#define SNAPSHOT_NO_COUNTERS 1u
+int snapshot_read_last(const char *name, const char *buf, size_t len, unsigned flags,
+		       struct node_model *m, char *err, size_t errlen);
 size_t snapshot_count(const struct snapshot_file *sf);
 /* Fill m (after model_init) from snapshot i. Objects not in it are dropped. */
 int snapshot_apply(const struct snapshot_file *sf, size_t i, struct node_model *m, char *err,

@@ -187,7 +187,8 @@ static void err_functions(void **state)
 		     NULL,
 		     "t.yaml:6:11: error: expr: unknown function 'rte' (functions: rate, increase, "
 		     "delta, count, min, max, sum, abs, ib_mtu_for, tos_dscp, gid_count, present, "
-		     "supported, coalesce, if)");
+		     "supported, coalesce, if; in fleet rules distinct, majority, outliers, "
+		     "count_nodes)");
 	/* wrong arity: at the function's name, here after "mtu > 0 && " */
 	expect_error(HEAD "    scope: netdev\n    expr: mtu > 0 && increase(mtu) == 0\n"
 			  "    severity: warning\n",
@@ -300,13 +301,14 @@ static void err_structure(void **state)
 	(void)state;
 	expect_error(HEAD "    scope: netdev\n    exprr: mtu > 0\n    severity: warning\n", NULL,
 		     "t.yaml:6:5: error: unknown rule key 'exprr' (keys: name, scope, when, expr, "
-		     "severity, for, summary, doc)");
+		     "severity, for, summary, doc; fleet rules also each, by)");
 	expect_error(HEAD "    scope: netdev\n    severity: warning\n", NULL,
 		     "t.yaml:4:5: error: rule 'r' has no expr");
 	expect_error(HEAD "    scope: netdev\n    expr: mtu > 0\n    severity: fatal\n", NULL,
 		     "t.yaml:7:15: error: severity must be critical, warning or info, not 'fatal'");
 	expect_error(HEAD "    scope: switch\n    expr: mtu > 0\n    severity: info\n", NULL,
-		     "t.yaml:5:12: error: scope must be node, netdev or rdma_port, not 'switch'");
+		     "t.yaml:5:12: error: scope must be node, netdev, rdma_port or fleet, not "
+		     "'switch'");
 	expect_error(HEAD
 		     "    scope: netdev\n    expr: mtu > 0\n    severity: info\n    for: soon\n",
 		     NULL, "t.yaml:8:10: error: for: 'soon' is not a duration (30s, 5m, 1h)");

@@ -113,12 +113,14 @@ rw_fetch() {
 }
 
 # rw_serve_start PORT ARGS...: start `rocewatch serve` on 127.0.0.1:PORT (log in
-# $VM_OUT/serve.log) and wait until /healthz answers 200.
+# $VM_OUT/serve.log) and wait until /healthz answers 200. RW_SERVE_HOST= (empty) listens on
+# every address instead, for a peer to reach.
 rw_serve_start() {
+	local host=${RW_SERVE_HOST-127.0.0.1}
 	RW_SERVE_PORT=$1
 	shift
-	vm_log "+ rocewatch serve --web.listen-address 127.0.0.1:$RW_SERVE_PORT $*"
-	"$ROCEWATCH" serve --web.listen-address "127.0.0.1:$RW_SERVE_PORT" "$@" \
+	vm_log "+ rocewatch serve --web.listen-address $host:$RW_SERVE_PORT $*"
+	"$ROCEWATCH" serve --web.listen-address "$host:$RW_SERVE_PORT" "$@" \
 		>"$VM_OUT/serve.log" 2>&1 &
 	RW_SERVE_PID=$!
 	local deadline=$((SECONDS + 20))

@@ -8,7 +8,12 @@
 #  - the two snapshots, side by side as a fleet comparison would put them, must differ in
 #    exactly the netdev MTU and the RoCE active_mtu, and nowhere else that is not naturally
 #    per-node (addresses, GUIDs, GIDs); the two check reports must differ in exactly the two MTU
-#    rules. Guest 0 compares, through the shared results directory.
+#    rules. Guest 0 compares, through the shared results directory;
+#  - with min_mtu=1500 each node's own check passes netdev_mtu: alone, neither is wrong;
+#  - `rocewatch fleet check` over both guests' serve (and an address nobody answers at) fails on
+#    netdev_mtu and active_mtu. One node against one is a tie, and a tie has no majority
+#    (docs/rules.md, "Fleet rules"): both guests are named with their values, the 1500 guest
+#    with 1500, and the verdict is CRITICAL (exit 2); the silent address is UNKNOWN by name.
 #
 # Run alone: tests/vm/run-scenario --guests 2 tests/vm/scenarios/fleet-mtu.sh
 
@@ -22,6 +27,7 @@ set -euo pipefail
 
 dev=rxe0 if=$GUEST_IFACE
 cleanup() {
+	rw_serve_kill
 	rdma link delete "$dev" 2>/dev/null || true
 	ip link set "$if" mtu 1500 2>/dev/null || true
 }
@@ -91,4 +97,35 @@ netdev_mtu $if: pass | fail"
 else
 	vm_wait_mark 0 compared 60
 fi
+
+# Alone, each node passes an MTU rule that only asks for 1500.
+rw_check "$VM_OUT/check-1500.json" --param min_mtu=1500
+rw_expect_rule "$VM_OUT/check-1500.json" netdev_mtu pass "this node's check with min_mtu=1500" "$if"
+
+# Between them the mismatch shows: guest 0 asks both guests' serve.
+port=9479
+RW_SERVE_HOST="" rw_serve_start "$port" --interval 1s
+vm_barrier serving 90
+if ((GUEST_ID == 0)); then
+	me=$GUEST_IP:$port peer=$PEER_IP:$port nobody=10.99.0.9:$port
+	fl=$VM_OUT/fleet.json frc=0
+	vm_log "+ rocewatch fleet check -j $me $peer $nobody"
+	"$ROCEWATCH" fleet check -j --connect-timeout 3s --timeout 20s "$me" "$peer" "$nobody" \
+		>"$fl" 2>"$fl.err" || frc=$?
+	rw_no_sanitizer_report "$fl.err" "rocewatch fleet check"
+	vm_expect_eq "$frc" 2 "fleet check exit code (CRITICAL)"
+	# "RULE: VALUE@NODE ..." for every failing rule, values sorted; and the unknown nodes
+	got=$(rw_jq "$fl" '[.results[] | select(.outcome == "fail") |
+		"\(.rule): majority=\(.majority.value // "none") \([.outliers[] | "\(.value)@\(.node)"] | sort | join(" "))"] | join("; ")')
+	want="netdev_mtu: majority=none 1500@$peer 9000@$me; active_mtu: majority=none 1024@$peer 4096@$me"
+	vm_expect_eq "$got" "$want" "fleet check: failing rules, majority and named nodes"
+	got=$(rw_jq "$fl" '[.nodes[] | select(.state == "unknown") | .name] | join(" ")')
+	vm_expect_eq "$got" "$nobody" "fleet check: the address nobody answers at is UNKNOWN"
+	got=$(rw_jq "$fl" '[.results[] | select(.rule == "netdev_mtu") | .detail] | .[0]')
+	vm_expect_eq "$got" "no majority: $peer 1500, $me 9000" "fleet check: netdev_mtu line"
+	vm_mark fleet-checked
+else
+	vm_wait_mark 0 fleet-checked 120
+fi
+rw_serve_stop
 vm_pass

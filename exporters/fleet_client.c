@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Parallel HTTP for `rocewatch fleet`: one curl multi handle, at most
+ * `parallel` easy handles in flight; a finished transfer makes room for the
+ * next.  Each request ends with a body or with the reason it has none, so
+ * a node that does not answer is named, never dropped.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "fleet_client.h"
+#include "util.h"
+
+void fleet_http_defaults(struct fleet_http_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->connect_timeout_ms = 2000;
+	o->timeout_ms = 5000;
+	o->parallel = 64;
+	o->max_body = 64u << 20;
+}
+
+struct xfer {
+	struct fleet_req *req;
+	CURL *c; /* while in flight */
+	size_t cap, max;
+	bool too_big;
+	char errbuf[CURL_ERROR_SIZE];
+};
+
+static size_t on_body(char *ptr, size_t size, size_t nmemb, void *arg)
+{
+	struct xfer *x = arg;
+	struct fleet_req *r = x->req;
+	size_t n = size * nmemb;
+
+	if (r->len + n > x->max) {
+		x->too_big = true;
+		return 0; /* aborts the transfer */
+	}
+	if (r->len + n + 1 > x->cap) {
+		size_t nc = x->cap ? x->cap : 16384;
+		char *nb;
+
+		while (nc < r->len + n + 1)
+			nc *= 2;
+		nb = realloc(r->body, nc);
+		if (!nb)
+			return 0;
+		r->body = nb;
+		x->cap = nc;
+	}
+	memcpy(r->body + r->len, ptr, n);
+	r->len += n;
+	r->body[r->len] = '\0';
+	return n;
+}
+
+static CURL *make_handle(struct xfer *x, const struct fleet_http_opts *o)
+{
+	CURL *c = curl_easy_init();
+	struct fleet_req *r = x->req;
+
+	if (!c)
+		return NULL;
+	curl_easy_setopt(c, CURLOPT_URL, r->url);
+	curl_easy_setopt(c, CURLOPT_PRIVATE, x);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, o->connect_timeout_ms);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, o->timeout_ms);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, x);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, x->errbuf);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "rocewatch-fleet/" ROCEWATCH_VERSION);
+	/* only http(s), and no redirects: a node answers for itself */
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+	if (r->post) {
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, r->post);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(r->post));
+	}
+	if (o->ca_file)
+		curl_easy_setopt(c, CURLOPT_CAINFO, o->ca_file);
+	if (o->cert_file)
+		curl_easy_setopt(c, CURLOPT_SSLCERT, o->cert_file);
+	if (o->key_file)
+		curl_easy_setopt(c, CURLOPT_SSLKEY, o->key_file);
+	if (o->insecure_skip_verify) {
+		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	if (o->username) {
+		curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		curl_easy_setopt(c, CURLOPT_USERNAME, o->username);
+		curl_easy_setopt(c, CURLOPT_PASSWORD, o->password ? o->password : "");
+	}
+	return c;
+}
+
+/* A finished transfer: its outcome in the request. */
+static void done(CURL *c, CURLcode code, const struct fleet_http_opts *o)
+{
+	struct xfer *x = NULL;
+	struct fleet_req *r;
+	double secs = 0;
+
+	curl_easy_getinfo(c, CURLINFO_PRIVATE, (char **)&x);
+	r = x->req;
+	curl_easy_getinfo(c, CURLINFO_TOTAL_TIME, &secs);
+	r->seconds = secs;
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->http_code);
+	if (x->too_big) {
+		r->err = -EFBIG;
+		snprintf(r->errmsg, sizeof(r->errmsg), "answer larger than %zu bytes", o->max_body);
+	} else if (code == CURLE_OPERATION_TIMEDOUT) {
+		r->err = -ETIMEDOUT;
+		snprintf(r->errmsg, sizeof(r->errmsg), "timed out after %.1f s (%.200s)", secs,
+			 x->errbuf[0] ? x->errbuf : curl_easy_strerror(code));
+	} else if (code != CURLE_OK) {
+		r->err = code == CURLE_COULDNT_CONNECT	      ? -ECONNREFUSED
+			 : code == CURLE_COULDNT_RESOLVE_HOST ? -EHOSTUNREACH
+							      : -EIO;
+		snprintf(r->errmsg, sizeof(r->errmsg), "%s",
+			 x->errbuf[0] ? x->errbuf : curl_easy_strerror(code));
+	} else if (r->http_code != 200) {
+		r->err = -EPROTO;
+		snprintf(r->errmsg, sizeof(r->errmsg), "HTTP %ld%s", r->http_code,
+			 r->http_code == 401   ? " (unauthorized: check the basic auth options)"
+			 : r->http_code == 404 ? " (not found: is it a rocewatch serve?)"
+					       : "");
+	} else if (!r->body) {
+		r->err = -ENODATA;
+		snprintf(r->errmsg, sizeof(r->errmsg), "empty answer");
+	}
+	if (r->err) {
+		free(r->body);
+		r->body = NULL;
+		r->len = 0;
+	}
+}
+
+int fleet_http_run(struct fleet_req *reqs, size_t n, const struct fleet_http_opts *o,
+		   void (*on_done)(struct fleet_req *r, void *arg), void *arg)
+{
+	size_t next = 0, running = 0, par = o->parallel > 0 ? (size_t)o->parallel : 1;
+	struct xfer *xs = calloc(n ? n : 1, sizeof(*xs));
+	CURLM *multi;
+	int ret = 0;
+
+	if (!xs)
+		return -ENOMEM;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
+		free(xs);
+		return -EIO;
+	}
+	multi = curl_multi_init();
+	if (!multi) {
+		ret = -ENOMEM;
+		goto global;
+	}
+	/* a new connection per node: they are different hosts anyway */
+	curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)par);
+	while (next < n || running) {
+		CURLMsg *msg;
+		int still, left;
+
+		while (running < par && next < n) {
+			struct xfer *x = &xs[next];
+			CURL *c;
+
+			x->req = &reqs[next++];
+			x->max = o->max_body;
+			x->req->err = 0;
+			x->req->errmsg[0] = '\0';
+			c = make_handle(x, o);
+			if (!c || curl_multi_add_handle(multi, c) != CURLM_OK) {
+				if (c)
+					curl_easy_cleanup(c);
+				x->req->err = -ENOMEM;
+				snprintf(x->req->errmsg, sizeof(x->req->errmsg), "out of memory");
+				if (on_done)
+					on_done(x->req, arg);
+				continue;
+			}
+			x->c = c;
+			running++;
+		}
+		if (curl_multi_perform(multi, &still) != CURLM_OK) {
+			ret = -EIO;
+			break;
+		}
+		while ((msg = curl_multi_info_read(multi, &left))) {
+			if (msg->msg != CURLMSG_DONE)
+				continue;
+			struct xfer *x = NULL;
+
+			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+			done(msg->easy_handle, msg->data.result, o);
+			curl_multi_remove_handle(multi, msg->easy_handle);
+			curl_easy_cleanup(msg->easy_handle);
+			x->c = NULL;
+			running--;
+			if (on_done)
+				on_done(x->req, arg);
+		}
+		if (running && curl_multi_poll(multi, NULL, 0, 100, NULL) != CURLM_OK) {
+			ret = -EIO;
+			break;
+		}
+	}
+	if (ret) {
+		/* the machinery failed: whatever is in flight has no answer */
+		for (size_t i = 0; i < next; i++) {
+			if (!xs[i].c)
+				continue;
+			curl_multi_remove_handle(multi, xs[i].c);
+			curl_easy_cleanup(xs[i].c);
+			free(xs[i].req->body);
+			xs[i].req->body = NULL;
+			xs[i].req->len = 0;
+			xs[i].req->err = -EIO;
+			snprintf(xs[i].req->errmsg, sizeof(xs[i].req->errmsg), "transfer aborted");
+		}
+		/* and those never started */
+		for (size_t i = next; i < n; i++) {
+			reqs[i].err = -EIO;
+			snprintf(reqs[i].errmsg, sizeof(reqs[i].errmsg), "transfer aborted");
+		}
+		for (size_t i = 0; on_done && i < n; i++)
+			if (reqs[i].err == -EIO && !strcmp(reqs[i].errmsg, "transfer aborted"))
+				on_done(&reqs[i], arg);
+	}
+	curl_multi_cleanup(multi);
+global:
+	curl_global_cleanup();
+	free(xs);
+	return ret;
+}
+
+void fleet_req_free(struct fleet_req *r)
+{
+	free(r->body);
+	r->body = NULL;
+	r->len = 0;
+}

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fleet client: what `rocewatch fleet` fetches from other machines.
+ * Many GETs (or form POSTs) in parallel over one libcurl multi handle,
+ * bounded in concurrency, each with a connect and a total timeout and a
+ * body size limit; TLS and basic auth as a Prometheus scrape config spells
+ * them.  And the Prometheus path: instant queries on rocewatch's own
+ * metrics, turned back into node models through the field table.
+ */
+#ifndef ROCEWATCH_FLEET_CLIENT_H
+#define ROCEWATCH_FLEET_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "model.h"
+
+struct fleet_http_opts {
+	long connect_timeout_ms; /* default 2000 */
+	long timeout_ms;	 /* whole request, default 5000 */
+	int parallel;		 /* requests in flight, default 64 */
+	size_t max_body;	 /* bytes, default 64 MiB */
+	/* TLS (scheme https): as tls_config in a Prometheus scrape config */
+	const char *ca_file, *cert_file, *key_file;
+	bool insecure_skip_verify;
+	/* basic_auth */
+	const char *username, *password;
+};
+
+void fleet_http_defaults(struct fleet_http_opts *o);
+
+struct fleet_req {
+	const char *url;  /* in */
+	const char *post; /* in: a form body to POST (Prometheus queries), or NULL for GET */
+	/* out */
+	int err;	/* 0: HTTP 200 with a body; else -errno-like, errmsg says what */
+	long http_code; /* 0 when no response came */
+	char *body;	/* malloc'ed, NUL-terminated */
+	size_t len;
+	double seconds;	  /* how long the request took */
+	char errmsg[256]; /* "connect: Connection refused", "timed out after 2000 ms", ... */
+};
+
+/*
+ * Run every request, at most o->parallel at a time; on_done (if not NULL) is
+ * called for each as it finishes, so its body can be used and freed while
+ * the others are still on the way.  0 (each request has its own outcome),
+ * or -ENOMEM / -EIO when the transfer machinery itself failed.
+ */
+int fleet_http_run(struct fleet_req *reqs, size_t n, const struct fleet_http_opts *o,
+		   void (*on_done)(struct fleet_req *r, void *arg), void *arg);
+void fleet_req_free(struct fleet_req *r);
+
+/* A node as seen through Prometheus. */
+struct fleet_prom_node {
+	const char *name;     /* in: host or host:port, matched against `instance` */
+	struct node_model *m; /* in: model_init()ed; filled when found */
+	bool found;	      /* out: series for it came back */
+	char instance[128];   /* out: the instance label it matched */
+	char err[256];	      /* out: why not found */
+};
+
+/*
+ * Instant queries on rocewatch's metrics in the Prometheus at base_url for
+ * the given nodes, one query per metric that the fields in used[] need;
+ * builds each node's model from its series (fields without a series are
+ * absent, not_collected).  0, or -EIO/-EINVAL with err saying why (then no
+ * node is found).
+ */
+int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
+		      const bool used[F__COUNT], struct fleet_prom_node *nodes, size_t n, char *err,
+		      size_t errlen);
+
+#endif

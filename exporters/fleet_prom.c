@@ -1,0 +1,485 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Node models from a Prometheus: for a fleet too large to fan out to, read
+ * the facts rocewatch already exports.  One instant query per metric the
+ * rules need, all nodes at once (`instance=~"a(:[0-9]+)?|b(:[0-9]+)?"`, sent
+ * as a form POST so a long node list fits), and each series turned back
+ * into a field through its field-table row: the metric name and constant
+ * labels say which field, the object labels (device, port, netdev) which
+ * object, and the value is divided by the row's scale.  What has no series
+ * stays absent (not_collected), never 0.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "fleet_client.h"
+#include "strbuf.h"
+#include "strmap.h"
+#include "util.h"
+
+static void url_encode(struct strbuf *sb, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+			sb_putc(sb, (char)c);
+		} else {
+			sb_putc(sb, '%');
+			sb_putc(sb, hex[c >> 4]);
+			sb_putc(sb, hex[c & 15]);
+		}
+	}
+}
+
+/* RE2 metacharacters, escaped for a PromQL string (so the backslash is doubled). */
+static void regex_quote(struct strbuf *sb, const char *s)
+{
+	for (; *s; s++) {
+		if (strchr(".[]{}()\\*+?|^$", *s))
+			sb_puts(sb, "\\\\");
+		if (*s == '"')
+			sb_putc(sb, '\\');
+		sb_putc(sb, *s);
+	}
+}
+
+/* instance=~"..." matching every node: a bare host also matches host:PORT. */
+static void instance_matcher(struct strbuf *sb, const struct fleet_prom_node *nodes, size_t n)
+{
+	sb_puts(sb, "{instance=~\"");
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			sb_putc(sb, '|');
+		regex_quote(sb, nodes[i].name);
+		/* "[::1]:9479" and "gpu1:9479" carry a port; "gpu1" and "10.0.0.1" do not */
+		if (!strchr(nodes[i].name, ':') || nodes[i].name[strlen(nodes[i].name) - 1] == ']')
+			sb_puts(sb, "(:[0-9]+)?");
+	}
+	sb_puts(sb, "\"}");
+}
+
+/* The node an instance label belongs to: exactly, or as host with :PORT stripped. */
+static ssize_t node_of(const struct strmap *byname, const char *inst)
+{
+	char host[160];
+	const char *colon = strrchr(inst, ':');
+	int64_t i = strmap_get(byname, inst);
+
+	if (i >= 0)
+		return (ssize_t)i;
+	if (!colon || !colon[1] || strspn(colon + 1, "0123456789") != strlen(colon + 1))
+		return -1;
+	/* an unbracketed IPv6 address has colons but no port */
+	if (strchr(inst, ':') != colon && inst[0] != '[')
+		return -1;
+	snprintf(host, sizeof(host), "%.*s", (int)(colon - inst), inst);
+	i = strmap_get(byname, host);
+	return i >= 0 ? (ssize_t)i : -1;
+}
+
+/* Do the series' labels carry the row's constant labels (`direction="rx",role="np"`)? */
+static bool const_labels_match(json_t *labels, const char *want)
+{
+	char buf[160], *save = NULL, *tok;
+
+	if (!want || !*want)
+		return true;
+	snprintf(buf, sizeof(buf), "%s", want);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '='), *v;
+		size_t vl;
+		json_t *have;
+
+		if (!eq)
+			return false;
+		*eq = '\0';
+		v = eq + 1;
+		vl = strlen(v);
+		if (vl >= 2 && v[0] == '"' && v[vl - 1] == '"') {
+			v[vl - 1] = '\0';
+			v++;
+		}
+		have = json_object_get(labels, tok);
+		if (!json_is_string(have) || strcmp(json_string_value(have), v))
+			return false;
+	}
+	return true;
+}
+
+static const char *label(json_t *labels, const char *k)
+{
+	json_t *v = json_object_get(labels, k);
+
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static struct object *object_for(struct node_model *m, enum obj_kind k, json_t *labels)
+{
+	const char *dev = label(labels, "device"), *port = label(labels, "port"),
+		   *nd = label(labels, "netdev");
+	struct object *o;
+	uint64_t pn;
+
+	switch (k) {
+	case OBJ_NODE:
+		return &m->node;
+	case OBJ_NETDEV:
+		if (!dev || !*dev || strlen(dev) >= RW_NAME_MAX)
+			return NULL;
+		o = model_add_netdev(m, dev);
+		if (o)
+			o->seen = true;
+		return o;
+	default:
+		if (!dev || !*dev || strlen(dev) >= RW_NAME_MAX || !port || parse_u64(port, &pn) ||
+		    pn > UINT32_MAX)
+			return NULL;
+		o = model_add_port(m, dev, (uint32_t)pn);
+		if (o && nd && *nd && strlen(nd) < RW_STR_MAX)
+			field_set_str(o, F_PORT_NETDEV, nd);
+		if (o)
+			o->seen = true;
+		return o;
+	}
+}
+
+/* An element label (priority, dscp, tc, buffer) as an index below max, or -1. */
+static int index_label(json_t *labels, const char *k, int max)
+{
+	const char *s = label(labels, k);
+	uint64_t v;
+
+	if (!s || parse_u64(s, &v) || v >= (uint64_t)max)
+		return -1;
+	return (int)v;
+}
+
+/* One series into the fields of row id. */
+static void apply_series(struct object *o, int id, json_t *labels, double v)
+{
+	const struct field_desc *d = &fields[id];
+	double raw = d->scale ? v / d->scale : v;
+	struct field_val *f = &o->f[id];
+	int ix;
+
+	switch (d->type) {
+	case VT_INT:
+		field_set_int(o, id, (int64_t)llround(raw));
+		break;
+	case VT_BOOL:
+		field_set_bool(o, id, v != 0);
+		break;
+	case VT_FLOAT:
+		field_set_float(o, id, raw);
+		break;
+	case VT_STR: {
+		/* an info series: the row's label holds the text (Prometheus drops empty labels) */
+		const char *s = label(labels, d->label);
+
+		field_set_str(o, id, s ? s : "");
+		break;
+	}
+	case VT_PRIOSET:
+		ix = index_label(labels, d->label, RW_PRIO_COUNT);
+		if (ix >= 0)
+			field_set_set(o, id,
+				      (uint8_t)((f->state == ABS_NONE ? f->v.set : 0) |
+						(v != 0 ? 1u << ix : 0)));
+		break;
+	case VT_PRIO_ARRAY:
+		ix = index_label(labels, d->label, RW_PRIO_COUNT);
+		if (ix >= 0 && raw >= 0)
+			field_set_prio(o, id, ix, (uint64_t)llround(raw));
+		break;
+	case VT_DSCP_MAP: {
+		int8_t map[RW_DSCP_COUNT];
+
+		ix = index_label(labels, d->label, RW_DSCP_COUNT);
+		if (ix < 0 || v < 0 || v >= RW_PRIO_COUNT)
+			break;
+		if (f->state == ABS_NONE)
+			memcpy(map, f->v.dscp, sizeof(map));
+		else
+			memset(map, -1, sizeof(map));
+		map[ix] = (int8_t)v;
+		field_set_dscp_map(o, id, map);
+		break;
+	}
+	case VT_GIDS: {
+		const char *gid = label(labels, "gid"), *type = label(labels, "type"),
+			   *gnd = label(labels, "gid_netdev");
+		struct gid_table *t = &o->gids;
+		int gi = index_label(labels, "index", 1 << 16);
+
+		if (!gid || gi < 0)
+			break;
+		if (f->state != ABS_NONE)
+			t->n = 0;
+		if (array_grow(&t->e, &t->cap, t->n, sizeof(*t->e), 8))
+			break;
+		t->e[t->n].index = (uint32_t)gi;
+		strlcpy0(t->e[t->n].gid, gid, sizeof(t->e[t->n].gid));
+		strlcpy0(t->e[t->n].type, type ? type : "", sizeof(t->e[t->n].type));
+		strlcpy0(t->e[t->n].netdev, gnd ? gnd : "", sizeof(t->e[t->n].netdev));
+		t->n++;
+		f->state = ABS_NONE;
+		f->v.gids = t;
+		break;
+	}
+	case VT_PCI_PAIRS: {
+		static const char *const pn[] = { "", "PIX", "PXB", "PHB", "SYS" };
+		const char *gpu = label(labels, "gpu"), *nic = label(labels, "nic"),
+			   *path = label(labels, "path");
+		struct pci_pairs *t = &o->pairs;
+		size_t p;
+
+		if (!gpu || !nic || !path)
+			break;
+		for (p = 1; p < ARRAY_SIZE(pn) && strcmp(pn[p], path); p++)
+			;
+		if (p == ARRAY_SIZE(pn))
+			break;
+		if (f->state != ABS_NONE)
+			t->n = 0;
+		if (array_grow(&t->e, &t->cap, t->n, sizeof(*t->e), 8))
+			break;
+		strlcpy0(t->e[t->n].gpu, gpu, sizeof(t->e[t->n].gpu));
+		strlcpy0(t->e[t->n].nic, nic, sizeof(t->e[t->n].nic));
+		t->e[t->n].path = (enum pci_path)p;
+		t->n++;
+		f->state = ABS_NONE;
+		f->v.pairs = t;
+		break;
+	}
+	case VT_DSCPSET:
+		break; /* not exported */
+	}
+}
+
+struct pstate {
+	struct fleet_prom_node *nodes;
+	struct strmap byname;
+	double *up; /* per node: NAN none, else the up value */
+};
+
+/* The result vector of one instant query (root holds it; the caller frees root). */
+static int parse_vector(const struct fleet_req *r, const char *metric, json_t **root_out,
+			json_t **result, char *err, size_t errlen)
+{
+	json_error_t je;
+	json_t *root = json_loadb(r->body, r->len, 0, &je), *st, *data;
+
+	if (!root) {
+		snprintf(err, errlen, "Prometheus: query %s: invalid JSON: %s", metric, je.text);
+		return -EINVAL;
+	}
+	st = json_object_get(root, "status");
+	data = json_object_get(root, "data");
+	if (!json_is_string(st) || strcmp(json_string_value(st), "success") ||
+	    !json_is_object(data) || !json_is_array(json_object_get(data, "result"))) {
+		json_t *e = json_object_get(root, "error");
+
+		snprintf(err, errlen, "Prometheus: query %s: %s", metric,
+			 json_is_string(e) ? json_string_value(e) : "not a success vector");
+		json_decref(root);
+		return -EINVAL;
+	}
+	*root_out = root;
+	*result = json_object_get(data, "result");
+	return 0;
+}
+
+static bool series_value(json_t *s, double *v)
+{
+	json_t *val = json_object_get(s, "value"), *txt = json_array_get(val, 1);
+	char *end;
+
+	if (!json_is_string(txt))
+		return false;
+	*v = strtod(json_string_value(txt), &end);
+	return *end == '\0' && isfinite(*v);
+}
+
+static void apply_metric(struct pstate *ps, const char *metric, json_t *result)
+{
+	size_t i;
+	json_t *s;
+
+	json_array_foreach(result, i, s)
+	{
+		json_t *labels = json_object_get(s, "metric");
+		const char *inst = label(labels, "instance");
+		struct fleet_prom_node *pn;
+		ssize_t ni;
+		double v;
+
+		if (!inst || !series_value(s, &v) || (ni = node_of(&ps->byname, inst)) < 0)
+			continue;
+		pn = &ps->nodes[ni];
+		if (!strcmp(metric, "up")) {
+			/* another exporter on the same host is not this node's rocewatch */
+			if (pn->instance[0] && strcmp(pn->instance, inst))
+				continue;
+			if (isnan(ps->up[ni]) || v == 0)
+				ps->up[ni] = v;
+			continue;
+		}
+		if (pn->instance[0] && strcmp(pn->instance, inst)) {
+			/* two rocewatch targets answer to one name: which one is the node? */
+			if (!pn->err[0])
+				snprintf(pn->err, sizeof(pn->err),
+					 "matches several Prometheus instances (%s, %s): name it "
+					 "as host:port",
+					 pn->instance, inst);
+			continue;
+		}
+		strlcpy0(pn->instance, inst, sizeof(pn->instance));
+		pn->found = true;
+		for (int id = 0; id < F__COUNT; id++) {
+			struct object *o;
+
+			if (!fields[id].metric || fields[id].mtype == MT_NONE ||
+			    strcmp(fields[id].metric, metric) ||
+			    !const_labels_match(labels, fields[id].labels))
+				continue;
+			o = object_for(pn->m, fields[id].obj, labels);
+			if (o)
+				apply_series(o, id, labels, v);
+		}
+	}
+}
+
+int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
+		      const bool used[F__COUNT], struct fleet_prom_node *nodes, size_t n, char *err,
+		      size_t errlen)
+{
+	struct pstate ps = { .nodes = nodes };
+	const char *metrics[F__COUNT + 1];
+	struct fleet_req *reqs = NULL;
+	struct strbuf match = { 0 }, url = { 0 };
+	char **posts = NULL;
+	size_t nm = 0;
+	int ret = 0;
+
+	err[0] = '\0';
+	for (int id = 0; id < F__COUNT; id++) {
+		bool dup = false;
+
+		if (!used[id] || !fields[id].metric || fields[id].mtype == MT_NONE)
+			continue;
+		for (size_t k = 0; k < nm && !dup; k++)
+			dup = !strcmp(metrics[k], fields[id].metric);
+		if (!dup)
+			metrics[nm++] = fields[id].metric;
+	}
+	/* last, so a node's own instance is known when its up series is read */
+	metrics[nm++] = "up";
+	ps.up = malloc((n ? n : 1) * sizeof(*ps.up));
+	reqs = calloc(nm, sizeof(*reqs));
+	posts = calloc(nm, sizeof(*posts));
+	if (!ps.up || !reqs || !posts) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		ps.up[i] = NAN;
+		if (strmap_put(&ps.byname, nodes[i].name, (int64_t)i)) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	instance_matcher(&match, nodes, n);
+	sb_puts(&url, base_url);
+	while (url.len && url.buf[url.len - 1] == '/')
+		url.buf[--url.len] = '\0';
+	sb_puts(&url, "/api/v1/query");
+	for (size_t k = 0; k < nm; k++) {
+		struct strbuf q = { 0 }, body = { 0 };
+
+		sb_puts(&q, metrics[k]);
+		sb_add(&q, match.buf, match.len);
+		sb_puts(&body, "query=");
+		if (q.buf)
+			url_encode(&body, q.buf);
+		sb_free(&q);
+		if (body.oom || url.oom || match.oom) {
+			sb_free(&body);
+			ret = -ENOMEM;
+			goto out;
+		}
+		posts[k] = body.buf;
+		reqs[k].url = url.buf;
+		reqs[k].post = posts[k];
+	}
+	ret = fleet_http_run(reqs, nm, o, NULL, NULL);
+	if (ret) {
+		snprintf(err, errlen, "Prometheus %s: %s", base_url, strerror(-ret));
+		goto out;
+	}
+	for (size_t k = 0; k < nm; k++) {
+		json_t *root, *result;
+
+		if (reqs[k].err) {
+			snprintf(err, errlen, "Prometheus %s: query %s: %s", base_url, metrics[k],
+				 reqs[k].errmsg);
+			ret = -EIO;
+			goto out;
+		}
+		ret = parse_vector(&reqs[k], metrics[k], &root, &result, err, errlen);
+		if (ret)
+			goto out;
+		apply_metric(&ps, metrics[k], result);
+		json_decref(root);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct fleet_prom_node *pn = &nodes[i];
+
+		if (pn->err[0]) {
+			pn->found = false;
+			continue;
+		}
+		if (pn->found && !isnan(ps.up[i]) && ps.up[i] == 0) {
+			/* the series left are the last scrape's: fail closed */
+			pn->found = false;
+			snprintf(pn->err, sizeof(pn->err),
+				 "Prometheus: target %s is down (up == 0)", pn->instance);
+		} else if (!pn->found) {
+			snprintf(pn->err, sizeof(pn->err), "%s",
+				 isnan(ps.up[i]) ? "Prometheus has no series for this instance "
+						   "(not scraped, or gone for longer than the "
+						   "lookback)"
+				 : ps.up[i] == 0
+				     ? "Prometheus: the target is down (up == 0)"
+				     : "Prometheus scrapes it but has no rocewatch series "
+				       "for it (not a rocewatch serve?)");
+		} else {
+			strlcpy0(pn->m->host, pn->instance, sizeof(pn->m->host));
+			model_link_ports(pn->m);
+		}
+	}
+out:
+	for (size_t k = 0; reqs && k < nm; k++) {
+		fleet_req_free(&reqs[k]);
+		if (posts)
+			free(posts[k]);
+	}
+	if (ret)
+		for (size_t i = 0; i < n; i++)
+			nodes[i].found = false;
+	free(reqs);
+	free(posts);
+	free(ps.up);
+	sb_free(&match);
+	sb_free(&url);
+	strmap_free(&ps.byname);
+	return ret;
+}

@@ -1,0 +1,512 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Fleet rules: one value compared across the nodes of a set.  A rule's
+ * units are the objects of its `each` kind on every node that answered
+ * (those for which `when` holds); each unit's value is its subject (the
+ * argument of distinct/majority/outliers) evaluated on that object.  Units
+ * are split into groups (`by: rail` or `by: device`), and the rule's
+ * expression is evaluated once per group over the group's aggregates.
+ *
+ * The majority is the value held by the most units, when exactly one value
+ * has that count; a tie has no majority, so no side is presumed right and
+ * every unit is an outlier.  Aggregates see the units whose value is known:
+ * a rule that fails on them fails, one that holds on them is unknown (not a
+ * pass) while any unit of the group is unknown.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rules_int.h"
+#include "util.h"
+
+/* A value of a group while it is being built. */
+struct gval {
+	struct fleet_value fv;
+	size_t cap;
+	struct val rep; /* the first unit's value: majority() returns it */
+	size_t last_node;
+};
+
+struct group {
+	char key[RW_NAME_MAX + 8];
+	struct gval *vals;
+	size_t n_vals, cap_vals;
+	struct fleet_unknown *unknown;
+	size_t n_unknown, cap_unknown;
+	size_t n_units, n_nodes, last_node, units_of_last;
+	bool per_node;
+};
+
+static void free_result(struct fleet_result *x)
+{
+	for (size_t i = 0; i < x->n_values; i++)
+		free(x->values[i].units);
+	free(x->values);
+	free(x->unknown);
+}
+
+void rx_fleet_free(struct rules_engine *e)
+{
+	for (size_t i = 0; i < e->n_fres; i++)
+		free_result(&e->fres[i]);
+	free(e->fres);
+	e->fres = NULL;
+	e->n_fres = 0;
+}
+
+static void free_groups(struct group *g, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		for (size_t j = 0; j < g[i].n_vals; j++)
+			free(g[i].vals[j].fv.units);
+		free(g[i].vals);
+		free(g[i].unknown);
+	}
+	free(g);
+}
+
+static void unit_name(const struct object *o, char *buf, size_t len)
+{
+	if (o->kind == OBJ_RDMA_PORT)
+		snprintf(buf, len, "%s/%u", o->name, o->port);
+	else if (o->kind == OBJ_NETDEV)
+		snprintf(buf, len, "%s", o->name);
+	else
+		buf[0] = '\0';
+}
+
+static struct group *find_group(struct group **gs, size_t *n, size_t *cap, const char *key)
+{
+	struct group *g;
+
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp((*gs)[i].key, key))
+			return &(*gs)[i];
+	if (array_grow(gs, cap, *n, sizeof(**gs), 4))
+		return NULL;
+	g = &(*gs)[(*n)++];
+	memset(g, 0, sizeof(*g));
+	strlcpy0(g->key, key, sizeof(g->key));
+	g->per_node = true;
+	g->last_node = SIZE_MAX;
+	return g;
+}
+
+/* Count the unit in its group: nodes, and whether a node has more than one. */
+static void count_unit(struct group *g, size_t node)
+{
+	g->n_units++;
+	if (node != g->last_node) {
+		g->last_node = node;
+		g->units_of_last = 0;
+		g->n_nodes++;
+	}
+	if (++g->units_of_last > 1)
+		g->per_node = false;
+}
+
+static int add_unknown(struct group *g, size_t node, const char *obj, const char *reason)
+{
+	struct fleet_unknown *u;
+
+	if (array_grow(&g->unknown, &g->cap_unknown, g->n_unknown, sizeof(*g->unknown), 4))
+		return -ENOMEM;
+	u = &g->unknown[g->n_unknown++];
+	u->u.node = node;
+	strlcpy0(u->u.object, obj, sizeof(u->u.object));
+	strlcpy0(u->reason, reason, sizeof(u->reason));
+	count_unit(g, node);
+	return 0;
+}
+
+static int add_value(struct group *g, size_t node, const char *obj, const struct val *v,
+		     enum rtype t)
+{
+	char text[FLEET_VALUE_MAX];
+	struct tbuf tb = { text, 0, sizeof(text) };
+	struct gval *gv = NULL;
+	struct fleet_unit *u;
+
+	text[0] = '\0';
+	/* strings quoted, so "" and "a, b" read as one value each */
+	if (t == RT_STR)
+		tb_printf(&tb, "\"%s\"", v->v.s);
+	else
+		rx_format_val(&tb, v, t);
+	for (size_t i = 0; i < g->n_vals && !gv; i++)
+		if (!strcmp(g->vals[i].fv.text, text))
+			gv = &g->vals[i];
+	if (!gv) {
+		if (array_grow(&g->vals, &g->cap_vals, g->n_vals, sizeof(*g->vals), 4))
+			return -ENOMEM;
+		gv = &g->vals[g->n_vals++];
+		memset(gv, 0, sizeof(*gv));
+		memcpy(gv->fv.text, text, sizeof(text));
+		gv->rep = *v;
+		gv->last_node = SIZE_MAX;
+	}
+	if (array_grow(&gv->fv.units, &gv->cap, gv->fv.n_units, sizeof(*gv->fv.units), 4))
+		return -ENOMEM;
+	u = &gv->fv.units[gv->fv.n_units++];
+	u->node = node;
+	strlcpy0(u->object, obj, sizeof(u->object));
+	if (node != gv->last_node) {
+		gv->last_node = node;
+		gv->fv.n_nodes++;
+	}
+	count_unit(g, node);
+	return 0;
+}
+
+/* Every unit of rule r on every node that answered, into its group. */
+static int gather(const struct rrule *r, const struct fleet_node *nodes, size_t n, int64_t t,
+		  struct slot_state *st, struct group **gs, size_t *ng, size_t *capg)
+{
+	for (size_t ni = 0; ni < n; ni++) {
+		const struct node_model *m = nodes[ni].m;
+		struct object *const *objs = NULL;
+		const struct object *node_obj;
+		size_t nobj, rail = 0;
+
+		if (!m)
+			continue;
+		node_obj = &m->node;
+		nobj = r->info.scope == OBJ_NODE
+			   ? 1
+			   : model_objects((struct node_model *)m, r->info.scope,
+					   (struct object ***)&objs);
+		for (size_t oi = 0; oi < nobj; oi++) {
+			const struct object *o = objs ? objs[oi] : node_obj;
+			struct ectx cx = {
+				.m = m, .obj = o, .st = st, .t = t, .outcome = nodes[ni].outcome
+			};
+			char obj[FLEET_OBJECT_MAX], key[RW_NAME_MAX + 8] = "", why[RULE_REASON_MAX];
+			struct tbuf tb = { why, 0, sizeof(why) };
+			struct group *g;
+			struct val v = { .st = V_OK, .v.b = true };
+
+			why[0] = '\0';
+			if (r->when)
+				v = rx_eval(r->when, &cx);
+			if (v.st == V_OK && !v.v.b)
+				continue; /* not a unit of this rule */
+			unit_name(o, obj, sizeof(obj));
+			if (r->info.by == FLEET_BY_RAIL)
+				snprintf(key, sizeof(key), "rail %zu", rail++);
+			else if (r->info.by == FLEET_BY_DEVICE)
+				snprintf(key, sizeof(key), "%s", o->name);
+			g = find_group(gs, ng, capg, key);
+			if (!g)
+				return -ENOMEM;
+			if (v.st != V_OK) {
+				rx_format_unknown(&tb, &v);
+				if (add_unknown(g, ni, obj, why))
+					return -ENOMEM;
+				continue;
+			}
+			v = rx_eval(r->subject, &cx);
+			if (v.st != V_OK) {
+				rx_format_unknown(&tb, &v);
+				if (add_unknown(g, ni, obj, why))
+					return -ENOMEM;
+				continue;
+			}
+			if (add_value(g, ni, obj, &v, r->subject->type))
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static int gval_cmp(const void *a, const void *b)
+{
+	const struct gval *x = a, *y = b;
+
+	if (x->fv.n_units != y->fv.n_units)
+		return x->fv.n_units > y->fv.n_units ? -1 : 1;
+	return strcmp(x->fv.text, y->fv.text);
+}
+
+static void unit_label(const struct fleet_result *x, const struct fleet_node *nodes,
+		       const struct fleet_unit *u, char *buf, size_t len)
+{
+	if (x->per_node || !u->object[0])
+		snprintf(buf, len, "%s", nodes[u->node].name);
+	else
+		snprintf(buf, len, "%s/%s", nodes[u->node].name, u->object);
+}
+
+/* Turn a built group into a result: sort, find the majority, evaluate. */
+static int finish_group(const struct rrule *r, struct group *g, const struct fleet_node *nodes,
+			int64_t t, struct slot_state *st, struct fleet_result *x)
+{
+	struct fleet_agg agg = { 0 };
+	struct ectx cx = { .st = st, .t = t, .agg = &agg };
+	struct tbuf rb = { x->reason, 0, sizeof(x->reason) };
+	size_t known = 0;
+	struct val v;
+
+	memset(x, 0, sizeof(*x));
+	x->rule = &r->info;
+	strlcpy0(x->group, g->key, sizeof(x->group));
+	if (g->n_vals > 1) /* none at all when every unit is unknown (and qsort wants a base) */
+		qsort(g->vals, g->n_vals, sizeof(*g->vals), gval_cmp);
+	x->values = calloc(g->n_vals ? g->n_vals : 1, sizeof(*x->values));
+	if (!x->values)
+		return -ENOMEM;
+	for (size_t i = 0; i < g->n_vals; i++) {
+		x->values[i] = g->vals[i].fv;
+		g->vals[i].fv.units = NULL; /* the result owns them now */
+		known += x->values[i].n_units;
+	}
+	x->n_values = g->n_vals;
+	x->unknown = g->unknown;
+	x->n_unknown = g->n_unknown;
+	g->unknown = NULL;
+	x->n_units = g->n_units;
+	x->n_nodes = g->n_nodes;
+	x->per_node = g->per_node;
+	x->dscp_map = r->subject->type == RT_DSCPMAP;
+	x->majority = -1;
+	if (g->n_vals == 1 || (g->n_vals > 1 && x->values[0].n_units > x->values[1].n_units))
+		x->majority = 0;
+
+	agg.distinct = g->n_vals;
+	agg.nodes = g->n_nodes;
+	agg.outliers = known - (x->majority >= 0 ? x->values[0].n_units : 0);
+	agg.have_majority = x->majority >= 0;
+	if (agg.have_majority)
+		agg.majority = g->vals[0].rep;
+
+	v = rx_eval(r->expr, &cx);
+	if (!known) {
+		char who[FLEET_OBJECT_MAX + RW_NAME_MAX + 2];
+
+		x->outcome = RULE_UNKNOWN;
+		unit_label(x, nodes, &x->unknown[0].u, who, sizeof(who));
+		tb_printf(&rb, "no unit has a known value (%s: %s)", who, x->unknown[0].reason);
+	} else if (v.st != V_OK) {
+		x->outcome = RULE_UNKNOWN;
+		rx_format_unknown(&rb, &v);
+	} else if (!v.v.b) {
+		x->outcome = RULE_FAIL;
+	} else if (x->n_unknown) {
+		char who[FLEET_OBJECT_MAX + RW_NAME_MAX + 2];
+
+		/* what holds for the known values may not hold for the others */
+		x->outcome = RULE_UNKNOWN;
+		unit_label(x, nodes, &x->unknown[0].u, who, sizeof(who));
+		tb_printf(&rb, "%zu of %zu unit%s unknown (%s: %s)", x->n_unknown, x->n_units,
+			  x->n_units == 1 ? "" : "s", who, x->unknown[0].reason);
+	} else {
+		x->outcome = RULE_PASS;
+	}
+	if (r->summary.n)
+		rx_render_template(&r->summary, "", &cx, x->summary, sizeof(x->summary));
+	return 0;
+}
+
+static int push_result(struct rules_engine *e, size_t *cap, struct fleet_result **x)
+{
+	if (array_grow(&e->fres, cap, e->n_fres, sizeof(*e->fres), 16))
+		return -ENOMEM;
+	*x = &e->fres[e->n_fres++];
+	memset(*x, 0, sizeof(**x));
+	return 0;
+}
+
+static int eval_rule(struct rules_engine *e, size_t *cap, const struct rrule *r,
+		     const struct fleet_node *nodes, size_t n, int64_t t)
+{
+	struct group *gs = NULL;
+	size_t ng = 0, capg = 0, answered = 0;
+	struct slot_state st;
+	struct fleet_result *x;
+	int ret;
+
+	ret = rx_slot_init(r, &st);
+	if (ret)
+		return ret;
+	ret = gather(r, nodes, n, t, &st, &gs, &ng, &capg);
+	for (size_t i = 0; !ret && i < ng; i++) {
+		ret = push_result(e, cap, &x);
+		if (!ret)
+			ret = finish_group(r, &gs[i], nodes, t, &st, x);
+	}
+	if (!ret && !ng) {
+		ret = push_result(e, cap, &x);
+		if (!ret) {
+			x->rule = &r->info;
+			x->outcome = RULE_SKIP;
+			x->majority = -1;
+			for (size_t i = 0; i < n; i++)
+				answered += nodes[i].m != NULL;
+			if (!answered)
+				snprintf(x->reason, sizeof(x->reason), "no node answered");
+			else if (r->when)
+				snprintf(x->reason, sizeof(x->reason),
+					 "guard false on every %s: %s",
+					 obj_kind_name(r->info.scope), r->info.when_src);
+			else
+				snprintf(x->reason, sizeof(x->reason), "no %s on any node",
+					 obj_kind_name(r->info.scope));
+		}
+	}
+	free_groups(gs, ng);
+	rx_slot_free(r, &st);
+	return ret;
+}
+
+int rules_evaluate_fleet(struct rules_engine *e, const struct fleet_node *nodes, size_t n,
+			 int64_t t_ns)
+{
+	size_t cap = 0;
+	int r = 0;
+
+	rx_fleet_free(e);
+	for (size_t i = 0; i < e->n_rules && !r; i++)
+		if (e->rules[i].info.fleet)
+			r = eval_rule(e, &cap, &e->rules[i], nodes, n, t_ns);
+	return r;
+}
+
+size_t rules_fleet_results(const struct rules_engine *e, const struct fleet_result **out)
+{
+	*out = e->fres;
+	return e->n_fres;
+}
+
+static const char *unit_word(const struct fleet_result *x, size_t count)
+{
+	if (x->per_node || x->rule->scope == OBJ_NODE)
+		return count == 1 ? "node" : "nodes";
+	if (x->rule->scope == OBJ_NETDEV)
+		return count == 1 ? "netdev" : "netdevs";
+	return count == 1 ? "port" : "ports";
+}
+
+/* A DSCP map as rx_format_val prints it ("{26:3,48:6}") back into 64 priorities. */
+static void map_parse(const char *text, int8_t map[RW_DSCP_COUNT])
+{
+	memset(map, -1, RW_DSCP_COUNT);
+	for (const char *p = text; *p;) {
+		char *end;
+		long d = strtol(p + 1, &end, 10), prio;
+
+		if (*end != ':')
+			break;
+		prio = strtol(end + 1, &end, 10);
+		if (d >= 0 && d < RW_DSCP_COUNT)
+			map[d] = (int8_t)prio;
+		p = end;
+	}
+}
+
+/*
+ * A value as the one-line report shows it: a DSCP map other than the
+ * majority's as the DSCPs where it differs ("{26:-,48:0}", - = unmapped),
+ * a long one cut short; everything else as it is.
+ */
+static void put_value(struct tbuf *tb, const struct fleet_result *x, const struct fleet_value *v)
+{
+	int8_t a[RW_DSCP_COUNT], b[RW_DSCP_COUNT];
+	bool first = true;
+
+	if (!x->dscp_map) {
+		tb_puts(tb, v->text);
+		return;
+	}
+	if (x->majority < 0 || v == &x->values[x->majority]) {
+		size_t l = strlen(v->text);
+
+		if (l <= 40)
+			tb_puts(tb, v->text);
+		else
+			tb_printf(tb, "%.32s...}", v->text);
+		return;
+	}
+	map_parse(x->values[x->majority].text, a);
+	map_parse(v->text, b);
+	tb_puts(tb, "differs at {");
+	for (int d = 0; d < RW_DSCP_COUNT; d++) {
+		if (a[d] == b[d])
+			continue;
+		if (b[d] < 0)
+			tb_printf(tb, "%s%d:-", first ? "" : ",", d);
+		else
+			tb_printf(tb, "%s%d:%d", first ? "" : ",", d, b[d]);
+		first = false;
+	}
+	tb_puts(tb, "}");
+}
+
+void rules_fleet_describe(const struct fleet_result *x, const struct fleet_node *nodes,
+			  size_t max_names, char *buf, size_t len)
+{
+	struct tbuf tb = { buf, 0, len };
+	size_t named = 0, left = 0;
+	char who[FLEET_OBJECT_MAX + RW_NAME_MAX + 2];
+	const char *sep = "";
+
+	buf[0] = '\0';
+	if (x->majority >= 0) {
+		const struct fleet_value *mv = &x->values[x->majority];
+
+		tb_printf(&tb, "%zu %s ", mv->n_units, unit_word(x, mv->n_units));
+		put_value(&tb, x, mv);
+		sep = ", ";
+	} else if (x->n_values) {
+		tb_puts(&tb, "no majority: ");
+	}
+	for (size_t i = 0; i < x->n_values; i++) {
+		const struct fleet_value *fv = &x->values[i];
+
+		if ((ssize_t)i == x->majority)
+			continue;
+		if (x->majority < 0 && fv->n_units > 1) {
+			/* a tie: each side as a count, with as many of its names as fit */
+			tb_printf(&tb, "%s%zu %s ", sep, fv->n_units, unit_word(x, fv->n_units));
+			put_value(&tb, x, fv);
+			tb_puts(&tb, " (");
+			for (size_t u = 0; u < fv->n_units; u++) {
+				if (named >= max_names) {
+					tb_printf(&tb, "%sand %zu more", u ? ", " : "",
+						  fv->n_units - u);
+					break;
+				}
+				unit_label(x, nodes, &fv->units[u], who, sizeof(who));
+				tb_printf(&tb, "%s%s", u ? ", " : "", who);
+				named++;
+			}
+			tb_puts(&tb, ")");
+			sep = ", ";
+			continue;
+		}
+		for (size_t u = 0; u < fv->n_units; u++) {
+			if (named >= max_names) {
+				left += fv->n_units - u;
+				break;
+			}
+			unit_label(x, nodes, &fv->units[u], who, sizeof(who));
+			tb_printf(&tb, "%s%s ", sep, who);
+			put_value(&tb, x, fv);
+			sep = ", ";
+			named++;
+		}
+	}
+	if (left)
+		tb_printf(&tb, "%sand %zu more", sep, left);
+	if (x->n_unknown) {
+		tb_printf(&tb, "%sunknown: ", x->n_values ? "; " : "");
+		for (size_t u = 0; u < x->n_unknown; u++) {
+			if (u >= max_names) {
+				tb_printf(&tb, ", and %zu more", x->n_unknown - u);
+				break;
+			}
+			unit_label(x, nodes, &x->unknown[u].u, who, sizeof(who));
+			tb_printf(&tb, "%s%s (%s)", u ? ", " : "", who, x->unknown[u].reason);
+		}
+	}
+}

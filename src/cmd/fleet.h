@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `rocewatch fleet`, private to its two files:
+ *   fleet.c         flags, gathering the node models, per-node rules, verdict
+ *   fleet_report.c  the text table and the JSON report
+ */
+#ifndef ROCEWATCH_CMD_FLEET_H
+#define ROCEWATCH_CMD_FLEET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "model.h"
+
+enum fleet_source {
+	FSRC_HTTP,	 /* a node's serve: /api/v1/state */
+	FSRC_FILE,	 /* a snapshot file */
+	FSRC_PROMETHEUS, /* its series in a Prometheus */
+};
+
+/* A per-node rule that did not pass, kept for the report. */
+struct fleet_node_result {
+	const struct rule_info *rule;
+	enum rule_outcome outcome;
+	char object[FLEET_OBJECT_MAX];
+	char text[RULE_SUMMARY_MAX]; /* summary (fail) or reason (unknown) */
+};
+
+struct fleet_member {
+	char *name;
+	enum fleet_source src;
+	char *where; /* URL, file or instance */
+	bool answered;
+	char reason[640]; /* why not */
+	double seconds;	  /* fetch time (HTTP) */
+	struct node_model m;
+	/* per-node rules (--profile) */
+	bool evaluated;
+	enum rules_status status;
+	char *outcome; /* "OK", "CRITICAL: netdev_mtu, active_mtu_4096" */
+	struct fleet_node_result *res;
+	size_t n_res, cap_res;
+	size_t counts[RULE__OUTCOMES];
+};
+
+struct fleet_run {
+	struct fleet_member *nodes;
+	size_t n, cap;
+	struct fleet_node *fnodes; /* what the engine sees, parallel to nodes */
+	struct rules_engine *e;
+	bool per_node; /* per-node profiles loaded */
+	bool json, verbose, color;
+	size_t max_names;
+	const char *prometheus;
+	int64_t started_ns, gathered_ns;
+	enum rules_status status;
+	bool node_unknown; /* some node did not answer */
+};
+
+enum rules_status fleet_verdict(struct fleet_run *fr);
+int fleet_report_text(const struct fleet_run *fr);
+int fleet_report_json(const struct fleet_run *fr);
+
+#endif

@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The fleet report: a text table (each fleet rule on one line with its
+ * majority and outliers, then the nodes that did not answer and the nodes
+ * whose own rules did not pass) and the JSON document (schema
+ * rocewatch-fleet, docs/rules.md).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "config.h"
+#include "fleet.h"
+#include "util.h"
+
+#define C_RESET "\033[0m"
+#define C_BOLD	"\033[1m"
+#define C_RED	"\033[31m"
+#define C_GREEN "\033[32m"
+#define C_YEL	"\033[33m"
+#define C_MAG	"\033[35m"
+#define C_DIM	"\033[2m"
+
+static const char *col(const struct fleet_run *fr, const char *c)
+{
+	return fr->color ? c : "";
+}
+
+static const char *outcome_color(enum rule_outcome o, enum rule_severity sev)
+{
+	switch (o) {
+	case RULE_PASS:
+		return C_GREEN;
+	case RULE_FAIL:
+		return sev == SEV_CRITICAL ? C_RED : sev == SEV_WARNING ? C_YEL : "";
+	case RULE_UNKNOWN:
+		return C_MAG;
+	default:
+		return C_DIM;
+	}
+}
+
+static const char *status_color(enum rules_status s)
+{
+	return s == RULES_OK	     ? C_GREEN
+	       : s == RULES_WARNING  ? C_YEL
+	       : s == RULES_CRITICAL ? C_RED
+				     : C_MAG;
+}
+
+static void print_doc(const struct fleet_run *fr, const char *doc, int indent)
+{
+	const char *p = doc;
+
+	fputs(col(fr, C_DIM), stdout);
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		int len = nl ? (int)(nl - p) : (int)strlen(p);
+
+		if (len)
+			printf("%*s%.*s\n", indent, "", len, p);
+		p += len + (nl ? 1 : 0);
+	}
+	fputs(col(fr, C_RESET), stdout);
+}
+
+static void rule_label(const struct fleet_result *x, char *buf, size_t len)
+{
+	if (x->group[0])
+		snprintf(buf, len, "%s (%s)", x->rule->name, x->group);
+	else
+		snprintf(buf, len, "%s", x->rule->name);
+}
+
+int fleet_report_text(const struct fleet_run *fr)
+{
+	const struct fleet_result *res;
+	size_t n = rules_fleet_results(fr->e, &res), answered = 0, cnt[RULE__OUTCOMES] = { 0 };
+	size_t crit = 0, warn = 0, st_count[4] = { 0 };
+	int wname = 10, wnode = 4;
+	char label[160], line[4096];
+	bool header = false;
+
+	for (size_t i = 0; i < fr->n; i++) {
+		int l = (int)strlen(fr->nodes[i].name);
+
+		answered += fr->nodes[i].answered;
+		if (l > wnode)
+			wnode = l;
+		if (fr->nodes[i].evaluated)
+			st_count[fr->nodes[i].status]++;
+	}
+	for (size_t i = 0; i < n; i++) {
+		rule_label(&res[i], label, sizeof(label));
+		if ((int)strlen(label) > wname)
+			wname = (int)strlen(label);
+	}
+	printf("rocewatch fleet check: %zu node%s, %zu answered, %zu unknown; profiles ", fr->n,
+	       fr->n == 1 ? "" : "s", answered, fr->n - answered);
+	for (size_t p = 0; p < rules_profile_count(fr->e); p++)
+		printf("%s%s", p ? ", " : "", rules_profile(fr->e, p)->name);
+	printf(" (%.2f s)\n", (double)(fr->gathered_ns - fr->started_ns) / 1e9);
+
+	for (size_t i = 0; i < fr->n; i++) {
+		const struct fleet_member *nm = &fr->nodes[i];
+
+		if (nm->answered)
+			continue;
+		if (!header)
+			printf("\n%snodes that did not answer%s\n", col(fr, C_BOLD),
+			       col(fr, C_RESET));
+		header = true;
+		printf("  %sunknown%s  %-*s  %s\n", col(fr, C_MAG), col(fr, C_RESET), wnode,
+		       nm->name, nm->reason);
+	}
+
+	printf("\n%sfleet rules%s\n", col(fr, C_BOLD), col(fr, C_RESET));
+	for (size_t i = 0; i < n; i++) {
+		const struct fleet_result *x = &res[i];
+
+		cnt[x->outcome]++;
+		if (x->outcome == RULE_FAIL) {
+			crit += x->rule->severity == SEV_CRITICAL;
+			warn += x->rule->severity == SEV_WARNING;
+		}
+		if (x->outcome == RULE_SKIP && !fr->verbose)
+			continue;
+		rule_label(x, label, sizeof(label));
+		if (x->outcome == RULE_SKIP)
+			snprintf(line, sizeof(line), "%s", x->reason);
+		else
+			rules_fleet_describe(x, fr->fnodes, fr->max_names, line, sizeof(line));
+		printf("  %s%-7s%s  %-8s  %-*s  %s",
+		       col(fr, outcome_color(x->outcome, x->rule->severity)),
+		       rule_outcome_name(x->outcome), col(fr, C_RESET),
+		       rule_severity_name(x->rule->severity), wname, label, line);
+		/* the detail names the unknown units; otherwise say why the rule is unknown */
+		if (x->outcome == RULE_UNKNOWN && x->reason[0] && !x->n_unknown)
+			printf(" [%s]", x->reason);
+		if (x->summary[0])
+			printf(" - %s", x->summary);
+		putchar('\n');
+		if ((x->outcome == RULE_FAIL || x->outcome == RULE_UNKNOWN || fr->verbose) &&
+		    x->rule->doc[0])
+			print_doc(fr, x->rule->doc, 21);
+	}
+
+	if (fr->per_node) {
+		header = false;
+		for (size_t i = 0; i < fr->n; i++) {
+			const struct fleet_member *nm = &fr->nodes[i];
+
+			if (!nm->evaluated || (nm->status == RULES_OK && !fr->verbose))
+				continue;
+			if (!header) {
+				printf("\n%sper-node rules%s\n", col(fr, C_BOLD), col(fr, C_RESET));
+				header = true;
+			}
+			printf("  %s%-8s%s  %s: %zu passed, %zu failed, %zu unknown, %zu skipped\n",
+			       col(fr, status_color(nm->status)), rules_status_name(nm->status),
+			       col(fr, C_RESET), nm->name, nm->counts[RULE_PASS],
+			       nm->counts[RULE_FAIL], nm->counts[RULE_UNKNOWN],
+			       nm->counts[RULE_SKIP]);
+			for (size_t k = 0; k < nm->n_res; k++) {
+				const struct fleet_node_result *r = &nm->res[k];
+
+				printf("      %s%-7s%s  %-8s  %s%s%s%s  %s\n",
+				       col(fr, outcome_color(r->outcome, r->rule->severity)),
+				       rule_outcome_name(r->outcome), col(fr, C_RESET),
+				       rule_severity_name(r->rule->severity), r->rule->name,
+				       r->object[0] ? " (" : "", r->object, r->object[0] ? ")" : "",
+				       r->text);
+			}
+		}
+	}
+
+	printf("\n%zu node%s, %zu unknown; fleet rules: %zu passed, %zu failed (%zu critical, %zu "
+	       "warning), %zu unknown, %zu skipped",
+	       fr->n, fr->n == 1 ? "" : "s", fr->n - answered, cnt[RULE_PASS], cnt[RULE_FAIL], crit,
+	       warn, cnt[RULE_UNKNOWN], cnt[RULE_SKIP]);
+	if (fr->per_node)
+		printf("; per-node: %zu OK, %zu WARNING, %zu CRITICAL, %zu UNKNOWN",
+		       st_count[RULES_OK], st_count[RULES_WARNING], st_count[RULES_CRITICAL],
+		       st_count[RULES_UNKNOWN]);
+	printf(": %s%s%s\n", col(fr, status_color(fr->status)), rules_status_name(fr->status),
+	       col(fr, C_RESET));
+	return 0;
+}
+
+/* ---- JSON ---- */
+
+static json_t *unit_json(const struct fleet_run *fr, const struct fleet_unit *u)
+{
+	json_t *j = json_object();
+
+	json_object_set_new(j, "node", json_string(fr->nodes[u->node].name));
+	json_object_set_new(j, "object", u->object[0] ? json_string(u->object) : json_null());
+	return j;
+}
+
+static json_t *fleet_result_json(const struct fleet_run *fr, const struct fleet_result *x)
+{
+	const struct rule_info *ri = x->rule;
+	json_t *j = json_object(), *vals = json_array(), *outl = json_array(), *unk = json_array();
+	char line[4096];
+
+	json_object_set_new(j, "profile", json_string(ri->profile));
+	json_object_set_new(j, "rule", json_string(ri->name));
+	json_object_set_new(j, "severity", json_string(rule_severity_name(ri->severity)));
+	json_object_set_new(j, "each", json_string(obj_kind_name(ri->scope)));
+	json_object_set_new(j, "by",
+			    ri->by == FLEET_BY_RAIL	? json_string("rail")
+			    : ri->by == FLEET_BY_DEVICE ? json_string("device")
+							: json_null());
+	json_object_set_new(j, "group", x->group[0] ? json_string(x->group) : json_null());
+	json_object_set_new(j, "outcome", json_string(rule_outcome_name(x->outcome)));
+	rules_fleet_describe(x, fr->fnodes, fr->max_names, line, sizeof(line));
+	json_object_set_new(j, "detail", json_string(x->outcome == RULE_SKIP ? "" : line));
+	json_object_set_new(j, "summary", json_string(x->summary));
+	json_object_set_new(j, "reason", x->reason[0] ? json_string(x->reason) : json_null());
+	json_object_set_new(j, "units", json_integer((json_int_t)x->n_units));
+	json_object_set_new(j, "nodes", json_integer((json_int_t)x->n_nodes));
+	if (x->majority >= 0) {
+		const struct fleet_value *mv = &x->values[x->majority];
+
+		json_object_set_new(j, "majority",
+				    json_pack("{s:s,s:I,s:I}", "value", mv->text, "units",
+					      (json_int_t)mv->n_units, "nodes",
+					      (json_int_t)mv->n_nodes));
+	} else {
+		json_object_set_new(j, "majority", json_null());
+	}
+	for (size_t i = 0; i < x->n_values; i++) {
+		const struct fleet_value *v = &x->values[i];
+
+		json_array_append_new(vals, json_pack("{s:s,s:I,s:I}", "value", v->text, "units",
+						      (json_int_t)v->n_units, "nodes",
+						      (json_int_t)v->n_nodes));
+		if ((ssize_t)i == x->majority)
+			continue;
+		for (size_t u = 0; u < v->n_units; u++) {
+			json_t *o = unit_json(fr, &v->units[u]);
+
+			json_object_set_new(o, "value", json_string(v->text));
+			json_array_append_new(outl, o);
+		}
+	}
+	for (size_t u = 0; u < x->n_unknown; u++) {
+		json_t *o = unit_json(fr, &x->unknown[u].u);
+
+		json_object_set_new(o, "reason", json_string(x->unknown[u].reason));
+		json_array_append_new(unk, o);
+	}
+	json_object_set_new(j, "values", vals);
+	json_object_set_new(j, "outliers", outl);
+	json_object_set_new(j, "unknown", unk);
+	json_object_set_new(j, "doc", json_string(ri->doc));
+	return j;
+}
+
+static const char *source_name(enum fleet_source s)
+{
+	return s == FSRC_HTTP ? "http" : s == FSRC_FILE ? "file" : "prometheus";
+}
+
+static json_t *node_json(const struct fleet_member *nm)
+{
+	json_t *j = json_object();
+
+	json_object_set_new(j, "name", json_string(nm->name));
+	json_object_set_new(j, "source", json_string(source_name(nm->src)));
+	json_object_set_new(j, "where", json_string(nm->where));
+	json_object_set_new(j, "state", json_string(nm->answered ? "ok" : "unknown"));
+	json_object_set_new(j, "reason", nm->answered ? json_null() : json_string(nm->reason));
+	json_object_set_new(j, "host", nm->answered ? json_string(nm->m.host) : json_null());
+	if (nm->src == FSRC_HTTP)
+		json_object_set_new(j, "seconds", json_real(nm->seconds));
+	if (nm->evaluated) {
+		json_t *rs = json_array();
+
+		json_object_set_new(j, "status", json_string(rules_status_name(nm->status)));
+		json_object_set_new(j, "outcome", json_string(nm->outcome ? nm->outcome : ""));
+		json_object_set_new(j, "counts",
+				    json_pack("{s:I,s:I,s:I,s:I}", "pass",
+					      (json_int_t)nm->counts[RULE_PASS], "fail",
+					      (json_int_t)nm->counts[RULE_FAIL], "unknown",
+					      (json_int_t)nm->counts[RULE_UNKNOWN], "skip",
+					      (json_int_t)nm->counts[RULE_SKIP]));
+		for (size_t k = 0; k < nm->n_res; k++) {
+			const struct fleet_node_result *r = &nm->res[k];
+
+			json_array_append_new(
+			    rs, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "profile", r->rule->profile,
+					  "rule", r->rule->name, "severity",
+					  rule_severity_name(r->rule->severity), "object",
+					  r->object, "outcome", rule_outcome_name(r->outcome),
+					  r->outcome == RULE_FAIL ? "summary" : "reason", r->text));
+		}
+		json_object_set_new(j, "results", rs);
+	}
+	return j;
+}
+
+int fleet_report_json(const struct fleet_run *fr)
+{
+	const struct fleet_result *res;
+	size_t n = rules_fleet_results(fr->e, &res), answered = 0, cnt[RULE__OUTCOMES] = { 0 };
+	json_t *root = json_object(), *nodes = json_array(), *results = json_array(),
+	       *profiles = json_array();
+	char ts[40];
+	int r;
+
+	for (size_t i = 0; i < fr->n; i++) {
+		answered += fr->nodes[i].answered;
+		json_array_append_new(nodes, node_json(&fr->nodes[i]));
+	}
+	for (size_t i = 0; i < n; i++) {
+		cnt[res[i].outcome]++;
+		json_array_append_new(results, fleet_result_json(fr, &res[i]));
+	}
+	for (size_t p = 0; p < rules_profile_count(fr->e); p++) {
+		const struct rules_profile_info *pi = rules_profile(fr->e, p);
+
+		json_array_append_new(profiles,
+				      json_pack("{s:s,s:s,s:I}", "name", pi->name, "file", pi->file,
+						"rules", (json_int_t)pi->n_rules));
+	}
+	format_rfc3339(fr->gathered_ns, ts, sizeof(ts));
+	json_object_set_new(root, "schema", json_string("rocewatch-fleet"));
+	json_object_set_new(root, "schema_version", json_integer(1));
+	json_object_set_new(root, "rocewatch_version", json_string(ROCEWATCH_VERSION));
+	json_object_set_new(root, "time", json_string(ts));
+	json_object_set_new(root, "gather_seconds",
+			    json_real((double)(fr->gathered_ns - fr->started_ns) / 1e9));
+	json_object_set_new(root, "status", json_string(rules_status_name(fr->status)));
+	json_object_set_new(root, "exit_code", json_integer((int)fr->status));
+	json_object_set_new(
+	    root, "counts",
+	    json_pack("{s:I,s:I,s:I,s:{s:I,s:I,s:I,s:I}}", "nodes", (json_int_t)fr->n, "answered",
+		      (json_int_t)answered, "unknown", (json_int_t)(fr->n - answered), "rules",
+		      "pass", (json_int_t)cnt[RULE_PASS], "fail", (json_int_t)cnt[RULE_FAIL],
+		      "unknown", (json_int_t)cnt[RULE_UNKNOWN], "skip",
+		      (json_int_t)cnt[RULE_SKIP]));
+	json_object_set_new(root, "profiles", profiles);
+	json_object_set_new(root, "nodes", nodes);
+	json_object_set_new(root, "results", results);
+	r = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(root);
+	putchar('\n');
+	return r ? -EIO : 0;
+}

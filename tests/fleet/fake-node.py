@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""A node that misbehaves, for the fleet tests.  Listens on 127.0.0.1:PORT.
+
+  fake-node.py PORT silent          accepts, reads the request, never answers
+  fake-node.py PORT garbage         200 with a body that is not JSON
+  fake-node.py PORT auth USER PASS FILE    FILE, only with that basic auth (else 401)
+  fake-node.py PORT tls CERT KEY FILE      FILE over TLS
+  fake-node.py PORT many FILE       FILE for every request, whatever the Host (bench)
+
+Writes "ready" on stdout once it listens.
+"""
+import base64
+import http.server
+import socketserver
+import ssl
+import sys
+import threading
+
+port, mode, args = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+body = b""
+if mode in ("auth", "tls", "many"):
+    with open(args[-1], "rb") as f:
+        body = f.read()
+forever = threading.Event()
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *a):
+        pass
+
+    def send(self, code, data, ctype="application/json"):
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        if mode == "silent":
+            forever.wait()  # until the test kills us
+            return
+        if mode == "garbage":
+            self.send(200, b"<html><body>502 Bad Gateway</body></html>\n", "text/html")
+            return
+        if mode == "auth":
+            want = "Basic " + base64.b64encode(("%s:%s" % (args[0], args[1])).encode()).decode()
+            if self.headers.get("Authorization") != want:
+                self.send_response(401)
+                self.send_header("WWW-Authenticate", 'Basic realm="rocewatch"')
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+        self.send(200, body)
+
+
+class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 1024
+
+
+srv = Server(("127.0.0.1", port), Handler)
+if mode == "tls":
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(args[0], args[1])
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+print("ready", flush=True)
+srv.serve_forever()

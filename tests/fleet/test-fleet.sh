@@ -1,0 +1,240 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# fleet check on loopback: several `serve --from` instances, each a different node (three
+# good ones, one at MTU 1500, one with its RoCE v2 GID at another index), and three that
+# misbehave: nobody listening, a node that never answers (past --timeout), a node that
+# answers garbage.  fleet check must name exactly those nodes, the right way, with the
+# Nagios exit code the verdict calls for; and the other sources (snapshot files and
+# directories, --slurm) and client options (basic auth, TLS) must do what --help says.
+. "$(dirname "$0")/../lib.sh"
+need_cmd curl
+
+FX="$SOURCE_DIR/tests/fixtures/snapshots/fleet"
+FAKE="$SOURCE_DIR/tests/fleet/fake-node.py"
+
+serve() { # NAME SNAPSHOT: a serve on a free port; sets port_NAME
+	local p
+	p=$(free_port)
+	"$ROCEWATCH" serve --web.listen-address "127.0.0.1:$p" --interval 1s --from "$2" \
+		>"$TMPD/serve-$1.log" 2>&1 &
+	on_exit "kill $!"
+	eval "port_$1=$p"
+}
+fake() { # NAME MODE ARGS...: sets port_NAME
+	local p name=$1
+	shift
+	p=$(free_port)
+	python3 "$FAKE" "$p" "$@" >"$TMPD/fake-$name.log" 2>&1 &
+	on_exit "kill $!"
+	eval "port_$name=$p"
+}
+up() { curl -sf "http://127.0.0.1:$1/healthz" >/dev/null; }
+ready() { grep -q ready "$TMPD/fake-$1.log"; }
+
+serve a "$FX/good.json"
+serve b "$FX/good.json"
+serve c "$FX/good.json"
+serve mtu "$FX/mtu-1500.json"
+serve gid "$FX/gid-index-5.json"
+serve fw "$FX/fw-old.json"
+port_gone=$(free_port) # nobody listens there
+fake slow silent
+fake junk garbage
+for n in a b c mtu gid fw; do
+	eval "p=\$port_$n"
+	wait_until 20 up "$p" || die "serve $n did not come up: $(cat "$TMPD/serve-$n.log")"
+done
+for n in slow junk; do
+	wait_until 20 ready "$n" || die "fake node $n did not come up"
+done
+node() { eval "echo 127.0.0.1:\$port_$1"; }
+
+# A slow node must be cut at --timeout; 4 s leaves the good ones (ASan builds, a busy
+# machine) plenty of room, and the silent one never answers at all.
+fleet() { "$ROCEWATCH" fleet check --timeout 4s "$@"; }
+
+set +e
+fleet -j "$(node a)" "$(node b)" "$(node c)" "$(node mtu)" "$(node gid)" "$(node gone)" \
+	"$(node slow)" "$(node junk)" >"$TMPD/all.json" 2>"$TMPD/all.err"
+rc=$?
+fleet "$(node a)" "$(node b)" "$(node c)" "$(node mtu)" "$(node gid)" "$(node gone)" \
+	"$(node slow)" "$(node junk)" >"$TMPD/all.txt" 2>&1
+rc_text=$?
+set -e
+
+check "a critical outlier among unknown nodes: CRITICAL (2)" [ "$rc" -eq 2 ]
+check "text and JSON give one verdict" [ "$rc_text" -eq 2 ]
+json() { # python assertions over FILE
+	local f=$1
+	shift
+	python3 - "$f" "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+exec(sys.argv[2], {"d": d, "res": {(r["rule"], r["group"]): r for r in d["results"]}})
+PY
+}
+check "JSON: schema, status and exit code" json "$TMPD/all.json" '
+assert d["schema"] == "rocewatch-fleet" and d["schema_version"] == 1
+assert d["status"] == "CRITICAL" and d["exit_code"] == 2
+assert d["counts"]["nodes"] == 8 and d["counts"]["answered"] == 5 and d["counts"]["unknown"] == 3'
+check "exactly the three misbehaving nodes are unknown, each with its reason" json "$TMPD/all.json" "
+u = {n['name']: n['reason'] for n in d['nodes'] if n['state'] == 'unknown'}
+assert sorted(u) == sorted(['$(node gone)', '$(node slow)', '$(node junk)']), u
+assert 'connect' in u['$(node gone)'].lower(), u
+assert u['$(node slow)'].startswith('timed out after'), u
+assert u['$(node junk)'].startswith('invalid answer: $(node junk):1:1:'), u"
+check "netdev_mtu fails: majority 9000 on 4 nodes, the 1500 node named with its value" \
+	json "$TMPD/all.json" "
+r = res[('netdev_mtu', None)]
+assert r['outcome'] == 'fail' and r['severity'] == 'critical'
+assert r['majority'] == {'value': '9000', 'units': 4, 'nodes': 4}, r['majority']
+assert r['outliers'] == [{'node': '$(node mtu)', 'object': 'eth2', 'value': '1500'}], r['outliers']
+assert r['detail'] == '4 nodes 9000, $(node mtu) 1500', r['detail']"
+check "active_mtu fails naming the same node (1024)" json "$TMPD/all.json" "
+r = res[('active_mtu', None)]
+assert r['outcome'] == 'fail' and r['outliers'] == [{'node': '$(node mtu)', 'object': 'mlx5_0/1', 'value': '1024'}], r"
+check "rocev2_gid_index fails naming the node with index 5" json "$TMPD/all.json" "
+r = res[('rocev2_gid_index', None)]
+assert r['outcome'] == 'fail' and r['majority']['value'] == '3', r
+assert r['outliers'] == [{'node': '$(node gid)', 'object': 'mlx5_0/1', 'value': '5'}], r['outliers']"
+check "no other rule fails, none is unknown, and only those two nodes are outliers" \
+	json "$TMPD/all.json" "
+bad = sorted(r['rule'] for r in d['results'] if r['outcome'] in ('fail', 'unknown'))
+assert bad == ['active_mtu', 'netdev_mtu', 'rocev2_gid_index'], bad
+named = {o['node'] for r in d['results'] for o in r['outliers']}
+assert named == {'$(node mtu)', '$(node gid)'}, named"
+check "text: the netdev_mtu line names majority and outlier" \
+	grep -Eq "^  fail +critical +netdev_mtu +4 nodes 9000, $(node mtu) 1500$" "$TMPD/all.txt"
+check "text: the silent node is unknown, by name" \
+	grep -Eq "^  unknown +$(node slow) +timed out after" "$TMPD/all.txt"
+check "text: verdict line" grep -q "8 nodes, 3 unknown; .*: CRITICAL$" "$TMPD/all.txt"
+
+# ---- exit codes ----
+rc_of() { set +e; fleet "$@" >"$TMPD/out" 2>&1; echo $?; set -e; }
+check "all good: OK (0)" [ "$(rc_of "$(node a)" "$(node b)" "$(node c)")" -eq 0 ]
+check "a good set with one node unreachable: UNKNOWN (3), not skipped" \
+	[ "$(rc_of "$(node a)" "$(node b)" "$(node gone)")" -eq 3 ]
+check "  ... and the unreachable node is named" grep -q "unknown  $(node gone)" "$TMPD/out"
+check "firmware differs on one node: WARNING (1)" \
+	[ "$(rc_of "$(node a)" "$(node b)" "$(node fw)")" -eq 1 ]
+check "a warning and an unreachable node: UNKNOWN (3) outranks WARNING" \
+	[ "$(rc_of "$(node a)" "$(node b)" "$(node fw)" "$(node gone)")" -eq 3 ]
+check "a node that answers garbage alone: UNKNOWN (3)" [ "$(rc_of "$(node junk)")" -eq 3 ]
+check "no nodes: UNKNOWN (3) with a message" [ "$(rc_of)" -eq 3 ]
+check "  ... saying so" grep -q "no nodes given" "$TMPD/out"
+check "a bad hostlist: UNKNOWN (3)" [ "$(rc_of 'gpu[3-1]')" -eq 3 ]
+check "  ... naming it" grep -q "hostlist 'gpu\[3-1\]': range runs backwards" "$TMPD/out"
+check "a bad flag: UNKNOWN (3)" [ "$(rc_of --nope "$(node a)")" -eq 3 ]
+check "--help: exit 0, and it documents the exit codes" bash -c \
+	"'$ROCEWATCH' fleet check --help | grep -q '3 UNKNOWN   a node did not answer'"
+
+# ---- per-node rules: the whole pre-flight in one command ----
+set +e
+fleet -j --profile lossless-roce "$(node a)" "$(node b)" "$(node mtu)" >"$TMPD/pn.json" 2>&1
+rc=$?
+set -e
+check "--profile: CRITICAL (2)" [ "$rc" -eq 2 ]
+check "--profile: the 1500 node's own rules fail, the others are OK" json "$TMPD/pn.json" "
+st = {n['name']: (n['status'], n['outcome']) for n in d['nodes']}
+assert st['$(node a)'] == ('OK', 'OK'), st
+assert st['$(node mtu)'][0] == 'CRITICAL', st
+assert 'netdev_mtu' in st['$(node mtu)'][1] and 'active_mtu_4096' in st['$(node mtu)'][1], st
+fails = {(r['rule'], r['object']) for n in d['nodes'] if n['name'] == '$(node mtu)' for r in n['results']}
+assert ('netdev_mtu', 'eth2') in fails, fails
+# counter rules are skipped on one sample, never unknown
+assert all(n['counts']['unknown'] == 0 for n in d['nodes']), [n['counts'] for n in d['nodes']]"
+check "--profile: profile_outcome names the odd node out" json "$TMPD/pn.json" "
+r = res[('profile_outcome', None)]
+assert r['outcome'] == 'fail' and r['majority']['value'] == '\"OK\"', r
+assert [o['node'] for o in r['outliers']] == ['$(node mtu)'], r['outliers']"
+
+# ---- snapshot files and directories, named by their host ----
+mkdir "$TMPD/snaps"
+for h in gpu002 gpu003; do
+	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['host']=sys.argv[2]; json.dump(d, open(sys.argv[3],'w'))" \
+		"$FX/good.json" "$h" "$TMPD/snaps/$h.json"
+done
+cp "$FX/good.json" "$FX/mtu-1500.json" "$TMPD/snaps/"
+echo '{"schema": "rocewatch-snapshot", "schema_version": 2' >"$TMPD/snaps/broken.json"
+set +e
+fleet "$TMPD/snaps" >"$TMPD/dir.txt" 2>&1
+rc=$?
+set -e
+check "a directory of snapshots: a broken file is UNKNOWN, the MTU outlier CRITICAL (2)" [ "$rc" -eq 2 ]
+check "  ... nodes named by their snapshot's host" \
+	grep -Eq "^  fail +critical +netdev_mtu +3 nodes 9000, gpu017 1500$" "$TMPD/dir.txt"
+check "  ... the broken file named, with the place of the error" \
+	grep -Eq "^  unknown +$TMPD/snaps/broken.json +$TMPD/snaps/broken.json:2:0: " "$TMPD/dir.txt"
+check "files and nodes mixed" [ "$(rc_of "$FX/good.json" "$(node a)" "$(node b)")" -eq 0 ]
+check "a file that is not there: UNKNOWN (3), named" [ "$(rc_of "$(node a)" ./nosuch.json)" -eq 3 ]
+
+# ---- --slurm: SLURM_JOB_NODELIST as PrologSlurmctld sees it ----
+check "--slurm without SLURM_JOB_NODELIST: UNKNOWN (3)" bash -c \
+	"env -u SLURM_JOB_NODELIST -u SLURM_NODELIST '$ROCEWATCH' fleet check --slurm >/dev/null 2>&1; [ \$? -eq 3 ]"
+check "--slurm expands the hostlist, with --port for names without one" bash -c "
+	SLURM_JOB_NODELIST='127.0.0.[1],localhost' '$ROCEWATCH' fleet check --slurm --port $port_a -j \
+		>'$TMPD/slurm.json' 2>&1; [ \$? -eq 0 ] &&
+	python3 -c \"import json; d=json.load(open('$TMPD/slurm.json')); assert [n['name'] for n in d['nodes']] == ['127.0.0.1', 'localhost'] and d['counts']['answered'] == 2\""
+
+# ---- contrib/slurm: the PrologSlurmctld example fails closed ----
+prolog="$SOURCE_DIR/contrib/slurm/prologslurmctld-rocewatch-fleet.sh"
+prolog_rc() { # NODELIST [ENV...]: the prolog's exit code
+	local nl=$1
+	shift
+	set +e
+	env SLURM_JOB_ID=42 SLURM_JOB_NODELIST="$nl" ROCEWATCH="$ROCEWATCH" \
+		ROCEWATCH_FLEET_LOG="$TMPD/prolog" "$@" sh "$prolog" >"$TMPD/prolog.out" 2>&1
+	echo $?
+	set -e
+}
+check "prolog: good nodes start the job (0)" [ "$(prolog_rc "$(node a),$(node b)")" -eq 0 ]
+check "prolog: the MTU outlier stops it (1)" [ "$(prolog_rc "$(node a),$(node b),$(node mtu)")" -eq 1 ]
+check "  ... and the report is kept for the job" grep -q "netdev_mtu" "$TMPD/prolog/fleet-42.txt"
+check "prolog: an unreachable node stops it (1)" [ "$(prolog_rc "$(node a),$(node gone)")" -eq 1 ]
+check "prolog: a warning lets it start (0)" [ "$(prolog_rc "$(node a),$(node b),$(node fw)")" -eq 0 ]
+check "prolog: ... unless ROCEWATCH_FLEET_STRICT=1 (1)" \
+	[ "$(prolog_rc "$(node a),$(node b),$(node fw)" ROCEWATCH_FLEET_STRICT=1)" -eq 1 ]
+check "prolog: rocewatch not installed stops it (1)" \
+	[ "$(prolog_rc "$(node a)" ROCEWATCH=/nonexistent/rocewatch)" -eq 1 ]
+check "  ... saying so" grep -q "rocewatch not found" "$TMPD/prolog.out"
+check "prolog: ROCEWATCH_FLEET_ARGS reach fleet check (--profile: per-node rules too)" \
+	[ "$(prolog_rc "$(node a),$(node b)" ROCEWATCH_FLEET_ARGS="--profile lossless-roce")" -eq 0 ]
+check "  ... they ran" grep -q "per-node: 2 OK" "$TMPD/prolog/fleet-42.txt"
+
+# ---- client options: basic auth and TLS ----
+printf 's3cret\n' >"$TMPD/pass"
+fake auth auth fleetuser s3cret "$FX/good.json"
+wait_until 20 ready auth || die "auth node did not come up"
+check "basic auth: without credentials the node is UNKNOWN, the reason says 401" bash -c "
+	'$ROCEWATCH' fleet check '$(node auth)' >'$TMPD/auth.txt' 2>&1; [ \$? -eq 3 ] &&
+	grep -q 'HTTP 401 (unauthorized' '$TMPD/auth.txt'"
+check "basic auth: --user and --password-file" \
+	[ "$(rc_of --user fleetuser --password-file "$TMPD/pass" "$(node auth)" "$(node a)")" -eq 0 ]
+cat >"$TMPD/client.yml" <<YML
+basic_auth:
+  username: fleetuser
+  password_file: $TMPD/pass
+YML
+check "basic auth: --client-config (Prometheus scrape config keys)" \
+	[ "$(rc_of --client-config "$TMPD/client.yml" "$(node auth)")" -eq 0 ]
+printf 'basic_auth:\n  username: u\n  password: inline\n' >"$TMPD/bad.yml"
+check "--client-config refuses an inline password, naming the place" bash -c "
+	'$ROCEWATCH' fleet check --client-config '$TMPD/bad.yml' x >'$TMPD/bad.txt' 2>&1; [ \$? -eq 3 ] &&
+	grep -q '$TMPD/bad.yml:3:13: basic_auth.password: use password_file' '$TMPD/bad.txt'"
+if command -v openssl >/dev/null; then
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
+		-addext subjectAltName=IP:127.0.0.1 -keyout "$TMPD/key.pem" -out "$TMPD/cert.pem" \
+		>/dev/null 2>&1
+	fake tls tls "$TMPD/cert.pem" "$TMPD/key.pem" "$FX/good.json"
+	wait_until 20 ready tls || die "TLS node did not come up"
+	check "TLS: an unknown CA makes the node UNKNOWN" \
+		[ "$(rc_of --scheme https "$(node tls)")" -eq 3 ]
+	check "  ... and says why" grep -qi "certificate" "$TMPD/out"
+	check "TLS: --ca-file verifies it" \
+		[ "$(rc_of --scheme https --ca-file "$TMPD/cert.pem" "$(node tls)")" -eq 0 ]
+	check "TLS: --insecure-skip-verify" \
+		[ "$(rc_of --scheme https --insecure-skip-verify "$(node tls)")" -eq 0 ]
+else
+	echo "# TLS checks not run: no openssl to make a certificate (contrib/install-deps.sh test)"
+fi
+finish

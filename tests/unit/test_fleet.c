@@ -1,0 +1,689 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Fleet rules over synthetic sets of nodes (all equal, one outlier, a tie,
+ * a node that did not answer, a unit whose value is unknown, rails), their
+ * load errors, and Slurm hostlist expansion against Slurm's documented
+ * examples.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine.h"
+#include "hostlist.h"
+#include "model.h"
+#include "snapshot.h"
+#include "util.h"
+
+/* ---- hostlist ---- */
+
+struct hl_case {
+	const char *expr;
+	size_t n;
+	const char *first, *second, *last;
+};
+
+static void hostlist_expansions(void **state)
+{
+	static const struct hl_case cases[] = {
+		/* slurm_hostlist_create(3) */
+		{ "linux[1-3,6]", 4, "linux1", "linux2", "linux6" },
+		/* Slurm::Hostlist(3pm): a bracketed list, and names separated by , or space */
+		{ "tux[0-5,12,20-25]", 13, "tux0", "tux1", "tux25" },
+		{ "node1,node[2-5,12]", 6, "node1", "node2", "node12" },
+		{ "node21 node[27-34]", 9, "node21", "node27", "node34" },
+		/* slurm.conf(5), NodeName: several numeric ranges in one name */
+		{ "rack[0-63]_blade[0-41]", 64 * 42, "rack0_blade0", "rack0_blade1",
+		  "rack63_blade41" },
+		/* zero padding from the width of the lower bound, as Slurm does */
+		{ "gpu[001-064,070]", 65, "gpu001", "gpu002", "gpu070" },
+		{ "n[8-10]", 3, "n8", "n9", "n10" },
+		{ "n[08-10]", 3, "n08", "n09", "n10" },
+		{ "a[1-2]b[3-4]", 4, "a1b3", "a1b4", "a2b4" },
+		{ "gpu[1-2]:[9479-9480]", 4, "gpu1:9479", "gpu1:9480", "gpu2:9480" },
+		{ "127.0.[1-2].[1-3]:9479", 6, "127.0.1.1:9479", "127.0.1.2:9479",
+		  "127.0.2.3:9479" },
+		/* an IPv6 literal is an address, not a range */
+		{ "[::1]:9479", 1, "[::1]:9479", NULL, "[::1]:9479" },
+		{ "[fe80::1]:[1-2]", 2, "[fe80::1]:1", "[fe80::1]:2", "[fe80::1]:2" },
+		{ "  gpu1 ,gpu2  ", 2, "gpu1", "gpu2", "gpu2" },
+		{ "gpu17", 1, "gpu17", NULL, "gpu17" },
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct hl_case *c = &cases[i];
+		struct hostlist hl = { 0 };
+		char err[256] = "";
+		int r = hostlist_expand(&hl, c->expr, err, sizeof(err));
+
+		if (r)
+			fprintf(stderr, "%s: %s\n", c->expr, err);
+		assert_int_equal(r, 0);
+		if (hl.n != c->n)
+			fprintf(stderr, "%s: %zu names, want %zu\n", c->expr, hl.n, c->n);
+		assert_int_equal(hl.n, c->n);
+		assert_string_equal(hl.names[0], c->first);
+		if (c->second)
+			assert_string_equal(hl.names[1], c->second);
+		assert_string_equal(hl.names[hl.n - 1], c->last);
+		hostlist_free(&hl);
+	}
+}
+
+static void hostlist_order_and_errors(void **state)
+{
+	static const char *const all[] = { "a1b3", "a1b4", "a2b3", "a2b4" };
+	static const struct {
+		const char *expr, *msg;
+		int r;
+	} bad[] = {
+		{ "gpu[1-", "'[' in 'gpu[1-' is never closed", -EINVAL },
+		{ "gpu[]", "empty brackets", -EINVAL },
+		{ "gpu[3-1]", "range runs backwards", -EINVAL },
+		{ "gpu[a-b]", "a range is digits", -EINVAL },
+		{ "gpu[1,]", "a range is digits", -EINVAL },
+		{ "gpu[-3]", "a range is digits", -EINVAL },
+		{ "bgl[123x456]", "a range is digits", -EINVAL }, /* BlueGene boxes: not here */
+		{ "gpu[[1]]", "brackets do not nest", -EINVAL },
+		{ "a,,b", "empty name before a comma", -EINVAL },
+		{ "a,", "empty name after the last comma", -EINVAL },
+		{ "", "empty", -EINVAL },
+		{ "n[0-70000]", "more than 65536 names", -E2BIG },
+		{ "a[0-300]b[0-300]", "more than 65536 names", -E2BIG },
+	};
+	struct hostlist hl = { 0 };
+	char err[256];
+
+	(void)state;
+	assert_int_equal(hostlist_expand(&hl, "a[1-2]b[3-4]", err, sizeof(err)), 0);
+	assert_int_equal(hl.n, 4);
+	for (size_t i = 0; i < 4; i++)
+		assert_string_equal(hl.names[i], all[i]);
+	hostlist_free(&hl);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		assert_int_equal(hostlist_expand(&hl, bad[i].expr, err, sizeof(err)), bad[i].r);
+		if (!strstr(err, bad[i].msg))
+			fprintf(stderr, "%s: got '%s'\n", bad[i].expr, err);
+		assert_non_null(strstr(err, bad[i].msg));
+		/* the message names the expression */
+		assert_non_null(strstr(err, bad[i].expr));
+		hostlist_free(&hl);
+	}
+}
+
+/* ---- synthetic nodes ---- */
+
+#define MAXN 8
+
+struct set {
+	struct node_model m[MAXN];
+	struct fleet_node n[MAXN];
+	char names[MAXN][16];
+	size_t count;
+};
+
+/* A node with one RoCE netdev eth2 (MTU mtu, or absent when mtu < 0) and its port mlx5_0/1. */
+static void add_node(struct set *s, int mtu, int64_t rate0, int64_t rate1)
+{
+	size_t i = s->count++;
+	struct node_model *m = &s->m[i];
+	struct object *nd, *p;
+
+	model_init(m);
+	snprintf(s->names[i], sizeof(s->names[i]), "n%zu", i);
+	strlcpy0(m->host, s->names[i], sizeof(m->host));
+	nd = model_add_netdev(m, "eth2");
+	model_add_netdev(m, "eno1"); /* no RDMA: not a unit of `when: rdma` rules */
+	if (mtu >= 0)
+		field_set_int(nd, F_NETDEV_MTU, mtu);
+	else
+		field_absent(nd, F_NETDEV_MTU, ABS_ERROR, EIO);
+	field_set_str(nd, F_NETDEV_TRUST, "dscp");
+	p = model_add_port(m, "mlx5_0", 1);
+	field_set_str(p, F_PORT_NETDEV, "eth2");
+	field_set_int(p, F_PORT_RATE, rate0);
+	if (rate1) {
+		struct object *p1 = model_add_port(m, "mlx5_1", 1);
+
+		field_set_int(p1, F_PORT_RATE, rate1);
+	}
+	field_set_int(&m->node, F_NODE_RDMA_DEVICES, rate1 ? 2 : 1);
+	model_link_ports(m);
+	s->n[i].name = s->names[i];
+	s->n[i].m = m;
+}
+
+static void set_free(struct set *s)
+{
+	for (size_t i = 0; i < s->count; i++)
+		model_free(&s->m[i]);
+}
+
+static const char fleet_yaml[] =
+    "profile: t\n"
+    "params: { most: 1 }\n"
+    "rules:\n"
+    "  - name: mtu\n"
+    "    scope: fleet\n"
+    "    each: netdev\n"
+    "    when: rdma\n"
+    "    expr: distinct(mtu) == 1\n"
+    "    severity: critical\n"
+    "    doc: d\n"
+    "  - name: few_outliers\n"
+    "    scope: fleet\n"
+    "    each: netdev\n"
+    "    when: rdma\n"
+    "    expr: outliers(mtu) <= $most && majority(mtu) >= 4200\n"
+    "    summary: \"majority {majority(mtu)}, {outliers(mtu)} outliers on {count_nodes()} nodes\"\n"
+    "    severity: warning\n"
+    "    doc: d\n"
+    "  - name: big_mtu\n"
+    "    scope: fleet\n"
+    "    each: netdev\n"
+    "    when: rdma\n"
+    "    expr: majority(mtu) >= 4200\n"
+    "    severity: warning\n"
+    "    doc: d\n"
+    "  - name: rail_speed\n"
+    "    scope: fleet\n"
+    "    each: rdma_port\n"
+    "    by: rail\n"
+    "    expr: distinct(rate) == 1\n"
+    "    severity: critical\n"
+    "    doc: d\n"
+    "  - name: outcome\n"
+    "    scope: fleet\n"
+    "    when: supported(profile_outcome)\n"
+    "    expr: distinct(profile_outcome) == 1\n"
+    "    severity: warning\n"
+    "    doc: d\n"
+    "  - name: node_rule\n"
+    "    scope: netdev\n"
+    "    expr: mtu > 0\n"
+    "    severity: info\n"
+    "    doc: d\n";
+
+static struct rules_engine *load(const char *yaml)
+{
+	struct rules_diags dg = { 0 };
+	struct rules_engine *e = NULL;
+	int r = rules_load_buffer("t.yaml", yaml, strlen(yaml), NULL, &e, &dg);
+
+	for (size_t i = 0; i < dg.n; i++) {
+		char line[1024];
+
+		rules_diag_format(&dg.d[i], line, sizeof(line));
+		fprintf(stderr, "%s\n", line);
+	}
+	assert_int_equal(r, 0);
+	rules_diags_free(&dg);
+	return e;
+}
+
+static const struct fleet_result *result(const struct rules_engine *e, const char *rule,
+					 const char *group)
+{
+	const struct fleet_result *res;
+	size_t n = rules_fleet_results(e, &res);
+
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(res[i].rule->name, rule) && !strcmp(res[i].group, group))
+			return &res[i];
+	fail_msg("no result for %s [%s]", rule, group);
+	return NULL;
+}
+
+static void expect_detail(const struct set *s, const struct fleet_result *x, const char *want)
+{
+	char buf[1024];
+
+	rules_fleet_describe(x, s->n, 10, buf, sizeof(buf));
+	if (strcmp(buf, want))
+		fprintf(stderr, "want: %s\n got: %s\n", want, buf);
+	assert_string_equal(buf, want);
+}
+
+static void fleet_all_equal(void **state)
+{
+	struct rules_engine *e = load(fleet_yaml);
+	const struct fleet_result *x;
+	struct set s = { 0 };
+
+	(void)state;
+	for (int i = 0; i < 3; i++)
+		add_node(&s, 9000, 400000, 0);
+	assert_int_equal(rules_fleet_count(e), 5);
+	assert_int_equal(rules_node_count(e), 1);
+	assert_int_equal(rules_evaluate_fleet(e, s.n, s.count, 0), 0);
+	x = result(e, "mtu", "");
+	assert_int_equal(x->outcome, RULE_PASS);
+	assert_int_equal(x->n_values, 1);
+	assert_int_equal(x->majority, 0);
+	assert_int_equal(x->n_units, 3); /* eno1 has no RDMA: not a unit */
+	assert_int_equal(x->n_nodes, 3);
+	assert_true(x->per_node);
+	expect_detail(&s, x, "3 nodes 9000");
+	x = result(e, "few_outliers", "");
+	assert_int_equal(x->outcome, RULE_PASS);
+	assert_string_equal(x->summary, "majority 9000, 0 outliers on 3 nodes");
+	assert_int_equal(result(e, "rail_speed", "rail 0")->outcome, RULE_PASS);
+	/* no node outcome given: the rule has no unit and is skipped, with the reason */
+	x = result(e, "outcome", "");
+	assert_int_equal(x->outcome, RULE_SKIP);
+	assert_string_equal(x->reason, "guard false on every node: supported(profile_outcome)");
+	rules_free(e);
+	set_free(&s);
+}
+
+static void fleet_one_outlier(void **state)
+{
+	struct rules_engine *e = load(fleet_yaml);
+	const struct fleet_result *x;
+	struct set s = { 0 };
+
+	(void)state;
+	add_node(&s, 9000, 400000, 0);
+	add_node(&s, 9000, 400000, 0);
+	add_node(&s, 1500, 400000, 0);
+	add_node(&s, 9000, 400000, 0);
+	assert_int_equal(rules_evaluate_fleet(e, s.n, s.count, 0), 0);
+	x = result(e, "mtu", "");
+	assert_int_equal(x->outcome, RULE_FAIL);
+	assert_int_equal(x->n_values, 2);
+	assert_int_equal(x->majority, 0);
+	assert_string_equal(x->values[0].text, "9000");
+	assert_int_equal(x->values[0].n_units, 3);
+	assert_string_equal(x->values[1].text, "1500");
+	assert_int_equal(x->values[1].n_units, 1);
+	assert_int_equal(x->values[1].units[0].node, 2);
+	assert_string_equal(x->values[1].units[0].object, "eth2");
+	expect_detail(&s, x, "3 nodes 9000, n2 1500");
+	/* one outlier is allowed by $most, and the majority is large enough */
+	x = result(e, "few_outliers", "");
+	assert_int_equal(x->outcome, RULE_PASS);
+	assert_string_equal(x->summary, "majority 9000, 1 outliers on 4 nodes");
+	rules_free(e);
+	set_free(&s);
+}
+
+static void fleet_tie(void **state)
+{
+	struct rules_engine *e = load(fleet_yaml);
+	const struct fleet_result *x;
+	struct set s = { 0 };
+
+	(void)state;
+	add_node(&s, 9000, 400000, 0);
+	add_node(&s, 1500, 400000, 0);
+	assert_int_equal(rules_evaluate_fleet(e, s.n, s.count, 0), 0);
+	x = result(e, "mtu", "");
+	/* 1 against 1: no side is presumed right, both are named */
+	assert_int_equal(x->outcome, RULE_FAIL);
+	assert_int_equal(x->majority, -1);
+	expect_detail(&s, x, "no majority: n1 1500, n0 9000");
+	/* in a tie every unit is an outlier */
+	assert_int_equal(result(e, "few_outliers", "")->outcome, RULE_FAIL);
+	/* majority() of a tie is unknown, so is a rule that needs it */
+	x = result(e, "big_mtu", "");
+	assert_int_equal(x->outcome, RULE_UNKNOWN);
+	assert_string_equal(x->reason,
+			    "majority(mtu): no majority (a tie between the most common values)");
+	rules_free(e);
+	set_free(&s);
+
+	/* a bigger tie: counts, with names as far as they fit */
+	memset(&s, 0, sizeof(s));
+	e = load(fleet_yaml);
+	for (int i = 0; i < 6; i++)
+		add_node(&s, i % 2 ? 1500 : 9000, 400000, 0);
+	assert_int_equal(rules_evaluate_fleet(e, s.n, s.count, 0), 0);
+	x = result(e, "mtu", "");
+	assert_int_equal(x->majority, -1);
+	{
+		char buf[512];
+
+		rules_fleet_describe(x, s.n, 4, buf, sizeof(buf));
+		assert_string_equal(buf, "no majority: 3 nodes 1500 (n1, n3, n5), 3 nodes 9000 "
+					 "(n0, and 2 more)");
+	}
+	rules_free(e);
+	set_free(&s);
+}
+
+static void fleet_node_unknown(void **state)
+{
+	struct rules_engine *e = load(fleet_yaml);
+	const struct fleet_result *x;
+	struct set s = { 0 };
+
+	(void)state;
+	add_node(&s, 9000, 400000, 0);
+	add_node(&s, 9000, 400000, 0);
+	add_node(&s, 9000, 400000, 0);
+	s.n[1].m = NULL; /* it did not answer: not compared (the command reports it) */
+	assert_int_equal(rules_evaluate_fleet(e, s.n, s.count, 0), 0);
+	x = result(e, "mtu", "");
+	assert_int_equal(x->outcome, RULE_PASS);
+	assert_int_equal(x->n_nodes, 2);
+	expect_detail(&s, x, "2 nodes 9000");
+	/* no node answered at all */
+	for (size_t i = 0; i < s.count; i++)
+		s.n[i].m = NULL;
+	assert_int_equal(rules_evaluate_fleet(e, s.n, s.count, 0), 0);
+	x = result(e, "mtu", "");
+	assert_int_equal(x->outcome, RULE_SKIP);
+	assert_string_equal(x->reason, "no node answered");
+	rules_free(e);
+	set_free(&s);
+}
+
+static void fleet_unit_unknown(void **state)
+{
+	struct rules_engine *e = load(fleet_yaml);
+	const struct fleet_result *x;
+	struct set s = { 0 };
+
+	(void)state;
+	add_node(&s, 9000, 400000, 0);
+	add_node(&s, -1, 400000, 0); /* its MTU could not be read */
+	add_node(&s, 9000, 400000, 0);
+	assert_int_equal(rules_evaluate_fleet(e, s.n, s.count, 0), 0);
+	x = result(e, "mtu", "");
+	/* the known values agree, but n1 could still differ: unknown, not pass */
+	assert_int_equal(x->outcome, RULE_UNKNOWN);
+	assert_int_equal(x->n_unknown, 1);
+	assert_string_equal(x->unknown[0].reason, "mtu absent: error (Input/output error)");
+	assert_string_equal(x->reason,
+			    "1 of 3 units unknown (n1: mtu absent: error (Input/output error))");
+	expect_detail(&s, x, "2 nodes 9000; unknown: n1 (mtu absent: error (Input/output error))");
+	rules_free(e);
+	set_free(&s);
+
+	/* no known value at all (a driver without the field on every node): unknown, not a pass */
+	memset(&s, 0, sizeof(s));
+	e = load(fleet_yaml);
+	add_node(&s, -1, 400000, 0);
+	add_node(&s, -1, 400000, 0);
+	assert_int_equal(rules_evaluate_fleet(e, s.n, s.count, 0), 0);
+	x = result(e, "mtu", "");
+	assert_int_equal(x->outcome, RULE_UNKNOWN);
+	assert_int_equal(x->n_values, 0);
+	assert_int_equal(x->majority, -1);
+	assert_string_equal(
+	    x->reason, "no unit has a known value (n0: mtu absent: error (Input/output error))");
+	expect_detail(&s, x,
+		      "unknown: n0 (mtu absent: error (Input/output error)), n1 (mtu absent: error "
+		      "(Input/output error))");
+	rules_free(e);
+	set_free(&s);
+
+	/* the known values already differ: a failure whatever the unknown one is */
+	memset(&s, 0, sizeof(s));
+	e = load(fleet_yaml);
+	add_node(&s, 9000, 400000, 0);
+	add_node(&s, -1, 400000, 0);
+	add_node(&s, 1500, 400000, 0);
+	add_node(&s, 9000, 400000, 0);
+	assert_int_equal(rules_evaluate_fleet(e, s.n, s.count, 0), 0);
+	assert_int_equal(result(e, "mtu", "")->outcome, RULE_FAIL);
+	rules_free(e);
+	set_free(&s);
+}
+
+static void fleet_rails(void **state)
+{
+	struct rules_engine *e = load(fleet_yaml);
+	const struct fleet_result *x;
+	struct set s = { 0 };
+
+	(void)state;
+	add_node(&s, 9000, 400000, 400000);
+	add_node(&s, 9000, 400000, 200000); /* rail 1 trained at 200G */
+	add_node(&s, 9000, 400000, 400000);
+	assert_int_equal(rules_evaluate_fleet(e, s.n, s.count, 0), 0);
+	assert_int_equal(result(e, "rail_speed", "rail 0")->outcome, RULE_PASS);
+	x = result(e, "rail_speed", "rail 1");
+	assert_int_equal(x->outcome, RULE_FAIL);
+	expect_detail(&s, x, "2 nodes 400000, n1 200000");
+	rules_free(e);
+	set_free(&s);
+}
+
+static void fleet_profile_outcome(void **state)
+{
+	struct rules_engine *e = load(fleet_yaml);
+	const struct fleet_result *x;
+	struct set s = { 0 };
+
+	(void)state;
+	for (int i = 0; i < 3; i++)
+		add_node(&s, 9000, 400000, 0);
+	s.n[0].outcome = "OK";
+	s.n[1].outcome = "CRITICAL: netdev_mtu";
+	s.n[2].outcome = "OK";
+	assert_int_equal(rules_evaluate_fleet(e, s.n, s.count, 0), 0);
+	x = result(e, "outcome", "");
+	assert_int_equal(x->outcome, RULE_FAIL);
+	expect_detail(&s, x, "2 nodes \"OK\", n1 \"CRITICAL: netdev_mtu\"");
+	rules_free(e);
+	set_free(&s);
+}
+
+/* Node rules and fleet rules in one engine: each evaluation sees only its own. */
+static void fleet_and_node_rules_apart(void **state)
+{
+	struct rules_engine *e = load(fleet_yaml);
+	const struct rule_result *res;
+	struct set s = { 0 };
+	size_t n;
+
+	(void)state;
+	add_node(&s, 9000, 400000, 0);
+	assert_int_equal(rules_evaluate(e, &s.m[0], 0), 0);
+	n = rules_results(e, &res);
+	assert_int_equal(n, 2); /* node_rule on eth2 and eno1; no fleet rule */
+	for (size_t i = 0; i < n; i++)
+		assert_string_equal(res[i].rule->name, "node_rule");
+	rules_reset(e);
+	assert_int_equal(rules_results(e, &res), 0);
+	rules_free(e);
+	set_free(&s);
+}
+
+static void expect_load_error(const char *rule, const char *want)
+{
+	char yaml[2048], line[1024] = "";
+	struct rules_diags dg = { 0 };
+	struct rules_engine *e = NULL;
+
+	snprintf(yaml, sizeof(yaml), "profile: t\nrules:\n  - name: r\n%s    severity: warning\n",
+		 rule);
+	assert_int_not_equal(rules_load_buffer("t.yaml", yaml, strlen(yaml), NULL, &e, &dg), 0);
+	assert_null(e);
+	for (size_t i = 0; i < dg.n; i++)
+		if (!dg.d[i].warning) {
+			rules_diag_format(&dg.d[i], line, sizeof(line));
+			break;
+		}
+	if (strcmp(line, want))
+		fprintf(stderr, "want: %s\n got: %s\n", want, line);
+	assert_string_equal(line, want);
+	rules_diags_free(&dg);
+}
+
+static void fleet_load_errors(void **state)
+{
+	(void)state;
+	/* "    expr: " is 10 columns */
+	expect_load_error("    scope: fleet\n    each: netdev\n    expr: mtu == 9000\n",
+			  "t.yaml:6:11: error: expr: a fleet rule reads 'mtu' through distinct(), "
+			  "majority() or outliers(), which compare it across nodes");
+	expect_load_error(
+	    "    scope: fleet\n    each: netdev\n    expr: distinct(mtu) == 1 && distinct(speed) "
+	    "== "
+	    "1\n",
+	    "t.yaml:6:42: error: expr: a fleet rule compares one value: 'speed' here, 'mtu' before "
+	    "(write one rule per value)");
+	expect_load_error("    scope: fleet\n    each: netdev\n    expr: count_nodes() > 1\n",
+			  "t.yaml:6:11: error: expr: a fleet rule compares a value across nodes "
+			  "with distinct(), majority() or outliers()");
+	expect_load_error("    scope: fleet\n    each: netdev\n    when: distinct(mtu) == 1\n"
+			  "    expr: distinct(mtu) == 1\n",
+			  "t.yaml:6:11: error: when: distinct() compares units across nodes: only "
+			  "at the top of a fleet rule's expr or summary (not inside when or "
+			  "another aggregate)");
+	expect_load_error("    scope: fleet\n    each: netdev\n    expr: distinct(distinct(mtu)) "
+			  "== 1\n",
+			  "t.yaml:6:20: error: expr: distinct() compares units across nodes: only "
+			  "at the top of a fleet rule's expr or summary (not inside when or "
+			  "another aggregate)");
+	expect_load_error(
+	    "    scope: fleet\n    each: netdev\n    expr: distinct(increase(mtu, 5m)) == 1\n",
+	    "t.yaml:6:20: error: expr: increase(): a fleet rule sees one sample per node, so no "
+	    "counter history");
+	expect_load_error(
+	    "    scope: fleet\n    each: rdma_port\n    expr: distinct(gids) == 1\n",
+	    "t.yaml:6:20: error: expr: distinct(): a GID table is not compared across "
+	    "nodes");
+	expect_load_error("    scope: netdev\n    each: netdev\n    expr: mtu > 0\n",
+			  "t.yaml:5:11: error: each: only fleet rules (scope: fleet) have it");
+	expect_load_error("    scope: fleet\n    by: rail\n    expr: distinct(rdma_devices) == 1\n",
+			  "t.yaml:5:9: error: by: a node has one unit per node; group netdevs or "
+			  "rdma_ports");
+	expect_load_error("    scope: fleet\n    each: port\n    expr: distinct(rate) == 1\n",
+			  "t.yaml:5:11: error: each must be node, netdev or rdma_port, not 'port'");
+	expect_load_error(
+	    "    scope: fleet\n    each: netdev\n    when: profile_outcome == \"OK\"\n"
+	    "    expr: distinct(mtu) == 1\n",
+	    "t.yaml:6:11: error: when: profile_outcome is the node's own profile "
+	    "outcome: only in a fleet rule with each: node");
+	expect_load_error("    scope: netdev\n    expr: distinct(mtu) == 1\n",
+			  "t.yaml:5:11: error: expr: distinct() compares units across nodes: only "
+			  "at the top of a fleet rule's expr or summary");
+	expect_load_error("    scope: fleet\n    each: netdev\n    expr: distinct(mtu) == 1\n"
+			  "    summary: \"{mtu}\"\n",
+			  "t.yaml:7:16: error: summary: a fleet rule reads 'mtu' through "
+			  "distinct(), majority() or outliers(), which compare it across nodes");
+}
+
+/* The shipped profile loads, and every rule in it is a fleet rule with a doc. */
+static void fleet_shipped_profile(void **state)
+{
+	struct rules_spec spec = { 0 };
+	struct rules_diags dg = { 0 };
+	struct rules_engine *e = NULL;
+	bool used[F__COUNT];
+
+	(void)state;
+	assert_int_equal(rules_spec_add_profile(&spec, "fleet"), 0);
+	assert_int_equal(rules_load(&spec, &e, &dg), 0);
+	assert_int_equal(dg.n, 0);
+	assert_int_equal(rules_fleet_count(e), rules_count(e));
+	assert_true(rules_count(e) >= 12);
+	for (size_t i = 0; i < rules_count(e); i++)
+		assert_true(rules_rule(e, i)->doc[0]);
+	rules_fields_used(e, used);
+	assert_true(used[F_NETDEV_MTU] && used[F_PORT_ACTIVE_MTU] && used[F_NETDEV_RDMA] &&
+		    used[F_PORT_ROCEV2_IPV4_GID_INDEX] && used[F_PORT_RATE]);
+	assert_false(used[F_NETDEV_PFC_RX_PAUSE]);
+	rules_free(e);
+	rules_diags_free(&dg);
+	rules_spec_free(&spec);
+}
+
+/* A body that is not a snapshot: the error names the node and the place. */
+static void snapshot_from_buffer(void **state)
+{
+	static const char garbage[] = "<html>oops</html>";
+	static const char wrong[] = "{\"schema\": \"other\"}";
+	static const char empty[] = "[]";
+	struct node_model m;
+	char err[512];
+
+	(void)state;
+	model_init(&m);
+	assert_int_equal(
+	    snapshot_read_last("gpu017", garbage, strlen(garbage), 0, &m, err, sizeof(err)),
+	    -EINVAL);
+	assert_non_null(strstr(err, "gpu017:1:1: "));
+	assert_int_equal(
+	    snapshot_read_last("gpu018", wrong, strlen(wrong), 0, &m, err, sizeof(err)), -EINVAL);
+	assert_string_equal(
+	    err, "gpu018: $: not a rocewatch snapshot (schema must be \"rocewatch-snapshot\")");
+	assert_int_equal(
+	    snapshot_read_last("gpu019", empty, strlen(empty), 0, &m, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "gpu019: $: empty snapshot sequence");
+	model_free(&m);
+}
+
+#define SNAP_HEAD "{\"schema\":\"rocewatch-snapshot\",\"schema_version\":2,\"host\":\"h\","
+#define SNAP_NODE "\"node\":{\"fields\":{},\"absent\":{}},\"rdma_ports\":[],"
+
+/* Counter sets left out of the model are still validated; the last sample of an array wins. */
+static void snapshot_without_counters(void **state)
+{
+	static const char good[] =
+	    "[" SNAP_HEAD SNAP_NODE "\"netdevs\":[{\"name\":\"eth2\",\"fields\":{\"mtu\":1500},"
+	    "\"counters\":{\"ethtool\":{\"a\":1,\"b\":2}}}]}," SNAP_HEAD SNAP_NODE
+	    "\"netdevs\":[{\"name\":\"eth2\",\"fields\":{\"mtu\":9000},"
+	    "\"counters\":{\"ethtool\":{\"a\":3,\"b\":4}}}]}]";
+	static const char bad[] =
+	    SNAP_HEAD SNAP_NODE "\"netdevs\":[{\"name\":\"eth2\",\"fields\":{},"
+				"\"counters\":{\"ethtool\":{\"a\":-1}}}]}";
+	struct node_model m;
+	char err[512] = "";
+
+	(void)state;
+	model_init(&m);
+	assert_int_equal(snapshot_read_last("n", good, strlen(good), 0, &m, err, sizeof(err)), 0);
+	assert_int_equal(m.netdevs[0]->f[F_NETDEV_MTU].v.i, 9000);
+	assert_int_equal(m.netdevs[0]->cs[CSET_ETHTOOL].n, 2);
+	assert_int_equal(
+	    m.netdevs[0]->cs[CSET_ETHTOOL].vals[cset_find(&m.netdevs[0]->cs[CSET_ETHTOOL], "b")],
+	    4);
+	model_free(&m);
+	model_init(&m);
+	assert_int_equal(
+	    snapshot_read_last("n", good, strlen(good), SNAPSHOT_NO_COUNTERS, &m, err, sizeof(err)),
+	    0);
+	assert_int_equal(m.netdevs[0]->cs[CSET_ETHTOOL].n, 0);
+	model_free(&m);
+	model_init(&m);
+	assert_int_equal(
+	    snapshot_read_last("n", bad, strlen(bad), SNAPSHOT_NO_COUNTERS, &m, err, sizeof(err)),
+	    -EINVAL);
+	assert_string_equal(err, "n: $.netdevs[0].counters.ethtool: counter 'a': expected a "
+				 "non-negative integer");
+	model_free(&m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(hostlist_expansions),
+		cmocka_unit_test(hostlist_order_and_errors),
+		cmocka_unit_test(fleet_all_equal),
+		cmocka_unit_test(fleet_one_outlier),
+		cmocka_unit_test(fleet_tie),
+		cmocka_unit_test(fleet_node_unknown),
+		cmocka_unit_test(fleet_unit_unknown),
+		cmocka_unit_test(fleet_rails),
+		cmocka_unit_test(fleet_profile_outcome),
+		cmocka_unit_test(fleet_and_node_rules_apart),
+		cmocka_unit_test(fleet_load_errors),
+		cmocka_unit_test(fleet_shipped_profile),
+		cmocka_unit_test(snapshot_from_buffer),
+		cmocka_unit_test(snapshot_without_counters),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
