@@ -540,6 +540,7 @@ static int dcb_event(struct collector_ctx *cc)
 
 const struct collector dcb_collector = {
 	.name = "dcb",
+	.source = SRC_DCB,
 	.help = "IEEE DCB: PFC (enabled set, delay, requests/indications), ETS, APP table "
 		"(DSCP -> priority, trust), DCBX mode, buffers (rtnetlink RTM_GETDCB)",
 	.default_enabled = true,

@@ -279,6 +279,7 @@ static int ethtool_collect(struct collector_ctx *cc, struct node_model *m, unsig
 
 const struct collector ethtool_collector = {
 	.name = "ethtool",
+	.source = SRC_ETHTOOL,
 	.help = "driver stats, per-priority pause/bytes/discards, global pause, link speed, "
 		"pfc-prevention-tout, driver/firmware (SIOCETHTOOL + ethtool genetlink)",
 	.default_enabled = true,

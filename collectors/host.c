@@ -593,6 +593,7 @@ static void host_fini(struct collector_ctx *cc)
 
 const struct collector host_collector = {
 	.name = "host",
+	.source = SRC_HOST,
 	.help = "host: kernel, memlock limit, nvidia_peermem / DMA-BUF, GPU-NIC PCIe distance",
 	.default_enabled = true,
 	.init = host_init,

@@ -388,6 +388,7 @@ static void rdma_fini(struct collector_ctx *cc)
 
 const struct collector rdma_collector = {
 	.name = "rdma",
+	.source = SRC_RDMA,
 	.help = "RDMA ports: state, rate, netdev, hw and port counters, GID table (RDMA netlink, "
 		"sysfs)",
 	.default_enabled = true,
