@@ -579,13 +579,25 @@ static int apply_one(json_t *s, struct node_model *m, struct perr *pe, const cha
 	if (v) {
 		int64_t ns = json_integer_value(v);
 
+		if (ns < 0)
+			return fail(pe, where, "time_unix_ns: %" PRId64 " is before 1970", ns);
 		m->time.tv_sec = ns / 1000000000LL;
 		m->time.tv_nsec = ns % 1000000000LL;
 	} else if ((v = json_object_get(s, "time"))) {
 		int64_t ns;
+		int tr;
 
-		if (!json_is_string(v) || parse_rfc3339(json_string_value(v), &ns))
+		if (!json_is_string(v))
 			return fail(pe, where, "time: expected an RFC 3339 UTC time");
+		tr = parse_rfc3339(json_string_value(v), &ns);
+		if (tr == -ERANGE)
+			return fail(pe, where,
+				    "time: '%s' is outside 1970 to 2262 (nanoseconds since the "
+				    "epoch in 64 bits)",
+				    json_string_value(v));
+		if (tr)
+			return fail(pe, where, "time: '%s' is not an RFC 3339 UTC time",
+				    json_string_value(v));
 		m->time.tv_sec = ns / 1000000000LL;
 		m->time.tv_nsec = ns % 1000000000LL;
 	}
@@ -679,28 +691,28 @@ static int apply_one(json_t *s, struct node_model *m, struct perr *pe, const cha
 	return 0;
 }
 
-int snapshot_open(const char *path, struct snapshot_file **out, char *err, size_t errlen)
+static void json_err(const json_error_t *je, const char *name, char *err, size_t errlen)
 {
-	struct snapshot_file *sf;
-	json_error_t je;
-	json_t *root;
-	struct perr pe = { err, errlen, path };
+	if (je->line < 0 || !strncmp(je->text, "unable to open", 14))
+		snprintf(err, errlen, "%s: %s", name, je->text);
+	else
+		snprintf(err, errlen, "%s:%d:%d: %s", name, je->line, je->column, je->text);
+}
 
-	root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-	if (!root) {
-		if (je.line < 0 || !strncmp(je.text, "unable to open", 14))
-			snprintf(err, errlen, "%s: %s", path, je.text);
-		else
-			snprintf(err, errlen, "%s:%d:%d: %s", path, je.line, je.column, je.text);
-		return -EINVAL;
-	}
-	sf = calloc(1, sizeof(*sf));
-	if (!sf) {
+/* Take root (a reference) as the file name: validate every snapshot in it. */
+static int open_root(json_t *root, const char *name, struct snapshot_file **out, char *err,
+		     size_t errlen)
+{
+	struct perr pe = { err, errlen, name };
+	struct snapshot_file *sf = calloc(1, sizeof(*sf));
+
+	if (!sf || !(sf->path = strdup(name))) {
+		free(sf);
 		json_decref(root);
+		snprintf(err, errlen, "%s: out of memory", name);
 		return -ENOMEM;
 	}
 	sf->root = root;
-	sf->path = strdup(path);
 	sf->n = json_is_array(root) ? json_array_size(root) : 1;
 	if (json_is_array(root) && !sf->n) {
 		snapshot_close(sf);
@@ -722,6 +734,31 @@ int snapshot_open(const char *path, struct snapshot_file **out, char *err, size_
 	}
 	*out = sf;
 	return 0;
+}
+
+int snapshot_open(const char *path, struct snapshot_file **out, char *err, size_t errlen)
+{
+	json_error_t je;
+	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+
+	if (!root) {
+		json_err(&je, path, err, errlen);
+		return -EINVAL;
+	}
+	return open_root(root, path, out, err, errlen);
+}
+
+int snapshot_open_buffer(const char *name, const char *buf, size_t len, struct snapshot_file **out,
+			 char *err, size_t errlen)
+{
+	json_error_t je;
+	json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+
+	if (!root) {
+		json_err(&je, name, err, errlen);
+		return -EINVAL;
+	}
+	return open_root(root, name, out, err, errlen);
 }
 
 size_t snapshot_count(const struct snapshot_file *sf)
