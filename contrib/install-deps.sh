@@ -11,13 +11,16 @@ RUN="iproute2 ethtool rdma-core ibverbs-utils"
 TEST="libcmocka-dev python3 curl prometheus prometheus-alertmanager qemu-system-x86
 busybox-static kmod cpio perftest sqlite3"
 BENCH="prometheus-node-exporter wrk hyperfine"
+# libFuzzer's runtime for Debian 12's clang (14); `make fuzz` only
+FUZZ="clang libclang-rt-14-dev"
 
 case "${1:-all}" in
 build) want="$BUILD" ;;
 run) want="$BUILD $RUN" ;;
 test) want="$BUILD $RUN $TEST" ;;
-all | bench) want="$BUILD $RUN $TEST $BENCH" ;;
-*) echo "usage: $0 [build|run|test|bench|all]" >&2; exit 2 ;;
+fuzz) want="$BUILD $FUZZ" ;;
+all | bench) want="$BUILD $RUN $TEST $BENCH $FUZZ" ;;
+*) echo "usage: $0 [build|run|test|bench|fuzz|all]" >&2; exit 2 ;;
 esac
 
 missing=""

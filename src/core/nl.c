@@ -324,6 +324,7 @@ int rw_nl_reply_walk(struct rw_nl_reply *w, const void *buf, size_t len)
 	int r;
 
 	w->err[0] = '\0';
+	w->from_kernel = false;
 	while ((r = rw_nl_msg_next(buf, len, &off, &nlh, w->err, sizeof(w->err))) > 0) {
 		if (nlh->nlmsg_seq != w->seq ||
 		    (w->portid && nlh->nlmsg_pid && nlh->nlmsg_pid != w->portid))
@@ -345,6 +346,7 @@ int rw_nl_reply_walk(struct rw_nl_reply *w, const void *buf, size_t len)
 			}
 			if (!e->error)
 				return 1; /* ACK */
+			w->from_kernel = true;
 			rw_nl_ext_ack(nlh, w->err, sizeof(w->err));
 			/* a positive value is not an errno the kernel sends; never return > 0 */
 			return e->error < 0 ? e->error : -EPROTO;
@@ -356,6 +358,7 @@ int rw_nl_reply_walk(struct rw_nl_reply *w, const void *buf, size_t len)
 
 				memcpy(&err, mnl_nlmsg_get_payload(nlh), sizeof(err));
 				if (err < 0) {
+					w->from_kernel = true;
 					/* netlink_dump_done(): the TLVs follow the errno */
 					if (nlh->nlmsg_flags & NLM_F_ACK_TLVS)
 						ext_ack_tlvs(

@@ -144,6 +144,8 @@ struct rw_nl_reply {
 	void *arg;
 	/* why the walk failed: the kernel's extended-ack text or what was malformed */
 	char err[192];
+	/* the failure is the kernel's answer (NLMSG_ERROR, a failed dump), err maybe empty */
+	bool from_kernel;
 };
 
 /*

@@ -27,6 +27,7 @@
 
 #include "netdev.h"
 #include "nl.h"
+#include "nlmsg_build.h"
 #include "rdma.h"
 #include "util.h"
 
@@ -55,21 +56,6 @@ static const struct rw_nl_policy test_pol[T_MAX] = {
 	RW_NL_FLAG(T_FLAG),
 };
 static const struct rw_nl_set test_set = RW_NL_SET("T_ATTR", test_pol);
-
-struct msgbuf {
-	_Alignas(8) char b[4096];
-};
-
-static struct nlmsghdr *msg(struct msgbuf *mb, uint16_t type)
-{
-	struct nlmsghdr *nlh;
-
-	memset(mb->b, 0, sizeof(mb->b));
-	nlh = mnl_nlmsg_put_header(mb->b);
-	nlh->nlmsg_type = type;
-	nlh->nlmsg_seq = 9;
-	return nlh;
-}
 
 /* Parse the payload of nlh from an exact-size heap copy (ASan sees any over-read). */
 static int parse_exact(const struct nlmsghdr *nlh, const struct nlattr **tb, uint8_t *bad,
@@ -320,66 +306,6 @@ static void extended_acks(void **state)
 }
 
 /* ---- dcb: one bad attribute blanks only what it carries ---- */
-
-enum bad_part {
-	BAD_NONE,
-	BAD_BUFFER,
-	BAD_PFC,
-	BAD_ETS,
-	BAD_APP,
-	BAD_DCBX,
-	CUT_NEST
-};
-
-/* dcbnl_ieee_fill() of an mlx5 port, attribute by attribute, with one part broken. */
-static size_t ieee_msg(struct msgbuf *mb, enum bad_part bad)
-{
-	struct nlmsghdr *nlh = msg(mb, RTM_GETDCB);
-	struct dcbmsg *dm = mnl_nlmsg_put_extra_header(nlh, sizeof(*dm));
-	struct ieee_ets ets = { .ets_cap = 8, .prio_tc = { 1, 0, 2, 3, 4, 5, 6, 7 } };
-	struct ieee_pfc pfc = { .pfc_cap = 8, .pfc_en = 1 << 3, .delay = 7 };
-	struct dcbnl_buffer b = { .prio2buffer = { [3] = 1 }, .total_size = 262016 };
-	struct nlattr *ieee, *app;
-	char twelve[12] = { 0 };
-
-	dm->dcb_family = AF_UNSPEC;
-	dm->cmd = DCB_CMD_IEEE_GET;
-	mnl_attr_put_strz(nlh, DCB_ATTR_IFNAME, "eth2");
-	ieee = mnl_attr_nest_start(nlh, DCB_ATTR_IEEE);
-	ieee->nla_type &= (uint16_t)~NLA_F_NESTED; /* dcbnl nests carry no flag */
-	if (bad == BAD_ETS)
-		mnl_attr_put(nlh, DCB_ATTR_IEEE_ETS, sizeof(twelve), twelve);
-	else
-		mnl_attr_put(nlh, DCB_ATTR_IEEE_ETS, sizeof(ets), &ets);
-	pfc.requests[3] = 1234;
-	pfc.indications[3] = 5678;
-	if (bad == BAD_PFC)
-		mnl_attr_put(nlh, DCB_ATTR_IEEE_PFC, sizeof(twelve), twelve);
-	else
-		mnl_attr_put(nlh, DCB_ATTR_IEEE_PFC, sizeof(pfc), &pfc);
-	if (bad == BAD_BUFFER)
-		mnl_attr_put(nlh, DCB_ATTR_DCB_BUFFER, sizeof(twelve), twelve);
-	else
-		mnl_attr_put(nlh, DCB_ATTR_DCB_BUFFER, sizeof(b), &b);
-	app = mnl_attr_nest_start(nlh, DCB_ATTR_IEEE_APP_TABLE);
-	app->nla_type &= (uint16_t)~NLA_F_NESTED;
-	for (uint16_t d = 0; d < 64; d++) {
-		struct dcb_app a = { .selector = IEEE_8021QAZ_APP_SEL_DSCP,
-				     .priority = (uint8_t)(d >> 3),
-				     .protocol = (bad == BAD_APP && d == 40) ? 99 : d };
-
-		mnl_attr_put(nlh, DCB_ATTR_IEEE_APP, sizeof(a), &a);
-	}
-	mnl_attr_nest_end(nlh, app);
-	mnl_attr_nest_end(nlh, ieee);
-	if (bad == CUT_NEST)
-		ieee->nla_len -= 3; /* the nest ends inside its last attribute */
-	if (bad == BAD_DCBX)
-		mnl_attr_put_u16(nlh, DCB_ATTR_DCBX, DCB_CAP_DCBX_HOST);
-	else
-		mnl_attr_put_u8(nlh, DCB_ATTR_DCBX, DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_VER_IEEE);
-	return nlh->nlmsg_len;
-}
 
 static int parse_ieee_exact(struct msgbuf *mb, size_t len, struct dcb_ieee *d, char *err)
 {
