@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +57,8 @@ int rdma_rocev2_ipv4_index(const struct gid_table *t, const char *netdev, const 
 	for (size_t i = 0; i < t->n; i++) {
 		const struct gid_entry *g = &t->e[i];
 
-		if (strcmp(g->type, "RoCE v2") || strcmp(g->netdev, netdev) ||
+		/* the index is returned as an int: one past INT_MAX is no table's (fuzzing) */
+		if (g->index > INT_MAX || strcmp(g->type, "RoCE v2") || strcmp(g->netdev, netdev) ||
 		    !rdma_gid_ipv4(g->gid, NULL))
 			continue;
 		if (best < 0 || g->index < (uint32_t)best)
@@ -75,8 +77,9 @@ int rdma_rocev2_ipv4_index(const struct gid_table *t, const char *netdev, const 
 			const struct gid_entry *g = &t->e[i];
 			uint32_t v4;
 
-			if (!strcmp(g->type, "RoCE v2") && !strcmp(g->netdev, netdev) &&
-			    rdma_gid_ipv4(g->gid, &v4) && v4 == want.s_addr)
+			if (g->index <= INT_MAX && !strcmp(g->type, "RoCE v2") &&
+			    !strcmp(g->netdev, netdev) && rdma_gid_ipv4(g->gid, &v4) &&
+			    v4 == want.s_addr)
 				return (int)g->index;
 		}
 	}
@@ -134,7 +137,7 @@ int rdma_read_gids(struct rdma_priv *rp, const char *dev, uint32_t port, const c
 	while ((de = readdir(dir))) {
 		uint64_t v;
 
-		if (!rdma_is_number(de->d_name) || parse_u64(de->d_name, &v) || v > UINT32_MAX)
+		if (!rdma_is_number(de->d_name) || parse_u64(de->d_name, &v) || v > INT_MAX)
 			continue;
 		if (array_grow(&idx, &cap, n, sizeof(*idx), 8)) {
 			r = -ENOMEM;

@@ -51,16 +51,14 @@ int rdma_parse_state(const char *text, char *out, size_t size)
 	size_t len;
 	char *end;
 
-	if (!colon)
+	if (!colon || !size || *text < '0' || *text > '9')
 		return -EINVAL;
 	strtoul(text, &end, 10);
-	if (end == text || end != colon)
+	if (end != colon)
 		return -EINVAL;
 	colon++;
 	while (*colon == ' ')
 		colon++;
-	if (!*colon || !size)
-		return -EINVAL;
 	/* out may be text itself: move, not copy. */
 	len = strlen(colon);
 	if (len >= size)
@@ -68,7 +66,8 @@ int rdma_parse_state(const char *text, char *out, size_t size)
 	memmove(out, colon, len);
 	out[len] = '\0';
 	rstrip(out);
-	return 0;
+	/* "4: " and "4: \n" name no state (found by fuzzing) */
+	return out[0] ? 0 : -EINVAL;
 }
 
 /*
