@@ -86,25 +86,10 @@ int rdma_rocev2_ipv4_index(const struct gid_table *t, const char *netdev, const 
 	return best;
 }
 
-/* read_file_str() relative to a directory: a 1024-entry GID table is 3000 reads. */
+/* A directory that did not open (dfd < 0) has no files: a 1024-entry table is 3000 reads. */
 static int read_at(int dfd, const char *name, char *buf, size_t size)
 {
-	int fd = dfd >= 0 ? openat(dfd, name, O_RDONLY | O_CLOEXEC) : -1;
-	ssize_t n;
-
-	if (fd < 0)
-		return dfd >= 0 ? -errno : -ENOENT;
-	n = read(fd, buf, size - 1);
-	if (n < 0) {
-		int e = -errno;
-
-		close(fd);
-		return e;
-	}
-	close(fd);
-	buf[n] = '\0';
-	rstrip(buf);
-	return 0;
+	return dfd >= 0 ? read_file_at(dfd, name, buf, size) : -ENOENT;
 }
 
 static int cmp_u32(const void *a, const void *b)

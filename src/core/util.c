@@ -332,7 +332,12 @@ int parse_size(const char *s, uint64_t *v)
 
 int read_file_str(const char *path, char *buf, size_t size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	return read_file_at(AT_FDCWD, path, buf, size);
+}
+
+int read_file_at(int dfd, const char *name, char *buf, size_t size)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
 	ssize_t n;
 
 	if (fd < 0)

@@ -63,6 +63,8 @@ int parse_size(const char *s, uint64_t *v);
 
 /* Read a small file into buf (terminated, trailing newline stripped). -errno. */
 int read_file_str(const char *path, char *buf, size_t size);
+/* The same relative to a directory fd (AT_FDCWD: read_file_str). */
+int read_file_at(int dfd, const char *name, char *buf, size_t size);
 int read_file_u64(const char *path, uint64_t *v);
 /* Read a whole file into a malloc'ed buffer.  -errno. */
 int read_file_all(const char *path, char **out, size_t *len);
