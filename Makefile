@@ -6,9 +6,12 @@
 #                   only the rocewatch binary, so it needs no test library
 BUILD ?= build
 RELEASE ?= build-release
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 300
+FUZZ_HARNESSES ?=
 ARGS ?=
 
-.PHONY: all deps build run test bench clean format deb
+.PHONY: all deps build run test bench fuzz clean format deb
 
 all: build
 
@@ -49,8 +52,21 @@ deb:
 	@contrib/install-deps.sh deb
 	contrib/build-deb.sh
 
+# libFuzzer needs clang, and meson one compiler per build directory: the
+# fuzzers get their own (ASan + UBSan, coverage on every room).  Each harness
+# runs FUZZ_SECONDS; any finding fails (tests/fuzz/run-fuzz.sh prints the table).
+$(FUZZ_BUILD)/build.ninja:
+	CC=clang meson setup $(FUZZ_BUILD) -Dfuzz=enabled -Dwire=disabled \
+		-Db_sanitize=address,undefined -Db_lundef=false
+
+fuzz:
+	@contrib/install-deps.sh fuzz
+	@$(MAKE) --no-print-directory $(FUZZ_BUILD)/build.ninja
+	ninja -C $(FUZZ_BUILD) fuzzers
+	tests/fuzz/run-fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_HARNESSES)
+
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' | grep -v '^tests/fixtures/')
 
 clean:
-	rm -rf $(BUILD) $(RELEASE) build-deb
+	rm -rf $(BUILD) $(RELEASE) $(FUZZ_BUILD) build-deb

@@ -27,6 +27,8 @@ struct collector_ctx {
 
 struct collector {
 	const char *name;
+	/* The fields it fills are those whose row names this source (fields[].src). */
+	enum field_source source;
 	const char *help;
 	bool default_enabled;
 	/* 0, or -errno: the collector cannot run (it is then disabled, with detail). */
@@ -46,5 +48,10 @@ struct collector {
 extern const struct collector *const collectors[];
 extern const int n_collectors;
 int collector_index(const char *name);
+/*
+ * The whole source failed (collect() returned err): every field it fills,
+ * on every object, absent with err, so none keeps the last poll's value.
+ */
+void collector_blank(const struct collector *c, struct node_model *m, int err);
 
 #endif

@@ -32,3 +32,18 @@ int collector_index(const char *name)
 			return i;
 	return -1;
 }
+
+void collector_blank(const struct collector *c, struct node_model *m, int err)
+{
+	struct object **objs;
+
+	if (c->source == SRC_NONE)
+		return; /* SRC_NONE rows are the model's own, not a collector's */
+	field_absent_source_errno(&m->node, c->source, FIELDS_ALL, err);
+	for (int k = OBJ_NETDEV; k < OBJ__COUNT; k++) {
+		size_t n = model_objects(m, (enum obj_kind)k, &objs);
+
+		for (size_t i = 0; i < n; i++)
+			field_absent_source_errno(objs[i], c->source, FIELDS_ALL, err);
+	}
+}

@@ -26,12 +26,15 @@
 #include <linux/rtnetlink.h>
 
 #include "netdev.h"
+#include "nl.h"
 #include "util.h"
 
 #define EV_BUFLEN 16384
+/* Largest reply expected: an mlx5 IEEE_GET with a full DSCP APP table is ~1.5 KiB. */
+#define NL_RXBUF (32 * 1024)
 
 struct dcb_priv {
-	struct nl_sock rq;
+	struct rw_nl rq;
 	struct mnl_socket *ev; /* RTNLGRP_DCB listener, NULL without */
 	char *evbuf;
 	char req[256];
@@ -42,42 +45,32 @@ struct dcb_dev {
 	int err; /* positive errno, 0 = DCB answered */
 };
 
-static const enum field_id config_fields[] = {
-	F_NETDEV_PFC_ENABLED,  F_NETDEV_PFC_CAP,   F_NETDEV_PFC_DELAY,	 F_NETDEV_ETS_PRIO_TC,
-	F_NETDEV_ETS_TC_TSA,   F_NETDEV_ETS_TC_BW, F_NETDEV_DSCP_MAP,	 F_NETDEV_TRUST,
-	F_NETDEV_DCBX_MODE,    F_NETDEV_DCBX_HOST, F_NETDEV_PRIO_BUFFER, F_NETDEV_BUFFER_SIZE,
-	F_NETDEV_BUFFER_TOTAL,
-};
-
-static const enum field_id counter_fields[] = {
-	F_NETDEV_PFC_REQUESTS,
-	F_NETDEV_PFC_INDICATIONS,
-};
-
 /* ---- parsing ---- */
 
-static const struct nl_policy top_pol[DCB_ATTR_MAX + 1] = {
-	[DCB_ATTR_IFNAME] = { MNL_TYPE_NUL_STRING, 0, "DCB_ATTR_IFNAME" },
-	[DCB_ATTR_IEEE] = { MNL_TYPE_NESTED, 0, "DCB_ATTR_IEEE" },
-	[DCB_ATTR_DCBX] = { MNL_TYPE_U8, 0, "DCB_ATTR_DCBX" },
+/* DCB_ATTR_IFNAME is not read: the request named the device. */
+static const struct rw_nl_policy top_pol[DCB_ATTR_MAX + 1] = {
+	RW_NL_NEST(DCB_ATTR_IEEE),
+	RW_NL_U8(DCB_ATTR_DCBX),
 };
+static const struct rw_nl_set top_set = RW_NL_SET("DCB_ATTR", top_pol);
 
 /* The struct payloads are copied whole, so their sizes must match exactly. */
-static const struct nl_policy ieee_pol[DCB_ATTR_IEEE_MAX + 1] = {
-	[DCB_ATTR_IEEE_ETS] = { MNL_TYPE_BINARY, sizeof(struct ieee_ets), "DCB_ATTR_IEEE_ETS" },
-	[DCB_ATTR_IEEE_PFC] = { MNL_TYPE_BINARY, sizeof(struct ieee_pfc), "DCB_ATTR_IEEE_PFC" },
-	[DCB_ATTR_IEEE_APP_TABLE] = { MNL_TYPE_NESTED, 0, "DCB_ATTR_IEEE_APP_TABLE" },
-	[DCB_ATTR_DCB_BUFFER] = { MNL_TYPE_BINARY, sizeof(struct dcbnl_buffer),
-				  "DCB_ATTR_DCB_BUFFER" },
+static const struct rw_nl_policy ieee_pol[DCB_ATTR_IEEE_MAX + 1] = {
+	RW_NL_STRUCT(DCB_ATTR_IEEE_ETS, struct ieee_ets),
+	RW_NL_STRUCT(DCB_ATTR_IEEE_PFC, struct ieee_pfc),
+	RW_NL_NEST(DCB_ATTR_IEEE_APP_TABLE),
+	RW_NL_STRUCT(DCB_ATTR_DCB_BUFFER, struct dcbnl_buffer),
 };
+static const struct rw_nl_set ieee_set = RW_NL_SET("DCB_ATTR_IEEE", ieee_pol);
 
 /*
  * Kernels from 6.3 also put DCB_ATTR_DCB_APP (non-IEEE selectors) in the
  * table; it is not in the 6.1 uapi and is skipped like any unknown type.
  */
-static const struct nl_policy app_pol[DCB_ATTR_IEEE_APP_MAX + 1] = {
-	[DCB_ATTR_IEEE_APP] = { MNL_TYPE_BINARY, sizeof(struct dcb_app), "DCB_ATTR_IEEE_APP" },
+static const struct rw_nl_policy app_pol[DCB_ATTR_IEEE_APP_MAX + 1] = {
+	RW_NL_STRUCT(DCB_ATTR_IEEE_APP, struct dcb_app),
 };
+static const struct rw_nl_set app_set = RW_NL_SET("DCB_ATTR_IEEE_APP_TABLE", app_pol);
 
 static int app_entry(const struct nlattr *a, unsigned int type, void *data, char *err,
 		     size_t errlen)
@@ -105,7 +98,7 @@ static int check_dcb_msg(const void *buf, size_t len, const struct dcbmsg **dm, 
 			 size_t errlen)
 {
 	const struct nlmsghdr *nlh = buf;
-	int r = nl_check_msg(buf, len, sizeof(**dm), err, errlen);
+	int r = rw_nl_check_msg(buf, len, sizeof(**dm), err, errlen);
 
 	if (r)
 		return r;
@@ -117,42 +110,38 @@ static int check_dcb_msg(const void *buf, size_t len, const struct dcbmsg **dm, 
 	return 0;
 }
 
-static int parse_top(const void *buf, const struct nlattr **tb, char *err, size_t errlen)
+/* The first error of a reply is the one the log shows. */
+static void first_err(char *err, size_t errlen, const char *msg, bool *any)
 {
-	const struct nlmsghdr *nlh = buf;
-
-	return nl_parse_attrs(mnl_nlmsg_get_payload_offset(nlh, sizeof(struct dcbmsg)),
-			      mnl_nlmsg_get_payload_len(nlh) - MNL_ALIGN(sizeof(struct dcbmsg)),
-			      top_pol, DCB_ATTR_MAX, tb, err, errlen);
+	if (!*any)
+		snprintf(err, errlen, "%s", msg);
+	*any = true;
 }
 
-int dcb_parse_ieee(const void *buf, size_t len, struct dcb_ieee *d, char *err, size_t errlen)
+/* The IEEE nest: each attribute that breaks its row blanks its own part only. */
+static void parse_ieee_nest(const struct nlattr *nest, struct dcb_ieee *d, char *err, size_t errlen,
+			    bool *any)
 {
-	const struct nlattr *tb[DCB_ATTR_MAX + 1], *it[DCB_ATTR_IEEE_MAX + 1];
-	const struct dcbmsg *dm;
-	int r;
+	const struct nlattr *it[DCB_ATTR_IEEE_MAX + 1];
+	uint8_t bad[DCB_ATTR_IEEE_MAX + 1];
+	char e[160] = "";
 
-	memset(d, 0, sizeof(*d));
-	memset(d->dscp, -1, sizeof(d->dscp));
-	r = check_dcb_msg(buf, len, &dm, err, errlen);
-	if (r)
-		return r;
-	/* notifications (dcbnl_ieee_notify) carry the same fill under the set/del command */
-	if (dm->cmd != DCB_CMD_IEEE_GET && dm->cmd != DCB_CMD_IEEE_SET &&
-	    dm->cmd != DCB_CMD_IEEE_DEL) {
-		snprintf(err, errlen, "not an IEEE DCB message (cmd %u)", dm->cmd);
-		return -EBADMSG;
+	if (rw_nl_parse_nested(&ieee_set, nest, it, bad, e, sizeof(e))) {
+		/* the nest itself is cut: nothing in it can be trusted */
+		d->ets_err = d->pfc_err = d->buffer_err = d->app_err = -EBADMSG;
+		first_err(err, errlen, e, any);
+		return;
 	}
-	r = parse_top(buf, tb, err, errlen);
-	if (r)
-		return r;
-	if (!tb[DCB_ATTR_IEEE]) {
-		snprintf(err, errlen, "no DCB_ATTR_IEEE nest");
-		return -EBADMSG;
-	}
-	r = nl_parse_nested(tb[DCB_ATTR_IEEE], ieee_pol, DCB_ATTR_IEEE_MAX, it, err, errlen);
-	if (r)
-		return r;
+	if (e[0])
+		first_err(err, errlen, e, any);
+	if (bad[DCB_ATTR_IEEE_ETS])
+		d->ets_err = -EBADMSG;
+	if (bad[DCB_ATTR_IEEE_PFC])
+		d->pfc_err = -EBADMSG;
+	if (bad[DCB_ATTR_DCB_BUFFER])
+		d->buffer_err = -EBADMSG;
+	if (bad[DCB_ATTR_IEEE_APP_TABLE])
+		d->app_err = -EBADMSG;
 	if (it[DCB_ATTR_IEEE_ETS]) {
 		d->have_ets = true;
 		memcpy(&d->ets, mnl_attr_get_payload(it[DCB_ATTR_IEEE_ETS]), sizeof(d->ets));
@@ -166,17 +155,64 @@ int dcb_parse_ieee(const void *buf, size_t len, struct dcb_ieee *d, char *err, s
 		memcpy(&d->buffer, mnl_attr_get_payload(it[DCB_ATTR_DCB_BUFFER]),
 		       sizeof(d->buffer));
 	}
-	if (it[DCB_ATTR_IEEE_APP_TABLE]) {
-		r = nl_walk_nested(it[DCB_ATTR_IEEE_APP_TABLE], app_pol, DCB_ATTR_IEEE_APP_MAX,
-				   app_entry, d, err, errlen);
-		if (r)
-			return r;
+	if (it[DCB_ATTR_IEEE_APP_TABLE] &&
+	    rw_nl_walk_nested(&app_set, it[DCB_ATTR_IEEE_APP_TABLE], app_entry, d, e, sizeof(e))) {
+		/* a half-read table would show a wrong trust and map: none of it */
+		d->app_err = -EBADMSG;
+		d->n_dscp = 0;
+		memset(d->dscp, -1, sizeof(d->dscp));
+		first_err(err, errlen, e, any);
 	}
-	if (tb[DCB_ATTR_DCBX]) {
+}
+
+int dcb_parse_ieee(const void *buf, size_t len, struct dcb_ieee *d, char *err, size_t errlen)
+{
+	const struct nlattr *tb[DCB_ATTR_MAX + 1];
+	uint8_t bad[DCB_ATTR_MAX + 1];
+	const struct dcbmsg *dm;
+	bool any = false;
+	char e[160] = "";
+	int r;
+
+	memset(d, 0, sizeof(*d));
+	memset(d->dscp, -1, sizeof(d->dscp));
+	if (errlen)
+		err[0] = '\0';
+	r = check_dcb_msg(buf, len, &dm, err, errlen);
+	if (r)
+		return r;
+	/* notifications (dcbnl_ieee_notify) carry the same fill under the set/del command */
+	if (dm->cmd != DCB_CMD_IEEE_GET && dm->cmd != DCB_CMD_IEEE_SET &&
+	    dm->cmd != DCB_CMD_IEEE_DEL) {
+		snprintf(err, errlen, "not an IEEE DCB message (cmd %u)", dm->cmd);
+		return -EBADMSG;
+	}
+	r = rw_nl_parse_msg(&top_set, buf, sizeof(*dm), tb, bad, e, sizeof(e));
+	if (r) {
+		snprintf(err, errlen, "%s", e);
+		return r;
+	}
+	if (e[0])
+		first_err(err, errlen, e, &any);
+	if (bad[DCB_ATTR_DCBX]) {
+		d->dcbx_err = -EBADMSG;
+	} else if (tb[DCB_ATTR_DCBX]) {
 		d->have_dcbx = true;
 		d->dcbx = mnl_attr_get_u8(tb[DCB_ATTR_DCBX]);
 	}
-	return 0;
+	if (bad[DCB_ATTR_IEEE]) {
+		d->ets_err = d->pfc_err = d->buffer_err = d->app_err = -EBADMSG;
+	} else if (!tb[DCB_ATTR_IEEE]) {
+		snprintf(err, errlen, "no DCB_ATTR_IEEE nest");
+		return -EBADMSG;
+	} else {
+		parse_ieee_nest(tb[DCB_ATTR_IEEE], d, err, errlen, &any);
+	}
+	if (!any)
+		return 0;
+	/* what d says is still true; the parts marked _err are what was wrong */
+	d->partial = true;
+	return -EBADMSG;
 }
 
 int dcb_parse_dcbx(const void *buf, size_t len, uint8_t *dcbx, char *err, size_t errlen)
@@ -192,7 +228,7 @@ int dcb_parse_dcbx(const void *buf, size_t len, uint8_t *dcbx, char *err, size_t
 		snprintf(err, errlen, "not a DCB_CMD_GDCBX reply (cmd %u)", dm->cmd);
 		return -EBADMSG;
 	}
-	r = parse_top(buf, tb, err, errlen);
+	r = rw_nl_parse_msg(&top_set, buf, sizeof(*dm), tb, NULL, err, errlen);
 	if (r)
 		return r;
 	if (!tb[DCB_ATTR_DCBX]) {
@@ -241,6 +277,12 @@ static void set_array8(struct object *o, enum field_id id, const uint8_t *v)
 		field_set_prio(o, id, i, v[i]);
 }
 
+/* Why a part is absent: broken in this reply (error), or not sent (unsupported). */
+static int part_err(int err)
+{
+	return err ? err : -EOPNOTSUPP;
+}
+
 void dcb_fill(struct object *o, const struct dcb_ieee *d, bool config)
 {
 	if (d->have_pfc) {
@@ -249,8 +291,8 @@ void dcb_fill(struct object *o, const struct dcb_ieee *d, bool config)
 			field_set_prio(o, F_NETDEV_PFC_INDICATIONS, p, d->pfc.indications[p]);
 		}
 	} else {
-		field_absent(o, F_NETDEV_PFC_REQUESTS, ABS_UNSUPPORTED, EOPNOTSUPP);
-		field_absent(o, F_NETDEV_PFC_INDICATIONS, ABS_UNSUPPORTED, EOPNOTSUPP);
+		field_absent_errno(o, F_NETDEV_PFC_REQUESTS, part_err(d->pfc_err));
+		field_absent_errno(o, F_NETDEV_PFC_INDICATIONS, part_err(d->pfc_err));
 	}
 	if (!config)
 		return;
@@ -259,18 +301,18 @@ void dcb_fill(struct object *o, const struct dcb_ieee *d, bool config)
 		field_set_int(o, F_NETDEV_PFC_CAP, d->pfc.pfc_cap);
 		field_set_int(o, F_NETDEV_PFC_DELAY, d->pfc.delay);
 	} else {
-		field_absent(o, F_NETDEV_PFC_ENABLED, ABS_UNSUPPORTED, EOPNOTSUPP);
-		field_absent(o, F_NETDEV_PFC_CAP, ABS_UNSUPPORTED, EOPNOTSUPP);
-		field_absent(o, F_NETDEV_PFC_DELAY, ABS_UNSUPPORTED, EOPNOTSUPP);
+		field_absent_errno(o, F_NETDEV_PFC_ENABLED, part_err(d->pfc_err));
+		field_absent_errno(o, F_NETDEV_PFC_CAP, part_err(d->pfc_err));
+		field_absent_errno(o, F_NETDEV_PFC_DELAY, part_err(d->pfc_err));
 	}
 	if (d->have_ets) {
 		set_array8(o, F_NETDEV_ETS_PRIO_TC, d->ets.prio_tc);
 		set_array8(o, F_NETDEV_ETS_TC_TSA, d->ets.tc_tsa);
 		set_array8(o, F_NETDEV_ETS_TC_BW, d->ets.tc_tx_bw);
 	} else {
-		field_absent(o, F_NETDEV_ETS_PRIO_TC, ABS_UNSUPPORTED, EOPNOTSUPP);
-		field_absent(o, F_NETDEV_ETS_TC_TSA, ABS_UNSUPPORTED, EOPNOTSUPP);
-		field_absent(o, F_NETDEV_ETS_TC_BW, ABS_UNSUPPORTED, EOPNOTSUPP);
+		field_absent_errno(o, F_NETDEV_ETS_PRIO_TC, part_err(d->ets_err));
+		field_absent_errno(o, F_NETDEV_ETS_TC_TSA, part_err(d->ets_err));
+		field_absent_errno(o, F_NETDEV_ETS_TC_BW, part_err(d->ets_err));
 	}
 	if (d->have_buffer) {
 		set_array8(o, F_NETDEV_PRIO_BUFFER, d->buffer.prio2buffer);
@@ -278,15 +320,24 @@ void dcb_fill(struct object *o, const struct dcb_ieee *d, bool config)
 			field_set_prio(o, F_NETDEV_BUFFER_SIZE, b, d->buffer.buffer_size[b]);
 		field_set_int(o, F_NETDEV_BUFFER_TOTAL, d->buffer.total_size);
 	} else {
-		field_absent(o, F_NETDEV_PRIO_BUFFER, ABS_UNSUPPORTED, EOPNOTSUPP);
-		field_absent(o, F_NETDEV_BUFFER_SIZE, ABS_UNSUPPORTED, EOPNOTSUPP);
-		field_absent(o, F_NETDEV_BUFFER_TOTAL, ABS_UNSUPPORTED, EOPNOTSUPP);
+		field_absent_errno(o, F_NETDEV_PRIO_BUFFER, part_err(d->buffer_err));
+		field_absent_errno(o, F_NETDEV_BUFFER_SIZE, part_err(d->buffer_err));
+		field_absent_errno(o, F_NETDEV_BUFFER_TOTAL, part_err(d->buffer_err));
 	}
-	/* The map is present (maybe empty: trust pcp) whenever the device has DCB. */
-	field_set_dscp_map(o, F_NETDEV_DSCP_MAP, d->dscp);
-	field_set_str(o, F_NETDEV_TRUST, d->n_dscp ? "dscp" : "pcp");
-	if (d->have_dcbx)
+	if (d->app_err) {
+		field_absent_errno(o, F_NETDEV_DSCP_MAP, d->app_err);
+		field_absent_errno(o, F_NETDEV_TRUST, d->app_err);
+	} else {
+		/* The map is present (maybe empty: trust pcp) whenever the device has DCB. */
+		field_set_dscp_map(o, F_NETDEV_DSCP_MAP, d->dscp);
+		field_set_str(o, F_NETDEV_TRUST, d->n_dscp ? "dscp" : "pcp");
+	}
+	if (d->have_dcbx) {
 		set_dcbx(o, d->dcbx);
+	} else if (d->dcbx_err) {
+		field_absent_errno(o, F_NETDEV_DCBX_MODE, d->dcbx_err);
+		field_absent_errno(o, F_NETDEV_DCBX_HOST, d->dcbx_err);
+	}
 }
 
 /* ---- notifications ---- */
@@ -296,9 +347,11 @@ int dcb_drain_events(int fd, void *buf, size_t len)
 	int count = 0;
 
 	for (;;) {
-		const struct nlmsghdr *nlh = buf;
+		const struct nlmsghdr *nlh;
 		ssize_t n = recv(fd, buf, len, MSG_DONTWAIT);
-		int rem;
+		size_t off = 0;
+		char err[96];
+		int r;
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -312,16 +365,22 @@ int dcb_drain_events(int fd, void *buf, size_t len)
 		}
 		if (n == 0)
 			break;
-		rem = (int)n;
-		for (; mnl_nlmsg_ok(nlh, rem); nlh = mnl_nlmsg_next(nlh, &rem))
+		while ((r = rw_nl_msg_next(buf, (size_t)n, &off, &nlh, err, sizeof(err))) > 0)
 			if (nlh->nlmsg_type == RTM_GETDCB || nlh->nlmsg_type == RTM_SETDCB)
 				count++;
+		if (r < 0)
+			count++; /* something arrived that did not parse: re-read to be sure */
 	}
 	return count;
 }
 
 /* ---- the collector ---- */
 
+/*
+ * "Not here" causes are quiet; anything else is said once per device and
+ * cause.  A malformed reply is said with what was wrong in it:
+ * "dcb: eth2: DCB_ATTR_IEEE_PFC: payload 12 bytes, want 136".
+ */
 static void note_err(const char *dev, const char *what, int err, const char *detail)
 {
 	char key[128];
@@ -331,18 +390,17 @@ static void note_err(const char *dev, const char *what, int err, const char *det
 	if (absent_from_errno(err) == ABS_UNSUPPORTED)
 		return;
 	snprintf(key, sizeof(key), "dcb:%s:%s:%d", dev, what, err);
-	rw_log_once(LOG_LVL_WARN, key, "dcb: %s: %s: %s%s%s", dev, what, strerror(err),
-		    detail && *detail ? ": " : "", detail ? detail : "");
+	if (err == EBADMSG && detail && *detail)
+		rw_log_once(LOG_LVL_WARN, key, "dcb: %s: %s", dev, detail);
+	else
+		rw_log_once(LOG_LVL_WARN, key, "dcb: %s: %s: %s%s%s", dev, what, strerror(err),
+			    detail && *detail ? ": " : "", detail ? detail : "");
 }
 
+/* The whole request failed: every dcb field of the device (counters only on a fast poll). */
 static void absent_all(struct object *o, int err, bool config)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(counter_fields); i++)
-		field_absent_errno(o, counter_fields[i], err);
-	if (!config)
-		return;
-	for (size_t i = 0; i < ARRAY_SIZE(config_fields); i++)
-		field_absent_errno(o, config_fields[i], err);
+	field_absent_source_errno(o, SRC_DCB, config ? FIELDS_ALL : FIELDS_COUNTERS, err);
 }
 
 static struct nlmsghdr *dcb_msg(struct dcb_priv *p, uint8_t cmd, const char *ifname)
@@ -365,7 +423,7 @@ static void collect_dcbx(struct dcb_priv *p, struct object *o)
 	uint8_t dcbx;
 	int r;
 
-	r = nl_request(&p->rq, dcb_msg(p, DCB_CMD_GDCBX, o->name), &reply, err, sizeof(err));
+	r = rw_nl_request(&p->rq, dcb_msg(p, DCB_CMD_GDCBX, o->name), &reply, err, sizeof(err));
 	if (!r)
 		r = dcb_parse_dcbx(reply, reply->nlmsg_len, &dcbx, err, sizeof(err));
 	if (r) {
@@ -386,7 +444,7 @@ static int dcb_collect(struct collector_ctx *cc, struct node_model *m, unsigned 
 		struct object *o = m->netdevs[i];
 		struct dcb_dev *dd = o->cpriv[cc->idx];
 		const struct nlmsghdr *reply;
-		struct dcb_ieee d;
+		struct dcb_ieee d = { .partial = false };
 		char err[160];
 		int r;
 
@@ -400,11 +458,15 @@ static int dcb_collect(struct collector_ctx *cc, struct node_model *m, unsigned 
 		} else if (!config && dd->err) {
 			continue; /* no DCB here: asked again on the next slow poll */
 		}
-		r = nl_request(&p->rq, dcb_msg(p, DCB_CMD_IEEE_GET, o->name), &reply, err,
-			       sizeof(err));
+		r = rw_nl_request(&p->rq, dcb_msg(p, DCB_CMD_IEEE_GET, o->name), &reply, err,
+				  sizeof(err));
 		if (!r)
 			r = dcb_parse_ieee(reply, reply->nlmsg_len, &d, err, sizeof(err));
-		if (r) {
+		if (r && d.partial) {
+			/* a bad attribute blanks what it carries; the rest of the reply stands */
+			note_err(o->name, "DCB_CMD_IEEE_GET", r, err);
+			r = 0;
+		} else if (r) {
 			absent_all(o, r, config);
 			if (config && absent_from_errno(r) == ABS_UNSUPPORTED)
 				dd->err = -r;
@@ -427,7 +489,7 @@ static int dcb_init(struct collector_ctx *cc)
 	if (!p)
 		return -ENOMEM;
 	cc->priv = p;
-	r = nl_open(&p->rq, NETLINK_ROUTE);
+	r = rw_nl_open(&p->rq, NETLINK_ROUTE, NL_RXBUF, 2000);
 	if (r) {
 		snprintf(cc->detail, sizeof(cc->detail), "rtnetlink: %s", strerror(-r));
 		return r;
@@ -454,7 +516,7 @@ static void dcb_fini(struct collector_ctx *cc)
 
 	if (!p)
 		return;
-	nl_close(&p->rq);
+	rw_nl_close(&p->rq);
 	if (p->ev)
 		mnl_socket_close(p->ev);
 	free(p->evbuf);
@@ -478,6 +540,7 @@ static int dcb_event(struct collector_ctx *cc)
 
 const struct collector dcb_collector = {
 	.name = "dcb",
+	.source = SRC_DCB,
 	.help = "IEEE DCB: PFC (enabled set, delay, requests/indications), ETS, APP table "
 		"(DSCP -> priority, trust), DCBX mode, buffers (rtnetlink RTM_GETDCB)",
 	.default_enabled = true,

@@ -693,6 +693,7 @@ static void host_fini(struct collector_ctx *cc)
 
 const struct collector host_collector = {
 	.name = "host",
+	.source = SRC_HOST,
 	.help = "host: kernel, memlock limit, CAP_IPC_LOCK, verbs device nodes, "
 		"nvidia_peermem / DMA-BUF, GPU-NIC PCIe distance",
 	.default_enabled = true,

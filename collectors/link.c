@@ -254,6 +254,7 @@ static int link_collect(struct collector_ctx *cc, struct node_model *m, unsigned
 
 const struct collector link_collector = {
 	.name = "link",
+	.source = SRC_LINK,
 	.help = "netdevs: MTU, operstate, carrier, master/lower links (rtnetlink)",
 	.default_enabled = true,
 	.init = link_init,

@@ -437,7 +437,9 @@ static void netdev_qos(const struct rw_config *cfg, struct object *o)
 	int r, ccerr;
 
 	if (path_fmt(base, sizeof(base), "%s/class/net/%s", cfg->sysfs_root, o->name)) {
-		absent(o, F_NETDEV_ECN_NP, -ENAMETOOLONG, "sysfs path");
+		/* nothing of this device can be read: none of its qos_sysfs facts stands */
+		field_absent_source_errno(o, SRC_QOS_SYSFS, FIELDS_ALL, -ENAMETOOLONG);
+		note_err(o->name, "sysfs path", ENAMETOOLONG);
 		return;
 	}
 	read_trust(o, base);
@@ -519,6 +521,7 @@ static int qos_collect(struct collector_ctx *cc, struct node_model *m, unsigned 
 
 const struct collector qos_sysfs_collector = {
 	.name = "qos_sysfs",
+	.source = SRC_QOS_SYSFS,
 	.help = "MLNX_OFED qos/trust, dscp2prio, ECN enable and CNP settings; upstream debugfs "
 		"cc_params; rdma_cm configfs ToS/mode; tc/N/traffic_class",
 	.default_enabled = true,

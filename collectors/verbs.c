@@ -217,18 +217,15 @@ static void fill_port(struct vdev *v, struct object *o)
 
 	if (!v) {
 		/* The kernel has the port but user space cannot open it (no uverbs). */
-		field_absent(o, F_PORT_ACTIVE_MTU, ABS_UNSUPPORTED, ENODEV);
-		field_absent(o, F_PORT_MAX_MTU, ABS_UNSUPPORTED, ENODEV);
+		field_absent_source(o, SRC_VERBS, FIELDS_ALL, ABS_UNSUPPORTED, ENODEV);
 		return;
 	}
 	if (!v->ctx) {
-		field_absent_errno(o, F_PORT_ACTIVE_MTU, v->open_err);
-		field_absent_errno(o, F_PORT_MAX_MTU, v->open_err);
+		field_absent_source_errno(o, SRC_VERBS, FIELDS_ALL, v->open_err);
 		return;
 	}
 	if (o->port > UINT8_MAX) {
-		field_absent(o, F_PORT_ACTIVE_MTU, ABS_UNSUPPORTED, ERANGE);
-		field_absent(o, F_PORT_MAX_MTU, ABS_UNSUPPORTED, ERANGE);
+		field_absent_source(o, SRC_VERBS, FIELDS_ALL, ABS_UNSUPPORTED, ERANGE);
 		return;
 	}
 	memset(&pa, 0, sizeof(pa));
@@ -242,8 +239,7 @@ static void fill_port(struct vdev *v, struct object *o)
 		snprintf(key, sizeof(key), "verbs:query:%s/%u", o->name, o->port);
 		rw_log_once(LOG_LVL_WARN, key, "verbs: %s/%u: ibv_query_port: %s", o->name, o->port,
 			    strerror(r));
-		field_absent_errno(o, F_PORT_ACTIVE_MTU, r);
-		field_absent_errno(o, F_PORT_MAX_MTU, r);
+		field_absent_source_errno(o, SRC_VERBS, FIELDS_ALL, r);
 		return;
 	}
 	if (mtu_bytes(pa.active_mtu))
@@ -312,6 +308,7 @@ static void verbs_fini(struct collector_ctx *cc)
 
 const struct collector verbs_collector = {
 	.name = "verbs",
+	.source = SRC_VERBS,
 	.help = "RDMA ports: active_mtu, max_mtu (libibverbs; live machine only)",
 	.default_enabled = true,
 	.init = verbs_init,

@@ -365,6 +365,7 @@ static int wire_collect(struct collector_ctx *cc, struct node_model *m, unsigned
 
 const struct collector wire_collector = {
 	.name = "wire",
+	.source = SRC_WIRE,
 	.help = "RoCE v2 packets seen at tc by DSCP, ECN and class (BPF; needs CAP_BPF, "
 		"CAP_NET_ADMIN)",
 	.default_enabled = false,

@@ -9,11 +9,6 @@
 #define WIRE_ECN_NOT_ECT 0
 #define WIRE_ECN_CE	 3
 
-static const enum field_id wire_field_ids[] = {
-	F_NETDEV_WIRE_DATA_PACKETS, F_NETDEV_WIRE_DATA_DSCP,	F_NETDEV_WIRE_CNP_PACKETS,
-	F_NETDEV_WIRE_CNP_DSCP,	    F_NETDEV_WIRE_DATA_NOT_ECT, F_NETDEV_WIRE_CE_RATIO,
-};
-
 void wire_window_reset(struct wire_window *win, int64_t now_ns)
 {
 	memset(win, 0, sizeof(*win));
@@ -99,6 +94,5 @@ void wire_fields_derive(struct object *o, struct wire_window *win, int64_t now_n
 
 void wire_fields_absent(struct object *o, enum absent_reason why, int err)
 {
-	for (size_t i = 0; i < sizeof(wire_field_ids) / sizeof(wire_field_ids[0]); i++)
-		field_absent(o, wire_field_ids[i], why, err);
+	field_absent_source(o, SRC_WIRE, FIELDS_ALL, why, err);
 }

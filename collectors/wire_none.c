@@ -27,6 +27,7 @@ static int wire_none_collect(struct collector_ctx *cc, struct node_model *m, uns
 
 const struct collector wire_collector = {
 	.name = "wire",
+	.source = SRC_WIRE,
 	.help = "RoCE v2 packets seen at tc (not available: built without BPF support)",
 	.default_enabled = false,
 	.init = wire_none_init,

@@ -20,6 +20,7 @@ set -eu
 #          prometheus-node-exporter (bench-quick compares against it)
 #          openssl (certificates), apache2-utils (htpasswd), wrk (HTTP load)
 #   BENCH  `make bench`: hyperfine on top
+#   FUZZ   `make fuzz`: libFuzzer's runtime for Debian 12's clang (14)
 BUILD="meson ninja-build pkg-config gcc libc6-dev python3 libmnl-dev libnl-3-dev
 libnl-route-3-dev libibverbs-dev libmicrohttpd-dev libcurl4-openssl-dev libbpf-dev bpftool
 clang llvm libyaml-dev libjansson-dev libsqlite3-dev zlib1g-dev linux-libc-dev libgnutls28-dev
@@ -33,14 +34,16 @@ BENCH="hyperfine"
 # (lintian, systemd-analyze, manifest YAML, man page rendering)
 DEB="debhelper dpkg-dev lintian scdoc libcmocka-dev python3 pkgconf"
 DEPLOY="$DEB python3-yaml systemd groff-base man-db"
+FUZZ="clang libclang-rt-14-dev"
 
 case "${1:-all}" in
 build) want="$BUILD" ;;
 run) want="$BUILD $RUN" ;;
 test) want="$BUILD $RUN $TEST $DEPLOY" ;;
 deb) want="$BUILD $DEB" ;;
-all | bench) want="$BUILD $RUN $TEST $DEPLOY $BENCH" ;;
-*) echo "usage: $0 [build|run|test|deb|bench|all]" >&2; exit 2 ;;
+fuzz) want="$BUILD $FUZZ" ;;
+all | bench) want="$BUILD $RUN $TEST $DEPLOY $BENCH $FUZZ" ;;
+*) echo "usage: $0 [build|run|test|deb|bench|fuzz|all]" >&2; exit 2 ;;
 esac
 
 missing=""

@@ -307,6 +307,17 @@ static struct val eval_cset(const struct expr *e, struct ectx *cx)
 
 /* ---- operators ---- */
 
+/*
+ * The value a VE_RANGE diagnostic shows: the number when it fits the
+ * diagnostic's int16 (casting 1e30 or NaN to an integer is undefined),
+ * RANGE_HUGE when it does not.
+ */
+#define RANGE_HUGE INT16_MIN
+static int range_extra(double d)
+{
+	return d > -32768.0 && d < 32768.0 ? (int)d : RANGE_HUGE;
+}
+
 static bool to_index(const struct val *v, int max, int *out)
 {
 	double d = v->v.n;
@@ -332,11 +343,11 @@ static struct val eval_index(const struct expr *e, struct ectx *cx)
 	}
 	if (e->u.index.base->type == RT_DSCPMAP) {
 		if (!to_index(&ix, RW_DSCP_COUNT, &i))
-			return unknown_err(e, VE_RANGE, (int)ix.v.n);
+			return unknown_err(e, VE_RANGE, range_extra(ix.v.n));
 		return num(b.v.dscp[i]);
 	}
 	if (!to_index(&ix, RW_PRIO_COUNT, &i))
-		return unknown_err(e, VE_RANGE, (int)ix.v.n);
+		return unknown_err(e, VE_RANGE, range_extra(ix.v.n));
 	if (!(b.mask & (1u << i))) {
 		/* The array is there but not this priority (mlx5 shows pause counters only with PFC
 		 * on). */
@@ -365,9 +376,9 @@ static struct val eval_setlit(const struct expr *e, struct ectx *cx)
 				return b;
 		}
 		if (!to_index(&a, RW_DSCP_COUNT, &lo))
-			return unknown_err(e->u.set.lo[i], VE_RANGE, (int)a.v.n);
+			return unknown_err(e->u.set.lo[i], VE_RANGE, range_extra(a.v.n));
 		if (!to_index(&b, RW_DSCP_COUNT, &hi))
-			return unknown_err(e->u.set.hi[i], VE_RANGE, (int)b.v.n);
+			return unknown_err(e->u.set.hi[i], VE_RANGE, range_extra(b.v.n));
 		for (int v = lo; v <= hi; v++)
 			bits |= 1ULL << v;
 	}
@@ -610,11 +621,15 @@ static struct val eval_call(const struct expr *e, struct ectx *cx)
 			return v;
 		if (e->u.call.fn == FN_ABS)
 			return num(fabs(v.v.n));
-		if (e->u.call.fn == FN_IB_MTU_FOR)
+		if (e->u.call.fn == FN_IB_MTU_FOR) {
+			/* no MTU is near 2^63; NaN and the like are not MTUs */
+			if (!(fabs(v.v.n) < 1e15))
+				return unknown_err(e, VE_RANGE, range_extra(v.v.n));
 			return num(rules_ib_mtu_for((int64_t)v.v.n));
+		}
 		/* The ToS byte is DSCP << 2 | ECN (RFC 2474, RFC 3168). */
-		if (v.v.n < 0 || v.v.n > 255 || v.v.n != floor(v.v.n))
-			return unknown_err(e, VE_RANGE, (int)v.v.n);
+		if (!(v.v.n >= 0 && v.v.n <= 255) || v.v.n != floor(v.v.n))
+			return unknown_err(e, VE_RANGE, range_extra(v.v.n));
 		return num((double)((int)v.v.n >> 2));
 	case FN_GID_COUNT: {
 		struct val nd = { .st = V_OK, .v.s = NULL };
@@ -867,7 +882,10 @@ void rx_format_unknown(struct tbuf *tb, const struct val *v)
 		tb_puts(tb, ": division by zero");
 		break;
 	case VE_RANGE:
-		tb_printf(tb, ": value %d out of range", v->extra);
+		if (v->extra == RANGE_HUGE)
+			tb_puts(tb, ": value out of range");
+		else
+			tb_printf(tb, ": value %d out of range", v->extra);
 		break;
 	case VE_NOMEM:
 		tb_puts(tb, ": out of memory");

@@ -178,6 +178,8 @@ static void run_collector(struct daemon *d, int i, unsigned what)
 	}
 	strlcpy0(cs->detail, d->cc[i].detail[0] ? d->cc[i].detail : strerror(-r),
 		 sizeof(cs->detail));
+	/* What it filled last time is not true now, and backing off keeps it from refilling. */
+	collector_blank(c, &d->m, r);
 	cs->failures++;
 	/* Back off a source that keeps failing: 2, 4, 8 ... polls, at most 60 s. */
 	{

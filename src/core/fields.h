@@ -152,7 +152,8 @@ enum field_id {
 
 /*
  * Which collector fills a field.  A collector that fails for an object
- * blanks exactly the fields it owns (collector_fields() derives the lists).
+ * blanks exactly the fields it owns (field_absent_source() in model.h walks
+ * the table for them, so no collector keeps a list of its own).
  * A field two sources can fill (MLNX_OFED's qos/trust replaces what dcb
  * derived) belongs to the one that fills it everywhere.
  */

@@ -289,6 +289,28 @@ void field_absent_errno(struct object *o, enum field_id id, int err)
 	field_absent(o, id, absent_from_errno(err), err);
 }
 
+int field_absent_source(struct object *o, enum field_source src, unsigned int part,
+			enum absent_reason why, int err)
+{
+	int n = 0;
+
+	for (int id = 0; id < F__COUNT; id++) {
+		const struct field_desc *d = &fields[id];
+
+		if (d->src != src || d->obj != o->kind ||
+		    !(part & (d->config ? FIELDS_CONFIG : FIELDS_COUNTERS)))
+			continue;
+		field_absent(o, (enum field_id)id, why, err);
+		n++;
+	}
+	return n;
+}
+
+int field_absent_source_errno(struct object *o, enum field_source src, unsigned int part, int err)
+{
+	return field_absent_source(o, src, part, absent_from_errno(err), err);
+}
+
 static const char *const reason_names[ABS__COUNT] = {
 	[ABS_NONE] = "present",
 	[ABS_NOT_COLLECTED] = "not_collected",

@@ -176,6 +176,22 @@ void field_absent(struct object *o, enum field_id id, enum absent_reason why, in
 /* Map an errno to its absent reason (EOPNOTSUPP -> unsupported, ...). */
 enum absent_reason absent_from_errno(int err);
 void field_absent_errno(struct object *o, enum field_id id, int err);
+
+/* A source's fields by the table's .config column. */
+enum field_part {
+	FIELDS_CONFIG = 1 << 0,	  /* configuration, read in the slow loop */
+	FIELDS_COUNTERS = 1 << 1, /* the rest: counters, and what the wire view measures */
+	FIELDS_ALL = FIELDS_CONFIG | FIELDS_COUNTERS,
+};
+/*
+ * Mark absent every field of o's kind whose row names src (fields[].src)
+ * and is in part: what a collector blanks when it fails for an object,
+ * derived from the table so that a row added later cannot keep a stale
+ * value.  Returns how many fields were marked.
+ */
+int field_absent_source(struct object *o, enum field_source src, unsigned int part,
+			enum absent_reason why, int err);
+int field_absent_source_errno(struct object *o, enum field_source src, unsigned int part, int err);
 static inline bool field_present(const struct object *o, enum field_id id)
 {
 	return o->f[id].state == ABS_NONE;

@@ -601,13 +601,25 @@ static int apply_one(json_t *s, struct node_model *m, struct perr *pe, const cha
 	if (v) {
 		int64_t ns = json_integer_value(v);
 
+		if (ns < 0)
+			return fail(pe, where, "time_unix_ns: %" PRId64 " is before 1970", ns);
 		m->time.tv_sec = ns / 1000000000LL;
 		m->time.tv_nsec = ns % 1000000000LL;
 	} else if ((v = json_object_get(s, "time"))) {
 		int64_t ns;
+		int tr;
 
-		if (!json_is_string(v) || parse_rfc3339(json_string_value(v), &ns))
+		if (!json_is_string(v))
 			return fail(pe, where, "time: expected an RFC 3339 UTC time");
+		tr = parse_rfc3339(json_string_value(v), &ns);
+		if (tr == -ERANGE)
+			return fail(pe, where,
+				    "time: '%s' is outside 1970 to 2262 (nanoseconds since the "
+				    "epoch in 64 bits)",
+				    json_string_value(v));
+		if (tr)
+			return fail(pe, where, "time: '%s' is not an RFC 3339 UTC time",
+				    json_string_value(v));
 		m->time.tv_sec = ns / 1000000000LL;
 		m->time.tv_nsec = ns % 1000000000LL;
 	}
@@ -701,53 +713,28 @@ static int apply_one(json_t *s, struct node_model *m, struct perr *pe, const cha
 	return 0;
 }
 
-int snapshot_open(const char *path, struct snapshot_file **out, char *err, size_t errlen)
+static void json_err(const json_error_t *je, const char *name, char *err, size_t errlen)
 {
-	struct snapshot_file *sf;
-	json_error_t je;
-	json_t *root;
-	struct perr pe = { err, errlen, path };
+	if (je->line < 0 || !strncmp(je->text, "unable to open", 14))
+		snprintf(err, errlen, "%s: %s", name, je->text);
+	else
+		snprintf(err, errlen, "%s:%d:%d: %s", name, je->line, je->column, je->text);
+}
 
-	/*
-	 * Open it ourselves: jansson's own message repeats the path ("x.json:
-	 * unable to open x.json: ...") and reads a directory as an empty file.
-	 */
-	{
-		FILE *f = fopen(path, "r");
-		struct stat st;
-		int e;
+/* Take root (a reference) as the file name: validate every snapshot in it. */
+static int open_root(json_t *root, const char *name, struct snapshot_file **out, char *err,
+		     size_t errlen)
+{
+	struct perr pe = { err, errlen, name };
+	struct snapshot_file *sf = calloc(1, sizeof(*sf));
 
-		if (!f) {
-			e = errno;
-			snprintf(err, errlen, "%s: %s", path, strerror(e));
-			return -e;
-		}
-		if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-			fclose(f);
-			snprintf(
-			    err, errlen,
-			    "%s: is a directory, not a snapshot file (rocewatch snapshot -o FILE "
-			    "writes one)",
-			    path);
-			return -EISDIR;
-		}
-		root = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
-		fclose(f);
-	}
-	if (!root) {
-		if (je.line < 0)
-			snprintf(err, errlen, "%s: %s", path, je.text);
-		else
-			snprintf(err, errlen, "%s:%d:%d: %s", path, je.line, je.column, je.text);
-		return -EINVAL;
-	}
-	sf = calloc(1, sizeof(*sf));
-	if (!sf) {
+	if (!sf || !(sf->path = strdup(name))) {
+		free(sf);
 		json_decref(root);
+		snprintf(err, errlen, "%s: out of memory", name);
 		return -ENOMEM;
 	}
 	sf->root = root;
-	sf->path = strdup(path);
 	sf->n = json_is_array(root) ? json_array_size(root) : 1;
 	if (json_is_array(root) && !sf->n) {
 		snapshot_close(sf);
@@ -782,10 +769,7 @@ int snapshot_read_last(const char *name, const char *buf, size_t len, unsigned f
 
 	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
 	if (!root) {
-		if (je.line < 0)
-			snprintf(err, errlen, "%s: %s", name, je.text);
-		else
-			snprintf(err, errlen, "%s:%d:%d: %s", name, je.line, je.column, je.text);
+		json_err(&je, name, err, errlen);
 		return -EINVAL;
 	}
 	n = json_is_array(root) ? json_array_size(root) : 1;
@@ -811,6 +795,53 @@ int snapshot_read_last(const char *name, const char *buf, size_t len, unsigned f
 	}
 	json_decref(root);
 	return r;
+}
+
+int snapshot_open(const char *path, struct snapshot_file **out, char *err, size_t errlen)
+{
+	/*
+	 * Open it ourselves: jansson's own message repeats the path ("x.json:
+	 * unable to open x.json: ...") and reads a directory as an empty file.
+	 */
+	FILE *f = fopen(path, "r");
+	json_error_t je;
+	struct stat st;
+	json_t *root;
+	int e;
+
+	if (!f) {
+		e = errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		snprintf(err, errlen,
+			 "%s: is a directory, not a snapshot file (rocewatch snapshot -o FILE "
+			 "writes one)",
+			 path);
+		return -EISDIR;
+	}
+	root = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
+	fclose(f);
+	if (!root) {
+		json_err(&je, path, err, errlen);
+		return -EINVAL;
+	}
+	return open_root(root, path, out, err, errlen);
+}
+
+int snapshot_open_buffer(const char *name, const char *buf, size_t len, struct snapshot_file **out,
+			 char *err, size_t errlen)
+{
+	json_error_t je;
+	json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+
+	if (!root) {
+		json_err(&je, name, err, errlen);
+		return -EINVAL;
+	}
+	return open_root(root, name, out, err, errlen);
 }
 
 size_t snapshot_count(const struct snapshot_file *sf)

@@ -46,6 +46,9 @@ int snapshot_open(const char *path, struct snapshot_file **out, char *err, size_
 #define SNAPSHOT_NO_COUNTERS 1u
 int snapshot_read_last(const char *name, const char *buf, size_t len, unsigned flags,
 		       struct node_model *m, char *err, size_t errlen);
+/* The same from len bytes in memory; name stands for the file in errors. */
+int snapshot_open_buffer(const char *name, const char *buf, size_t len, struct snapshot_file **out,
+			 char *err, size_t errlen);
 size_t snapshot_count(const struct snapshot_file *sf);
 /* Fill m (after model_init) from snapshot i. Objects not in it are dropped. */
 int snapshot_apply(const struct snapshot_file *sf, size_t i, struct node_model *m, char *err,

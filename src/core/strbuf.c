@@ -114,7 +114,8 @@ void sb_double(struct strbuf *sb, double v)
 		sb_puts(sb, v > 0 ? "+Inf" : "-Inf");
 		return;
 	}
-	if (v == (double)(int64_t)v && fabs(v) < 1e15) {
+	/* the range first: casting 2^63 or more to int64_t is undefined */
+	if (fabs(v) < 1e15 && v == (double)(int64_t)v) {
 		sb_i64(sb, (int64_t)v);
 		return;
 	}

@@ -276,44 +276,59 @@ int parse_duration(const char *s, int64_t *ns)
 {
 	static const struct {
 		const char *unit;
-		double mult;
+		int64_t mult;
 	} units[] = {
-		{ "ms", 1e6 }, { "us", 1e3 },	{ "ns", 1 },	  { "s", 1e9 },
-		{ "m", 60e9 }, { "h", 3600e9 }, { "d", 86400e9 }, { "w", 7 * 86400e9 },
+		{ "ms", 1000000LL },
+		{ "us", 1000LL },
+		{ "ns", 1LL },
+		{ "s", 1000000000LL },
+		{ "m", 60000000000LL },
+		{ "h", 3600000000000LL },
+		{ "d", 86400000000000LL },
+		{ "w", 7 * 86400000000000LL },
 	};
-	double total = 0;
+	int64_t total = 0;
 	const char *p = s;
 
 	if (!s || !*s)
 		return -EINVAL;
 	while (*p) {
-		char *end;
-		double v;
+		uint64_t whole = 0;
+		double frac = 0, scale = 0.1;
+		int64_t part, fpart;
 		size_t i;
 
-		if (!isdigit((unsigned char)*p) && *p != '.')
+		/* digits, then an optional fraction: no sign, exponent, "nan" or "inf" */
+		if (!isdigit((unsigned char)*p) && !(*p == '.' && isdigit((unsigned char)p[1])))
 			return -EINVAL;
-		errno = 0;
-		v = strtod(p, &end);
-		if (errno || end == p || v < 0 || !isfinite(v))
-			return -EINVAL;
-		p = end;
+		for (; isdigit((unsigned char)*p); p++)
+			if (__builtin_mul_overflow(whole, 10, &whole) ||
+			    __builtin_add_overflow(whole, (uint64_t)(*p - '0'), &whole))
+				return -ERANGE;
+		if (*p == '.')
+			for (p++; isdigit((unsigned char)*p); p++, scale /= 10)
+				frac += (*p - '0') * scale;
 		for (i = 0; i < ARRAY_SIZE(units); i++) {
 			size_t l = strlen(units[i].unit);
 
 			if (!strncmp(p, units[i].unit, l) &&
-			    (l == 2 || !(p[l] == 's' && units[i].unit[0] == 'm'))) {
-				total += v * units[i].mult;
-				p += l;
+			    (l == 2 || !(p[l] == 's' && units[i].unit[0] == 'm')))
 				break;
-			}
 		}
 		if (i == ARRAY_SIZE(units))
 			return -EINVAL;
+		p += strlen(units[i].unit);
+		/* integers exactly (9223372036854775807ns is INT64_MAX), the fraction below one
+		 * unit */
+		if (whole > (uint64_t)INT64_MAX / (uint64_t)units[i].mult)
+			return -ERANGE;
+		part = (int64_t)whole * units[i].mult;
+		fpart = (int64_t)(frac * (double)units[i].mult); /* frac < 1: below mult */
+		if (__builtin_add_overflow(part, fpart, &part) ||
+		    __builtin_add_overflow(total, part, &total))
+			return -ERANGE;
 	}
-	if (total > (double)INT64_MAX)
-		return -ERANGE;
-	*ns = (int64_t)total;
+	*ns = total;
 	return 0;
 }
 
@@ -371,16 +386,35 @@ int parse_i64(const char *s, int64_t *v)
 
 int parse_size(const char *s, uint64_t *v)
 {
-	char *end;
-	double d;
-	uint64_t mult = 1;
+	const char *end;
+	uint64_t mult = 1, whole = 0;
+	double d = 0;
+	size_t nd;
+	bool exact;
 
-	if (!s || !*s || *s == '-')
+	/* digits first: no sign, "nan", "inf" or hex float */
+	if (!s || !(isdigit((unsigned char)*s) || (*s == '.' && isdigit((unsigned char)s[1]))))
 		return -EINVAL;
-	errno = 0;
-	d = strtod(s, &end);
-	if (errno || end == s || d < 0)
-		return -EINVAL;
+	nd = strspn(s, "0123456789");
+	exact = s[nd] != '.' && s[nd] != 'e' && s[nd] != 'E';
+	if (!exact) {
+		char *e;
+
+		errno = 0;
+		d = strtod(s, &e);
+		if (errno == ERANGE || !isfinite(d))
+			return -ERANGE;
+		if (e == s || memchr(s, 'x', (size_t)(e - s)) || memchr(s, 'X', (size_t)(e - s)))
+			return -EINVAL;
+		end = e;
+	} else {
+		/* a plain integer is read exactly, not through a double */
+		for (size_t i = 0; i < nd; i++)
+			if (__builtin_mul_overflow(whole, 10, &whole) ||
+			    __builtin_add_overflow(whole, (uint64_t)(s[i] - '0'), &whole))
+				return -ERANGE;
+		end = s + nd;
+	}
 	switch (toupper((unsigned char)*end)) {
 	case 'K':
 		mult = 1ULL << 10;
@@ -411,13 +445,28 @@ int parse_size(const char *s, uint64_t *v)
 	}
 	if (*end)
 		return -EINVAL;
-	*v = (uint64_t)(d * (double)mult);
+	if (exact) {
+		if (__builtin_mul_overflow(whole, mult, &whole))
+			return -ERANGE;
+		*v = whole;
+		return 0;
+	}
+	d *= (double)mult;
+	/* 2^64 and above do not fit (nor does a cast of them mean anything) */
+	if (!(d < 18446744073709551616.0))
+		return -ERANGE;
+	*v = (uint64_t)d;
 	return 0;
 }
 
 int read_file_str(const char *path, char *buf, size_t size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	return read_file_at(AT_FDCWD, path, buf, size);
+}
+
+int read_file_at(int dfd, const char *name, char *buf, size_t size)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
 	ssize_t n;
 
 	if (fd < 0)
@@ -527,36 +576,92 @@ int64_t real_ns(void)
 
 void format_rfc3339(int64_t ns, char *buf, size_t size)
 {
-	time_t sec = (time_t)(ns / 1000000000LL);
+	/* floor division: a time before the epoch has a positive fraction too */
+	int64_t sec = ns / 1000000000LL, rem = ns % 1000000000LL;
+	time_t t;
 	struct tm tm;
-	char tmp[32];
+	char tmp[48];
 
-	gmtime_r(&sec, &tm);
+	if (rem < 0) {
+		rem += 1000000000LL;
+		sec--;
+	}
+	t = (time_t)sec;
+	if (!gmtime_r(&t, &tm)) {
+		snprintf(buf, size, "(time %" PRId64 " ns)", ns);
+		return;
+	}
 	strftime(tmp, sizeof(tmp), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, size, "%s.%03dZ", tmp, (int)((ns / 1000000) % 1000));
+	snprintf(buf, size, "%s.%03dZ", tmp, (int)(rem / 1000000));
 }
 
-int parse_rfc3339(const char *s, int64_t *ns)
+static int two_digits(const char *s, int *v)
 {
-	struct tm tm = { 0 };
-	const char *p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-	int64_t frac = 0, scale = 1000000000LL;
-
-	if (!p)
+	if (!isdigit((unsigned char)s[0]) || !isdigit((unsigned char)s[1]))
 		return -EINVAL;
+	*v = (s[0] - '0') * 10 + (s[1] - '0');
+	return 0;
+}
+
+int rfc3339_datetime(const char *s, int64_t *sec, int64_t *nsec, const char **end)
+{
+	int y1, y2, mon, day, h, min, secs;
+	struct tm tm = { 0 }, chk;
+	int64_t frac = 0, scale = 1000000000LL;
+	const char *p;
+	time_t t;
+
+	/* YYYY-MM-DD(T|t| )HH:MM:SS, every position a digit: no signs, spaces or short fields */
+	if (!s || strlen(s) < 19 || two_digits(s, &y1) || two_digits(s + 2, &y2) || s[4] != '-' ||
+	    two_digits(s + 5, &mon) || s[7] != '-' || two_digits(s + 8, &day) ||
+	    (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || two_digits(s + 11, &h) ||
+	    s[13] != ':' || two_digits(s + 14, &min) || s[16] != ':' || two_digits(s + 17, &secs))
+		return -EINVAL;
+	p = s + 19;
 	if (*p == '.') {
-		p++;
-		while (isdigit((unsigned char)*p)) {
+		if (!isdigit((unsigned char)p[1]))
+			return -EINVAL;
+		for (p++; isdigit((unsigned char)*p); p++) {
 			if (scale > 1) {
 				scale /= 10;
 				frac += (*p - '0') * scale;
 			}
-			p++;
 		}
 	}
-	if (*p != 'Z' || p[1])
+	tm.tm_year = y1 * 100 + y2 - 1900;
+	tm.tm_mon = mon - 1;
+	tm.tm_mday = day;
+	tm.tm_hour = h;
+	tm.tm_min = min;
+	tm.tm_sec = secs;
+	chk = tm;
+	t = timegm(&chk);
+	/* timegm() moves February 30 to March 2: a date that does not round-trip is no date */
+	if (!gmtime_r(&t, &chk) || chk.tm_year != tm.tm_year || chk.tm_mon != tm.tm_mon ||
+	    chk.tm_mday != tm.tm_mday || chk.tm_hour != tm.tm_hour || chk.tm_min != tm.tm_min ||
+	    chk.tm_sec != tm.tm_sec)
 		return -EINVAL;
-	*ns = (int64_t)timegm(&tm) * 1000000000LL + frac;
+	if (t < 0)
+		return -ERANGE; /* before 1970: no rocewatch ever recorded that */
+	*sec = (int64_t)t;
+	*nsec = frac;
+	*end = p;
+	return 0;
+}
+
+int parse_rfc3339(const char *s, int64_t *ns)
+{
+	int64_t sec, frac;
+	const char *p;
+	int r = rfc3339_datetime(s, &sec, &frac, &p);
+
+	if (r)
+		return r;
+	if ((*p != 'Z' && *p != 'z') || p[1])
+		return -EINVAL;
+	/* nanoseconds in an int64 end at 2262-04-11T23:47:16.854775807Z */
+	if (sec > INT64_MAX / 1000000000LL || __builtin_add_overflow(sec * 1000000000LL, frac, ns))
+		return -ERANGE;
 	return 0;
 }
 

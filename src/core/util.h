@@ -67,7 +67,8 @@ char *rstrip(char *s);
 
 /*
  * Durations: "100ms", "1s", "1.5s", "5m", "2h", "1d", and Prometheus-style
- * compounds ("1m30s").  Result in nanoseconds.
+ * compounds ("1m30s").  Result in nanoseconds; -EINVAL for what is not a
+ * duration, -ERANGE for one that does not fit in an int64 of nanoseconds.
  */
 int parse_duration(const char *s, int64_t *ns);
 /*
@@ -78,11 +79,16 @@ int parse_duration(const char *s, int64_t *ns);
 int parse_u64(const char *s, uint64_t *v);
 int parse_hex_u64(const char *s, uint64_t *v);
 int parse_i64(const char *s, int64_t *v);
-/* Bytes with an optional K/M/G/T (binary) suffix: "64MiB", "1G". */
+/*
+ * Bytes with an optional K/M/G/T (binary) suffix: "64MiB", "1G", "1.5K".
+ * -EINVAL for signs, "nan", "inf", hex; -ERANGE for 2^64 bytes and more.
+ */
 int parse_size(const char *s, uint64_t *v);
 
 /* Read a small file into buf (terminated, trailing newline stripped). -errno. */
 int read_file_str(const char *path, char *buf, size_t size);
+/* The same relative to a directory fd (AT_FDCWD: read_file_str). */
+int read_file_at(int dfd, const char *name, char *buf, size_t size);
 int read_file_u64(const char *path, uint64_t *v);
 int read_file_hex(const char *path, uint64_t *v);
 /* Read a whole file into a malloc'ed buffer.  -errno. */
@@ -101,6 +107,17 @@ int64_t mono_ns(void);
 int64_t real_ns(void);
 /* RFC 3339 UTC with milliseconds. */
 void format_rfc3339(int64_t ns, char *buf, size_t size);
+/*
+ * "YYYY-MM-DDTHH:MM:SS[.frac]Z" in nanoseconds since the epoch: -EINVAL for
+ * what is not one (or not a calendar date: February 30), -ERANGE before
+ * 1970 or after 2262-04-11T23:47:16Z (the end of int64 nanoseconds).
+ */
 int parse_rfc3339(const char *s, int64_t *ns);
+/*
+ * The date and time of an RFC 3339 timestamp, up to its zone: *sec since
+ * the epoch, *nsec the fraction, *end at the zone ("Z", "+02:00").  The
+ * separator may be T, t or a space.  -EINVAL, or -ERANGE before 1970.
+ */
+int rfc3339_datetime(const char *s, int64_t *sec, int64_t *nsec, const char **end);
 
 #endif

@@ -82,14 +82,38 @@ int rec_open(struct rec_reader *r, const char *arg, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * The recorder hands out series ids one by one from 1 and never deletes a
+ * series (a failed transaction re-inserts its new series with the next
+ * one), and report and export index their per-series arrays by id.  So ids
+ * are dense, and the reader allocates by the highest one only when it is
+ * near the number of series: one row with id 50,000,000 in an otherwise
+ * small file is damage (or not a recording rocewatch wrote), and refused
+ * before anything is allocated for it.
+ */
+#define REC_SERIES_MAX	 (10 * 1000 * 1000) /* ~2 GiB of series; 8 mlx5 NICs need ~20,000 */
+#define REC_SERIES_SLACK 1024		    /* ids a crashed writer may have skipped */
+
 static int load_series(struct rec_reader *r, char *err, size_t errlen)
 {
 	sqlite3_stmt *st;
 	int64_t max = rec_q_int(r->db, "SELECT max(id) FROM series", 0);
+	int64_t count = rec_q_int(r->db, "SELECT count(*) FROM series", 0);
 	int rc;
 
-	if (max < 0 || max > (int64_t)50 * 1000 * 1000) {
-		snprintf(err, errlen, "%s: implausible series id %" PRId64, r->path, max);
+	if (max < 0 || count < 0 || count > REC_SERIES_MAX) {
+		snprintf(err, errlen,
+			 "%s: %" PRId64 " series (highest id %" PRId64
+			 "): not a recording this reader can hold (at most %d series)",
+			 r->path, count, max, REC_SERIES_MAX);
+		return -EINVAL;
+	}
+	if (max > 2 * count + REC_SERIES_SLACK) {
+		snprintf(err, errlen,
+			 "%s: series id %" PRId64 " among %" PRId64
+			 " series: the ids are not the dense ones the recorder writes "
+			 "(a damaged recording?)",
+			 r->path, max, count);
 		return -EINVAL;
 	}
 	r->series = calloc((size_t)max + 1, sizeof(*r->series));
@@ -108,10 +132,14 @@ static int load_series(struct rec_reader *r, char *err, size_t errlen)
 		struct rec_series *s;
 		const char *obj = (const char *)sqlite3_column_text(st, 1);
 		const char *src = (const char *)sqlite3_column_text(st, 5);
+		int64_t prio;
 		int k, sv;
 
 		if (id <= 0 || id > max || !obj || !src)
 			continue;
+		prio = sqlite3_column_int64(st, 7);
+		if (prio < -1 || prio >= RW_DSCP_COUNT)
+			continue; /* no element of any field: skip, don't guess */
 		s = &r->series[id];
 		s->id = id;
 		k = obj_kind_parse(obj);
@@ -126,7 +154,7 @@ static int load_series(struct rec_reader *r, char *err, size_t errlen)
 		strlcpy0(s->netdev, (const char *)sqlite3_column_text(st, 4) ?: "",
 			 sizeof(s->netdev));
 		strlcpy0(s->name, (const char *)sqlite3_column_text(st, 6) ?: "", sizeof(s->name));
-		s->prio = (int)sqlite3_column_int64(st, 7);
+		s->prio = (int)prio;
 		s->config = sqlite3_column_int64(st, 8) != 0;
 		s->field = sv == REC_FIELD ? field_lookup(k, s->name) : -1;
 		s->used = true;
@@ -189,6 +217,14 @@ int rec_load(struct rec_reader *r, int64_t since_ms, int64_t until_ms, char *err
 		p->n_config = sqlite3_column_int64(st, 6);
 		p->dropped = sqlite3_column_int64(st, 7);
 		p->in_window = p->t_ms >= since_ms;
+		if (p->n_samples < 0 || p->n_config < 0) {
+			sqlite3_finalize(st);
+			snprintf(err, errlen,
+				 "%s: poll %" PRId64 " claims %" PRId64 " samples and %" PRId64
+				 " configuration rows",
+				 r->path, p->seq, p->n_samples, p->n_config);
+			return -EINVAL;
+		}
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
@@ -442,10 +478,8 @@ void rec_format_time(int64_t t_ms, char *buf, size_t len)
 
 int rec_parse_time(const char *s, int64_t now_ms, int64_t *t_ms)
 {
-	struct tm tm = { 0 };
+	int64_t ns, sec, frac;
 	const char *p;
-	int64_t frac_ms = 0, ns;
-	int scale = 100;
 
 	if (!s || !*s)
 		return -EINVAL;
@@ -454,24 +488,16 @@ int rec_parse_time(const char *s, int64_t now_ms, int64_t *t_ms)
 		return 0;
 	}
 	if (*s == '-' || *s == '+') {
-		if (parse_duration(s + 1, &ns) || ns < 0)
+		/* parse_duration() refuses what does not fit; ms of it plus now fit an int64 */
+		if (parse_duration(s + 1, &ns))
 			return -EINVAL;
 		*t_ms = now_ms + (*s == '-' ? -1 : 1) * (ns / 1000000);
 		return 0;
 	}
-	p = strptime(s, "%Y-%m-%d", &tm);
-	if (!p || (*p != 'T' && *p != 't' && *p != ' '))
+	if (rfc3339_datetime(s, &sec, &frac, &p))
 		return -EINVAL;
-	p = strptime(p + 1, "%H:%M:%S", &tm);
-	if (!p)
-		return -EINVAL;
-	if (*p == '.') {
-		for (p++; *p >= '0' && *p <= '9'; p++) {
-			frac_ms += scale * (*p - '0');
-			scale /= 10;
-		}
-	}
-	*t_ms = (int64_t)timegm(&tm) * 1000 + frac_ms;
+	/* years end at 9999: seconds * 1000 cannot overflow */
+	*t_ms = sec * 1000 + frac / 1000000;
 	if (*p == 'Z' || *p == 'z') {
 		p++;
 	} else if ((*p == '+' || *p == '-') && p[1] >= '0' && p[1] <= '9' && p[2] >= '0' &&

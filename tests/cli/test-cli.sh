@@ -32,6 +32,13 @@ check "missing value" expect_error "'--interval'" serve --interval
 check "bad duration" expect_error "--interval: 'fast' is not a duration" serve --interval fast
 check "interval below minimum" expect_error "below the minimum of 100ms" serve --interval 10ms
 check "bad config interval" expect_error "--config-interval: '3parsecs'" serve --config-interval 3parsecs
+# a float that does not fit the integer it becomes (issue 16): refused, not cast
+check "record.max-size nanB" expect_error "--record.max-size: 'nanB' is not a size" \
+	serve --record "$TMPD/rec" --record.max-size nanB
+check "record.max-size 1e30" expect_error "--record.max-size: '1e30' is not a size" \
+	serve --record "$TMPD/rec" --record.max-size 1e30
+check "interval of 2^63 ns" expect_error "--interval: '9223372036854775808ns' is not a duration" \
+	serve --interval 9223372036854775808ns
 check "bad regex" expect_error "--netdev-include: bad regular expression '(eth'" serve --netdev-include '(eth'
 check "bad listen address" expect_error "is not \[HOST\]:PORT" serve --web.listen-address nonsense
 check "unreadable --from: the path named once" expect_error \

@@ -162,7 +162,7 @@ static void dev_message(void **state)
 {
 	struct msgbuf mb = { .len = 0 };
 	struct rdma_nl_dev d;
-	const char *why = NULL;
+	char why[192] = "";
 	char guid[32];
 
 	(void)state;
@@ -171,7 +171,7 @@ static void dev_message(void **state)
 		mb.pad64 = pad;
 		assert_int_equal(rdma_nl_parse_dev(dev_msg(&mb, 3, "mlx5_0", "22.39.1002",
 							   0x0c42a10300657a3eULL, NLM_F_MULTI),
-						   &d, &why),
+						   &d, why, sizeof(why)),
 				 0);
 		assert_int_equal(d.index, 3);
 		assert_string_equal(d.name, "mlx5_0");
@@ -185,9 +185,9 @@ static void dev_message(void **state)
 	}
 	/* rxe: no firmware, no FW_VERSION attribute */
 	mb.len = 0;
-	assert_int_equal(
-	    rdma_nl_parse_dev(dev_msg(&mb, 5, "rxe0", NULL, 0x505400fffe123456ULL, 0), &d, &why),
-	    0);
+	assert_int_equal(rdma_nl_parse_dev(dev_msg(&mb, 5, "rxe0", NULL, 0x505400fffe123456ULL, 0),
+					   &d, why, sizeof(why)),
+			 0);
 	assert_false(d.has_fw);
 	assert_string_equal(d.name, "rxe0");
 }
@@ -196,11 +196,12 @@ static void port_messages(void **state)
 {
 	struct msgbuf mb = { .len = 0 };
 	struct rdma_nl_port p;
-	const char *why = NULL;
+	char why[192] = "";
 
 	(void)state;
-	assert_int_equal(
-	    rdma_nl_parse_port(port_msg(&mb, 3, "mlx5_0", 1, 4, 5, 4, "ens1f0np0"), &p, &why), 0);
+	assert_int_equal(rdma_nl_parse_port(port_msg(&mb, 3, "mlx5_0", 1, 4, 5, 4, "ens1f0np0"), &p,
+					    why, sizeof(why)),
+			 0);
 	assert_string_equal(p.dev_name, "mlx5_0");
 	assert_int_equal(p.port, 1);
 	assert_true(p.has_state && p.has_phys_state);
@@ -211,8 +212,9 @@ static void port_messages(void **state)
 	assert_string_equal(p.ndev_name, "ens1f0np0");
 
 	/* no netdev (or one in another netns): fill_port_info() sends no NDEV_* at all */
-	assert_int_equal(rdma_nl_parse_port(port_msg(&mb, 4, "mlx5_1", 1, 1, 3, 0, NULL), &p, &why),
-			 0);
+	assert_int_equal(
+	    rdma_nl_parse_port(port_msg(&mb, 4, "mlx5_1", 1, 1, 3, 0, NULL), &p, why, sizeof(why)),
+	    0);
 	assert_false(p.has_ndev);
 	assert_string_equal(rdma_port_state_name(p.state), "DOWN");
 	assert_string_equal(rdma_phys_state_name(p.phys_state), "Disabled");
@@ -240,7 +242,7 @@ static void stat_message(void **state)
 	struct msgbuf mb = { .len = 0 };
 	struct rdma_nl_stat s;
 	struct collected c;
-	const char *why = NULL;
+	char why[192] = "";
 	size_t n = sizeof(mlx5_hw) / sizeof(mlx5_hw[0]);
 
 	(void)state;
@@ -249,7 +251,8 @@ static void stat_message(void **state)
 		mb.len = 0;
 		mb.pad64 = pad;
 		assert_int_equal(
-		    rdma_nl_parse_stat(stat_msg(&mb, SEQ, n), &s, collect_cb, &c, &why), 0);
+		    rdma_nl_parse_stat(stat_msg(&mb, SEQ, n), &s, collect_cb, &c, why, sizeof(why)),
+		    0);
 		assert_int_equal(s.dev_index, 3);
 		assert_string_equal(s.dev_name, "mlx5_0");
 		assert_int_equal(s.port, 1);
@@ -267,12 +270,15 @@ struct walk_count {
 	char last[64];
 };
 
-static int count_dev(const struct nlmsghdr *nlh, void *arg)
+static int count_dev(const struct nlmsghdr *nlh, void *arg, char *err, size_t errlen)
 {
 	struct walk_count *wc = arg;
 	struct rdma_nl_dev d;
-	const char *why;
-	int r = rdma_nl_parse_dev(nlh, &d, &why);
+
+	(void)err;
+	(void)errlen;
+	char why[192];
+	int r = rdma_nl_parse_dev(nlh, &d, why, sizeof(why));
 
 	if (r)
 		return r;
@@ -285,30 +291,30 @@ static void dump_walk(void **state)
 {
 	struct msgbuf mb = { .len = 0 };
 	struct walk_count wc = { 0 };
-	struct rdma_nl_walk w = { .seq = SEQ,
-				  .portid = PORTID,
-				  .type = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET),
-				  .msg = count_dev,
-				  .arg = &wc };
+	struct rw_nl_reply w = { .seq = SEQ,
+				 .portid = PORTID,
+				 .type = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET),
+				 .msg = count_dev,
+				 .arg = &wc };
 
 	(void)state;
 	/* a reply to an earlier request that timed out comes first: skipped */
 	dev_msg(&mb, 9, "stale0", "1.0", 1, NLM_F_MULTI)->nlmsg_seq = SEQ - 1;
 	dev_msg(&mb, 3, "mlx5_0", "22.39.1002", 2, NLM_F_MULTI);
 	/* one receive may end between the messages of a dump: more to come */
-	assert_int_equal(rdma_nl_walk(&w, mb.b, mb.len), 0);
+	assert_int_equal(rw_nl_reply_walk(&w, mb.b, mb.len), 0);
 	assert_int_equal(wc.devs, 1);
 	mb.len = 0;
 	dev_msg(&mb, 4, "mlx5_1", "22.39.1002", 3, NLM_F_MULTI);
 	done_msg(&mb, SEQ, 0);
-	assert_int_equal(rdma_nl_walk(&w, mb.b, mb.len), 1);
+	assert_int_equal(rw_nl_reply_walk(&w, mb.b, mb.len), 1);
 	assert_int_equal(wc.devs, 2);
 	assert_string_equal(wc.last, "mlx5_1");
 
 	/* netlink_dump() reports the dump's own failure inside NLMSG_DONE */
 	mb.len = 0;
 	done_msg(&mb, SEQ, -EOPNOTSUPP);
-	assert_int_equal(rdma_nl_walk(&w, mb.b, mb.len), -EOPNOTSUPP);
+	assert_int_equal(rw_nl_reply_walk(&w, mb.b, mb.len), -EOPNOTSUPP);
 }
 
 static void error_with_ext_ack(void **state)
@@ -316,7 +322,7 @@ static void error_with_ext_ack(void **state)
 	struct msgbuf mb = { .len = 0 };
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(mb.b);
 	struct nlmsgerr *e;
-	struct rdma_nl_walk w = { .seq = SEQ, .type = 1, .msg = NULL };
+	struct rw_nl_reply w = { .seq = SEQ, .type = 1, .msg = NULL };
 
 	(void)state;
 	/* NETLINK_CAP_ACK: the request is not echoed; NETLINK_EXT_ACK: a message TLV follows */
@@ -328,24 +334,26 @@ static void error_with_ext_ack(void **state)
 	e->msg.nlmsg_len = sizeof(struct nlmsghdr) + 8;
 	e->msg.nlmsg_seq = SEQ;
 	mnl_attr_put_strz(nlh, NLMSGERR_ATTR_MSG, "Port index is not valid");
-	assert_int_equal(rdma_nl_walk(&w, mb.b, nlh->nlmsg_len), -EINVAL);
-	assert_string_equal(w.ext_ack, "Port index is not valid");
+	assert_int_equal(rw_nl_reply_walk(&w, mb.b, nlh->nlmsg_len), -EINVAL);
+	assert_string_equal(w.err, "Port index is not valid");
 
 	/* a plain ACK completes the exchange */
 	e->error = 0;
 	nlh->nlmsg_flags = NLM_F_CAPPED;
 	nlh->nlmsg_len = MNL_NLMSG_HDRLEN + MNL_ALIGN(sizeof(*e));
-	assert_int_equal(rdma_nl_walk(&w, mb.b, nlh->nlmsg_len), 1);
+	assert_int_equal(rw_nl_reply_walk(&w, mb.b, nlh->nlmsg_len), 1);
 
 	/* an NLMSG_ERROR too short for its struct */
 	nlh->nlmsg_len = MNL_NLMSG_HDRLEN + 2;
-	assert_int_equal(rdma_nl_walk(&w, mb.b, nlh->nlmsg_len), -EBADMSG);
+	assert_int_equal(rw_nl_reply_walk(&w, mb.b, nlh->nlmsg_len), -EBADMSG);
 }
 
-static int never(const struct nlmsghdr *nlh, void *arg)
+static int never(const struct nlmsghdr *nlh, void *arg, char *err, size_t errlen)
 {
 	(void)nlh;
 	(void)arg;
+	(void)err;
+	(void)errlen;
 	fail_msg("a truncated message reached the parser");
 	return 0;
 }
@@ -356,10 +364,10 @@ static void truncated(void **state)
 	struct nlmsghdr *nlh;
 	struct rdma_nl_stat s;
 	struct collected c = { 0 };
-	struct rdma_nl_walk w = { .seq = SEQ,
-				  .type = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_STAT_GET),
-				  .msg = never };
-	const char *why = NULL;
+	struct rw_nl_reply w = { .seq = SEQ,
+				 .type = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_STAT_GET),
+				 .msg = never };
+	char why[192] = "";
 	size_t full;
 
 	(void)state;
@@ -368,14 +376,14 @@ static void truncated(void **state)
 
 	/* 1. the buffer ends inside the message (a short read): the walk refuses it */
 	for (size_t cut = 1; cut < full; cut += 7) {
-		assert_int_equal(rdma_nl_walk(&w, mb.b, cut), -EBADMSG);
-		assert_non_null(w.why);
+		assert_int_equal(rw_nl_reply_walk(&w, mb.b, cut), -EBADMSG);
+		assert_true(w.err[0] != '\0');
 	}
 
 	/* 2. nlmsg_len cut inside the counter table: the table's nest overruns */
 	nlh->nlmsg_len = (uint32_t)(full - 6);
-	assert_int_equal(rdma_nl_parse_stat(nlh, &s, collect_cb, &c, &why), -EBADMSG);
-	assert_non_null(why);
+	assert_int_equal(rdma_nl_parse_stat(nlh, &s, collect_cb, &c, why, sizeof(why)), -EBADMSG);
+	assert_true(why[0] != '\0');
 
 	/* 3. the last entry's VALUE cut off: its nest ends early, inside an attribute */
 	mb.len = 0;
@@ -390,7 +398,8 @@ static void truncated(void **state)
 		assert_int_equal(mnl_attr_get_type(table), RDMA_NLDEV_ATTR_STAT_HWCOUNTERS);
 		entry->nla_len -= 6; /* leaves 6 bytes of the 12-byte VALUE attribute */
 		memset(&c, 0, sizeof(c));
-		assert_int_equal(rdma_nl_parse_stat(nlh, &s, collect_cb, &c, &why), -EBADMSG);
+		assert_int_equal(rdma_nl_parse_stat(nlh, &s, collect_cb, &c, why, sizeof(why)),
+				 -EBADMSG);
 		assert_int_equal(c.n, 0);
 	}
 
@@ -402,8 +411,9 @@ static void truncated(void **state)
 	{
 		struct rdma_nl_dev d;
 
-		assert_int_equal(rdma_nl_parse_dev(nlh, &d, &why), -EBADMSG);
-		assert_string_equal(why, "attribute of the wrong type or length");
+		assert_int_equal(rdma_nl_parse_dev(nlh, &d, why, sizeof(why)), -EBADMSG);
+		/* the error names the attribute and what was wrong with it */
+		assert_string_equal(why, "RDMA_NLDEV_ATTR_DEV_INDEX: payload 2 bytes, want 4");
 	}
 
 	/* 5. a string without its NUL */
@@ -415,7 +425,7 @@ static void truncated(void **state)
 	{
 		struct rdma_nl_port p;
 
-		assert_int_equal(rdma_nl_parse_port(nlh, &p, &why), -EBADMSG);
+		assert_int_equal(rdma_nl_parse_port(nlh, &p, why, sizeof(why)), -EBADMSG);
 	}
 
 	/* 6. a message missing what identifies it */
@@ -426,15 +436,16 @@ static void truncated(void **state)
 	{
 		struct rdma_nl_port p;
 
-		assert_int_equal(rdma_nl_parse_port(nlh, &p, &why), -EBADMSG);
-		assert_string_equal(why, "port message without PORT_INDEX");
+		assert_int_equal(rdma_nl_parse_port(nlh, &p, why, sizeof(why)), -EBADMSG);
+		assert_string_equal(
+		    why, "RDMA_NLDEV_CMD_PORT_GET reply without RDMA_NLDEV_ATTR_PORT_INDEX");
 	}
 
 	/* 7. an unexpected message type in the reply */
 	mb.len = 0;
 	port_msg(&mb, 3, "mlx5_0", 1, 4, 5, 4, "ens1f0np0");
-	assert_int_equal(rdma_nl_walk(&w, mb.b, mb.len), -EBADMSG);
-	assert_string_equal(w.why, "unexpected message type");
+	assert_int_equal(rw_nl_reply_walk(&w, mb.b, mb.len), -EBADMSG);
+	assert_non_null(strstr(w.err, "unexpected message type"));
 }
 
 static void sysfs_texts(void **state)

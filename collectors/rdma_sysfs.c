@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The rdma collector's sysfs side (drivers/infiniband/core/sysfs.c): the
+ * port texts (state, phys_state, rate), the devices and ports under
+ * class/infiniband when RDMA netlink is missing or refuses (and always for
+ * a fixture tree), the netdev binding, and the counter directories
+ * (hw_counters/, counters/) whose files stay open between polls and are
+ * re-read with pread() at offset 0, as sysfs regenerates the text on every
+ * read.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rdma.h"
+#include "util.h"
+
+/* ---- port texts ---- */
+
+/* drivers/infiniband/core/sysfs.c: state_show() and phys_state_to_str(). */
+const char *rdma_port_state_name(unsigned int state)
+{
+	static const char *const names[] = { "NOP",   "DOWN",	"INIT",
+					     "ARMED", "ACTIVE", "ACTIVE_DEFER" };
+
+	return state < ARRAY_SIZE(names) ? names[state] : "UNKNOWN";
+}
+
+const char *rdma_phys_state_name(unsigned int state)
+{
+	static const char *const names[] = { "<unknown>",
+					     "Sleep",
+					     "Polling",
+					     "Disabled",
+					     "PortConfigurationTraining",
+					     "LinkUp",
+					     "LinkErrorRecovery",
+					     "Phy Test" };
+
+	return state < ARRAY_SIZE(names) ? names[state] : "<unknown>";
+}
+
+int rdma_parse_state(const char *text, char *out, size_t size)
+{
+	const char *colon = strchr(text, ':');
+	size_t len;
+	char *end;
+
+	if (!colon || !size || *text < '0' || *text > '9')
+		return -EINVAL;
+	strtoul(text, &end, 10);
+	if (end != colon)
+		return -EINVAL;
+	colon++;
+	while (*colon == ' ')
+		colon++;
+	/* out may be text itself: move, not copy. */
+	len = strlen(colon);
+	if (len >= size)
+		len = size - 1;
+	memmove(out, colon, len);
+	out[len] = '\0';
+	rstrip(out);
+	/* "4: " and "4: \n" name no state (found by fuzzing) */
+	return out[0] ? 0 : -EINVAL;
+}
+
+/*
+ * rate_show() prints "%d%s Gb/sec (%dX%s)" with ".5" as the only fraction
+ * (2.5 Gb/s SDR lanes); any decimal is accepted here.
+ */
+int rdma_parse_rate(const char *text, int64_t *mbps)
+{
+	char *end;
+	double gbps;
+
+	errno = 0;
+	gbps = strtod(text, &end);
+	if (errno || end == text || gbps < 0 || gbps > 1e6 || strncmp(end, " Gb/sec", 7))
+		return -EINVAL;
+	*mbps = (int64_t)(gbps * 1000.0 + 0.5);
+	return 0;
+}
+
+void rdma_format_guid(uint64_t guid, char *out, size_t size)
+{
+	snprintf(out, size, "%04x:%04x:%04x:%04x", (unsigned)(guid >> 48) & 0xffff,
+		 (unsigned)(guid >> 32) & 0xffff, (unsigned)(guid >> 16) & 0xffff,
+		 (unsigned)guid & 0xffff);
+}
+
+/* ---- counter directories ---- */
+
+void rdma_cdir_close(struct cdir *d)
+{
+	for (size_t i = 0; i < d->n; i++)
+		if (d->f[i].fd >= 0)
+			close(d->f[i].fd);
+	free(d->f);
+	d->f = NULL;
+	d->n = 0;
+	d->dev = 0;
+	d->ino = 0;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(((const struct cfile *)a)->name, ((const struct cfile *)b)->name);
+}
+
+/*
+ * List a counter directory and keep its files open.  The open set is kept
+ * when the names did not change, so a slow poll costs one readdir.  The
+ * sysfs hw_counters/ directory also holds "lifespan", the kernel's cache
+ * time of the values in milliseconds (core/sysfs.c), not a counter: skipped
+ * so that the set equals what `rdma statistic` shows.
+ */
+int rdma_cdir_scan(struct cdir *d, const char *path, const char *what)
+{
+	struct cfile *nf = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	DIR *dir = opendir(path);
+	struct stat st;
+	bool same;
+	int dfd;
+
+	if (!dir) {
+		int e = -errno;
+
+		rdma_cdir_close(d);
+		return e == -ENOENT ? 0 : e;
+	}
+	dfd = dirfd(dir);
+	if (fstat(dfd, &st))
+		memset(&st, 0, sizeof(st));
+	while ((de = readdir(dir))) {
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, "lifespan"))
+			continue;
+		if (strlen(de->d_name) >= RW_CNAME_MAX) {
+			rw_log_once(LOG_LVL_WARN, de->d_name,
+				    "rdma: %s/%s: counter name too long; skipped", path,
+				    de->d_name);
+			continue;
+		}
+		if (array_grow(&nf, &cap, n, sizeof(*nf), 64)) {
+			free(nf);
+			closedir(dir);
+			return -ENOMEM;
+		}
+		strlcpy0(nf[n].name, de->d_name, sizeof(nf[n].name));
+		nf[n].fd = -1;
+		nf[n].slot = -1;
+		nf[n].bad = false;
+		n++;
+	}
+	if (n > 1)
+		qsort(nf, n, sizeof(*nf), cmp_name);
+	/*
+	 * A device unregistered and registered again under the same name (a
+	 * reset) has new files with the old names: a new directory inode.
+	 */
+	same = n == d->n && st.st_dev == d->dev && st.st_ino == d->ino;
+	for (size_t i = 0; same && i < n; i++)
+		same = !strcmp(nf[i].name, d->f[i].name);
+	if (same) {
+		/* Same files: keep the descriptors, forget past read failures. */
+		for (size_t i = 0; i < n; i++)
+			d->f[i].bad = d->f[i].fd < 0;
+		free(nf);
+		closedir(dir);
+		return 0;
+	}
+	rdma_cdir_close(d);
+	for (size_t i = 0; i < n; i++) {
+		nf[i].fd = openat(dfd, nf[i].name, O_RDONLY | O_CLOEXEC);
+		if (nf[i].fd < 0) {
+			nf[i].bad = true;
+			rw_log_once(LOG_LVL_INFO, path,
+				    "rdma: %s/%s: %s; that %s counter is dropped", path, nf[i].name,
+				    strerror(errno), what);
+		}
+	}
+	closedir(dir);
+	d->f = nf;
+	d->n = n;
+	d->dev = st.st_dev;
+	d->ino = st.st_ino;
+	return 0;
+}
+
+/*
+ * mlx4 (older kernels, MLNX_OFED) has the 64-bit PortCountersExtended in
+ * counters_ext/ beside the 32-bit counters/, which saturate at 2^32-1 on a
+ * busy port.  Read after counters/, each replaces the counter it extends.
+ */
+static const char *ext_counter_name(const char *file)
+{
+	static const char *const map[][2] = {
+		{ "port_xmit_data_64", "port_xmit_data" },
+		{ "port_rcv_data_64", "port_rcv_data" },
+		{ "port_xmit_packets_64", "port_xmit_packets" },
+		{ "port_rcv_packets_64", "port_rcv_packets" },
+		{ "port_unicast_xmit_packets", "unicast_xmit_packets" },
+		{ "port_unicast_rcv_packets", "unicast_rcv_packets" },
+		{ "port_multicast_xmit_packets", "multicast_xmit_packets" },
+		{ "port_multicast_rcv_packets", "multicast_rcv_packets" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(map); i++)
+		if (!strcmp(file, map[i][0]))
+			return map[i][1];
+	return file;
+}
+
+/* Re-read every kept file; a file that fails drops only its own counter. */
+int rdma_cdir_read(struct cdir *d, struct counter_set *cs, const char *dev, uint32_t port,
+		   const char *what)
+{
+	bool ext = !strcmp(what, "counters_ext");
+
+	for (size_t i = 0; i < d->n; i++) {
+		struct cfile *f = &d->f[i];
+		uint64_t v;
+		int r;
+
+		if (f->bad)
+			continue;
+		r = pread_u64(f->fd, &v);
+		if (!r) {
+			if (rdma_cset_put(cs, &f->slot, ext ? ext_counter_name(f->name) : f->name, v) <
+			    0)
+				return -ENOMEM;
+			continue;
+		}
+		if (r == -ENODEV)
+			return r; /* the device was unregistered under us */
+		f->bad = true;
+		{
+			char key[160];
+
+			snprintf(key, sizeof(key), "rdma:%s/%u/%s/%s", dev, port, what, f->name);
+			rw_log_once(
+			    LOG_LVL_INFO, key, "rdma: %s/%u: %s/%s: %s; that counter is dropped",
+			    dev, port, what, f->name,
+			    r == -EINVAL ? "not a number (N/A, no PMA) or EINVAL" : strerror(-r));
+		}
+	}
+	return 0;
+}
+
+/* ---- devices and ports ---- */
+
+bool rdma_is_number(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+int rdma_sysfs_enumerate(struct rdma_priv *rp, struct found *f)
+{
+	DIR *dir = opendir(rp->ib), *pd;
+	struct dirent *de, *pe;
+	char path[PATH_MAX];
+
+	if (!dir)
+		return errno == ENOENT ? 0 : -errno; /* no RDMA stack: no devices */
+	while ((de = readdir(dir))) {
+		if (de->d_name[0] == '.' || strlen(de->d_name) >= RW_NAME_MAX)
+			continue;
+		if (array_grow(&f->d, &f->capd, f->nd, sizeof(*f->d), 8)) {
+			closedir(dir);
+			return -ENOMEM;
+		}
+		memset(&f->d[f->nd], 0, sizeof(f->d[f->nd]));
+		strlcpy0(f->d[f->nd].name, de->d_name, sizeof(f->d[f->nd].name));
+		f->nd++;
+		snprintf(path, sizeof(path), "%s/%s/ports", rp->ib, de->d_name);
+		pd = opendir(path);
+		if (!pd)
+			continue;
+		while ((pe = readdir(pd))) {
+			uint64_t port;
+
+			if (!rdma_is_number(pe->d_name) || parse_u64(pe->d_name, &port) || !port ||
+			    port > UINT32_MAX)
+				continue;
+			if (array_grow(&f->p, &f->cap, f->n, sizeof(*f->p), 8)) {
+				closedir(pd);
+				closedir(dir);
+				return -ENOMEM;
+			}
+			memset(&f->p[f->n], 0, sizeof(f->p[f->n]));
+			strlcpy0(f->p[f->n].dev, de->d_name, sizeof(f->p[f->n].dev));
+			f->p[f->n].port = (uint32_t)port;
+			f->n++;
+		}
+		closedir(pd);
+	}
+	closedir(dir);
+	return 0;
+}
+
+/* Read <ib>/<dev>/<rel> into buf; -errno. */
+int rdma_ib_read(struct rdma_priv *rp, const char *dev, const char *rel, char *buf, size_t size)
+{
+	char path[PATH_MAX];
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s/%s", rp->ib, dev, rel) >= sizeof(path))
+		return -ENAMETOOLONG;
+	return read_file_str(path, buf, size);
+}
+
+/*
+ * The port's netdev from sysfs: the netdev of GID 0 (the default GID every
+ * RoCE port holds for its netdev), else the "parent" attribute of software
+ * devices (rxe, siw), else the only netdev of the PCI function.
+ */
+int rdma_sysfs_netdev(struct rdma_priv *rp, const char *dev, uint32_t port, char *name, size_t size)
+{
+	char rel[96], path[PATH_MAX];
+	struct dirent *de;
+	DIR *dir;
+	int n = 0;
+
+	snprintf(rel, sizeof(rel), "ports/%u/gid_attrs/ndevs/0", port);
+	if (!rdma_ib_read(rp, dev, rel, name, size) && name[0])
+		return 0;
+	if (!rdma_ib_read(rp, dev, "parent", name, size) && name[0])
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s/device/net", rp->ib, dev);
+	dir = opendir(path);
+	if (!dir)
+		return -ENOENT;
+	while ((de = readdir(dir))) {
+		if (de->d_name[0] == '.')
+			continue;
+		strlcpy0(name, de->d_name, size);
+		n++;
+	}
+	closedir(dir);
+	return n == 1 ? 0 : -ENOENT;
+}
