@@ -32,7 +32,7 @@ librsvg2-bin openssl apache2-utils wrk"
 BENCH="hyperfine"
 # make deb (debian/control's Build-Depends beyond BUILD) and the deploy tests
 # (lintian, systemd-analyze, manifest YAML, man page rendering)
-DEB="debhelper dpkg-dev lintian scdoc libcmocka-dev python3 pkgconf"
+DEB="build-essential debhelper dpkg-dev lintian scdoc libcmocka-dev python3 pkgconf"
 DEPLOY="$DEB python3-yaml systemd groff-base man-db"
 FUZZ="clang libclang-rt-14-dev"
 

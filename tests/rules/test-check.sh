@@ -276,6 +276,15 @@ sys.exit(0 if r and r[0]['outcome'] == '$2' else 1)"
 wait_until 20 serve_sees no_out_of_sequence pass || die "serve never decided no_out_of_sequence"
 echo $(( $(cat "$oos") + 946 )) >"$oos"
 wait_until 20 serve_sees no_out_of_sequence fail || die "serve did not see the retries"
+# the check below must find serve's history longer than its own two samples: wait for
+# serve to have watched 1 s (on a fast machine it may get here within half a second)
+serve_watched() {
+	curl -sf "http://127.0.0.1:$sport/api/v1/checks" | python3 -c "import json,sys
+d = json.load(sys.stdin)
+r = [x for x in d['results'] if x['rule'] == 'no_out_of_sequence' and x['object'].get('device') == 'mlx5_0']
+sys.exit(0 if r and (r[0]['observed_seconds'] or 0) >= 1 else 1)"
+}
+wait_until 30 serve_watched || die "serve's history did not reach 1 s"
 from_serve() {
 	local rc=0
 	"$ROCEWATCH" check "${TREE[@]}" --serve "http://127.0.0.1:$sport" --format json >"$TMPD/s.json" || rc=$?
