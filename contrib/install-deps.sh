@@ -31,9 +31,9 @@ prometheus-node-exporter jq qemu-system-x86 busybox-static kmod cpio perftest ib
 librsvg2-bin openssl apache2-utils wrk"
 BENCH="hyperfine"
 # make deb (debian/control's Build-Depends beyond BUILD) and the deploy tests
-# (lintian, systemd-analyze, manifest YAML, man page rendering)
+# (lintian, systemd-analyze and the /bin/kill the unit reloads with, manifest YAML, man pages)
 DEB="build-essential debhelper dpkg-dev lintian scdoc libcmocka-dev python3 pkgconf"
-DEPLOY="$DEB python3-yaml systemd groff-base man-db"
+DEPLOY="$DEB python3-yaml systemd procps groff-base man-db"
 FUZZ="clang libclang-rt-14-dev"
 
 case "${1:-all}" in

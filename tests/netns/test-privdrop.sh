@@ -23,6 +23,11 @@ chmod 0700 "$fx/debug" # as debugfs is mounted: root only
 ofed="$TMPD/ofed"
 cp -a "$SOURCE_DIR/tests/fixtures/sysfs/mlx5-ofed" "$ofed"
 chmod 0755 "$TMPD" # nobody must reach the fixtures below it
+# ... and the profiles, which serve reads after dropping to --user (the checkout may be
+# under a directory nobody cannot enter, such as /root)
+cp -r "$SOURCE_DIR/rules/profiles" "$TMPD/profiles"
+chmod -R a+rX "$TMPD/profiles"
+export ROCEWATCH_PROFILE_DIR="$TMPD/profiles"
 mkdir -p "$TMPD/nodebug"
 chmod 0700 "$TMPD/nodebug"
 dev=enp23s0f0np0

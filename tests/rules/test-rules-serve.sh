@@ -53,10 +53,12 @@ assert d["counts"]["unknown"] == 0, [r["reason"] for r in d["results"] if r["out
 assert d["last_reload_success"] is True' 2>/dev/null
 }
 check "SIGHUP with a good file: new rules in effect" wait_until 5 reloaded_good
-check "SIGHUP with a good file: reload timestamp moved" bash -c \
+# /api/v1/checks has the new results as soon as the rules are swapped; the log line and
+# /metrics (published after the reload returns) follow a moment later: wait for them
+check "SIGHUP with a good file: reload timestamp moved" wait_until 5 bash -c \
 	"[ \"\$(curl -sf '$url/metrics' | awk '/^rocewatch_rules_last_reload_timestamp_seconds /{print \$2}')\" != '$t0' ]"
-check "SIGHUP with a good file: logged" grep -Eq "rules: reloaded, [0-9]+ rules in 1 profiles" "$TMPD/log"
-check "/metrics: the failing rule is there" bash -c \
+check "SIGHUP with a good file: logged" wait_until 5 grep -Eq "rules: reloaded, [0-9]+ rules in 1 profiles" "$TMPD/log"
+check "/metrics: the failing rule is there" wait_until 5 bash -c \
 	"curl -sf '$url/metrics' | grep -q 'rule=\"netdev_mtu\",severity=\"critical\",device=\"eth2\",outcome=\"fail\"} 1'"
 check "/metrics: status 2 (CRITICAL)" bash -c "curl -sf '$url/metrics' | grep -q '^roce_rules_status 2$'"
 
