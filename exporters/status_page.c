@@ -89,14 +89,24 @@ static void feed_prio(struct history *h, struct hist_obj *ho, const struct objec
 	}
 }
 
+/*
+ * hist_obj.cache, per counter: its index in the set, CACHE_NOT_DRAWN for one
+ * no sparkline draws, or CACHE_MISSING - n when a set of n names lacked it
+ * (looked for again only when the set's names change).
+ */
+#define CACHE_NOT_DRAWN (-2)
+#define CACHE_MISSING	(-3)
+
 /* A counter of a set by name; the index found last time is tried first. */
 static bool cset_get(const struct counter_set *cs, const char *name, int32_t *cache, uint64_t *v)
 {
 	int i = *cache;
 
+	if (i <= CACHE_MISSING && CACHE_MISSING - i == (int)cs->n)
+		return false;
 	if (i < 0 || (uint32_t)i >= cs->n || strcmp(cs->names[i], name)) {
 		i = cset_find(cs, name);
-		*cache = i;
+		*cache = i >= 0 ? i : CACHE_MISSING - (int)cs->n;
 	}
 	if (i < 0 || !cs->present[i])
 		return false;
@@ -137,10 +147,17 @@ void status_history_feed(struct history *h, const struct node_model *m, int64_t 
 			bool hw = k < n_hw_counter_descs;
 			const struct counter_desc *cd =
 			    hw ? &hw_counter_descs[k] : &port_counter_descs[k - n_hw_counter_descs];
-			int s = port_series(cd);
+			int s;
 
-			if (s >= 0 &&
-			    cset_get(&o->cs[hw ? CSET_HW : CSET_PORT], cd->name, &ho->cache[k], &v))
+			if (ho->cache[k] == CACHE_NOT_DRAWN)
+				continue;
+			s = port_series(cd);
+			if (s < 0) {
+				/* asked once per port, not every poll */
+				ho->cache[k] = CACHE_NOT_DRAWN;
+				continue;
+			}
+			if (cset_get(&o->cs[hw ? CSET_HW : CSET_PORT], cd->name, &ho->cache[k], &v))
 				history_feed(h, ho, (unsigned)k, (unsigned)s, v);
 		}
 	}
