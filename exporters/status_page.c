@@ -373,38 +373,26 @@ static void doc_html(struct page *pg, const char *doc)
 	bool code = false;
 
 	puts_(pg, "<div class=\"doc\"><p>");
-	for (; *p; p++) {
-		if (*p == '\n' && p[1] == '\n') {
-			while (p[1] == '\n')
-				p++;
-			if (p[1]) {
-				puts_(pg, code ? "</code></p><p><code>" : "</p><p>");
-			}
-			continue;
-		}
+	while (*p) {
+		size_t n = strcspn(p, "`\n");
+
+		sb_html_escape_n(pg->out, p, n);
+		p += n;
 		if (*p == '`') {
 			puts_(pg, code ? "</code>" : "<code>");
 			code = !code;
-			continue;
-		}
-		switch (*p) {
-		case '<':
-			puts_(pg, "&lt;");
-			break;
-		case '>':
-			puts_(pg, "&gt;");
-			break;
-		case '&':
-			puts_(pg, "&amp;");
-			break;
-		case '"':
-			puts_(pg, "&quot;");
-			break;
-		case '\n':
-			sb_putc(pg->out, ' ');
-			break;
-		default:
-			sb_putc(pg->out, *p);
+			p++;
+		} else if (*p == '\n') {
+			size_t nl = strspn(p, "\n");
+
+			/* a blank line ends a paragraph (a span, too: it never runs over one) */
+			if (nl > 1 && p[nl]) {
+				puts_(pg, code ? "</code></p><p>" : "</p><p>");
+				code = false;
+			} else {
+				sb_putc(pg->out, ' ');
+			}
+			p += nl;
 		}
 	}
 	puts_(pg, code ? "</code></p></div>\n" : "</p></div>\n");
