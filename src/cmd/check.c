@@ -46,6 +46,10 @@ static const char check_usage[] =
     "rest on this check's samples.  Configuration is always read by check itself.\n"
     "With --from and a JSON array of snapshots, every sample is evaluated in order\n"
     "at its own time.  The language and the JSON are described in docs/rules.md.\n\n"
+    "The text report puts the verdict first, then what is not OK grouped by object\n"
+    "with the fix for this node's devices, then one line for what passed; it wraps\n"
+    "at the terminal's width (COLUMNS, else the terminal's, else 80) and its last\n"
+    "line is \"N passed, N failed (...), N unknown, N skipped: STATUS\".\n\n"
     "Exit status (Nagios plugin convention, for NHC, Nagios, Icinga and Slurm):\n"
     "  0 OK, 1 WARNING (a warning rule fails), 2 CRITICAL (a critical rule fails),\n"
     "  3 UNKNOWN (a rule could not be decided, a profile's required RDMA device is\n"
@@ -66,11 +70,8 @@ static const char check_usage[] =
     "                             machine; none: only this check's samples)\n" TERM_HELP_COLOR
     "  -q, --quiet                only what is not OK (no fix text), and the summary\n"
     "  -v, --verbose              every rule of every object in profile order, skipped\n"
-    "                             ones too, with its doc, and the profiles' parameters\n"
-    "The text report puts the verdict first, then what is not OK grouped by object\n"
-    "with the fix for this node's devices, then one line for what passed; it wraps\n"
-    "at the terminal's width (COLUMNS, else the terminal's, else 80) and its last\n"
-    "line is \"N passed, N failed (...), N unknown, N skipped: STATUS\".\n" COMMON_OPTIONS_HELP;
+    "                             ones too, with its doc, and the profiles' "
+    "parameters\n" COMMON_OPTIONS_HELP;
 
 struct check_opts {
 	bool json, nfd, verbose, quiet;

@@ -43,8 +43,10 @@ int status_serve_render(void *arg, struct strbuf *out)
 	struct status_serve *ss = arg;
 	struct daemon *d = ss->d;
 	struct am_status am;
-	int r;
+	int r, refresh_s = (int)((d->cfg->interval_ns + 999999999LL) / 1000000000LL);
 
+	if (refresh_s < STATUS_PAGE_REFRESH_S)
+		refresh_s = STATUS_PAGE_REFRESH_S;
 	/* a copy under the pusher's own lock, taken outside the model's: never both at once */
 	am_get_status(ss->as->am, &am);
 	pthread_mutex_lock(&d->lock);
@@ -71,6 +73,8 @@ int status_serve_render(void *arg, struct strbuf *out)
 				 .failures = ss->rs->st.reload_failures,
 				 .error = ss->rs->reload_error },
 		     .hist = &ss->hist,
+		     /* rendered once per poll: reloading faster than that shows nothing new */
+		     .refresh_s = refresh_s,
 		 });
 	pthread_mutex_unlock(&d->lock);
 	if (r) {
