@@ -18,7 +18,8 @@ set -eu
 #          busybox-static, kmod, cpio, perftest, ibverbs-utils (vm: guests run
 #          the host's binaries), librsvg2-bin (the SVG is rendered),
 #          prometheus-node-exporter (bench-quick compares against it)
-#          openssl (certificates), apache2-utils (htpasswd), wrk (HTTP load)
+#          openssl (certificates), apache2-utils (htpasswd), wrk (HTTP load),
+#          chromium (the status page rendered headless, e2e)
 #   BENCH  `make bench`: hyperfine on top
 #   FUZZ   `make fuzz`: libFuzzer's runtime for Debian 12's clang (14)
 BUILD="meson ninja-build pkg-config gcc libc6-dev python3 libmnl-dev libnl-3-dev
@@ -28,7 +29,7 @@ libcrypt-dev libcap-ng-dev"
 RUN="rdma-core"
 TEST="libcmocka-dev curl iproute2 ethtool prometheus prometheus-alertmanager
 prometheus-node-exporter jq qemu-system-x86 busybox-static kmod cpio perftest ibverbs-utils
-librsvg2-bin openssl apache2-utils wrk"
+librsvg2-bin openssl apache2-utils wrk chromium"
 BENCH="hyperfine"
 # make deb (debian/control's Build-Depends beyond BUILD) and the deploy tests
 # (lintian, systemd-analyze and the /bin/kill the unit reloads with, manifest YAML, man pages)

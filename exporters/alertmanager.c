@@ -27,7 +27,8 @@ struct am_stats {
 	uint64_t sent, errors;
 	double latency_sum;
 	uint64_t latency_count;
-	int64_t last_success_ns;
+	int64_t last_success_ns, last_error_ns;
+	char last_error[128];
 };
 
 struct am_pusher {
@@ -194,6 +195,13 @@ static bool post(struct am_pusher *p, CURL *c, int u, const struct batch *b)
 		p->st[u].last_success_ns = real_ns();
 	} else {
 		p->st[u].errors++;
+		p->st[u].last_error_ns = real_ns();
+		if (r != CURLE_OK)
+			snprintf(p->st[u].last_error, sizeof(p->st[u].last_error), "%s",
+				 curl_easy_strerror(r));
+		else
+			snprintf(p->st[u].last_error, sizeof(p->st[u].last_error), "HTTP %ld",
+				 code);
 	}
 	pthread_mutex_unlock(&p->lock);
 	if (r != CURLE_OK)
@@ -369,6 +377,29 @@ void am_render_metrics(struct am_pusher *p, struct strbuf *sb)
 	prom_family(sb, "rocewatch_alertmanager_queue_length", "gauge",
 		    "Alert batches waiting to be delivered.");
 	prom_sample1_u64(sb, "rocewatch_alertmanager_queue_length", NULL, NULL, p->queued);
+	pthread_mutex_unlock(&p->lock);
+}
+
+void am_get_status(struct am_pusher *p, struct am_status *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	out->n_urls = p->cfg.n_urls;
+	for (int u = 0; u < p->cfg.n_urls; u++) {
+		const struct am_stats *s = &p->st[u];
+		struct am_url_status *o = &out->u[u];
+
+		o->url = p->cfg.urls[u];
+		o->sent = s->sent;
+		o->errors = s->errors;
+		o->last_success_ns = s->last_success_ns;
+		o->last_error_ns = s->last_error_ns;
+		memcpy(o->last_error, s->last_error, sizeof(o->last_error));
+	}
+	out->queued = p->queued;
+	out->dropped = p->dropped;
 	pthread_mutex_unlock(&p->lock);
 }
 

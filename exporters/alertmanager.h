@@ -27,10 +27,27 @@ struct am_config {
 
 struct am_pusher;
 
+/* Where deliveries to one Alertmanager stand (the status page). */
+struct am_url_status {
+	const char *url; /* as given; lives as long as the pusher's configuration */
+	uint64_t sent, errors;
+	int64_t last_success_ns, last_error_ns; /* realtime; 0: never */
+	char last_error[128];			/* "HTTP 500", curl's text; "" if none */
+};
+
+struct am_status {
+	struct am_url_status u[AM_MAX_URLS];
+	int n_urls;
+	size_t queued;
+	uint64_t dropped;
+};
+
 int am_start(struct am_pusher **out, const struct am_config *cfg, char *err, size_t errlen);
 /* After an evaluation: enqueue what is due (new, resend, resolved). */
 void am_submit(struct am_pusher *p, struct alert_table *t, int64_t now);
 void am_render_metrics(struct am_pusher *p, struct strbuf *sb);
+/* A copy of the delivery state, taken under the pusher's lock (NULL p: no URLs). */
+void am_get_status(struct am_pusher *p, struct am_status *out);
 void am_stop(struct am_pusher *p);
 
 /* The v2 JSON body for a set of alerts (exposed for tests). */

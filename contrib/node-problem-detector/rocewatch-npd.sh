@@ -11,7 +11,7 @@ out=$("$ROCEWATCH" check --format text --color never "$@" 2>&1)
 rc=$?
 # the last line: "N passed, N failed (...), N unknown, N skipped: STATUS"
 last=$(printf '%s\n' "$out" | tail -n 1)
-failing=$(printf '%s\n' "$out" | awk '$1 == "fail" && $2 == "critical" { printf "%s%s", sep, $3; sep = " " }')
+failing=$(printf '%s\n' "$out" | awk '/^  fail +critical +[^ ]/ { printf "%s%s", sep, $3; sep = " " }')
 case $rc in
 0 | 1)
 	echo "rocewatch check: $last"

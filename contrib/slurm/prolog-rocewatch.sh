@@ -68,8 +68,9 @@ else
 	out=$("$ROCEWATCH" check --color never $ROCEWATCH_ARGS 2>&1)
 fi
 rc=$?
-# the failing and undecided rules, for the drain reason (text report: "  fail  critical  rule ...")
-rules=$(printf '%s\n' "$out" | awk '$1 == "fail" || $1 == "unknown" { print $3 }' |
+# the failing and undecided rules, for the drain reason (text report rows:
+# "  fail     critical  rule ..."; a wrapped fix text may start a line with "fail" too)
+rules=$(printf '%s\n' "$out" | awk '/^  (fail|unknown) +(critical|warning|info) +[^ ]/ { print $3 }' |
 	sort -u | head -5 | tr '\n' ' ' | sed 's/ $//')
 case $rc in
 0) exit 0 ;;

@@ -210,44 +210,6 @@ int alerts_serve_render_json(void *arg, struct strbuf *out)
 	return 200;
 }
 
-void alerts_serve_render_html(struct alerts_serve *as, struct strbuf *out)
-{
-	size_t firing = alerts_count(&as->t, ALERT_FIRING);
-
-	sb_printf(out,
-		  "<h2>Alerts</h2>\n<p id=\"alert-summary\">%zu firing, %zu pending "
-		  "(<a href=\"/api/v1/alerts\">/api/v1/alerts</a>).</p>\n",
-		  firing, alerts_count(&as->t, ALERT_PENDING));
-	if (!firing)
-		return;
-	sb_puts(out, "<table id=\"alerts\"><tr><th>alert</th><th>severity</th><th>object</th>"
-		     "<th>since</th><th>summary</th></tr>\n");
-	for (size_t i = 0; i < as->t.n; i++) {
-		const struct alert *a = &as->t.a[i];
-		char ts[40];
-
-		if (a->state != ALERT_FIRING)
-			continue;
-		format_rfc3339(a->fired_at, ts, sizeof(ts));
-		sb_puts(out, "<tr class=\"fail\"><td>");
-		sb_html_escape(out, a->alertname);
-		sb_puts(out, "</td><td>");
-		sb_html_escape(out, a->severity);
-		sb_puts(out, "</td><td>");
-		sb_html_escape(out, a->device[0] ? a->device : "node");
-		if (a->port[0]) {
-			sb_putc(out, '/');
-			sb_html_escape(out, a->port);
-		}
-		sb_puts(out, "</td><td>");
-		sb_puts(out, ts);
-		sb_puts(out, "</td><td>");
-		sb_html_escape(out, a->summary);
-		sb_puts(out, "</td></tr>\n");
-	}
-	sb_puts(out, "</table>\n");
-}
-
 void alerts_serve_fini(struct alerts_serve *as)
 {
 	am_stop(as->am);

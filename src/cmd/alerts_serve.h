@@ -2,8 +2,8 @@
 /*
  * Alerts inside `serve`: after the rules hook has evaluated, the rule results
  * advance the alert state machine (rules/alerts.c); firing alerts go to
- * /metrics, /api/v1/alerts and the status page, are pushed to Alertmanager
- * (exporters/alertmanager.c) and start an incident capture when recording.
+ * /metrics, /api/v1/alerts and the status page (status_serve.c reads the table), are pushed to
+ * Alertmanager (exporters/alertmanager.c) and start an incident capture when recording.
  */
 #ifndef ROCEWATCH_ALERTS_SERVE_H
 #define ROCEWATCH_ALERTS_SERVE_H
@@ -57,8 +57,6 @@ int alerts_serve_start(struct alerts_serve *as, struct daemon *d, struct rules_s
 		       struct recorder *rec, int port);
 /* GET /api/v1/alerts (render callback; arg is the alerts_serve, d->lock taken inside). */
 int alerts_serve_render_json(void *arg, struct strbuf *out);
-/* The firing/pending table for the status page (model lock held by the caller). */
-void alerts_serve_render_html(struct alerts_serve *as, struct strbuf *out);
 void alerts_serve_fini(struct alerts_serve *as);
 
 #endif

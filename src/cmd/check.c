@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "daemon.h"
+#include "term.h"
 #include "util.h"
 
 enum {
@@ -32,7 +33,8 @@ enum {
 
 static const char check_usage[] =
     "Usage: rocewatch check [--profile NAME|FILE]... [--param KEY=VALUE]...\n"
-    "                       [--format text|json|nfd] [--serve URL|none] [--from FILE] [OPTIONS]\n\n"
+    "                       [--format text|json|nfd] [-j] [-q|-v] [--serve URL|none]\n"
+    "                       [--from FILE] [OPTIONS]\n\n"
     "Collect once, evaluate the rule profiles, print a report and exit.  When a rule\n"
     "uses rate(), increase() or delta(), a second sample of the counters is taken\n"
     "--interval later; such a rule (\"no retries in 5m\") is then decided on what\n"
@@ -44,6 +46,10 @@ static const char check_usage[] =
     "rest on this check's samples.  Configuration is always read by check itself.\n"
     "With --from and a JSON array of snapshots, every sample is evaluated in order\n"
     "at its own time.  The language and the JSON are described in docs/rules.md.\n\n"
+    "The text report puts the verdict first, then what is not OK grouped by object\n"
+    "with the fix for this node's devices, then one line for what passed; it wraps\n"
+    "at the terminal's width (COLUMNS, else the terminal's, else 80) and its last\n"
+    "line is \"N passed, N failed (...), N unknown, N skipped: STATUS\".\n\n"
     "Exit status (Nagios plugin convention, for NHC, Nagios, Icinga and Slurm):\n"
     "  0 OK, 1 WARNING (a warning rule fails), 2 CRITICAL (a critical rule fails),\n"
     "  3 UNKNOWN (a rule could not be decided, a profile's required RDMA device is\n"
@@ -56,47 +62,50 @@ static const char check_usage[] =
     "  --param KEY=VALUE          override a profile parameter (repeatable)\n"
     "  --format text|json|nfd     report format (default text); nfd: a Node Feature\n"
     "                             Discovery feature file (roce-ready, status, ...)\n"
+    "  -j                         same as --format json\n"
     "  --interval DURATION        gap between the two counter samples (default 100ms:\n"
     "                             a pre-flight check must not hold up a job start)\n"
     "  --serve URL|none           take counter rules from the rocewatch serve at URL\n"
     "                             (default " CHECK_SERVE_DEFAULT_URL " when reading this\n"
-    "                             machine; none: only this check's samples)\n"
-    "  --color auto|always|never  colour the text report (default auto: on a terminal,\n"
-    "                             unless NO_COLOR is set)\n"
-    "  -v, --verbose              also list skipped rules, and the doc of every "
-    "rule\n" COMMON_OPTIONS_HELP;
+    "                             machine; none: only this check's samples)\n" TERM_HELP_COLOR
+    "  -q, --quiet                only what is not OK (no fix text), and the summary\n"
+    "  -v, --verbose              every rule of every object in profile order, skipped\n"
+    "                             ones too, with its doc, and the profiles' "
+    "parameters\n" COMMON_OPTIONS_HELP;
 
 struct check_opts {
-	bool json, nfd, color, verbose;
+	bool json, nfd, verbose, quiet;
+	enum term_color color;
 };
 
-static const char *col(const struct check_opts *o, const char *code)
-{
-	return o->color ? code : "";
-}
+/*
+ * The text report, in sections: the verdict and what it rests on, what is
+ * not OK grouped by object, the objects the profiles do not apply to, one
+ * line for what passed, and the Nagios summary last (scripts read the last
+ * line).  A new section (a job's view) joins print_text()'s list.
+ */
+struct report {
+	struct term t;
+	const struct check_opts *o;
+	const struct rules_engine *e;
+	const struct node_model *m;
+	const struct rule_result *res;
+	size_t n;
+	bool multi; /* several profiles: rules are named profile/rule */
+	int wname;  /* the name column: the longest name shown */
+	bool table; /* every row's text fits beside its name: one line per rule */
+};
 
-#define C_RESET "\033[0m"
-#define C_BOLD	"\033[1m"
-#define C_RED	"\033[31m"
-#define C_GREEN "\033[32m"
-#define C_YEL	"\033[33m"
-#define C_MAG	"\033[35m"
-#define C_DIM	"\033[2m"
+/* Columns before the rule name: "  unknown  critical  " */
+#define ROW_NAME_COL 21
+/* Lines without a rule: "  pass     text" */
+#define LINE_TEXT_COL 11
+/* Prose (a rule's doc) is hard to read in longer lines, as man(1) knows. */
+#define DOC_MAX_COLS 100
 
-static const char *outcome_color(const struct rule_result *x)
+static bool is_problem(const struct rule_result *x)
 {
-	switch (x->outcome) {
-	case RULE_PASS:
-		return C_GREEN;
-	case RULE_FAIL:
-		return x->rule->severity == SEV_CRITICAL  ? C_RED
-		       : x->rule->severity == SEV_WARNING ? C_YEL
-							  : "";
-	case RULE_UNKNOWN:
-		return C_MAG;
-	default:
-		return C_DIM;
-	}
+	return x->outcome == RULE_FAIL || x->outcome == RULE_UNKNOWN;
 }
 
 static bool same_object(const struct rule_result *x, enum obj_kind k, const struct object *o)
@@ -108,155 +117,346 @@ static bool same_object(const struct rule_result *x, enum obj_kind k, const stru
 	return x->port == o->port && !strcmp(x->device, o->name);
 }
 
-static bool visible(const struct check_opts *o, const struct rule_result *x)
+static bool shown(const struct report *rp, const struct rule_result *x)
 {
-	return o->verbose || (x->outcome != RULE_SKIP && x->outcome != RULE__OUTCOMES);
+	if (rp->o->verbose)
+		return x->outcome != RULE__OUTCOMES;
+	return is_problem(x);
 }
 
-/* A doc, indented under its row. */
-static void print_doc(const char *doc, int indent)
+static void rule_name(const struct report *rp, const struct rule_result *x, char *buf, size_t len)
 {
-	const char *p = doc;
-
-	while (*p) {
-		const char *nl = strchr(p, '\n');
-		int len = nl ? (int)(nl - p) : (int)strlen(p);
-
-		if (len)
-			printf("%*s%.*s\n", indent, "", len, p);
-		else if (nl && nl[1])
-			putchar('\n');
-		p += len + (nl ? 1 : 0);
-	}
+	if (rp->multi)
+		snprintf(buf, len, "%s/%s", x->rule->profile, x->rule->name);
+	else
+		snprintf(buf, len, "%s", x->rule->name);
 }
 
-static void print_header(const struct check_opts *o, const struct node_model *m, enum obj_kind k,
-			 const struct object *ob)
+static void object_label(const struct node_model *m, enum obj_kind k, const struct object *ob,
+			 char *buf, size_t len)
 {
 	if (k == OBJ_NODE)
-		printf("\n%snode %s%s\n", col(o, C_BOLD), m->host, col(o, C_RESET));
+		snprintf(buf, len, "node %s", m->host);
 	else if (k == OBJ_NETDEV)
-		printf("\n%snetdev %s%s\n", col(o, C_BOLD), ob->name, col(o, C_RESET));
+		snprintf(buf, len, "netdev %s", ob->name);
 	else
-		printf("\n%srdma_port %s/%u%s%s%s%s\n", col(o, C_BOLD), ob->name, ob->port,
-		       ob->netdev ? " (" : "", ob->netdev ? ob->netdev->name : "",
-		       ob->netdev ? ")" : "", col(o, C_RESET));
+		snprintf(buf, len, "rdma_port %s/%u%s%s%s", ob->name, ob->port,
+			 ob->netdev ? " (" : "", ob->netdev ? ob->netdev->name : "",
+			 ob->netdev ? ")" : "");
 }
 
-static void print_object(const struct check_opts *o, const struct rules_engine *e,
-			 const struct node_model *m, enum obj_kind k, const struct object *ob,
-			 int wname, bool multi)
+static void print_header(struct report *rp, enum obj_kind k, const struct object *ob)
 {
-	const struct rule_result *res;
-	size_t n = rules_results(e, &res);
+	char label[RW_NAME_MAX * 2 + 32];
+
+	object_label(rp->m, k, ob, label, sizeof(label));
+	term_newline(&rp->t);
+	term_code(&rp->t, TERM_BOLD);
+	term_printf(&rp->t, "%s", label);
+	term_code(&rp->t, TERM_RESET);
+	term_newline(&rp->t);
+}
+
+/*
+ * The first problem result of x's rule: a rule has one scope and its results
+ * come in model order, the order the report prints objects in, so this is
+ * where its doc was printed.
+ */
+static const struct rule_result *first_problem(const struct report *rp, const struct rule_result *x)
+{
+	for (size_t i = 0; i < rp->n; i++)
+		if (rp->res[i].rule == x->rule && is_problem(&rp->res[i]))
+			return &rp->res[i];
+	return x;
+}
+
+static const char *row_text(const struct rule_result *x)
+{
+	return x->outcome == RULE_SKIP || x->outcome == RULE_UNKNOWN ? x->reason : x->summary;
+}
+
+/* "  fail     critical  rule  summary", or the text under the name (not a table). */
+static void print_row(struct report *rp, const struct rule_result *x)
+{
+	struct term *t = &rp->t;
+	const char *text = row_text(x);
+	int textcol = ROW_NAME_COL + rp->wname + 2, width;
+	char name[160], doc[4096];
+
+	rule_name(rp, x, name, sizeof(name));
+	term_printf(t, "  ");
+	term_code(t, term_outcome_color(x->outcome, x->rule->severity));
+	term_printf(t, "%-7s", rule_outcome_name(x->outcome));
+	term_code(t, TERM_RESET);
+	term_printf(t, "  %-8s  %s", rule_severity_name(x->rule->severity), name);
+	if (!text[0]) {
+		term_newline(t);
+	} else if (rp->table) {
+		term_pad_to(t, textcol);
+		term_wrap(t, textcol, text, false);
+	} else {
+		term_newline(t);
+		term_pad_to(t, ROW_NAME_COL);
+		term_wrap(t, ROW_NAME_COL, text, false);
+	}
+	if (x->outcome == RULE_UNKNOWN && x->summary[0] && rp->o->verbose) {
+		term_pad_to(t, ROW_NAME_COL);
+		term_wrap(t, ROW_NAME_COL, x->summary, false);
+	}
+	if (rp->o->quiet || !x->rule->doc[0] || (!is_problem(x) && !rp->o->verbose))
+		return;
+	if (!rp->o->verbose && first_problem(rp, x) != x) {
+		const struct rule_result *f = first_problem(rp, x);
+		char label[RW_NAME_MAX * 2 + 32];
+
+		/* eight NICs with one wrong setting: the fix once, not eight times */
+		snprintf(label, sizeof(label), "%s%s%s", obj_kind_name(f->kind),
+			 f->kind == OBJ_NODE ? "" : " ", f->device);
+		term_code(t, TERM_DIM);
+		term_printf(t, "%*sfix: as for %s above", ROW_NAME_COL, "", label);
+		term_code(t, TERM_RESET);
+		term_newline(t);
+		return;
+	}
+	/* the fix hints name this netdev and device, not IF and DEV */
+	rules_doc_for(x, rp->m, doc, sizeof(doc));
+	term_code(t, TERM_DIM);
+	width = t->width;
+	if (t->width > DOC_MAX_COLS)
+		t->width = DOC_MAX_COLS;
+	term_pad_to(t, ROW_NAME_COL);
+	term_wrap(t, ROW_NAME_COL, doc, true);
+	t->width = width;
+	term_code(t, TERM_RESET);
+}
+
+static int severity_rank(const struct rule_result *x)
+{
+	if (x->outcome == RULE_FAIL)
+		return (int)x->rule->severity; /* critical, warning, info */
+	return x->outcome == RULE_UNKNOWN ? 3 : 4;
+}
+
+/* One object's rows: failures (worst first) then unknowns, or every row with -v. */
+static void print_object(struct report *rp, enum obj_kind k, const struct object *ob)
+{
 	bool header = false;
-	char name[160];
 
-	for (size_t i = 0; i < n; i++) {
-		const struct rule_result *x = &res[i];
+	for (int rank = 0; rank <= 4; rank++) {
+		for (size_t i = 0; i < rp->n; i++) {
+			const struct rule_result *x = &rp->res[i];
 
-		if (!same_object(x, k, ob) || !visible(o, x))
-			continue;
-		if (!header) {
-			print_header(o, m, k, ob);
-			header = true;
+			if (!same_object(x, k, ob) || !shown(rp, x))
+				continue;
+			/* -v: the profile's order, as the rules are written */
+			if (!rp->o->verbose && severity_rank(x) != rank)
+				continue;
+			if (!header) {
+				print_header(rp, k, ob);
+				header = true;
+			}
+			print_row(rp, x);
 		}
-		printf("  %s%-7s%s  %-8s  ", col(o, outcome_color(x)),
-		       rule_outcome_name(x->outcome), col(o, C_RESET),
-		       rule_severity_name(x->rule->severity));
-		if (multi)
-			snprintf(name, sizeof(name), "%s/%s", x->rule->profile, x->rule->name);
-		printf("%-*s  %s\n", wname, multi ? name : x->rule->name,
-		       x->outcome == RULE_SKIP || x->outcome == RULE_UNKNOWN ? x->reason
-									     : x->summary);
-		if (x->outcome == RULE_UNKNOWN && x->summary[0] && o->verbose)
-			printf("%*s%s\n", 23 + wname, "", x->summary);
-		if ((x->outcome == RULE_FAIL || x->outcome == RULE_UNKNOWN || o->verbose) &&
-		    x->rule->doc[0]) {
-			char doc[4096];
+		if (rp->o->verbose)
+			break;
+	}
+}
 
-			/* the fix hints name this netdev and device, not IF and DEV */
-			rules_doc_for(x, m, doc, sizeof(doc));
-			printf("%s", col(o, C_DIM));
-			print_doc(doc, 21);
-			printf("%s", col(o, C_RESET));
+static void for_each_object(struct report *rp,
+			    void (*fn)(struct report *, enum obj_kind, const struct object *))
+{
+	struct node_model *m = (struct node_model *)rp->m;
+	struct object **objs;
+	size_t nobj;
+
+	fn(rp, OBJ_NODE, &m->node);
+	nobj = model_objects(m, OBJ_NETDEV, &objs);
+	for (size_t i = 0; i < nobj; i++)
+		fn(rp, OBJ_NETDEV, objs[i]);
+	nobj = model_objects(m, OBJ_RDMA_PORT, &objs);
+	for (size_t i = 0; i < nobj; i++)
+		fn(rp, OBJ_RDMA_PORT, objs[i]);
+}
+
+static void section_head(struct report *rp, const struct check_history *h, unsigned samples,
+			 double gap)
+{
+	struct term *t = &rp->t;
+	enum rules_status st = rules_status(rp->e);
+	size_t np = rules_profile_count(rp->e);
+	struct strbuf line = { 0 };
+
+	if (rp->o->quiet)
+		goto requirements;
+	term_printf(t, "rocewatch check on %s: ", rp->m->host);
+	term_code(t, TERM_BOLD);
+	term_code(t, term_status_color(st));
+	term_printf(t, "%s", rules_status_name(st));
+	term_code(t, TERM_RESET);
+	term_newline(t);
+	sb_printf(&line, "profile%s ", np > 1 ? "s" : "");
+	for (size_t p = 0; p < np; p++) {
+		const struct rules_profile_info *pi = rules_profile(rp->e, p);
+
+		sb_printf(&line, "%s%s", p ? ", " : "", pi->name);
+		/* -v: the parameters the rules ran with (--param overrides included) */
+		for (size_t i = 0; rp->o->verbose && i < pi->n_params; i++) {
+			const char *k, *v;
+
+			rules_profile_param(rp->e, p, i, &k, &v);
+			sb_printf(&line, "%s%s=%s%s", i ? " " : " (", k, v,
+				  i + 1 == pi->n_params ? ")" : "");
 		}
 	}
-	if (header || o->verbose)
-		return;
-	/* a port the profile does not apply to (native InfiniBand) says so in one line */
-	for (size_t i = 0; i < n; i++) {
-		const struct rule_result *x = &res[i];
+	if (samples > 1)
+		sb_printf(&line, "; %u samples over %.1f s", samples, gap);
+	term_wrap(t, 2, line.oom ? "profile ?" : line.buf, false);
+	sb_free(&line);
+	/* what the counter rules' verdicts rest on: serve's minutes or our 100 ms */
+	if (h->note[0]) {
+		term_code(t, h->from_serve ? "" : TERM_MAG);
+		term_wrap(t, 2, h->note, false);
+		term_code(t, TERM_RESET);
+	}
+requirements:
+	for (size_t p = 0; p < np; p++) {
+		const struct rules_profile_info *pi = rules_profile(rp->e, p);
+		char req[512];
+
+		for (int k = 0; k < OBJ__COUNT; k++) {
+			if (!pi->requires[k] || pi->requirements_met)
+				continue;
+			snprintf(req, sizeof(req),
+				 "profile %s requires an %s%s%s%s and this node has none", pi->name,
+				 obj_kind_name((enum obj_kind)k),
+				 pi->applies_src[k] ? " where " : "",
+				 pi->applies_src[k] ? pi->applies_src[k] : "",
+				 pi->applies_src[k] ? "," : "");
+			term_code(t, TERM_MAG);
+			term_wrap(t, 2, req, false);
+			term_code(t, TERM_RESET);
+		}
+	}
+}
+
+/* An object no rule of a profile applies to (native InfiniBand) says so in one line. */
+static void outside_profile(struct report *rp, enum obj_kind k, const struct object *ob)
+{
+	char label[RW_NAME_MAX * 2 + 32];
+
+	for (size_t i = 0; i < rp->n; i++) {
+		const struct rule_result *x = &rp->res[i];
 
 		if (!same_object(x, k, ob) || x->outcome != RULE_SKIP ||
 		    strncmp(x->reason, "outside the profile", 19))
 			continue;
-		print_header(o, m, k, ob);
-		printf("  %s%-7s%s  %-8s  %-*s  %s\n", col(o, C_DIM), "skip", col(o, C_RESET), "",
-		       wname, multi ? x->rule->profile : "(all rules)", x->reason);
+		for (size_t j = 0; j < rp->n; j++)
+			if (same_object(&rp->res[j], k, ob) && rp->res[j].outcome != RULE_SKIP)
+				return; /* another profile checks it: its rows say so */
+		object_label(rp->m, k, ob, label, sizeof(label));
+		term_printf(&rp->t, "  ");
+		term_code(&rp->t, TERM_DIM);
+		term_printf(&rp->t, "%-7s", "skip");
+		term_code(&rp->t, TERM_RESET);
+		term_printf(&rp->t, "  %s: ", label);
+		term_wrap(&rp->t, LINE_TEXT_COL, x->reason, false);
 		return;
 	}
+}
+
+/* One line for what passed: how many rules on how many objects of each kind. */
+static void section_passed(struct report *rp, const size_t cnt[RULE__OUTCOMES + 1])
+{
+	struct term *t = &rp->t;
+	size_t objs[OBJ__COUNT] = { 0 };
+	char line[256];
+	struct node_model *m = (struct node_model *)rp->m;
+	struct object **list;
+
+	for (int k = 0; k < OBJ__COUNT; k++) {
+		size_t nobj = k == OBJ_NODE ? 1 : model_objects(m, (enum obj_kind)k, &list);
+
+		for (size_t i = 0; i < nobj; i++) {
+			const struct object *ob = k == OBJ_NODE ? &m->node : list[i];
+
+			for (size_t j = 0; j < rp->n; j++)
+				if (rp->res[j].outcome == RULE_PASS &&
+				    same_object(&rp->res[j], (enum obj_kind)k, ob)) {
+					objs[k]++;
+					break;
+				}
+		}
+	}
+	snprintf(line, sizeof(line),
+		 "%zu rule%s on %s%zu netdev%s, %zu RDMA port%s (-v lists them)", cnt[RULE_PASS],
+		 cnt[RULE_PASS] == 1 ? "" : "s", objs[OBJ_NODE] ? "the node, " : "",
+		 objs[OBJ_NETDEV], objs[OBJ_NETDEV] == 1 ? "" : "s", objs[OBJ_RDMA_PORT],
+		 objs[OBJ_RDMA_PORT] == 1 ? "" : "s");
+	term_newline(t);
+	term_printf(t, "  ");
+	term_code(t, TERM_GREEN);
+	term_printf(t, "%-7s", "pass");
+	term_code(t, TERM_RESET);
+	term_printf(t, "  ");
+	term_wrap(t, LINE_TEXT_COL, line, false);
 }
 
 static void print_text(const struct check_opts *o, const struct rules_engine *e,
 		       const struct node_model *m, unsigned samples, double gap,
 		       const struct check_history *h)
 {
-	const struct rule_result *res;
-	size_t n = rules_results(e, &res), cnt[RULE__OUTCOMES + 1] = { 0 }, crit = 0, warn = 0;
+	struct report rp = { .o = o, .e = e, .m = m, .wname = 4 };
+	size_t cnt[RULE__OUTCOMES + 1] = { 0 }, crit = 0, warn = 0, problems = 0;
 	enum rules_status st = rules_status(e);
-	struct object **objs;
-	size_t nobj;
-	int wname = 4;
-	bool multi = rules_profile_count(e) > 1;
 
-	for (size_t i = 0; i < n; i++) {
-		int l = (int)strlen(res[i].rule->name) +
-			(multi ? (int)strlen(res[i].rule->profile) + 1 : 0);
+	term_init(&rp.t, stdout, o->color);
+	rp.n = rules_results(e, &rp.res);
+	rp.multi = rules_profile_count(e) > 1;
+	for (size_t i = 0; i < rp.n; i++) {
+		const struct rule_result *x = &rp.res[i];
+		char name[160];
 
-		if (l > wname)
-			wname = l;
-		cnt[res[i].outcome]++;
-		if (res[i].outcome == RULE_FAIL)
-			crit += res[i].rule->severity == SEV_CRITICAL,
-			    warn += res[i].rule->severity == SEV_WARNING;
+		cnt[x->outcome]++;
+		problems += is_problem(x);
+		if (x->outcome == RULE_FAIL)
+			crit += x->rule->severity == SEV_CRITICAL,
+			    warn += x->rule->severity == SEV_WARNING;
+		rule_name(&rp, x, name, sizeof(name));
+		if (shown(&rp, x) && (int)strlen(name) > rp.wname)
+			rp.wname = (int)strlen(name);
 	}
-	printf("rocewatch check on %s: ", m->host);
-	for (size_t p = 0; p < rules_profile_count(e); p++)
-		printf("%s%s", p ? ", " : "", rules_profile(e, p)->name);
-	if (samples > 1)
-		printf(" (%u samples over %.1f s)", samples, gap);
-	printf("\n");
-	/* what the counter rules' verdicts rest on: serve's minutes or our 100 ms */
-	if (h->note[0])
-		printf("%s%s%s\n", col(o, h->from_serve ? "" : C_MAG), h->note, col(o, C_RESET));
-	for (size_t p = 0; p < rules_profile_count(e); p++) {
-		const struct rules_profile_info *pi = rules_profile(e, p);
+	/* a table when every row fits the width, else each text under its name */
+	rp.table = true;
+	for (size_t i = 0; i < rp.n && rp.table; i++)
+		rp.table = !shown(&rp, &rp.res[i]) ||
+			   ROW_NAME_COL + rp.wname + 2 +
+				   term_strwidth(row_text(&rp.res[i]), RULE_SUMMARY_MAX) <=
+			       rp.t.width;
+	section_head(&rp, h, samples, gap);
+	/* what is not OK, grouped by object (-v: every rule of every object) */
+	for_each_object(&rp, print_object);
+	if (!o->verbose && !o->quiet) {
+		bool any = false;
 
-		for (int k = 0; k < OBJ__COUNT; k++)
-			if (pi->requires[k] && !pi->requirements_met)
-				printf(
-				    "%sprofile %s requires an %s%s%s%s and this node has none%s\n",
-				    col(o, C_MAG), pi->name, obj_kind_name((enum obj_kind)k),
-				    pi->applies_src[k] ? " where " : "",
-				    pi->applies_src[k] ? pi->applies_src[k] : "",
-				    pi->applies_src[k] ? "," : "", col(o, C_RESET));
+		/* a blank line before the first one only */
+		for (size_t i = 0; i < rp.n && !any; i++)
+			any = rp.res[i].outcome == RULE_SKIP &&
+			      !strncmp(rp.res[i].reason, "outside the profile", 19);
+		if (any)
+			term_newline(&rp.t);
+		for_each_object(&rp, outside_profile);
+		if (cnt[RULE_PASS])
+			section_passed(&rp, cnt);
 	}
-	print_object(o, e, m, OBJ_NODE, &m->node, wname, multi);
-	nobj = model_objects((struct node_model *)m, OBJ_NETDEV, &objs);
-	for (size_t i = 0; i < nobj; i++)
-		print_object(o, e, m, OBJ_NETDEV, objs[i], wname, multi);
-	nobj = model_objects((struct node_model *)m, OBJ_RDMA_PORT, &objs);
-	for (size_t i = 0; i < nobj; i++)
-		print_object(o, e, m, OBJ_RDMA_PORT, objs[i], wname, multi);
-	printf("\n%zu passed, %zu failed (%zu critical, %zu warning), %zu unknown, %zu skipped: "
-	       "%s%s%s\n",
-	       cnt[RULE_PASS], cnt[RULE_FAIL], crit, warn, cnt[RULE_UNKNOWN], cnt[RULE_SKIP],
-	       col(o, st == RULES_OK	     ? C_GREEN
-		      : st == RULES_WARNING  ? C_YEL
-		      : st == RULES_CRITICAL ? C_RED
-					     : C_MAG),
-	       rules_status_name(st), col(o, C_RESET));
+	if (!o->quiet || problems)
+		term_newline(&rp.t);
+	term_printf(
+	    &rp.t, "%zu passed, %zu failed (%zu critical, %zu warning), %zu unknown, %zu skipped: ",
+	    cnt[RULE_PASS], cnt[RULE_FAIL], crit, warn, cnt[RULE_UNKNOWN], cnt[RULE_SKIP]);
+	term_code(&rp.t, term_status_color(st));
+	term_printf(&rp.t, "%s", rules_status_name(st));
+	term_code(&rp.t, TERM_RESET);
+	term_newline(&rp.t);
 }
 
 static int evaluate(struct rules_engine *e, struct daemon *d)
@@ -299,6 +499,7 @@ int cmd_check(int argc, char **argv)
 		{ "color", required_argument, NULL, OPT_COLOR },
 		{ "serve", required_argument, NULL, OPT_SERVE },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ 0 },
 	};
 	struct rw_config cfg;
@@ -308,7 +509,7 @@ int cmd_check(int argc, char **argv)
 	struct check_opts o = { 0 };
 	struct option *opts = cli_options(own);
 	struct daemon *d = NULL;
-	const char *color = "auto", *serve_url = NULL;
+	const char *serve_url = NULL;
 	struct check_history hist = { 0 };
 	bool serve_given = false;
 	char err[512] = "";
@@ -325,7 +526,7 @@ int cmd_check(int argc, char **argv)
 	}
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "hv", opts, &idx)) != -1) {
+	while ((opt = getopt_long(argc, argv, "hvqj", opts, &idx)) != -1) {
 		int64_t ns;
 
 		switch (opt) {
@@ -336,6 +537,13 @@ int cmd_check(int argc, char **argv)
 			goto free_opts;
 		case 'v':
 			o.verbose = true;
+			continue;
+		case 'q':
+			o.quiet = true;
+			continue;
+		case 'j':
+			o.json = true;
+			o.nfd = false;
 			continue;
 		case OPT_PROFILE:
 			if (rules_spec_add_profile(&spec, optarg))
@@ -365,15 +573,13 @@ int cmd_check(int argc, char **argv)
 			o.nfd = !strcmp(optarg, "nfd");
 			continue;
 		case OPT_COLOR:
-			if (strcmp(optarg, "auto") && strcmp(optarg, "always") &&
-			    strcmp(optarg, "never")) {
+			if (term_color_parse(optarg, &o.color)) {
 				fprintf(
 				    stderr,
 				    "rocewatch check: --color: '%s' is not auto, always or never\n",
 				    optarg);
 				goto free_opts;
 			}
-			color = optarg;
 			continue;
 		case OPT_SERVE:
 			if (strcmp(optarg, "none") && strncmp(optarg, "http://", 7) &&
@@ -419,9 +625,10 @@ int cmd_check(int argc, char **argv)
 	/* Reading this machine: a serve on it has the history check lacks. */
 	if (!serve_given && reads_this_machine(&cfg))
 		serve_url = CHECK_SERVE_DEFAULT_URL;
-	/* https://no-color.org: set and not empty disables colour */
-	o.color = !strcmp(color, "always") || (!strcmp(color, "auto") && isatty(STDOUT_FILENO) &&
-					       !(getenv("NO_COLOR") && *getenv("NO_COLOR")));
+	if (o.quiet && o.verbose) {
+		fprintf(stderr, "rocewatch check: -q and -v: one or the other\n");
+		goto free_opts;
+	}
 
 	r = rules_load(&spec, &e, &dg);
 	for (size_t i = 0; i < dg.n; i++) {

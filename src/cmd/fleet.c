@@ -23,6 +23,7 @@
 #include "commands.h"
 #include "engine.h"
 #include "fleet.h"
+#include "term.h"
 #include "fleet_client.h"
 #include "hostlist.h"
 #include "snapshot.h"
@@ -920,7 +921,8 @@ static int fleet_check(int argc, char **argv)
 	struct client_cfg cc = { 0 }, flags = { 0 };
 	struct fleet_http_opts ho;
 	struct pool pool;
-	const char *color = "auto", *client_config = NULL;
+	const char *client_config = NULL;
+	enum term_color color = TERM_COLOR_AUTO;
 	bool slurm = false, flag_insecure = false;
 	size_t n_fleet = 0;
 	int opt, port = FLEET_DEFAULT_PORT, rc = RULES_UNKNOWN, r;
@@ -1058,24 +1060,25 @@ static int fleet_check(int argc, char **argv)
 			fr.max_names = (size_t)u;
 			break;
 		case OPT_COLOR:
-			if (strcmp(optarg, "auto") && strcmp(optarg, "always") &&
-			    strcmp(optarg, "never")) {
+			if (term_color_parse(optarg, &color)) {
 				fprintf(
 				    stderr,
 				    "rocewatch fleet: --color: '%s' is not auto, always or never\n",
 				    optarg);
 				goto out;
 			}
-			color = optarg;
 			break;
 		default:
 			cli_bad_option("fleet check", argv, optind);
 			goto out;
 		}
 	}
-	fr.color = !fr.json &&
-		   (!strcmp(color, "always") || (!strcmp(color, "auto") && isatty(STDOUT_FILENO) &&
-						 !(getenv("NO_COLOR") && *getenv("NO_COLOR"))));
+	if (!fr.json) {
+		struct term t;
+
+		term_init(&t, stdout, color);
+		fr.color = t.color;
+	}
 
 	/* the client: config file, then flags over it */
 	if (client_config && load_client_config(client_config, &cc))

@@ -13,57 +13,24 @@
 
 #include "config.h"
 #include "fleet.h"
+#include "term.h"
 #include "util.h"
-
-#define C_RESET "\033[0m"
-#define C_BOLD	"\033[1m"
-#define C_RED	"\033[31m"
-#define C_GREEN "\033[32m"
-#define C_YEL	"\033[33m"
-#define C_MAG	"\033[35m"
-#define C_DIM	"\033[2m"
 
 static const char *col(const struct fleet_run *fr, const char *c)
 {
 	return fr->color ? c : "";
 }
 
-static const char *outcome_color(enum rule_outcome o, enum rule_severity sev)
-{
-	switch (o) {
-	case RULE_PASS:
-		return C_GREEN;
-	case RULE_FAIL:
-		return sev == SEV_CRITICAL ? C_RED : sev == SEV_WARNING ? C_YEL : "";
-	case RULE_UNKNOWN:
-		return C_MAG;
-	default:
-		return C_DIM;
-	}
-}
-
-static const char *status_color(enum rules_status s)
-{
-	return s == RULES_OK	     ? C_GREEN
-	       : s == RULES_WARNING  ? C_YEL
-	       : s == RULES_CRITICAL ? C_RED
-				     : C_MAG;
-}
-
+/* A rule's doc, reflowed at the terminal's width under its row. */
 static void print_doc(const struct fleet_run *fr, const char *doc, int indent)
 {
-	const char *p = doc;
+	struct term t;
 
-	fputs(col(fr, C_DIM), stdout);
-	while (*p) {
-		const char *nl = strchr(p, '\n');
-		int len = nl ? (int)(nl - p) : (int)strlen(p);
-
-		if (len)
-			printf("%*s%.*s\n", indent, "", len, p);
-		p += len + (nl ? 1 : 0);
-	}
-	fputs(col(fr, C_RESET), stdout);
+	term_init(&t, stdout, fr->color ? TERM_COLOR_ALWAYS : TERM_COLOR_NEVER);
+	term_code(&t, TERM_DIM);
+	term_pad_to(&t, indent);
+	term_wrap(&t, indent, doc, true);
+	term_code(&t, TERM_RESET);
 }
 
 static void rule_label(const struct fleet_result *x, char *buf, size_t len)
@@ -109,14 +76,14 @@ int fleet_report_text(const struct fleet_run *fr)
 		if (nm->answered)
 			continue;
 		if (!header)
-			printf("\n%snodes that did not answer%s\n", col(fr, C_BOLD),
-			       col(fr, C_RESET));
+			printf("\n%snodes that did not answer%s\n", col(fr, TERM_BOLD),
+			       col(fr, TERM_RESET));
 		header = true;
-		printf("  %sunknown%s  %-*s  %s\n", col(fr, C_MAG), col(fr, C_RESET), wnode,
+		printf("  %sunknown%s  %-*s  %s\n", col(fr, TERM_MAG), col(fr, TERM_RESET), wnode,
 		       nm->name, nm->reason);
 	}
 
-	printf("\n%sfleet rules%s\n", col(fr, C_BOLD), col(fr, C_RESET));
+	printf("\n%sfleet rules%s\n", col(fr, TERM_BOLD), col(fr, TERM_RESET));
 	for (size_t i = 0; i < n; i++) {
 		const struct fleet_result *x = &res[i];
 
@@ -133,8 +100,8 @@ int fleet_report_text(const struct fleet_run *fr)
 		else
 			rules_fleet_describe(x, fr->fnodes, fr->max_names, line, sizeof(line));
 		printf("  %s%-7s%s  %-8s  %-*s  %s",
-		       col(fr, outcome_color(x->outcome, x->rule->severity)),
-		       rule_outcome_name(x->outcome), col(fr, C_RESET),
+		       col(fr, term_outcome_color(x->outcome, x->rule->severity)),
+		       rule_outcome_name(x->outcome), col(fr, TERM_RESET),
 		       rule_severity_name(x->rule->severity), wname, label, line);
 		/* the detail names the unknown units; otherwise say why the rule is unknown */
 		if (x->outcome == RULE_UNKNOWN && x->reason[0] && !x->n_unknown)
@@ -155,20 +122,21 @@ int fleet_report_text(const struct fleet_run *fr)
 			if (!nm->evaluated || (nm->status == RULES_OK && !fr->verbose))
 				continue;
 			if (!header) {
-				printf("\n%sper-node rules%s\n", col(fr, C_BOLD), col(fr, C_RESET));
+				printf("\n%sper-node rules%s\n", col(fr, TERM_BOLD),
+				       col(fr, TERM_RESET));
 				header = true;
 			}
 			printf("  %s%-8s%s  %s: %zu passed, %zu failed, %zu unknown, %zu skipped\n",
-			       col(fr, status_color(nm->status)), rules_status_name(nm->status),
-			       col(fr, C_RESET), nm->name, nm->counts[RULE_PASS],
-			       nm->counts[RULE_FAIL], nm->counts[RULE_UNKNOWN],
-			       nm->counts[RULE_SKIP]);
+			       col(fr, term_status_color(nm->status)),
+			       rules_status_name(nm->status), col(fr, TERM_RESET), nm->name,
+			       nm->counts[RULE_PASS], nm->counts[RULE_FAIL],
+			       nm->counts[RULE_UNKNOWN], nm->counts[RULE_SKIP]);
 			for (size_t k = 0; k < nm->n_res; k++) {
 				const struct fleet_node_result *r = &nm->res[k];
 
 				printf("      %s%-7s%s  %-8s  %s%s%s%s  %s\n",
-				       col(fr, outcome_color(r->outcome, r->rule->severity)),
-				       rule_outcome_name(r->outcome), col(fr, C_RESET),
+				       col(fr, term_outcome_color(r->outcome, r->rule->severity)),
+				       rule_outcome_name(r->outcome), col(fr, TERM_RESET),
 				       rule_severity_name(r->rule->severity), r->rule->name,
 				       r->object[0] ? " (" : "", r->object, r->object[0] ? ")" : "",
 				       r->text);
@@ -184,8 +152,8 @@ int fleet_report_text(const struct fleet_run *fr)
 		printf("; per-node: %zu OK, %zu WARNING, %zu CRITICAL, %zu UNKNOWN",
 		       st_count[RULES_OK], st_count[RULES_WARNING], st_count[RULES_CRITICAL],
 		       st_count[RULES_UNKNOWN]);
-	printf(": %s%s%s\n", col(fr, status_color(fr->status)), rules_status_name(fr->status),
-	       col(fr, C_RESET));
+	printf(": %s%s%s\n", col(fr, term_status_color(fr->status)), rules_status_name(fr->status),
+	       col(fr, TERM_RESET));
 	return 0;
 }
 

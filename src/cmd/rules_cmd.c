@@ -19,14 +19,15 @@ enum {
 };
 
 static const char rules_usage[] =
-    "Usage: rocewatch rules lint [--format text|json] FILE...\n"
+    "Usage: rocewatch rules lint [--format text|json] [-j] FILE...\n"
     "       rocewatch rules list [--profile NAME|FILE]... [--param KEY=VALUE]...\n"
-    "                            [--format text|json]\n\n"
+    "                            [--format text|json] [-j]\n\n"
     "lint   parse and type-check rule files; every error is reported as\n"
     "       FILE:LINE:COL.\n"
     "list   show the rules of the profiles (default " RULES_DEFAULT_PROFILE ") with their\n"
     "       parameters as given.  Profile names are looked up in $ROCEWATCH_PROFILE_DIR\n"
-    "       and then in the installed profile directory.\n\n"
+    "       and then in the installed profile directory.\n"
+    "-j is the same as --format json.\n\n"
     "Exit status: 0 the files (lint) or profiles (list) are valid, 1 they are not or\n"
     "cannot be read, 2 bad usage.\n\n"
     "The rule language is described in docs/rules.md.\n";
@@ -278,7 +279,7 @@ int cmd_rules(int argc, char **argv)
 	optind = 1;
 	argc--;
 	argv++;
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "hj", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'h':
 			fputs(rules_usage, stdout);
@@ -304,6 +305,9 @@ int cmd_rules(int argc, char **argv)
 				fprintf(stderr, "rocewatch rules: out of memory\n");
 				goto out;
 			}
+			break;
+		case 'j':
+			json = true;
 			break;
 		case OPT_FORMAT:
 			if (strcmp(optarg, "text") && strcmp(optarg, "json")) {

@@ -109,14 +109,23 @@ void rules_serve_reload(struct rules_serve *rs)
 	/* Parse outside the lock: polls and scrapes go on with the old rules meanwhile. */
 	r = rules_load(&rs->spec, &ne, &dg);
 	log_diags(&dg, false);
-	rules_diags_free(&dg);
 	pthread_mutex_lock(&rs->d->lock);
 	rs->st.reload_ns = real_ns();
+	rs->reloads++;
+	rs->reload_error[0] = '\0';
 	if (r) {
+		/* what the status page shows: the first error, as the log has it */
+		for (size_t i = 0; i < dg.n && !rs->reload_error[0]; i++)
+			if (!dg.d[i].warning)
+				rules_diag_format(&dg.d[i], rs->reload_error,
+						  sizeof(rs->reload_error));
+		if (!rs->reload_error[0])
+			snprintf(rs->reload_error, sizeof(rs->reload_error), "%s", strerror(-r));
 		rs->st.reload_ok = false;
 		rs->st.reload_failures++;
 		rs->d->stats.reloads_failed++;
 		pthread_mutex_unlock(&rs->d->lock);
+		rules_diags_free(&dg);
 		log_err("rules: reload failed, keeping the previous rules");
 		return;
 	}
@@ -124,6 +133,7 @@ void rules_serve_reload(struct rules_serve *rs)
 	rules_adopt_history(ne, old);
 	rs->e = ne;
 	rs->st.reload_ok = true;
+	rules_diags_free(&dg);
 	/* results for /api/v1/checks at once, not at the next poll */
 	if (rs->d->stats.fast_polls)
 		rules_evaluate(ne, &rs->d->m, model_ns(&rs->d->m));

@@ -37,6 +37,9 @@ struct rules_serve {
 	struct prom_rules_state st;
 	struct daemon *d;
 	bool announced;
+	/* SIGHUP reloads so far, and the first error of the last one that failed */
+	uint64_t reloads;
+	char reload_error[512];
 };
 
 /* --profile / --param; 0 or -EINVAL (printed). */

@@ -23,6 +23,7 @@
 #include "recorder_rules.h"
 #include "alerts_serve.h"
 #include "rules_serve.h"
+#include "status_serve.h"
 #include "snapshot.h"
 #include "util.h"
 
@@ -32,6 +33,7 @@ enum {
 	DOC_STATE,
 	DOC_CHECKS,
 	DOC_ALERTS,
+	DOC_STATUS,
 };
 
 enum {
@@ -95,7 +97,9 @@ static const char serve_usage[] =
     "capture of the recording (with --record).\n"
     "Exit status: 0 stopped by a signal, 1 could not start (a collector asked for by\n"
     "name, the recording, the listen address taken), 2 bad usage.\n"
-    "Endpoints: / (status page), /metrics, /healthz, /api/v1/state (snapshot JSON),\n"
+    "Endpoints: / (status page: the verdict, what fails and how to fix it, alerts,\n"
+    "the last minutes of pause/retry/CNP/discard rates per RDMA port), /metrics, /healthz, "
+    "/api/v1/state (snapshot JSON),\n"
     "/api/v1/checks (rule results JSON, see docs/rules.md), /api/v1/alerts.\n";
 
 struct serve {
@@ -110,6 +114,7 @@ struct serve {
 	struct recorder_rules rr;
 	struct rules_serve rules;
 	struct alerts_serve alerts;
+	struct status_serve status;
 	const char *telemetry_path; /* --web.telemetry-path */
 	/* --nfd.feature-file: rewritten when it changes or half its expiry is gone */
 	const char *nfd_path;
@@ -232,63 +237,6 @@ static int render_healthz(void *arg, struct strbuf *out)
 	return 200;
 }
 
-static int render_landing(void *arg, struct strbuf *out)
-{
-	struct serve *s = arg;
-	struct node_model *m = &s->d.m;
-
-	sb_puts(out,
-		"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-		"<title>rocewatch</title><style>body{font-family:sans-serif;margin:2em}"
-		"table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .6em}"
-		".fail{color:#b00}.ok{color:#070}.disabled{color:#777}</style></head><body>\n");
-	sb_puts(out, "<h1>rocewatch</h1>\n<p>RoCE fabric configuration validator and telemetry "
-		     "exporter, version ");
-	sb_html_escape(out, ROCEWATCH_VERSION);
-	pthread_mutex_lock(&s->d.lock);
-	sb_puts(out, " on <b>");
-	sb_html_escape(out, m->host);
-	sb_puts(out, "</b>.</p>\n<ul><li><a href=\"");
-	sb_html_escape(out, s->telemetry_path);
-	sb_puts(out, "\">");
-	sb_html_escape(out, s->telemetry_path);
-	sb_puts(out,
-		"</a></li><li><a href=\"/healthz\">/healthz</a></li>"
-		"<li><a href=\"/api/v1/state\">/api/v1/state</a> (snapshot JSON)</li>"
-		"<li><a href=\"/api/v1/checks\">/api/v1/checks</a> (rule results)</li></ul>\n");
-	sb_printf(out, "<p>%zu netdevs, %zu RDMA ports; %llu fast and %llu slow polls.</p>\n",
-		  m->n_netdevs, m->n_ports, (unsigned long long)s->d.stats.fast_polls,
-		  (unsigned long long)s->d.stats.slow_polls);
-	sb_puts(out, "<h2>Collectors</h2>\n<table id=\"collectors\"><tr><th>collector</th>"
-		     "<th>status</th><th>duration</th><th>detail</th></tr>\n");
-	for (int i = 0; i < RW_MAX_COLLECTORS; i++) {
-		const struct collector_status *cs = &m->coll[i];
-		bool ok = cs->enabled && cs->ran && !cs->err;
-
-		if (!cs->name[0])
-			continue;
-		sb_puts(out, "<tr><td>");
-		sb_html_escape(out, cs->name);
-		/* disabled is not failed: grey, not red */
-		sb_printf(out, "</td><td class=\"%s\">%s</td><td>%.3f ms</td><td>",
-			  !cs->enabled ? "disabled"
-			  : ok	       ? "ok"
-				       : "fail",
-			  !cs->enabled ? "disabled"
-			  : ok	       ? "ok"
-			  : cs->ran    ? "failed"
-				       : "pending",
-			  cs->duration * 1e3);
-		sb_html_escape(out, cs->detail);
-		sb_puts(out, "</td></tr>\n");
-	}
-	sb_puts(out, "</table>\n");
-	alerts_serve_render_html(&s->alerts, out);
-	pthread_mutex_unlock(&s->d.lock);
-	sb_puts(out, "</body></html>\n");
-	return 200;
-}
-
 static int publish(struct serve *s)
 {
 	int r;
@@ -304,6 +252,7 @@ static int publish(struct serve *s)
 	http_invalidate(s->http, DOC_STATE);
 	http_invalidate(s->http, DOC_CHECKS);
 	http_invalidate(s->http, DOC_ALERTS);
+	http_invalidate(s->http, DOC_STATUS);
 	return 0;
 }
 
@@ -381,7 +330,8 @@ int cmd_serve(int argc, char **argv)
 		return 1;
 	}
 	struct http_route routes[] = {
-		{ "/", HTTP_GET, "text/html; charset=utf-8", -1, render_landing, s },
+		{ "/", HTTP_GET, "text/html; charset=utf-8", DOC_STATUS, status_serve_render,
+		  &s->status },
 		{ "/metrics", HTTP_GET, "text/plain; version=0.0.4; charset=utf-8", DOC_METRICS,
 		  NULL, NULL },
 		{ "/healthz", HTTP_GET, "text/plain; charset=utf-8", -1, render_healthz, s },
@@ -669,6 +619,9 @@ int cmd_serve(int argc, char **argv)
 							      .render = recorder_render,
 							      .arg = s->rec });
 	}
+	/* before the server answers: GET / reads what it sets up */
+	if (status_serve_start(&s->status, &s->d, &s->rules, &s->alerts, s->telemetry_path))
+		goto fini;
 	r = http_run(s->http, err, sizeof(err));
 	if (r) {
 		fprintf(stderr, "rocewatch serve: %s\n", err);
@@ -676,6 +629,7 @@ int cmd_serve(int argc, char **argv)
 	}
 	if (alerts_serve_start(&s->alerts, &s->d, &s->rules, s->rec, http_port(s->http)))
 		goto fini;
+
 	daemon_install_signals();
 	log_info("listening on %s (port %d, %s%s), polling every %.3f s, configuration every "
 		 "%.3f s; capabilities kept: %s",
@@ -732,6 +686,7 @@ fini:
 	recorder_rules_fini(&s->rr);
 	if (daemon_up)
 		daemon_fini(&s->d);
+	status_serve_fini(&s->status); /* after the daemon: its hook feeds the history */
 	prom_renderer_free(&s->pr);
 	sb_free(&s->metrics);
 	sb_free(&s->nfd_body);

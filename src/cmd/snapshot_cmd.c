@@ -20,7 +20,9 @@ static const char snapshot_usage[] =
     "Exit status: 0 written, 1 the machine or --from FILE cannot be read, or the output\n"
     "not written, 2 bad usage.\n\n"
     "Options:\n"
-    "  -o, --output FILE          write to FILE instead of standard output\n" COMMON_OPTIONS_HELP;
+    "  -o, --output FILE          write to FILE instead of standard output\n"
+    "  -j                         JSON (the only format; taken as every command takes "
+    "it)\n" COMMON_OPTIONS_HELP;
 
 int cmd_snapshot(int argc, char **argv)
 {
@@ -38,7 +40,7 @@ int cmd_snapshot(int argc, char **argv)
 	config_defaults(&cfg);
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "ho:", opts, &idx)) != -1) {
+	while ((opt = getopt_long(argc, argv, "hjo:", opts, &idx)) != -1) {
 		if (opt == 'h') {
 			fputs(snapshot_usage, stdout);
 			cli_print_collectors(stdout);
@@ -49,6 +51,8 @@ int cmd_snapshot(int argc, char **argv)
 			out = optarg;
 			continue;
 		}
+		if (opt == 'j') /* JSON is all it writes */
+			continue;
 		if (opt == '?' || opt == ':') {
 			cli_bad_option("snapshot", argv, optind);
 			goto free_opts;

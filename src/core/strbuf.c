@@ -153,10 +153,10 @@ void sb_label_escape(struct strbuf *sb, const char *s)
 	sb_add(sb, start, (size_t)(s - start));
 }
 
-void sb_html_escape(struct strbuf *sb, const char *s)
+void sb_html_escape_n(struct strbuf *sb, const char *s, size_t n)
 {
-	for (; *s; s++) {
-		switch (*s) {
+	for (size_t i = 0; i < n && s[i]; i++) {
+		switch (s[i]) {
 		case '<':
 			sb_puts(sb, "&lt;");
 			break;
@@ -170,9 +170,14 @@ void sb_html_escape(struct strbuf *sb, const char *s)
 			sb_puts(sb, "&quot;");
 			break;
 		default:
-			sb_putc(sb, *s);
+			sb_putc(sb, s[i]);
 		}
 	}
+}
+
+void sb_html_escape(struct strbuf *sb, const char *s)
+{
+	sb_html_escape_n(sb, s, strlen(s));
 }
 
 void sb_swap(struct strbuf *a, struct strbuf *b)

@@ -27,8 +27,10 @@ void sb_i64(struct strbuf *sb, int64_t v);
 void sb_double(struct strbuf *sb, double v);
 /* Escape for a Prometheus label value: backslash, double quote, newline. */
 void sb_label_escape(struct strbuf *sb, const char *s);
-/* Escape for HTML text. */
+/* Escape for HTML text (and double-quoted attribute values). */
 void sb_html_escape(struct strbuf *sb, const char *s);
+/* The same for the first n bytes of s (or up to its NUL). */
+void sb_html_escape_n(struct strbuf *sb, const char *s, size_t n);
 /* Swap the contents of two buffers. */
 void sb_swap(struct strbuf *a, struct strbuf *b);
 

@@ -5,6 +5,7 @@
 # told (a private namespace: its 127.0.0.1:9479 is ours alone), and says so;
 # once serve is gone it falls back to its own samples and says that too.
 . "$(dirname "$0")/../lib.sh"
+export COLUMNS=250 # whole lines to grep
 need_root
 need_cmd ip iproute2
 need_cmd curl

@@ -8,6 +8,8 @@
 
 FX="$SOURCE_DIR/tests/fixtures/snapshots/rules"
 export NO_COLOR= # tests decide colour themselves
+# whole lines to grep; wrapping at 80 and 160 columns is the goldens' (test-check-golden.sh)
+export COLUMNS=250
 
 # expect_check FIXTURE EXIT "rule@device ..." [extra check args]: the failing set is exactly that
 expect_check() {
@@ -165,18 +167,22 @@ no_rdma() {
 }
 check "no RDMA device with a profile that requires one: exit 3" no_rdma
 
-# text output: a table grouped by object, colour only when asked or on a terminal
+# text output: the verdict first, what is not OK grouped by object with its fix, one line for
+# what passed; colour only when asked or on a terminal
 text_out() {
 	"$ROCEWATCH" check --from "$FX/pfc-0-and-3.json" >"$TMPD/t.txt" || [ $? -eq 2 ]
-	grep -q '^netdev eth2$' "$TMPD/t.txt" &&
-		grep -q '^rdma_port mlx5_0/1 (eth2)$' "$TMPD/t.txt" &&
+	head -n 1 "$TMPD/t.txt" | grep -q '^rocewatch check on gpu-node-07: CRITICAL$' &&
+		grep -q '^netdev eth2$' "$TMPD/t.txt" &&
+		! grep -q '^rdma_port mlx5_0/1 (eth2)$' "$TMPD/t.txt" &&
+		! grep -q '^  pass  .*critical' "$TMPD/t.txt" &&
+		grep -q '^  pass     54 rules on the node, 2 netdevs, 2 RDMA ports (-v lists them)$' "$TMPD/t.txt" &&
 		grep -Eq '^  fail +critical +pfc_only_on_roce_priority +PFC enabled on \{0,3\}, expected only \{3\}$' "$TMPD/t.txt" &&
 		grep -q 'mlnx_qos -i eth2 --pfc' "$TMPD/t.txt" &&
 		! grep -qw 'IF' "$TMPD/t.txt" &&
 		grep -q 'CRITICAL$' "$TMPD/t.txt" &&
 		! grep -q $'\033' "$TMPD/t.txt"
 }
-check "text report grouped by object, doc under the failure, no colour in a pipe" text_out
+check "text report: verdict first, failures by object with the fix, passes in one line, no colour in a pipe" text_out
 # fix hints name the object: IF the netdev, DEV the RDMA device, PORT the port
 hints() {
 	"$ROCEWATCH" check --from "$FX/good.json" --format json >"$TMPD/h.json"
@@ -209,7 +215,7 @@ PY
 }
 check "an IB port next to a RoCE port: its RoCE rules skipped with the reason, exit 0" ib_port
 check "the IB port is one line in the text report" bash -c \
-	"'$ROCEWATCH' check --from '$FX/ib-port.json' | grep -A1 '^rdma_port mlx5_1/1\$' | grep -q 'skip .*(all rules) *outside the profile: it applies to rdma_port where link_layer == \"Ethernet\" (here link_layer=InfiniBand)'"
+	"'$ROCEWATCH' check --from '$FX/ib-port.json' | grep -q '^  skip     rdma_port mlx5_1/1: outside the profile: it applies to rdma_port where link_layer == \"Ethernet\" (here link_layer=InfiniBand)\$'"
 ib_only() {
 	local rc=0
 	"$ROCEWATCH" check --from "$FX/ib-only.json" >"$TMPD/ib.txt" || rc=$?

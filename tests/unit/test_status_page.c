@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The status page without a browser (tests/web/test-status-page.sh renders
+ * it in Chromium): the verdict, a failing rule with its fix for the device,
+ * sparklines once counters moved, "no data" where a counter is absent (not a
+ * flat 0), a failed reload as a banner, and names from the machine escaped.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine.h"
+#include "history.h"
+#include "status_page.h"
+
+#define EVIL "<b>x&y\"</b>"
+
+static const char rules_yaml[] = "profile: t\n"
+				 "params: { min_mtu: 4200 }\n"
+				 "rules:\n"
+				 "  - name: netdev_mtu\n"
+				 "    scope: netdev\n"
+				 "    expr: mtu >= $min_mtu\n"
+				 "    severity: critical\n"
+				 "    summary: \"MTU {mtu}\"\n"
+				 "    doc: |\n"
+				 "      Fix: `ip link set dev IF mtu 9000`\n"
+				 "      on <every> node.\n";
+
+static void poll_model(struct node_model *m, struct history *h, int64_t t, uint64_t pause)
+{
+	struct object *nd = model_netdev(m, EVIL), *p = model_port(m, "mlx5_0", 1);
+
+	field_set_prio(nd, F_NETDEV_PFC_RX_PAUSE, 3, pause);
+	cset_set(&p->cs[CSET_HW], "np_cnp_sent", pause * 2);
+	status_history_feed(h, m, t);
+}
+
+static void renders_verdict_fix_sparklines_and_escapes(void **st)
+{
+	struct rules_spec spec = { 0 };
+	struct rules_diags dg = { 0 };
+	struct rules_engine *e = NULL;
+	struct node_model m;
+	struct history h;
+	struct strbuf out = { 0 };
+	struct object *nd, *p;
+	struct alert_table at;
+	struct am_status am = { 0 };
+	const char *s, *ports;
+
+	(void)st;
+	model_init(&m);
+	snprintf(m.host, sizeof(m.host), "node&1");
+	nd = model_add_netdev(&m, EVIL);
+	field_set_int(nd, F_NETDEV_MTU, 1500);
+	nd->ifindex = 4;
+	p = model_add_port(&m, "mlx5_0", 1);
+	p->ifindex = 4;
+	field_set_str(p, F_PORT_NETDEV, EVIL);
+	model_link_ports(&m);
+	assert_ptr_equal(p->netdev, nd);
+	if (rules_load_buffer("t.yaml", rules_yaml, strlen(rules_yaml), &spec, &e, &dg)) {
+		for (size_t i = 0; i < dg.n; i++)
+			print_error("%s\n", dg.d[i].msg);
+		fail();
+	}
+	assert_int_equal(rules_evaluate(e, &m, 1000000000LL), 0);
+	status_history_init(&h, 1000000000LL);
+	for (int i = 0; i < 4; i++)
+		poll_model(&m, &h, 1000000000LL * (i + 1), 100ULL * (uint64_t)(i * i));
+	alerts_init(&at);
+
+	assert_int_equal(status_page_render(&out,
+					    &(struct status_page_input){
+						.version = "0.1.0",
+						.host = m.host,
+						.telemetry_path = "/metrics",
+						.now_ns = 5000000000LL,
+						.poll_ns = 4000000000LL,
+						.interval_ns = 1000000000LL,
+						.m = &m,
+						.e = e,
+						.alerts = &at,
+						.am = &am,
+						.reload = { .ok = false,
+							    .ns = 4500000000LL,
+							    .reloads = 1,
+							    .failures = 1,
+							    .error = "t.yaml:3:7: <oops>" },
+						.hist = &h,
+					    }),
+			 0);
+	sb_putc(&out, '\0');
+	s = out.buf;
+	assert_non_null(strstr(s, "<span id=\"status\">CRITICAL</span>"));
+	assert_non_null(strstr(s, "<span id=\"host\">node&amp;1</span>"));
+	/* the fix with the device's name, escaped, and the doc's own markup-like text too */
+	assert_non_null(
+	    strstr(s, "<code>ip link set dev &lt;b&gt;x&amp;y&quot;&lt;/b&gt; mtu 9000</code>"));
+	assert_non_null(strstr(s, "on &lt;every&gt; node."));
+	assert_null(strstr(s, EVIL));
+	assert_null(strstr(s, "<every>"));
+	/* the failed reload, its error escaped */
+	assert_non_null(strstr(s, "id=\"reload-failed\""));
+	assert_non_null(strstr(s, "t.yaml:3:7: &lt;oops&gt;"));
+	/* sparklines: pause on priority 3 moved (3 points), CNPs moved, retries absent */
+	ports = strstr(s, "<section id=\"ports\">");
+	assert_non_null(ports);
+	assert_non_null(strstr(ports, "data-chart=\"pause-rx\""));
+	assert_non_null(strstr(strstr(ports, "data-chart=\"pause-rx\""), "data-points=\"3\""));
+	assert_non_null(strstr(strstr(ports, "data-chart=\"cnp\""), "<polyline"));
+	{
+		const char *nodata = strstr(strstr(ports, "data-chart=\"retries\""), "no data");
+
+		/* absent counters are "no data" in their own chart, not a flat line */
+		assert_non_null(nodata);
+		assert_true(nodata < strstr(ports, "data-chart=\"cnp\""));
+	}
+	assert_non_null(strstr(s, "Alertmanager: not configured"));
+	assert_non_null(strstr(s, "</html>\n"));
+
+	sb_free(&out);
+	alerts_free(&at);
+	history_free(&h);
+	rules_free(e);
+	rules_diags_free(&dg);
+	model_free(&m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(renders_verdict_fix_sparklines_and_escapes),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
