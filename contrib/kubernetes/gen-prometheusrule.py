@@ -9,6 +9,7 @@ The output is checked in; tests/deploy/test-k8s.sh regenerates it and fails on a
 difference, so run this after changing a rule file.
 """
 import glob
+import argparse
 import os
 import sys
 
@@ -43,7 +44,11 @@ def rule_files():
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "prometheusrule.yaml")
+    ap = argparse.ArgumentParser(
+        description="Write the PrometheusRule made of contrib/prometheus/*.yml.")
+    ap.add_argument("out", nargs="?", default=os.path.join(HERE, "prometheusrule.yaml"),
+                    help="output file (default: prometheusrule.yaml beside this script)")
+    out = ap.parse_args().out
     groups, sources = [], []
     for name, g in rule_files():
         sources.append(name)
