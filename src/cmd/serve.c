@@ -20,6 +20,7 @@
 #include "commands.h"
 #include "daemon.h"
 #include "privdrop.h"
+#include "probe_responder.h"
 #include "recorder_rules.h"
 #include "alerts_serve.h"
 #include "rules_serve.h"
@@ -57,6 +58,7 @@ enum {
 	OPT_WEB_READ_TIMEOUT,
 	OPT_WEB_MAX_CONNECTIONS,
 	OPT_USER,
+	OPT_PROBE,
 };
 
 static const char serve_usage[] =
@@ -91,6 +93,9 @@ static const char serve_usage[] =
     "                             --collector.ethtool.include ones)\n"
     "  --nfd.feature-file PATH    keep a Node Feature Discovery feature file there\n"
     "                             (roce-ready, status, ...; see check --format nfd)\n"
+    "  --probe                    answer RDMA probes (`rocewatch probe`) on a UD QP\n"
+    "                             of every RoCE port; its QPN and GID at\n"
+    "                             /api/v1/probe (off by default)\n"
     "  --version                  print the version and exit\n" RULES_SERVE_HELP ALERTS_SERVE_HELP
 	COMMON_OPTIONS_HELP
     "\nSignals: SIGTERM/SIGINT stop; SIGHUP reloads rule files; SIGUSR1 writes a\n"
@@ -100,7 +105,8 @@ static const char serve_usage[] =
     "Endpoints: / (status page: the verdict, what fails and how to fix it, alerts,\n"
     "the last minutes of pause/retry/CNP/discard rates per RDMA port), /metrics, /healthz, "
     "/api/v1/state (snapshot JSON),\n"
-    "/api/v1/checks (rule results JSON, see docs/rules.md), /api/v1/alerts.\n";
+    "/api/v1/checks (rule results JSON, see docs/rules.md), /api/v1/alerts,\n"
+    "/api/v1/probe (the probe QPs, with --probe).\n";
 
 struct serve {
 	struct daemon d;
@@ -128,6 +134,8 @@ struct serve {
 	pthread_mutex_t capture_lock;
 	struct http_opts hopts;
 	const char *user;
+	bool probe;
+	struct probe_responder *responder;
 };
 
 /* How long NFD keeps the labels without a rewrite: several slow polls, at least 5 min. */
@@ -178,6 +186,19 @@ static int render_state(void *arg, struct strbuf *out)
 	r = snapshot_write(out, &s->d.m, 1);
 	pthread_mutex_unlock(&s->d.lock);
 	return r ? 500 : 200;
+}
+
+/* GET /api/v1/probe: where `rocewatch probe` on another node sends its probes. */
+static int render_probe(void *arg, struct strbuf *out)
+{
+	struct serve *s = arg;
+
+	if (!s->responder) {
+		sb_puts(out, "{\"error\":\"the probe responder is off: start serve with "
+			     "--probe\"}\n");
+		return 404;
+	}
+	return probe_responder_render(s->responder, out);
 }
 
 /* POST /api/v1/capture: cut a capture file around now (see recorder.h). */
@@ -309,6 +330,7 @@ int cmd_serve(int argc, char **argv)
 		{ "web.read-timeout", required_argument, NULL, OPT_WEB_READ_TIMEOUT },
 		{ "web.max-connections", required_argument, NULL, OPT_WEB_MAX_CONNECTIONS },
 		{ "user", required_argument, NULL, OPT_USER },
+		{ "probe", no_argument, NULL, OPT_PROBE },
 		RULES_SERVE_OPTIONS,
 		ALERTS_SERVE_OPTIONS,
 		{ 0 },
@@ -341,6 +363,7 @@ int cmd_serve(int argc, char **argv)
 		{ "/api/v1/alerts", HTTP_GET, "application/json", DOC_ALERTS,
 		  alerts_serve_render_json, &s->alerts },
 		{ "/api/v1/capture", HTTP_POST, "application/json", -1, render_capture, s },
+		{ "/api/v1/probe", HTTP_GET, "application/json", -1, render_probe, s },
 	};
 
 	config_defaults(&cfg);
@@ -504,6 +527,9 @@ int cmd_serve(int argc, char **argv)
 		case OPT_USER:
 			s->user = optarg;
 			continue;
+		case OPT_PROBE:
+			s->probe = true;
+			continue;
 		case OPT_RULES_PROFILE:
 		case OPT_RULES_PARAM:
 			if (rules_serve_option(&s->rules, opt, optarg))
@@ -582,6 +608,14 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "rocewatch serve: %s\n", err);
 		goto fini;
 	}
+	/* The probe QPs are opened with the privileges of setup (the uverbs nodes, memlock). */
+	if (s->probe) {
+		r = probe_responder_open(&s->responder, err, sizeof(err));
+		if (r) {
+			fprintf(stderr, "rocewatch serve: --probe: %s\n", err);
+			goto fini;
+		}
+	}
 	/* Setup is done and no thread exists yet: keep what the collectors still use. */
 	priv_needs_of(&pn, &cfg, s->d.c_ready, s->user);
 	r = priv_drop(&pn, err, sizeof(err));
@@ -622,6 +656,10 @@ int cmd_serve(int argc, char **argv)
 	/* before the server answers: GET / reads what it sets up */
 	if (status_serve_start(&s->status, &s->d, &s->rules, &s->alerts, s->telemetry_path))
 		goto fini;
+	if (s->responder && probe_responder_run(s->responder, err, sizeof(err))) {
+		fprintf(stderr, "rocewatch serve: --probe: %s\n", err);
+		goto fini;
+	}
 	r = http_run(s->http, err, sizeof(err));
 	if (r) {
 		fprintf(stderr, "rocewatch serve: %s\n", err);
@@ -681,7 +719,8 @@ int cmd_serve(int argc, char **argv)
 	rc = 0;
 fini:
 	http_stop(s->http);
-	alerts_serve_fini(&s->alerts); /* the pusher thread; no poll runs any more */
+	probe_responder_stop(s->responder); /* after HTTP: /api/v1/probe reads it */
+	alerts_serve_fini(&s->alerts);	    /* the pusher thread; no poll runs any more */
 	recorder_close(s->rec); /* after HTTP (POST /api/v1/capture uses it), before the model */
 	recorder_rules_fini(&s->rr);
 	if (daemon_up)
