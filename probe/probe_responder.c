@@ -169,12 +169,6 @@ int probe_responder_open(struct probe_responder **out, char *err, size_t errlen)
 		rc = -ENODEV;
 		goto fail;
 	}
-	rescan(r, true);
-	if (!r->n) {
-		snprintf(err, errlen, "%s", r->err[0] ? r->err : "no probe QP could be opened");
-		rc = -EIO;
-		goto fail;
-	}
 	if (pipe(r->stop_pipe)) {
 		rc = -errno;
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
@@ -189,8 +183,22 @@ fail:
 
 int probe_responder_run(struct probe_responder *r, char *err, size_t errlen)
 {
-	int rc = pthread_create(&r->thr, NULL, thread_main, r);
+	int rc;
 
+	/*
+	 * Opened here, after privileges are dropped: uverbs refuses write()
+	 * commands (rxe posts sends through one) from a process whose
+	 * credentials differ from those that opened the device
+	 * (ib_safe_file_access()), which dropping capabilities changes.
+	 */
+	pthread_mutex_lock(&r->lock);
+	rescan(r, true);
+	pthread_mutex_unlock(&r->lock);
+	if (!r->n) {
+		snprintf(err, errlen, "%s", r->err[0] ? r->err : "no probe QP could be opened");
+		return -EIO;
+	}
+	rc = pthread_create(&r->thr, NULL, thread_main, r);
 	if (rc) {
 		snprintf(err, errlen, "probe responder thread: %s", strerror(rc));
 		return -rc;
@@ -236,15 +244,19 @@ int probe_responder_render(struct probe_responder *r, struct strbuf *out)
 		struct probe_ep_stats st;
 
 		probe_ep_stats(r->eps[i], &st);
-		json_array_append_new(
-		    ports,
-		    json_pack("{s:s, s:i, s:s, s:I, s:I, s:s, s:i, s:i, s:s, s:I, s:I, s:I}",
-			      "device", p->device, "port", (int)p->port, "netdev", p->netdev, "qpn",
-			      (json_int_t)probe_ep_qpn(r->eps[i]), "qkey", (json_int_t)PROBE_QKEY,
-			      "gid", p->gid, "gid_index", p->gid_index, "active_mtu",
-			      (int)p->active_mtu, "state", p->active ? "ACTIVE" : "not active",
-			      "requests", (json_int_t)st.requests, "replies",
-			      (json_int_t)st.replies, "dropped", (json_int_t)st.dropped));
+		json_t *o = json_pack(
+		    "{s:s, s:i, s:s, s:I, s:I, s:s, s:i, s:i, s:s}", "device", p->device, "port",
+		    (int)p->port, "netdev", p->netdev, "qpn", (json_int_t)probe_ep_qpn(r->eps[i]),
+		    "qkey", (json_int_t)PROBE_QKEY, "gid", p->gid, "gid_index", p->gid_index,
+		    "active_mtu", (int)p->active_mtu, "state", p->active ? "ACTIVE" : "not active");
+
+		/* what the responder did: echoed, dropped (no slot, over the MTU), not probes */
+		json_object_set_new(o, "requests", json_integer((json_int_t)st.requests));
+		json_object_set_new(o, "replies", json_integer((json_int_t)st.replies));
+		json_object_set_new(o, "dropped", json_integer((json_int_t)st.dropped));
+		json_object_set_new(o, "not_probes", json_integer((json_int_t)st.bad));
+		json_object_set_new(o, "errors", json_integer((json_int_t)st.errors));
+		json_array_append_new(ports, o);
 	}
 	json_object_set_new(doc, "version", json_integer(PROBE_VERSION));
 	json_object_set_new(doc, "qkey", json_integer(PROBE_QKEY));

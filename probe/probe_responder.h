@@ -20,12 +20,15 @@
 struct probe_responder;
 
 /*
- * Open the ports (as the privileged setup may: before privileges are
- * dropped) without starting the thread.  -ENODEV when there is no RDMA
- * device or no RoCE port with an IPv4 RoCE v2 GID, -errno when none could
- * be opened; err is one line saying why.
+ * Check that there is something to answer on: -ENODEV when there is no
+ * RDMA device or no RoCE port with an IPv4 RoCE v2 GID, -errno when the
+ * devices cannot be opened; err is one line saying why.
  */
 int probe_responder_open(struct probe_responder **out, char *err, size_t errlen);
+/*
+ * Open a probe QP on every port and start the thread: after privileges are
+ * dropped (see probe_responder.c).  -errno when no QP could be opened.
+ */
 int probe_responder_run(struct probe_responder *r, char *err, size_t errlen);
 /* Stop the thread, close every QP and device. */
 void probe_responder_stop(struct probe_responder *r);

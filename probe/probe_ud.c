@@ -27,6 +27,7 @@
 #include <infiniband/verbs.h>
 
 #include "probe_ud.h"
+#include "util.h"
 
 #define N_RECV	 32
 #define N_SEND	 32
@@ -516,10 +517,17 @@ static void answer(struct probe_ep *ep, const struct ibv_wc *wc, uint8_t *slot)
 	}
 	memcpy(slot_send(ep, (unsigned)j), slot + PROBE_GRH_LEN, len);
 	probe_pkt_make_reply(slot_send(ep, (unsigned)j));
-	if (post_send(ep, (unsigned)j, len, ah, wc->src_qp, PROBE_QKEY))
+	r = post_send(ep, (unsigned)j, len, ah, wc->src_qp, PROBE_QKEY);
+	if (r) {
+		char key[96];
+
+		snprintf(key, sizeof(key), "probe:reply:%s/%u", ep->port.device, ep->port.port);
+		rw_log_once(LOG_LVL_WARN, key, "probe: %s/%u: reply to QPN %u: ibv_post_send: %s",
+			    ep->port.device, ep->port.port, wc->src_qp, strerror(-r));
 		ep->st.errors++;
-	else
+	} else {
 		ep->st.replies++;
+	}
 }
 
 struct poll_ctx {

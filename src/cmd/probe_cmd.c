@@ -284,7 +284,7 @@ static bool parse_info(struct peer *p, const struct fleet_req *rq)
 	}
 	ports = json_object_get(doc, "ports");
 	e = json_is_array(ports) ? json_array_get(ports, 0) : NULL;
-	if (!e || json_unpack_ex(e, &je, 0, "{s:s, s:I, s:I, s:s, s?:s, s?:I, s?:I}", "gid", &gid,
+	if (!e || json_unpack_ex(e, &je, 0, "{s:s, s:I, s:I, s?:s, s?:I, s?:I}", "gid", &gid,
 				 "qpn", &qpn, "qkey", &qkey, "device", &dev, "port", &port,
 				 "active_mtu", &mtu)) {
 		const char *why = !json_is_array(ports)	    ? "no \"ports\" array"

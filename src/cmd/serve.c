@@ -608,7 +608,7 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "rocewatch serve: %s\n", err);
 		goto fini;
 	}
-	/* The probe QPs are opened with the privileges of setup (the uverbs nodes, memlock). */
+	/* No RDMA port to answer on is a start-up error, said before anything runs. */
 	if (s->probe) {
 		r = probe_responder_open(&s->responder, err, sizeof(err));
 		if (r) {
