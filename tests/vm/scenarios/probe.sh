@@ -141,6 +141,14 @@ if ((GUEST_ID == 0)); then
 	vm_expect_eq "$(sizes_of "$out" "$peer")" "64:10/10 1024:10/10 4096:10/0" "MTU 1500 on the peer: sent/received per size"
 	[[ $e == *"MTU on the path"*"1024-byte probes come back, 4096-byte probes do not"*"active_mtu is 1024"* ]] ||
 		vm_fail "MTU 1500 on the peer: the diagnosis does not name the MTU on the path: $e"
+	# the text report says the same to a person
+	txt=$VM_OUT/probe-mtu.txt rc=0
+	"$ROCEWATCH" probe --count 10 --wait 3s "$peer" >"$txt" 2>"$txt.err" || rc=$?
+	rw_no_sanitizer_report "$txt.err" "rocewatch probe (text)"
+	vm_expect_eq "$rc $(tail -n 1 "$txt")" "2 1 node: 0 OK, 0 WARNING, 1 CRITICAL, 0 UNKNOWN: CRITICAL" "text report: exit code and summary line"
+	grep -qE '^ +4096 +10 +0 +100\.0% ' "$txt" || vm_fail "text report: no 4096 row with 10 sent, 0 received: $(cat "$txt")"
+	grep -qF "MTU on the path: 1024-byte probes come back, 4096-byte probes do not (the peer's RoCE active_mtu is 1024)" "$txt" ||
+		vm_fail "text report: no MTU diagnosis: $(cat "$txt")"
 else
 	got=$(rw_jq "$out" '[.nodes[0].sizes[] | "\(.size):\(.sent_ok):\(.received)"] | join(" ")')
 	vm_expect_eq "$got" "64:true:10 1024:true:10 4096:false:0" "MTU 1500 here: 4096 not sent"
