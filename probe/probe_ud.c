@@ -56,6 +56,10 @@ struct probe_ep {
 	/* responder: reply address handles by (source GID, traffic class) */
 	struct ah_entry ahs[N_AH];
 	size_t n_ah, next_ah;
+	/* responder: where replies to its own probes go (serve --probe.peers) */
+	uint32_t session;
+	void (*on_reply)(void *arg, const struct probe_hdr *h, bool intact, int64_t t_ns);
+	void *reply_arg;
 	/* prober: the peer */
 	struct ibv_ah *peer_ah;
 	uint32_t peer_qpn, peer_qkey;
@@ -559,7 +563,16 @@ static int handle(struct probe_ep *ep, const struct ibv_wc *wc, struct poll_ctx 
 	if (wc->status == IBV_WC_SUCCESS && wc->byte_len >= PROBE_GRH_LEN + PROBE_HDR_LEN) {
 		uint8_t *slot = slot_recv(ep, (unsigned)wc->wr_id);
 
-		if (pc->responder) {
+		if (pc->responder && slot[PROBE_GRH_LEN + 5] == PROBE_REPLY && ep->on_reply) {
+			struct probe_hdr h;
+			int r = probe_pkt_decode(slot + PROBE_GRH_LEN, wc->byte_len - PROBE_GRH_LEN,
+						 &h);
+
+			if ((!r || r == -EILSEQ) && h.session == ep->session)
+				ep->on_reply(ep->reply_arg, &h, !r, now_ns());
+			else
+				ep->st.bad++;
+		} else if (pc->responder) {
 			answer(ep, wc, slot);
 		} else {
 			struct probe_hdr h;
@@ -651,6 +664,62 @@ int probe_ep_set_peer(struct probe_ep *ep, const uint8_t gid[16], uint32_t qpn, 
 	ep->peer_qpn = qpn;
 	ep->peer_qkey = qkey;
 	return 0;
+}
+
+struct ibv_ah *probe_ep_ah_create(struct probe_ep *ep, const uint8_t gid[16], uint8_t traffic_class,
+				  char *err, size_t errlen)
+{
+	struct ibv_ah *ah = make_ah(ep, gid, traffic_class);
+	char g[48];
+
+	if (!ah) {
+		int e = errno ? errno : EIO;
+
+		inet_ntop(AF_INET6, gid, g, sizeof(g));
+		snprintf(err, errlen, "no address handle to GID %s from %s/%u GID index %d: %s", g,
+			 ep->port.device, ep->port.port, ep->port.gid_index, strerror(e));
+	}
+	return ah;
+}
+
+void probe_ep_ah_destroy(struct ibv_ah *ah)
+{
+	if (ah)
+		ibv_destroy_ah(ah);
+}
+
+unsigned probe_ep_sends_out(const struct probe_ep *ep)
+{
+	return ep->sends_out;
+}
+
+void probe_ep_on_reply(struct probe_ep *ep, uint32_t session,
+		       void (*on_reply)(void *arg, const struct probe_hdr *h, bool intact,
+					int64_t t_ns),
+		       void *arg)
+{
+	ep->session = session;
+	ep->on_reply = on_reply;
+	ep->reply_arg = arg;
+}
+
+int probe_ep_send_to(struct probe_ep *ep, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey,
+		     struct probe_hdr *h)
+{
+	int j;
+
+	if (h->size < PROBE_HDR_LEN || h->size > PROBE_MAX_SIZE)
+		return -EINVAL;
+	if (h->size > ep->port.active_mtu)
+		return -EMSGSIZE;
+	j = free_send_slot(ep);
+	if (j < 0)
+		return -ENOBUFS;
+	h->version = PROBE_VERSION;
+	h->type = PROBE_REQUEST;
+	h->t_send_ns = (uint64_t)now_ns();
+	probe_pkt_encode(slot_send(ep, (unsigned)j), h);
+	return post_send(ep, (unsigned)j, h->size, ah, qpn, qkey);
 }
 
 int probe_ep_send(struct probe_ep *ep, struct probe_hdr *h)

@@ -71,6 +71,25 @@ void probe_ep_stats(const struct probe_ep *ep, struct probe_ep_stats *st);
  */
 int probe_ep_respond(struct probe_ep *ep);
 
+/*
+ * Continuous probing from a responder's endpoint (serve --probe.peers): an
+ * address handle per peer, probes sent to it, and the replies of session
+ * handed to on_reply from probe_ep_respond().  An address handle must be
+ * destroyed before its endpoint is closed, and not while sends may still
+ * use it (probe_ep_sends_out() == 0).
+ */
+struct ibv_ah;
+struct ibv_ah *probe_ep_ah_create(struct probe_ep *ep, const uint8_t gid[16], uint8_t traffic_class,
+				  char *err, size_t errlen);
+void probe_ep_ah_destroy(struct ibv_ah *ah);
+unsigned probe_ep_sends_out(const struct probe_ep *ep);
+int probe_ep_send_to(struct probe_ep *ep, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey,
+		     struct probe_hdr *h);
+void probe_ep_on_reply(struct probe_ep *ep, uint32_t session,
+		       void (*on_reply)(void *arg, const struct probe_hdr *h, bool intact,
+					int64_t t_ns),
+		       void *arg);
+
 /* Prober: where the probes go. */
 int probe_ep_set_peer(struct probe_ep *ep, const uint8_t gid[16], uint32_t qpn, uint32_t qkey,
 		      uint8_t traffic_class, char *err, size_t errlen);

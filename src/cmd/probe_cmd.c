@@ -25,6 +25,7 @@
 #include "engine.h"
 #include "fleet_client.h"
 #include "hostlist.h"
+#include "probe_info.h"
 #include "probe_pkt.h"
 #include "probe_ud.h"
 #include "util.h"
@@ -259,10 +260,8 @@ static int add_peers(struct probe_run *pr, const char *expr, int port)
 /* The peer's probe QP from its /api/v1/probe; false with p->error set. */
 static bool parse_info(struct peer *p, const struct fleet_req *rq)
 {
-	json_error_t je;
-	json_t *doc, *ports, *e;
-	const char *gid = NULL, *dev = "";
-	json_int_t qpn = -1, qkey = -1, port = 0, mtu = 0;
+	struct probe_info pi;
+	char err[256];
 
 	if (rq->err) {
 		if (rq->http_code == 404)
@@ -275,44 +274,17 @@ static bool parse_info(struct peer *p, const struct fleet_req *rq)
 				 rq->errmsg);
 		return false;
 	}
-	doc = json_loadb(rq->body, rq->len, 0, &je);
-	if (!doc || !json_is_object(doc)) {
-		snprintf(p->error, sizeof(p->error), "%s: not rocewatch probe info: %s", p->url,
-			 doc ? "not a JSON object" : je.text);
-		json_decref(doc);
+	if (probe_info_parse(rq->body, rq->len, &pi, err, sizeof(err))) {
+		snprintf(p->error, sizeof(p->error), "%s: %s", p->url, err);
 		return false;
 	}
-	ports = json_object_get(doc, "ports");
-	e = json_is_array(ports) ? json_array_get(ports, 0) : NULL;
-	if (!e || json_unpack_ex(e, &je, 0, "{s:s, s:I, s:I, s?:s, s?:I, s?:I}", "gid", &gid,
-				 "qpn", &qpn, "qkey", &qkey, "device", &dev, "port", &port,
-				 "active_mtu", &mtu)) {
-		const char *why = !json_is_array(ports)	    ? "no \"ports\" array"
-				  : !json_array_size(ports) ? "no probe port (its node has no "
-							      "RoCE port with an IPv4 GID)"
-							    : je.text;
-
-		snprintf(p->error, sizeof(p->error), "%s: not rocewatch probe info: %s", p->url,
-			 why);
-		json_decref(doc);
-		return false;
-	}
-	if (inet_pton(AF_INET6, gid, p->gid_raw) != 1 || qpn <= 0 || qpn > 0xffffff || qkey < 0 ||
-	    qkey > 0xffffffffLL || port < 0 || mtu < 0 || mtu > PROBE_MAX_SIZE) {
-		snprintf(
-		    p->error, sizeof(p->error),
-		    "%s: not rocewatch probe info: GID '%s', QPN %lld, Q_Key %lld out of range",
-		    p->url, gid, (long long)qpn, (long long)qkey);
-		json_decref(doc);
-		return false;
-	}
-	snprintf(p->gid, sizeof(p->gid), "%s", gid);
-	snprintf(p->device, sizeof(p->device), "%s", dev);
-	p->qpn = (uint32_t)qpn;
-	p->qkey = (uint32_t)qkey;
-	p->port = (unsigned)port;
-	p->active_mtu = (unsigned)mtu;
-	json_decref(doc);
+	snprintf(p->gid, sizeof(p->gid), "%s", pi.gid);
+	snprintf(p->device, sizeof(p->device), "%s", pi.device);
+	memcpy(p->gid_raw, pi.gid_raw, sizeof(p->gid_raw));
+	p->qpn = pi.qpn;
+	p->qkey = pi.qkey;
+	p->port = pi.port;
+	p->active_mtu = pi.active_mtu;
 	return true;
 }
 

@@ -21,6 +21,7 @@
 #include "daemon.h"
 #include "privdrop.h"
 #include "probe_responder.h"
+#include "probe_serve.h"
 #include "recorder_rules.h"
 #include "alerts_serve.h"
 #include "rules_serve.h"
@@ -59,6 +60,8 @@ enum {
 	OPT_WEB_MAX_CONNECTIONS,
 	OPT_USER,
 	OPT_PROBE,
+	OPT_PROBE_PEERS,
+	OPT_PROBE_INTERVAL,
 };
 
 static const char serve_usage[] =
@@ -95,7 +98,7 @@ static const char serve_usage[] =
     "                             (roce-ready, status, ...; see check --format nfd)\n"
     "  --probe                    answer RDMA probes (`rocewatch probe`) on a UD QP\n"
     "                             of every RoCE port; its QPN and GID at\n"
-    "                             /api/v1/probe (off by default)\n"
+    "                             /api/v1/probe (off by default)\n" PROBE_SERVE_HELP
     "  --version                  print the version and exit\n" RULES_SERVE_HELP ALERTS_SERVE_HELP
 	COMMON_OPTIONS_HELP
     "\nSignals: SIGTERM/SIGINT stop; SIGHUP reloads rule files; SIGUSR1 writes a\n"
@@ -136,6 +139,7 @@ struct serve {
 	const char *user;
 	bool probe;
 	struct probe_responder *responder;
+	struct probe_serve ps;
 };
 
 /* How long NFD keeps the labels without a rewrite: several slow polls, at least 5 min. */
@@ -331,6 +335,8 @@ int cmd_serve(int argc, char **argv)
 		{ "web.max-connections", required_argument, NULL, OPT_WEB_MAX_CONNECTIONS },
 		{ "user", required_argument, NULL, OPT_USER },
 		{ "probe", no_argument, NULL, OPT_PROBE },
+		{ "probe.peers", required_argument, NULL, OPT_PROBE_PEERS },
+		{ "probe.interval", required_argument, NULL, OPT_PROBE_INTERVAL },
 		RULES_SERVE_OPTIONS,
 		ALERTS_SERVE_OPTIONS,
 		{ 0 },
@@ -368,6 +374,7 @@ int cmd_serve(int argc, char **argv)
 
 	config_defaults(&cfg);
 	alerts_serve_init(&s->alerts);
+	probe_serve_init(&s->ps);
 	s->rec_opts = (struct recorder_opts){
 		.retention_ns = REC_DEFAULT_RETENTION_NS,
 		.max_size = REC_DEFAULT_MAX_SIZE,
@@ -530,6 +537,11 @@ int cmd_serve(int argc, char **argv)
 		case OPT_PROBE:
 			s->probe = true;
 			continue;
+		case OPT_PROBE_PEERS:
+		case OPT_PROBE_INTERVAL:
+			if (probe_serve_option(&s->ps, opt == OPT_PROBE_INTERVAL, optarg))
+				goto free_opts;
+			continue;
 		case OPT_RULES_PROFILE:
 		case OPT_RULES_PARAM:
 			if (rules_serve_option(&s->rules, opt, optarg))
@@ -553,6 +565,11 @@ int cmd_serve(int argc, char **argv)
 	}
 	if (optind < argc) {
 		fprintf(stderr, "rocewatch serve: unexpected argument '%s'\n", argv[optind]);
+		goto free_opts;
+	}
+	if (s->ps.peers.n && !s->probe) {
+		fprintf(stderr, "rocewatch serve: --probe.peers needs --probe (the probes leave "
+				"from the responder's QP)\n");
 		goto free_opts;
 	}
 	if (cfg.config_interval_ns < cfg.interval_ns)
@@ -656,10 +673,24 @@ int cmd_serve(int argc, char **argv)
 	/* before the server answers: GET / reads what it sets up */
 	if (status_serve_start(&s->status, &s->d, &s->rules, &s->alerts, s->telemetry_path))
 		goto fini;
+	if (s->responder && s->ps.peers.n) {
+		int dscp;
+
+		/* the traffic class the jobs use: the profiles' roce_dscp */
+		r = probe_profile_dscp(s->rules.e, &dscp);
+		if (r || (r = probe_serve_setup(&s->ps, s->responder, dscp))) {
+			fprintf(stderr, "rocewatch serve: --probe.peers: %s\n",
+				r == -ENOENT ? "the profiles have no roce_dscp parameter"
+					     : strerror(-r));
+			goto fini;
+		}
+	}
 	if (s->responder && probe_responder_run(s->responder, err, sizeof(err))) {
 		fprintf(stderr, "rocewatch serve: --probe: %s\n", err);
 		goto fini;
 	}
+	if (probe_serve_start(&s->ps, &s->d))
+		goto fini;
 	r = http_run(s->http, err, sizeof(err));
 	if (r) {
 		fprintf(stderr, "rocewatch serve: %s\n", err);
@@ -719,6 +750,8 @@ int cmd_serve(int argc, char **argv)
 	rc = 0;
 fini:
 	http_stop(s->http);
+	probe_serve_fini(&s->ps); /* its thread hands the responder peer info */
+	s->ps.r = NULL;
 	probe_responder_stop(s->responder); /* after HTTP: /api/v1/probe reads it */
 	alerts_serve_fini(&s->alerts);	    /* the pusher thread; no poll runs any more */
 	recorder_close(s->rec); /* after HTTP (POST /api/v1/capture uses it), before the model */
@@ -731,6 +764,7 @@ fini:
 	sb_free(&s->nfd_body);
 	sb_free(&s->nfd_file);
 free_opts:
+	probe_serve_fini(&s->ps);    /* a no-op when done above; the peer list when not */
 	rules_serve_fini(&s->rules); /* after the daemon: its hook points here */
 	if (s->has_rec_ethtool)
 		regfree(&s->rec_ethtool);

@@ -45,7 +45,10 @@ vm_run rdma link add "$dev" type rxe netdev "$if"
 vm_wait_port_active "$dev" 1 30
 vm_wait_until 10 "$dev active_mtu 4096" vm_active_mtu_is "$dev" 4096
 
-RW_SERVE_HOST="" rw_serve_start "$port" --interval 1s --probe
+# guest 0 also probes guest 1 continuously (metrics); guest 1 only answers
+cont=()
+((GUEST_ID == 0)) && cont=(--probe.peers "$PEER_IP" --probe.interval 500ms)
+RW_SERVE_HOST="" rw_serve_start "$port" --interval 1s --probe "${cont[@]}"
 info=$VM_OUT/probe-info.json
 rw_fetch /api/v1/probe "$info"
 got=$(rw_jq "$info" '.ports | length as $n | .[0] | "\($n) \(.device)/\(.port) \(.netdev) \(.gid) \(.qkey) \(.qpn > 0) \(.active_mtu)"')
@@ -76,8 +79,25 @@ if ((GUEST_ID == 0)); then
 	# the responder's own count: every request answered, nothing else arrived
 	curl -sS --max-time 20 -o "$VM_OUT/peer-info-after.json" "http://$peer/api/v1/probe" ||
 		vm_fail "GET http://$peer/api/v1/probe failed"
-	got=$(rw_jq "$VM_OUT/peer-info-after.json" '.ports[0] | "\(.requests) \(.replies) \(.dropped) \(.not_probes) \(.errors)"')
-	vm_expect_eq "$got" "60 60 0 0 0" "the peer's responder: requests, replies, dropped, not probes, errors"
+	# (guest 0's continuous probes arrive there too: at least our 60)
+	got=$(rw_jq "$VM_OUT/peer-info-after.json" '.ports[0] | "\(.requests >= 60) \(.replies == .requests) \(.dropped) \(.not_probes) \(.errors)"')
+	vm_expect_eq "$got" "true true 0 0 0" "the peer's responder: all requests answered, none dropped, nothing else, no errors"
+
+	# continuous mode: every size reaches guest 1, none lost, RTTs in the histogram
+	m=$VM_OUT/metrics-healthy.prom
+	sent4k() { curl -sf "http://127.0.0.1:$port/metrics" >"$m" && (($(rw_metric "$m" roce_probe_sent_total peer="$peer" size=4096) >= 4)); }
+	vm_wait_until 60 "4 continuous probes of 4096 bytes sent" sent4k
+	for size in 64 1024 4096; do
+		vm_expect_eq "$(rw_metric "$m" roce_probe_lost_total peer="$peer" size=$size)" 0 "continuous: $size-byte probes lost"
+		got=$(rw_metric "$m" roce_probe_rtt_seconds_count peer="$peer" size=$size)
+		((got >= 3)) || vm_fail "continuous: only $got RTTs of $size-byte probes in the histogram"
+	done
+	vm_expect_eq "$(rw_metric "$m" roce_probe_peer_up peer="$peer")" 1 "continuous: roce_probe_peer_up"
+	if command -v promtool >/dev/null; then
+		promtool check metrics <"$m" >"$m.promtool" 2>&1 ||
+			vm_fail "promtool check metrics: $(head -c 300 "$m.promtool")"
+	fi
+	vm_log "ok: continuous mode: $(grep -E '^roce_probe_(sent|lost)_total' "$m" | tr '\n' ' ')"
 	vm_expect_eq "$(sizes_of "$out" "$peer")" "64:20/20 1024:20/20 4096:20/20" "healthy path: sent/received per size"
 	got=$(rw_jq "$out" '"\(.status) \(.traffic_class) \(.timestamps) \(.local.device) \(.local.gid)"')
 	vm_expect_eq "$got" "OK 106 software $dev ::ffff:$GUEST_IP" "healthy path: status, traffic class, timestamps, local port"
@@ -118,6 +138,7 @@ if ((GUEST_ID == 0)); then
 	[[ $e == *"cannot read"* ]] || vm_fail "an address nobody answers at: error does not say so: $e"
 	vm_expect_eq "$(sizes_of "$out" "$peer")" "64:5/5 1024:5/5 4096:5/5" "mixed peers: the good one still probed"
 	vm_log "ok: mixed peers: $(rw_jq "$out" '[.nodes[] | "\(.node): \(.error // .diagnoses[0])"] | join("; ")')"
+	# (continuous mode keeps going meanwhile)
 	for p in "${side_pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	side_pids=()
 	vm_mark mixed-done
@@ -149,6 +170,15 @@ if ((GUEST_ID == 0)); then
 	grep -qE '^ +4096 +10 +0 +100\.0% ' "$txt" || vm_fail "text report: no 4096 row with 10 sent, 0 received: $(cat "$txt")"
 	grep -qF "MTU on the path: 1024-byte probes come back, 4096-byte probes do not (the peer's RoCE active_mtu is 1024)" "$txt" ||
 		vm_fail "text report: no MTU diagnosis: $(cat "$txt")"
+	# continuous mode sees it too: 4096-byte probes are lost from now on, 64-byte ones not
+	m=$VM_OUT/metrics-mtu.prom
+	curl -sf "http://127.0.0.1:$port/metrics" >"$m" || vm_fail "GET /metrics failed"
+	l4k=$(rw_metric "$m" roce_probe_lost_total peer="$peer" size=4096)
+	l64=$(rw_metric "$m" roce_probe_lost_total peer="$peer" size=64)
+	lost4k() { curl -sf "http://127.0.0.1:$port/metrics" >"$m" && (($(rw_metric "$m" roce_probe_lost_total peer="$peer" size=4096) >= l4k + 3)); }
+	vm_wait_until 60 "3 more continuous 4096-byte probes lost" lost4k
+	vm_expect_eq "$(rw_metric "$m" roce_probe_lost_total peer="$peer" size=64)" "$l64" "continuous: 64-byte probes lost meanwhile (none more)"
+	vm_log "ok: continuous mode at MTU 1500 on the peer: $(grep -E '^roce_probe_lost_total' "$m" | tr '\n' ' ')"
 else
 	got=$(rw_jq "$out" '[.nodes[0].sizes[] | "\(.size):\(.sent_ok):\(.received)"] | join(" ")')
 	vm_expect_eq "$got" "64:true:10 1024:true:10 4096:false:0" "MTU 1500 here: 4096 not sent"
