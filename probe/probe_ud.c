@@ -64,6 +64,9 @@ struct probe_ep {
 	struct ibv_ah *peer_ah;
 	uint32_t peer_qpn, peer_qkey;
 	struct probe_ep_stats st;
+	/* responder: replies in the current 100 ms window (PROBE_REPLY_RATE) */
+	int64_t window_ns;
+	unsigned window_replies;
 };
 
 static int64_t now_ns(void)
@@ -513,9 +516,14 @@ static void answer(struct probe_ep *ep, const struct ibv_wc *wc, uint8_t *slot)
 		return;
 	}
 	ep->st.requests++;
+	/* A reflector for whoever can reach the port, but a bounded one. */
+	if (now_ns() - ep->window_ns >= 100000000LL) {
+		ep->window_ns = now_ns();
+		ep->window_replies = 0;
+	}
 	/* Larger than our port can send: posting it would put the QP in the error state. */
-	if (len > ep->port.active_mtu || (j = free_send_slot(ep)) < 0 ||
-	    !(ah = reply_ah(ep, gid, tc))) {
+	if (len > ep->port.active_mtu || ep->window_replies >= PROBE_REPLY_RATE / 10 ||
+	    (j = free_send_slot(ep)) < 0 || !(ah = reply_ah(ep, gid, tc))) {
 		ep->st.dropped++;
 		return;
 	}
@@ -531,6 +539,7 @@ static void answer(struct probe_ep *ep, const struct ibv_wc *wc, uint8_t *slot)
 		ep->st.errors++;
 	} else {
 		ep->st.replies++;
+		ep->window_replies++;
 	}
 }
 

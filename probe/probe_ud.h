@@ -22,6 +22,8 @@
 #include "probe_pkt.h"
 
 #define PROBE_GRH_LEN 40
+/* The most replies a responder sends per second and port; requests over it are dropped. */
+#define PROBE_REPLY_RATE 10000
 /* ECN-capable transport, ECT(0): what DCQCN senders mark (RFC 3168). */
 #define PROBE_ECT0 2
 
