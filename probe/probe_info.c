@@ -55,5 +55,9 @@ int probe_info_parse(const char *body, size_t len, struct probe_info *pi, char *
 	r = 0;
 out:
 	json_decref(doc);
+	/* jansson quotes the input near an error: a newline or escape from a peer stays out */
+	for (char *c = err; r && *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
 	return r;
 }
