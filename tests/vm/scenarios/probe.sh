@@ -149,12 +149,17 @@ fi
 # 3. guest 1 at MTU 1500: the classic "fails only between nodes"
 if ((GUEST_ID == 1)); then
 	vm_run ip link set "$if" mtu 1500
+	# e1000 resets on an MTU change: the link and the RoCE port go down for a moment
+	vm_wait_port_active "$dev" 1 30
 	vm_wait_until 10 "$dev active_mtu 1024" vm_active_mtu_is "$dev" 1024
 	# the responder's published MTU follows within a rescan
 	vm_wait_until 30 "/api/v1/probe to say active_mtu 1024" \
 		bash -c "curl -sf http://127.0.0.1:$port/api/v1/probe | jq -e '.ports[0].active_mtu == 1024'"
 fi
 vm_barrier mtu-1500 90
+# both links up again (ping needs both ends) and this node's port back to ACTIVE
+vm_wait_ping "$PEER_IP" 30
+vm_wait_port_active "$dev" 1 30
 out=$VM_OUT/probe-mtu.json
 rw_probe "$out" 2 --count 10 --wait 3s "$peer"
 e=$(rw_jq "$out" '.nodes[0].diagnoses | join(" / ")')
@@ -191,6 +196,8 @@ vm_barrier mtu-probed 120
 # 4. loss: netem on guest 1's egress drops replies (and nothing else matters at 64 bytes)
 if ((GUEST_ID == 1)); then
 	vm_run ip link set "$if" mtu 9000
+	vm_wait_port_active "$dev" 1 30
+	vm_wait_ping "$PEER_IP" 30
 	vm_run tc qdisc add dev "$if" root netem loss 20%
 	vm_mark lossy
 	vm_wait_mark 0 loss-probed 180
