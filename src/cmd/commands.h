@@ -6,6 +6,7 @@
 int cmd_check(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_fleet(int argc, char **argv);
+int cmd_probe(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_rules(int argc, char **argv);

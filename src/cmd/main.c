@@ -32,6 +32,7 @@ static const struct command {
 	{ "check", cmd_check, "pre-flight: collect once, evaluate the rules, exit 0/1/2/3" },
 	{ "export", cmd_export, "a recording or capture as OpenMetrics (Prometheus backfill)" },
 	{ "fleet", cmd_fleet, "fleet check: compare the nodes of a job before it starts" },
+	{ "probe", cmd_probe, "RDMA probes to other nodes: loss, RTT, the MTU on the path" },
 	{ "report", cmd_report, "what moved in a recording or capture: pauses, retries, changes" },
 	{ "replay", cmd_replay, "run the rules over a recording: when alerts would have fired" },
 	{ "rules", cmd_rules, "lint rule files, list the rules of a profile" },
@@ -46,10 +47,11 @@ static void usage(FILE *f)
 		   "RoCE fabric configuration validator and telemetry exporter.\n\nCommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
-	fprintf(f, "\nRun 'rocewatch COMMAND --help' for the options of a command.\n"
-		   "Exit status: check and replay follow the Nagios plugin convention (0 OK,\n"
-		   "1 WARNING, 2 CRITICAL, 3 UNKNOWN, bad usage included); every other command\n"
-		   "exits 0 on success, 1 when it cannot do its work, 2 on bad usage.\n");
+	fprintf(f,
+		"\nRun 'rocewatch COMMAND --help' for the options of a command.\n"
+		"Exit status: check, probe and replay follow the Nagios plugin convention (0 OK,\n"
+		"1 WARNING, 2 CRITICAL, 3 UNKNOWN, bad usage included); every other command\n"
+		"exits 0 on success, 1 when it cannot do its work, 2 on bad usage.\n");
 }
 
 int main(int argc, char **argv)

@@ -20,6 +20,8 @@
 #include "commands.h"
 #include "daemon.h"
 #include "privdrop.h"
+#include "probe_responder.h"
+#include "probe_serve.h"
 #include "recorder_rules.h"
 #include "alerts_serve.h"
 #include "rules_serve.h"
@@ -57,6 +59,9 @@ enum {
 	OPT_WEB_READ_TIMEOUT,
 	OPT_WEB_MAX_CONNECTIONS,
 	OPT_USER,
+	OPT_PROBE,
+	OPT_PROBE_PEERS,
+	OPT_PROBE_INTERVAL,
 };
 
 static const char serve_usage[] =
@@ -91,6 +96,9 @@ static const char serve_usage[] =
     "                             --collector.ethtool.include ones)\n"
     "  --nfd.feature-file PATH    keep a Node Feature Discovery feature file there\n"
     "                             (roce-ready, status, ...; see check --format nfd)\n"
+    "  --probe                    answer RDMA probes (`rocewatch probe`) on a UD QP\n"
+    "                             of every RoCE port; its QPN and GID at\n"
+    "                             /api/v1/probe (off by default)\n" PROBE_SERVE_HELP
     "  --version                  print the version and exit\n" RULES_SERVE_HELP ALERTS_SERVE_HELP
 	COMMON_OPTIONS_HELP
     "\nSignals: SIGTERM/SIGINT stop; SIGHUP reloads rule files; SIGUSR1 writes a\n"
@@ -100,7 +108,8 @@ static const char serve_usage[] =
     "Endpoints: / (status page: the verdict, what fails and how to fix it, alerts,\n"
     "the last minutes of pause/retry/CNP/discard rates per RDMA port), /metrics, /healthz, "
     "/api/v1/state (snapshot JSON),\n"
-    "/api/v1/checks (rule results JSON, see docs/rules.md), /api/v1/alerts.\n";
+    "/api/v1/checks (rule results JSON, see docs/rules.md), /api/v1/alerts,\n"
+    "/api/v1/probe (the probe QPs, with --probe).\n";
 
 struct serve {
 	struct daemon d;
@@ -128,6 +137,9 @@ struct serve {
 	pthread_mutex_t capture_lock;
 	struct http_opts hopts;
 	const char *user;
+	bool probe;
+	struct probe_responder *responder;
+	struct probe_serve ps;
 };
 
 /* How long NFD keeps the labels without a rewrite: several slow polls, at least 5 min. */
@@ -178,6 +190,19 @@ static int render_state(void *arg, struct strbuf *out)
 	r = snapshot_write(out, &s->d.m, 1);
 	pthread_mutex_unlock(&s->d.lock);
 	return r ? 500 : 200;
+}
+
+/* GET /api/v1/probe: where `rocewatch probe` on another node sends its probes. */
+static int render_probe(void *arg, struct strbuf *out)
+{
+	struct serve *s = arg;
+
+	if (!s->responder) {
+		sb_puts(out, "{\"error\":\"the probe responder is off: start serve with "
+			     "--probe\"}\n");
+		return 404;
+	}
+	return probe_responder_render(s->responder, out);
 }
 
 /* POST /api/v1/capture: cut a capture file around now (see recorder.h). */
@@ -309,6 +334,9 @@ int cmd_serve(int argc, char **argv)
 		{ "web.read-timeout", required_argument, NULL, OPT_WEB_READ_TIMEOUT },
 		{ "web.max-connections", required_argument, NULL, OPT_WEB_MAX_CONNECTIONS },
 		{ "user", required_argument, NULL, OPT_USER },
+		{ "probe", no_argument, NULL, OPT_PROBE },
+		{ "probe.peers", required_argument, NULL, OPT_PROBE_PEERS },
+		{ "probe.interval", required_argument, NULL, OPT_PROBE_INTERVAL },
 		RULES_SERVE_OPTIONS,
 		ALERTS_SERVE_OPTIONS,
 		{ 0 },
@@ -341,10 +369,12 @@ int cmd_serve(int argc, char **argv)
 		{ "/api/v1/alerts", HTTP_GET, "application/json", DOC_ALERTS,
 		  alerts_serve_render_json, &s->alerts },
 		{ "/api/v1/capture", HTTP_POST, "application/json", -1, render_capture, s },
+		{ "/api/v1/probe", HTTP_GET, "application/json", -1, render_probe, s },
 	};
 
 	config_defaults(&cfg);
 	alerts_serve_init(&s->alerts);
+	probe_serve_init(&s->ps);
 	s->rec_opts = (struct recorder_opts){
 		.retention_ns = REC_DEFAULT_RETENTION_NS,
 		.max_size = REC_DEFAULT_MAX_SIZE,
@@ -504,6 +534,14 @@ int cmd_serve(int argc, char **argv)
 		case OPT_USER:
 			s->user = optarg;
 			continue;
+		case OPT_PROBE:
+			s->probe = true;
+			continue;
+		case OPT_PROBE_PEERS:
+		case OPT_PROBE_INTERVAL:
+			if (probe_serve_option(&s->ps, opt == OPT_PROBE_INTERVAL, optarg))
+				goto free_opts;
+			continue;
 		case OPT_RULES_PROFILE:
 		case OPT_RULES_PARAM:
 			if (rules_serve_option(&s->rules, opt, optarg))
@@ -527,6 +565,11 @@ int cmd_serve(int argc, char **argv)
 	}
 	if (optind < argc) {
 		fprintf(stderr, "rocewatch serve: unexpected argument '%s'\n", argv[optind]);
+		goto free_opts;
+	}
+	if (s->ps.peers.n && !s->probe) {
+		fprintf(stderr, "rocewatch serve: --probe.peers needs --probe (the probes leave "
+				"from the responder's QP)\n");
 		goto free_opts;
 	}
 	if (cfg.config_interval_ns < cfg.interval_ns)
@@ -582,6 +625,14 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "rocewatch serve: %s\n", err);
 		goto fini;
 	}
+	/* No RDMA port to answer on is a start-up error, said before anything runs. */
+	if (s->probe) {
+		r = probe_responder_open(&s->responder, err, sizeof(err));
+		if (r) {
+			fprintf(stderr, "rocewatch serve: --probe: %s\n", err);
+			goto fini;
+		}
+	}
 	/* Setup is done and no thread exists yet: keep what the collectors still use. */
 	priv_needs_of(&pn, &cfg, s->d.c_ready, s->user);
 	r = priv_drop(&pn, err, sizeof(err));
@@ -621,6 +672,24 @@ int cmd_serve(int argc, char **argv)
 	}
 	/* before the server answers: GET / reads what it sets up */
 	if (status_serve_start(&s->status, &s->d, &s->rules, &s->alerts, s->telemetry_path))
+		goto fini;
+	if (s->responder && s->ps.peers.n) {
+		int dscp;
+
+		/* the traffic class the jobs use: the profiles' roce_dscp */
+		r = probe_profile_dscp(s->rules.e, &dscp);
+		if (r || (r = probe_serve_setup(&s->ps, s->responder, dscp))) {
+			fprintf(stderr, "rocewatch serve: --probe.peers: %s\n",
+				r == -ENOENT ? "the profiles have no roce_dscp parameter"
+					     : strerror(-r));
+			goto fini;
+		}
+	}
+	if (s->responder && probe_responder_run(s->responder, err, sizeof(err))) {
+		fprintf(stderr, "rocewatch serve: --probe: %s\n", err);
+		goto fini;
+	}
+	if (probe_serve_start(&s->ps, &s->d))
 		goto fini;
 	r = http_run(s->http, err, sizeof(err));
 	if (r) {
@@ -681,7 +750,10 @@ int cmd_serve(int argc, char **argv)
 	rc = 0;
 fini:
 	http_stop(s->http);
-	alerts_serve_fini(&s->alerts); /* the pusher thread; no poll runs any more */
+	probe_serve_fini(&s->ps); /* its thread hands the responder peer info */
+	s->ps.r = NULL;
+	probe_responder_stop(s->responder); /* after HTTP: /api/v1/probe reads it */
+	alerts_serve_fini(&s->alerts);	    /* the pusher thread; no poll runs any more */
 	recorder_close(s->rec); /* after HTTP (POST /api/v1/capture uses it), before the model */
 	recorder_rules_fini(&s->rr);
 	if (daemon_up)
@@ -692,6 +764,7 @@ fini:
 	sb_free(&s->nfd_body);
 	sb_free(&s->nfd_file);
 free_opts:
+	probe_serve_fini(&s->ps);    /* a no-op when done above; the peer list when not */
 	rules_serve_fini(&s->rules); /* after the daemon: its hook points here */
 	if (s->has_rec_ethtool)
 		regfree(&s->rec_ethtool);

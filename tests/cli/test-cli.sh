@@ -67,14 +67,38 @@ usage_rc() { # WANT ARGS...
 	timeout 10 "$ROCEWATCH" "$@" >/dev/null 2>&1 || rc=$?
 	[ "$rc" -eq "$want" ] || { echo "  rocewatch $*: exit $rc, want $want" >&2; return 1; }
 }
-for c in "serve 2" "snapshot 2" "report 2" "export 2" "rules 2" "check 3" "replay 3"; do
+for c in "serve 2" "snapshot 2" "report 2" "export 2" "rules 2" "check 3" "replay 3" "probe 3"; do
 	set -- $c
 	check "$1 --bogus: exit $2" usage_rc "$2" "$1" --bogus
 	check "$1 --help documents its exit status" bash -c "'$ROCEWATCH' $1 --help | grep -q '^Exit status'"
 done
 check "serve with a malformed listen address is bad usage: exit 2" usage_rc 2 serve --web.listen-address nonsense
 check "version with an argument: exit 2" usage_rc 2 version extra
-check "rocewatch --help states the convention" bash -c "'$ROCEWATCH' --help | grep -q 'check and replay follow the Nagios plugin convention'"
+check "rocewatch --help states the convention" bash -c "'$ROCEWATCH' --help | grep -q 'check, probe and replay follow the Nagios plugin convention'"
+
+# probe: bad values are UNKNOWN (3) with one line naming the flag; without an RDMA device
+# (this tier's machines have none) probe and serve --probe say so in one line
+one_line() { # WANT_RC PATTERN ARGS...: exit WANT_RC, stderr one line matching PATTERN
+	local want=$1 pat=$2 rc=0 err
+	shift 2
+	err=$(timeout 20 "$ROCEWATCH" "$@" 2>&1 >/dev/null) || rc=$?
+	[ "$rc" -eq "$want" ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && grep -qE -- "$pat" <<<"$err" ||
+		{ echo "  rocewatch $*: exit $rc, stderr: $err" >&2; return 1; }
+}
+check "probe without a node: exit 3, one line" one_line 3 'no NODE given' probe
+check "probe --sizes not increasing: exit 3, one line" one_line 3 '^rocewatch probe: --sizes: .64,32.' probe --sizes 64,32 n1
+check "probe --sizes over 4096: exit 3" one_line 3 '--sizes' probe --sizes 64,8192 n1
+check "probe --dscp 64: exit 3" one_line 3 '--dscp: .64. is not 0-63' probe --dscp 64 n1
+check "probe --loss-critical 120: exit 3" one_line 3 '--loss-critical' probe --loss-critical 120 n1
+check "probe --probe-interval 10us: exit 3" one_line 3 '--probe-interval: .10us. is not a duration of at least 1ms' probe --probe-interval 10us n1
+check "probe a bad hostlist: exit 3" one_line 3 'rocewatch probe: ' probe 'n[1-'
+if [ -z "$(ls -A /sys/class/infiniband 2>/dev/null)" ]; then
+	check "probe without an RDMA device: exit 3, one line" one_line 3 '^rocewatch probe: no RDMA device' probe 127.0.0.1:9
+	check "serve --probe without an RDMA device: exit 1, one line" one_line 1 '^rocewatch serve: --probe: no RDMA device' \
+		serve --probe --web.listen-address 127.0.0.1:0
+else
+	echo "SKIP: this machine has RDMA devices; the no-device errors are not checked"
+fi
 
 # snapshot --from replays and writes valid JSON with the replayed facts
 check "snapshot --from replays" bash -c "'$ROCEWATCH' snapshot --from '$SOURCE_DIR/tests/fixtures/snapshots/seq-ok.json' | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"schema\"]==\"rocewatch-snapshot\"; assert d[\"netdevs\"][0][\"fields\"][\"mtu\"]==1500, d'"

@@ -87,6 +87,8 @@ wait_until 20 curl -sf "http://127.0.0.1:$port/probe/metrics" || die "serve did 
 curl -sf "http://127.0.0.1:$port/probe/metrics" >"$TMPD/metrics"
 check "/metrics is not served when the path is moved" bash -c \
 	"[ \"\$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$port/metrics)\" = 404 ]"
+check "/api/v1/probe without --probe: 404 saying how to turn it on" bash -c \
+	"[ \"\$(curl -s -o '$TMPD/probe.json' -w '%{http_code}' http://127.0.0.1:$port/api/v1/probe)\" = 404 ] && grep -q 'start serve with --probe' '$TMPD/probe.json'"
 check "the status page links the telemetry path" bash -c "curl -sf http://127.0.0.1:$port/ | grep -q 'href=\"/probe/metrics\"'"
 check "process_* metrics" bash -c "for m in process_cpu_seconds_total process_resident_memory_bytes process_open_fds process_max_fds process_start_time_seconds process_virtual_memory_bytes; do grep -Eq \"^\$m [0-9.e+]+\$\" '$TMPD/metrics' || { echo \"missing \$m\" >&2; exit 1; }; done"
 check "process_resident_memory_bytes is this process's (> 1 MiB)" \

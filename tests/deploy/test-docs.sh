@@ -12,7 +12,7 @@ flags_of() { # COMMAND...: the long flags its --help names, one a line
 }
 # the man page escapes _ and writes --collector.*NAME*; compare the plain text
 plain_man=$(sed -e 's/\\_/_/g' -e 's/\*//g' "$MAN")
-for cmd in serve check snapshot "rules" report replay export "fleet check"; do
+for cmd in serve check snapshot "rules" report replay export "fleet check" probe; do
 	missing_man="" missing_readme=""
 	# shellcheck disable=SC2086
 	for f in $(flags_of $cmd); do

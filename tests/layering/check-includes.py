@@ -23,7 +23,9 @@ ROOMS = {
     "rules": (["rules"], ["core"]),
     "exporters": (["exporters"], ["rules", "core"]),
     "postmortem": (["src/postmortem"], ["exporters", "rules", "core"]),
-    "cmd": (["src/cmd"], ["postmortem", "exporters", "rules", "collectors", "core"]),
+    # the RDMA probe's data path (verbs): neither fills the model nor publishes it
+    "probe": (["probe"], ["core"]),
+    "cmd": (["src/cmd"], ["postmortem", "exporters", "rules", "collectors", "probe", "core"]),
 }
 # Generated at build time, owned by the room whose directory generates it.
 GENERATED = {"wire.skel.h": "collectors"}

@@ -1,0 +1,566 @@
+// SPDX-License-Identifier: MIT
+/* The probe responder of `serve --probe` (probe_responder.h). */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "probe_responder.h"
+#include "probe_ud.h"
+#include "util.h"
+
+#define MAX_EPS 64
+/* probes in flight, by sequence number modulo: 1 s of 256 peers x 8 sizes at 1 s */
+#define OUT_N 4096
+
+/* RTT histogram bounds, seconds: from a NIC's microseconds to a soft-RoCE guest's */
+static const double rtt_le[] = { 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+				 0.025,	 0.05,	  0.1,	  0.25,	 0.5,	 1 };
+#define N_LE (sizeof(rtt_le) / sizeof(rtt_le[0]))
+
+struct cont_stat {
+	uint64_t sent, lost, received;
+	uint64_t bucket[N_LE + 1]; /* not cumulative; the last is +Inf */
+	double sum;
+};
+
+struct cont_peer {
+	char name[300];
+	struct probe_info pi;
+	bool known;	   /* pi holds the peer's last published probe info */
+	struct ibv_ah *ah; /* to pi.gid, on ah_ep */
+	struct probe_ep *ah_ep;
+	uint8_t ah_gid[16];
+	char error[256];
+	struct cont_stat st[PROBE_CONT_MAX_SIZES];
+};
+
+struct in_flight {
+	uint64_t seq;
+	int64_t t_send_ns;
+	uint16_t peer;
+	uint8_t size;
+	bool live;
+};
+
+struct probe_responder {
+	pthread_t thr;
+	bool running;
+	int stop_pipe[2];
+	pthread_mutex_t lock; /* eps and err: the thread changes them, render reads them */
+	struct probe_ep *eps[MAX_EPS];
+	size_t n;
+	char err[256]; /* the last rescan's problem, "" when none */
+	/* continuous mode */
+	struct cont_peer *peers;
+	size_t n_peers;
+	unsigned sizes[PROBE_CONT_MAX_SIZES];
+	size_t n_sizes;
+	int64_t interval_ns;
+	uint8_t tclass;
+	uint32_t session;
+	uint64_t seq;
+	struct in_flight *fl;
+	struct probe_ep *sender; /* the endpoint replies are routed on */
+};
+
+/* Address handles live on an endpoint's PD: they go before it does. */
+static void forget_ep(struct probe_responder *r, struct probe_ep *ep)
+{
+	for (size_t i = 0; i < r->n_peers; i++)
+		if (r->peers[i].ah && r->peers[i].ah_ep == ep) {
+			probe_ep_ah_destroy(r->peers[i].ah);
+			r->peers[i].ah = NULL;
+			r->peers[i].ah_ep = NULL;
+		}
+	if (r->sender == ep)
+		r->sender = NULL;
+}
+
+static bool same_port(const struct probe_port *a, const struct probe_port *b)
+{
+	return !strcmp(a->device, b->device) && a->port == b->port;
+}
+
+/* Open what is new, update what changed.  Called with the lock held. */
+static void rescan(struct probe_responder *r, bool first)
+{
+	struct probe_port *pp = NULL;
+	size_t np = 0;
+	char err[256] = "";
+	int rc = probe_ports(&pp, &np, err, sizeof(err));
+
+	if (rc && rc != -ENODEV) {
+		snprintf(r->err, sizeof(r->err), "%s", err);
+		free(pp);
+		return;
+	}
+	r->err[0] = 0;
+	for (size_t i = 0; i < np; i++) {
+		size_t k;
+		struct probe_ep *ep;
+
+		for (k = 0; k < r->n; k++)
+			if (same_port(probe_ep_port(r->eps[k]), &pp[i]))
+				break;
+		if (k < r->n) {
+			probe_ep_update(r->eps[k], &pp[i]);
+			continue;
+		}
+		if (r->n == MAX_EPS)
+			break;
+		if (probe_ep_open(&ep, &pp[i], err, sizeof(err))) {
+			snprintf(r->err, sizeof(r->err), "%s", err);
+			log_warn("probe: %s", err);
+			continue;
+		}
+		r->eps[r->n++] = ep;
+		if (!first)
+			log_info("probe: responding on %s/%u (%s, GID index %d, QPN %u)",
+				 pp[i].device, pp[i].port, pp[i].gid, pp[i].gid_index,
+				 probe_ep_qpn(ep));
+	}
+	free(pp);
+}
+
+static void drop_ep(struct probe_responder *r, size_t k, const char *why)
+{
+	const struct probe_port *p = probe_ep_port(r->eps[k]);
+
+	log_info("probe: %s/%u: %s; its probe QP is closed", p->device, p->port, why);
+	forget_ep(r, r->eps[k]);
+	probe_ep_close(r->eps[k]);
+	r->eps[k] = r->eps[--r->n];
+}
+
+/* A removed device's uverbs node goes first; its context must go before the removal can end. */
+static void reap_removed(struct probe_responder *r)
+{
+	for (size_t k = r->n; k-- > 0;)
+		if (access(probe_ep_port(r->eps[k])->dev_path, F_OK))
+			drop_ep(r, k, "device removed");
+}
+
+static void on_reply(void *arg, const struct probe_hdr *h, bool intact, int64_t t_ns)
+{
+	struct probe_responder *r = arg;
+	struct in_flight *f = &r->fl[h->seq % OUT_N];
+	struct cont_stat *st;
+	double rtt;
+	size_t b = 0;
+
+	if (!f->live || f->seq != h->seq || h->size != r->sizes[f->size])
+		return; /* late (already counted lost), or not ours */
+	f->live = false;
+	st = &r->peers[f->peer].st[f->size];
+	if (!intact) {
+		st->lost++;
+		return;
+	}
+	rtt = (double)(t_ns - f->t_send_ns) / 1e9;
+	while (b < N_LE && rtt > rtt_le[b])
+		b++;
+	st->bucket[b]++;
+	st->sum += rtt;
+	st->received++;
+}
+
+static void expire(struct probe_responder *r, int64_t now)
+{
+	for (size_t i = 0; i < OUT_N; i++) {
+		struct in_flight *f = &r->fl[i];
+
+		if (f->live && now - f->t_send_ns > PROBE_CONT_TIMEOUT_NS) {
+			f->live = false;
+			r->peers[f->peer].st[f->size].lost++;
+		}
+	}
+}
+
+/* One probe of each size to each peer whose probe info is known. */
+static void send_round(struct probe_responder *r)
+{
+	struct probe_ep *ep = NULL;
+
+	for (size_t k = 0; k < r->n && !ep; k++)
+		if (probe_ep_port(r->eps[k])->active)
+			ep = r->eps[k];
+	if (!ep)
+		return;
+	if (r->sender != ep) {
+		if (r->sender)
+			probe_ep_on_reply(r->sender, 0, NULL, NULL);
+		r->sender = ep;
+		probe_ep_on_reply(ep, r->session, on_reply, r);
+	}
+	for (size_t i = 0; i < r->n_peers; i++) {
+		struct cont_peer *p = &r->peers[i];
+		char err[256];
+
+		if (!p->known)
+			continue;
+		/* a new GID or another local port: a new handle, once nothing uses the old one */
+		if (p->ah && (p->ah_ep != ep || memcmp(p->ah_gid, p->pi.gid_raw, 16))) {
+			if (probe_ep_sends_out(p->ah_ep))
+				continue;
+			probe_ep_ah_destroy(p->ah);
+			p->ah = NULL;
+		}
+		if (!p->ah) {
+			p->ah = probe_ep_ah_create(ep, p->pi.gid_raw, r->tclass, err, sizeof(err));
+			if (!p->ah) {
+				snprintf(p->error, sizeof(p->error), "%s", err);
+				continue;
+			}
+			p->ah_ep = ep;
+			memcpy(p->ah_gid, p->pi.gid_raw, 16);
+			p->error[0] = 0;
+		}
+		for (size_t k = 0; k < r->n_sizes; k++) {
+			struct probe_hdr h = { .size = r->sizes[k],
+					       .session = r->session,
+					       .seq = r->seq };
+			struct in_flight *f = &r->fl[h.seq % OUT_N];
+
+			if (r->sizes[k] > probe_ep_port(ep)->active_mtu)
+				continue;
+			if (probe_ep_send_to(ep, p->ah, p->pi.qpn, p->pi.qkey, &h))
+				continue; /* no send slot free: not sent, so not lost either */
+			if (f->live)
+				r->peers[f->peer].st[f->size].lost++;
+			*f = (struct in_flight){ .seq = h.seq,
+						 .t_send_ns = (int64_t)h.t_send_ns,
+						 .peer = (uint16_t)i,
+						 .size = (uint8_t)k,
+						 .live = true };
+			r->seq++;
+			p->st[k].sent++;
+		}
+	}
+}
+
+static void *thread_main(void *arg)
+{
+	struct probe_responder *r = arg;
+	int64_t next_check = mono_ns() + 1000000000LL;
+	int64_t next_scan = mono_ns() + PROBE_RESCAN_S * 1000000000LL;
+	int64_t next_round = mono_ns(), next_expire = mono_ns();
+
+	for (;;) {
+		struct pollfd pfd[MAX_EPS + 1];
+		struct probe_ep *polled[MAX_EPS];
+		size_t n;
+		int64_t now;
+
+		pthread_mutex_lock(&r->lock);
+		n = r->n;
+		for (size_t i = 0; i < n; i++) {
+			polled[i] = r->eps[i];
+			pfd[i] = (struct pollfd){ .fd = probe_ep_fd(r->eps[i]), .events = POLLIN };
+		}
+		pthread_mutex_unlock(&r->lock);
+		pfd[n] = (struct pollfd){ .fd = r->stop_pipe[0], .events = POLLIN };
+		int timeout = 1000;
+
+		if (r->n_peers) {
+			int64_t until = next_round - mono_ns();
+
+			/* wake for the next round, and a few times a second to expire probes */
+			timeout = until <= 0		? 0
+				  : until < 200000000LL ? (int)(until / 1000000)
+							: 200;
+		}
+		/* Only this thread adds or removes endpoints: polled[] stays valid. */
+		if (poll(pfd, (nfds_t)n + 1, timeout) < 0 && errno != EINTR)
+			break;
+		if (pfd[n].revents)
+			break;
+		pthread_mutex_lock(&r->lock);
+		for (size_t i = 0; i < n; i++) {
+			int rc;
+
+			if (!pfd[i].revents)
+				continue;
+			rc = probe_ep_respond(polled[i]);
+			if (rc)
+				for (size_t k = 0; k < r->n; k++)
+					if (r->eps[k] == polled[i]) {
+						drop_ep(r, k, strerror(-rc));
+						break;
+					}
+		}
+		now = mono_ns();
+		if (now >= next_check) {
+			reap_removed(r);
+			next_check = now + 1000000000LL;
+		}
+		if (now >= next_scan) {
+			rescan(r, false);
+			next_scan = now + PROBE_RESCAN_S * 1000000000LL;
+		}
+		if (r->n_peers && now >= next_round) {
+			send_round(r);
+			next_round += r->interval_ns;
+			if (next_round <= now) /* overran: skip rounds rather than burst */
+				next_round = now + r->interval_ns;
+		}
+		if (r->n_peers && now >= next_expire) {
+			expire(r, now);
+			next_expire = now + 100000000LL;
+		}
+		pthread_mutex_unlock(&r->lock);
+	}
+	return NULL;
+}
+
+int probe_responder_open(struct probe_responder **out, char *err, size_t errlen)
+{
+	struct probe_responder *r = calloc(1, sizeof(*r));
+	struct probe_port *pp = NULL;
+	size_t np = 0;
+	int rc;
+
+	*out = NULL;
+	if (!r) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	r->stop_pipe[0] = r->stop_pipe[1] = -1;
+	pthread_mutex_init(&r->lock, NULL);
+	rc = probe_ports(&pp, &np, err, errlen);
+	free(pp);
+	if (rc)
+		goto fail;
+	if (!np) {
+		snprintf(err, errlen,
+			 "no RoCE port with an IPv4 RoCE v2 GID (an Ethernet RDMA port whose "
+			 "netdev has an IPv4 address)");
+		rc = -ENODEV;
+		goto fail;
+	}
+	if (pipe(r->stop_pipe)) {
+		rc = -errno;
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		goto fail;
+	}
+	*out = r;
+	return 0;
+fail:
+	probe_responder_stop(r);
+	return rc;
+}
+
+int probe_responder_run(struct probe_responder *r, char *err, size_t errlen)
+{
+	int rc;
+
+	/*
+	 * Opened here, after privileges are dropped: uverbs refuses write()
+	 * commands (rxe posts sends through one) from a process whose
+	 * credentials differ from those that opened the device
+	 * (ib_safe_file_access()), which dropping capabilities changes.
+	 */
+	pthread_mutex_lock(&r->lock);
+	rescan(r, true);
+	pthread_mutex_unlock(&r->lock);
+	if (!r->n) {
+		snprintf(err, errlen, "%s", r->err[0] ? r->err : "no probe QP could be opened");
+		return -EIO;
+	}
+	rc = pthread_create(&r->thr, NULL, thread_main, r);
+	if (rc) {
+		snprintf(err, errlen, "probe responder thread: %s", strerror(rc));
+		return -rc;
+	}
+	r->running = true;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct probe_port *p = probe_ep_port(r->eps[i]);
+
+		log_info("probe: responding on %s/%u (%s, GID %s index %d, QPN %u, Q_Key 0x%x)",
+			 p->device, p->port, p->netdev, p->gid, p->gid_index,
+			 probe_ep_qpn(r->eps[i]), PROBE_QKEY);
+	}
+	return 0;
+}
+
+void probe_responder_stop(struct probe_responder *r)
+{
+	if (!r)
+		return;
+	if (r->running) {
+		if (write(r->stop_pipe[1], "x", 1) < 0)
+			log_warn("probe: cannot wake the responder: %s", strerror(errno));
+		pthread_join(r->thr, NULL);
+	}
+	for (size_t i = 0; i < r->n; i++) {
+		forget_ep(r, r->eps[i]);
+		probe_ep_close(r->eps[i]);
+	}
+	free(r->peers);
+	free(r->fl);
+	if (r->stop_pipe[0] >= 0)
+		close(r->stop_pipe[0]);
+	if (r->stop_pipe[1] >= 0)
+		close(r->stop_pipe[1]);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+}
+
+int probe_responder_render(struct probe_responder *r, struct strbuf *out)
+{
+	json_t *doc = json_object(), *ports = json_array();
+	char *s;
+
+	pthread_mutex_lock(&r->lock);
+	for (size_t i = 0; i < r->n; i++) {
+		const struct probe_port *p = probe_ep_port(r->eps[i]);
+		struct probe_ep_stats st;
+
+		probe_ep_stats(r->eps[i], &st);
+		json_t *o = json_pack(
+		    "{s:s, s:i, s:s, s:I, s:I, s:s, s:i, s:i, s:s}", "device", p->device, "port",
+		    (int)p->port, "netdev", p->netdev, "qpn", (json_int_t)probe_ep_qpn(r->eps[i]),
+		    "qkey", (json_int_t)PROBE_QKEY, "gid", p->gid, "gid_index", p->gid_index,
+		    "active_mtu", (int)p->active_mtu, "state", p->active ? "ACTIVE" : "not active");
+
+		/* what the responder did: echoed, dropped (no slot, over the MTU), not probes */
+		json_object_set_new(o, "requests", json_integer((json_int_t)st.requests));
+		json_object_set_new(o, "replies", json_integer((json_int_t)st.replies));
+		json_object_set_new(o, "dropped", json_integer((json_int_t)st.dropped));
+		json_object_set_new(o, "not_probes", json_integer((json_int_t)st.bad));
+		json_object_set_new(o, "errors", json_integer((json_int_t)st.errors));
+		json_array_append_new(ports, o);
+	}
+	json_object_set_new(doc, "version", json_integer(PROBE_VERSION));
+	json_object_set_new(doc, "qkey", json_integer(PROBE_QKEY));
+	json_object_set_new(doc, "ports", ports);
+	if (r->err[0])
+		json_object_set_new(doc, "error", json_string(r->err));
+	pthread_mutex_unlock(&r->lock);
+	s = json_dumps(doc, JSON_INDENT(2));
+	json_decref(doc);
+	if (!s)
+		return 500;
+	sb_puts(out, s);
+	sb_putc(out, '\n');
+	free(s);
+	return 200;
+}
+
+int probe_responder_peers(struct probe_responder *r, char *const *peers, size_t n_peers,
+			  const unsigned *sizes, size_t n_sizes, int64_t interval_ns, int dscp)
+{
+	if (!n_peers || n_peers > PROBE_CONT_MAX_PEERS || !n_sizes ||
+	    n_sizes > PROBE_CONT_MAX_SIZES || interval_ns <= 0 || dscp < 0 || dscp > 63)
+		return -EINVAL;
+	r->peers = calloc(n_peers, sizeof(*r->peers));
+	r->fl = calloc(OUT_N, sizeof(*r->fl));
+	if (!r->peers || !r->fl)
+		return -ENOMEM;
+	for (size_t i = 0; i < n_peers; i++) {
+		snprintf(r->peers[i].name, sizeof(r->peers[i].name), "%s", peers[i]);
+		snprintf(r->peers[i].error, sizeof(r->peers[i].error), "probe info not read yet");
+	}
+	r->n_peers = n_peers;
+	memcpy(r->sizes, sizes, n_sizes * sizeof(*sizes));
+	r->n_sizes = n_sizes;
+	r->interval_ns = interval_ns;
+	r->tclass = (uint8_t)(dscp << 2 | PROBE_ECT0);
+	/* replies of an earlier run of serve, still on the wire, are not counted */
+	r->session = (uint32_t)(mono_ns() ^ real_ns() ^ (int64_t)getpid() << 16);
+	return 0;
+}
+
+void probe_responder_peer_info(struct probe_responder *r, size_t i, const struct probe_info *pi,
+			       const char *err)
+{
+	struct cont_peer *p;
+
+	if (i >= r->n_peers)
+		return;
+	pthread_mutex_lock(&r->lock);
+	p = &r->peers[i];
+	if (pi) {
+		p->pi = *pi;
+		p->known = true;
+	} else {
+		/* keep probing what we knew: the node's serve may be down, its QP not */
+		snprintf(p->error, sizeof(p->error), "%s", err ? err : "unknown error");
+	}
+	pthread_mutex_unlock(&r->lock);
+}
+
+static void peer_labels(struct strbuf *sb, const char *family, const char *peer)
+{
+	sb_puts(sb, family);
+	sb_puts(sb, "{peer=\"");
+	sb_label_escape(sb, peer);
+	sb_putc(sb, '"');
+}
+
+void probe_responder_render_metrics(struct strbuf *sb, void *arg)
+{
+	struct probe_responder *r = arg;
+	static const char *const counters[][2] = {
+		{ "roce_probe_sent_total", "RDMA probes sent to the peer (serve --probe.peers), by "
+					   "payload size in bytes." },
+		{ "roce_probe_lost_total", "RDMA probes to the peer without an intact reply within "
+					   "1 s, by payload size in bytes." },
+	};
+
+	if (!r || !r->n_peers)
+		return;
+	pthread_mutex_lock(&r->lock);
+	sb_puts(sb, "# HELP roce_probe_peer_up 1 while the peer's probe QP is known and an "
+		    "address handle to it exists, else 0.\n# TYPE roce_probe_peer_up gauge\n");
+	for (size_t i = 0; i < r->n_peers; i++) {
+		peer_labels(sb, "roce_probe_peer_up", r->peers[i].name);
+		sb_printf(sb, "} %d\n", r->peers[i].known && r->peers[i].ah ? 1 : 0);
+	}
+	for (size_t c = 0; c < 2; c++) {
+		sb_printf(sb, "# HELP %s %s\n# TYPE %s counter\n", counters[c][0], counters[c][1],
+			  counters[c][0]);
+		for (size_t i = 0; i < r->n_peers; i++)
+			for (size_t k = 0; k < r->n_sizes; k++) {
+				const struct cont_stat *st = &r->peers[i].st[k];
+
+				peer_labels(sb, counters[c][0], r->peers[i].name);
+				sb_printf(sb, ",size=\"%u\"} %llu\n", r->sizes[k],
+					  (unsigned long long)(c ? st->lost : st->sent));
+			}
+	}
+	sb_puts(sb, "# HELP roce_probe_rtt_seconds Round-trip time of RDMA probes to the peer "
+		    "(software timestamps), by payload size in bytes.\n"
+		    "# TYPE roce_probe_rtt_seconds histogram\n");
+	for (size_t i = 0; i < r->n_peers; i++)
+		for (size_t k = 0; k < r->n_sizes; k++) {
+			const struct cont_stat *st = &r->peers[i].st[k];
+			uint64_t cum = 0;
+
+			for (size_t b = 0; b <= N_LE; b++) {
+				cum += st->bucket[b];
+				peer_labels(sb, "roce_probe_rtt_seconds_bucket", r->peers[i].name);
+				if (b < N_LE)
+					sb_printf(sb, ",size=\"%u\",le=\"%g\"} %llu\n", r->sizes[k],
+						  rtt_le[b], (unsigned long long)cum);
+				else
+					sb_printf(sb, ",size=\"%u\",le=\"+Inf\"} %llu\n",
+						  r->sizes[k], (unsigned long long)cum);
+			}
+			peer_labels(sb, "roce_probe_rtt_seconds_sum", r->peers[i].name);
+			sb_printf(sb, ",size=\"%u\"} ", r->sizes[k]);
+			sb_double(sb, st->sum);
+			sb_putc(sb, '\n');
+			peer_labels(sb, "roce_probe_rtt_seconds_count", r->peers[i].name);
+			sb_printf(sb, ",size=\"%u\"} %llu\n", r->sizes[k],
+				  (unsigned long long)st->received);
+		}
+	pthread_mutex_unlock(&r->lock);
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The probe responder of `serve --probe`: a UD QP on every RoCE port that
+ * has an IPv4 RoCE v2 GID, on a thread of its own, echoing each probe at
+ * once.  Ports that appear are picked up within PROBE_RESCAN_S; a device
+ * that is removed is let go within a second (its uverbs node disappears
+ * first, and a software device such as rxe cannot finish `rdma link
+ * delete` while a context is open, see collectors/verbs.c); everything is
+ * freed on stop.
+ */
+#ifndef ROCEWATCH_PROBE_RESPONDER_H
+#define ROCEWATCH_PROBE_RESPONDER_H
+
+#include <stddef.h>
+
+#include "probe_info.h"
+#include "strbuf.h"
+
+#define PROBE_RESCAN_S 5
+
+struct probe_responder;
+
+/*
+ * Check that there is something to answer on: -ENODEV when there is no
+ * RDMA device or no RoCE port with an IPv4 RoCE v2 GID, -errno when the
+ * devices cannot be opened; err is one line saying why.
+ */
+int probe_responder_open(struct probe_responder **out, char *err, size_t errlen);
+/*
+ * Open a probe QP on every port and start the thread: after privileges are
+ * dropped (see probe_responder.c).  -errno when no QP could be opened.
+ */
+int probe_responder_run(struct probe_responder *r, char *err, size_t errlen);
+/*
+ * Continuous mode (serve --probe.peers): from the first ACTIVE port's QP,
+ * every interval_ns one probe of each size to each peer whose probe info is
+ * known; a probe without a reply within PROBE_CONT_TIMEOUT_S is lost.
+ * Set before probe_responder_run(); peers are "host:port" names.
+ */
+#define PROBE_CONT_MAX_PEERS  256
+#define PROBE_CONT_MAX_SIZES  8
+#define PROBE_CONT_TIMEOUT_NS 1000000000LL
+int probe_responder_peers(struct probe_responder *r, char *const *peers, size_t n_peers,
+			  const unsigned *sizes, size_t n_sizes, int64_t interval_ns, int dscp);
+/* A peer's probe info as just read (pi NULL: it could not be, err says why). */
+void probe_responder_peer_info(struct probe_responder *r, size_t i, const struct probe_info *pi,
+			       const char *err);
+/* roce_probe_* families for /metrics (a daemon render hook). */
+void probe_responder_render_metrics(struct strbuf *sb, void *arg);
+
+/* Stop the thread, close every QP and device. */
+void probe_responder_stop(struct probe_responder *r);
+/* The /api/v1/probe document (JSON): the ports, their QPN, Q_Key, GID, GID index. */
+int probe_responder_render(struct probe_responder *r, struct strbuf *out);
+
+#endif

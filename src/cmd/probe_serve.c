@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: MIT
+/* serve --probe.peers: the peers' probe info, read in the background (probe_serve.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine.h"
+#include "fleet_client.h"
+#include "probe_info.h"
+#include "probe_serve.h"
+#include "util.h"
+
+#define PEER_PORT  9479
+#define REFRESH_NS 30000000000LL /* the peers' QPNs change only when their serve restarts */
+#define RETRY_NS   5000000000LL
+static const unsigned sizes[] = { 64, 1024, 4096 };
+
+void probe_serve_init(struct probe_serve *ps)
+{
+	memset(ps, 0, sizeof(*ps));
+	ps->interval_ns = 1000000000LL;
+	pthread_mutex_init(&ps->lock, NULL);
+	pthread_cond_init(&ps->cond, NULL);
+	ps->inited = true;
+}
+
+int probe_serve_option(struct probe_serve *ps, bool interval, const char *arg)
+{
+	char err[512];
+	size_t before = ps->peers.n;
+	int r;
+
+	if (interval) {
+		int64_t ns;
+
+		if (parse_duration(arg, &ns) || ns < 100000000LL) {
+			fprintf(stderr,
+				"rocewatch serve: --probe.interval: '%s' is not a duration of "
+				"at least 100ms\n",
+				arg);
+			return -EINVAL;
+		}
+		ps->interval_ns = ns;
+		return 0;
+	}
+	r = hostlist_expand(&ps->peers, arg, err, sizeof(err));
+	if (!r && ps->peers.n > PROBE_CONT_MAX_PEERS) {
+		snprintf(err, sizeof(err), "more than %d peers", PROBE_CONT_MAX_PEERS);
+		r = -E2BIG;
+	}
+	if (r) {
+		fprintf(stderr, "rocewatch serve: --probe.peers: %s\n",
+			r == -ENOMEM ? "out of memory" : err);
+		return -EINVAL;
+	}
+	/* "host" -> "host:9479", as fleet check and probe name them */
+	for (size_t i = before; i < ps->peers.n; i++) {
+		char *n = ps->peers.names[i], *rb = strrchr(n, ']'), *colon = strrchr(n, ':');
+
+		if (!colon || (rb && colon < rb)) {
+			char *w = malloc(strlen(n) + 8);
+
+			if (!w)
+				return -ENOMEM;
+			sprintf(w, "%s:%d", n, PEER_PORT);
+			free(n);
+			ps->peers.names[i] = w;
+		}
+	}
+	return 0;
+}
+
+int probe_profile_dscp(const struct rules_engine *e, int *dscp)
+{
+	for (size_t p = 0; e && p < rules_profile_count(e); p++)
+		for (size_t i = 0; i < rules_profile(e, p)->n_params; i++) {
+			const char *name, *value;
+			uint64_t v;
+
+			rules_profile_param(e, p, i, &name, &value);
+			if (strcmp(name, "roce_dscp"))
+				continue;
+			if (parse_u64(value, &v) || v > 63)
+				return -EINVAL;
+			*dscp = (int)v;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+int probe_serve_setup(struct probe_serve *ps, struct probe_responder *r, int dscp)
+{
+	int rc;
+
+	if (!ps->peers.n)
+		return 0;
+	rc = probe_responder_peers(r, ps->peers.names, ps->peers.n, sizes,
+				   sizeof(sizes) / sizeof(sizes[0]), ps->interval_ns, dscp);
+	if (rc)
+		return rc;
+	ps->r = r;
+	return 0;
+}
+
+/* Read every peer's /api/v1/probe once; true when all could be read. */
+static bool fetch_all(struct probe_serve *ps)
+{
+	struct fleet_http_opts ho;
+	struct fleet_req *reqs = calloc(ps->peers.n, sizeof(*reqs));
+	char(*urls)[400] = calloc(ps->peers.n, sizeof(*urls));
+	bool all = true;
+
+	if (!reqs || !urls) {
+		free(reqs);
+		free(urls);
+		return false;
+	}
+	fleet_http_defaults(&ho);
+	for (size_t i = 0; i < ps->peers.n; i++) {
+		snprintf(urls[i], sizeof(urls[i]), "http://%s/api/v1/probe", ps->peers.names[i]);
+		reqs[i].url = urls[i];
+	}
+	if (fleet_http_run(reqs, ps->peers.n, &ho, NULL, NULL))
+		all = false;
+	for (size_t i = 0; i < ps->peers.n; i++) {
+		struct probe_info pi;
+		char err[600], why[256];
+
+		if (reqs[i].err) {
+			snprintf(err, sizeof(err), "cannot read %s: %s", urls[i],
+				 reqs[i].http_code == 404 ? "404: its serve runs without --probe"
+							  : reqs[i].errmsg);
+			probe_responder_peer_info(ps->r, i, NULL, err);
+			rw_log_once(LOG_LVL_WARN, urls[i], "probe: %s", err);
+			all = false;
+		} else if (probe_info_parse(reqs[i].body, reqs[i].len, &pi, why, sizeof(why))) {
+			snprintf(err, sizeof(err), "%s: %s", urls[i], why);
+			probe_responder_peer_info(ps->r, i, NULL, err);
+			rw_log_once(LOG_LVL_WARN, urls[i], "probe: %s", err);
+			all = false;
+		} else {
+			probe_responder_peer_info(ps->r, i, &pi, NULL);
+			rw_log_once_reset(urls[i]);
+		}
+		fleet_req_free(&reqs[i]);
+	}
+	free(reqs);
+	free(urls);
+	return all;
+}
+
+static void *fetch_main(void *arg)
+{
+	struct probe_serve *ps = arg;
+
+	pthread_mutex_lock(&ps->lock);
+	while (!ps->stop) {
+		bool all;
+		struct timespec ts;
+		int64_t wait;
+
+		pthread_mutex_unlock(&ps->lock);
+		all = fetch_all(ps);
+		wait = all ? REFRESH_NS : RETRY_NS;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += wait / 1000000000LL;
+		pthread_mutex_lock(&ps->lock);
+		while (!ps->stop && pthread_cond_timedwait(&ps->cond, &ps->lock, &ts) != ETIMEDOUT)
+			;
+	}
+	pthread_mutex_unlock(&ps->lock);
+	return NULL;
+}
+
+int probe_serve_start(struct probe_serve *ps, struct daemon *d)
+{
+	int rc;
+
+	if (!ps->r)
+		return 0;
+	daemon_add_hook(d, &(struct daemon_hook){ .name = "probe",
+						  .render = probe_responder_render_metrics,
+						  .arg = ps->r });
+	rc = pthread_create(&ps->thr, NULL, fetch_main, ps);
+	if (rc) {
+		fprintf(stderr, "rocewatch serve: --probe.peers: thread: %s\n", strerror(rc));
+		return -rc;
+	}
+	ps->running = true;
+	return 0;
+}
+
+void probe_serve_fini(struct probe_serve *ps)
+{
+	if (ps->running) {
+		pthread_mutex_lock(&ps->lock);
+		ps->stop = true;
+		pthread_cond_signal(&ps->cond);
+		pthread_mutex_unlock(&ps->lock);
+		pthread_join(ps->thr, NULL);
+		ps->running = false;
+	}
+	hostlist_free(&ps->peers);
+	if (ps->inited) {
+		pthread_mutex_destroy(&ps->lock);
+		pthread_cond_destroy(&ps->cond);
+		ps->inited = false;
+	}
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * serve's continuous probing (--probe.peers, --probe.interval): the peers'
+ * probe info read over HTTP on a thread of its own (every 30 s, every 5 s
+ * while one cannot be read), handed to the responder, whose thread sends
+ * the probes; the roce_probe_* metrics through a daemon render hook.
+ */
+#ifndef ROCEWATCH_PROBE_SERVE_H
+#define ROCEWATCH_PROBE_SERVE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "daemon.h"
+#include "hostlist.h"
+#include "probe_responder.h"
+
+struct probe_serve {
+	struct hostlist peers; /* "host:port" */
+	int64_t interval_ns;
+	struct probe_responder *r;
+	pthread_t thr;
+	bool running, stop, inited;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+};
+
+#define PROBE_SERVE_HELP                                                                      \
+	"  --probe.peers LIST         with --probe: also probe these nodes (host[:port],\n"   \
+	"                             hostlists, comma-separated; repeatable) every\n"        \
+	"                             --probe.interval: roce_probe_* metrics\n"               \
+	"  --probe.interval DURATION  one probe of each size (64, 1024, 4096) to each peer\n" \
+	"                             this often (default 1s, at least 100ms)\n"
+
+void probe_serve_init(struct probe_serve *ps);
+/* --probe.peers / --probe.interval: 0, or -EINVAL after saying why on stderr. */
+int probe_serve_option(struct probe_serve *ps, bool interval, const char *arg);
+/* With peers: configure the responder (dscp from the profiles) before it runs. */
+int probe_serve_setup(struct probe_serve *ps, struct probe_responder *r, int dscp);
+/* After the responder runs: the fetch thread and the metrics hook. */
+int probe_serve_start(struct probe_serve *ps, struct daemon *d);
+/* Stop the thread and free; may be called again. */
+void probe_serve_fini(struct probe_serve *ps);
+/* roce_dscp of the loaded profiles; -ENOENT when none declares it. */
+struct rules_engine;
+int probe_profile_dscp(const struct rules_engine *e, int *dscp);
+
+#endif

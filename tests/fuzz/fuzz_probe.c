@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What the RDMA probe takes from the network: probe_pkt_decode() on a
+ * received UD payload (any bytes a peer or a stranger sends to the probe
+ * QP) and probe_info_parse() on a peer's /api/v1/probe answer.  Contract:
+ * a packet that decodes re-encodes to the same bytes (or, with a damaged
+ * payload, to the same header); a refused one is refused with one of the
+ * three errors; accepted probe info has a GID, a QPN of 24 bits and an MTU
+ * no larger than a UD message can be; a refusal says why in one line.
+ *
+ * Wiring: the harness list in tests/fuzz/meson.build ('probe'), corpus
+ * tests/fuzz/corpus/probe/.
+ */
+#include <errno.h>
+
+#include "fuzz.h"
+#include "probe_info.h"
+#include "probe_pkt.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint8_t *buf = fuzz_copy(data, size), *again;
+	struct probe_hdr h;
+	struct probe_info pi;
+	char err[256] = "";
+	int r = probe_pkt_decode(buf, size, &h);
+
+	FUZZ_CHECK(r == 0 || r == -EBADMSG || r == -EPROTONOSUPPORT || r == -EILSEQ, "decode: %d",
+		   r);
+	if (r == 0 || r == -EILSEQ) {
+		FUZZ_CHECK(h.size == size && size >= PROBE_HDR_LEN && size <= PROBE_MAX_SIZE,
+			   "size %u of %zu bytes", h.size, size);
+		again = malloc(size);
+		if (!again)
+			abort();
+		probe_pkt_encode(again, &h);
+		/* flags (bytes 6-7) are ignored on receipt and written as 0 */
+		FUZZ_CHECK(!memcmp(again, buf, 6) && !memcmp(again + 8, buf + 8, PROBE_HDR_LEN - 8),
+			   "header does not round-trip");
+		FUZZ_CHECK((r == 0) == !memcmp(again + PROBE_HDR_LEN, buf + PROBE_HDR_LEN,
+					       size - PROBE_HDR_LEN),
+			   "payload verdict %d disagrees with the pattern", r);
+		free(again);
+	}
+	free(buf);
+
+	r = probe_info_parse((const char *)data, size, &pi, err, sizeof(err));
+	if (r) {
+		FUZZ_CHECK(r == -EBADMSG && err[0] && !strchr(err, '\n'), "refusal %d: '%s'", r,
+			   err);
+	} else {
+		FUZZ_CHECK(pi.gid[0] && pi.qpn > 0 && pi.qpn <= 0xffffff &&
+			       pi.active_mtu <= PROBE_MAX_SIZE,
+			   "accepted gid '%s' qpn %u mtu %u", pi.gid, pi.qpn, pi.active_mtu);
+	}
+	return 0;
+}
