@@ -175,7 +175,7 @@ text_out() {
 		grep -q '^netdev eth2$' "$TMPD/t.txt" &&
 		! grep -q '^rdma_port mlx5_0/1 (eth2)$' "$TMPD/t.txt" &&
 		! grep -q '^  pass  .*critical' "$TMPD/t.txt" &&
-		grep -q '^  pass     54 rules on the node, 2 netdevs, 2 RDMA ports (-v lists them)$' "$TMPD/t.txt" &&
+		grep -q '^  pass     59 rules on the node, 2 netdevs, 2 RDMA ports (-v lists them)$' "$TMPD/t.txt" &&
 		grep -Eq '^  fail +critical +pfc_only_on_roce_priority +PFC enabled on \{0,3\}, expected only \{3\}$' "$TMPD/t.txt" &&
 		grep -q 'mlnx_qos -i eth2 --pfc' "$TMPD/t.txt" &&
 		! grep -qw 'IF' "$TMPD/t.txt" &&
@@ -259,6 +259,43 @@ check "unreadable snapshot: exit 3, the path named once" expect_unknown \
 check "--from DIR: exit 3, 'is a directory' (not a JSON parse error)" expect_unknown \
 	"^rocewatch check: $FX: is a directory, not a snapshot file" --from "$FX"
 check "--help exits 0" bash -c "'$ROCEWATCH' check --help | grep -q 'Usage: rocewatch check'"
+
+# GPUDirect host facts from sysfs/procfs trees (tests/fixtures/sysfs/gen-pcie.py): each
+# broken tree fails exactly its rule on top of what the healthy tree already gives (a
+# fixture tree has no verbs, and mlx5_1 no IPv4 RoCE v2 GID of its own)
+PCIE_FX="$SOURCE_DIR/tests/fixtures"
+pcie_results() { # TREE PROCFS: "rule@object=outcome" lines of fail and unknown, sorted
+	"$ROCEWATCH" check --sysfs-root "$1" --procfs-root "$2" --netdev-include no-such-netdev \
+		--serve none --format json 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+for r in sorted(d["results"], key=lambda r: (r["rule"], r["object"].get("device", "node"))):
+    if r["outcome"] in ("fail", "unknown"):
+        print("%s@%s=%s" % (r["rule"], r["object"].get("device", "node"), r["outcome"]))'
+}
+pcie_case() { # TREE PROCFS "rule@object=outcome ..." (beyond the healthy tree's)
+	local got want
+	got=$(pcie_results "$1" "$2" | grep -vxF -f "$TMPD/pcie-base" || true)
+	want=$(printf '%s\n' $3 | sort)
+	[ "$got" = "$want" ] || { echo "  $1: got [$got], want [$want]" >&2; return 1; }
+}
+pcie_results "$PCIE_FX/sysfs/pcie-healthy" "$PCIE_FX/procfs/gpu-node" >"$TMPD/pcie-base"
+check "healthy GPU node: no PCIe/IOMMU rule fails or is unknown" \
+	bash -c "! grep -Eq '^(pcie_acs_redirect_off|iommu_passthrough|gpu_pcie_link_width|nic_pcie_link)@' '$TMPD/pcie-base'"
+check "ACS P2P redirect on the NIC's switch port: pcie_acs_redirect_off only" \
+	pcie_case "$PCIE_FX/sysfs/pcie-acs" "$PCIE_FX/procfs/gpu-node" "pcie_acs_redirect_off@node=fail"
+check "IOMMU groups DMA-FQ, no iommu=pt: iommu_passthrough only" \
+	pcie_case "$PCIE_FX/sysfs/pcie-iommu-dma" "$PCIE_FX/procfs/gpu-node-iommu-dma" "iommu_passthrough@node=fail"
+check "NIC at x8 of x16: nic_pcie_link on both of its functions only" \
+	pcie_case "$PCIE_FX/sysfs/pcie-nic-x8" "$PCIE_FX/procfs/gpu-node" \
+	"nic_pcie_link@mlx5_0=fail nic_pcie_link@mlx5_1=fail"
+cp -a "$PCIE_FX/sysfs/pcie-healthy" "$TMPD/pcie-noroot"
+truncate -s 64 "$TMPD/pcie-noroot/devices/pci0000:16/0000:16:02.0/0000:17:00.0/0000:18:01.0/config"
+check "config space unreadable without root: pcie_acs_redirect_off unknown, not pass" \
+	pcie_case "$TMPD/pcie-noroot" "$PCIE_FX/procfs/gpu-node" "pcie_acs_redirect_off@node=unknown"
+check "... and the reason says permission" bash -c "'$ROCEWATCH' check --sysfs-root '$TMPD/pcie-noroot' \
+	--procfs-root '$PCIE_FX/procfs/gpu-node' --netdev-include no-such-netdev --serve none --format json |
+	grep -q 'pcie.acs_redirect_gpus absent: permission (Operation not permitted)'"
 
 # --serve: a pre-flight sees the minutes a serve on the node has watched, not its own
 # 100 ms.  Serve and check read one copy of the mlx5 fixture tree; the retries happen
