@@ -109,6 +109,41 @@ const struct field_desc fields[F__COUNT] = {
 		 .mtype = MT_GAUGE, .metric = "roce_host_rdma_devices",
 		 .help = "Number of RDMA devices on the node."),
 
+	/*
+	 * node: the job's NCCL settings (check --nccl / --nccl-env) judged against this
+	 * node by nccl.c; a check-time view of one job, so not exported as metrics.
+	 * A *_problem field is "" when the setting is sound, else what is wrong.
+	 */
+	[F_JOB_NCCL] = NODE(.src = SRC_JOB, .path = "job.nccl", .type = VT_BOOL, .config = true),
+	[F_JOB_IB_HCA] = NODE(.src = SRC_JOB, .path = "job.ib_hca", .type = VT_STR, .config = true),
+	[F_JOB_IB_HCA_PROBLEM] =
+	    NODE(.src = SRC_JOB, .path = "job.ib_hca_problem", .type = VT_STR, .config = true),
+	[F_JOB_SOCKET_IFNAME] =
+	    NODE(.src = SRC_JOB, .path = "job.socket_ifname", .type = VT_STR, .config = true),
+	[F_JOB_SOCKET_IFNAME_PROBLEM] = NODE(.src = SRC_JOB, .path = "job.socket_ifname_problem",
+					     .type = VT_STR, .config = true),
+	[F_JOB_SOCKET_IFNAME_VIRTUAL] = NODE(.src = SRC_JOB, .path = "job.socket_ifname_virtual",
+					     .type = VT_STR, .config = true),
+	[F_JOB_IB_GID_INDEX] =
+	    NODE(.src = SRC_JOB, .path = "job.ib_gid_index", .type = VT_INT, .config = true),
+	[F_JOB_IB_GID_INDEX_PROBLEM] = NODE(.src = SRC_JOB, .path = "job.ib_gid_index_problem",
+					    .type = VT_STR, .config = true),
+	[F_JOB_IB_TC] = NODE(.src = SRC_JOB, .path = "job.ib_tc", .type = VT_INT, .config = true),
+	[F_JOB_IB_TC_DSCP] =
+	    NODE(.src = SRC_JOB, .path = "job.ib_tc_dscp", .type = VT_INT, .config = true),
+	[F_JOB_IB_TC_ECN] =
+	    NODE(.src = SRC_JOB, .path = "job.ib_tc_ecn", .type = VT_INT, .config = true),
+	[F_JOB_IB_DISABLE] =
+	    NODE(.src = SRC_JOB, .path = "job.ib_disable", .type = VT_BOOL, .config = true),
+	[F_JOB_NET_GDR_LEVEL] =
+	    NODE(.src = SRC_JOB, .path = "job.net_gdr_level", .type = VT_STR, .config = true),
+	[F_JOB_NET_GDR_PROBLEM] =
+	    NODE(.src = SRC_JOB, .path = "job.net_gdr_problem", .type = VT_STR, .config = true),
+	[F_JOB_CROSS_NIC] =
+	    NODE(.src = SRC_JOB, .path = "job.cross_nic", .type = VT_INT, .config = true),
+	[F_JOB_DEBUG_TUNING] =
+	    NODE(.src = SRC_JOB, .path = "job.debug_tuning", .type = VT_STR, .config = true),
+
 	/* netdev: link */
 	[F_NETDEV_IFINDEX] =
 	    NETDEV(.src = SRC_LINK, .path = "ifindex", .type = VT_INT, .config = true),

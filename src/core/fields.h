@@ -60,6 +60,24 @@ enum field_id {
 	F_NODE_IOMMU_TRANSLATED_DEVICES,
 	F_NODE_RDMA_DEVICES,
 
+	/* node: the job's NCCL settings against this node (nccl.c; check --nccl) */
+	F_JOB_NCCL,
+	F_JOB_IB_HCA,
+	F_JOB_IB_HCA_PROBLEM,
+	F_JOB_SOCKET_IFNAME,
+	F_JOB_SOCKET_IFNAME_PROBLEM,
+	F_JOB_SOCKET_IFNAME_VIRTUAL,
+	F_JOB_IB_GID_INDEX,
+	F_JOB_IB_GID_INDEX_PROBLEM,
+	F_JOB_IB_TC,
+	F_JOB_IB_TC_DSCP,
+	F_JOB_IB_TC_ECN,
+	F_JOB_IB_DISABLE,
+	F_JOB_NET_GDR_LEVEL,
+	F_JOB_NET_GDR_PROBLEM,
+	F_JOB_CROSS_NIC,
+	F_JOB_DEBUG_TUNING,
+
 	/* netdev: link (rtnetlink) */
 	F_NETDEV_IFINDEX,
 	F_NETDEV_MTU,
@@ -179,6 +197,7 @@ enum field_source {
 	SRC_VERBS,
 	SRC_HOST,
 	SRC_WIRE,
+	SRC_JOB, /* no collector: a job's settings judged by nccl.c (check --nccl) */
 	SRC__COUNT,
 };
 
