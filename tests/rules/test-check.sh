@@ -260,6 +260,77 @@ check "--from DIR: exit 3, 'is a directory' (not a JSON parse error)" expect_unk
 	"^rocewatch check: $FX: is a directory, not a snapshot file" --from "$FX"
 check "--help exits 0" bash -c "'$ROCEWATCH' check --help | grep -q 'Usage: rocewatch check'"
 
+# The job's NCCL settings (check --nccl-env FILE) against the correct node: one case per
+# nccl_* rule, each failing exactly that rule; a sound job passes them all.
+nccl_env() { # NAME KEY=VALUE...: a job file $TMPD/NAME.env
+	local name=$1
+	shift
+	printf '%s\n' "# job $name" "$@" >"$TMPD/$name.env"
+}
+nccl_env sound 'export NCCL_IB_HCA="=mlx5_0:1,mlx5_1:1"' NCCL_SOCKET_IFNAME==eth2,eth3 \
+	NCCL_IB_GID_INDEX=3 NCCL_IB_TC=106 NCCL_NET_GDR_LEVEL=PXB NCCL_CROSS_NIC=0 NCCL_DEBUG=WARN
+check "--nccl-env, a sound job: every nccl_* rule passes, exit 0" \
+	expect_check good.json 0 "" --nccl-env "$TMPD/sound.env"
+nccl_env hca-typo NCCL_IB_HCA==mlx5_0:1,mlx5_9:1
+check "NCCL_IB_HCA naming a device the node lacks: nccl_ib_hca, exit 2" \
+	expect_check good.json 2 "nccl_ib_hca@node" --nccl-env "$TMPD/hca-typo.env"
+nccl_env hca-none 'NCCL_IB_HCA=^mlx5'
+check "NCCL_IB_HCA excluding every device: nccl_ib_hca, exit 2" \
+	expect_check good.json 2 "nccl_ib_hca@node" --nccl-env "$TMPD/hca-none.env"
+nccl_env ifname-down NCCL_SOCKET_IFNAME=eno
+check "NCCL_SOCKET_IFNAME matching no interface with an address: nccl_socket_ifname, exit 2" \
+	expect_check good.json 2 "nccl_socket_ifname@node" --nccl-env "$TMPD/ifname-down.env"
+nccl_env ifname-docker NCCL_SOCKET_IFNAME=eth2,docker0
+check "NCCL_SOCKET_IFNAME naming docker0: nccl_socket_ifname_virtual, exit 1" \
+	expect_check good.json 1 "nccl_socket_ifname_virtual@node" --nccl-env "$TMPD/ifname-docker.env"
+nccl_env gid-v1 NCCL_IB_GID_INDEX=1
+check "NCCL_IB_GID_INDEX at a link-local GID: nccl_ib_gid_index, exit 1" \
+	expect_check good.json 1 "nccl_ib_gid_index@node" --nccl-env "$TMPD/gid-v1.env"
+nccl_env tc-no-ect NCCL_IB_TC=104
+check "NCCL_IB_TC=104 (DSCP 26 without ECT): nccl_ib_tc, exit 1" \
+	expect_check good.json 1 "nccl_ib_tc@node" --nccl-env "$TMPD/tc-no-ect.env"
+nccl_env ib-off NCCL_IB_DISABLE=1
+check "NCCL_IB_DISABLE=1: nccl_ib_disable, exit 2" \
+	expect_check good.json 2 "nccl_ib_disable@node" --nccl-env "$TMPD/ib-off.env"
+nccl_env gdr-loc NCCL_NET_GDR_LEVEL=LOC
+check "NCCL_NET_GDR_LEVEL=LOC on GPUs at PIX: nccl_net_gdr_level, exit 1" \
+	expect_check good.json 1 "nccl_net_gdr_level@node" --nccl-env "$TMPD/gdr-loc.env"
+nccl_env cross NCCL_CROSS_NIC=1
+check "NCCL_CROSS_NIC=1: nccl_cross_nic, exit 1" \
+	expect_check good.json 1 "nccl_cross_nic@node" --nccl-env "$TMPD/cross.env"
+nccl_env debug NCCL_DEBUG=INFO NCCL_PROTO=Simple
+check "NCCL_DEBUG=INFO and NCCL_PROTO left set: nccl_debug_tuning, exit 1" \
+	expect_check good.json 1 "nccl_debug_tuning@node" --nccl-env "$TMPD/debug.env"
+check "--nccl reads the environment: NCCL_IB_DISABLE=1 fails nccl_ib_disable" \
+	env NCCL_IB_DISABLE=1 bash -c "rc=0; '$ROCEWATCH' check --from '$FX/good.json' --nccl -j >'$TMPD/env.json' || rc=\$?; [ \$rc -eq 2 ] && grep -q '\"nccl_ib_disable\"' '$TMPD/env.json'"
+check "without --nccl the nccl_* rules are skipped, with the reason" bash -c \
+	"'$ROCEWATCH' check --from '$FX/good.json' -j | python3 -c 'import json,sys
+d = json.load(sys.stdin)
+r = [x for x in d[\"results\"] if x[\"rule\"].startswith(\"nccl_\")]
+assert len(r) == 9 and all(x[\"outcome\"] == \"skip\" for x in r), r
+assert \"job\" not in d'"
+check "the job object of the JSON report: its facts and its rules' verdicts" bash -c \
+	"'$ROCEWATCH' check --from '$FX/good.json' --nccl-env '$TMPD/tc-no-ect.env' -j | python3 -c 'import json,sys
+d = json.load(sys.stdin)
+j = d[\"job\"]
+assert j[\"facts\"][\"ib_tc\"] == 104 and j[\"facts\"][\"ib_tc_dscp\"] == 26 and j[\"facts\"][\"ib_tc_ecn\"] == 0, j
+v = {x[\"rule\"]: x[\"outcome\"] for x in j[\"results\"]}
+assert v[\"nccl_ib_tc\"] == \"fail\" and v[\"nccl_ib_hca\"] == \"pass\" and len(v) == 9, v'"
+check "the text report: the job's rules in a section of their own" bash -c \
+	"'$ROCEWATCH' check --from '$FX/good.json' --nccl-env '$TMPD/cross.env' | grep -A1 '^job (NCCL settings on gpu-node-07)$' | grep -q 'nccl_cross_nic'"
+nccl_env tc-bad NCCL_IB_TC=lots
+check "NCCL_IB_TC not a number: nccl_ib_tc unknown (exit 3), naming the fact" bash -c \
+	"rc=0; '$ROCEWATCH' check --from '$FX/good.json' --nccl-env '$TMPD/tc-bad.env' -j >'$TMPD/u.json' || rc=\$?; [ \$rc -eq 3 ] && python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+u = [(x[\"rule\"], x[\"reason\"]) for x in d[\"results\"] if x[\"outcome\"] == \"unknown\"]
+assert u == [(\"nccl_ib_tc\", \"job.ib_tc_dscp absent: error (Invalid argument)\")], u' '$TMPD/u.json'"
+printf 'NCCL_IB_HCA=mlx5_0\nnot an assignment\n' >"$TMPD/bad.env"
+check "--nccl-env with a bad line: exit 3, FILE:LINE" expect_unknown \
+	"^rocewatch check: --nccl-env $TMPD/bad.env:2: expected KEY=VALUE" --from "$FX/good.json" --nccl-env "$TMPD/bad.env"
+check "--nccl-env of a missing file: exit 3, the path named" expect_unknown \
+	"^rocewatch check: --nccl-env $TMPD/none.env: No such file or directory" --from "$FX/good.json" --nccl-env "$TMPD/none.env"
+check "--nccl and --nccl-env: exit 3" expect_unknown "one or the other" --from "$FX/good.json" --nccl --nccl-env "$TMPD/sound.env"
+
 # GPUDirect host facts from sysfs/procfs trees (tests/fixtures/sysfs/gen-pcie.py): each
 # broken tree fails exactly its rule on top of what the healthy tree already gives (a
 # fixture tree has no verbs, and mlx5_1 no IPv4 RoCE v2 GID of its own)
