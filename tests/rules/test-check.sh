@@ -301,6 +301,8 @@ check "NCCL_CROSS_NIC=1: nccl_cross_nic, exit 1" \
 nccl_env debug NCCL_DEBUG=INFO NCCL_PROTO=Simple
 check "NCCL_DEBUG=INFO and NCCL_PROTO left set: nccl_debug_tuning, exit 1" \
 	expect_check good.json 1 "nccl_debug_tuning@node" --nccl-env "$TMPD/debug.env"
+check "lossy-roce judges the job too: NCCL_IB_TC=104, exit 1" \
+	expect_check lossy-good.json 1 "nccl_ib_tc@node" --profile lossy-roce --nccl-env "$TMPD/tc-no-ect.env"
 check "--nccl reads the environment: NCCL_IB_DISABLE=1 fails nccl_ib_disable" \
 	env NCCL_IB_DISABLE=1 bash -c "rc=0; '$ROCEWATCH' check --from '$FX/good.json' --nccl -j >'$TMPD/env.json' || rc=\$?; [ \$rc -eq 2 ] && grep -q '\"nccl_ib_disable\"' '$TMPD/env.json'"
 check "without --nccl the nccl_* rules are skipped, with the reason" bash -c \
