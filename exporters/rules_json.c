@@ -54,7 +54,7 @@ static json_t *job_json(const struct rule_result *res, size_t n, const struct no
 		struct strbuf sb = { 0 };
 		json_t *v = NULL;
 
-		if (fields[id].obj != OBJ_NODE || strncmp(fields[id].path, "job.", 4) ||
+		if (fields[id].obj != OBJ_NODE || fields[id].src != SRC_JOB ||
 		    !strcmp(fields[id].path, "job.nccl"))
 			continue;
 		if (field_present(&m->node, (enum field_id)id) &&

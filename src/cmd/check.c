@@ -292,7 +292,8 @@ static void for_each_object(struct report *rp,
 	size_t nobj;
 
 	fn(rp, OBJ_NODE, &m->node);
-	if (field_present(&m->node, F_JOB_NCCL))
+	/* -v lists the job's rules (skipped) even without --nccl */
+	if (field_present(&m->node, F_JOB_NCCL) || rp->o->verbose)
 		fn(rp, OBJ_JOB_VIEW, &m->node);
 	nobj = model_objects(m, OBJ_NETDEV, &objs);
 	for (size_t i = 0; i < nobj; i++)
