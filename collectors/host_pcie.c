@@ -166,6 +166,12 @@ static void fill_acs(const struct pcie_input *in, struct object *node)
 	int64_t n = 0;
 	int err = 0;
 
+	/* no GPU: no GPU-NIC path to judge, which is not "none redirects" */
+	if (!in->n_gpus) {
+		field_absent(node, F_NODE_PCIE_ACS_REDIRECT_GPUS, ABS_UNSUPPORTED, 0);
+		field_absent(node, F_NODE_PCIE_ACS_REDIRECT_BRIDGE, ABS_UNSUPPORTED, 0);
+		return;
+	}
 	for (size_t g = 0; g < in->n_gpus && in->n_nics; g++) {
 		const struct pci_pair *row = &in->pairs->e[g * in->n_nics];
 		enum pci_path best = PCI_PATH_SYS;
@@ -310,6 +316,11 @@ static void fill_cmdline(const struct pcie_input *in, struct object *node)
 static void fill_gpu_links(const struct pcie_input *in, struct object *node)
 {
 	int64_t n = 0;
+
+	if (!in->n_gpus) {
+		field_absent(node, F_NODE_GPUS_PCIE_LINK_DEGRADED, ABS_UNSUPPORTED, 0);
+		return;
+	}
 
 	for (size_t g = 0; g < in->n_gpus; g++) {
 		int64_t cur, max;

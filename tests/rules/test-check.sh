@@ -362,6 +362,16 @@ check "IOMMU groups DMA-FQ, no iommu=pt: iommu_passthrough only" \
 check "NIC at x8 of x16: nic_pcie_link on both of its functions only" \
 	pcie_case "$PCIE_FX/sysfs/pcie-nic-x8" "$PCIE_FX/procfs/gpu-node" \
 	"nic_pcie_link@mlx5_0=fail nic_pcie_link@mlx5_1=fail"
+no_gpu() { # the GPUDirect rules skip a node without GPU: nothing to judge, not a pass
+	"$ROCEWATCH" check --sysfs-root "$PCIE_FX/sysfs/mlx5-roce" --procfs-root "$PCIE_FX/procfs/gpu-node" \
+		--netdev-include no-such-netdev --serve none --format json 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+r = {x["rule"]: x["outcome"] for x in d["results"] if x["object"]["kind"] == "node"}
+for n in ("pcie_acs_redirect_off", "iommu_passthrough", "gpu_pcie_link_width", "gpu_nic_affinity"):
+    assert r[n] == "skip", (n, r[n])'
+}
+check "no GPU: pcie_acs_redirect_off, iommu_passthrough, gpu_pcie_link_width skipped" no_gpu
 cp -a "$PCIE_FX/sysfs/pcie-healthy" "$TMPD/pcie-noroot"
 truncate -s 64 "$TMPD/pcie-noroot/devices/pci0000:16/0000:16:02.0/0000:17:00.0/0000:18:01.0/config"
 check "config space unreadable without root: pcie_acs_redirect_off unknown, not pass" \

@@ -459,6 +459,18 @@ static void pcie_faults(void **state)
 	assert_int_equal(n->f[F_NODE_IOMMU_TRANSLATED_DEVICES].v.i, 0);
 	run_done(&r);
 	remove_tree(proc);
+
+	/* mlx5-roce has NICs and no GPU: nothing to judge, absent rather than 0 */
+	snprintf(sys, sizeof(sys), "%s/sysfs/mlx5-roce", fixtures);
+	snprintf(proc, sizeof(proc), "%s/procfs/gpu-node", fixtures);
+	run_with_ports(&r, sys, proc);
+	assert_int_equal(n->f[F_NODE_GPUS].v.i, 0);
+	assert_int_equal(n->f[F_NODE_PCIE_ACS_REDIRECT_GPUS].state, ABS_UNSUPPORTED);
+	assert_int_equal(n->f[F_NODE_GPUS_PCIE_LINK_DEGRADED].state, ABS_UNSUPPORTED);
+	/* no iommu_group links in that tree: no IOMMU, so nothing translates */
+	assert_int_equal(n->f[F_NODE_IOMMU_TRANSLATED_DEVICES].v.i, 0);
+	assert_string_equal(model_port(&r.m, "mlx5_0", 1)->f[F_PORT_IOMMU_TYPE].v.s, "none");
+	run_done(&r);
 }
 
 /* This machine: whatever it has, the collector succeeds and says where values came from. */
