@@ -54,6 +54,8 @@
  *     PHB: no common switch, same CPU/NUMA node (through the host bridge);
  *     SYS: different NUMA nodes (across the inter-socket link).
  * nvidia-smi's NODE (host bridges of one NUMA node) is PHB for NCCL.
+ *
+ * PCIe ACS, link training and IOMMU of the same GPUs and NICs: host_pcie.c.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -66,9 +68,8 @@
 #include <sys/utsname.h>
 
 #include "collector.h"
+#include "host_int.h"
 #include "util.h"
-
-#define PCI_MAX_DEPTH 16
 
 struct host_priv {
 	bool proc_live; /* procfs_root is this machine's /proc */
@@ -359,18 +360,6 @@ static void fill_dmabuf(struct host_priv *hp, struct object *node, const char *m
 
 /* ---- PCI topology ---- */
 
-struct pci_sw {
-	char bdf[16];
-	uint64_t id; /* vendor << 48 | device << 32 | subsystem vendor << 16 | subsystem device */
-};
-
-struct pci_chain {
-	char name[RW_NAME_MAX]; /* GPU: its BDF; NIC: the RDMA device */
-	struct pci_sw sw[PCI_MAX_DEPTH];
-	int n;
-	int numa;
-};
-
 /* "DDDD:BB:DD.F", hex digits, as NCCL's checkBDFFormat() requires. */
 static bool is_bdf(const char *s)
 {
@@ -539,6 +528,7 @@ static int list_gpus(struct host_priv *hp, struct chains *gpus)
 			break;
 		}
 		strlcpy0(c->name, de->d_name, sizeof(c->name));
+		strlcpy0(c->path, real, sizeof(c->path));
 		if (pci_chain(real, c)) {
 			log_debug("host: %s: PCI path %s not understood; skipped", de->d_name,
 				  real);
@@ -579,6 +569,7 @@ static int list_nics(struct host_priv *hp, struct chains *nics)
 			break;
 		}
 		strlcpy0(c->name, de->d_name, sizeof(c->name));
+		strlcpy0(c->path, real, sizeof(c->path));
 		if (pci_chain(real, c))
 			nics->n--;
 	}
@@ -586,10 +577,12 @@ static int list_nics(struct host_priv *hp, struct chains *nics)
 	return r;
 }
 
-static void fill_pci(struct host_priv *hp, struct object *node)
+static void fill_pci(struct host_priv *hp, struct node_model *m)
 {
+	struct object *node = &m->node;
 	struct chains gpus = { 0 }, nics = { 0 };
 	struct pci_pairs *pp = &node->pairs;
+	struct pcie_input in = { .sys = hp->sys, .proc = hp->proc, .pairs = pp };
 	int64_t far = 0;
 	int r = list_gpus(hp, &gpus);
 
@@ -600,6 +593,7 @@ static void fill_pci(struct host_priv *hp, struct object *node)
 		field_absent_errno(node, F_NODE_GPUS_WITHOUT_NEAR_NIC, r);
 		pp->n = 0;
 		field_absent_errno(node, F_NODE_GPU_NIC_PATHS, r);
+		pcie_absent(&in, m, r);
 		goto free_chains;
 	}
 	if (gpus.n > 1)
@@ -612,6 +606,7 @@ static void fill_pci(struct host_priv *hp, struct object *node)
 
 		if (!t) {
 			field_absent_errno(node, F_NODE_GPU_NIC_PATHS, -ENOMEM);
+			pcie_absent(&in, m, -ENOMEM);
 			goto free_chains;
 		}
 		pp->e = t;
@@ -635,6 +630,11 @@ static void fill_pci(struct host_priv *hp, struct object *node)
 	node->f[F_NODE_GPU_NIC_PATHS].state = ABS_NONE;
 	node->f[F_NODE_GPU_NIC_PATHS].err = 0;
 	node->f[F_NODE_GPU_NIC_PATHS].v.pairs = pp;
+	in.gpus = gpus.c;
+	in.n_gpus = gpus.n;
+	in.nics = nics.c;
+	in.n_nics = nics.n;
+	pcie_fill(&in, m);
 free_chains:
 	free(gpus.c);
 	free(nics.c);
@@ -659,7 +659,7 @@ static int host_collect(struct collector_ctx *cc, struct node_model *m, unsigned
 	fill_peermem(hp, &m->node, merr ? NULL : modules, merr);
 	fill_dmabuf(hp, &m->node, merr ? NULL : modules, modules_len);
 	free(modules);
-	fill_pci(hp, &m->node);
+	fill_pci(hp, m);
 	return 0;
 }
 
@@ -695,7 +695,8 @@ const struct collector host_collector = {
 	.name = "host",
 	.source = SRC_HOST,
 	.help = "host: kernel, memlock limit, CAP_IPC_LOCK, verbs device nodes, "
-		"nvidia_peermem / DMA-BUF, GPU-NIC PCIe distance",
+		"nvidia_peermem / DMA-BUF, GPU-NIC PCIe distance, PCIe ACS and link "
+		"training, IOMMU",
 	.default_enabled = true,
 	.init = host_init,
 	.collect = host_collect,

@@ -41,6 +41,50 @@ static json_t *profile_json(const struct rules_engine *e, size_t p)
 	return j;
 }
 
+/*
+ * check --nccl: the job's settings as this node judged them (job.* facts,
+ * null where absent) and the verdicts of the rules over them, which are also
+ * in "results" (node scope) and count there.
+ */
+static json_t *job_json(const struct rule_result *res, size_t n, const struct node_model *m)
+{
+	json_t *j = json_object(), *facts = json_object(), *results = json_array();
+
+	for (int id = 0; id < F__COUNT; id++) {
+		struct strbuf sb = { 0 };
+		json_t *v = NULL;
+
+		if (fields[id].obj != OBJ_NODE || fields[id].src != SRC_JOB ||
+		    !strcmp(fields[id].path, "job.nccl"))
+			continue;
+		if (field_present(&m->node, (enum field_id)id) &&
+		    !snapshot_value_text(&sb, &fields[id], &m->node.f[id]) && !sb.oom)
+			v = json_loadb(sb.buf, sb.len, JSON_DECODE_ANY, NULL);
+		sb_free(&sb);
+		json_object_set_new(facts, fields[id].path + 4, v ? v : json_null());
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct rule_result *x = &res[i];
+		json_t *r;
+
+		if (x->kind != OBJ_NODE || !rule_reads_job(x->rule))
+			continue;
+		r = json_object();
+		json_object_set_new(r, "rule", json_string(x->rule->name));
+		json_object_set_new(r, "severity",
+				    json_string(rule_severity_name(x->rule->severity)));
+		json_object_set_new(r, "outcome", json_string(rule_outcome_name(x->outcome)));
+		json_object_set_new(r, "summary",
+				    json_string(x->outcome == RULE_PASS || x->outcome == RULE_FAIL
+						    ? x->summary
+						    : x->reason));
+		json_array_append_new(results, r);
+	}
+	json_object_set_new(j, "facts", facts);
+	json_object_set_new(j, "results", results);
+	return j;
+}
+
 static json_t *result_json(const struct rule_result *x, const struct node_model *m)
 {
 	char doc[4096];
@@ -139,6 +183,8 @@ int rules_json_write(struct strbuf *out, const struct rules_engine *e,
 	json_object_set_new(root, "counts", counts);
 	json_object_set_new(root, "profiles", profiles);
 	json_object_set_new(root, "results", results);
+	if (meta->m && field_present(&meta->m->node, F_JOB_NCCL))
+		json_object_set_new(root, "job", job_json(res, n, meta->m));
 	r = json_write_sb(out, root, pretty);
 	json_decref(root);
 	return r;

@@ -718,3 +718,18 @@ const char *rules_status_name(enum rules_status s)
 
 	return names[s];
 }
+
+static bool src_reads_job(const char *src)
+{
+	for (const char *p = src ? strstr(src, "job.") : NULL; p; p = strstr(p + 1, "job."))
+		if (p == src || !(p[-1] == '_' || p[-1] == '.' || (p[-1] >= 'a' && p[-1] <= 'z') ||
+				  (p[-1] >= 'A' && p[-1] <= 'Z') || (p[-1] >= '0' && p[-1] <= '9')))
+			return true;
+	return false;
+}
+
+bool rule_reads_job(const struct rule_info *ri)
+{
+	return ri->scope == OBJ_NODE && !ri->fleet &&
+	       (src_reads_job(ri->when_src) || src_reads_job(ri->expr_src));
+}

@@ -295,6 +295,12 @@ void rules_fleet_describe(const struct fleet_result *x, const struct fleet_node 
 
 const char *rule_outcome_name(enum rule_outcome o);
 const char *rule_severity_name(enum rule_severity s);
+/*
+ * Does the rule judge the job rather than the node: a node rule whose guard or
+ * expression reads a job.* fact (check --nccl)?  Reports put its results in a
+ * section of their own.
+ */
+bool rule_reads_job(const struct rule_info *ri);
 const char *rules_status_name(enum rules_status s);
 
 /*

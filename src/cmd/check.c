@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "daemon.h"
+#include "nccl.h"
 #include "term.h"
 #include "util.h"
 
@@ -29,12 +30,14 @@ enum {
 	OPT_INTERVAL,
 	OPT_COLOR,
 	OPT_SERVE,
+	OPT_NCCL,
+	OPT_NCCL_ENV,
 };
 
 static const char check_usage[] =
     "Usage: rocewatch check [--profile NAME|FILE]... [--param KEY=VALUE]...\n"
     "                       [--format text|json|nfd] [-j] [-q|-v] [--serve URL|none]\n"
-    "                       [--from FILE] [OPTIONS]\n\n"
+    "                       [--nccl | --nccl-env FILE] [--from FILE] [OPTIONS]\n\n"
     "Collect once, evaluate the rule profiles, print a report and exit.  When a rule\n"
     "uses rate(), increase() or delta(), a second sample of the counters is taken\n"
     "--interval later; such a rule (\"no retries in 5m\") is then decided on what\n"
@@ -46,6 +49,12 @@ static const char check_usage[] =
     "rest on this check's samples.  Configuration is always read by check itself.\n"
     "With --from and a JSON array of snapshots, every sample is evaluated in order\n"
     "at its own time.  The language and the JSON are described in docs/rules.md.\n\n"
+    "With --nccl (this environment) or --nccl-env FILE (a job's KEY=VALUE lines),\n"
+    "the job's NCCL settings are judged against this node too: NCCL_IB_HCA,\n"
+    "NCCL_SOCKET_IFNAME, NCCL_IB_GID_INDEX, NCCL_IB_TC, NCCL_IB_DISABLE,\n"
+    "NCCL_NET_GDR_LEVEL, NCCL_CROSS_NIC and debugging/tuning variables left set\n"
+    "(NCCL_DEBUG=INFO/TRACE, NCCL_ALGO, NCCL_PROTO); the profile's nccl_* rules\n"
+    "report them on the node as job.* facts.\n\n"
     "The text report puts the verdict first, then what is not OK grouped by object\n"
     "with the fix for this node's devices, then one line for what passed; it wraps\n"
     "at the terminal's width (COLUMNS, else the terminal's, else 80) and its last\n"
@@ -67,7 +76,10 @@ static const char check_usage[] =
     "                             a pre-flight check must not hold up a job start)\n"
     "  --serve URL|none           take counter rules from the rocewatch serve at URL\n"
     "                             (default " CHECK_SERVE_DEFAULT_URL " when reading this\n"
-    "                             machine; none: only this check's samples)\n" TERM_HELP_COLOR
+    "                             machine; none: only this check's samples)\n"
+    "  --nccl                     judge the NCCL_* variables of this environment\n"
+    "  --nccl-env FILE            judge those of a KEY=VALUE file (a job's "
+    "environment)\n" TERM_HELP_COLOR
     "  -q, --quiet                only what is not OK (no fix text), and the summary\n"
     "  -v, --verbose              every rule of every object in profile order, skipped\n"
     "                             ones too, with its doc, and the profiles' "
@@ -96,6 +108,12 @@ struct report {
 	bool table; /* every row's text fits beside its name: one line per rule */
 };
 
+/*
+ * The job's section: node rules over job.* facts (check --nccl), reported
+ * apart from the node's own facts.  A kind of its own for the report only.
+ */
+#define OBJ_JOB_VIEW ((enum obj_kind)OBJ__COUNT)
+
 /* Columns before the rule name: "  unknown  critical  " */
 #define ROW_NAME_COL 21
 /* Lines without a rule: "  pass     text" */
@@ -110,10 +128,12 @@ static bool is_problem(const struct rule_result *x)
 
 static bool same_object(const struct rule_result *x, enum obj_kind k, const struct object *o)
 {
+	if (k == OBJ_JOB_VIEW)
+		return x->kind == OBJ_NODE && rule_reads_job(x->rule);
 	if (x->kind != k)
 		return false;
 	if (k == OBJ_NODE)
-		return true;
+		return !rule_reads_job(x->rule);
 	return x->port == o->port && !strcmp(x->device, o->name);
 }
 
@@ -137,6 +157,8 @@ static void object_label(const struct node_model *m, enum obj_kind k, const stru
 {
 	if (k == OBJ_NODE)
 		snprintf(buf, len, "node %s", m->host);
+	else if (k == OBJ_JOB_VIEW)
+		snprintf(buf, len, "job (NCCL settings on %s)", m->host);
 	else if (k == OBJ_NETDEV)
 		snprintf(buf, len, "netdev %s", ob->name);
 	else
@@ -270,6 +292,9 @@ static void for_each_object(struct report *rp,
 	size_t nobj;
 
 	fn(rp, OBJ_NODE, &m->node);
+	/* -v lists the job's rules (skipped) even without --nccl */
+	if (field_present(&m->node, F_JOB_NCCL) || rp->o->verbose)
+		fn(rp, OBJ_JOB_VIEW, &m->node);
 	nobj = model_objects(m, OBJ_NETDEV, &objs);
 	for (size_t i = 0; i < nobj; i++)
 		fn(rp, OBJ_NETDEV, objs[i]);
@@ -368,7 +393,7 @@ static void outside_profile(struct report *rp, enum obj_kind k, const struct obj
 static void section_passed(struct report *rp, const size_t cnt[RULE__OUTCOMES + 1])
 {
 	struct term *t = &rp->t;
-	size_t objs[OBJ__COUNT] = { 0 };
+	size_t objs[OBJ__COUNT] = { 0 }, job = 0;
 	char line[256];
 	struct node_model *m = (struct node_model *)rp->m;
 	struct object **list;
@@ -387,11 +412,14 @@ static void section_passed(struct report *rp, const size_t cnt[RULE__OUTCOMES + 
 				}
 		}
 	}
+	for (size_t j = 0; j < rp->n && !job; j++)
+		job =
+		    rp->res[j].outcome == RULE_PASS && same_object(&rp->res[j], OBJ_JOB_VIEW, NULL);
 	snprintf(line, sizeof(line),
-		 "%zu rule%s on %s%zu netdev%s, %zu RDMA port%s (-v lists them)", cnt[RULE_PASS],
+		 "%zu rule%s on %s%s%zu netdev%s, %zu RDMA port%s (-v lists them)", cnt[RULE_PASS],
 		 cnt[RULE_PASS] == 1 ? "" : "s", objs[OBJ_NODE] ? "the node, " : "",
-		 objs[OBJ_NETDEV], objs[OBJ_NETDEV] == 1 ? "" : "s", objs[OBJ_RDMA_PORT],
-		 objs[OBJ_RDMA_PORT] == 1 ? "" : "s");
+		 job ? "the job, " : "", objs[OBJ_NETDEV], objs[OBJ_NETDEV] == 1 ? "" : "s",
+		 objs[OBJ_RDMA_PORT], objs[OBJ_RDMA_PORT] == 1 ? "" : "s");
 	term_newline(t);
 	term_printf(t, "  ");
 	term_code(t, TERM_GREEN);
@@ -459,10 +487,14 @@ static void print_text(const struct check_opts *o, const struct rules_engine *e,
 	term_newline(&rp.t);
 }
 
-static int evaluate(struct rules_engine *e, struct daemon *d)
+static int evaluate(struct rules_engine *e, struct daemon *d, const struct nccl_env *job)
 {
 	int64_t t = (int64_t)d->m.time.tv_sec * 1000000000LL + d->m.time.tv_nsec;
-	int r = rules_evaluate(e, &d->m, t);
+	int r;
+
+	/* after every collection: a replayed snapshot brings its own node facts */
+	nccl_apply(job, &d->m);
+	r = rules_evaluate(e, &d->m, t);
 
 	if (r)
 		fprintf(stderr, "rocewatch check: evaluating rules: %s\n", strerror(-r));
@@ -498,6 +530,8 @@ int cmd_check(int argc, char **argv)
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "color", required_argument, NULL, OPT_COLOR },
 		{ "serve", required_argument, NULL, OPT_SERVE },
+		{ "nccl", no_argument, NULL, OPT_NCCL },
+		{ "nccl-env", required_argument, NULL, OPT_NCCL_ENV },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ 0 },
@@ -511,7 +545,9 @@ int cmd_check(int argc, char **argv)
 	struct daemon *d = NULL;
 	const char *serve_url = NULL;
 	struct check_history hist = { 0 };
-	bool serve_given = false;
+	struct nccl_env *job = calloc(1, sizeof(*job));
+	const char *nccl_file = NULL;
+	bool serve_given = false, nccl_environ = false;
 	char err[512] = "";
 	int opt, idx, rc = RULES_UNKNOWN, r;
 	unsigned samples = 0;
@@ -520,8 +556,10 @@ int cmd_check(int argc, char **argv)
 	config_defaults(&cfg);
 	/* A prolog waits for us: sample counters 100 ms apart, not serve's 1 s. */
 	cfg.interval_ns = 100000000LL;
-	if (!opts) {
+	if (!opts || !job) {
 		fprintf(stderr, "rocewatch check: out of memory\n");
+		free(opts);
+		free(job);
 		return RULES_UNKNOWN;
 	}
 	opterr = 0;
@@ -594,6 +632,12 @@ int cmd_check(int argc, char **argv)
 			serve_url = strcmp(optarg, "none") ? optarg : NULL;
 			serve_given = true;
 			continue;
+		case OPT_NCCL:
+			nccl_environ = true;
+			continue;
+		case OPT_NCCL_ENV:
+			nccl_file = optarg;
+			continue;
 		case OPT_INTERVAL:
 			if (parse_duration(optarg, &ns) || ns <= 0 || ns > 3600000000000LL) {
 				fprintf(stderr,
@@ -629,6 +673,18 @@ int cmd_check(int argc, char **argv)
 		fprintf(stderr, "rocewatch check: -q and -v: one or the other\n");
 		goto free_opts;
 	}
+	if (nccl_environ && nccl_file) {
+		fprintf(stderr, "rocewatch check: --nccl and --nccl-env: one or the other\n");
+		goto free_opts;
+	}
+	if (nccl_environ) {
+		extern char **environ;
+
+		nccl_env_from_environ(job, environ);
+	} else if (nccl_file && nccl_env_read_file(job, nccl_file, err, sizeof(err))) {
+		fprintf(stderr, "rocewatch check: --nccl-env %s\n", err);
+		goto free_opts;
+	}
 
 	r = rules_load(&spec, &e, &dg);
 	for (size_t i = 0; i < dg.n; i++) {
@@ -654,7 +710,7 @@ int cmd_check(int argc, char **argv)
 		size_t n = snapshot_count(d->replay);
 
 		for (size_t i = 0; i < n; i++) {
-			if (daemon_collect(d, COLLECT_SLOW | COLLECT_FAST) || evaluate(e, d))
+			if (daemon_collect(d, COLLECT_SLOW | COLLECT_FAST) || evaluate(e, d, job))
 				goto fini;
 			t_last = (int64_t)d->m.time.tv_sec * 1000000000LL + d->m.time.tv_nsec;
 			if (!samples++)
@@ -662,14 +718,14 @@ int cmd_check(int argc, char **argv)
 		}
 	} else {
 		daemon_collect(d, COLLECT_SLOW | COLLECT_FAST);
-		if (evaluate(e, d))
+		if (evaluate(e, d, job))
 			goto fini;
 		t_first = t_last = (int64_t)d->m.time.tv_sec * 1000000000LL + d->m.time.tv_nsec;
 		samples = 1;
 		if (rules_need_history(e)) {
 			sleep_ns(cfg.interval_ns);
 			daemon_collect(d, COLLECT_FAST);
-			if (evaluate(e, d))
+			if (evaluate(e, d, job))
 				goto fini;
 			t_last = (int64_t)d->m.time.tv_sec * 1000000000LL + d->m.time.tv_nsec;
 			samples = 2;
@@ -735,5 +791,6 @@ free_opts:
 	rules_spec_free(&spec);
 	config_free(&cfg);
 	free(opts);
+	free(job);
 	return rc;
 }

@@ -75,10 +75,74 @@ const struct field_desc fields[F__COUNT] = {
 		 .mtype = MT_GAUGE, .metric = "roce_host_gpu_nic_pci_distance",
 		 .help = "PCIe distance between a GPU and an RDMA NIC as NCCL "
 			 "classifies it: 1 PIX, 2 PXB, 3 PHB, 4 SYS."),
+	[F_NODE_PCIE_ACS_REDIRECT_GPUS] =
+	    NODE(.src = SRC_HOST, .path = "pcie.acs_redirect_gpus", .type = VT_INT, .config = true,
+		 .mtype = MT_GAUGE, .metric = "roce_host_pcie_acs_redirect_gpus",
+		 .help = "GPUs whose peer-to-peer path to their nearest RDMA NIC (same PCIe "
+			 "switch) crosses a bridge with ACS P2P Request Redirect enabled; "
+			 "absent when the bridges' extended config space is unreadable "
+			 "(needs root)."),
+	[F_NODE_PCIE_ACS_REDIRECT_BRIDGE] =
+	    NODE(.src = SRC_HOST, .path = "pcie.acs_redirect_bridge", .type = VT_STR,
+		 .config = true, .mtype = MT_INFO, .metric = "roce_host_pcie_acs_redirect_info",
+		 .label = "bridge",
+		 .help = "The first PCIe bridge (PCI address) found redirecting GPU-NIC "
+			 "peer-to-peer requests; value is always 1, absent when none does."),
+	[F_NODE_GPUS_PCIE_LINK_DEGRADED] =
+	    NODE(.src = SRC_HOST, .path = "pcie.gpus_link_degraded", .type = VT_INT, .config = true,
+		 .mtype = MT_GAUGE, .metric = "roce_host_gpus_pcie_link_degraded",
+		 .help = "GPUs whose PCIe link trained narrower than the link allows "
+			 "(current_link_width < max_link_width)."),
+	[F_NODE_IOMMU_CMDLINE] =
+	    NODE(.src = SRC_HOST, .path = "iommu.cmdline", .type = VT_STR, .config = true,
+		 .mtype = MT_INFO, .metric = "roce_host_iommu_cmdline_info", .label = "cmdline",
+		 .help = "The IOMMU options of the kernel command line (intel_iommu=, amd_iommu=, "
+			 "iommu=, iommu.passthrough=, iommu.strict=), space separated, empty "
+			 "when none; value is always 1."),
+	[F_NODE_IOMMU_TRANSLATED_DEVICES] =
+	    NODE(.src = SRC_HOST, .path = "iommu.translated_devices", .type = VT_INT,
+		 .config = true, .mtype = MT_GAUGE, .metric = "roce_host_iommu_translated_devices",
+		 .help = "GPUs and RDMA NICs whose IOMMU group translates DMA (type DMA or "
+			 "DMA-FQ) rather than passing it through (identity)."),
 	[F_NODE_RDMA_DEVICES] =
 	    NODE(.src = SRC_RDMA, .path = "rdma_devices", .type = VT_INT, .config = true,
 		 .mtype = MT_GAUGE, .metric = "roce_host_rdma_devices",
 		 .help = "Number of RDMA devices on the node."),
+
+	/*
+	 * node: the job's NCCL settings (check --nccl / --nccl-env) judged against this
+	 * node by nccl.c; a check-time view of one job, so not exported as metrics.
+	 * A *_problem field is "" when the setting is sound, else what is wrong.
+	 */
+	[F_JOB_NCCL] = NODE(.src = SRC_JOB, .path = "job.nccl", .type = VT_BOOL, .config = true),
+	[F_JOB_IB_HCA] = NODE(.src = SRC_JOB, .path = "job.ib_hca", .type = VT_STR, .config = true),
+	[F_JOB_IB_HCA_PROBLEM] =
+	    NODE(.src = SRC_JOB, .path = "job.ib_hca_problem", .type = VT_STR, .config = true),
+	[F_JOB_SOCKET_IFNAME] =
+	    NODE(.src = SRC_JOB, .path = "job.socket_ifname", .type = VT_STR, .config = true),
+	[F_JOB_SOCKET_IFNAME_PROBLEM] = NODE(.src = SRC_JOB, .path = "job.socket_ifname_problem",
+					     .type = VT_STR, .config = true),
+	[F_JOB_SOCKET_IFNAME_VIRTUAL] = NODE(.src = SRC_JOB, .path = "job.socket_ifname_virtual",
+					     .type = VT_STR, .config = true),
+	[F_JOB_IB_GID_INDEX] =
+	    NODE(.src = SRC_JOB, .path = "job.ib_gid_index", .type = VT_INT, .config = true),
+	[F_JOB_IB_GID_INDEX_PROBLEM] = NODE(.src = SRC_JOB, .path = "job.ib_gid_index_problem",
+					    .type = VT_STR, .config = true),
+	[F_JOB_IB_TC] = NODE(.src = SRC_JOB, .path = "job.ib_tc", .type = VT_INT, .config = true),
+	[F_JOB_IB_TC_DSCP] =
+	    NODE(.src = SRC_JOB, .path = "job.ib_tc_dscp", .type = VT_INT, .config = true),
+	[F_JOB_IB_TC_ECN] =
+	    NODE(.src = SRC_JOB, .path = "job.ib_tc_ecn", .type = VT_INT, .config = true),
+	[F_JOB_IB_DISABLE] =
+	    NODE(.src = SRC_JOB, .path = "job.ib_disable", .type = VT_BOOL, .config = true),
+	[F_JOB_NET_GDR_LEVEL] =
+	    NODE(.src = SRC_JOB, .path = "job.net_gdr_level", .type = VT_STR, .config = true),
+	[F_JOB_NET_GDR_PROBLEM] =
+	    NODE(.src = SRC_JOB, .path = "job.net_gdr_problem", .type = VT_STR, .config = true),
+	[F_JOB_CROSS_NIC] =
+	    NODE(.src = SRC_JOB, .path = "job.cross_nic", .type = VT_INT, .config = true),
+	[F_JOB_DEBUG_TUNING] =
+	    NODE(.src = SRC_JOB, .path = "job.debug_tuning", .type = VT_STR, .config = true),
 
 	/* netdev: link */
 	[F_NETDEV_IFINDEX] =
@@ -113,8 +177,10 @@ const struct field_desc fields[F__COUNT] = {
 
 	/* netdev: ethtool */
 	[F_NETDEV_DRIVER] = NETDEV(
-		.src = SRC_ETHTOOL, .path = "driver", .type = VT_STR, .config = true,
-		.mtype = MT_INFO, .metric = "roce_netdev_info", .label = "driver",
+		.src =
+		    SRC_ETHTOOL,
+		.path = "driver", .type = VT_STR, .config = true, .mtype = MT_INFO,
+		.metric = "roce_netdev_info", .label = "driver",
 		.help =
 		    "Driver, firmware and bus address of the network device; value is always 1."),
 	[F_NETDEV_FIRMWARE] =
@@ -432,6 +498,31 @@ const struct field_desc fields[F__COUNT] = {
 	    PORT(.src = SRC_QOS_SYSFS, .path = "traffic_class", .type = VT_INT, .config = true,
 		 .mtype = MT_GAUGE, .metric = "roce_rdma_default_traffic_class",
 		 .help = "Default verbs traffic class (tc/1/traffic_class, MLNX_OFED)."),
+	[F_PORT_PCIE_LINK_SPEED] =
+	    PORT(.src = SRC_HOST, .path = "pcie.link_speed", .type = VT_FLOAT, .config = true,
+		 .mtype = MT_GAUGE, .metric = "roce_rdma_pcie_link_speed_transfers_per_second",
+		 .scale = 1e9,
+		 .help = "PCIe link speed the RDMA device's PCI function trained at, in "
+			 "transfers per second per lane (the field itself is in GT/s)."),
+	[F_PORT_PCIE_MAX_LINK_SPEED] =
+	    PORT(.src = SRC_HOST, .path = "pcie.max_link_speed", .type = VT_FLOAT, .config = true,
+		 .mtype = MT_GAUGE, .metric = "roce_rdma_pcie_max_link_speed_transfers_per_second",
+		 .scale = 1e9,
+		 .help = "Fastest PCIe link speed the RDMA device's PCI function supports, in "
+			 "transfers per second per lane (the field itself is in GT/s)."),
+	[F_PORT_PCIE_LINK_WIDTH] =
+	    PORT(.src = SRC_HOST, .path = "pcie.link_width", .type = VT_INT, .config = true,
+		 .mtype = MT_GAUGE, .metric = "roce_rdma_pcie_link_width_lanes",
+		 .help = "PCIe lanes the RDMA device's link trained at (current_link_width)."),
+	[F_PORT_PCIE_MAX_LINK_WIDTH] =
+	    PORT(.src = SRC_HOST, .path = "pcie.max_link_width", .type = VT_INT, .config = true,
+		 .mtype = MT_GAUGE, .metric = "roce_rdma_pcie_max_link_width_lanes",
+		 .help = "PCIe lanes the RDMA device supports (max_link_width)."),
+	[F_PORT_IOMMU_TYPE] =
+	    PORT(.src = SRC_HOST, .path = "iommu.type", .type = VT_STR, .config = true,
+		 .mtype = MT_INFO, .metric = "roce_rdma_iommu_group_info", .label = "type",
+		 .help = "Type of the RDMA device's IOMMU group (identity: pass-through; DMA, "
+			 "DMA-FQ: translated; none: no IOMMU); value is always 1."),
 };
 
 int field_lookup(enum obj_kind kind, const char *path)

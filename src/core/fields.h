@@ -53,7 +53,30 @@ enum field_id {
 	F_NODE_GPUS,
 	F_NODE_GPUS_WITHOUT_NEAR_NIC,
 	F_NODE_GPU_NIC_PATHS,
+	F_NODE_PCIE_ACS_REDIRECT_GPUS,
+	F_NODE_PCIE_ACS_REDIRECT_BRIDGE,
+	F_NODE_GPUS_PCIE_LINK_DEGRADED,
+	F_NODE_IOMMU_CMDLINE,
+	F_NODE_IOMMU_TRANSLATED_DEVICES,
 	F_NODE_RDMA_DEVICES,
+
+	/* node: the job's NCCL settings against this node (nccl.c; check --nccl) */
+	F_JOB_NCCL,
+	F_JOB_IB_HCA,
+	F_JOB_IB_HCA_PROBLEM,
+	F_JOB_SOCKET_IFNAME,
+	F_JOB_SOCKET_IFNAME_PROBLEM,
+	F_JOB_SOCKET_IFNAME_VIRTUAL,
+	F_JOB_IB_GID_INDEX,
+	F_JOB_IB_GID_INDEX_PROBLEM,
+	F_JOB_IB_TC,
+	F_JOB_IB_TC_DSCP,
+	F_JOB_IB_TC_ECN,
+	F_JOB_IB_DISABLE,
+	F_JOB_NET_GDR_LEVEL,
+	F_JOB_NET_GDR_PROBLEM,
+	F_JOB_CROSS_NIC,
+	F_JOB_DEBUG_TUNING,
 
 	/* netdev: link (rtnetlink) */
 	F_NETDEV_IFINDEX,
@@ -147,6 +170,13 @@ enum field_id {
 	F_PORT_ROCE_MODE,
 	F_PORT_TRAFFIC_CLASS,
 
+	/* rdma_port: host (the PCI function behind the RDMA device) */
+	F_PORT_PCIE_LINK_SPEED,
+	F_PORT_PCIE_MAX_LINK_SPEED,
+	F_PORT_PCIE_LINK_WIDTH,
+	F_PORT_PCIE_MAX_LINK_WIDTH,
+	F_PORT_IOMMU_TYPE,
+
 	F__COUNT,
 };
 
@@ -167,6 +197,7 @@ enum field_source {
 	SRC_VERBS,
 	SRC_HOST,
 	SRC_WIRE,
+	SRC_JOB, /* no collector: a job's settings judged by nccl.c (check --nccl) */
 	SRC__COUNT,
 };
 

@@ -175,7 +175,7 @@ text_out() {
 		grep -q '^netdev eth2$' "$TMPD/t.txt" &&
 		! grep -q '^rdma_port mlx5_0/1 (eth2)$' "$TMPD/t.txt" &&
 		! grep -q '^  pass  .*critical' "$TMPD/t.txt" &&
-		grep -q '^  pass     54 rules on the node, 2 netdevs, 2 RDMA ports (-v lists them)$' "$TMPD/t.txt" &&
+		grep -q '^  pass     59 rules on the node, 2 netdevs, 2 RDMA ports (-v lists them)$' "$TMPD/t.txt" &&
 		grep -Eq '^  fail +critical +pfc_only_on_roce_priority +PFC enabled on \{0,3\}, expected only \{3\}$' "$TMPD/t.txt" &&
 		grep -q 'mlnx_qos -i eth2 --pfc' "$TMPD/t.txt" &&
 		! grep -qw 'IF' "$TMPD/t.txt" &&
@@ -259,6 +259,126 @@ check "unreadable snapshot: exit 3, the path named once" expect_unknown \
 check "--from DIR: exit 3, 'is a directory' (not a JSON parse error)" expect_unknown \
 	"^rocewatch check: $FX: is a directory, not a snapshot file" --from "$FX"
 check "--help exits 0" bash -c "'$ROCEWATCH' check --help | grep -q 'Usage: rocewatch check'"
+
+# The job's NCCL settings (check --nccl-env FILE) against the correct node: one case per
+# nccl_* rule, each failing exactly that rule; a sound job passes them all.
+nccl_env() { # NAME KEY=VALUE...: a job file $TMPD/NAME.env
+	local name=$1
+	shift
+	printf '%s\n' "# job $name" "$@" >"$TMPD/$name.env"
+}
+nccl_env sound 'export NCCL_IB_HCA="=mlx5_0:1,mlx5_1:1"' NCCL_SOCKET_IFNAME==eth2,eth3 \
+	NCCL_IB_GID_INDEX=3 NCCL_IB_TC=106 NCCL_NET_GDR_LEVEL=PXB NCCL_CROSS_NIC=0 NCCL_DEBUG=WARN
+check "--nccl-env, a sound job: every nccl_* rule passes, exit 0" \
+	expect_check good.json 0 "" --nccl-env "$TMPD/sound.env"
+nccl_env hca-typo NCCL_IB_HCA==mlx5_0:1,mlx5_9:1
+check "NCCL_IB_HCA naming a device the node lacks: nccl_ib_hca, exit 2" \
+	expect_check good.json 2 "nccl_ib_hca@node" --nccl-env "$TMPD/hca-typo.env"
+nccl_env hca-none 'NCCL_IB_HCA=^mlx5'
+check "NCCL_IB_HCA excluding every device: nccl_ib_hca, exit 2" \
+	expect_check good.json 2 "nccl_ib_hca@node" --nccl-env "$TMPD/hca-none.env"
+nccl_env ifname-down NCCL_SOCKET_IFNAME=eno
+check "NCCL_SOCKET_IFNAME matching no interface with an address: nccl_socket_ifname, exit 2" \
+	expect_check good.json 2 "nccl_socket_ifname@node" --nccl-env "$TMPD/ifname-down.env"
+nccl_env ifname-docker NCCL_SOCKET_IFNAME=eth2,docker0
+check "NCCL_SOCKET_IFNAME naming docker0: nccl_socket_ifname_virtual, exit 1" \
+	expect_check good.json 1 "nccl_socket_ifname_virtual@node" --nccl-env "$TMPD/ifname-docker.env"
+nccl_env gid-v1 NCCL_IB_GID_INDEX=1
+check "NCCL_IB_GID_INDEX at a link-local GID: nccl_ib_gid_index, exit 1" \
+	expect_check good.json 1 "nccl_ib_gid_index@node" --nccl-env "$TMPD/gid-v1.env"
+nccl_env tc-no-ect NCCL_IB_TC=104
+check "NCCL_IB_TC=104 (DSCP 26 without ECT): nccl_ib_tc, exit 1" \
+	expect_check good.json 1 "nccl_ib_tc@node" --nccl-env "$TMPD/tc-no-ect.env"
+nccl_env ib-off NCCL_IB_DISABLE=1
+check "NCCL_IB_DISABLE=1: nccl_ib_disable, exit 2" \
+	expect_check good.json 2 "nccl_ib_disable@node" --nccl-env "$TMPD/ib-off.env"
+nccl_env gdr-loc NCCL_NET_GDR_LEVEL=LOC
+check "NCCL_NET_GDR_LEVEL=LOC on GPUs at PIX: nccl_net_gdr_level, exit 1" \
+	expect_check good.json 1 "nccl_net_gdr_level@node" --nccl-env "$TMPD/gdr-loc.env"
+nccl_env cross NCCL_CROSS_NIC=1
+check "NCCL_CROSS_NIC=1: nccl_cross_nic, exit 1" \
+	expect_check good.json 1 "nccl_cross_nic@node" --nccl-env "$TMPD/cross.env"
+nccl_env debug NCCL_DEBUG=INFO NCCL_PROTO=Simple
+check "NCCL_DEBUG=INFO and NCCL_PROTO left set: nccl_debug_tuning, exit 1" \
+	expect_check good.json 1 "nccl_debug_tuning@node" --nccl-env "$TMPD/debug.env"
+check "lossy-roce judges the job too: NCCL_IB_TC=104, exit 1" \
+	expect_check lossy-good.json 1 "nccl_ib_tc@node" --profile lossy-roce --nccl-env "$TMPD/tc-no-ect.env"
+check "--nccl reads the environment: NCCL_IB_DISABLE=1 fails nccl_ib_disable" \
+	env NCCL_IB_DISABLE=1 bash -c "rc=0; '$ROCEWATCH' check --from '$FX/good.json' --nccl -j >'$TMPD/env.json' || rc=\$?; [ \$rc -eq 2 ] && grep -q '\"nccl_ib_disable\"' '$TMPD/env.json'"
+check "without --nccl the nccl_* rules are skipped, with the reason" bash -c \
+	"'$ROCEWATCH' check --from '$FX/good.json' -j | python3 -c 'import json,sys
+d = json.load(sys.stdin)
+r = [x for x in d[\"results\"] if x[\"rule\"].startswith(\"nccl_\")]
+assert len(r) == 9 and all(x[\"outcome\"] == \"skip\" for x in r), r
+assert \"job\" not in d'"
+check "the job object of the JSON report: its facts and its rules' verdicts" bash -c \
+	"'$ROCEWATCH' check --from '$FX/good.json' --nccl-env '$TMPD/tc-no-ect.env' -j | python3 -c 'import json,sys
+d = json.load(sys.stdin)
+j = d[\"job\"]
+assert j[\"facts\"][\"ib_tc\"] == 104 and j[\"facts\"][\"ib_tc_dscp\"] == 26 and j[\"facts\"][\"ib_tc_ecn\"] == 0, j
+v = {x[\"rule\"]: x[\"outcome\"] for x in j[\"results\"]}
+assert v[\"nccl_ib_tc\"] == \"fail\" and v[\"nccl_ib_hca\"] == \"pass\" and len(v) == 9, v'"
+check "the text report: the job's rules in a section of their own" bash -c \
+	"'$ROCEWATCH' check --from '$FX/good.json' --nccl-env '$TMPD/cross.env' | grep -A1 '^job (NCCL settings on gpu-node-07)$' | grep -q 'nccl_cross_nic'"
+nccl_env tc-bad NCCL_IB_TC=lots
+check "NCCL_IB_TC not a number: nccl_ib_tc unknown (exit 3), naming the fact" bash -c \
+	"rc=0; '$ROCEWATCH' check --from '$FX/good.json' --nccl-env '$TMPD/tc-bad.env' -j >'$TMPD/u.json' || rc=\$?; [ \$rc -eq 3 ] && python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+u = [(x[\"rule\"], x[\"reason\"]) for x in d[\"results\"] if x[\"outcome\"] == \"unknown\"]
+assert u == [(\"nccl_ib_tc\", \"job.ib_tc_dscp absent: error (Invalid argument)\")], u' '$TMPD/u.json'"
+printf 'NCCL_IB_HCA=mlx5_0\nnot an assignment\n' >"$TMPD/bad.env"
+check "--nccl-env with a bad line: exit 3, FILE:LINE" expect_unknown \
+	"^rocewatch check: --nccl-env $TMPD/bad.env:2: expected KEY=VALUE" --from "$FX/good.json" --nccl-env "$TMPD/bad.env"
+check "--nccl-env of a missing file: exit 3, the path named" expect_unknown \
+	"^rocewatch check: --nccl-env $TMPD/none.env: No such file or directory" --from "$FX/good.json" --nccl-env "$TMPD/none.env"
+check "--nccl and --nccl-env: exit 3" expect_unknown "one or the other" --from "$FX/good.json" --nccl --nccl-env "$TMPD/sound.env"
+
+# GPUDirect host facts from sysfs/procfs trees (tests/fixtures/sysfs/gen-pcie.py): each
+# broken tree fails exactly its rule on top of what the healthy tree already gives (a
+# fixture tree has no verbs, and mlx5_1 no IPv4 RoCE v2 GID of its own)
+PCIE_FX="$SOURCE_DIR/tests/fixtures"
+pcie_results() { # TREE PROCFS: "rule@object=outcome" lines of fail and unknown, sorted
+	"$ROCEWATCH" check --sysfs-root "$1" --procfs-root "$2" --netdev-include no-such-netdev \
+		--serve none --format json 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+for r in sorted(d["results"], key=lambda r: (r["rule"], r["object"].get("device", "node"))):
+    if r["outcome"] in ("fail", "unknown"):
+        print("%s@%s=%s" % (r["rule"], r["object"].get("device", "node"), r["outcome"]))'
+}
+pcie_case() { # TREE PROCFS "rule@object=outcome ..." (beyond the healthy tree's)
+	local got want
+	got=$(pcie_results "$1" "$2" | grep -vxF -f "$TMPD/pcie-base" || true)
+	want=$(printf '%s\n' $3 | sort)
+	[ "$got" = "$want" ] || { echo "  $1: got [$got], want [$want]" >&2; return 1; }
+}
+pcie_results "$PCIE_FX/sysfs/pcie-healthy" "$PCIE_FX/procfs/gpu-node" >"$TMPD/pcie-base"
+check "healthy GPU node: no PCIe/IOMMU rule fails or is unknown" \
+	bash -c "! grep -Eq '^(pcie_acs_redirect_off|iommu_passthrough|gpu_pcie_link_width|nic_pcie_link)@' '$TMPD/pcie-base'"
+check "ACS P2P redirect on the NIC's switch port: pcie_acs_redirect_off only" \
+	pcie_case "$PCIE_FX/sysfs/pcie-acs" "$PCIE_FX/procfs/gpu-node" "pcie_acs_redirect_off@node=fail"
+check "IOMMU groups DMA-FQ, no iommu=pt: iommu_passthrough only" \
+	pcie_case "$PCIE_FX/sysfs/pcie-iommu-dma" "$PCIE_FX/procfs/gpu-node-iommu-dma" "iommu_passthrough@node=fail"
+check "NIC at x8 of x16: nic_pcie_link on both of its functions only" \
+	pcie_case "$PCIE_FX/sysfs/pcie-nic-x8" "$PCIE_FX/procfs/gpu-node" \
+	"nic_pcie_link@mlx5_0=fail nic_pcie_link@mlx5_1=fail"
+no_gpu() { # the GPUDirect rules skip a node without GPU: nothing to judge, not a pass
+	"$ROCEWATCH" check --sysfs-root "$PCIE_FX/sysfs/mlx5-roce" --procfs-root "$PCIE_FX/procfs/gpu-node" \
+		--netdev-include no-such-netdev --serve none --format json 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+r = {x["rule"]: x["outcome"] for x in d["results"] if x["object"]["kind"] == "node"}
+for n in ("pcie_acs_redirect_off", "iommu_passthrough", "gpu_pcie_link_width", "gpu_nic_affinity"):
+    assert r[n] == "skip", (n, r[n])'
+}
+check "no GPU: pcie_acs_redirect_off, iommu_passthrough, gpu_pcie_link_width skipped" no_gpu
+cp -a "$PCIE_FX/sysfs/pcie-healthy" "$TMPD/pcie-noroot"
+truncate -s 64 "$TMPD/pcie-noroot/devices/pci0000:16/0000:16:02.0/0000:17:00.0/0000:18:01.0/config"
+check "config space unreadable without root: pcie_acs_redirect_off unknown, not pass" \
+	pcie_case "$TMPD/pcie-noroot" "$PCIE_FX/procfs/gpu-node" "pcie_acs_redirect_off@node=unknown"
+check "... and the reason says permission" bash -c "'$ROCEWATCH' check --sysfs-root '$TMPD/pcie-noroot' \
+	--procfs-root '$PCIE_FX/procfs/gpu-node' --netdev-include no-such-netdev --serve none --format json |
+	grep -q 'pcie.acs_redirect_gpus absent: permission (Operation not permitted)'"
 
 # --serve: a pre-flight sees the minutes a serve on the node has watched, not its own
 # 100 ms.  Serve and check read one copy of the mlx5 fixture tree; the retries happen

@@ -87,6 +87,9 @@ static void every_field_has_its_source(void **state)
 			assert_int_equal(fields[i].src, SRC_NONE);
 			continue;
 		}
+		/* a job's settings (check --nccl), judged by nccl.c: job.* and nothing else */
+		if ((fields[i].src == SRC_JOB) != !strncmp(fields[i].path, "job.", 4))
+			fail_msg("%s: job.* facts and only they come from the job", fields[i].path);
 		if (fields[i].src <= SRC_NONE || fields[i].src >= SRC__COUNT)
 			fail_msg("%s: no source collector", fields[i].path);
 	}

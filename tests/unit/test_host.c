@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,23 @@ static void run_once(struct run *r, const char *sysroot, const char *procroot)
 	r->cc.cfg = &r->cfg;
 	r->cc.idx = collector_index("host");
 	model_init(&r->m);
+	assert_int_equal(host_collector.init(&r->cc), 0);
+	assert_int_equal(host_collector.collect(&r->cc, &r->m, COLLECT_SLOW | COLLECT_FAST), 0);
+}
+
+/* As run_once(), with the RDMA ports the rdma collector would have made first. */
+static void run_with_ports(struct run *r, const char *sysroot, const char *procroot)
+{
+	config_defaults(&r->cfg);
+	r->cfg.sysfs_root = sysroot;
+	r->cfg.procfs_root = procroot;
+	memset(&r->cc, 0, sizeof(r->cc));
+	r->cc.cfg = &r->cfg;
+	r->cc.idx = collector_index("host");
+	model_init(&r->m);
+	assert_non_null(model_add_port(&r->m, "mlx5_0", 1));
+	assert_non_null(model_add_port(&r->m, "mlx5_1", 1));
+	assert_non_null(model_add_port(&r->m, "rxe0", 1));
 	assert_int_equal(host_collector.init(&r->cc), 0);
 	assert_int_equal(host_collector.collect(&r->cc, &r->m, COLLECT_SLOW | COLLECT_FAST), 0);
 }
@@ -319,6 +337,142 @@ static void jobs_memlock_and_pod_facts(void **state)
 	run_done(&r);
 }
 
+/*
+ * tests/fixtures/sysfs/pcie-* (gen-pcie.py): an H100 and a ConnectX-6 Dx below one PLX
+ * switch, the root port above it redirecting (as Linux sets it with an IOMMU on).
+ */
+static void pcie_healthy(void **state)
+{
+	char sys[PATH_MAX], proc[PATH_MAX];
+	struct run r;
+	struct object *n = &r.m.node, *p;
+
+	(void)state;
+	snprintf(sys, sizeof(sys), "%s/sysfs/pcie-healthy", fixtures);
+	snprintf(proc, sizeof(proc), "%s/procfs/gpu-node", fixtures);
+	run_with_ports(&r, sys, proc);
+	assert_int_equal(n->f[F_NODE_GPUS].v.i, 1);
+	assert_string_equal(path_of(&r.m, "0000:19:00.0", "mlx5_0"), "PIX");
+	/* the root port's redirect is above the switch: P2P never reaches it */
+	assert_true(field_present(n, F_NODE_PCIE_ACS_REDIRECT_GPUS));
+	assert_int_equal(n->f[F_NODE_PCIE_ACS_REDIRECT_GPUS].v.i, 0);
+	assert_int_equal(n->f[F_NODE_PCIE_ACS_REDIRECT_BRIDGE].state, ABS_UNSUPPORTED);
+	/* the GPU idles at 2.5 GT/s of 32 at full width: not degraded */
+	assert_int_equal(n->f[F_NODE_GPUS_PCIE_LINK_DEGRADED].v.i, 0);
+	assert_int_equal(n->f[F_NODE_IOMMU_TRANSLATED_DEVICES].v.i, 0);
+	assert_string_equal(n->f[F_NODE_IOMMU_CMDLINE].v.s, "intel_iommu=on iommu=pt");
+	p = model_port(&r.m, "mlx5_0", 1);
+	assert_true(p->f[F_PORT_PCIE_LINK_SPEED].v.d == 16.0);
+	assert_true(p->f[F_PORT_PCIE_MAX_LINK_SPEED].v.d == 16.0);
+	assert_int_equal(p->f[F_PORT_PCIE_LINK_WIDTH].v.i, 16);
+	assert_int_equal(p->f[F_PORT_PCIE_MAX_LINK_WIDTH].v.i, 16);
+	assert_string_equal(p->f[F_PORT_IOMMU_TYPE].v.s, "identity");
+	/* rxe0 is not in this tree; a port without a PCI function has no link to judge */
+	p = model_port(&r.m, "rxe0", 1);
+	assert_int_equal(p->f[F_PORT_PCIE_LINK_WIDTH].state, ABS_UNSUPPORTED);
+	assert_int_equal(p->f[F_PORT_IOMMU_TYPE].state, ABS_UNSUPPORTED);
+	run_done(&r);
+}
+
+static void pcie_faults(void **state)
+{
+	char sys[PATH_MAX], proc[PATH_MAX], path[PATH_MAX * 2];
+	struct run r;
+	struct object *n = &r.m.node, *p;
+
+	(void)state;
+	snprintf(proc, sizeof(proc), "%s/procfs/gpu-node", fixtures);
+	/* ACS P2P Request Redirect on the NIC's downstream port */
+	snprintf(sys, sizeof(sys), "%s/sysfs/pcie-acs", fixtures);
+	run_with_ports(&r, sys, proc);
+	assert_int_equal(n->f[F_NODE_PCIE_ACS_REDIRECT_GPUS].v.i, 1);
+	assert_string_equal(n->f[F_NODE_PCIE_ACS_REDIRECT_BRIDGE].v.s, "0000:18:01.0");
+	assert_int_equal(n->f[F_NODE_IOMMU_TRANSLATED_DEVICES].v.i, 0);
+	run_done(&r);
+
+	/* IOMMU groups translating (DMA-FQ), the command line without iommu=pt */
+	snprintf(sys, sizeof(sys), "%s/sysfs/pcie-iommu-dma", fixtures);
+	snprintf(proc, sizeof(proc), "%s/procfs/gpu-node-iommu-dma", fixtures);
+	run_with_ports(&r, sys, proc);
+	assert_int_equal(n->f[F_NODE_IOMMU_TRANSLATED_DEVICES].v.i, 3);
+	assert_string_equal(n->f[F_NODE_IOMMU_CMDLINE].v.s, "intel_iommu=on");
+	assert_string_equal(model_port(&r.m, "mlx5_1", 1)->f[F_PORT_IOMMU_TYPE].v.s, "DMA-FQ");
+	assert_int_equal(n->f[F_NODE_PCIE_ACS_REDIRECT_GPUS].v.i, 0);
+	run_done(&r);
+
+	/* the NIC trained at x8 of x16 */
+	snprintf(sys, sizeof(sys), "%s/sysfs/pcie-nic-x8", fixtures);
+	snprintf(proc, sizeof(proc), "%s/procfs/gpu-node", fixtures);
+	run_with_ports(&r, sys, proc);
+	p = model_port(&r.m, "mlx5_0", 1);
+	assert_int_equal(p->f[F_PORT_PCIE_LINK_WIDTH].v.i, 8);
+	assert_int_equal(p->f[F_PORT_PCIE_MAX_LINK_WIDTH].v.i, 16);
+	assert_int_equal(n->f[F_NODE_GPUS_PCIE_LINK_DEGRADED].v.i, 0);
+	run_done(&r);
+
+	/* unprivileged: the kernel gives 64 bytes of config space, the ACS fact needs root */
+	copy_tree("sysfs/pcie-healthy", sys, sizeof(sys));
+	snprintf(path, sizeof(path),
+		 "%s/devices/pci0000:16/0000:16:02.0/0000:17:00.0/0000:18:01.0/config", sys);
+	assert_int_equal(truncate(path, 64), 0);
+	/* the GPU at x8 of x16, a NIC link the kernel cannot name, no IOMMU group at all */
+	rewrite(sys,
+		"devices/pci0000:16/0000:16:02.0/0000:17:00.0/0000:18:00.0/0000:19:00.0/"
+		"current_link_width",
+		"8\n");
+	rewrite(sys,
+		"devices/pci0000:16/0000:16:02.0/0000:17:00.0/0000:18:01.0/0000:1a:00.0/"
+		"current_link_speed",
+		"Unknown\n");
+	snprintf(path, sizeof(path),
+		 "%s/devices/pci0000:16/0000:16:02.0/0000:17:00.0/0000:18:01.0/0000:1a:00.1/"
+		 "iommu_group",
+		 sys);
+	assert_int_equal(unlink(path), 0);
+	run_with_ports(&r, sys, proc);
+	assert_int_equal(n->f[F_NODE_PCIE_ACS_REDIRECT_GPUS].state, ABS_PERMISSION);
+	assert_int_equal(n->f[F_NODE_PCIE_ACS_REDIRECT_GPUS].err, EPERM);
+	assert_int_equal(n->f[F_NODE_GPUS_PCIE_LINK_DEGRADED].v.i, 1);
+	p = model_port(&r.m, "mlx5_0", 1);
+	assert_int_equal(p->f[F_PORT_PCIE_LINK_SPEED].state, ABS_UNSUPPORTED);
+	assert_true(field_present(p, F_PORT_PCIE_MAX_LINK_SPEED));
+	assert_string_equal(model_port(&r.m, "mlx5_1", 1)->f[F_PORT_IOMMU_TYPE].v.s, "none");
+	run_done(&r);
+
+	/* a conventional (256-byte) config space has no extended capabilities: no ACS */
+	snprintf(path, sizeof(path),
+		 "%s/devices/pci0000:16/0000:16:02.0/0000:17:00.0/0000:18:01.0/config", sys);
+	assert_int_equal(truncate(path, 256), 0);
+	run_with_ports(&r, sys, proc);
+	assert_int_equal(n->f[F_NODE_PCIE_ACS_REDIRECT_GPUS].v.i, 0);
+	run_done(&r);
+
+	remove_tree(sys);
+
+	/* no cmdline in procfs: a reason, not an empty option list */
+	snprintf(sys, sizeof(sys), "%s/sysfs/pcie-healthy", fixtures);
+	copy_tree("procfs/gpu-node", proc, sizeof(proc));
+	snprintf(path, sizeof(path), "%s/cmdline", proc);
+	assert_int_equal(unlink(path), 0);
+	run_with_ports(&r, sys, proc);
+	assert_int_equal(n->f[F_NODE_IOMMU_CMDLINE].state, ABS_UNSUPPORTED);
+	assert_int_equal(n->f[F_NODE_IOMMU_TRANSLATED_DEVICES].v.i, 0);
+	run_done(&r);
+	remove_tree(proc);
+
+	/* mlx5-roce has NICs and no GPU: nothing to judge, absent rather than 0 */
+	snprintf(sys, sizeof(sys), "%s/sysfs/mlx5-roce", fixtures);
+	snprintf(proc, sizeof(proc), "%s/procfs/gpu-node", fixtures);
+	run_with_ports(&r, sys, proc);
+	assert_int_equal(n->f[F_NODE_GPUS].v.i, 0);
+	assert_int_equal(n->f[F_NODE_PCIE_ACS_REDIRECT_GPUS].state, ABS_UNSUPPORTED);
+	assert_int_equal(n->f[F_NODE_GPUS_PCIE_LINK_DEGRADED].state, ABS_UNSUPPORTED);
+	/* no iommu_group links in that tree: no IOMMU, so nothing translates */
+	assert_int_equal(n->f[F_NODE_IOMMU_TRANSLATED_DEVICES].v.i, 0);
+	assert_string_equal(model_port(&r.m, "mlx5_0", 1)->f[F_PORT_IOMMU_TYPE].v.s, "none");
+	run_done(&r);
+}
+
 /* This machine: whatever it has, the collector succeeds and says where values came from. */
 static void live_machine(void **state)
 {
@@ -341,6 +495,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(broadcom_switch_flattened),
 		cmocka_unit_test(procfs_variants),
 		cmocka_unit_test(jobs_memlock_and_pod_facts),
+		cmocka_unit_test(pcie_healthy),
+		cmocka_unit_test(pcie_faults),
 		cmocka_unit_test(live_machine),
 	};
 

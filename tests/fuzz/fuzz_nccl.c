@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A job's NCCL settings (src/core/nccl.c), byte 0 picks:
+ *   0 nccl_list_parse + nccl_list_selects: 0 or -EINVAL; a parsed list has
+ *     1..NCCL_LIST_MAX non-empty entries, ports -1 or 0..255, and selects a
+ *     name in exactly one of it and its '^' inverse
+ *   1 nccl_env_read_file (a --nccl-env file) then nccl_apply() on a small
+ *     model: 0, or -EINVAL with "FILE:LINE: " in the message; every job.*
+ *     fact afterwards present or absent with a reason, strings terminated
+ */
+#include <errno.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "fuzz.h"
+#include "model.h"
+#include "nccl.h"
+
+static int memfd = -1;
+
+static void fuzz_list(const char *s)
+{
+	static const char *const names[] = { "mlx5_0", "mlx5_10", "eth0", "docker0", "" };
+	struct nccl_list l, inv;
+	int r = nccl_list_parse(s, &l);
+
+	FUZZ_CHECK(r == 0 || r == -EINVAL, "nccl_list_parse(\"%s\") returned %d", s, r);
+	if (r)
+		return;
+	FUZZ_CHECK(l.n <= NCCL_LIST_MAX, "%zu entries", l.n);
+	for (size_t i = 0; i < l.n; i++) {
+		FUZZ_CHECK(l.e[i].name[0] && strlen(l.e[i].name) < RW_NAME_MAX, "entry %zu", i);
+		FUZZ_CHECK(l.e[i].port >= -1 && l.e[i].port <= 255, "port %d", l.e[i].port);
+	}
+	inv = l;
+	inv.exclude = !l.exclude;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		for (int port = -1; port <= 2; port++)
+			FUZZ_CHECK(nccl_list_selects(&l, names[i], port) !=
+				       nccl_list_selects(&inv, names[i], port),
+				   "'%s' and its inverse agree on %s:%d", s, names[i], port);
+}
+
+static void fuzz_env(const uint8_t *data, size_t size)
+{
+	char path[64], err[512] = "";
+	struct nccl_env env = { 0 };
+	struct node_model m;
+	int r;
+
+	if (memfd < 0)
+		memfd = memfd_create("fuzz-nccl", MFD_CLOEXEC);
+	if (memfd < 0 || ftruncate(memfd, 0) || pwrite(memfd, data, size, 0) != (ssize_t)size)
+		abort();
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", memfd);
+	r = nccl_env_read_file(&env, path, err, sizeof(err));
+	FUZZ_CHECK(r == 0 || r == -EINVAL, "nccl_env_read_file returned %d", r);
+	if (r) {
+		FUZZ_CHECK(!strncmp(err, path, strlen(path)) && err[strlen(path)] == ':',
+			   "error does not name FILE:LINE: %s", err);
+		return;
+	}
+	for (int v = 0; v < NCCL__VARS; v++)
+		FUZZ_CHECK(memchr(env.val[v], '\0', sizeof(env.val[v])), "value %d unterminated",
+			   v);
+	model_init(&m);
+	field_set_str(model_add_port(&m, "mlx5_0", 1), F_PORT_STATE, "ACTIVE");
+	field_set_str(model_add_port(&m, "mlx5_1", 1), F_PORT_LINK_LAYER, "Ethernet");
+	field_set_str(model_add_netdev(&m, "eth0"), F_NETDEV_OPERSTATE, "up");
+	nccl_apply(&env, &m);
+	for (int id = F_JOB_NCCL; id <= F_JOB_DEBUG_TUNING; id++) {
+		const struct field_val *f = &m.node.f[id];
+
+		FUZZ_CHECK(f->state < ABS__COUNT, "%s: state %d", fields[id].path, f->state);
+		if (f->state == ABS_NONE && fields[id].type == VT_STR)
+			FUZZ_CHECK(memchr(f->v.s, '\0', sizeof(f->v.s)), "%s unterminated",
+				   fields[id].path);
+	}
+	model_free(&m);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *s;
+
+	if (!size)
+		return 0;
+	if (data[0] % 2 == 0) {
+		s = fuzz_str(data + 1, size - 1);
+		fuzz_list(s);
+		free(s);
+	} else {
+		fuzz_env(data + 1, size - 1);
+	}
+	return 0;
+}
