@@ -413,10 +413,9 @@ void probe_responder_stop(struct probe_responder *r)
 	free(r);
 }
 
-int probe_responder_render(struct probe_responder *r, struct strbuf *out)
+json_t *probe_responder_json(struct probe_responder *r)
 {
 	json_t *doc = json_object(), *ports = json_array();
-	char *s;
 
 	pthread_mutex_lock(&r->lock);
 	for (size_t i = 0; i < r->n; i++) {
@@ -444,7 +443,14 @@ int probe_responder_render(struct probe_responder *r, struct strbuf *out)
 	if (r->err[0])
 		json_object_set_new(doc, "error", json_string(r->err));
 	pthread_mutex_unlock(&r->lock);
-	s = json_dumps(doc, JSON_INDENT(2));
+	return doc;
+}
+
+int probe_responder_render(struct probe_responder *r, struct strbuf *out)
+{
+	json_t *doc = probe_responder_json(r);
+	char *s = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL;
+
 	json_decref(doc);
 	if (!s)
 		return 500;

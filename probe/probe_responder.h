@@ -52,5 +52,8 @@ void probe_responder_render_metrics(struct strbuf *sb, void *arg);
 void probe_responder_stop(struct probe_responder *r);
 /* The /api/v1/probe document (JSON): the ports, their QPN, Q_Key, GID, GID index. */
 int probe_responder_render(struct probe_responder *r, struct strbuf *out);
+/* The same document as a jansson value (a new reference, NULL without memory). */
+struct json_t;
+struct json_t *probe_responder_json(struct probe_responder *r);
 
 #endif

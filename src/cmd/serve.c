@@ -184,10 +184,12 @@ static void nfd_after_poll(void *arg, struct node_model *m, unsigned what)
 static int render_state(void *arg, struct strbuf *out)
 {
 	struct serve *s = arg;
+	/* the probe QPs other nodes send to, beside the model (docs/snapshot.md) */
+	struct json_t *probe = s->responder ? probe_responder_json(s->responder) : NULL;
 	int r;
 
 	pthread_mutex_lock(&s->d.lock);
-	r = snapshot_write(out, &s->d.m, 1);
+	r = snapshot_write_with(out, &s->d.m, 1, "probe", probe);
 	pthread_mutex_unlock(&s->d.lock);
 	return r ? 500 : 200;
 }

@@ -227,11 +227,23 @@ int json_write_sb(struct strbuf *out, struct json_t *root, bool pretty)
 
 int snapshot_write(struct strbuf *out, const struct node_model *m, int pretty)
 {
+	return snapshot_write_with(out, m, pretty, NULL, NULL);
+}
+
+int snapshot_write_with(struct strbuf *out, const struct node_model *m, int pretty, const char *key,
+			json_t *extra)
+{
 	json_t *root = model_to_json(m);
 	int r;
 
-	if (!root)
+	if (!root) {
+		json_decref(extra);
 		return -ENOMEM;
+	}
+	if (key && extra)
+		json_object_set_new(root, key, extra);
+	else
+		json_decref(extra);
 	r = json_write_sb(out, root, pretty);
 	json_decref(root);
 	return r;

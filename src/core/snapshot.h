@@ -27,6 +27,13 @@ int snapshot_write(struct strbuf *out, const struct node_model *m, int pretty);
  */
 struct json_t;
 int json_write_sb(struct strbuf *out, struct json_t *root, bool pretty);
+/*
+ * snapshot_write() with one more top-level member, key: extra (its reference
+ * is taken, NULL adds nothing).  Readers ignore top-level members they do not
+ * know, so a section beside the model (serve's "probe") needs no new version.
+ */
+int snapshot_write_with(struct strbuf *out, const struct node_model *m, int pretty, const char *key,
+			struct json_t *extra);
 int snapshot_write_file(const char *path, const struct node_model *m);
 
 /*

@@ -103,6 +103,8 @@ fi
 # snapshot --from replays and writes valid JSON with the replayed facts
 check "snapshot --from replays" bash -c "'$ROCEWATCH' snapshot --from '$SOURCE_DIR/tests/fixtures/snapshots/seq-ok.json' | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"schema\"]==\"rocewatch-snapshot\"; assert d[\"netdevs\"][0][\"fields\"][\"mtu\"]==1500, d'"
 check "snapshot -o writes a file" bash -c "'$ROCEWATCH' snapshot -o '$TMPD/s.json' --from '$SOURCE_DIR/tests/fixtures/snapshots/seq-ok.json' && python3 -m json.tool '$TMPD/s.json' >/dev/null"
+# serve --probe adds a "probe" section beside the model in /api/v1/state; readers (fleet, --from) ignore it
+check "a snapshot with serve's probe section reads as one without" bash -c "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d[\"probe\"]={\"version\":1,\"ports\":[]}; json.dump(d,open(sys.argv[2],\"w\"))' '$TMPD/s.json' '$TMPD/s-probe.json' && '$ROCEWATCH' snapshot --from '$TMPD/s-probe.json' | cmp - '$TMPD/s.json'"
 check "snapshot of this machine is valid JSON with collectors" bash -c "'$ROCEWATCH' snapshot | python3 -c 'import json,sys; d=json.load(sys.stdin); assert \"link\" in d[\"collectors\"], d[\"collectors\"]'"
 
 finish

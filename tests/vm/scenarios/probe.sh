@@ -3,7 +3,7 @@
 #
 # The RDMA probe between two nodes (issue 21): `serve --probe` on both guests answers UD
 # probes on rxe0; guest 0's `rocewatch probe` proves the path to guest 1. One boot, in turn:
-#  1. both eth0 at MTU 9000: /api/v1/probe names rxe0/1 with a QPN, the Q_Key and the port's
+#  1. both eth0 at MTU 9000: /api/v1/probe (and the snapshot, /api/v1/state) names rxe0/1 with a QPN, the Q_Key and the port's
 #     IPv4 RoCE v2 GID at the index sysfs has it; every size (64, 1024, 4096) comes back, loss
 #     0, RTT min <= p50 <= p99 <= max reported, software timestamps; exit 0;
 #  2. one probe run over four more nodes besides guest 1: a serve without --probe, a server
@@ -56,6 +56,11 @@ vm_expect_eq "$got" "1 $dev/1 $if ::ffff:$GUEST_IP $((0x52574b31)) true 4096" "/
 idx=$(rw_jq "$info" '.ports[0].gid_index')
 vm_expect_eq "$(vm_gid_at "$dev" 1 "$idx") $(cat "/sys/class/infiniband/$dev/ports/1/gid_attrs/types/$idx")" \
 	"$(vm_gid_ipv4 "$GUEST_IP") RoCE v2" "the published GID index $idx is the sysfs slot of the IPv4 RoCE v2 GID"
+state=$VM_OUT/state.json
+rw_fetch /api/v1/state "$state"
+vm_expect_eq "$(rw_jq "$state" '.probe.ports[0] | "\(.qpn) \(.qkey) \(.gid) \(.gid_index)"')" \
+	"$(rw_jq "$info" '.ports[0] | "\(.qpn) \(.qkey) \(.gid) \(.gid_index)"')" \
+	"/api/v1/state (the snapshot) carries the same probe QP as /api/v1/probe"
 vm_barrier serving 90
 
 # rw_probe OUT EXPECTED_RC ARGS...: rocewatch probe -j ARGS > OUT, the exit code must be EXPECTED_RC.
