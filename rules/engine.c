@@ -123,6 +123,17 @@ static void free_slots(struct rules_engine *e, struct slot_state *st, size_t upt
 }
 
 /*
+ * Process-wide, so that a reloaded engine's layout never has the number of
+ * the engine it replaced (whose memory it may even reuse).
+ */
+static uint64_t next_layout_gen(void)
+{
+	static uint64_t seq;
+
+	return __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED);
+}
+
+/*
  * Lay out e's results for the objects in ids (netdevs, rdma ports; the node
  * is always there), taking the state of every (rule, object) that old
  * already has (old may be e itself).  On success e owns ids.
@@ -204,6 +215,7 @@ static int sync_slots(struct rules_engine *e, struct objid *ids[OBJ__COUNT],
 		e->n_ids[k] = n_ids[k];
 	}
 	e->synced = true;
+	e->layout_gen = next_layout_gen();
 	return 0;
 }
 
@@ -532,6 +544,11 @@ size_t rules_results(const struct rules_engine *e, const struct rule_result **ou
 {
 	*out = e->res;
 	return e->synced ? e->n_res : 0;
+}
+
+uint64_t rules_layout(const struct rules_engine *e)
+{
+	return e->synced ? e->layout_gen : 0;
 }
 
 size_t rules_count(const struct rules_engine *e)
