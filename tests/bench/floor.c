@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The floor of the sysfs path: what reading the RDMA counters costs with
+ * nothing around it.  Opens every counter file of every port once
+ * (SYSFS_ROOT/class/infiniband/DEV/ports/N/{counters,hw_counters}/NAME, as
+ * rocewatch's fast poll reads them), then each iteration preads each at
+ * offset 0 and parses the decimal value, the least any reader of these files
+ * can do.  Paced like `serve --interval`, so caches are as cold as rocewatch's.
+ *
+ * Usage: floor SYSFS_ROOT [--interval-ms N] [--iterations N] [--classic-only]
+ *                         [--open-read-close]
+ * --open-read-close: open, read and close each file every iteration, as
+ * node_exporter (and rocewatch's ports on a fresh descriptor) do.
+ * Prints one JSON object: files, iterations, CPU ns per iteration (this
+ * process's CPU clock, the opening excluded) and a checksum of the values.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct files {
+	int *fd;
+	char **path;
+	size_t n, cap;
+};
+
+static int add(struct files *f, const char *path, int fd)
+{
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? 2 * f->cap : 256;
+		int *nfd = realloc(f->fd, cap * sizeof(*nfd));
+
+		if (!nfd)
+			return -ENOMEM;
+		f->fd = nfd;
+		char **np = realloc(f->path, cap * sizeof(*np));
+
+		if (!np)
+			return -ENOMEM;
+		f->path = np;
+		f->cap = cap;
+	}
+	f->path[f->n] = strdup(path);
+	if (!f->path[f->n])
+		return -ENOMEM;
+	f->fd[f->n++] = fd;
+	return 0;
+}
+
+/* Every regular entry of dir, opened (or only named, when keep is false). */
+static int add_dir(struct files *f, const char *dir, int keep)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char path[4096];
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		int fd = -1;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= (int)sizeof(path))
+			continue;
+		if (keep) {
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd < 0) {
+				fprintf(stderr, "floor: %s: %s\n", path, strerror(errno));
+				closedir(d);
+				return -errno;
+			}
+		}
+		if (add(f, path, fd)) {
+			closedir(d);
+			return -ENOMEM;
+		}
+	}
+	closedir(d);
+	return 0;
+}
+
+static int64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* The decimal value of a counter file; what any reader must do with the bytes. */
+static uint64_t parse(const char *b, ssize_t n)
+{
+	uint64_t v = 0;
+
+	for (ssize_t i = 0; i < n && b[i] >= '0' && b[i] <= '9'; i++)
+		v = v * 10 + (uint64_t)(b[i] - '0');
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	struct files f = { 0 };
+	long interval_ms = 100, iterations = 50;
+	int classic_only = 0, orc = 0;
+	char ib[4096], dir[4096];
+	struct dirent *de;
+	uint64_t sum = 0;
+	int64_t cpu = 0;
+	DIR *d;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: floor SYSFS_ROOT [--interval-ms N] [--iterations N] "
+				"[--classic-only] [--open-read-close]\n");
+		return 2;
+	}
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--interval-ms") && i + 1 < argc)
+			interval_ms = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--iterations") && i + 1 < argc)
+			iterations = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--classic-only"))
+			classic_only = 1;
+		else if (!strcmp(argv[i], "--open-read-close"))
+			orc = 1;
+		else {
+			fprintf(stderr, "floor: unknown argument '%s'\n", argv[i]);
+			return 2;
+		}
+	}
+	snprintf(ib, sizeof(ib), "%s/class/infiniband", argv[1]);
+	d = opendir(ib);
+	if (!d) {
+		fprintf(stderr, "floor: %s: %s\n", ib, strerror(errno));
+		return 1;
+	}
+	while ((de = readdir(d))) {
+		char ports[4096];
+		struct dirent *pe;
+		DIR *pd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		/* paths too long for the buffers are not counter files of this tree */
+		if (snprintf(ports, sizeof(ports), "%s/%s/ports", ib, de->d_name) >=
+		    (int)sizeof(ports))
+			continue;
+		pd = opendir(ports);
+		if (!pd)
+			continue;
+		while ((pe = readdir(pd))) {
+			if (pe->d_name[0] == '.')
+				continue;
+			if (snprintf(dir, sizeof(dir), "%s/%s/counters", ports, pe->d_name) >=
+				(int)sizeof(dir) ||
+			    add_dir(&f, dir, !orc))
+				return 1;
+			if (classic_only)
+				continue;
+			if (snprintf(dir, sizeof(dir), "%s/%s/hw_counters", ports, pe->d_name) >=
+				(int)sizeof(dir) ||
+			    add_dir(&f, dir, !orc))
+				return 1;
+		}
+		closedir(pd);
+	}
+	closedir(d);
+	if (!f.n) {
+		fprintf(stderr, "floor: no counter files under %s\n", ib);
+		return 1;
+	}
+	for (long it = 0; it < iterations; it++) {
+		struct timespec gap = { interval_ms / 1000, (interval_ms % 1000) * 1000000L };
+		int64_t t0 = cpu_ns();
+
+		for (size_t i = 0; i < f.n; i++) {
+			char buf[64];
+			ssize_t n;
+
+			if (orc) {
+				int fd = open(f.path[i], O_RDONLY | O_CLOEXEC);
+
+				if (fd < 0)
+					continue;
+				n = read(fd, buf, sizeof(buf));
+				close(fd);
+			} else {
+				n = pread(f.fd[i], buf, sizeof(buf), 0);
+			}
+			if (n > 0)
+				sum += parse(buf, n);
+		}
+		cpu += cpu_ns() - t0;
+		if (interval_ms > 0)
+			nanosleep(&gap, NULL);
+	}
+	printf("{\"files\": %zu, \"iterations\": %ld, \"cpu_ns_per_iteration\": %.0f, "
+	       "\"checksum\": %llu}\n",
+	       f.n, iterations, (double)cpu / (double)iterations, (unsigned long long)sum);
+	for (size_t i = 0; i < f.n; i++) {
+		if (f.fd[i] >= 0)
+			close(f.fd[i]);
+		free(f.path[i]);
+	}
+	free(f.fd);
+	free(f.path);
+	return 0;
+}
