@@ -55,13 +55,16 @@ int rx_slot_init(const struct rrule *r, struct slot_state *st)
 			}
 	}
 	if (r->n_caches) {
-		st->cache = malloc((size_t)r->n_caches * sizeof(*st->cache));
+		/* two per cache: the index and the names_gen it is of (eval_cset) */
+		st->cache = malloc(2 * (size_t)r->n_caches * sizeof(*st->cache));
 		if (!st->cache) {
 			rx_slot_free(r, st);
 			return -ENOMEM;
 		}
-		for (int i = 0; i < r->n_caches; i++)
-			st->cache[i] = -1;
+		for (int i = 0; i < r->n_caches; i++) {
+			st->cache[2 * i] = -1;	  /* not found ... */
+			st->cache[2 * i + 1] = 0; /* ... in an empty set (names_gen 0) */
+		}
 	}
 	return 0;
 }

@@ -920,6 +920,47 @@ static void no_alloc_steady_state(void **state)
 	model_free(&m);
 }
 
+/*
+ * A counter the device lacks is looked up once per set of names, not per
+ * poll: it turns up the poll after a driver adds it, and a set rebuilt with
+ * other names is searched again.
+ */
+static void counter_lookup_follows_names(void **state)
+{
+	struct node_model m;
+	struct rules_engine *e;
+	struct counter_set *hw;
+
+	(void)state;
+	build_model(&m);
+	hw = &m.ports[0]->cs[CSET_HW];
+	e = load_ok("profile: t\nrules:\n"
+		    "  - name: late\n    scope: rdma_port\n    severity: warning\n"
+		    "    expr: hw[\"late_counter\"] == 0\n");
+	assert_int_equal(rules_evaluate(e, &m, 1000000000), 0);
+	assert_int_equal(result(e, "late", "mlx5_0").outcome, RULE_UNKNOWN);
+	assert_int_equal(rules_evaluate(e, &m, 2000000000), 0);
+	assert_int_equal(result(e, "late", "mlx5_0").outcome, RULE_UNKNOWN);
+	cset_set(hw, "late_counter", 0);
+	assert_int_equal(rules_evaluate(e, &m, 3000000000), 0);
+	assert_int_equal(result(e, "late", "mlx5_0").outcome, RULE_PASS);
+	cset_set(hw, "late_counter", 5);
+	assert_int_equal(rules_evaluate(e, &m, 4000000000), 0);
+	assert_int_equal(result(e, "late", "mlx5_0").outcome, RULE_FAIL);
+	/* the set rebuilt from scratch, the name elsewhere: found where it is now */
+	cset_free(hw);
+	cset_set(hw, "other", 1);
+	cset_set(hw, "late_counter", 0);
+	assert_int_equal(rules_evaluate(e, &m, 5000000000), 0);
+	assert_int_equal(result(e, "late", "mlx5_0").outcome, RULE_PASS);
+	cset_free(hw);
+	cset_set(hw, "late_counter", 7);
+	assert_int_equal(rules_evaluate(e, &m, 6000000000), 0);
+	assert_int_equal(result(e, "late", "mlx5_0").outcome, RULE_FAIL);
+	rules_free(e);
+	model_free(&m);
+}
+
 /* A reload keeps history and identity for unchanged rules. */
 static void reload_adopts_history(void **state)
 {
@@ -1030,6 +1071,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(counter_window),
 		cmocka_unit_test(counter_arrays),
 		cmocka_unit_test(no_alloc_steady_state),
+		cmocka_unit_test(counter_lookup_follows_names),
 		cmocka_unit_test(reload_adopts_history),
 		cmocka_unit_test(profiles_and_lookup),
 	};
