@@ -774,10 +774,25 @@ void tb_printf(struct tbuf *tb, const char *fmt, ...)
 
 static void fmt_num(struct tbuf *tb, double d)
 {
-	if (d == floor(d) && fabs(d) < 9007199254740992.0)
-		tb_printf(tb, "%.0f", d);
-	else
+	/*
+	 * Integers (most values: counters, MTUs, priorities) without printf,
+	 * which every summary of every poll went through: the digits "%.0f"
+	 * gives, "-0" included.
+	 */
+	if (d == floor(d) && fabs(d) < 9007199254740992.0) {
+		char tmp[24], *p = tmp + sizeof(tmp);
+		uint64_t u = d < 0 ? (uint64_t) - (int64_t)d : (uint64_t)d;
+
+		do {
+			*--p = (char)('0' + u % 10);
+			u /= 10;
+		} while (u);
+		if (signbit(d))
+			*--p = '-';
+		tb_putn(tb, p, (size_t)(tmp + sizeof(tmp) - p));
+	} else {
 		tb_printf(tb, "%.4g", d);
+	}
 }
 
 static void fmt_set(struct tbuf *tb, uint64_t set)
