@@ -7,7 +7,7 @@
  * offset 0 and parses the decimal value, the least any reader of these files
  * can do.  Paced like `serve --interval`, so caches are as cold as rocewatch's.
  *
- * Usage: floor SYSFS_ROOT [--interval-ms N] [--iterations N] [--classic-only]
+ * Usage: floor SYSFS_ROOT [--interval-ms N] [--iterations N] [--classic-only | --hw-only]
  *                         [--open-read-close]
  * --open-read-close: open, read and close each file every iteration, as
  * node_exporter (and rocewatch's ports on a fresh descriptor) do.
@@ -108,7 +108,7 @@ int main(int argc, char **argv)
 {
 	struct files f = { 0 };
 	long interval_ms = 100, iterations = 50;
-	int classic_only = 0, orc = 0;
+	int classic_only = 0, hw_only = 0, orc = 0;
 	char ib[4096], dir[4096];
 	struct dirent *de;
 	uint64_t sum = 0;
@@ -117,7 +117,7 @@ int main(int argc, char **argv)
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: floor SYSFS_ROOT [--interval-ms N] [--iterations N] "
-				"[--classic-only] [--open-read-close]\n");
+				"[--classic-only | --hw-only] [--open-read-close]\n");
 		return 2;
 	}
 	for (int i = 2; i < argc; i++) {
@@ -127,6 +127,8 @@ int main(int argc, char **argv)
 			iterations = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--classic-only"))
 			classic_only = 1;
+		else if (!strcmp(argv[i], "--hw-only"))
+			hw_only = 1;
 		else if (!strcmp(argv[i], "--open-read-close"))
 			orc = 1;
 		else {
@@ -157,9 +159,9 @@ int main(int argc, char **argv)
 		while ((pe = readdir(pd))) {
 			if (pe->d_name[0] == '.')
 				continue;
-			if (snprintf(dir, sizeof(dir), "%s/%s/counters", ports, pe->d_name) >=
-				(int)sizeof(dir) ||
-			    add_dir(&f, dir, !orc))
+			if (!hw_only && (snprintf(dir, sizeof(dir), "%s/%s/counters", ports,
+						  pe->d_name) >= (int)sizeof(dir) ||
+					 add_dir(&f, dir, !orc)))
 				return 1;
 			if (classic_only)
 				continue;
