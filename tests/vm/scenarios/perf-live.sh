@@ -79,18 +79,6 @@ fast_polls() {
 		sed -n 's/^rocewatch_polls_total{loop="fast"} \([0-9]*\).*/\1/p'
 }
 
-# mean of rocewatch_collector_duration_seconds{collector="rdma"} over 20 polls, in us
-rdma_collector_us() {
-	local i sum=0 v
-	for ((i = 0; i < 20; i++)); do
-		v=$(curl -sS --max-time 30 "http://127.0.0.1:$RW_SERVE_PORT/metrics" |
-			sed -n 's/^rocewatch_collector_duration_seconds{collector="rdma"} //p')
-		sum=$(awk -v s="$sum" -v v="${v:-0}" 'BEGIN { printf "%.1f", s + v * 1e6 }')
-		sleep 0.25
-	done
-	awk -v s="$sum" 'BEGIN { printf "%d", s / 20 }'
-}
-
 # measure_serve NAME SYSFS_ROOT: CPU per poll, then system calls per poll (strace -c).
 measure_serve() {
 	local name=$1 root=$2 c0 c1 p0 p1 calls u0 s0 u1 s1
@@ -114,9 +102,6 @@ measure_serve() {
 	eval "${name}_sys=$(((calls + (p1 - p0) / 2) / (p1 - p0)))"
 	grep -E 'pread64|recvmsg|recvfrom|sendto|sendmsg|openat|read$|total' \
 		"$VM_OUT/strace-$name.txt" >&2 || true
-	# the rdma collector alone (its wall time per run, as serve reports it; the guest's one
-	# vCPU does nothing else meanwhile): the counters' collection without the rules
-	eval "${name}_coll=$(rdma_collector_us)"
 	rw_serve_stop
 	vm_log "ok: $name: $((${name}_cpu / 1000)) us CPU/poll over $((${name}_polls)) polls," \
 		"$((${name}_sys)) syscalls/poll, $((${name}_user_pct)) % of the CPU in user space"
@@ -124,49 +109,55 @@ measure_serve() {
 
 # measure_floor NAME ARGS...: the floor program's CPU per iteration, then its syscalls.
 measure_floor() {
-	local name=$1 its=$((secs * 10)) out calls
+	local name=$1 its=$((secs * 10)) out
 	shift
 	out=$("$floor" /sys --hw-only --iterations "$its" --interval-ms 100 "$@")
 	eval "${name}_cpu=$(jq '.cpu_ns_per_iteration | floor' <<<"$out")"
 	eval "${name}_files=$(jq .files <<<"$out")"
-	strace -c -f -o "$VM_OUT/strace-$name.txt" "$floor" /sys --hw-only --iterations 20 \
-		--interval-ms 0 "$@" >/dev/null
-	calls=$(awk '$NF == "total" { print $4 }' "$VM_OUT/strace-$name.txt")
-	eval "${name}_sys=$((calls / 20))"
-	vm_log "ok: $name: $out"
+	# syscalls per iteration: 40 iterations less 20, so that opening the files does not count
+	local its2 c20 c40
+	for its2 in 20 40; do
+		strace -c -f -o "$VM_OUT/strace-$name-$its2.txt" "$floor" /sys --hw-only \
+			--iterations "$its2" --interval-ms 0 "$@" >/dev/null
+	done
+	c20=$(awk '$NF == "total" { print $4 }' "$VM_OUT/strace-$name-20.txt")
+	c40=$(awk '$NF == "total" { print $4 }' "$VM_OUT/strace-$name-40.txt")
+	eval "${name}_sys=$(((c40 - c20) / 20))"
+	vm_log "ok: $name: $out, $(((c40 - c20) / 20)) syscalls per iteration"
 }
 
 measure_serve netlink /sys
 measure_serve sysfs "$mnt"
+measure_floor netlink_fl --netlink
 measure_floor pread
 measure_floor orc --open-read-close
 
 # shellcheck disable=SC2154 # set by eval above
 {
-	printf '%-46s %10s %14s %10s\n' "$n ports x $hw hw counters, per collection" "CPU us" "rdma coll. us" "syscalls"
-	printf '%-46s %10d %14d %10d\n' "rocewatch poll, RDMA netlink" $((netlink_cpu / 1000)) \
-		"$netlink_coll" "$netlink_sys"
-	printf '%-46s %10d %14d %10d\n' "rocewatch poll, sysfs fallback (pread)" $((sysfs_cpu / 1000)) \
-		"$sysfs_coll" "$sysfs_sys"
-	printf '%-46s %10d %14s %10d\n' "floor: pread on kept fds ($pread_files files)" \
-		$((pread_cpu / 1000)) - "$pread_sys"
-	printf '%-46s %10d %14s %10d\n' "floor: open/read/close (node_exporter's way)" \
-		$((orc_cpu / 1000)) - "$orc_sys"
-	printf 'rocewatch in user space (10 ms ticks): %d %% over netlink, %d %% over sysfs\n' \
+	x() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1fx", a / (b ? b : 1) }'; }
+	printf '%-52s %10s %10s\n' "$n ports x $hw hw counters, per collection" "CPU us" "syscalls"
+	printf '%-52s %10d %10d\n' "floor: RDMA netlink, one STAT_GET per port" \
+		$((netlink_fl_cpu / 1000)) "$netlink_fl_sys"
+	printf '%-52s %10d %10d\n' "floor: sysfs, pread on kept fds ($pread_files files)" \
+		$((pread_cpu / 1000)) "$pread_sys"
+	printf '%-52s %10d %10d\n' "floor: sysfs, open/read/close (node_exporter's way)" \
+		$((orc_cpu / 1000)) "$orc_sys"
+	printf '%-52s %10d %10d\n' "rocewatch poll (all of it), RDMA netlink" \
+		$((netlink_cpu / 1000)) "$netlink_sys"
+	printf '%-52s %10d %10d\n' "rocewatch poll (all of it), sysfs fallback" \
+		$((sysfs_cpu / 1000)) "$sysfs_sys"
+	printf 'reading the hw counters over netlink instead of sysfs: %s less CPU and %s fewer syscalls than pread on kept fds, %s less CPU and %s fewer syscalls than open/read/close\n' \
+		"$(x "$pread_cpu" "$netlink_fl_cpu")" "$(x "$pread_sys" "$netlink_fl_sys")" \
+		"$(x "$orc_cpu" "$netlink_fl_cpu")" "$(x "$orc_sys" "$netlink_fl_sys")"
+	printf 'rocewatch, netlink vs its sysfs fallback: %s fewer syscalls, %s less CPU per poll (user space: %d %% and %d %% of it, 10 ms ticks)\n' \
+		"$(x "$sysfs_sys" "$netlink_sys")" "$(x "$sysfs_cpu" "$netlink_cpu")" \
 		"$netlink_user_pct" "$sysfs_user_pct"
-	printf 'netlink vs sysfs fallback: %s fewer syscalls, %s less time in the rdma collector, %s less CPU per poll\n' \
-		"$(awk -v a="$sysfs_sys" -v b="$netlink_sys" 'BEGIN { printf "%.1fx", a / b }')" \
-		"$(awk -v a="$sysfs_coll" -v b="$netlink_coll" 'BEGIN { printf "%.1fx", a / (b ? b : 1) }')" \
-		"$(awk -v a="$sysfs_cpu" -v b="$netlink_cpu" 'BEGIN { printf "%.2fx", a / b }')"
-	printf 'netlink vs open/read/close per file: %s fewer syscalls, %s less CPU\n' \
-		"$(awk -v a="$orc_sys" -v b="$netlink_sys" 'BEGIN { printf "%.1fx", a / b }')" \
-		"$(awk -v a="$orc_cpu" -v b="$((netlink_coll * 1000))" 'BEGIN { printf "%.1fx", a / b }')"
 } | tee "$VM_OUT/perf-live.txt" >&2
 jq -n --argjson n "$n" --argjson hw "$hw" \
-	--argjson nl "[$netlink_cpu, $netlink_sys, $netlink_coll]" \
-	--argjson sy "[$sysfs_cpu, $sysfs_sys, $sysfs_coll]" \
+	--argjson nl "[$netlink_cpu, $netlink_sys]" --argjson sy "[$sysfs_cpu, $sysfs_sys]" \
+	--argjson nf "[$netlink_fl_cpu, $netlink_fl_sys]" \
 	--argjson pr "[$pread_cpu, $pread_sys]" --argjson orc "[$orc_cpu, $orc_sys]" \
 	'{devices: $n, hw_counters_per_port: $hw,
-	  "cpu_ns_syscalls[_rdma_collector_us]": {rocewatch_netlink: $nl, rocewatch_sysfs: $sy,
+	  cpu_ns_syscalls: {rocewatch_netlink: $nl, rocewatch_sysfs: $sy, floor_netlink: $nf,
 	                    floor_pread: $pr, floor_open_read_close: $orc}}' >"$VM_OUT/perf-live.json"
 vm_pass
