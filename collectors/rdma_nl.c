@@ -133,29 +133,55 @@ struct stat_walk {
 	void *arg;
 };
 
-/* One HWCOUNTER_ENTRY { NAME, VALUE } of the table. */
+struct entry_walk {
+	const struct nlattr *name, *value;
+};
+
+static int entry_attr(const struct nlattr *a, unsigned int type, void *data, char *err,
+		      size_t errlen)
+{
+	struct entry_walk *ew = data;
+
+	(void)err;
+	(void)errlen;
+	/* the last of a duplicate wins, as in a table */
+	if (type == RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME)
+		ew->name = a;
+	else if (type == RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE)
+		ew->value = a;
+	return 0;
+}
+
+/*
+ * One HWCOUNTER_ENTRY { NAME, VALUE } of the table.  Walked (and checked
+ * against the policy) attribute by attribute into two pointers rather than
+ * parsed into a table of every RDMA_NLDEV attribute: a port has 40-odd
+ * entries each fast poll, and clearing that table was most of the parse.
+ */
 static int stat_entry(const struct nlattr *e, unsigned int type, void *data, char *err,
 		      size_t errlen)
 {
 	static const char what[] = "RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY";
 	struct stat_walk *sw = data;
-	nldev_tb tb;
+	struct entry_walk ew = { 0 };
 	int r;
 
 	if (type != RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY)
 		return 0;
-	r = rw_nl_parse_nested(&nldev_set, e, tb, NULL, err, errlen);
-	if (!r)
-		r = need(tb, what, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME, err, errlen);
-	if (!r)
-		r = need(tb, what, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE, err, errlen);
+	r = rw_nl_walk_nested(&nldev_set, e, entry_attr, &ew, err, errlen);
 	if (r)
 		return r;
+	if (!ew.name || !ew.value) {
+		snprintf(err, errlen, "%s without %s", what,
+			 nldev_pol[ew.name ? RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE
+					   : RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME]
+			     .name);
+		return -EBADMSG;
+	}
 	sw->s->counters++;
 	if (!sw->cb)
 		return 0;
-	r = sw->cb(sw->arg, mnl_attr_get_str(tb[RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME]),
-		   mnl_attr_get_u64(tb[RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE]));
+	r = sw->cb(sw->arg, mnl_attr_get_str(ew.name), mnl_attr_get_u64(ew.value));
 	if (r < 0)
 		snprintf(err, errlen, "%s: %s", what, strerror(-r));
 	return r < 0 ? r : 0;

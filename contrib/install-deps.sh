@@ -20,7 +20,8 @@ set -eu
 #          prometheus-node-exporter (bench-quick compares against it)
 #          openssl (certificates), apache2-utils (htpasswd), wrk (HTTP load),
 #          chromium (the status page rendered headless, e2e)
-#   BENCH  `make bench`: hyperfine on top
+#   BENCH  `make bench`: hyperfine on top; strace counts the system calls of a
+#          collection in the vm guest (tests/vm/scenarios/perf-live.sh)
 #   FUZZ   `make fuzz`: libFuzzer's runtime for Debian 12's clang (14)
 BUILD="meson ninja-build pkg-config gcc libc6-dev python3 libmnl-dev libnl-3-dev
 libnl-route-3-dev libibverbs-dev libmicrohttpd-dev libcurl4-openssl-dev libbpf-dev bpftool
@@ -30,7 +31,7 @@ RUN="rdma-core"
 TEST="libcmocka-dev curl iproute2 ethtool prometheus prometheus-alertmanager
 prometheus-node-exporter jq qemu-system-x86 busybox-static kmod cpio perftest ibverbs-utils
 librsvg2-bin openssl apache2-utils wrk chromium"
-BENCH="hyperfine"
+BENCH="hyperfine strace"
 # make deb (debian/control's Build-Depends beyond BUILD) and the deploy tests
 # (lintian, systemd-analyze and the /bin/kill the unit reloads with, manifest YAML, man pages)
 DEB="build-essential debhelper dpkg-dev lintian scdoc libcmocka-dev python3 pkgconf"

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "process.h"
@@ -62,26 +63,61 @@ int process_parse(struct process_stats *ps, const char *stat, const char *proc_s
 	return 0;
 }
 
+/*
+ * /proc/stat, for btime only: it never changes, and /proc/stat grows with the
+ * CPU count (a line per CPU, formatted by the kernel at every read), so it is
+ * read once.  "\nbtime N\n", as process_parse() looks for it.
+ */
+static int boot_time_line(char *out, size_t len)
+{
+	static char line[48];
+	char *pstat = NULL;
+	const char *bt;
+	int r;
+
+	if (!line[0]) {
+		r = read_file_all("/proc/stat", &pstat, NULL);
+		if (r)
+			return r;
+		bt = strstr(pstat, "\nbtime ");
+		if (bt)
+			snprintf(line, sizeof(line), "\n%.*s\n", (int)strcspn(bt + 1, "\n"),
+				 bt + 1);
+		free(pstat);
+		if (!bt)
+			return -EINVAL;
+	}
+	strlcpy0(out, line, len);
+	return 0;
+}
+
 int process_read_self(struct process_stats *ps)
 {
-	char *stat = NULL, *pstat = NULL, *limits = NULL;
+	char *stat = NULL, pstat[48];
+	struct rlimit rl;
 	struct dirent *de;
 	DIR *dir;
 	int r;
 
 	r = read_file_all("/proc/self/stat", &stat, NULL);
 	if (!r)
-		r = read_file_all("/proc/stat", &pstat, NULL);
-	if (!r) {
-		read_file_all("/proc/self/limits", &limits, NULL); /* optional */
-		r = process_parse(ps, stat, pstat, limits, sysconf(_SC_CLK_TCK),
+		r = boot_time_line(pstat, sizeof(pstat));
+	if (!r)
+		r = process_parse(ps, stat, pstat, NULL, sysconf(_SC_CLK_TCK),
 				  sysconf(_SC_PAGESIZE));
-	}
 	free(stat);
-	free(pstat);
-	free(limits);
 	if (r)
 		return r;
+	/* what /proc/self/limits says, without formatting and parsing it */
+	if (!getrlimit(RLIMIT_NOFILE, &rl)) {
+		ps->has_max_fds = rl.rlim_cur != RLIM_INFINITY;
+		ps->max_fds = (uint64_t)rl.rlim_cur;
+	}
+	if (!getrlimit(RLIMIT_AS, &rl)) {
+		ps->has_vmax = true;
+		ps->virtual_max_bytes =
+		    rl.rlim_cur == RLIM_INFINITY ? 18446744073709551616.0 : (double)rl.rlim_cur;
+	}
 	dir = opendir("/proc/self/fd");
 	if (!dir)
 		return -errno;

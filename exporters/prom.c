@@ -384,6 +384,30 @@ static int map_slots(struct prom_renderer *pr, const struct object *const *objs,
 	return 0;
 }
 
+/*
+ * Each object's labels, escaped and closed ("{device=\"mlx5_0\",...} "), once
+ * per render instead of once per counter: pr->labels holds them one after the
+ * other, pr->label_off[o] where object o's start (one more: the end).
+ */
+static int prerender_labels(struct prom_renderer *pr, const struct object *const *objs, size_t n)
+{
+	if (n + 1 > pr->cap_label_off) {
+		if (array_resize(&pr->label_off, n + 1, sizeof(*pr->label_off)))
+			return -1;
+		pr->cap_label_off = n + 1;
+	}
+	sb_reset(&pr->labels);
+	for (size_t o = 0; o < n; o++) {
+		int first = 1;
+
+		pr->label_off[o] = pr->labels.len;
+		object_labels(&pr->labels, &first, objs[o]);
+		close_labels(&pr->labels, first);
+	}
+	pr->label_off[n] = pr->labels.len;
+	return pr->labels.oom ? -1 : 0;
+}
+
 static void render_cset(struct prom_renderer *pr, struct strbuf *sb, const struct node_model *m,
 			enum obj_kind k, enum cset_id c, const regex_t *filter)
 {
@@ -392,7 +416,8 @@ static void render_cset(struct prom_renderer *pr, struct strbuf *sb, const struc
 	struct strbuf name = pr->name;
 	struct cset_metric cm;
 
-	if (collect_names(pr, m, k, c, filter) || map_slots(pr, objs, n, c))
+	if (collect_names(pr, m, k, c, filter) || map_slots(pr, objs, n, c) ||
+	    prerender_labels(pr, objs, n))
 		return;
 	for (size_t i = 0; i < pr->n_names; i++) {
 		sb_reset(&name);
@@ -400,17 +425,18 @@ static void render_cset(struct prom_renderer *pr, struct strbuf *sb, const struc
 			break;
 		prom_family(sb, name.buf, cm.type, cm.help);
 		for (size_t o = 0; o < n; o++) {
-			int idx = pr->slot[i * n + o], first = 1;
+			int idx = pr->slot[i * n + o];
 
 			if (idx < 0)
 				continue;
-			prom_sample_begin(sb, name.buf);
-			object_labels(sb, &first, objs[o]);
+			sb_add(sb, name.buf, name.len);
+			sb_add(sb, pr->labels.buf + pr->label_off[o],
+			       pr->label_off[o + 1] - pr->label_off[o]);
 			if (cm.scale)
-				prom_sample_end_double(sb, first,
-						       (double)objs[o]->cs[c].vals[idx] * cm.scale);
+				sb_double(sb, (double)objs[o]->cs[c].vals[idx] * cm.scale);
 			else
-				prom_sample_end_u64(sb, first, objs[o]->cs[c].vals[idx]);
+				sb_u64(sb, objs[o]->cs[c].vals[idx]);
+			sb_putc(sb, '\n');
 		}
 	}
 	pr->name = name; /* kept for the next poll */
@@ -614,7 +640,9 @@ void prom_renderer_free(struct prom_renderer *pr)
 {
 	free(pr->names);
 	free(pr->slot);
+	free(pr->label_off);
 	sb_free(&pr->name);
+	sb_free(&pr->labels);
 	memset(pr, 0, sizeof(*pr));
 }
 

@@ -34,6 +34,10 @@ struct prom_renderer {
 	/* slot[name * objects + object]: the counter's index in that object's set, or -1 */
 	int *slot;
 	size_t cap_slot;
+	/* each object's rendered labels, back to back; label_off[o]: where o's start */
+	struct strbuf labels;
+	size_t *label_off;
+	size_t cap_label_off;
 };
 
 int prom_render(struct prom_renderer *pr, struct strbuf *out, const struct prom_input *in);

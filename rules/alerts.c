@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,8 @@ void alerts_init(struct alert_table *t)
 void alerts_free(struct alert_table *t)
 {
 	free(t->a);
+	free(t->idx_alert);
+	free(t->idx_unknown);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -98,14 +101,17 @@ static void describe(struct alert *a, const struct alert_obs *o)
 	strlcpy0(a->value, o->value ? o->value : "", sizeof(a->value));
 }
 
-void alerts_observe(struct alert_table *t, const struct alert_obs *o, int64_t now)
+/*
+ * The state machine for one observation, its alerts already found: ai is
+ * the rule's own alert, *ui its RoceRuleUnknown or -1 (then it is made here
+ * when the outcome is unknown, and *ui says where).  Indices, not pointers:
+ * making an alert may move the table.
+ */
+static void observe_at(struct alert_table *t, size_t ai, long *ui, const struct alert_obs *o,
+		       const char *profile, const char *dev, const char *port, int64_t now)
 {
-	const char *dev = o->device ? o->device : "", *port = o->port ? o->port : "";
-	const char *profile = o->profile ? o->profile : "";
-	struct alert *a = get(t, o->rule, "", profile, dev, port), *u;
+	struct alert *a = &t->a[ai], *u;
 
-	if (!a)
-		return;
 	a->seen = true;
 	/* A changed rule definition starts a new episode. */
 	if (a->fingerprint != o->fingerprint) {
@@ -137,22 +143,40 @@ void alerts_observe(struct alert_table *t, const struct alert_obs *o, int64_t no
 	}
 
 	/* RoceRuleUnknown: one per (rule, object), after unknown_for, severity info. */
-	u = o->outcome == AO_UNKNOWN ? get(t, ALERT_UNKNOWN_NAME, o->rule, profile, dev, port)
-				     : find(t, ALERT_UNKNOWN_NAME, o->rule, profile, dev, port);
-	if (u) {
-		u->seen = true;
-		if (o->outcome == AO_UNKNOWN) {
-			struct alert_obs uo = *o;
-			char summary[256];
-
-			snprintf(summary, sizeof(summary), "rule %s cannot be evaluated: %s",
-				 o->rule, o->value ? o->value : "a field is absent");
-			uo.severity = "info";
-			uo.summary = summary;
-			describe(u, &uo);
-		}
-		step(t, u, o->outcome == AO_UNKNOWN, t->unknown_for_ns, now);
+	if (*ui < 0 && o->outcome == AO_UNKNOWN) {
+		u = get(t, ALERT_UNKNOWN_NAME, o->rule, profile, dev, port);
+		if (u)
+			*ui = u - t->a;
 	}
+	if (*ui < 0)
+		return;
+	u = &t->a[*ui];
+	u->seen = true;
+	if (o->outcome == AO_UNKNOWN) {
+		struct alert_obs uo = *o;
+		char summary[256];
+
+		snprintf(summary, sizeof(summary), "rule %s cannot be evaluated: %s", o->rule,
+			 o->value ? o->value : "a field is absent");
+		uo.severity = "info";
+		uo.summary = summary;
+		describe(u, &uo);
+	}
+	step(t, u, o->outcome == AO_UNKNOWN, t->unknown_for_ns, now);
+}
+
+void alerts_observe(struct alert_table *t, const struct alert_obs *o, int64_t now)
+{
+	const char *dev = o->device ? o->device : "", *port = o->port ? o->port : "";
+	const char *profile = o->profile ? o->profile : "";
+	struct alert *a = get(t, o->rule, "", profile, dev, port), *u;
+	long ui;
+
+	if (!a)
+		return;
+	u = find(t, ALERT_UNKNOWN_NAME, o->rule, profile, dev, port);
+	ui = u ? u - t->a : -1;
+	observe_at(t, (size_t)(a - t->a), &ui, o, profile, dev, port, now);
 }
 
 void alerts_end(struct alert_table *t, int64_t now)
@@ -174,6 +198,9 @@ void alerts_gc(struct alert_table *t, bool keep_undelivered)
 		if (!drop)
 			t->a[w++] = *a;
 	}
+	/* alerts moved: the positions alerts_feed_rules keeps are wrong now */
+	if (w != t->n)
+		t->idx_layout = 0;
 	t->n = w;
 }
 
@@ -200,21 +227,61 @@ static enum alert_outcome outcome_of(enum rule_outcome o)
 	}
 }
 
+static const char *port_of(const struct rule_result *r, char buf[12])
+{
+	buf[0] = '\0';
+	if (r->kind == OBJ_RDMA_PORT)
+		snprintf(buf, 12, "%u", r->port);
+	return buf;
+}
+
+/*
+ * Where each result's alerts are, by name, once per layout of the results
+ * (rules loaded, objects came or went, or alerts_gc moved alerts).
+ */
+static int index_results(struct alert_table *t, const struct rule_result *res, size_t n,
+			 uint64_t layout)
+{
+	if (n > t->idx_cap) {
+		if (array_resize(&t->idx_alert, n, sizeof(*t->idx_alert)) ||
+		    array_resize(&t->idx_unknown, n, sizeof(*t->idx_unknown)))
+			return -ENOMEM;
+		t->idx_cap = n;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct rule_result *r = &res[i];
+		const char *profile = r->rule->profile ? r->rule->profile : "";
+		char port[12];
+		struct alert *a;
+
+		port_of(r, port);
+		a = find(t, r->rule->name, "", profile, r->device, port);
+		t->idx_alert[i] = a ? (int32_t)(a - t->a) : -1;
+		a = find(t, ALERT_UNKNOWN_NAME, r->rule->name, profile, r->device, port);
+		t->idx_unknown[i] = a ? (int32_t)(a - t->a) : -1;
+	}
+	t->idx_layout = layout;
+	return 0;
+}
+
 void alerts_feed_rules(struct alert_table *t, const struct rules_engine *e, int64_t now)
 {
 	const struct rule_result *res;
 	size_t n = rules_results(e, &res);
+	uint64_t layout = rules_layout(e);
+	bool indexed =
+	    n && layout && (t->idx_layout == layout || !index_results(t, res, n, layout));
 
 	alerts_begin(t);
 	for (size_t i = 0; i < n; i++) {
 		const struct rule_result *r = &res[i];
+		const char *profile = r->rule->profile ? r->rule->profile : "";
 		char port[12] = "";
 		struct alert_obs o = {
 			.rule = r->rule->name,
 			.severity = rule_severity_name(r->rule->severity),
 			.profile = r->rule->profile,
 			.device = r->device,
-			.port = port,
 			.summary = r->summary,
 			.doc = r->rule->doc,
 			.value = r->outcome == RULE_UNKNOWN ? r->reason : r->summary,
@@ -222,10 +289,26 @@ void alerts_feed_rules(struct alert_table *t, const struct rules_engine *e, int6
 			.for_ns = r->rule->for_ns,
 			.outcome = outcome_of(r->outcome),
 		};
+		struct alert *a;
+		long ui;
 
-		if (r->kind == OBJ_RDMA_PORT)
-			snprintf(port, sizeof(port), "%u", r->port);
-		alerts_observe(t, &o, now);
+		if (!indexed) {
+			o.port = port_of(r, port);
+			alerts_observe(t, &o, now);
+			continue;
+		}
+		/* a (rule, object) seen for the first time: its alert is made, once */
+		if (t->idx_alert[i] < 0) {
+			a = get(t, r->rule->name, "", profile, r->device, port_of(r, port));
+			if (!a)
+				continue;
+			t->idx_alert[i] = (int32_t)(a - t->a);
+		}
+		ui = t->idx_unknown[i];
+		if (ui < 0 && o.outcome == AO_UNKNOWN)
+			port_of(r, port); /* observe_at names the new RoceRuleUnknown */
+		observe_at(t, (size_t)t->idx_alert[i], &ui, &o, profile, r->device, port, now);
+		t->idx_unknown[i] = (int32_t)ui;
 	}
 	alerts_end(t, now);
 }

@@ -52,6 +52,16 @@ struct alert_table {
 	int64_t unknown_for_ns; /* how long a rule must stay unknown to say so */
 	/* transitions, for tests and logs */
 	uint64_t fired_total, resolved_total;
+	/*
+	 * alerts_feed_rules' index: for result i of the engine layout
+	 * idx_layout (rules_layout()), the position in a of its alert and of
+	 * its RoceRuleUnknown (-1: none yet).  Resolved by name once per
+	 * layout, so a poll compares no strings; 0 when stale (a new layout,
+	 * or alerts_gc moved alerts).
+	 */
+	uint64_t idx_layout;
+	int32_t *idx_alert, *idx_unknown;
+	size_t idx_cap;
 };
 
 struct alert_obs {

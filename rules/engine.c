@@ -55,13 +55,16 @@ int rx_slot_init(const struct rrule *r, struct slot_state *st)
 			}
 	}
 	if (r->n_caches) {
-		st->cache = malloc((size_t)r->n_caches * sizeof(*st->cache));
+		/* two per cache: the index and the names_gen it is of (eval_cset) */
+		st->cache = malloc(2 * (size_t)r->n_caches * sizeof(*st->cache));
 		if (!st->cache) {
 			rx_slot_free(r, st);
 			return -ENOMEM;
 		}
-		for (int i = 0; i < r->n_caches; i++)
-			st->cache[i] = -1;
+		for (int i = 0; i < r->n_caches; i++) {
+			st->cache[2 * i] = -1;	  /* not found ... */
+			st->cache[2 * i + 1] = 0; /* ... in an empty set (names_gen 0) */
+		}
 	}
 	return 0;
 }
@@ -120,6 +123,17 @@ static void free_slots(struct rules_engine *e, struct slot_state *st, size_t upt
 		for (size_t i = 0; i < r->res_n && r->res_off + i < upto; i++)
 			rx_slot_free(r, &st[r->res_off + i]);
 	}
+}
+
+/*
+ * Process-wide, so that a reloaded engine's layout never has the number of
+ * the engine it replaced (whose memory it may even reuse).
+ */
+static uint64_t next_layout_gen(void)
+{
+	static uint64_t seq;
+
+	return __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED);
 }
 
 /*
@@ -204,6 +218,7 @@ static int sync_slots(struct rules_engine *e, struct objid *ids[OBJ__COUNT],
 		e->n_ids[k] = n_ids[k];
 	}
 	e->synced = true;
+	e->layout_gen = next_layout_gen();
 	return 0;
 }
 
@@ -532,6 +547,11 @@ size_t rules_results(const struct rules_engine *e, const struct rule_result **ou
 {
 	*out = e->res;
 	return e->synced ? e->n_res : 0;
+}
+
+uint64_t rules_layout(const struct rules_engine *e)
+{
+	return e->synced ? e->layout_gen : 0;
 }
 
 size_t rules_count(const struct rules_engine *e)

@@ -180,6 +180,13 @@ int rules_evaluate(struct rules_engine *e, const struct node_model *m, int64_t t
 
 /* Results of the last evaluation, grouped by profile and rule, objects in model order. */
 size_t rules_results(const struct rules_engine *e, const struct rule_result **out);
+/*
+ * Which layout rules_results() has: changes (to a number never used before,
+ * by any engine) whenever the results are laid out anew, i.e. when rules are
+ * loaded or objects come or go; 0 before the first evaluation.  Whoever keeps
+ * something per result index rebuilds it when this changes, not per poll.
+ */
+uint64_t rules_layout(const struct rules_engine *e);
 size_t rules_count(const struct rules_engine *e);
 const struct rule_info *rules_rule(const struct rules_engine *e, size_t i);
 size_t rules_profile_count(const struct rules_engine *e);

@@ -279,17 +279,23 @@ static struct val eval_cset(const struct expr *e, struct ectx *cx)
 {
 	const struct object *o = hop_obj(cx, e->u.cs.hop);
 	const struct counter_set *cs;
-	int32_t *cache = &cx->st->cache[e->u.cs.cache];
-	int i = *cache;
+	/* [0]: the name's index (-1: not in the set), [1]: the names_gen it is of */
+	int32_t *cache = &cx->st->cache[2 * e->u.cs.cache];
+	int i;
 
 	if (!o)
 		return unknown_err(e, VE_NO_LINK, 0);
 	cs = &o->cs[e->u.cs.cset];
-	/* Names stay at their index across polls; re-find only when the cache misses. */
-	if (i < 0 || (uint32_t)i >= cs->n || strcmp(cs->names[i], e->u.cs.name)) {
-		i = cset_find(cs, e->u.cs.name);
-		*cache = i;
+	/*
+	 * Names stay where they are until a name is added: found (or not) once
+	 * per set of names, so a poll compares no strings, for a counter the
+	 * device lacks neither.
+	 */
+	if ((uint32_t)cache[1] != cs->names_gen || cache[0] >= (int32_t)cs->n) {
+		cache[0] = cset_find(cs, e->u.cs.name);
+		cache[1] = (int32_t)cs->names_gen;
 	}
+	i = cache[0];
 	if (i < 0 || !cs->present[i]) {
 		bool any = false;
 
@@ -768,10 +774,25 @@ void tb_printf(struct tbuf *tb, const char *fmt, ...)
 
 static void fmt_num(struct tbuf *tb, double d)
 {
-	if (d == floor(d) && fabs(d) < 9007199254740992.0)
-		tb_printf(tb, "%.0f", d);
-	else
+	/*
+	 * Integers (most values: counters, MTUs, priorities) without printf,
+	 * which every summary of every poll went through: the digits "%.0f"
+	 * gives, "-0" included.
+	 */
+	if (d == floor(d) && fabs(d) < 9007199254740992.0) {
+		char tmp[24], *p = tmp + sizeof(tmp);
+		uint64_t u = d < 0 ? (uint64_t) - (int64_t)d : (uint64_t)d;
+
+		do {
+			*--p = (char)('0' + u % 10);
+			u /= 10;
+		} while (u);
+		if (signbit(d))
+			*--p = '-';
+		tb_putn(tb, p, (size_t)(tmp + sizeof(tmp) - p));
+	} else {
 		tb_printf(tb, "%.4g", d);
+	}
 }
 
 static void fmt_set(struct tbuf *tb, uint64_t set)

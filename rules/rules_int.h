@@ -123,7 +123,7 @@ enum verr {
 	VE_DIV_ZERO,
 	VE_RANGE, /* index out of range (extra = index) */
 	VE_NOMEM,
-	VE_SATURATED, /* a counter stuck at 2^32-1: what it counted since is unknown */
+	VE_SATURATED,	/* a counter stuck at 2^32-1: what it counted since is unknown */
 	VE_NO_MAJORITY, /* majority(): a tie, or no value at all */
 };
 
@@ -404,6 +404,8 @@ struct rules_engine {
 	struct objid *ids[OBJ__COUNT];
 	size_t n_ids[OBJ__COUNT];
 	bool synced;
+	/* a number no other layout of any engine had: consumers key caches by it */
+	uint64_t layout_gen;
 	uint64_t evaluations;
 	bool single_sample; /* counter rules are skipped, not unknown */
 	uint8_t fields_used[F__COUNT];

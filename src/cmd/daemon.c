@@ -261,8 +261,8 @@ int daemon_collect(struct daemon *d, unsigned what)
 	for (int i = 0; i < d->n_hooks; i++)
 		if (d->hooks[i].after_poll)
 			d->hooks[i].after_poll(d->hooks[i].arg, &d->m, what);
-	pthread_mutex_unlock(&d->lock);
 
+	/* under the lock: /metrics is rendered by the HTTP thread, at scrape time */
 	now = mono_ns();
 	if (what & COLLECT_SLOW) {
 		d->stats.slow_polls++;
@@ -272,7 +272,8 @@ int daemon_collect(struct daemon *d, unsigned what)
 		d->stats.fast_polls++;
 		d->stats.last_fast_seconds = (double)(now - t0) / 1e9;
 	}
-	d->stats.last_poll_ns = real_ns();
+	__atomic_store_n(&d->stats.last_poll_ns, real_ns(), __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&d->lock);
 	return r;
 }
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * rocewatch serve: the fast loop polls counters, the slow loop (and netlink
- * notifications) re-read configuration; after every poll /metrics is
- * rendered once and published, so a scrape only copies a buffer.
+ * notifications) re-read configuration.  A poll only marks /metrics stale:
+ * the first scrape after it renders the page (once, however many scrapers
+ * ask), so polling ten times a second costs no rendering between scrapes.
  */
 #include <errno.h>
 #include <poll.h>
@@ -115,7 +116,6 @@ struct serve {
 	struct daemon d;
 	struct http_server *http;
 	struct prom_renderer pr;
-	struct strbuf metrics;
 	struct recorder *rec;
 	struct recorder_opts rec_opts;
 	regex_t rec_ethtool;
@@ -264,23 +264,37 @@ static int render_healthz(void *arg, struct strbuf *out)
 	return 200;
 }
 
-static int publish(struct serve *s)
+/* /metrics, on demand: rendered at the first scrape after a poll, then shared. */
+static int render_metrics(void *arg, struct strbuf *out)
 {
+	struct serve *s = arg;
 	int r;
 
 	pthread_mutex_lock(&s->d.lock);
-	r = daemon_render_metrics(&s->d, &s->pr, &s->metrics);
+	if (!s->d.stats.fast_polls) {
+		pthread_mutex_unlock(&s->d.lock);
+		sb_puts(out, "no data yet: the first poll has not finished\n");
+		return 503;
+	}
+	r = daemon_render_metrics(&s->d, &s->pr, out);
 	pthread_mutex_unlock(&s->d.lock);
 	if (r) {
-		log_err("cannot render /metrics: out of memory");
-		return -ENOMEM;
+		rw_log_once(LOG_LVL_ERROR, "render-metrics",
+			    "cannot render /metrics: out of memory");
+		return 500;
 	}
-	http_publish(s->http, DOC_METRICS, &s->metrics);
+	rw_log_once_reset("render-metrics");
+	return 200;
+}
+
+/* After a poll: what the documents show is stale now. */
+static void publish(struct serve *s)
+{
+	http_invalidate(s->http, DOC_METRICS);
 	http_invalidate(s->http, DOC_STATE);
 	http_invalidate(s->http, DOC_CHECKS);
 	http_invalidate(s->http, DOC_ALERTS);
 	http_invalidate(s->http, DOC_STATUS);
-	return 0;
 }
 
 /* Wait until deadline (monotonic ns) for a notification or a signal. */
@@ -363,7 +377,7 @@ int cmd_serve(int argc, char **argv)
 		{ "/", HTTP_GET, "text/html; charset=utf-8", DOC_STATUS, status_serve_render,
 		  &s->status },
 		{ "/metrics", HTTP_GET, "text/plain; version=0.0.4; charset=utf-8", DOC_METRICS,
-		  NULL, NULL },
+		  render_metrics, s },
 		{ "/healthz", HTTP_GET, "text/plain; charset=utf-8", -1, render_healthz, s },
 		{ "/api/v1/state", HTTP_GET, "application/json", DOC_STATE, render_state, s },
 		{ "/api/v1/checks", HTTP_GET, "application/json", DOC_CHECKS,
@@ -714,7 +728,9 @@ int cmd_serve(int argc, char **argv)
 		int64_t now = mono_ns();
 		unsigned what = COLLECT_FAST;
 
+		pthread_mutex_lock(&s->d.lock); /* a scrape renders the stats meanwhile */
 		s->d.stats.lag_seconds = now > next_fast ? (double)(now - next_fast) / 1e9 : 0;
+		pthread_mutex_unlock(&s->d.lock);
 		if (dirty || now >= next_slow) {
 			what |= COLLECT_SLOW;
 			next_slow = now + cfg.config_interval_ns;
@@ -743,7 +759,9 @@ int cmd_serve(int argc, char **argv)
 		now = mono_ns();
 		if (next_fast <= now) {
 			/* Overran: skip the missed ticks rather than bursting to catch up. */
+			pthread_mutex_lock(&s->d.lock);
 			s->d.stats.overruns++;
+			pthread_mutex_unlock(&s->d.lock);
 			next_fast = now + cfg.interval_ns;
 		}
 		dirty = early = wait_events(s, next_fast);
@@ -762,7 +780,6 @@ fini:
 		daemon_fini(&s->d);
 	status_serve_fini(&s->status); /* after the daemon: its hook feeds the history */
 	prom_renderer_free(&s->pr);
-	sb_free(&s->metrics);
 	sb_free(&s->nfd_body);
 	sb_free(&s->nfd_file);
 free_opts:

@@ -375,6 +375,17 @@ int cset_find(const struct counter_set *cs, const char *name)
 	return -1;
 }
 
+static uint32_t next_names_gen(void)
+{
+	static uint32_t seq;
+	uint32_t g;
+
+	do
+		g = __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED);
+	while (!g); /* 0 is a freed set's */
+	return g;
+}
+
 int cset_set(struct counter_set *cs, const char *name, uint64_t v)
 {
 	/*
@@ -390,6 +401,7 @@ int cset_set(struct counter_set *cs, const char *name, uint64_t v)
 			return -ENOMEM;
 		i = (int)cs->n++;
 		strlcpy0(cs->names[i], name, RW_CNAME_MAX);
+		cs->names_gen = next_names_gen();
 	}
 	cs->vals[i] = v;
 	cs->present[i] = 1;
@@ -405,6 +417,7 @@ int cset_append(struct counter_set *cs, const char *name, uint64_t v)
 		return -ENOMEM;
 	cs->n++;
 	strlcpy0(cs->names[i], name, RW_CNAME_MAX);
+	cs->names_gen = next_names_gen();
 	cs->vals[i] = v;
 	cs->present[i] = 1;
 	cs->hint = i + 1;

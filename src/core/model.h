@@ -88,6 +88,12 @@ struct field_val {
 struct counter_set {
 	uint32_t n, cap;
 	uint32_t hint; /* where the next cset_set() is likely to land */
+	/*
+	 * Changes, to a number no set had before, whenever a name is added
+	 * (names are never removed but by cset_free, which makes it 0): who
+	 * caches where a name is, or that it is not there, keys the cache by it.
+	 */
+	uint32_t names_gen;
 	char (*names)[RW_CNAME_MAX];
 	uint64_t *vals;
 	uint8_t *present;

@@ -358,8 +358,26 @@ static int parse_unsigned(const char *s, int base, uint64_t *v)
 
 int parse_u64(const char *s, uint64_t *v)
 {
+	const char *p = s, *q;
+	uint64_t r = 0;
+
 	if (!s || !isdigit((unsigned char)*s))
 		return -EINVAL;
+	/*
+	 * A counter file's "12345\n", a few hundred times every fast poll: 19
+	 * digits cannot overflow, so they need no strtoull.  Anything else
+	 * (more digits, or not only blanks after them) takes the full path.
+	 */
+	while (p - s < 19 && *p >= '0' && *p <= '9')
+		r = r * 10 + (uint64_t)(*p++ - '0');
+	if (!(*p >= '0' && *p <= '9')) {
+		for (q = p; isspace((unsigned char)*q); q++)
+			;
+		if (!*q) {
+			*v = r;
+			return 0;
+		}
+	}
 	return parse_unsigned(s, 10, v);
 }
 

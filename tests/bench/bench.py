@@ -1,16 +1,24 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""rocewatch vs prometheus-node-exporter on the same generated RDMA sysfs tree.
+"""rocewatch vs its floor and prometheus-node-exporter on the same generated RDMA sysfs tree.
 
-Prints, for 1, 8 and 32 mlx5-shaped devices: CPU time per collection (rocewatch per
-fast poll, node_exporter per scrape with --collector.infiniband) and the ratio;
-/metrics latency (median, p99) under a steady scrape load; resident memory after
-warm-up; `rocewatch check` wall time; rocewatch's fast-poll CPU share at 1 Hz and
-10 Hz.  CPU time comes from /proc/PID/task/*/schedstat (nanoseconds), so it is exact
-per process and not a sampled estimate.  Absolute times vary between machines;
-compare the ratios.
+For 1, 8 and 32 mlx5-shaped devices, CPU time per collection of:
+  - the floor (tests/bench/floor.c): the same counter files opened once, then pread
+    and parsed each iteration, paced like serve (100 ms) -- nothing else;
+  - rocewatch's fast poll at 10 Hz, default profile with alerts, recorder off and on
+    (`--record`), and a fast poll followed by a scrape of /metrics (rendered once per
+    poll when someone scrapes: the cost a Prometheus scraping every poll would add);
+  - node_exporter per scrape (`--collector.infiniband`).
+Two comparisons: each exporter's default on the same tree (rocewatch reads 21 classic
++ 39 hw counters per port, node_exporter 1.5 only the 21 classic ones), and the same
+work (a tree with classic counters only); plus CPU per counter file.  Then /metrics
+latency, resident and private memory, `rocewatch check` wall time and rocewatch's
+CPU share at 1 Hz and 10 Hz.  CPU comes from /proc/PID/task/*/schedstat
+(nanoseconds), so it is exact per process, not sampled.  Each rocewatch/floor figure
+is the median of 3 consecutive windows with their range ([min-max]).  Absolute times
+vary between machines; compare the ratios.
 
---quick runs every measurement once, briefly, so `make test` keeps this working.
+--quick measures 8 devices once, briefly, so `make test` keeps this working.
 """
 import argparse
 import glob
@@ -114,11 +122,13 @@ class Proc:
             self.p.kill()
 
 
-def start_rocewatch(binary, tree, interval="1s"):
+def start_rocewatch(binary, tree, interval="1s", record=None):
     port = free_port()
     argv = [binary, "serve", "--web.listen-address", "127.0.0.1:%d" % port,
             "--sysfs-root", tree, "--interval", interval, "--config-interval", "60s",
             "--netdev-exclude", ".*", "--log-level", "error"]
+    if record:
+        argv += ["--record", record]
     return Proc(argv, "http://127.0.0.1:%d/metrics" % port)
 
 
@@ -130,40 +140,135 @@ def start_node_exporter(tree):
     return Proc(argv, "http://127.0.0.1:%d/metrics" % port)
 
 
-def rocewatch_cpu_per_poll(binary, tree, seconds):
-    """CPU per fast poll: run at 10 Hz, CPU delta / polls delta."""
-    rw = start_rocewatch(binary, tree, "100ms")
+def spread(xs):
+    """(median, min, max) of a list of figures."""
+    return statistics.median(xs), min(xs), max(xs)
+
+
+def fmt(t, unit=1e3):
+    med, lo, hi = t
+    return "%.0f [%.0f-%.0f]" % (med / unit, lo / unit, hi / unit)
+
+
+def rocewatch_cpu_per_poll(binary, tree, seconds, record=None, scrape=False, windows=3):
+    """CPU per fast poll at 10 Hz: CPU delta / polls delta over `windows` windows.
+
+    scrape: fetch /metrics once after every poll (a new poll is seen in the page's own
+    rocewatch_polls_total), so each poll also pays one render.
+    """
+    rw = start_rocewatch(binary, tree, "100ms", record)
+    per = []
     try:
         time.sleep(1.0)  # warm-up: first slow poll opens files
-        t0, c0, p0 = time.time(), cpu_ns(rw.p.pid), polls(get(rw.url))
-        time.sleep(seconds)
-        c1, p1 = cpu_ns(rw.p.pid), polls(get(rw.url))
+        c0, p0 = cpu_ns(rw.p.pid), polls(get(rw.url))
+        for _ in range(windows):
+            end = time.time() + seconds / windows
+            if scrape:
+                last = p0
+                while time.time() < end:
+                    p = polls(get(rw.url))
+                    time.sleep(0.1 if p != last else 0.02)
+                    last = p
+            else:
+                time.sleep(seconds / windows)
+            c1, p1 = cpu_ns(rw.p.pid), polls(get(rw.url))
+            per.append((c1 - c0) / max(p1 - p0, 1))
+            c0, p0 = cpu_ns(rw.p.pid), p1
         rss = rss_kib(rw.p.pid)
     finally:
         rw.stop()
-    n = max(p1 - p0, 1)
-    return (c1 - c0) / n, rss, n
+    return spread(per), rss
 
 
-def node_exporter_cpu_per_scrape(tree, scrapes):
+def floor_cpu(floor, tree, seconds, classic_only=False, windows=3):
+    """The floor program's CPU per iteration, paced at 100 ms: (median, min, max), files."""
+    per, files = [], 0
+    for _ in range(windows):
+        argv = [floor, tree, "--interval-ms", "100", "--iterations", str(max(int(seconds / windows * 10), 3))]
+        if classic_only:
+            argv.append("--classic-only")
+        out = json.loads(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)
+        per.append(out["cpu_ns_per_iteration"])
+        files = out["files"]
+    return spread(per), files
+
+
+def node_exporter_cpu_per_scrape(tree, scrapes, windows=3):
     ne = start_node_exporter(tree)
+    per = []
     try:
         for _ in range(5):
             get(ne.url)  # warm-up
-        # idle baseline over the same time as the scrapes take
-        c0 = cpu_ns(ne.p.pid)
-        t0 = time.time()
-        for _ in range(scrapes):
-            get(ne.url)
-        dt = time.time() - t0
-        c1 = cpu_ns(ne.p.pid)
-        time.sleep(dt)
-        c2 = cpu_ns(ne.p.pid)
+        for _ in range(windows):
+            # idle baseline over the same time as the scrapes take
+            c0 = cpu_ns(ne.p.pid)
+            t0 = time.time()
+            for _ in range(scrapes):
+                get(ne.url)
+            dt = time.time() - t0
+            c1 = cpu_ns(ne.p.pid)
+            time.sleep(dt)
+            c2 = cpu_ns(ne.p.pid)
+            per.append(max((c1 - c0) - (c2 - c1), 0) / scrapes)
         rss = rss_kib(ne.p.pid)
     finally:
         ne.stop()
-    busy = (c1 - c0) - (c2 - c1)
-    return max(busy, 0) / scrapes, rss
+    return spread(per), rss
+
+
+def ratio(a, b):
+    return a[0] / b[0] if b[0] else float("inf")
+
+
+def compare(a, sizes, work, secs, quick):
+    """Both comparisons for each size; returns the results and prints the tables."""
+    out = {}
+    head = ("%-4s %-7s %18s %20s %6s %20s %6s %20s %22s %7s %7s"
+            % ("devs", "tree", "floor us/iter", "rocewatch us/poll", "xfloor", "+recorder us/poll",
+               "xfloor", "poll+scrape us", "node_exporter us/scr", "ne/poll", "ne/p+s"))
+    print(head)
+    for n in sizes:
+        for classic in (False, True):
+            kind = "classic" if classic else "full"
+            tree = os.path.join(work, "%s%d" % (kind, n))
+            argv = [sys.executable, os.path.join(HERE, "gen-sysfs.py"), tree, "-n", str(n)]
+            subprocess.run(argv + (["--classic-only"] if classic else []), check=True)
+            fl, files = floor_cpu(a.floor, tree, secs, classic)
+            rw, rw_rss = rocewatch_cpu_per_poll(a.binary, tree, secs)
+            rec = None
+            if not classic:
+                rec_dir = os.path.join(work, "rec%d" % n)
+                rec, _ = rocewatch_cpu_per_poll(a.binary, tree, secs, record=rec_dir)
+                shutil.rmtree(rec_dir, ignore_errors=True)
+            ps, _ = rocewatch_cpu_per_poll(a.binary, tree, secs, scrape=True)
+            ne, ne_rss = node_exporter_cpu_per_scrape(tree, 10 if quick else 30)
+            ne_files = 21 * n
+            r = {"devices": n, "tree": kind, "files": files, "node_exporter_files": ne_files,
+                 "floor_us": [x / 1e3 for x in fl], "rocewatch_us": [x / 1e3 for x in rw],
+                 "rocewatch_recorder_us": [x / 1e3 for x in rec] if rec else None,
+                 "rocewatch_poll_scrape_us": [x / 1e3 for x in ps],
+                 "node_exporter_us": [x / 1e3 for x in ne],
+                 "rocewatch_x_floor": ratio(rw, fl), "node_exporter_x_rocewatch": ratio(ne, rw),
+                 "node_exporter_x_rocewatch_poll_scrape": ratio(ne, ps),
+                 "ns_per_counter": {"floor": fl[0] / files, "rocewatch": rw[0] / files,
+                                    "rocewatch_poll_scrape": ps[0] / files,
+                                    "node_exporter": ne[0] / ne_files},
+                 "rocewatch_rss_kib": rw_rss, "node_exporter_rss_kib": ne_rss}
+            out["%s%d" % (kind, n)] = r
+            print("%-4d %-7s %18s %20s %5.2fx %20s %6s %20s %22s %6.1fx %6.1fx"
+                  % (n, kind, fmt(fl), fmt(rw), ratio(rw, fl), fmt(rec) if rec else "-",
+                     "%.2fx" % ratio(rec, fl) if rec else "-", fmt(ps), fmt(ne),
+                     ratio(ne, rw), ratio(ne, ps)))
+            sys.stdout.flush()
+    print()
+    print("CPU per counter file read (ns), median:")
+    print("%-4s %-7s %8s %10s %14s %14s" % ("devs", "tree", "floor", "rocewatch", "poll+scrape", "node_exporter"))
+    for key, r in out.items():
+        c = r["ns_per_counter"]
+        print("%-4d %-7s %8.0f %10.0f %14.0f %14.0f" % (r["devices"], r["tree"], c["floor"], c["rocewatch"],
+                                                   c["rocewatch_poll_scrape"], c["node_exporter"]))
+    print("(full: rocewatch and the floor read 60 files a port, node_exporter 21; classic: all read 21)")
+    return out
 
 
 def latency(url, seconds):
@@ -217,27 +322,25 @@ def main():
     ap.add_argument("binary")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json", help="also write the results here")
+    ap.add_argument("--floor", help="the floor program (default: BINARY's build dir/tests/bench_floor)")
     a = ap.parse_args()
 
     if not shutil.which("prometheus-node-exporter"):
         print("SKIP: prometheus-node-exporter not installed")
         return 77
+    if not a.floor:
+        a.floor = os.path.join(os.path.dirname(os.path.abspath(a.binary)), "tests", "bench_floor")
+    if not os.access(a.floor, os.X_OK):
+        print("SKIP: no floor program at %s (build tests/bench_floor)" % a.floor)
+        return 77
     sizes = [8] if a.quick else [1, 8, 32]
-    secs = 2 if a.quick else 10
+    secs = 1.5 if a.quick else 6
     results = {"sizes": {}}
     work = tempfile.mkdtemp(prefix="rocewatch-bench-")
     try:
-        print("%-8s %22s %26s %8s" % ("devices", "rocewatch CPU/poll", "node_exporter CPU/scrape", "ratio"))
-        for n in sizes:
-            tree = os.path.join(work, "t%d" % n)
-            subprocess.run([sys.executable, os.path.join(HERE, "gen-sysfs.py"), tree, "-n", str(n)], check=True)
-            rw_ns, rw_rss, npolls = rocewatch_cpu_per_poll(a.binary, tree, secs)
-            ne_ns, ne_rss = node_exporter_cpu_per_scrape(tree, 20 if a.quick else 100)
-            ratio = ne_ns / rw_ns if rw_ns else float("inf")
-            results["sizes"][n] = {"rocewatch_cpu_us_per_poll": rw_ns / 1e3, "node_exporter_cpu_us_per_scrape": ne_ns / 1e3,
-                                   "ratio": ratio, "rocewatch_rss_kib": rw_rss, "node_exporter_rss_kib": ne_rss, "polls": npolls}
-            print("%-8d %19.1f us %23.1f us %7.1fx" % (n, rw_ns / 1e3, ne_ns / 1e3, ratio))
-        tree = os.path.join(work, "t8")
+        results["sizes"] = compare(a, sizes, work, secs, a.quick)
+        print()
+        tree = os.path.join(work, "full8")
         rw = start_rocewatch(a.binary, tree, "1s")
         ne = start_node_exporter(tree)
         try:

@@ -6,7 +6,9 @@ Layout and file formats as the kernel writes them (drivers/infiniband/core/sysfs
 drivers/infiniband/hw/mlx5/counters.c): one port per device, 21 classic counters and
 39 hw counters (60 per port), so both rocewatch and node_exporter's infiniband
 collector read the same files.  `--bump` rewrites every counter with new values, to
-keep the tree "moving" between polls.
+keep the tree "moving" between polls.  `--classic-only` leaves hw_counters/ out (a
+port whose driver has none), so both exporters do the same work: node_exporter 1.5
+reads only counters/.
 """
 import argparse
 import os
@@ -38,7 +40,7 @@ def write(path, text):
         f.write(text + "\n")
 
 
-def gen(root, n, seed):
+def gen(root, n, seed, classic_only=False):
     rnd = random.Random(seed)
     ib = os.path.join(root, "class", "infiniband")
     os.makedirs(ib, exist_ok=True)
@@ -46,7 +48,8 @@ def gen(root, n, seed):
         dev = os.path.join(ib, "mlx5_%d" % d)
         port = os.path.join(dev, "ports", "1")
         for sub in ("counters", "hw_counters", "gids", "gid_attrs/types", "gid_attrs/ndevs"):
-            os.makedirs(os.path.join(port, sub), exist_ok=True)
+            if sub != "hw_counters" or not classic_only:
+                os.makedirs(os.path.join(port, sub), exist_ok=True)
         write(os.path.join(dev, "node_type"), "1: CA")
         write(os.path.join(dev, "node_guid"), "b83f:d203:00%02x:1a2b" % d)
         write(os.path.join(dev, "fw_ver"), "28.39.1002")
@@ -61,7 +64,7 @@ def gen(root, n, seed):
         write(os.path.join(port, "cap_mask"), "0x00010000")
         for name in COUNTERS:
             write(os.path.join(port, "counters", name), str(rnd.randrange(0, 1 << 40)))
-        for name in HW_COUNTERS:
+        for name in [] if classic_only else HW_COUNTERS:
             write(os.path.join(port, "hw_counters", name), str(rnd.randrange(0, 1 << 32)))
         # GID 0: link-local RoCE v1, 1: the same as v2, 2/3: IPv4-mapped v1/v2
         gids = [
@@ -84,7 +87,7 @@ def bump(root, seed):
     for dev in sorted(os.listdir(ib)):
         for sub in ("counters", "hw_counters"):
             d = os.path.join(ib, dev, "ports", "1", sub)
-            for name in os.listdir(d):
+            for name in os.listdir(d) if os.path.isdir(d) else []:
                 p = os.path.join(d, name)
                 with open(p) as f:
                     v = int(f.read())
@@ -97,11 +100,12 @@ def main():
     ap.add_argument("-n", "--devices", type=int, default=8)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--bump", action="store_true")
+    ap.add_argument("--classic-only", action="store_true", help="no hw_counters/")
     a = ap.parse_args()
     if a.bump:
         bump(a.root, a.seed)
     else:
-        gen(a.root, a.devices, a.seed)
+        gen(a.root, a.devices, a.seed, a.classic_only)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# `make bench`: the optimised build side by side with prometheus-node-exporter, then
-# `fleet check` of 1024 nodes on loopback.
+# `make bench`: the optimised build against its floor and prometheus-node-exporter on
+# generated sysfs trees, `fleet check` of 1024 nodes on loopback, then the live RDMA
+# path (netlink against sysfs) in a qemu guest with soft-RoCE devices when the vm tier
+# can run here (root, qemu, a static busybox; BENCH_VM=0 leaves it out).
 set -euo pipefail
 build=${1:-build-release}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -9,3 +11,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 export ROCEWATCH_PROFILE_DIR=${ROCEWATCH_PROFILE_DIR:-$here/../../rules/profiles}
 python3 "$here/bench.py" "$build/rocewatch" "${@:2}"
 python3 "$here/bench_fleet.py" "$build/rocewatch" "${@:2}"
+if [[ ${BENCH_VM:-1} != 0 ]]; then
+	echo
+	echo "live RDMA path, 8 soft-RoCE devices in a qemu guest (TCG; compare the ratios):"
+	rc=0
+	"$here/../vm/run-scenario" --builddir "$build" --timeout 600 \
+		--results "$build/vm-results/perf-live" "$here/../vm/scenarios/perf-live.sh" || rc=$?
+	if [[ -f $build/vm-results/perf-live/guest0/perf-live.txt ]]; then
+		cat "$build/vm-results/perf-live/guest0/perf-live.txt"
+	elif ((rc != 77)); then
+		echo "perf-live did not finish (exit $rc): $build/vm-results/perf-live"
+	fi
+fi

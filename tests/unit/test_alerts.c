@@ -11,6 +11,8 @@
 
 #include "alertmanager.h"
 #include "alerts.h"
+#include "engine.h"
+#include "helpers.h"
 
 #define S(x) ((int64_t)(x)*1000000000LL)
 
@@ -195,6 +197,193 @@ static void encodes_alertmanager_v2(void **state)
 	alerts_free(&t);
 }
 
+/* ---- alerts_feed_rules: alerts found by position, resolved once per layout ---- */
+
+static const char two_rules[] = "profile: t\nrules:\n"
+				"  - name: mtu_9000\n    scope: netdev\n    severity: warning\n"
+				"    expr: mtu >= 9000\n"
+				"  - name: pfc_on\n    scope: netdev\n    severity: warning\n"
+				"    expr: pfc.enabled == {3}\n";
+/* the same rules, the other way round: every result moves */
+static const char two_rules_swapped[] =
+    "profile: t\nrules:\n"
+    "  - name: pfc_on\n    scope: netdev\n    severity: warning\n"
+    "    expr: pfc.enabled == {3}\n"
+    "  - name: mtu_9000\n    scope: netdev\n    severity: warning\n"
+    "    expr: mtu >= 9000\n";
+
+static struct rules_engine *load(const char *yaml)
+{
+	struct rules_diags dg = { 0 };
+	struct rules_engine *e = NULL;
+
+	assert_int_equal(rules_load_buffer("t.yaml", yaml, strlen(yaml), NULL, &e, &dg), 0);
+	rules_diags_free(&dg);
+	return e;
+}
+
+/* What alerts_feed_rules did before it kept positions: every result looked up by name. */
+static void feed_by_name(struct alert_table *t, const struct rules_engine *e, int64_t now)
+{
+	const struct rule_result *res;
+	size_t n = rules_results(e, &res);
+	static const enum alert_outcome ao[] = { [RULE_PASS] = AO_PASS,
+						 [RULE_FAIL] = AO_FAIL,
+						 [RULE_UNKNOWN] = AO_UNKNOWN,
+						 [RULE_SKIP] = AO_SKIP };
+
+	alerts_begin(t);
+	for (size_t i = 0; i < n; i++) {
+		const struct rule_result *r = &res[i];
+		struct alert_obs o = {
+			.rule = r->rule->name,
+			.severity = rule_severity_name(r->rule->severity),
+			.profile = r->rule->profile,
+			.device = r->device,
+			.port = "",
+			.summary = r->summary,
+			.doc = r->rule->doc,
+			.value = r->outcome == RULE_UNKNOWN ? r->reason : r->summary,
+			.fingerprint = r->rule->fingerprint,
+			.for_ns = r->rule->for_ns,
+			.outcome = ao[r->outcome],
+		};
+
+		alerts_observe(t, &o, now);
+	}
+	alerts_end(t, now);
+}
+
+static const struct alert *alert_of(const struct alert_table *t, const char *name, const char *rule,
+				    const char *dev)
+{
+	const struct alert *hit = NULL;
+
+	for (size_t i = 0; i < t->n; i++)
+		if (!strcmp(t->a[i].alertname, name) && !strcmp(t->a[i].rule, rule) &&
+		    !strcmp(t->a[i].device, dev)) {
+			assert_null(hit); /* never two alerts for one (rule, object) */
+			hit = &t->a[i];
+		}
+	return hit;
+}
+
+/* Both tables hold the same alerts in the same states. */
+static void same_tables(const struct alert_table *t, const struct alert_table *ref)
+{
+	assert_int_equal(t->n, ref->n);
+	assert_int_equal(t->fired_total, ref->fired_total);
+	assert_int_equal(t->resolved_total, ref->resolved_total);
+	for (size_t i = 0; i < ref->n; i++) {
+		const struct alert *r = &ref->a[i];
+		const struct alert *a = alert_of(t, r->alertname, r->rule, r->device);
+
+		assert_non_null(a);
+		assert_string_equal(a->profile, r->profile);
+		assert_string_equal(a->summary, r->summary);
+		assert_string_equal(a->value, r->value);
+		assert_int_equal(a->state, r->state);
+		assert_int_equal(a->active_since, r->active_since);
+		assert_int_equal(a->fired_at, r->fired_at);
+		assert_int_equal(a->resolved, r->resolved);
+		assert_int_equal(a->resolved_at, r->resolved_at);
+		assert_int_equal(a->last_eval, r->last_eval);
+	}
+}
+
+/* One poll: evaluate, feed both tables, compare, collect garbage as serve does. */
+static void poll_both(struct rules_engine *e, struct node_model *m, struct alert_table *t,
+		      struct alert_table *ref, int64_t now)
+{
+	assert_int_equal(rules_evaluate(e, m, now), 0);
+	alerts_feed_rules(t, e, now);
+	feed_by_name(ref, e, now);
+	same_tables(t, ref);
+	assert_true(t->idx_layout == rules_layout(e));
+	alerts_gc(t, false);
+	alerts_gc(ref, false);
+}
+
+static void drop_netdev(struct node_model *m, const char *name)
+{
+	struct object **nds;
+	size_t n = model_objects(m, OBJ_NETDEV, &nds);
+
+	model_begin(m, OBJ_NETDEV);
+	for (size_t i = 0; i < n; i++)
+		nds[i]->seen = strcmp(nds[i]->name, name) != 0;
+	model_sweep(m, OBJ_NETDEV);
+	model_link_ports(m);
+}
+
+static void feed_rules_remaps_on_reload_and_objects(void **state)
+{
+	struct alert_table t, ref;
+	struct node_model m;
+	struct rules_engine *e, *e2;
+	struct object *eth1;
+	uint64_t layout;
+
+	(void)state;
+	build_model(&m); /* eth2: MTU 9000, PFC on 3; eth3: MTU 1500, PFC absent */
+	alerts_init(&t);
+	alerts_init(&ref);
+	t.unknown_for_ns = ref.unknown_for_ns = S(2);
+	e = load(two_rules);
+	poll_both(e, &m, &t, &ref, S(1));
+	assert_int_equal(alert_of(&t, "mtu_9000", "", "eth3")->state, ALERT_FIRING);
+	assert_int_equal(alert_of(&t, ALERT_UNKNOWN_NAME, "pfc_on", "eth3")->state, ALERT_PENDING);
+	assert_null(alert_of(&t, ALERT_UNKNOWN_NAME, "pfc_on", "eth2"));
+
+	/* steady state: the index stays, nothing is made again */
+	layout = t.idx_layout;
+	poll_both(e, &m, &t, &ref, S(2));
+	poll_both(e, &m, &t, &ref, S(3));
+	assert_true(t.idx_layout == layout);
+	assert_int_equal(t.n, 5); /* mtu_9000 and pfc_on on both, eth3's unknown */
+	assert_int_equal(alert_of(&t, ALERT_UNKNOWN_NAME, "pfc_on", "eth3")->state, ALERT_FIRING);
+
+	/* an object sorted before the others appears: every netdev result moves */
+	eth1 = model_add_netdev(&m, "eth1");
+	field_set_int(eth1, F_NETDEV_MTU, 1500);
+	field_set_set(eth1, F_NETDEV_PFC_ENABLED, 1u << 3);
+	poll_both(e, &m, &t, &ref, S(4));
+	assert_true(t.idx_layout != layout);
+	assert_int_equal(alert_of(&t, "mtu_9000", "", "eth3")->fired_at, S(1));
+	assert_int_equal(alert_of(&t, "mtu_9000", "", "eth1")->fired_at, S(4));
+	assert_int_equal(alert_of(&t, ALERT_UNKNOWN_NAME, "pfc_on", "eth3")->fired_at, S(3));
+
+	/* one goes: its alerts resolve, gc moves the rest, the next poll still finds them */
+	drop_netdev(&m, "eth3");
+	poll_both(e, &m, &t, &ref, S(5));
+	assert_int_equal(t.resolved_total, 2);
+	assert_null(alert_of(&t, "mtu_9000", "", "eth3"));
+	poll_both(e, &m, &t, &ref, S(6));
+	assert_int_equal(alert_of(&t, "mtu_9000", "", "eth1")->fired_at, S(4));
+	assert_int_equal(t.fired_total, 3);
+
+	/* a reload with the rules in another order: same alerts, same episodes */
+	e2 = load(two_rules_swapped);
+	rules_adopt_history(e2, e);
+	rules_free(e);
+	poll_both(e2, &m, &t, &ref, S(7));
+	assert_int_equal(alert_of(&t, "mtu_9000", "", "eth1")->fired_at, S(4));
+	assert_int_equal(alert_of(&t, "mtu_9000", "", "eth1")->state, ALERT_FIRING);
+	assert_int_equal(t.fired_total, 3);
+	assert_int_equal(t.n, 4);
+
+	/* the object comes back: its alerts start over */
+	field_set_int(model_add_netdev(&m, "eth3"), F_NETDEV_MTU, 1500);
+	poll_both(e2, &m, &t, &ref, S(8));
+	assert_int_equal(alert_of(&t, "mtu_9000", "", "eth3")->fired_at, S(8));
+	poll_both(e2, &m, &t, &ref, S(9));
+
+	rules_free(e2);
+	alerts_free(&t);
+	alerts_free(&ref);
+	model_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -205,6 +394,7 @@ int main(void)
 		cmocka_unit_test(unknown_does_not_fire_but_informs),
 		cmocka_unit_test(reload_keeps_state_of_unchanged_rules),
 		cmocka_unit_test(encodes_alertmanager_v2),
+		cmocka_unit_test(feed_rules_remaps_on_reload_and_objects),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -441,6 +441,34 @@ static void truncated(void **state)
 		    why, "RDMA_NLDEV_CMD_PORT_GET reply without RDMA_NLDEV_ATTR_PORT_INDEX");
 	}
 
+	/* 8. a counter entry without its value, then one without its name */
+	for (int drop_value = 1; drop_value >= 0; drop_value--) {
+		struct nlattr *table, *e;
+
+		mb.len = 0;
+		nlh = begin(&mb, RDMA_NLDEV_CMD_STAT_GET, 0, SEQ);
+		handle(nlh, 3, "mlx5_0");
+		mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_PORT_INDEX, 1);
+		table = nest_start(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTERS);
+		e = nest_start(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY);
+		if (drop_value)
+			mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME, "x");
+		else
+			put_u64(&mb, nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE, 1);
+		mnl_attr_nest_end(nlh, e);
+		mnl_attr_nest_end(nlh, table);
+		end(&mb, nlh);
+		memset(&c, 0, sizeof(c));
+		assert_int_equal(rdma_nl_parse_stat(nlh, &s, collect_cb, &c, why, sizeof(why)),
+				 -EBADMSG);
+		assert_string_equal(why, drop_value
+					     ? "RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY without "
+					       "RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE"
+					     : "RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY without "
+					       "RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME");
+		assert_int_equal(c.n, 0);
+	}
+
 	/* 7. an unexpected message type in the reply */
 	mb.len = 0;
 	port_msg(&mb, 3, "mlx5_0", 1, 4, 5, 4, "ens1f0np0");

@@ -920,6 +920,70 @@ static void no_alloc_steady_state(void **state)
 	model_free(&m);
 }
 
+/*
+ * A counter the device lacks is looked up once per set of names, not per
+ * poll: it turns up the poll after a driver adds it, and a set rebuilt with
+ * other names is searched again.
+ */
+static void counter_lookup_follows_names(void **state)
+{
+	struct node_model m;
+	struct rules_engine *e;
+	struct counter_set *hw;
+
+	(void)state;
+	build_model(&m);
+	hw = &m.ports[0]->cs[CSET_HW];
+	e = load_ok("profile: t\nrules:\n"
+		    "  - name: late\n    scope: rdma_port\n    severity: warning\n"
+		    "    expr: hw[\"late_counter\"] == 0\n");
+	assert_int_equal(rules_evaluate(e, &m, 1000000000), 0);
+	assert_int_equal(result(e, "late", "mlx5_0").outcome, RULE_UNKNOWN);
+	assert_int_equal(rules_evaluate(e, &m, 2000000000), 0);
+	assert_int_equal(result(e, "late", "mlx5_0").outcome, RULE_UNKNOWN);
+	cset_set(hw, "late_counter", 0);
+	assert_int_equal(rules_evaluate(e, &m, 3000000000), 0);
+	assert_int_equal(result(e, "late", "mlx5_0").outcome, RULE_PASS);
+	cset_set(hw, "late_counter", 5);
+	assert_int_equal(rules_evaluate(e, &m, 4000000000), 0);
+	assert_int_equal(result(e, "late", "mlx5_0").outcome, RULE_FAIL);
+	/* the set rebuilt from scratch, the name elsewhere: found where it is now */
+	cset_free(hw);
+	cset_set(hw, "other", 1);
+	cset_set(hw, "late_counter", 0);
+	assert_int_equal(rules_evaluate(e, &m, 5000000000), 0);
+	assert_int_equal(result(e, "late", "mlx5_0").outcome, RULE_PASS);
+	cset_free(hw);
+	cset_set(hw, "late_counter", 7);
+	assert_int_equal(rules_evaluate(e, &m, 6000000000), 0);
+	assert_int_equal(result(e, "late", "mlx5_0").outcome, RULE_FAIL);
+	rules_free(e);
+	model_free(&m);
+}
+
+/* Numbers in summaries: integers digit by digit, as "%.0f" wrote them; others "%.4g". */
+static void summary_numbers(void **state)
+{
+	struct node_model m;
+	struct rules_engine *e;
+
+	(void)state;
+	build_model(&m);
+	e = load_ok(
+	    "profile: t\nrules:\n"
+	    "  - name: n\n    scope: netdev\n    severity: warning\n"
+	    "    expr: mtu > 100000\n"
+	    "    summary: \"{mtu} {0 - mtu} {mtu * 0} {mtu * 0 * (0 - 1)} {mtu * 1000000000000} "
+	    "{mtu / 7} {0 - mtu / 8}\"\n");
+	assert_int_equal(rules_evaluate(e, &m, 1000000000), 0);
+	assert_string_equal(result(e, "n", "eth2").summary,
+			    "9000 -9000 0 -0 9000000000000000 1286 -1125");
+	assert_string_equal(result(e, "n", "eth3").summary,
+			    "1500 -1500 0 -0 1500000000000000 214.3 -187.5");
+	rules_free(e);
+	model_free(&m);
+}
+
 /* A reload keeps history and identity for unchanged rules. */
 static void reload_adopts_history(void **state)
 {
@@ -1030,6 +1094,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(counter_window),
 		cmocka_unit_test(counter_arrays),
 		cmocka_unit_test(no_alloc_steady_state),
+		cmocka_unit_test(counter_lookup_follows_names),
+		cmocka_unit_test(summary_numbers),
 		cmocka_unit_test(reload_adopts_history),
 		cmocka_unit_test(profiles_and_lookup),
 	};

@@ -113,6 +113,12 @@ static void integers(void **state)
 	assert_int_equal(u, 10);
 	assert_int_equal(parse_u64("42\n", &u), 0);
 	assert_int_equal(u, 42);
+	/* 19 digits and blanks: the short path; 20 digits: strtoull */
+	assert_int_equal(parse_u64("9999999999999999999 \t\n", &u), 0);
+	assert_true(u == 9999999999999999999ULL);
+	assert_int_equal(parse_u64("00000000000000000000042", &u), 0);
+	assert_int_equal(u, 42);
+	assert_int_equal(parse_u64("42 7", &u), -EINVAL);
 	assert_int_equal(parse_u64("18446744073709551615", &u), 0);
 	assert_true(u == UINT64_MAX);
 	assert_int_equal(parse_u64("18446744073709551616", &u), -ERANGE);
