@@ -733,22 +733,9 @@ int probe_ep_send_to(struct probe_ep *ep, struct ibv_ah *ah, uint32_t qpn, uint3
 
 int probe_ep_send(struct probe_ep *ep, struct probe_hdr *h)
 {
-	int j;
-
 	if (!ep->peer_ah)
 		return -EDESTADDRREQ;
-	if (h->size < PROBE_HDR_LEN || h->size > PROBE_MAX_SIZE)
-		return -EINVAL;
-	if (h->size > ep->port.active_mtu)
-		return -EMSGSIZE;
-	j = free_send_slot(ep);
-	if (j < 0)
-		return -ENOBUFS;
-	h->version = PROBE_VERSION;
-	h->type = PROBE_REQUEST;
-	h->t_send_ns = (uint64_t)now_ns();
-	probe_pkt_encode(slot_send(ep, (unsigned)j), h);
-	return post_send(ep, (unsigned)j, h->size, ep->peer_ah, ep->peer_qpn, ep->peer_qkey);
+	return probe_ep_send_to(ep, ep->peer_ah, ep->peer_qpn, ep->peer_qkey, h);
 }
 
 int probe_ep_poll(struct probe_ep *ep, uint32_t session, int timeout_ms,

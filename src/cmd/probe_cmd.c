@@ -27,6 +27,7 @@
 #include "hostlist.h"
 #include "probe_info.h"
 #include "probe_pkt.h"
+#include "probe_serve.h"
 #include "probe_ud.h"
 #include "util.h"
 
@@ -332,6 +333,7 @@ static int profile_dscp(const struct rules_spec *spec, int *dscp)
 {
 	struct rules_engine *e = NULL;
 	struct rules_diags dg = { 0 };
+	const char *bad = "?";
 	int r = rules_load(spec, &e, &dg);
 
 	for (size_t i = 0; i < dg.n; i++) {
@@ -343,28 +345,12 @@ static int profile_dscp(const struct rules_spec *spec, int *dscp)
 	rules_diags_free(&dg);
 	if (r)
 		return r;
-	for (size_t p = 0; p < rules_profile_count(e); p++)
-		for (size_t i = 0; i < rules_profile(e, p)->n_params; i++) {
-			const char *name, *value;
-			uint64_t v;
-
-			rules_profile_param(e, p, i, &name, &value);
-			if (strcmp(name, "roce_dscp"))
-				continue;
-			if (parse_u64(value, &v) || v > 63) {
-				fprintf(stderr,
-					"rocewatch probe: profile %s: roce_dscp '%s' is not "
-					"a DSCP (0-63)\n",
-					rules_profile(e, p)->name, value);
-				rules_free(e);
-				return -EINVAL;
-			}
-			*dscp = (int)v;
-			rules_free(e);
-			return 0;
-		}
+	r = probe_profile_dscp(e, dscp, &bad);
+	if (r == -EINVAL)
+		fprintf(stderr, "rocewatch probe: profile %s: roce_dscp is not a DSCP (0-63)\n",
+			bad);
 	rules_free(e);
-	return -ENOENT;
+	return r;
 }
 
 static void print_text(const struct probe_run *pr, const struct probe_port *lp, int hw_ts,

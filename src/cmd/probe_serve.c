@@ -72,7 +72,7 @@ int probe_serve_option(struct probe_serve *ps, bool interval, const char *arg)
 	return 0;
 }
 
-int probe_profile_dscp(const struct rules_engine *e, int *dscp)
+int probe_profile_dscp(const struct rules_engine *e, int *dscp, const char **bad)
 {
 	for (size_t p = 0; e && p < rules_profile_count(e); p++)
 		for (size_t i = 0; i < rules_profile(e, p)->n_params; i++) {
@@ -82,8 +82,11 @@ int probe_profile_dscp(const struct rules_engine *e, int *dscp)
 			rules_profile_param(e, p, i, &name, &value);
 			if (strcmp(name, "roce_dscp"))
 				continue;
-			if (parse_u64(value, &v) || v > 63)
+			if (parse_u64(value, &v) || v > 63) {
+				if (bad)
+					*bad = rules_profile(e, p)->name;
 				return -EINVAL;
+			}
 			*dscp = (int)v;
 			return 0;
 		}

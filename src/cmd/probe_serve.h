@@ -42,8 +42,11 @@ int probe_serve_setup(struct probe_serve *ps, struct probe_responder *r, int dsc
 int probe_serve_start(struct probe_serve *ps, struct daemon *d);
 /* Stop the thread and free; may be called again. */
 void probe_serve_fini(struct probe_serve *ps);
-/* roce_dscp of the loaded profiles; -ENOENT when none declares it. */
+/*
+ * roce_dscp of the loaded profiles (the first that declares it); -ENOENT when
+ * none does, -EINVAL when it is no DSCP (*bad, if given, names the profile).
+ */
 struct rules_engine;
-int probe_profile_dscp(const struct rules_engine *e, int *dscp);
+int probe_profile_dscp(const struct rules_engine *e, int *dscp, const char **bad);
 
 #endif

@@ -693,7 +693,7 @@ int cmd_serve(int argc, char **argv)
 		int dscp;
 
 		/* the traffic class the jobs use: the profiles' roce_dscp */
-		r = probe_profile_dscp(s->rules.e, &dscp);
+		r = probe_profile_dscp(s->rules.e, &dscp, NULL);
 		if (r || (r = probe_serve_setup(&s->ps, s->responder, dscp))) {
 			fprintf(stderr, "rocewatch serve: --probe.peers: %s\n",
 				r == -ENOENT ? "the profiles have no roce_dscp parameter"
