@@ -584,19 +584,9 @@ int cmd_check(int argc, char **argv)
 			o.nfd = false;
 			continue;
 		case OPT_PROFILE:
-			if (rules_spec_add_profile(&spec, optarg))
-				goto nomem;
-			continue;
 		case OPT_PARAM:
-			r = rules_spec_add_param(&spec, optarg);
-			if (r == -EINVAL) {
-				fprintf(stderr,
-					"rocewatch check: --param '%s': expected KEY=VALUE\n",
-					optarg);
+			if (cli_rules_option("check", &spec, opt == OPT_PARAM, optarg))
 				goto free_opts;
-			}
-			if (r)
-				goto nomem;
 			continue;
 		case OPT_FORMAT:
 			if (strcmp(optarg, "text") && strcmp(optarg, "json") &&

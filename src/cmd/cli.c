@@ -6,6 +6,7 @@
 
 #include "build_info.h"
 #include "collector.h"
+#include "engine.h"
 #include "cli.h"
 #include "util.h"
 
@@ -198,6 +199,27 @@ void cli_bad_option(const char *cmd, char **argv, int optind_after)
 		fprintf(stderr,
 			"rocewatch %s: unknown option or missing value: '%s' (see --help)\n", cmd,
 			arg);
+}
+
+int cli_rules_option(const char *cmd, struct rules_spec *spec, bool param, const char *arg)
+{
+	int r = param ? rules_spec_add_param(spec, arg) : rules_spec_add_profile(spec, arg);
+
+	if (r == -EINVAL)
+		fprintf(stderr, "rocewatch %s: --param '%s': expected KEY=VALUE\n", cmd, arg);
+	else if (r)
+		fprintf(stderr, "rocewatch %s: out of memory\n", cmd);
+	return r;
+}
+
+int cli_format_json(const char *cmd, const char *arg, bool *json)
+{
+	if (strcmp(arg, "text") && strcmp(arg, "json")) {
+		fprintf(stderr, "rocewatch %s: --format: '%s' is not text or json\n", cmd, arg);
+		return -EINVAL;
+	}
+	*json = !strcmp(arg, "json");
+	return 0;
 }
 
 FILE *cli_open_output(const char *cmd, const char *path)

@@ -4,6 +4,7 @@
 #define ROCEWATCH_CLI_H
 
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "config.h"
@@ -61,6 +62,14 @@ void cli_print_version(void);
 void cli_print_collectors(FILE *f);
 /* Report an unknown flag or missing argument the way every command does. */
 void cli_bad_option(const char *cmd, char **argv, int optind_after);
+/*
+ * --profile NAME (param false) or --param KEY=VALUE (param true) added to spec:
+ * 0, or -EINVAL / -ENOMEM after one line naming the command and the flag.
+ */
+struct rules_spec;
+int cli_rules_option(const char *cmd, struct rules_spec *spec, bool param, const char *arg);
+/* --format text|json: 0 with *json set, or -EINVAL after saying so. */
+int cli_format_json(const char *cmd, const char *arg, bool *json);
 /* -o FILE ("-" is standard output); NULL when it cannot be opened (printed). */
 FILE *cli_open_output(const char *cmd, const char *path);
 /* Flush and close it: 0, or -EIO after saying "write error" with the path. */

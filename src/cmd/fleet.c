@@ -946,28 +946,16 @@ static int fleet_check(int argc, char **argv)
 		case OPT_PROFILE:
 		case OPT_FLEET_PROFILE:
 			n_fleet += opt == OPT_FLEET_PROFILE;
-			if (rules_spec_add_profile(&spec, optarg))
-				goto nomem;
+			if (cli_rules_option("fleet", &spec, false, optarg))
+				goto out;
 			break;
 		case OPT_PARAM:
-			r = rules_spec_add_param(&spec, optarg);
-			if (r == -EINVAL) {
-				fprintf(stderr,
-					"rocewatch fleet: --param '%s': expected KEY=VALUE\n",
-					optarg);
+			if (cli_rules_option("fleet", &spec, true, optarg))
 				goto out;
-			}
-			if (r)
-				goto nomem;
 			break;
 		case OPT_FORMAT:
-			if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
-				fprintf(stderr,
-					"rocewatch fleet: --format: '%s' is not text or json\n",
-					optarg);
+			if (cli_format_json("fleet", optarg, &fr.json))
 				goto out;
-			}
-			fr.json = !strcmp(optarg, "json");
 			break;
 		case OPT_SLURM:
 			slurm = true;

@@ -585,13 +585,8 @@ int cmd_probe(int argc, char **argv)
 			pr.json = true;
 			break;
 		case OPT_FORMAT:
-			if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
-				fprintf(stderr,
-					"rocewatch probe: --format: '%s' is not text or json\n",
-					optarg);
+			if (cli_format_json("probe", optarg, &pr.json))
 				goto out;
-			}
-			pr.json = !strcmp(optarg, "json");
 			break;
 		case OPT_PORT:
 			if (parse_u64(optarg, &u) || !u || u > 65535) {
@@ -646,18 +641,9 @@ int cmd_probe(int argc, char **argv)
 				ho.timeout_ms = ns / 1000000 ? ns / 1000000 : 1;
 			break;
 		case OPT_PROFILE:
-			if (rules_spec_add_profile(&spec, optarg))
-				goto nomem;
-			break;
 		case OPT_PARAM:
-			r = rules_spec_add_param(&spec, optarg);
-			if (r == -ENOMEM)
-				goto nomem;
-			if (r) {
-				fprintf(stderr, "rocewatch probe: --param: '%s' is not KEY=VALUE\n",
-					optarg);
+			if (cli_rules_option("probe", &spec, opt == OPT_PARAM, optarg))
 				goto out;
-			}
 			break;
 		case OPT_DSCP:
 			if (parse_u64(optarg, &u) || u > 63) {

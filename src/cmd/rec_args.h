@@ -16,16 +16,16 @@ enum {
 	OPT_REC_UNTIL,
 };
 
-#define REC_ARGS_OPTIONS                                             \
-	{ "db", required_argument, NULL, OPT_REC_DB },               \
+#define REC_ARGS_OPTIONS                                         \
+	{ "db", required_argument, NULL, OPT_REC_DB },           \
 	    { "since", required_argument, NULL, OPT_REC_SINCE }, \
-	{                                                            \
-		"until", required_argument, NULL, OPT_REC_UNTIL      \
+	{                                                        \
+		"until", required_argument, NULL, OPT_REC_UNTIL  \
 	}
 
-#define REC_ARGS_HELP                                                                         \
-	"  --db DIR                   the recording directory (or its rocewatch.db)\n"        \
-	"  --since T, --until T       the window: RFC 3339 (2026-12-02T10:00:00Z, or with\n"  \
+#define REC_ARGS_HELP                                                                        \
+	"  --db DIR                   the recording directory (or its rocewatch.db)\n"       \
+	"  --since T, --until T       the window: RFC 3339 (2026-12-02T10:00:00Z, or with\n" \
 	"                             an offset), 'now', or relative to now (-10m, -1h)\n"
 
 struct rec_args {

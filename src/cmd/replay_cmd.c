@@ -68,26 +68,15 @@ int cmd_replay(int argc, char **argv)
 			goto free_spec;
 		case OPT_PROFILE:
 		case OPT_PARAM:
-			r = opt == OPT_PROFILE ? rules_spec_add_profile(&spec, optarg)
-					       : rules_spec_add_param(&spec, optarg);
-			if (r) {
-				fprintf(stderr, "rocewatch replay: --%s '%s': %s\n",
-					opt == OPT_PROFILE ? "profile" : "param", optarg,
-					r == -EINVAL ? "expected KEY=VALUE" : "out of memory");
+			if (cli_rules_option("replay", &spec, opt == OPT_PARAM, optarg))
 				goto free_spec;
-			}
 			break;
 		case 'j':
 			json = true;
 			break;
 		case OPT_FORMAT:
-			if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
-				fprintf(stderr,
-					"rocewatch replay: --format: '%s' is not text or json\n",
-					optarg);
+			if (cli_format_json("replay", optarg, &json))
 				goto free_spec;
-			}
-			json = !strcmp(optarg, "json");
 			break;
 		default:
 			cli_bad_option("replay", argv, optind);

@@ -259,7 +259,7 @@ int cmd_rules(int argc, char **argv)
 	struct rules_spec spec = { 0 };
 	const char *sub;
 	bool json = false, lint;
-	int opt, rc = 2, r;
+	int opt, rc = 2;
 
 	if (argc < 2) {
 		fputs(rules_usage, argc > 1 ? stdout : stderr);
@@ -293,30 +293,15 @@ int cmd_rules(int argc, char **argv)
 					opt == OPT_PROFILE ? "profile" : "param");
 				goto out;
 			}
-			r = opt == OPT_PROFILE ? rules_spec_add_profile(&spec, optarg)
-					       : rules_spec_add_param(&spec, optarg);
-			if (r == -EINVAL) {
-				fprintf(stderr,
-					"rocewatch rules list: --param '%s': expected KEY=VALUE\n",
-					optarg);
+			if (cli_rules_option("rules list", &spec, opt == OPT_PARAM, optarg))
 				goto out;
-			}
-			if (r) {
-				fprintf(stderr, "rocewatch rules: out of memory\n");
-				goto out;
-			}
 			break;
 		case 'j':
 			json = true;
 			break;
 		case OPT_FORMAT:
-			if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
-				fprintf(stderr,
-					"rocewatch rules %s: --format: '%s' is not text or json\n",
-					sub, optarg);
+			if (cli_format_json(lint ? "rules lint" : "rules list", optarg, &json))
 				goto out;
-			}
-			json = !strcmp(optarg, "json");
 			break;
 		default:
 			cli_bad_option(lint ? "rules lint" : "rules list", argv, optind);

@@ -3,20 +3,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "rules_json.h"
 #include "rules_serve.h"
 #include "util.h"
 
 int rules_serve_option(struct rules_serve *rs, int opt, const char *arg)
 {
-	int r = opt == OPT_RULES_PROFILE ? rules_spec_add_profile(&rs->spec, arg)
-					 : rules_spec_add_param(&rs->spec, arg);
-
-	if (r == -EINVAL)
-		fprintf(stderr, "rocewatch serve: --param '%s': expected KEY=VALUE\n", arg);
-	else if (r)
-		fprintf(stderr, "rocewatch serve: out of memory\n");
-	return r ? -EINVAL : 0;
+	return cli_rules_option("serve", &rs->spec, opt != OPT_RULES_PROFILE, arg) ? -EINVAL : 0;
 }
 
 static int64_t model_ns(const struct node_model *m)
