@@ -322,17 +322,6 @@ static bool is_path(const char *a)
 	return strchr(a, '/') || (l > 5 && !strcmp(a + l - 5, ".json"));
 }
 
-/* "host" -> "host:PORT"; "host:1", "[::1]:1" kept; "[::1]" -> "[::1]:PORT". */
-static void with_port(const char *name, int port, char *out, size_t len)
-{
-	const char *rb = strrchr(name, ']'), *colon = strrchr(name, ':');
-
-	if (colon && (!rb || colon > rb))
-		snprintf(out, len, "%s", name);
-	else
-		snprintf(out, len, "%s:%d", name, port);
-}
-
 static int add_hosts(struct fleet_run *fr, const char *expr, const char *scheme, int port)
 {
 	struct hostlist hl = { 0 };
@@ -347,7 +336,7 @@ static int add_hosts(struct fleet_run *fr, const char *expr, const char *scheme,
 	for (size_t i = 0; i < hl.n; i++) {
 		char hp[512], url[640];
 
-		with_port(hl.names[i], port, hp, sizeof(hp));
+		hostlist_with_port(hl.names[i], port, hp, sizeof(hp));
 		if (fr->prometheus)
 			snprintf(url, sizeof(url), "%s", fr->prometheus);
 		else

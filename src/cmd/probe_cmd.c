@@ -212,17 +212,6 @@ out:
 	return r;
 }
 
-/* "host" -> "host:PORT"; "host:1", "[::1]:1" kept; "[::1]" -> "[::1]:PORT". */
-static void with_port(const char *name, int port, char *out, size_t len)
-{
-	const char *rb = strrchr(name, ']'), *colon = strrchr(name, ':');
-
-	if (colon && (!rb || colon > rb))
-		snprintf(out, len, "%s", name);
-	else
-		snprintf(out, len, "%s:%d", name, port);
-}
-
 static int add_peers(struct probe_run *pr, const char *expr, int port)
 {
 	struct hostlist hl = { 0 };
@@ -237,21 +226,14 @@ static int add_peers(struct probe_run *pr, const char *expr, int port)
 	for (size_t i = 0; i < hl.n; i++) {
 		struct peer *p;
 
-		if (pr->n == pr->cap) {
-			size_t nc = pr->cap ? pr->cap * 2 : 8;
-			struct peer *t = realloc(pr->peers, nc * sizeof(*t));
-
-			if (!t) {
-				hostlist_free(&hl);
-				fprintf(stderr, "rocewatch probe: out of memory\n");
-				return -ENOMEM;
-			}
-			pr->peers = t;
-			pr->cap = nc;
+		if (array_grow(&pr->peers, &pr->cap, pr->n, sizeof(*pr->peers), 8)) {
+			hostlist_free(&hl);
+			fprintf(stderr, "rocewatch probe: out of memory\n");
+			return -ENOMEM;
 		}
 		p = &pr->peers[pr->n++];
 		memset(p, 0, sizeof(*p));
-		with_port(hl.names[i], port, p->name, sizeof(p->name));
+		hostlist_with_port(hl.names[i], port, p->name, sizeof(p->name));
 		snprintf(p->url, sizeof(p->url), "http://%s/api/v1/probe", p->name);
 	}
 	hostlist_free(&hl);

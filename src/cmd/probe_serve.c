@@ -57,17 +57,14 @@ int probe_serve_option(struct probe_serve *ps, bool interval, const char *arg)
 	}
 	/* "host" -> "host:9479", as fleet check and probe name them */
 	for (size_t i = before; i < ps->peers.n; i++) {
-		char *n = ps->peers.names[i], *rb = strrchr(n, ']'), *colon = strrchr(n, ':');
+		size_t len = strlen(ps->peers.names[i]) + 8;
+		char *w = malloc(len);
 
-		if (!colon || (rb && colon < rb)) {
-			char *w = malloc(strlen(n) + 8);
-
-			if (!w)
-				return -ENOMEM;
-			sprintf(w, "%s:%d", n, PEER_PORT);
-			free(n);
-			ps->peers.names[i] = w;
-		}
+		if (!w)
+			return -ENOMEM;
+		hostlist_with_port(ps->peers.names[i], PEER_PORT, w, len);
+		free(ps->peers.names[i]);
+		ps->peers.names[i] = w;
 	}
 	return 0;
 }

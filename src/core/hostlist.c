@@ -174,3 +174,13 @@ void hostlist_free(struct hostlist *hl)
 	free(hl->names);
 	memset(hl, 0, sizeof(*hl));
 }
+
+void hostlist_with_port(const char *name, int port, char *out, size_t len)
+{
+	const char *rb = strrchr(name, ']'), *colon = strrchr(name, ':');
+
+	if (colon && (!rb || colon > rb))
+		snprintf(out, len, "%s", name);
+	else
+		snprintf(out, len, "%s:%d", name, port);
+}

@@ -28,5 +28,10 @@ struct hostlist {
  */
 int hostlist_expand(struct hostlist *hl, const char *expr, char *err, size_t errlen);
 void hostlist_free(struct hostlist *hl);
+/*
+ * A node name as host:port for a URL: "host" -> "host:PORT"; "host:1" and
+ * "[::1]:1" are kept; "[::1]" -> "[::1]:PORT".
+ */
+void hostlist_with_port(const char *name, int port, char *out, size_t len);
 
 #endif

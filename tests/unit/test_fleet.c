@@ -77,6 +77,23 @@ static void hostlist_expansions(void **state)
 	}
 }
 
+/* node names become host:port for a URL; a port or an IPv6 literal's own colons are kept */
+static void hostlist_ports(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "gpu001", "gpu001:9479" },	 { "gpu001:9100", "gpu001:9100" },
+		{ "10.0.0.1", "10.0.0.1:9479" }, { "[::1]", "[::1]:9479" },
+		{ "[::1]:9100", "[::1]:9100" },	 { "[fe80::1%eth0]", "[fe80::1%eth0]:9479" },
+	};
+	char out[64];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		hostlist_with_port(cases[i][0], 9479, out, sizeof(out));
+		assert_string_equal(out, cases[i][1]);
+	}
+}
+
 static void hostlist_order_and_errors(void **state)
 {
 	static const char *const all[] = { "a1b3", "a1b4", "a2b3", "a2b4" };
@@ -671,6 +688,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(hostlist_expansions),
 		cmocka_unit_test(hostlist_order_and_errors),
+		cmocka_unit_test(hostlist_ports),
 		cmocka_unit_test(fleet_all_equal),
 		cmocka_unit_test(fleet_one_outlier),
 		cmocka_unit_test(fleet_tie),
