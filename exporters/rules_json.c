@@ -25,6 +25,7 @@ static json_t *profile_json(const struct rules_engine *e, size_t p)
 	json_object_set_new(j, "name", json_string(pi->name));
 	json_object_set_new(j, "description", json_string(pi->description));
 	json_object_set_new(j, "file", json_string(pi->file));
+	json_object_set_new(j, "origin", json_string(pi->origin));
 	json_object_set_new(j, "rules", json_integer((json_int_t)pi->n_rules));
 	for (size_t i = 0; i < pi->n_params; i++) {
 		const char *name, *value;
