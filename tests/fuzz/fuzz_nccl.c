@@ -40,6 +40,31 @@ static void fuzz_list(const char *s)
 					   port);
 }
 
+/* An ACTIVE RoCE port with a GID table, so the GID walk runs on what the input sets. */
+static void add_port_with_gids(struct node_model *m)
+{
+	static const struct gid_entry gids[] = {
+		{ 0, "fe80:0000:0000:0000:0a00:27ff:fe00:0001", "IB/RoCE v1" },
+		{ 1, "fe80:0000:0000:0000:0a00:27ff:fe00:0001", "RoCE v2" },
+		{ 2, "0000:0000:0000:0000:0000:ffff:c0a8:010a", "IB/RoCE v1" },
+		{ 3, "0000:0000:0000:0000:0000:ffff:c0a8:010a", "RoCE v2" },
+		{ 5, "fd00:0000:0000:0000:0000:0000:0000:0001", "RoCE v2" },
+	};
+	struct object *p = model_add_port(m, "mlx5_0", 1);
+
+	if (!p)
+		abort();
+	field_set_str(p, F_PORT_STATE, "ACTIVE");
+	field_set_str(p, F_PORT_LINK_LAYER, "Ethernet");
+	p->gids.e = malloc(sizeof(gids));
+	if (!p->gids.e)
+		abort();
+	memcpy(p->gids.e, gids, sizeof(gids));
+	p->gids.n = p->gids.cap = sizeof(gids) / sizeof(gids[0]);
+	p->f[F_PORT_GIDS].state = ABS_NONE;
+	p->f[F_PORT_GIDS].v.gids = &p->gids;
+}
+
 static void fuzz_env(const uint8_t *data, size_t size)
 {
 	char path[64], err[512] = "";
@@ -63,7 +88,7 @@ static void fuzz_env(const uint8_t *data, size_t size)
 	for (int v = 0; v < NCCL__VARS; v++)
 		FUZZ_CHECK(env.set[v] == (env.val[v] != NULL), "value %d set but NULL", v);
 	model_init(&m);
-	field_set_str(model_add_port(&m, "mlx5_0", 1), F_PORT_STATE, "ACTIVE");
+	add_port_with_gids(&m);
 	field_set_str(model_add_port(&m, "mlx5_1", 1), F_PORT_LINK_LAYER, "Ethernet");
 	field_set_str(model_add_netdev(&m, "eth0"), F_NETDEV_OPERSTATE, "up");
 	nccl_apply(&env, &m);
