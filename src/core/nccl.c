@@ -4,8 +4,8 @@
  * NCCL's code reads them.  Sources, NVIDIA/nccl at the tags named:
  *
  *   lists      parseStringList(), matchIfList() in src/misc/utils.cc; the
- *              '^' and '=' prefixes in ncclIbInitDevices() (src/transport/
- *              net_ib.cc to 2.22, net_ib/init.cc later) and in
+ *              '^' and '=' prefixes in ncclIbInit() (src/transport/net_ib.cc,
+ *              to 2.28) / ncclIbInitDevices() (net_ib/init.cc, 2.29+) and in
  *              findInterfaces() (src/misc/socket.cc; ncclOsFindInterfaces()
  *              in src/os/linux.cc from 2.29).  Up to v2.30.4 the parser walks
  *              characters: "dev:" is port atoi("") = 0 and a name of 64+
@@ -22,7 +22,7 @@
  *              P2C from 2.27; a value starting with a digit is an old-style
  *              number 0..5 (larger is 5: SYS).
  *   GID        ncclIbGetGidIndex() / ncclUpdateGidIndex() (net_ib.cc;
- *              net_ib/connect.cc from 2.23): NCCL_IB_GID_INDEX >= 0 wins,
+ *              net_ib/connect.cc from 2.29): NCCL_IB_GID_INDEX >= 0 wins,
  *              else the walk over the table with NCCL_IB_ADDR_FAMILY,
  *              NCCL_IB_ADDR_RANGE and NCCL_IB_ROCE_VERSION_NUM from index 0.
  *   IFNAME     ncclFindInterfaces() (src/misc/socket.cc): a value of one
@@ -569,7 +569,7 @@ static bool port_roce(const struct object *p)
 }
 
 /*
- * NCCL_IB_HCA: the ports ncclIbInitDevices() keeps (ACTIVE, InfiniBand or
+ * NCCL_IB_HCA: the ports ncclIbInit[Devices]() keeps (ACTIVE, InfiniBand or
  * Ethernet, matching the list, at most MAX_IB_DEVS) in sel and in the reading.
  */
 static void judge_ib_hca(struct nccl_env *env, struct node_model *m, bool *sel)

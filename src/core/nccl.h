@@ -38,7 +38,7 @@ enum nccl_list_note {
 
 /*
  * A list as NCCL_IB_HCA / NCCL_SOCKET_IFNAME give it, read as
- * ncclIbInitDevices() / ncclOsFindInterfaces() read it: a leading '^'
+ * ncclIbInit[Devices]() / findInterfaces() read it: a leading '^'
  * (exclude) is taken off first, then a leading '=' (exact names); the rest
  * goes to parseStringList() (src/misc/utils.cc): ','-separated, empty
  * entries skipped, "name:port[:rail[:plane]]", at most max entries.

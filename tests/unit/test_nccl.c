@@ -5,13 +5,13 @@
  * tags named (v2.21.5-1 .. v2.30.7-1):
  *
  *   parseStringList(), matchIfList()   src/misc/utils.cc
- *   '^' / '=' and MAX_IB_DEVS (32)     ncclIbInitDevices(): src/transport/net_ib.cc
- *                                      (2.21, 2.22), src/transport/net_ib/init.cc
+ *   '^' / '=' and MAX_IB_DEVS (32)     ncclIbInit(): src/transport/net_ib.cc (to 2.28),
+ *                                      ncclIbInitDevices(): net_ib/init.cc (2.29+)
  *   ncclFindInterfaces(), MAX_IFS (16) src/misc/socket.cc; ncclOsFindInterfaces()
  *                                      in src/os/linux.cc (IFF_RUNNING from 2.28)
  *   ncclLoadParam()                    src/misc/param.cc
  *   ncclGetLevel(), topoPathTypeStr[]  src/graph/paths.cc, src/graph/topo.cc
- *   ncclIbGetGidIndex()                net_ib.cc / net_ib/connect.cc
+ *   ncclIbGetGidIndex()                net_ib.cc / net_ib/connect.cc (2.29+)
  *   grh.traffic_class (uint8_t)        ncclIbRtrQp() in the same files
  *
  * plus the examples of NCCL's Environment Variables documentation for
