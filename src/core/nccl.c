@@ -734,13 +734,42 @@ static const struct object *netdev_named(const struct node_model *m, const char 
 	return NULL;
 }
 
+/* Is w one of the space-separated words of buf (eth1 is not in "eth10")? */
+static bool has_word(const char *buf, const char *w)
+{
+	size_t n = strlen(w);
+
+	for (const char *p = buf; (p = strstr(p, w)); p += n)
+		if ((p == buf || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
+			return true;
+	return false;
+}
+
 static void append_word(char *buf, size_t size, const char *w)
 {
 	size_t len = strlen(buf);
 
-	if (strstr(buf, w) || len + strlen(w) + 2 >= size)
+	if (!w[0] || has_word(buf, w) || len + strlen(w) + 2 >= size)
 		return;
 	snprintf(buf + len, size - len, "%s%s", len ? " " : "", w);
+}
+
+static bool has_item(const struct nccl_reading *r, const char *item)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (!strcmp(r->items[i], item))
+			return true;
+	return false;
+}
+
+static bool same_items(const struct nccl_reading *a, const struct nccl_reading *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (!has_item(b, a->items[i]))
+			return false;
+	return true;
 }
 
 static void judge_socket_ifname(struct nccl_env *env, struct node_model *m)
@@ -779,19 +808,22 @@ static void judge_socket_ifname(struct nccl_env *env, struct node_model *m)
 		auto_ifs(ifs, fam, true, r);
 		auto_ifs(ifs, fam, false, &old);
 	}
-	if (old.n != r->n) {
+	if (!same_items(r, &old)) {
 		char names[256] = "";
+		bool superset = true;
 
-		for (size_t i = 0; i < old.n; i++) {
-			bool in_new = false;
-
-			for (size_t k = 0; k < r->n && !in_new; k++)
-				in_new = !strcmp(r->items[k], old.items[i]);
-			if (!in_new)
+		for (size_t i = 0; i < r->n; i++)
+			superset &= has_item(&old, r->items[i]);
+		for (size_t i = 0; i < old.n; i++)
+			if (!superset || !has_item(r, old.items[i]))
 				append_word(names, sizeof(names), old.items[i]);
-		}
+		/* 2.21-2.27 do not test IFF_RUNNING: an interface that is down counts there */
 		note(env, NCCL_SOCKET_IFNAME, false,
-		     "NCCL 2.21-2.27 also take %s, which is not running (2.28 and later skip it)",
+		     superset
+			 ? "NCCL 2.21-2.27 also take %s, which is not running (2.28 and later "
+			   "skip it)"
+			 : "NCCL 2.21-2.27, which do not skip interfaces that are not running, "
+			   "take %s instead",
 		     names);
 	}
 	if (given && !r->n)

@@ -529,6 +529,30 @@ static void apply_socket_ifname(void **state)
 	nccl_apply(&env, &m);
 	assert_int_equal(env.out[NCCL_SOCKET_IFNAME].n, 0);
 	assert_true(env.out[NCCL_SOCKET_IFNAME].warn);
+	/* ib0 has an address but is not running: 2.28+ go on to "^docker,lo,virbr", older stop at
+	 * ib0 */
+	{
+		struct nccl_ifaddr down[ARRAY_SIZE(node_ifs)];
+		struct nccl_ifaddrs difs = { ARRAY_SIZE(node_ifs), down };
+
+		memcpy(down, node_ifs, sizeof(down));
+		down[1].running = false;
+		env.ifs = &difs;
+		put(&env, "NCCL_SOCKET_IFNAME", NULL);
+		nccl_apply(&env, &m);
+		items(&env.out[NCCL_SOCKET_IFNAME], buf, sizeof(buf));
+		assert_string_equal(buf, "eth0 dummy0 v6only");
+		assert_non_null(strstr(env.out[NCCL_SOCKET_IFNAME].note, "take ib0 instead"));
+		/* eth1 (not running) is named even beside eth10 */
+		strlcpy0(down[1].name, "eth10", sizeof(down[1].name));
+		down[1].running = true;
+		put(&env, "NCCL_SOCKET_IFNAME", "eth");
+		nccl_apply(&env, &m);
+		items(&env.out[NCCL_SOCKET_IFNAME], buf, sizeof(buf));
+		assert_string_equal(buf, "eth10 eth0");
+		assert_non_null(strstr(env.out[NCCL_SOCKET_IFNAME].note, "also take eth1,"));
+		env.ifs = &ifs;
+	}
 	/* without ib*: "^docker,lo,virbr" */
 	ifs.e = (struct nccl_ifaddr *)node_ifs + 2;
 	ifs.n = ARRAY_SIZE(node_ifs) - 2;
