@@ -1244,6 +1244,28 @@ static void judge_debug(const struct nccl_env *env, struct object *node)
 	field_set_str(node, F_JOB_DEBUG_TUNING, out);
 }
 
+/*
+ * A note's first sentence for the job.reading fact (a string field of
+ * RW_STR_MAX): cut at a word with "..." where it is longer.
+ */
+static void first_sentence(char *out, size_t size, const char *note)
+{
+	size_t n = strcspn(note, ";");
+
+	if (n < size) {
+		memcpy(out, note, n);
+		out[n] = '\0';
+		return;
+	}
+	n = size - 4;
+	while (n > 0 && note[n] != ' ')
+		n--;
+	if (!n)
+		n = size - 4;
+	memcpy(out, note, n);
+	memcpy(out + n, "...", 4);
+}
+
 void nccl_apply(struct nccl_env *env, struct node_model *m)
 {
 	struct object *node = &m->node;
@@ -1281,7 +1303,7 @@ void nccl_apply(struct nccl_env *env, struct node_model *m)
 	judge_debug(env, node);
 	for (int i = 0; i < NCCL__VARS && !reading[0]; i++)
 		if (env->out[i].warn)
-			strlcpy0(reading, env->out[i].note, sizeof(reading));
+			first_sentence(reading, sizeof(reading), env->out[i].note);
 	field_set_str(node, F_JOB_READING, reading);
 	free(sel);
 }

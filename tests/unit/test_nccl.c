@@ -517,6 +517,11 @@ static void apply_socket_ifname(void **state)
 				 c->value, buf, n->f[F_JOB_SOCKET_IFNAME_PROBLEM].v.s,
 				 n->f[F_JOB_SOCKET_IFNAME_VIRTUAL].v.s, n->f[F_JOB_READING].v.s);
 	}
+	/* job.reading: the first warning's first sentence, cut at a word to fit a field */
+	put(&env, "NCCL_SOCKET_IFNAME", "e");
+	nccl_apply(&env, &m);
+	assert_string_equal(m.node.f[F_JOB_READING].v.s,
+			    "NCCL_SOCKET_IFNAME=e: NCCL ignores a value of one character...");
 	/* eth1 has an address but is not running: 2.21-2.27 take it, 2.28+ do not */
 	put(&env, "NCCL_SOCKET_IFNAME", "eth");
 	nccl_apply(&env, &m);
