@@ -24,7 +24,8 @@ $(BUILD)/build.ninja:
 build: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
 
-# Uninstalled, the binary finds the rule profiles through ROCEWATCH_PROFILE_DIR.
+# The binary has its profiles built in; ROCEWATCH_PROFILE_DIR makes an edit of
+# rules/profiles take effect without a rebuild.
 run:
 	@contrib/install-deps.sh run
 	@$(MAKE) --no-print-directory $(RELEASE)/build.ninja

@@ -8,7 +8,8 @@ set -eu
 # the test tiers (strace -f -e execve, packages by dpkg -S); Essential packages
 # (coreutils, util-linux, bsdutils, findutils, grep, sed, gawk/mawk, dpkg, ...)
 # are on every Debian system and not listed.
-#   BUILD  compiling rocewatch (meson.build runs python3 for the layering check;
+#   BUILD  compiling rocewatch (meson.build runs python3 for the layering check
+#          and rules/gen-builtin-profiles.py, which builds the profiles in;
 #          clang, llvm, bpftool and libbpf-dev build the BPF wire view)
 #   RUN    running it: rdma-core's udev rules load ib_uverbs and friends, so
 #          libibverbs (pulled in by libibverbs-dev with its providers) finds the

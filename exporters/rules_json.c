@@ -25,6 +25,7 @@ static json_t *profile_json(const struct rules_engine *e, size_t p)
 	json_object_set_new(j, "name", json_string(pi->name));
 	json_object_set_new(j, "description", json_string(pi->description));
 	json_object_set_new(j, "file", json_string(pi->file));
+	json_object_set_new(j, "origin", json_string(pi->origin));
 	json_object_set_new(j, "rules", json_integer((json_int_t)pi->n_rules));
 	for (size_t i = 0; i < pi->n_params; i++) {
 		const char *name, *value;
@@ -46,9 +47,48 @@ static json_t *profile_json(const struct rules_engine *e, size_t p)
  * null where absent) and the verdicts of the rules over them, which are also
  * in "results" (node scope) and count there.
  */
-static json_t *job_json(const struct rule_result *res, size_t n, const struct node_model *m)
+/* {"value": raw or null, "effective": NCCL's reading, "note": what NCCL does, or null} */
+static json_t *variable_json(const struct nccl_env *job, enum nccl_var v)
+{
+	const struct nccl_reading *r = &job->out[v];
+	json_t *j = json_object(), *eff = NULL;
+
+	json_object_set_new(j, "value", job->val[v] ? json_string(job->val[v]) : json_null());
+	switch (r->kind) {
+	case NCCL_EFF_LIST:
+		eff = json_array();
+		for (size_t i = 0; i < r->n; i++)
+			json_array_append_new(eff, json_string(r->items[i]));
+		break;
+	case NCCL_EFF_INT:
+		eff = json_integer((json_int_t)r->num);
+		break;
+	case NCCL_EFF_STR:
+		eff = r->n ? json_string(r->items[0]) : NULL;
+		break;
+	case NCCL_EFF_NONE:
+		break;
+	}
+	json_object_set_new(j, "effective", eff ? eff : json_null());
+	json_object_set_new(j, "note", r->note[0] ? json_string(r->note) : json_null());
+	json_object_set_new(j, "warning", json_boolean(r->warn));
+	return j;
+}
+
+static json_t *job_json(const struct rule_result *res, size_t n, const struct node_model *m,
+			const struct nccl_env *job)
 {
 	json_t *j = json_object(), *facts = json_object(), *results = json_array();
+
+	if (job && job->given) {
+		json_t *vars = json_object();
+
+		for (int v = 0; v < NCCL_DEBUG; v++)
+			if (nccl_var_reported((enum nccl_var)v) || job->set[v])
+				json_object_set_new(vars, nccl_var_name((enum nccl_var)v),
+						    variable_json(job, (enum nccl_var)v));
+		json_object_set_new(j, "variables", vars);
+	}
 
 	for (int id = 0; id < F__COUNT; id++) {
 		struct strbuf sb = { 0 };
@@ -184,7 +224,7 @@ int rules_json_write(struct strbuf *out, const struct rules_engine *e,
 	json_object_set_new(root, "profiles", profiles);
 	json_object_set_new(root, "results", results);
 	if (meta->m && field_present(&meta->m->node, F_JOB_NCCL))
-		json_object_set_new(root, "job", job_json(res, n, meta->m));
+		json_object_set_new(root, "job", job_json(res, n, meta->m, meta->job));
 	r = json_write_sb(out, root, pretty);
 	json_decref(root);
 	return r;

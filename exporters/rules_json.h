@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "engine.h"
+#include "nccl.h"
 #include "strbuf.h"
 
 #define RULES_JSON_SCHEMA  "rocewatch-check"
@@ -28,6 +29,8 @@ struct rules_json_meta {
 	size_t history_from_serve, history_counter_results;
 	/* set: each result's doc has IF/DEV/PORT filled in (rules_doc_for) */
 	const struct node_model *m;
+	/* check --nccl: each variable's value and NCCL's reading of it ("job" "variables") */
+	const struct nccl_env *job;
 };
 
 /* Append the report; 0 or -ENOMEM. */

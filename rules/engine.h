@@ -78,7 +78,8 @@ struct rule_info {
 struct rules_profile_info {
 	const char *name;
 	const char *description;
-	const char *file;
+	const char *file;   /* the path read, or "built-in:NAME.yaml" */
+	const char *origin; /* where it came from: enum rules_origin's name */
 	size_t n_rules;
 	bool requires[OBJ__COUNT]; /* `requires:` object kinds that must exist */
 	bool requirements_met;	   /* as of the last evaluation */
@@ -156,6 +157,30 @@ void rules_spec_free(struct rules_spec *s);
  * -ENOENT if not found (searched says where it looked).
  */
 int rules_profile_path(const char *spec, char *out, size_t len, char *searched, size_t slen);
+
+/*
+ * The shipped profiles, built into the binary from the YAML files of rules/profiles by
+ * rules/gen-builtin-profiles.py (the generated builtin_profiles.c), so a
+ * binary copied alone to a node has them.  A profile file of the same name
+ * found by rules_profile_path() wins: a site edits its installed copy.
+ */
+struct rules_builtin {
+	const char *name; /* "lossless-roce" */
+	const char *text; /* the YAML, NUL-terminated */
+	size_t len;
+};
+extern const struct rules_builtin rules_builtin_profiles[];
+extern const size_t rules_builtin_count;
+/* The built-in profile NAME (without .yaml), or NULL. */
+const struct rules_builtin *rules_builtin_find(const char *name);
+
+enum rules_origin {
+	RULES_ORIGIN_FILE,     /* --profile FILE */
+	RULES_ORIGIN_ENV_DIR,  /* $ROCEWATCH_PROFILE_DIR */
+	RULES_ORIGIN_DATA_DIR, /* DATADIR/rocewatch/profiles */
+	RULES_ORIGIN_BUILTIN,  /* compiled in */
+};
+const char *rules_origin_name(enum rules_origin o);
 
 struct rules_engine;
 

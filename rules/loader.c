@@ -83,7 +83,29 @@ static bool ends_with(const char *s, const char *suffix)
 	return l >= ls && !strcmp(s + l - ls, suffix);
 }
 
-int rules_profile_path(const char *spec, char *out, size_t len, char *searched, size_t slen)
+const struct rules_builtin *rules_builtin_find(const char *name)
+{
+	for (size_t i = 0; i < rules_builtin_count; i++)
+		if (!strcmp(rules_builtin_profiles[i].name, name))
+			return &rules_builtin_profiles[i];
+	return NULL;
+}
+
+const char *rules_origin_name(enum rules_origin o)
+{
+	static const char *const names[] = {
+		[RULES_ORIGIN_FILE] = "file",
+		[RULES_ORIGIN_ENV_DIR] = "ROCEWATCH_PROFILE_DIR",
+		[RULES_ORIGIN_DATA_DIR] = "data directory",
+		[RULES_ORIGIN_BUILTIN] = "built-in",
+	};
+
+	return o <= RULES_ORIGIN_BUILTIN ? names[o] : "?";
+}
+
+/* rules_profile_path(), and which of its places the file came from. */
+static int profile_path(const char *spec, char *out, size_t len, char *searched, size_t slen,
+			enum rules_origin *origin)
 {
 	const char *dirs[2];
 	int nd = 0;
@@ -91,6 +113,7 @@ int rules_profile_path(const char *spec, char *out, size_t len, char *searched, 
 
 	if (searched && slen)
 		searched[0] = '\0';
+	*origin = RULES_ORIGIN_FILE;
 	if (strchr(spec, '/') || ends_with(spec, ".yaml") || ends_with(spec, ".yml")) {
 		if (snprintf(out, len, "%s", spec) >= (int)len)
 			return -ENAMETOOLONG;
@@ -101,13 +124,22 @@ int rules_profile_path(const char *spec, char *out, size_t len, char *searched, 
 	dirs[nd++] = ROCEWATCH_DATA_PROFILE_DIR;
 	for (int i = 0; i < nd; i++) {
 		if (snprintf(out, len, "%s/%s.yaml", dirs[i], spec) < (int)len &&
-		    !access(out, R_OK))
+		    !access(out, R_OK)) {
+			*origin = i + 1 < nd ? RULES_ORIGIN_ENV_DIR : RULES_ORIGIN_DATA_DIR;
 			return 0;
+		}
 		if (searched && used < slen)
 			used += (size_t)snprintf(searched + used, slen - used, "%s%s",
 						 i ? ", " : "", dirs[i]);
 	}
 	return -ENOENT;
+}
+
+int rules_profile_path(const char *spec, char *out, size_t len, char *searched, size_t slen)
+{
+	enum rules_origin origin;
+
+	return profile_path(spec, out, len, searched, slen, &origin);
 }
 
 /* ---- diagnostics ---- */
@@ -181,6 +213,7 @@ struct loader {
 	const struct rules_spec *spec;
 	bool *param_used; /* per spec->params */
 	const char *file;
+	const char *origin; /* rules_origin_name() of where file came from */
 	const char *text;
 	size_t len;
 	size_t *lines; /* byte offset of each line start */
@@ -991,6 +1024,7 @@ static int load_document(struct loader *ld)
 		}
 	pf.info.name = arena_strdup(&e->arena, s);
 	pf.info.file = ld->file;
+	pf.info.origin = ld->origin ? ld->origin : rules_origin_name(RULES_ORIGIN_FILE);
 	pf.info.description = "";
 	if (v[TK_DESCRIPTION]) {
 		s = want_scalar(ld, v[TK_DESCRIPTION], "description");
@@ -1155,30 +1189,44 @@ int rules_load(const struct rules_spec *spec, struct rules_engine **out, struct 
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++) {
-		char path[4096], searched[1024];
+		char path[4096], searched[1024], builtins[256] = "";
+		const struct rules_builtin *b = NULL;
+		enum rules_origin origin;
 		char *text = NULL;
 		size_t len = 0;
 		int lr =
-		    rules_profile_path(names[i], path, sizeof(path), searched, sizeof(searched));
+		    profile_path(names[i], path, sizeof(path), searched, sizeof(searched), &origin);
 
+		/* last: the copy built into the binary (an installed file of that name wins) */
+		if (lr == -ENOENT && searched[0] && (b = rules_builtin_find(names[i]))) {
+			snprintf(path, sizeof(path), "built-in:%s.yaml", b->name);
+			origin = RULES_ORIGIN_BUILTIN;
+			lr = 0;
+		}
 		if (lr) {
+			for (size_t k = 0, used = 0;
+			     k < rules_builtin_count && used < sizeof(builtins); k++)
+				used += (size_t)snprintf(builtins + used, sizeof(builtins) - used,
+							 "%s%s", k ? ", " : "",
+							 rules_builtin_profiles[k].name);
 			if (searched[0])
 				diag_at(diags, NULL, 0, 0, false,
-					"profile '%s' not found (looked in %s; an uninstalled "
-					"build: set ROCEWATCH_PROFILE_DIR=SOURCE/rules/profiles "
-					"or run it under `meson devenv`)",
-					names[i], searched);
+					"profile '%s' not found (looked in %s; built in: %s)",
+					names[i], searched, builtins);
 			else
 				diag_at(diags, names[i], 0, 0, false, "cannot read: %s",
 					strerror(-lr));
 			continue;
 		}
-		lr = read_file_all(path, &text, &len);
-		if (lr) {
-			diag_at(diags, path, 0, 0, false, "cannot read: %s", strerror(-lr));
-			continue;
+		if (!b) {
+			lr = read_file_all(path, &text, &len);
+			if (lr) {
+				diag_at(diags, path, 0, 0, false, "cannot read: %s", strerror(-lr));
+				continue;
+			}
 		}
-		lr = load_text(&ld, path, text, len);
+		ld.origin = rules_origin_name(origin);
+		lr = b ? load_text(&ld, path, b->text, b->len) : load_text(&ld, path, text, len);
 		free(text);
 		if (lr == -ENOMEM) {
 			r = lr;

@@ -53,8 +53,9 @@ static const char check_usage[] =
     "the job's NCCL settings are judged against this node too: NCCL_IB_HCA,\n"
     "NCCL_SOCKET_IFNAME, NCCL_IB_GID_INDEX, NCCL_IB_TC, NCCL_IB_DISABLE,\n"
     "NCCL_NET_GDR_LEVEL, NCCL_CROSS_NIC and debugging/tuning variables left set\n"
-    "(NCCL_DEBUG=INFO/TRACE, NCCL_ALGO, NCCL_PROTO); the profile's nccl_* rules\n"
-    "report them on the node as job.* facts.\n\n"
+    "(NCCL_DEBUG=INFO/TRACE, NCCL_ALGO, NCCL_PROTO), each read as NCCL's own code\n"
+    "reads it (2.21 to 2.30): the report shows one line per variable with what NCCL\n"
+    "will use, and the profile's nccl_* rules judge that as job.* facts.\n\n"
     "The text report puts the verdict first, then what is not OK grouped by object\n"
     "with the fix for this node's devices, then one line for what passed; it wraps\n"
     "at the terminal's width (COLUMNS, else the terminal's, else 80) and its last\n"
@@ -103,9 +104,10 @@ struct report {
 	const struct node_model *m;
 	const struct rule_result *res;
 	size_t n;
-	bool multi; /* several profiles: rules are named profile/rule */
-	int wname;  /* the name column: the longest name shown */
-	bool table; /* every row's text fits beside its name: one line per rule */
+	bool multi;		    /* several profiles: rules are named profile/rule */
+	int wname;		    /* the name column: the longest name shown */
+	bool table;		    /* every row's text fits beside its name: one line per rule */
+	const struct nccl_env *job; /* --nccl / --nccl-env: what NCCL does with each variable */
 };
 
 /*
@@ -259,10 +261,68 @@ static int severity_rank(const struct rule_result *x)
 	return x->outcome == RULE_UNKNOWN ? 3 : 4;
 }
 
+/* "NCCL_IB_TC=0152: 106; NCCL_IB_TC=0152 is read as 106 (octal)" */
+static void job_line(struct strbuf *sb, const struct nccl_env *job, enum nccl_var v)
+{
+	const struct nccl_reading *r = &job->out[v];
+	const char *val = job->val[v];
+
+	if (val)
+		sb_printf(sb, "%s=%.60s%s: ", nccl_var_name(v), val, strlen(val) > 60 ? "..." : "");
+	else
+		sb_printf(sb, "%s unset: ", nccl_var_name(v));
+	switch (r->kind) {
+	case NCCL_EFF_LIST:
+		for (size_t i = 0; i < r->n; i++)
+			sb_printf(sb, "%s%s", i ? " " : "", r->items[i]);
+		if (!r->n)
+			sb_printf(sb, "nothing");
+		break;
+	case NCCL_EFF_INT:
+		sb_printf(sb, "%lld", (long long)r->num);
+		break;
+	case NCCL_EFF_STR:
+		sb_printf(sb, "%s", r->n ? r->items[0] : "");
+		break;
+	case NCCL_EFF_NONE:
+		sb_printf(sb, "%s", val ? "ignored" : "NCCL's default");
+		break;
+	}
+	if (r->note[0])
+		sb_printf(sb, "; %s", r->note);
+}
+
+/* The job's section opens with one line per NCCL variable: its value and NCCL's reading. */
+static void print_job_lines(struct report *rp)
+{
+	for (int v = 0; v < NCCL__VARS; v++) {
+		struct strbuf sb = { 0 };
+
+		if (!nccl_var_reported((enum nccl_var)v) && !rp->job->set[v])
+			continue;
+		if (v >= NCCL_DEBUG)
+			break; /* debugging and tuning: one rule, nothing to read */
+		job_line(&sb, rp->job, (enum nccl_var)v);
+		if (sb.oom) {
+			sb_free(&sb);
+			return;
+		}
+		term_printf(&rp->t, "  ");
+		term_wrap(&rp->t, 4, sb.buf, false);
+		sb_free(&sb);
+	}
+}
+
 /* One object's rows: failures (worst first) then unknowns, or every row with -v. */
 static void print_object(struct report *rp, enum obj_kind k, const struct object *ob)
 {
 	bool header = false;
+
+	if (k == OBJ_JOB_VIEW && rp->job && rp->job->given && !rp->o->quiet) {
+		print_header(rp, k, ob);
+		print_job_lines(rp);
+		header = true;
+	}
 
 	for (int rank = 0; rank <= 4; rank++) {
 		for (size_t i = 0; i < rp->n; i++) {
@@ -431,9 +491,9 @@ static void section_passed(struct report *rp, const size_t cnt[RULE__OUTCOMES + 
 
 static void print_text(const struct check_opts *o, const struct rules_engine *e,
 		       const struct node_model *m, unsigned samples, double gap,
-		       const struct check_history *h)
+		       const struct check_history *h, const struct nccl_env *job)
 {
-	struct report rp = { .o = o, .e = e, .m = m, .wname = 4 };
+	struct report rp = { .o = o, .e = e, .m = m, .wname = 4, .job = job };
 	size_t cnt[RULE__OUTCOMES + 1] = { 0 }, crit = 0, warn = 0, problems = 0;
 	enum rules_status st = rules_status(e);
 
@@ -487,7 +547,7 @@ static void print_text(const struct check_opts *o, const struct rules_engine *e,
 	term_newline(&rp.t);
 }
 
-static int evaluate(struct rules_engine *e, struct daemon *d, const struct nccl_env *job)
+static int evaluate(struct rules_engine *e, struct daemon *d, struct nccl_env *job)
 {
 	int64_t t = (int64_t)d->m.time.tv_sec * 1000000000LL + d->m.time.tv_nsec;
 	int r;
@@ -546,6 +606,7 @@ int cmd_check(int argc, char **argv)
 	const char *serve_url = NULL;
 	struct check_history hist = { 0 };
 	struct nccl_env *job = calloc(1, sizeof(*job));
+	struct nccl_ifaddrs ifs = { 0 };
 	const char *nccl_file = NULL;
 	bool serve_given = false, nccl_environ = false;
 	char err[512] = "";
@@ -670,11 +731,16 @@ int cmd_check(int argc, char **argv)
 	if (nccl_environ) {
 		extern char **environ;
 
-		nccl_env_from_environ(job, environ);
+		if (nccl_env_from_environ(job, environ))
+			goto nomem;
 	} else if (nccl_file && nccl_env_read_file(job, nccl_file, err, sizeof(err))) {
 		fprintf(stderr, "rocewatch check: --nccl-env %s\n", err);
 		goto free_opts;
 	}
+
+	/* NCCL sees this machine's interfaces through getifaddrs(); a snapshot has its netdevs */
+	if (job->given && reads_this_machine(&cfg) && !nccl_ifaddrs_read(&ifs))
+		job->ifs = &ifs;
 
 	r = rules_load(&spec, &e, &dg);
 	for (size_t i = 0; i < dg.n; i++) {
@@ -751,7 +817,8 @@ int cmd_check(int argc, char **argv)
 						.history_note = hist.note,
 						.history_from_serve = hist.from_serve,
 						.history_counter_results = hist.counter_results,
-						.m = &d->m };
+						.m = &d->m,
+						.job = job };
 
 		if (rules_json_write(&sb, e, &meta, true)) {
 			fprintf(stderr, "rocewatch check: out of memory\n");
@@ -761,7 +828,7 @@ int cmd_check(int argc, char **argv)
 		}
 		sb_free(&sb);
 	} else {
-		print_text(&o, e, &d->m, samples, (double)(t_last - t_first) / 1e9, &hist);
+		print_text(&o, e, &d->m, samples, (double)(t_last - t_first) / 1e9, &hist, job);
 	}
 	if (fflush(stdout)) {
 		fprintf(stderr, "rocewatch check: writing the report: %s\n", strerror(errno));
@@ -781,6 +848,9 @@ free_opts:
 	rules_spec_free(&spec);
 	config_free(&cfg);
 	free(opts);
+	if (job)
+		nccl_env_free(job);
 	free(job);
+	nccl_ifaddrs_free(&ifs);
 	return rc;
 }

@@ -21,12 +21,16 @@ enum {
 static const char rules_usage[] =
     "Usage: rocewatch rules lint [--format text|json] [-j] FILE...\n"
     "       rocewatch rules list [--profile NAME|FILE]... [--param KEY=VALUE]...\n"
-    "                            [--format text|json] [-j]\n\n"
+    "                            [--format text|json] [-j]\n"
+    "       rocewatch rules show NAME\n\n"
     "lint   parse and type-check rule files; every error is reported as\n"
     "       FILE:LINE:COL.\n"
     "list   show the rules of the profiles (default " RULES_DEFAULT_PROFILE ") with their\n"
-    "       parameters as given.  Profile names are looked up in $ROCEWATCH_PROFILE_DIR\n"
-    "       and then in the installed profile directory.\n"
+    "       parameters as given, and where each profile came from.  Profile names are\n"
+    "       looked up in $ROCEWATCH_PROFILE_DIR, then in the installed profile\n"
+    "       directory (" ROCEWATCH_DATA_PROFILE_DIR "), then among the\n"
+    "       profiles built into this binary: an installed file of the same name wins.\n"
+    "show   print the built-in profile NAME (a start for a site's own file).\n"
     "-j is the same as --format json.\n\n"
     "Exit status: 0 the files (lint) or profiles (list) are valid, 1 they are not or\n"
     "cannot be read, 2 bad usage.\n\n"
@@ -141,6 +145,16 @@ static void print_flat(const char *s)
 	}
 }
 
+/* Where a profile file came from, in words (rules list). */
+static const char *origin_text(const char *origin)
+{
+	if (!strcmp(origin, rules_origin_name(RULES_ORIGIN_ENV_DIR)))
+		return "from $ROCEWATCH_PROFILE_DIR";
+	if (!strcmp(origin, rules_origin_name(RULES_ORIGIN_DATA_DIR)))
+		return "the installed copy";
+	return "named on the command line";
+}
+
 static int cmd_list(const struct rules_spec *spec, bool json)
 {
 	struct rules_diags dg = { 0 };
@@ -162,12 +176,15 @@ static int cmd_list(const struct rules_spec *spec, bool json)
 			params = json_object();
 			rl = json_array();
 			req = json_array();
-			pj = json_pack("{s:s,s:s,s:s}", "name", pi->name, "description",
-				       pi->description, "file", pi->file);
+			pj = json_pack("{s:s,s:s,s:s,s:s}", "name", pi->name, "description",
+				       pi->description, "file", pi->file, "origin", pi->origin);
 			json_array_append_new(json_object_get(out, "profiles"), pj);
+		} else if (!strcmp(pi->origin, rules_origin_name(RULES_ORIGIN_BUILTIN))) {
+			printf("%sprofile %s (built into this binary)\n  %s\n", p ? "\n" : "",
+			       pi->name, pi->description);
 		} else {
-			printf("%sprofile %s (%s)\n  %s\n", p ? "\n" : "", pi->name, pi->file,
-			       pi->description);
+			printf("%sprofile %s (%s, %s)\n  %s\n", p ? "\n" : "", pi->name, pi->file,
+			       origin_text(pi->origin), pi->description);
 		}
 		for (size_t i = 0; i < pi->n_params; i++) {
 			const char *name, *value;
@@ -247,6 +264,36 @@ static int cmd_list(const struct rules_spec *spec, bool json)
 	return 0;
 }
 
+/* The YAML a site copies to start its own profile: exactly the built-in text. */
+static int cmd_show(int argc, char **argv)
+{
+	const struct rules_builtin *b;
+
+	if (argc == 3 && (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help"))) {
+		fputs(rules_usage, stdout);
+		return 0;
+	}
+	if (argc != 3) {
+		fprintf(stderr,
+			"rocewatch rules show: one NAME, a built-in profile (see --help)\n");
+		return 2;
+	}
+	b = rules_builtin_find(argv[2]);
+	if (!b) {
+		fprintf(stderr,
+			"rocewatch rules show: no built-in profile '%s' (built in:", argv[2]);
+		for (size_t i = 0; i < rules_builtin_count; i++)
+			fprintf(stderr, "%s %s", i ? "," : "", rules_builtin_profiles[i].name);
+		fprintf(stderr, ")\n");
+		return 1;
+	}
+	if (fwrite(b->text, 1, b->len, stdout) != b->len || fflush(stdout)) {
+		fprintf(stderr, "rocewatch rules show: writing: %s\n", strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
 int cmd_rules(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -270,8 +317,11 @@ int cmd_rules(int argc, char **argv)
 		fputs(rules_usage, stdout);
 		return 0;
 	}
+	if (!strcmp(sub, "show"))
+		return cmd_show(argc, argv);
 	if (strcmp(sub, "lint") && strcmp(sub, "list")) {
-		fprintf(stderr, "rocewatch rules: unknown subcommand '%s' (lint or list)\n", sub);
+		fprintf(stderr, "rocewatch rules: unknown subcommand '%s' (lint, list or show)\n",
+			sub);
 		return 2;
 	}
 	lint = !strcmp(sub, "lint");

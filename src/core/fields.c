@@ -141,6 +141,11 @@ const struct field_desc fields[F__COUNT] = {
 	    NODE(.src = SRC_JOB, .path = "job.net_gdr_problem", .type = VT_STR, .config = true),
 	[F_JOB_CROSS_NIC] =
 	    NODE(.src = SRC_JOB, .path = "job.cross_nic", .type = VT_INT, .config = true),
+	/* the priority this node's DSCP map gives the DSCP of the TC NCCL sends */
+	[F_JOB_IB_TC_PRIORITY] =
+	    NODE(.src = SRC_JOB, .path = "job.ib_tc_priority", .type = VT_INT, .config = true),
+	/* "" or the first value NCCL reads differently from how it looks */
+	[F_JOB_READING] = NODE(.src = SRC_JOB, .path = "job.reading", .type = VT_STR, .config = true),
 	[F_JOB_DEBUG_TUNING] =
 	    NODE(.src = SRC_JOB, .path = "job.debug_tuning", .type = VT_STR, .config = true),
 

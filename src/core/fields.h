@@ -76,6 +76,8 @@ enum field_id {
 	F_JOB_NET_GDR_LEVEL,
 	F_JOB_NET_GDR_PROBLEM,
 	F_JOB_CROSS_NIC,
+	F_JOB_IB_TC_PRIORITY,
+	F_JOB_READING,
 	F_JOB_DEBUG_TUNING,
 
 	/* netdev: link (rtnetlink) */

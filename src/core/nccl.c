@@ -1,43 +1,124 @@
 // SPDX-License-Identifier: MIT
 /*
- * A job's NCCL settings against the node model (nccl.h).
+ * A job's NCCL settings against the node model (nccl.h), read the way
+ * NCCL's code reads them.  Sources, NVIDIA/nccl at the tags named:
  *
- * List syntax, as NCCL's Environment Variables documentation gives it for
- * NCCL_IB_HCA and NCCL_SOCKET_IFNAME, and as NCCL applies it (a leading '^'
- * is taken off first, then a leading '='; entries split at ','; an entry
- * "name:port" names one port):
- *   mlx5              every port of every device whose name starts with mlx5
- *                     (so mlx5_1 selects mlx5_1 and mlx5_10..mlx5_19 too)
- *   =mlx5_0:1,mlx5_1:1  port 1 of exactly mlx5_0 and mlx5_1
- *   ^=mlx5_1,mlx5_4   everything but mlx5_1 and mlx5_4
- *   ^docker           interfaces not starting with docker
- *
- * Judged here, each into one job.* fact the profile's rules read:
- *   NCCL_IB_HCA        every entry of an include list names a port that
- *                      exists; what it selects is ACTIVE and RoCE (link
- *                      layer Ethernet); it selects something at all
- *   NCCL_SOCKET_IFNAME some selected interface is up with an address;
- *                      selected loopback/container/virtual interfaces
- *   NCCL_IB_GID_INDEX  the GID at that index of every selected active port
- *                      is a RoCE v2 IPv4-mapped one
- *   NCCL_IB_TC         the traffic class split into DSCP (TC >> 2) and ECN
- *                      (TC & 3) for the profile to compare
- *   NCCL_NET_GDR_LEVEL against each GPU's distance to its nearest NIC
- *   NCCL_IB_DISABLE, NCCL_CROSS_NIC, NCCL_DEBUG, NCCL_ALGO, NCCL_PROTO as set
+ *   lists      parseStringList(), matchIfList() in src/misc/utils.cc; the
+ *              '^' and '=' prefixes in ncclIbInit() (src/transport/net_ib.cc,
+ *              to 2.28) / ncclIbInitDevices() (net_ib/init.cc, 2.29+) and in
+ *              findInterfaces() (src/misc/socket.cc; ncclOsFindInterfaces()
+ *              in src/os/linux.cc from 2.29).  Up to v2.30.4 the parser walks
+ *              characters: "dev:" is port atoi("") = 0 and a name of 64+
+ *              characters overruns netIf.prefix[64]; v2.30.7 splits with
+ *              strtok_r/strsep: "dev:" is any port, names are cut to 63,
+ *              "dev:port:rail:plane" fills the rail and plane fields.
+ *   numbers    ncclLoadParam() (src/misc/param.cc): strtoll(s, NULL, 0), an
+ *              empty value or ERANGE gives the default.
+ *   IB_TC      ncclIbRtrQp() / ncclIbConnect(): grh.traffic_class is a
+ *              uint8_t (the low byte); the default is 0 up to 2.25, -1 from
+ *              2.26 ("unset": the communicator's trafficClass, else 0).
+ *   GDR level  ncclGetLevel() (src/graph/paths.cc) over topoPathTypeStr[]
+ *              (src/graph/topo.cc): strcmp (case-sensitive), C2C from 2.26,
+ *              P2C from 2.27; a value starting with a digit is an old-style
+ *              number 0..5 (larger is 5: SYS).
+ *   GID        ncclIbGetGidIndex() / ncclUpdateGidIndex() (net_ib.cc;
+ *              net_ib/connect.cc from 2.29): NCCL_IB_GID_INDEX >= 0 wins,
+ *              else the walk over the table with NCCL_IB_ADDR_FAMILY,
+ *              NCCL_IB_ADDR_RANGE and NCCL_IB_ROCE_VERSION_NUM from index 0.
+ *   IFNAME     ncclFindInterfaces() (src/misc/socket.cc): a value of one
+ *              character is ignored; candidates are interfaces with an IPv4
+ *              or non-loopback IPv6 address (lo included), IFF_RUNNING only
+ *              from 2.28; NCCL's own pick is "ib", then "^docker,lo"
+ *              ("^docker,lo,virbr" from 2.28), then docker, lo (and virbr).
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 
 #include "nccl.h"
 #include "util.h"
 
-int nccl_list_parse(const char *s, struct nccl_list *l)
+/* ---- parseStringList() / matchIfList() ---- */
+
+static bool all_digits(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	return n > 0;
+}
+
+/* atoi() is (int)strtol(s, NULL, 10): leading blanks and a sign, then digits, rest ignored. */
+static int nccl_atoi(const char *s, size_t n)
+{
+	char buf[32];
+
+	if (n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	return (int)strtol(buf, NULL, 10);
+}
+
+static void parse_entry(const char *s, size_t len, size_t max, struct nccl_list *l)
+{
+	const char *colon = memchr(s, ':', len), *port, *pend;
+	size_t nlen = colon ? (size_t)(colon - s) : len, plen;
+	struct nccl_list_entry *e;
+
+	if (!nlen) {
+		/* ":1": parseStringList skips an entry without a name */
+		l->notes |= NCCL_LN_EMPTY_ENTRY;
+		return;
+	}
+	if (l->n == max) {
+		/* the loop stops at maxList: this entry and the rest are not read */
+		if (!(l->notes & NCCL_LN_DROPPED))
+			snprintf(l->dropped, sizeof(l->dropped), "%.*s",
+				 (int)(len < NCCL_PREFIX_MAX - 1 ? len : NCCL_PREFIX_MAX - 1), s);
+		l->notes |= NCCL_LN_DROPPED;
+		return;
+	}
+	e = &l->e[l->n++];
+	e->long_name = nlen >= NCCL_PREFIX_MAX;
+	if (e->long_name) {
+		l->notes |= NCCL_LN_LONG;
+		nlen = NCCL_PREFIX_MAX - 1;
+	}
+	memcpy(e->name, s, nlen);
+	e->name[nlen] = '\0';
+	e->port = e->port_old = -1;
+	if (!colon)
+		return;
+	port = colon + 1;
+	pend = memchr(port, ':', len - (size_t)(port - s));
+	plen = pend ? (size_t)(pend - port) : len - (size_t)(port - s);
+	if (!plen) {
+		e->port_old = 0;
+		l->notes |= NCCL_LN_EMPTY_PORT;
+		return;
+	}
+	e->port = e->port_old = nccl_atoi(port, plen);
+	e->odd_port = !all_digits(port, plen);
+	if (e->odd_port)
+		l->notes |= NCCL_LN_ODD_PORT;
+}
+
+void nccl_list_parse(const char *s, size_t max, struct nccl_list *l)
 {
 	memset(l, 0, sizeof(*l));
+	if (max > NCCL_LIST_MAX)
+		max = NCCL_LIST_MAX;
+	if (!s)
+		return;
 	if (*s == '^') {
 		l->exclude = true;
 		s++;
@@ -47,55 +128,117 @@ int nccl_list_parse(const char *s, struct nccl_list *l)
 		s++;
 	}
 	while (*s) {
-		const char *end = strchr(s, ','), *colon;
-		size_t len = end ? (size_t)(end - s) : strlen(s), nlen;
+		const char *end = strchr(s, ',');
+		size_t len = end ? (size_t)(end - s) : strlen(s);
 
-		colon = memchr(s, ':', len);
-		nlen = colon ? (size_t)(colon - s) : len;
-		if (!nlen || nlen >= RW_NAME_MAX || l->n == NCCL_LIST_MAX)
-			return -EINVAL;
-		memcpy(l->e[l->n].name, s, nlen);
-		l->e[l->n].name[nlen] = '\0';
-		l->e[l->n].port = -1;
-		if (colon) {
-			char num[12];
-			int64_t p;
-			size_t plen = len - nlen - 1;
-
-			if (!plen || plen >= sizeof(num))
-				return -EINVAL;
-			memcpy(num, colon + 1, plen);
-			num[plen] = '\0';
-			if (parse_i64(num, &p) || p < 0 || p > 255)
-				return -EINVAL;
-			l->e[l->n].port = (int)p;
-		}
-		l->n++;
+		if (len)
+			parse_entry(s, len, max, l);
+		else
+			l->notes |= NCCL_LN_EMPTY_ENTRY;
 		if (!end)
 			break;
 		s = end + 1;
 		if (!*s)
-			return -EINVAL; /* a trailing comma: an empty entry */
+			l->notes |= NCCL_LN_EMPTY_ENTRY;
 	}
-	return 0;
 }
 
-static bool entry_matches(const struct nccl_list *l, size_t i, const char *name, int port)
+/* matchIf(): exact compares strlen(name) + 1 bytes; else ref is a prefix of name. */
+static bool match_if(const char *name, const char *ref, bool exact)
 {
-	bool name_ok = l->exact ? !strcmp(name, l->e[i].name)
-				: !strncmp(name, l->e[i].name, strlen(l->e[i].name));
-
-	return name_ok && (l->e[i].port < 0 || port < 0 || l->e[i].port == port);
+	return exact ? !strcmp(name, ref) : !strncmp(name, ref, strlen(ref));
 }
 
-bool nccl_list_selects(const struct nccl_list *l, const char *name, int port)
+bool nccl_list_selects(const struct nccl_list *l, const char *name, int port, bool old)
 {
-	bool any = false;
+	/* matchIfList(): "an exception for the case where no user list is defined" */
+	bool any = l->n == 0;
 
-	for (size_t i = 0; i < l->n && !any; i++)
-		any = entry_matches(l, i, name, port);
+	for (size_t i = 0; i < l->n && !any; i++) {
+		int p = old ? l->e[i].port_old : l->e[i].port;
+
+		any = match_if(name, l->e[i].name, l->exact) && (port < 0 || p < 0 || p == port);
+	}
 	return any != l->exclude;
 }
+
+/* ---- ncclLoadParam() ---- */
+
+int64_t nccl_load_param(const char *s, int64_t deflt, enum nccl_num_note *note)
+{
+	const char *p;
+	char *end;
+	long long v;
+
+	*note = NCCL_NUM_PLAIN;
+	if (!s)
+		return deflt;
+	if (!*s) {
+		*note = NCCL_NUM_DEFAULT;
+		return deflt;
+	}
+	errno = 0;
+	v = strtoll(s, &end, 0);
+	if (errno == ERANGE) {
+		*note = NCCL_NUM_RANGE;
+		return deflt;
+	}
+	if (end == s) {
+		*note = NCCL_NUM_NOT_NUM;
+		return 0;
+	}
+	p = s + strspn(s, " \t\n\v\f\r");
+	if (*p == '+' || *p == '-')
+		p++;
+	if (*end)
+		*note = NCCL_NUM_TRAILING;
+	else if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+		*note = NCCL_NUM_HEX;
+	else if (p[0] == '0' && p[1])
+		*note = NCCL_NUM_OCTAL;
+	return v;
+}
+
+/* ---- ncclGetLevel() ---- */
+
+static const struct {
+	const char *name;
+	int since; /* NCCL 2.<since> */
+} path_names[NCCL__PATHS] = {
+	[NCCL_PATH_LOC] = { "LOC", 21 }, [NCCL_PATH_NVL] = { "NVL", 21 },
+	[NCCL_PATH_NVB] = { "NVB", 21 }, [NCCL_PATH_C2C] = { "C2C", 26 },
+	[NCCL_PATH_PIX] = { "PIX", 21 }, [NCCL_PATH_PXB] = { "PXB", 21 },
+	[NCCL_PATH_P2C] = { "P2C", 27 }, [NCCL_PATH_PXN] = { "PXN", 21 },
+	[NCCL_PATH_PHB] = { "PHB", 21 }, [NCCL_PATH_SYS] = { "SYS", 21 },
+};
+
+const char *nccl_path_name(enum nccl_path p)
+{
+	return p < NCCL__PATHS ? path_names[p].name : "?";
+}
+
+int nccl_gdr_level(const char *s, int *since, bool *numeric)
+{
+	/* levelsOldToNew[]: the numbers of NCCL before 2.4 */
+	static const enum nccl_path old[] = { NCCL_PATH_LOC, NCCL_PATH_PIX, NCCL_PATH_PXB,
+					      NCCL_PATH_PHB, NCCL_PATH_SYS, NCCL_PATH_SYS };
+	long v;
+
+	*since = 21;
+	*numeric = false;
+	for (int i = 0; i < NCCL__PATHS; i++)
+		if (!strcmp(s, path_names[i].name)) {
+			*since = path_names[i].since;
+			return i;
+		}
+	if (s[0] < '0' || s[0] > '9')
+		return -1;
+	*numeric = true;
+	v = strtol(s, NULL, 0);
+	return (int)old[v > 5 || v < 0 ? 5 : v];
+}
+
+/* ---- the job's environment ---- */
 
 static const char *const var_names[NCCL__VARS] = {
 	[NCCL_IB_HCA] = "NCCL_IB_HCA",
@@ -105,6 +248,10 @@ static const char *const var_names[NCCL__VARS] = {
 	[NCCL_IB_DISABLE] = "NCCL_IB_DISABLE",
 	[NCCL_NET_GDR_LEVEL] = "NCCL_NET_GDR_LEVEL",
 	[NCCL_CROSS_NIC] = "NCCL_CROSS_NIC",
+	[NCCL_IB_ADDR_FAMILY] = "NCCL_IB_ADDR_FAMILY",
+	[NCCL_IB_ADDR_RANGE] = "NCCL_IB_ADDR_RANGE",
+	[NCCL_IB_ROCE_VERSION_NUM] = "NCCL_IB_ROCE_VERSION_NUM",
+	[NCCL_SOCKET_FAMILY] = "NCCL_SOCKET_FAMILY",
 	[NCCL_DEBUG] = "NCCL_DEBUG",
 	[NCCL_ALGO] = "NCCL_ALGO",
 	[NCCL_PROTO] = "NCCL_PROTO",
@@ -115,16 +262,38 @@ const char *nccl_var_name(enum nccl_var v)
 	return v < NCCL__VARS ? var_names[v] : "?";
 }
 
-void nccl_env_put(struct nccl_env *env, const char *key, const char *val)
+bool nccl_var_reported(enum nccl_var v)
 {
-	for (int v = 0; v < NCCL__VARS; v++)
-		if (!strcmp(key, var_names[v])) {
-			env->set[v] = true;
-			strlcpy0(env->val[v], val, sizeof(env->val[v]));
-		}
+	return v <= NCCL_CROSS_NIC;
 }
 
-void nccl_env_from_environ(struct nccl_env *env, char **envp)
+int nccl_env_put(struct nccl_env *env, const char *key, const char *val)
+{
+	for (int v = 0; v < NCCL__VARS; v++) {
+		char *copy;
+
+		if (strcmp(key, var_names[v]))
+			continue;
+		copy = strdup(val);
+		if (!copy)
+			return -ENOMEM;
+		free(env->val[v]);
+		env->val[v] = copy;
+		env->set[v] = true;
+	}
+	return 0;
+}
+
+void nccl_env_free(struct nccl_env *env)
+{
+	for (int v = 0; v < NCCL__VARS; v++) {
+		free(env->val[v]);
+		env->val[v] = NULL;
+		env->set[v] = false;
+	}
+}
+
+int nccl_env_from_environ(struct nccl_env *env, char **envp)
 {
 	env->given = true;
 	for (char **p = envp; p && *p; p++) {
@@ -135,8 +304,10 @@ void nccl_env_from_environ(struct nccl_env *env, char **envp)
 			continue;
 		memcpy(key, *p, (size_t)(eq - *p));
 		key[eq - *p] = '\0';
-		nccl_env_put(env, key, eq + 1);
+		if (nccl_env_put(env, key, eq + 1))
+			return -ENOMEM;
 	}
+	return 0;
 }
 
 static bool is_key(const char *s, size_t n)
@@ -195,10 +366,76 @@ int nccl_env_read_file(struct nccl_env *env, const char *path, char *err, size_t
 			r = -EINVAL;
 			break;
 		}
-		nccl_env_put(env, line, val);
+		if (nccl_env_put(env, line, val)) {
+			snprintf(err, errlen, "%s:%d: %s", path, lineno, strerror(ENOMEM));
+			r = -ENOMEM;
+			break;
+		}
 	}
 	free(buf);
 	return r;
+}
+
+/* ---- the node's IP interfaces, as getifaddrs() shows them to NCCL ---- */
+
+static struct nccl_ifaddr *ifaddr_get(struct nccl_ifaddrs *ifs, const char *name)
+{
+	struct nccl_ifaddr *e;
+
+	for (size_t i = 0; i < ifs->n; i++)
+		if (!strcmp(ifs->e[i].name, name))
+			return &ifs->e[i];
+	e = realloc(ifs->e, (ifs->n + 1) * sizeof(*e));
+	if (!e)
+		return NULL;
+	ifs->e = e;
+	e = &ifs->e[ifs->n++];
+	memset(e, 0, sizeof(*e));
+	strlcpy0(e->name, name, sizeof(e->name));
+	return e;
+}
+
+int nccl_ifaddrs_read(struct nccl_ifaddrs *ifs)
+{
+	struct ifaddrs *all;
+	int r = 0;
+
+	memset(ifs, 0, sizeof(*ifs));
+	if (getifaddrs(&all))
+		return -errno;
+	for (struct ifaddrs *a = all; a; a = a->ifa_next) {
+		struct nccl_ifaddr *e;
+		int fam;
+
+		if (!a->ifa_addr || !a->ifa_name)
+			continue;
+		fam = a->ifa_addr->sa_family;
+		if (fam != AF_INET && fam != AF_INET6)
+			continue;
+		/* NCCL skips IPv6 loopback addresses (lo stays a candidate by 127.0.0.1) */
+		if (fam == AF_INET6 &&
+		    IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)(void *)a->ifa_addr)->sin6_addr))
+			continue;
+		e = ifaddr_get(ifs, a->ifa_name);
+		if (!e) {
+			r = -ENOMEM;
+			break;
+		}
+		e->running |= (a->ifa_flags & IFF_RUNNING) != 0;
+		e->v4 |= fam == AF_INET;
+		e->v6 |= fam == AF_INET6;
+	}
+	freeifaddrs(all);
+	if (r)
+		nccl_ifaddrs_free(ifs);
+	return r;
+}
+
+void nccl_ifaddrs_free(struct nccl_ifaddrs *ifs)
+{
+	free(ifs->e);
+	ifs->e = NULL;
+	ifs->n = 0;
 }
 
 /* ---- judging ---- */
@@ -217,62 +454,189 @@ static void set_problem(char *buf, size_t size, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Add a sentence to v's note; warn: NCCL reads the value differently from how it looks. */
+static void note(struct nccl_env *env, enum nccl_var v, bool warn, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void note(struct nccl_env *env, enum nccl_var v, bool warn, const char *fmt, ...)
+{
+	struct nccl_reading *r = &env->out[v];
+	size_t len = strlen(r->note);
+	va_list ap;
+
+	if (len && len + 2 < sizeof(r->note)) {
+		memcpy(r->note + len, "; ", 3);
+		len += 2;
+	}
+	if (len + 1 >= sizeof(r->note))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(r->note + len, sizeof(r->note) - len, fmt, ap);
+	va_end(ap);
+	r->warn |= warn;
+}
+
+static void add_item(struct nccl_reading *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void add_item(struct nccl_reading *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->n == NCCL_LIST_MAX)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(r->items[r->n++], NCCL_ITEM_MAX, fmt, ap);
+	va_end(ap);
+}
+
 static const char *str_or(const struct object *o, enum field_id id, const char *dflt)
 {
 	return field_present(o, id) ? o->f[id].v.s : dflt;
 }
 
-/* Which ports NCCL_IB_HCA selects (all when unset); the problem, if any, in prob. */
-static void judge_ib_hca(const struct nccl_env *env, struct node_model *m, bool *sel, char *prob,
-			 size_t size)
+/* ncclLoadParam() of v, with a note where NCCL's reading is not what the value shows. */
+static int64_t load_var(struct nccl_env *env, enum nccl_var v, int64_t deflt)
 {
-	struct nccl_list l;
-	size_t nsel = 0;
+	const char *s = env->val[v], *name = var_names[v];
+	enum nccl_num_note n;
+	int64_t x = nccl_load_param(s, deflt, &n);
+	char *end;
 
-	for (size_t i = 0; i < m->n_ports; i++)
-		sel[i] = true;
-	if (!env->set[NCCL_IB_HCA] || !env->val[NCCL_IB_HCA][0])
-		return;
-	if (nccl_list_parse(env->val[NCCL_IB_HCA], &l)) {
-		set_problem(prob, size, "not a list of <hca>[:<port>]");
-		for (size_t i = 0; i < m->n_ports; i++)
-			sel[i] = false;
+	switch (n) {
+	case NCCL_NUM_DEFAULT:
+		note(env, v, false, "%s is empty: NCCL uses its default, %lld", name,
+		     (long long)deflt);
+		break;
+	case NCCL_NUM_OCTAL:
+		note(env, v, true, "%s=%.40s is read as %lld (octal)", name, s, (long long)x);
+		break;
+	case NCCL_NUM_TRAILING:
+		(void)strtoll(s, &end, 0);
+		note(env, v, true, "%s=%.40s is read as %lld (strtoll stops at '%c')", name, s,
+		     (long long)x, *end);
+		break;
+	case NCCL_NUM_NOT_NUM:
+		note(env, v, true, "%s=%.40s is not a number: NCCL reads 0", name, s);
+		break;
+	case NCCL_NUM_RANGE:
+		note(env, v, true, "%s=%.40s is out of range: NCCL uses its default, %lld", name, s,
+		     (long long)deflt);
+		break;
+	case NCCL_NUM_PLAIN:
+	case NCCL_NUM_HEX:
+		break;
+	}
+	return x;
+}
+
+/* The parser's surprises, common to NCCL_IB_HCA and NCCL_SOCKET_IFNAME. */
+static void list_notes(struct nccl_env *env, enum nccl_var v, const struct nccl_list *l, size_t max)
+{
+	const char *name = var_names[v];
+
+	for (size_t i = 0; i < l->n; i++) {
+		const struct nccl_list_entry *e = &l->e[i];
+
+		if (e->odd_port)
+			note(env, v, true, "%s: the port of %.40s is read as %d (atoi)", name,
+			     e->name, e->port);
+		if (e->port < 0 && e->port_old == 0)
+			note(env, v, true,
+			     "%s: %.40s with an empty port is any port from NCCL 2.30.7, port 0 "
+			     "(none) up to 2.30.4",
+			     name, e->name);
+	}
+	if (l->notes & NCCL_LN_LONG)
+		note(env, v, true,
+		     "%s: a name of %d or more characters: NCCL 2.30.7 keeps its first %d, "
+		     "2.30.4 and older overrun their %d-byte buffer",
+		     name, NCCL_PREFIX_MAX, NCCL_PREFIX_MAX - 1, NCCL_PREFIX_MAX);
+	if (l->notes & NCCL_LN_DROPPED)
+		note(env, v, true,
+		     "%s: NCCL reads the first %zu entries; %.40s and after are ignored", name, max,
+		     l->dropped);
+}
+
+static bool port_active(const struct object *p)
+{
+	return !strcmp(str_or(p, F_PORT_STATE, ""), "ACTIVE");
+}
+
+static bool port_roce(const struct object *p)
+{
+	return !strcmp(str_or(p, F_PORT_LINK_LAYER, ""), "Ethernet");
+}
+
+/*
+ * NCCL_IB_HCA: the ports ncclIbInit[Devices]() keeps (ACTIVE, InfiniBand or
+ * Ethernet, matching the list, at most MAX_IB_DEVS) in sel and in the reading.
+ */
+static void judge_ib_hca(struct nccl_env *env, struct node_model *m, bool *sel)
+{
+	struct nccl_reading *r = &env->out[NCCL_IB_HCA];
+	const char *v = env->val[NCCL_IB_HCA];
+	char prob[RW_STR_MAX] = "";
+	struct nccl_list l;
+	size_t kept = 0;
+
+	nccl_list_parse(v, NCCL_IB_HCA_MAX, &l);
+	r->kind = NCCL_EFF_LIST;
+	for (size_t i = 0; i < m->n_ports; i++) {
+		const struct object *p = m->ports[i];
+		const char *ll = str_or(p, F_PORT_LINK_LAYER, "");
+
+		sel[i] = nccl_list_selects(&l, p->name, (int)p->port, false) && port_active(p) &&
+			 (!strcmp(ll, "Ethernet") || !strcmp(ll, "InfiniBand")) &&
+			 kept < NCCL_IB_HCA_MAX;
+		if (sel[i]) {
+			kept++;
+			add_item(r, "%s:%u", p->name, p->port);
+		}
+	}
+	field_set_str(&m->node, F_JOB_IB_HCA, v ? v : "");
+	if (!v || !v[0]) {
+		/* unset or empty: parseStringList() finds no entry, every port is used */
+		field_set_str(&m->node, F_JOB_IB_HCA_PROBLEM, "");
 		return;
 	}
-	for (size_t i = 0; i < m->n_ports; i++)
-		sel[i] = nccl_list_selects(&l, m->ports[i]->name, (int)m->ports[i]->port);
+	list_notes(env, NCCL_IB_HCA, &l, NCCL_IB_HCA_MAX);
+	if (l.exclude && !l.n)
+		/* matchIfList() of an empty list is true, and '^' inverts it */
+		set_problem(prob, sizeof(prob), "\"%.8s\" excludes every port: NCCL finds no HCA",
+			    v);
 	/* an include list naming what is not there is a typo or a missing device */
 	for (size_t k = 0; !l.exclude && k < l.n; k++) {
+		struct nccl_list one = l;
 		bool found = false;
 
-		for (size_t i = 0; i < m->n_ports && !found; i++) {
-			struct nccl_list one = l;
-
-			one.n = 1;
-			one.e[0] = l.e[k];
-			found = nccl_list_selects(&one, m->ports[i]->name, (int)m->ports[i]->port);
-		}
+		one.n = 1;
+		one.e[0] = l.e[k];
+		for (size_t i = 0; i < m->n_ports && !found; i++)
+			found = nccl_list_selects(&one, m->ports[i]->name, (int)m->ports[i]->port,
+						  false);
 		if (!found && l.e[k].port >= 0)
-			set_problem(prob, size, "%s:%d: no such RDMA port", l.e[k].name,
+			set_problem(prob, sizeof(prob), "%.30s:%d: no such RDMA port", l.e[k].name,
 				    l.e[k].port);
 		else if (!found)
-			set_problem(prob, size, "%s: no such RDMA device", l.e[k].name);
+			set_problem(prob, sizeof(prob), "%.30s: no such RDMA device", l.e[k].name);
 	}
 	for (size_t i = 0; i < m->n_ports; i++) {
 		const struct object *p = m->ports[i];
-		const char *state = str_or(p, F_PORT_STATE, "unknown");
-		const char *ll = str_or(p, F_PORT_LINK_LAYER, "unknown");
 
-		if (!sel[i])
+		if (!nccl_list_selects(&l, p->name, (int)p->port, false))
 			continue;
-		nsel++;
-		if (strcmp(state, "ACTIVE"))
-			set_problem(prob, size, "%s:%u is %s", p->name, p->port, state);
-		else if (strcmp(ll, "Ethernet"))
-			set_problem(prob, size, "%s:%u is %s, not RoCE", p->name, p->port, ll);
+		if (!port_active(p))
+			/* NCCL skips the port: the job runs on fewer rails */
+			set_problem(prob, sizeof(prob), "%s:%u is %s", p->name, p->port,
+				    str_or(p, F_PORT_STATE, "unknown"));
+		else if (!port_roce(p))
+			set_problem(prob, sizeof(prob), "%s:%u is %s, not RoCE", p->name, p->port,
+				    str_or(p, F_PORT_LINK_LAYER, "unknown"));
 	}
-	if (!nsel)
-		set_problem(prob, size, "selects no RDMA port of this node");
+	if (!kept)
+		set_problem(prob, sizeof(prob), "selects no RDMA port of this node");
+	field_set_str(&m->node, F_JOB_IB_HCA_PROBLEM, prob);
 }
 
 /* Names a job should not bootstrap over: loopback, containers' bridges, virtual links. */
@@ -297,50 +661,353 @@ static bool virtual_kind(const char *kind)
 	return false;
 }
 
-static void judge_socket_ifname(const struct nccl_env *env, struct node_model *m,
-				struct object *node)
+/* The family NCCL_SOCKET_FAMILY forces (ncclEnvSocketFamily / envSocketFamily), -1: any. */
+static int socket_family(const char *s)
 {
-	char prob[RW_STR_MAX] = "", virt[RW_STR_MAX] = "";
-	const char *v = env->set[NCCL_SOCKET_IFNAME] ? env->val[NCCL_SOCKET_IFNAME] : "";
-	bool usable = false;
-	struct nccl_list l;
-	size_t len = 0;
+	if (s && !strcmp(s, "AF_INET"))
+		return AF_INET;
+	if (s && !strcmp(s, "AF_INET6"))
+		return AF_INET6;
+	return -1;
+}
 
-	field_set_str(node, F_JOB_SOCKET_IFNAME, v);
-	if (!v[0]) {
-		/* unset: NCCL picks an interface itself (not docker*, not lo) */
-		field_set_str(node, F_JOB_SOCKET_IFNAME_PROBLEM, "");
-		field_set_str(node, F_JOB_SOCKET_IFNAME_VIRTUAL, "");
-		return;
+/* ncclOsFindInterfaces() over ifs; running: 2.28 and later skip interfaces without IFF_RUNNING. */
+static size_t find_ifs(const struct nccl_ifaddrs *ifs, const char *list, int fam, bool running,
+		       struct nccl_reading *r)
+{
+	struct nccl_list l;
+
+	nccl_list_parse(list, NCCL_IFS_MAX, &l);
+	r->n = 0;
+	for (size_t i = 0; i < ifs->n && r->n < NCCL_IFS_MAX; i++) {
+		const struct nccl_ifaddr *e = &ifs->e[i];
+
+		if ((fam == AF_INET && !e->v4) || (fam == AF_INET6 && !e->v6) ||
+		    (!e->v4 && !e->v6) || (running && !e->running))
+			continue;
+		if (nccl_list_selects(&l, e->name, -1, false))
+			add_item(r, "%s", e->name);
 	}
-	if (nccl_list_parse(v, &l)) {
-		field_set_str(node, F_JOB_SOCKET_IFNAME_PROBLEM, "not a list of interface names");
-		field_set_str(node, F_JOB_SOCKET_IFNAME_VIRTUAL, "");
-		return;
-	}
+	return r->n;
+}
+
+/* ncclFindInterfaces() without NCCL_SOCKET_IFNAME (NCCL_COMM_ID's subnet match aside). */
+static size_t auto_ifs(const struct nccl_ifaddrs *ifs, int fam, bool new, struct nccl_reading *r)
+{
+	if (find_ifs(ifs, "ib", fam, new, r) ||
+	    find_ifs(ifs, new ? "^docker,lo,virbr" : "^docker,lo", fam, new, r) ||
+	    find_ifs(ifs, "docker", fam, new, r) || find_ifs(ifs, "lo", fam, new, r))
+		return r->n;
+	return new ? find_ifs(ifs, "virbr", fam, new, r) : 0;
+}
+
+/* Without getifaddrs() (a snapshot): the model's netdevs, IPv4 only, lo not among them. */
+static int ifs_from_model(const struct node_model *m, struct nccl_ifaddrs *ifs)
+{
+	ifs->n = 0;
+	ifs->e = calloc(m->n_netdevs ? m->n_netdevs : 1, sizeof(*ifs->e));
+	if (!ifs->e)
+		return -ENOMEM;
 	for (size_t i = 0; i < m->n_netdevs; i++) {
 		const struct object *nd = m->netdevs[i];
-		const char *kind = str_or(nd, F_NETDEV_KIND, "");
+		const char *op = str_or(nd, F_NETDEV_OPERSTATE, "");
+		struct nccl_ifaddr *e = &ifs->e[ifs->n];
 
-		if (!nccl_list_selects(&l, nd->name, -1))
+		if (!str_or(nd, F_NETDEV_IPV4, "")[0])
 			continue;
-		usable |= !strcmp(str_or(nd, F_NETDEV_OPERSTATE, ""), "up") &&
-			  str_or(nd, F_NETDEV_IPV4, "")[0];
-		if ((virtual_name(nd->name) || virtual_kind(kind)) &&
-		    len + strlen(nd->name) + 2 < sizeof(virt))
-			len += (size_t)snprintf(virt + len, sizeof(virt) - len, "%s%s",
-						len ? " " : "", nd->name);
+		strlcpy0(e->name, nd->name, sizeof(e->name));
+		/* IFF_RUNNING: up with carrier; "unknown" is a dummy or tun that runs */
+		e->running = !strcmp(op, "up") ||
+			     (!strcmp(op, "unknown") && field_present(nd, F_NETDEV_CARRIER) &&
+			      nd->f[F_NETDEV_CARRIER].v.i);
+		e->v4 = true;
+		ifs->n++;
 	}
-	/* lo and docker0 are seldom among the netdevs watched: judge the names asked for */
-	for (size_t k = 0; !l.exclude && k < l.n; k++)
-		if (virtual_name(l.e[k].name) && !strstr(virt, l.e[k].name) &&
-		    len + strlen(l.e[k].name) + 2 < sizeof(virt))
-			len += (size_t)snprintf(virt + len, sizeof(virt) - len, "%s%s",
-						len ? " " : "", l.e[k].name);
-	if (!usable)
-		snprintf(prob, sizeof(prob), "selects no interface that is up with an address");
-	field_set_str(node, F_JOB_SOCKET_IFNAME_PROBLEM, prob);
-	field_set_str(node, F_JOB_SOCKET_IFNAME_VIRTUAL, virt);
+	return 0;
+}
+
+static const struct object *netdev_named(const struct node_model *m, const char *name)
+{
+	for (size_t i = 0; i < m->n_netdevs; i++)
+		if (!strcmp(m->netdevs[i]->name, name))
+			return m->netdevs[i];
+	return NULL;
+}
+
+/* Is w one of the space-separated words of buf (eth1 is not in "eth10")? */
+static bool has_word(const char *buf, const char *w)
+{
+	size_t n = strlen(w);
+
+	for (const char *p = buf; (p = strstr(p, w)); p += n)
+		if ((p == buf || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
+			return true;
+	return false;
+}
+
+static void append_word(char *buf, size_t size, const char *w)
+{
+	size_t len = strlen(buf);
+
+	if (!w[0] || has_word(buf, w) || len + strlen(w) + 2 >= size)
+		return;
+	snprintf(buf + len, size - len, "%s%s", len ? " " : "", w);
+}
+
+static bool has_item(const struct nccl_reading *r, const char *item)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (!strcmp(r->items[i], item))
+			return true;
+	return false;
+}
+
+static bool same_items(const struct nccl_reading *a, const struct nccl_reading *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (!has_item(b, a->items[i]))
+			return false;
+	return true;
+}
+
+static void judge_socket_ifname(struct nccl_env *env, struct node_model *m)
+{
+	struct nccl_reading *r = &env->out[NCCL_SOCKET_IFNAME], old = { 0 };
+	const char *v = env->val[NCCL_SOCKET_IFNAME];
+	char prob[RW_STR_MAX] = "", virt[RW_STR_MAX] = "";
+	int fam = socket_family(env->val[NCCL_SOCKET_FAMILY]);
+	bool given = v && strlen(v) >= NCCL_IFNAME_MIN_LEN;
+	struct nccl_ifaddrs own = { 0 };
+	const struct nccl_ifaddrs *ifs = env->ifs;
+	struct nccl_list l;
+
+	field_set_str(&m->node, F_JOB_SOCKET_IFNAME, v ? v : "");
+	r->kind = NCCL_EFF_LIST;
+	if (!ifs) {
+		if (ifs_from_model(m, &own)) {
+			field_absent(&m->node, F_JOB_SOCKET_IFNAME_PROBLEM, ABS_ERROR, ENOMEM);
+			field_absent(&m->node, F_JOB_SOCKET_IFNAME_VIRTUAL, ABS_ERROR, ENOMEM);
+			return;
+		}
+		ifs = &own;
+	}
+	if (v && v[0] && !given)
+		note(env, NCCL_SOCKET_IFNAME, true,
+		     "NCCL_SOCKET_IFNAME=%s: NCCL ignores a value of one character and picks "
+		     "the interface itself",
+		     v);
+	if (given) {
+		nccl_list_parse(v, NCCL_IFS_MAX, &l);
+		list_notes(env, NCCL_SOCKET_IFNAME, &l, NCCL_IFS_MAX);
+		find_ifs(ifs, v, fam, true, r);
+		find_ifs(ifs, v, fam, false, &old);
+	} else {
+		memset(&l, 0, sizeof(l));
+		auto_ifs(ifs, fam, true, r);
+		auto_ifs(ifs, fam, false, &old);
+	}
+	if (!same_items(r, &old)) {
+		char names[256] = "";
+		bool superset = true;
+
+		for (size_t i = 0; i < r->n; i++)
+			superset &= has_item(&old, r->items[i]);
+		for (size_t i = 0; i < old.n; i++)
+			if (!superset || !has_item(r, old.items[i]))
+				append_word(names, sizeof(names), old.items[i]);
+		/* 2.21-2.27 do not test IFF_RUNNING: an interface that is down counts there */
+		note(env, NCCL_SOCKET_IFNAME, false,
+		     superset
+			 ? "NCCL 2.21-2.27 also take %s, which is not running (2.28 and later "
+			   "skip it)"
+			 : "NCCL 2.21-2.27, which do not skip interfaces that are not running, "
+			   "take %s instead",
+		     names);
+	}
+	if (given && !r->n)
+		set_problem(prob, sizeof(prob), "selects no running interface with an address");
+	for (size_t i = 0; i < r->n; i++) {
+		const struct object *nd = netdev_named(m, r->items[i]);
+
+		if (virtual_name(r->items[i]) ||
+		    (nd && virtual_kind(str_or(nd, F_NETDEV_KIND, ""))))
+			append_word(virt, sizeof(virt), r->items[i]);
+	}
+	/* lo and docker0 are seldom among the netdevs of a snapshot: judge the names asked for */
+	for (size_t k = 0; given && !l.exclude && k < l.n; k++)
+		if (virtual_name(l.e[k].name))
+			append_word(virt, sizeof(virt), l.e[k].name);
+	if (!env->ifs)
+		note(env, NCCL_SOCKET_IFNAME, false,
+		     "judged from the netdevs rocewatch watches (IPv4 only, lo not among them)");
+	nccl_ifaddrs_free(&own);
+	field_set_str(&m->node, F_JOB_SOCKET_IFNAME_PROBLEM, prob);
+	field_set_str(&m->node, F_JOB_SOCKET_IFNAME_VIRTUAL, virt);
+}
+
+/* ---- the GID NCCL uses: ncclIbGetGidIndex() ---- */
+
+struct gid_walk {
+	int family;	 /* NCCL_IB_ADDR_FAMILY */
+	bool has_prefix; /* NCCL_IB_ADDR_RANGE read */
+	uint8_t prefix[16];
+	int prefixlen;
+	int roce_version; /* NCCL_IB_ROCE_VERSION_NUM */
+};
+
+static uint32_t word(const uint8_t *b, int i)
+{
+	return (uint32_t)b[4 * i] << 24 | (uint32_t)b[4 * i + 1] << 16 |
+	       (uint32_t)b[4 * i + 2] << 8 | b[4 * i + 3];
+}
+
+/* getGidAddrFamily(): IPv4-mapped (or its multicast form) is AF_INET. */
+static int gid_family(const uint8_t *b)
+{
+	bool mapped = !word(b, 0) && !word(b, 1) && word(b, 2) == 0xffff;
+	bool mcast = word(b, 0) == 0xff0e0000 && !word(b, 1) && word(b, 2) == 0xffff;
+
+	return mapped || mcast ? AF_INET : AF_INET6;
+}
+
+/* validGid(): configuredGid() && !linkLocalGid() */
+static bool gid_valid(const uint8_t *b)
+{
+	uint32_t trailer = word(b, 1) | word(b, 2) | word(b, 3);
+
+	if (!(word(b, 0) | trailer) || (word(b, 0) == 0xfe800000 && !trailer))
+		return false;
+	return !(word(b, 0) == 0xfe800000 && !word(b, 1));
+}
+
+static uint32_t netmask(int bits)
+{
+	return bits >= 32 ? 0xffffffffu : ~((1u << (32 - bits)) - 1);
+}
+
+/* matchGidAddrPrefix(); no range (NULL prefix, length 0) matches every GID. */
+static bool gid_in_range(const struct gid_walk *w, const uint8_t *b)
+{
+	int len = w->has_prefix ? w->prefixlen : 0;
+
+	for (int i = 0; len > 0 && i < 4;) {
+		if (w->family == AF_INET) {
+			uint32_t mask = netmask(len);
+
+			if ((word(w->prefix, 0) & mask) != (word(b, 3) & mask))
+				break;
+			len = 0;
+		} else if (len >= 32) {
+			if (word(w->prefix, i) != word(b, i))
+				break;
+			len -= 32;
+			i++;
+		} else {
+			uint32_t mask = netmask(len);
+
+			if ((word(w->prefix, i) & mask) != (word(b, i) & mask))
+				break;
+			len = 0;
+		}
+	}
+	return len == 0;
+}
+
+/* ncclIbRoceGetVersionNum(): what gid_attrs/types/N says; dflt where it says nothing. */
+static int gid_version(const struct gid_entry *g, int dflt)
+{
+	if (!g)
+		return dflt;
+	if (!strncmp(g->type, "IB/RoCE v1", 10) || !strncmp(g->type, "RoCE v1", 7))
+		return 1;
+	if (!strncmp(g->type, "RoCE v2", 7))
+		return 2;
+	return dflt;
+}
+
+static const struct gid_entry *gid_at(const struct gid_table *t, uint32_t idx, uint8_t b[16])
+{
+	memset(b, 0, 16);
+	for (size_t k = 0; k < t->n; k++)
+		if (t->e[k].index == idx) {
+			if (inet_pton(AF_INET6, t->e[k].gid, b) != 1)
+				memset(b, 0, 16);
+			return &t->e[k];
+		}
+	return NULL; /* an empty slot reads as the zero GID */
+}
+
+/* ncclIbGetGidIndex() for RoCE without NCCL_IB_GID_INDEX: the walk from index 0. */
+static uint32_t gid_pick(const struct gid_walk *w, const struct gid_table *t)
+{
+	uint32_t cur = 0, len = 0;
+
+	for (size_t k = 0; k < t->n; k++)
+		if (t->e[k].index + 1 > len)
+			len = t->e[k].index + 1;
+	for (uint32_t cand = 1; cand < len; cand++) {
+		uint8_t g[16], c[16];
+		const struct gid_entry *ge = gid_at(t, cur, g), *ce = gid_at(t, cand, c);
+		int cfam = gid_family(c);
+		bool in = gid_in_range(w, c);
+
+		if (cfam != gid_family(g) && cfam == w->family && in) {
+			cur = cand;
+			continue;
+		}
+		if (cfam != w->family || !gid_valid(c) || !in)
+			continue;
+		if ((gid_version(ge, 0) != gid_version(ce, -1) || !gid_valid(g)) &&
+		    gid_version(ce, -1) == w->roce_version)
+			cur = cand;
+	}
+	return cur;
+}
+
+/* envIbAddrFamily(), envIbAddrRange() and NCCL_IB_ROCE_VERSION_NUM, with their notes. */
+static void gid_walk_read(struct nccl_env *env, struct gid_walk *w)
+{
+	const char *fam = env->val[NCCL_IB_ADDR_FAMILY], *range = env->val[NCCL_IB_ADDR_RANGE];
+	char buf[128], *slash;
+
+	memset(w, 0, sizeof(*w));
+	w->family = AF_INET;
+	if (fam && !strcmp(fam, "AF_INET6"))
+		w->family = AF_INET6;
+	else if (fam && fam[0] && strcmp(fam, "AF_INET"))
+		note(env, NCCL_IB_ADDR_FAMILY, true,
+		     "NCCL_IB_ADDR_FAMILY=%.40s is neither AF_INET nor AF_INET6: NCCL uses AF_INET",
+		     fam);
+	w->roce_version = (int)load_var(env, NCCL_IB_ROCE_VERSION_NUM, 2);
+	if (!range || !range[0])
+		return;
+	snprintf(buf, sizeof(buf), "%s", range); /* NCCL's addrString[128] */
+	slash = strchr(buf, '/');
+	if (!slash) {
+		note(env, NCCL_IB_ADDR_RANGE, true,
+		     "NCCL_IB_ADDR_RANGE=%.40s has no '/': NCCL 2.23 and later ignore it, 2.21 "
+		     "and 2.22 crash (NULL dereference in envIbAddrRange)",
+		     range);
+		return;
+	}
+	*slash = '\0';
+	if (inet_pton(w->family, buf, w->prefix) != 1) {
+		note(env, NCCL_IB_ADDR_RANGE, true,
+		     "NCCL_IB_ADDR_RANGE=%.40s: '%.40s' is not an %s address: NCCL ignores it",
+		     range, buf, w->family == AF_INET ? "AF_INET" : "AF_INET6");
+		return;
+	}
+	w->prefixlen = (int)strtol(slash + 1, NULL, 10);
+	if (w->prefixlen > (w->family == AF_INET ? 32 : 128)) {
+		note(env, NCCL_IB_ADDR_RANGE, true,
+		     "NCCL_IB_ADDR_RANGE=%.40s: mask %d too long: NCCL ignores the range", range,
+		     w->prefixlen);
+		w->prefixlen = 0;
+		return;
+	}
+	w->has_prefix = true;
 }
 
 /* "0000:0000:0000:0000:0000:ffff:c0a8:0a0a", as the GID table holds it */
@@ -349,32 +1016,31 @@ static bool ipv4_mapped(const char *gid)
 	return !strncasecmp(gid, "0000:0000:0000:0000:0000:ffff:", 30);
 }
 
-static void judge_gid_index(const struct nccl_env *env, struct node_model *m, const bool *sel,
-			    struct object *node)
+static void judge_gid_index(struct nccl_env *env, struct node_model *m, const bool *sel)
 {
+	struct nccl_reading *r = &env->out[NCCL_IB_GID_INDEX];
+	struct object *node = &m->node;
 	char prob[RW_STR_MAX] = "";
-	int64_t idx;
+	struct gid_walk w;
+	int64_t idx = load_var(env, NCCL_IB_GID_INDEX, -1);
 
-	if (!env->set[NCCL_IB_GID_INDEX]) {
-		field_absent(node, F_JOB_IB_GID_INDEX, ABS_UNSUPPORTED, 0);
-		field_absent(node, F_JOB_IB_GID_INDEX_PROBLEM, ABS_UNSUPPORTED, 0);
-		return;
+	gid_walk_read(env, &w);
+	field_set_int(node, F_JOB_IB_GID_INDEX, idx < 0 ? -1 : idx);
+	if (idx >= 0) {
+		r->kind = NCCL_EFF_INT;
+		r->num = idx;
+	} else {
+		r->kind = NCCL_EFF_LIST;
 	}
-	if (parse_i64(env->val[NCCL_IB_GID_INDEX], &idx) || idx < -1 || idx > 65535) {
-		field_absent(node, F_JOB_IB_GID_INDEX, ABS_ERROR, EINVAL);
-		field_absent(node, F_JOB_IB_GID_INDEX_PROBLEM, ABS_ERROR, EINVAL);
-		return;
-	}
-	field_set_int(node, F_JOB_IB_GID_INDEX, idx);
-	/* -1: NCCL >= 2.21 picks the GID itself, as when the variable is unset */
-	for (size_t i = 0; idx >= 0 && i < m->n_ports; i++) {
+	for (size_t i = 0; i < m->n_ports; i++) {
 		const struct object *p = m->ports[i];
 		const struct gid_table *t =
 		    field_present(p, F_PORT_GIDS) ? p->f[F_PORT_GIDS].v.gids : NULL;
-		const struct gid_entry *g = NULL;
+		const struct gid_entry *g;
+		uint8_t b[16];
+		uint32_t pick;
 
-		if (!sel[i] || strcmp(str_or(p, F_PORT_STATE, ""), "ACTIVE") ||
-		    strcmp(str_or(p, F_PORT_LINK_LAYER, ""), "Ethernet"))
+		if (!sel[i] || !port_roce(p))
 			continue;
 		if (!t) {
 			/* the GID table is unknown: the rule must say unknown, not pass */
@@ -383,95 +1049,170 @@ static void judge_gid_index(const struct nccl_env *env, struct node_model *m, co
 				     p->f[F_PORT_GIDS].err);
 			return;
 		}
-		for (size_t k = 0; k < t->n && !g; k++)
-			if (t->e[k].index == (uint32_t)idx)
-				g = &t->e[k];
+		pick = idx >= 0 ? (uint32_t)idx : gid_pick(&w, t);
+		if (idx < 0)
+			add_item(r, "%s:%u=%u", p->name, p->port, pick);
+		g = gid_at(t, pick, b);
 		if (!g)
-			set_problem(prob, sizeof(prob), "%s:%u has no GID %lld", p->name, p->port,
-				    (long long)idx);
+			set_problem(prob, sizeof(prob), "%s:%u has no GID %u", p->name, p->port,
+				    pick);
 		else if (strcmp(g->type, "RoCE v2"))
-			set_problem(prob, sizeof(prob), "%s:%u GID %lld is %s, not RoCE v2",
-				    p->name, p->port, (long long)idx, g->type);
-		else if (!ipv4_mapped(g->gid))
-			set_problem(prob, sizeof(prob), "%s:%u GID %lld is not IPv4", p->name,
-				    p->port, (long long)idx);
+			set_problem(prob, sizeof(prob), "%s:%u GID %u is %s, not RoCE v2", p->name,
+				    p->port, pick, g->type);
+		else if (!gid_valid(b))
+			set_problem(prob, sizeof(prob), "%s:%u GID %u is link-local", p->name,
+				    p->port, pick);
+		else if (w.family == AF_INET && !ipv4_mapped(g->gid))
+			set_problem(prob, sizeof(prob), "%s:%u GID %u is not IPv4", p->name,
+				    p->port, pick);
 	}
+	if (idx < 0 && prob[0])
+		note(env, NCCL_IB_GID_INDEX, false,
+		     "NCCL picks the GID itself (NCCL_IB_ADDR_FAMILY, NCCL_IB_ADDR_RANGE, "
+		     "NCCL_IB_ROCE_VERSION_NUM) and falls back to index 0 when nothing fits");
 	field_set_str(node, F_JOB_IB_GID_INDEX_PROBLEM, prob);
 }
 
-static void judge_tc(const struct nccl_env *env, struct object *node)
+/* The priority the netdevs of the kept ports give a DSCP (trust dscp only); -1: unknown. */
+static int dscp_priority(const struct node_model *m, const bool *sel, int dscp, const char **on)
 {
-	int64_t tc;
+	for (size_t i = 0; i < m->n_ports; i++) {
+		const struct object *nd = m->ports[i]->netdev;
+		int prio;
 
-	if (!env->set[NCCL_IB_TC]) {
-		for (int id = F_JOB_IB_TC; id <= F_JOB_IB_TC_ECN; id++)
-			field_absent(node, (enum field_id)id, ABS_UNSUPPORTED, 0);
-		return;
+		if (!sel[i] || !nd || strcmp(str_or(nd, F_NETDEV_TRUST, ""), "dscp") ||
+		    !field_present(nd, F_NETDEV_DSCP_MAP))
+			continue;
+		prio = nd->f[F_NETDEV_DSCP_MAP].v.dscp[dscp];
+		if (prio < 0)
+			continue;
+		*on = nd->name;
+		return prio;
 	}
-	if (parse_i64(env->val[NCCL_IB_TC], &tc) || tc < 0 || tc > 255) {
-		for (int id = F_JOB_IB_TC; id <= F_JOB_IB_TC_ECN; id++)
-			field_absent(node, (enum field_id)id, ABS_ERROR, EINVAL);
-		return;
-	}
-	field_set_int(node, F_JOB_IB_TC, tc);
-	field_set_int(node, F_JOB_IB_TC_DSCP, tc >> 2);
-	field_set_int(node, F_JOB_IB_TC_ECN, tc & 3);
-}
-
-/* NCCL's path types, LOC below PIX; a level name or its number (older NCCL). */
-static int gdr_level(const char *s)
-{
-	static const char *const names[] = { "LOC", "PIX", "PXB", "PHB", "SYS" };
-	int64_t v;
-
-	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
-		if (!strcasecmp(s, names[i]))
-			return (int)i;
-	if (!parse_i64(s, &v) && v >= 0 && v <= 5)
-		return v > 4 ? 4 : (int)v;
 	return -1;
 }
 
-static void judge_gdr(const struct nccl_env *env, struct object *node)
+static void judge_tc(struct nccl_env *env, struct node_model *m, const bool *sel)
 {
-	static const char *const names[] = { "LOC", "PIX", "PXB", "PHB", "SYS" };
+	struct nccl_reading *r = &env->out[NCCL_IB_TC];
+	struct object *node = &m->node;
+	const char *v = env->val[NCCL_IB_TC], *on = NULL;
+	int64_t raw;
+	int tc, prio;
+
+	/* the default is 0 up to 2.25 and -1 ("unset") from 2.26: TC 0 either way */
+	raw = load_var(env, NCCL_IB_TC, -1);
+	if (raw == -1) {
+		tc = 0;
+		if (!v)
+			note(env, NCCL_IB_TC, false,
+			     "unset: NCCL sends TC 0 (DSCP 0, not ECN-capable), not rdma_cm's "
+			     "default ToS; from 2.26 an application's ncclConfig_t.trafficClass "
+			     "may set it");
+		else if (v[0])
+			note(env, NCCL_IB_TC, true,
+			     "NCCL_IB_TC=%.20s: NCCL 2.26 and later send TC 0 (as if unset), "
+			     "2.21-2.25 TC 255",
+			     v);
+	} else {
+		/* ah_attr.grh.traffic_class is a uint8_t */
+		tc = (int)(uint8_t)raw;
+		if (raw != tc)
+			note(env, NCCL_IB_TC, true, "NCCL_IB_TC=%.20s is read as %d (the low byte)",
+			     v, tc);
+	}
+	r->kind = NCCL_EFF_INT;
+	r->num = tc;
+	field_set_int(node, F_JOB_IB_TC, tc);
+	field_set_int(node, F_JOB_IB_TC_DSCP, tc >> 2);
+	field_set_int(node, F_JOB_IB_TC_ECN, tc & 3);
+	prio = dscp_priority(m, sel, tc >> 2, &on);
+	if (prio < 0) {
+		field_absent(node, F_JOB_IB_TC_PRIORITY, ABS_UNSUPPORTED, 0);
+		return;
+	}
+	field_set_int(node, F_JOB_IB_TC_PRIORITY, prio);
+	note(env, NCCL_IB_TC, false, "DSCP %d lands on priority %d on %s (trust dscp)", tc >> 2,
+	     prio, on);
+}
+
+/* NCCL's path type of rocewatch's PCI distance (collectors/host.c classifies as NCCL does). */
+static int nccl_path_of(int pci)
+{
+	switch (pci) {
+	case PCI_PATH_PIX:
+		return NCCL_PATH_PIX;
+	case PCI_PATH_PXB:
+		return NCCL_PATH_PXB;
+	case PCI_PATH_PHB:
+		return NCCL_PATH_PHB;
+	default:
+		return NCCL_PATH_SYS;
+	}
+}
+
+static void judge_gdr(struct nccl_env *env, struct object *node)
+{
+	struct nccl_reading *r = &env->out[NCCL_NET_GDR_LEVEL];
 	const struct field_val *fp = &node->f[F_NODE_GPU_NIC_PATHS];
 	const struct pci_pairs *pp = fp->v.pairs;
+	const char *v = env->val[NCCL_NET_GDR_LEVEL];
 	char prob[RW_STR_MAX] = "";
-	int lvl;
+	int lvl, since;
+	bool numeric;
 
-	if (!env->set[NCCL_NET_GDR_LEVEL]) {
+	if (!v) {
 		field_absent(node, F_JOB_NET_GDR_LEVEL, ABS_UNSUPPORTED, 0);
 		field_absent(node, F_JOB_NET_GDR_PROBLEM, ABS_UNSUPPORTED, 0);
 		return;
 	}
-	lvl = gdr_level(env->val[NCCL_NET_GDR_LEVEL]);
+	lvl = nccl_gdr_level(v, &since, &numeric);
 	if (lvl < 0) {
-		field_absent(node, F_JOB_NET_GDR_LEVEL, ABS_ERROR, EINVAL);
-		field_absent(node, F_JOB_NET_GDR_PROBLEM, ABS_ERROR, EINVAL);
+		note(
+		    env, NCCL_NET_GDR_LEVEL, true,
+		    "NCCL_NET_GDR_LEVEL=%.20s is not a level NCCL knows (names are case-sensitive: "
+		    "LOC NVL NVB C2C PIX PXB P2C PXN PHB SYS): NCCL ignores it",
+		    v);
+		/* NCCL keeps its own default: nothing for the level rule to judge */
+		field_absent(node, F_JOB_NET_GDR_LEVEL, ABS_UNSUPPORTED, 0);
+		field_absent(node, F_JOB_NET_GDR_PROBLEM, ABS_UNSUPPORTED, 0);
 		return;
 	}
-	field_set_str(node, F_JOB_NET_GDR_LEVEL, names[lvl]);
+	if (since > 21)
+		note(env, NCCL_NET_GDR_LEVEL, true,
+		     "NCCL_NET_GDR_LEVEL=%s is known from NCCL 2.%d; older versions ignore it", v,
+		     since);
+	if (numeric && (strlen(v) != 1 || v[0] > '5'))
+		note(env, NCCL_NET_GDR_LEVEL, true,
+		     "NCCL_NET_GDR_LEVEL=%.20s is read as %s (an old-style number, above 5 is SYS)",
+		     v, nccl_path_name((enum nccl_path)lvl));
+	r->kind = NCCL_EFF_STR;
+	r->n = 0;
+	add_item(r, "%s", nccl_path_name((enum nccl_path)lvl));
+	field_set_str(node, F_JOB_NET_GDR_LEVEL, nccl_path_name((enum nccl_path)lvl));
 	if (fp->state != ABS_NONE) {
 		field_absent(node, F_JOB_NET_GDR_PROBLEM, (enum absent_reason)fp->state, fp->err);
 		return;
 	}
-	/* each GPU against its nearest NIC: pairs are sorted by GPU */
+	/* each GPU against its nearest NIC: pairs are sorted by GPU; GDR when path <= level */
 	for (size_t i = 0; pp && i < pp->n;) {
 		size_t j = i;
-		int best = PCI_PATH_SYS;
+		int best = NCCL_PATH_SYS;
 
 		for (; j < pp->n && !strcmp(pp->e[j].gpu, pp->e[i].gpu); j++)
-			if ((int)pp->e[j].path < best)
-				best = (int)pp->e[j].path;
-		if (lvl == 0)
-			set_problem(prob, sizeof(prob), "LOC turns GPUDirect RDMA off");
-		else if (best <= PCI_PATH_PXB && lvl < best)
+			if (nccl_path_of((int)pp->e[j].path) < best)
+				best = nccl_path_of((int)pp->e[j].path);
+		if (lvl < NCCL_PATH_PIX)
+			set_problem(prob, sizeof(prob), "%s turns GPUDirect RDMA off",
+				    nccl_path_name((enum nccl_path)lvl));
+		else if (best <= NCCL_PATH_PXB && lvl < best)
 			set_problem(prob, sizeof(prob), "%s forbids GPUDirect for GPU %s at %s",
-				    names[lvl], pp->e[i].gpu, names[best]);
-		else if (best > PCI_PATH_PXB && lvl >= best)
+				    nccl_path_name((enum nccl_path)lvl), pp->e[i].gpu,
+				    nccl_path_name((enum nccl_path)best));
+		else if (best > NCCL_PATH_PXB && lvl >= best)
 			set_problem(prob, sizeof(prob), "%s allows GPUDirect for GPU %s at %s",
-				    names[lvl], pp->e[i].gpu, names[best]);
+				    nccl_path_name((enum nccl_path)lvl), pp->e[i].gpu,
+				    nccl_path_name((enum nccl_path)best));
 		i = j;
 	}
 	field_set_str(node, F_JOB_NET_GDR_PROBLEM, prob);
@@ -488,7 +1229,7 @@ static void judge_debug(const struct nccl_env *env, struct object *node)
 		char item[RW_STR_MAX];
 		int n;
 
-		if (!env->set[vars[i]] || !v[0])
+		if (!v || !v[0])
 			continue;
 		/* NCCL_DEBUG=WARN (and VERSION) are what production runs with */
 		if (vars[i] == NCCL_DEBUG && strcasecmp(v, "INFO") && strcasecmp(v, "TRACE"))
@@ -503,13 +1244,36 @@ static void judge_debug(const struct nccl_env *env, struct object *node)
 	field_set_str(node, F_JOB_DEBUG_TUNING, out);
 }
 
-void nccl_apply(const struct nccl_env *env, struct node_model *m)
+/*
+ * A note's first sentence for the job.reading fact (a string field of
+ * RW_STR_MAX): cut at a word with "..." where it is longer.
+ */
+static void first_sentence(char *out, size_t size, const char *note)
+{
+	size_t n = strcspn(note, ";");
+
+	if (n < size) {
+		memcpy(out, note, n);
+		out[n] = '\0';
+		return;
+	}
+	n = size - 4;
+	while (n > 0 && note[n] != ' ')
+		n--;
+	if (!n)
+		n = size - 4;
+	memcpy(out, note, n);
+	memcpy(out + n, "...", 4);
+}
+
+void nccl_apply(struct nccl_env *env, struct node_model *m)
 {
 	struct object *node = &m->node;
-	char prob[RW_STR_MAX] = "";
+	char reading[RW_STR_MAX] = "";
 	bool *sel;
 	int64_t v;
 
+	memset(env->out, 0, sizeof(env->out));
 	if (!env->given) {
 		for (int id = F_JOB_NCCL; id <= F_JOB_DEBUG_TUNING; id++)
 			field_absent(node, (enum field_id)id, ABS_NOT_COLLECTED, 0);
@@ -522,26 +1286,24 @@ void nccl_apply(const struct nccl_env *env, struct node_model *m)
 		return;
 	}
 	field_set_bool(node, F_JOB_NCCL, true);
-	field_set_str(node, F_JOB_IB_HCA, env->set[NCCL_IB_HCA] ? env->val[NCCL_IB_HCA] : "");
-	judge_ib_hca(env, m, sel, prob, sizeof(prob));
-	field_set_str(node, F_JOB_IB_HCA_PROBLEM, prob);
-	judge_socket_ifname(env, m, node);
-	judge_gid_index(env, m, sel, node);
-	judge_tc(env, node);
-	/* NCCL reads these as integers: NCCL_IB_DISABLE=1 falls back to sockets */
-	if (!env->set[NCCL_IB_DISABLE])
-		field_set_bool(node, F_JOB_IB_DISABLE, false);
-	else if (parse_i64(env->val[NCCL_IB_DISABLE], &v))
-		field_absent(node, F_JOB_IB_DISABLE, ABS_ERROR, EINVAL);
-	else
-		field_set_bool(node, F_JOB_IB_DISABLE, v != 0);
+	judge_ib_hca(env, m, sel);
+	judge_socket_ifname(env, m);
+	judge_gid_index(env, m, sel);
+	judge_tc(env, m, sel);
+	/* ncclIbInit(): any value other than 0 turns RDMA off (sockets only) */
+	v = load_var(env, NCCL_IB_DISABLE, 0);
+	field_set_bool(node, F_JOB_IB_DISABLE, v != 0);
+	env->out[NCCL_IB_DISABLE].kind = NCCL_EFF_INT;
+	env->out[NCCL_IB_DISABLE].num = v;
 	judge_gdr(env, node);
-	if (!env->set[NCCL_CROSS_NIC])
-		field_set_int(node, F_JOB_CROSS_NIC, 2); /* NCCL's default */
-	else if (parse_i64(env->val[NCCL_CROSS_NIC], &v) || v < 0 || v > 2)
-		field_absent(node, F_JOB_CROSS_NIC, ABS_ERROR, EINVAL);
-	else
-		field_set_int(node, F_JOB_CROSS_NIC, v);
+	v = load_var(env, NCCL_CROSS_NIC, 2); /* NCCL's default, src/graph/search.cc */
+	field_set_int(node, F_JOB_CROSS_NIC, v);
+	env->out[NCCL_CROSS_NIC].kind = NCCL_EFF_INT;
+	env->out[NCCL_CROSS_NIC].num = v;
 	judge_debug(env, node);
+	for (int i = 0; i < NCCL__VARS && !reading[0]; i++)
+		if (env->out[i].warn)
+			first_sentence(reading, sizeof(reading), env->out[i].note);
+	field_set_str(node, F_JOB_READING, reading);
 	free(sel);
 }

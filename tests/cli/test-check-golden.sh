@@ -37,6 +37,8 @@ golden pfc-quiet-80 80 pfc-0-and-3.json -q
 golden good-quiet-80 80 good.json --quiet
 golden mtu-1500-verbose-160 160 mtu-1500.json -v
 golden pod-two-profiles-80 80 pod-bare.json --profile lossless-roce --profile container
+# the job section: one line per NCCL variable (its value, NCCL's reading, why), then its rules
+golden job-odd-80 80 good.json --nccl-env "$SOURCE_DIR/tests/fixtures/nccl/job-odd.env"
 
 # -q is only what is not OK: no passing row, no fix text, the summary last
 quiet() {

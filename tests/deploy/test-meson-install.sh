@@ -36,12 +36,15 @@ check "the unit runs $prefix/bin/rocewatch" grep -qx "ExecStart=$prefix/bin/roce
 check "the unit reads $sysconf/default/rocewatch" grep -qx "EnvironmentFile=-$sysconf/default/rocewatch" "$R$unitdir/rocewatch.service"
 check "no @placeholder@ left in the unit" bash -c "! grep -q '@[a-z]*@' '$R$unitdir/rocewatch.service'"
 check "the NPD wrapper is executable" test -x "$R$prefix/share/rocewatch/node-problem-detector/rocewatch-npd.sh"
-# Not run from its DESTDIR it would find its profiles in $prefix/share: where none
-# are installed on this machine, the error must name that directory alone.
+# Not run from its DESTDIR it would find its profiles in $prefix/share, then in
+# itself: where none are installed on this machine, the built-in copy loads, and
+# an unknown name's error names that directory alone and the built-in names.
 if [ -e "$prefix/share/rocewatch/profiles/lossless-roce.yaml" ]; then
 	echo "SKIP: profiles are installed in $prefix/share here; not checking the lookup"
 else
-	check "the installed binary looks for profiles in $prefix/share, nowhere else" bash -c \
-		"cd / && env -u ROCEWATCH_PROFILE_DIR '$R$prefix/bin/rocewatch' check --from '$SOURCE_DIR/tests/fixtures/snapshots/rules/good.json' 2>&1 | grep -q \"looked in $prefix/share/rocewatch/profiles;\""
+	check "the installed binary looks for profiles in $prefix/share, then in itself" bash -c \
+		"cd / && env -u ROCEWATCH_PROFILE_DIR '$R$prefix/bin/rocewatch' check --profile nope --from '$SOURCE_DIR/tests/fixtures/snapshots/rules/good.json' 2>&1 | grep -q \"looked in $prefix/share/rocewatch/profiles; built in: container, fleet, lossless-roce, lossy-roce)\""
+	check "nothing installed in $prefix/share: the installed binary runs its built-in profile" bash -c \
+		"cd / && env -u ROCEWATCH_PROFILE_DIR '$R$prefix/bin/rocewatch' rules list | head -1 | grep -qx 'profile lossless-roce (built into this binary)'"
 fi
 finish

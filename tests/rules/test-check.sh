@@ -265,7 +265,8 @@ check "--help exits 0" bash -c "'$ROCEWATCH' check --help | grep -q 'Usage: roce
 nccl_env() { # NAME KEY=VALUE...: a job file $TMPD/NAME.env
 	local name=$1
 	shift
-	printf '%s\n' "# job $name" "$@" >"$TMPD/$name.env"
+	# NCCL sends TC 0 when NCCL_IB_TC is unset (nccl_ib_tc fails): a sound TC unless the case sets one
+	printf '%s\n' "# job $name" NCCL_IB_TC=106 "$@" >"$TMPD/$name.env"
 }
 nccl_env sound 'export NCCL_IB_HCA="=mlx5_0:1,mlx5_1:1"' NCCL_SOCKET_IFNAME==eth2,eth3 \
 	NCCL_IB_GID_INDEX=3 NCCL_IB_TC=106 NCCL_NET_GDR_LEVEL=PXB NCCL_CROSS_NIC=0 NCCL_DEBUG=WARN
@@ -303,13 +304,50 @@ check "NCCL_DEBUG=INFO and NCCL_PROTO left set: nccl_debug_tuning, exit 1" \
 	expect_check good.json 1 "nccl_debug_tuning@node" --nccl-env "$TMPD/debug.env"
 check "lossy-roce judges the job too: NCCL_IB_TC=104, exit 1" \
 	expect_check lossy-good.json 1 "nccl_ib_tc@node" --profile lossy-roce --nccl-env "$TMPD/tc-no-ect.env"
+nccl_env tc-unset
+sed -i '/^NCCL_IB_TC=/d' "$TMPD/tc-unset.env"
+check "NCCL_IB_TC unset: NCCL sends TC 0 (DSCP 0), nccl_ib_tc, exit 1" \
+	expect_check good.json 1 "nccl_ib_tc@node" --nccl-env "$TMPD/tc-unset.env"
+nccl_env tc-octal NCCL_IB_TC=0152
+check "NCCL_IB_TC=0152 is octal 106: the TC passes, nccl_reading warns, exit 1" \
+	expect_check good.json 1 "nccl_reading@node" --nccl-env "$TMPD/tc-octal.env"
+nccl_env tc-byte NCCL_IB_TC=362
+check "NCCL_IB_TC=362 sends its low byte, 106: nccl_reading, exit 1" \
+	expect_check good.json 1 "nccl_reading@node" --nccl-env "$TMPD/tc-byte.env"
+nccl_env hca-caret 'NCCL_IB_HCA=^'
+check "NCCL_IB_HCA=^ selects nothing in NCCL: nccl_ib_hca, exit 2" \
+	expect_check good.json 2 "nccl_ib_hca@node" --nccl-env "$TMPD/hca-caret.env"
+nccl_env hca-commas 'NCCL_IB_HCA==mlx5_0:1,,mlx5_1:1,'
+check "NCCL_IB_HCA with doubled and trailing commas: NCCL accepts it, exit 0" \
+	expect_check good.json 0 "" --nccl-env "$TMPD/hca-commas.env"
+nccl_env hca-odd 'NCCL_IB_HCA==mlx5_0:+1,mlx5_1:1x'
+check "NCCL_IB_HCA ports read by atoi (+1, 1x): selected, nccl_reading warns, exit 1" \
+	expect_check good.json 1 "nccl_reading@node" --nccl-env "$TMPD/hca-odd.env"
+nccl_env ifname-one NCCL_SOCKET_IFNAME=e
+check "NCCL_SOCKET_IFNAME of one character: ignored by NCCL, nccl_reading, exit 1" \
+	expect_check good.json 1 "nccl_reading@node" --nccl-env "$TMPD/ifname-one.env"
+nccl_env gdr-case NCCL_NET_GDR_LEVEL=pxb
+check "NCCL_NET_GDR_LEVEL=pxb (names are case-sensitive): ignored, nccl_reading, exit 1" \
+	expect_check good.json 1 "nccl_reading@node" --nccl-env "$TMPD/gdr-case.env"
+nccl_env gid-range NCCL_IB_ADDR_RANGE=10.0.0.0/8
+check "NCCL_IB_ADDR_RANGE matching no GID: NCCL falls back to GID 0, nccl_ib_gid_index, exit 1" \
+	expect_check good.json 1 "nccl_ib_gid_index@node" --nccl-env "$TMPD/gid-range.env"
+check "the job's variables in the JSON report: raw value and NCCL's reading" bash -c \
+	"'$ROCEWATCH' check --from '$FX/good.json' --nccl-env '$TMPD/hca-odd.env' -j | python3 -c 'import json,sys
+v = json.load(sys.stdin)[\"job\"][\"variables\"]
+assert v[\"NCCL_IB_HCA\"][\"value\"] == \"=mlx5_0:+1,mlx5_1:1x\", v
+assert v[\"NCCL_IB_HCA\"][\"effective\"] == [\"mlx5_0:1\", \"mlx5_1:1\"], v
+assert v[\"NCCL_IB_TC\"] == {\"value\": \"106\", \"effective\": 106, \"note\": v[\"NCCL_IB_TC\"][\"note\"], \"warning\": False}, v
+assert v[\"NCCL_SOCKET_IFNAME\"][\"value\"] is None and v[\"NCCL_SOCKET_IFNAME\"][\"effective\"], v
+assert v[\"NCCL_IB_GID_INDEX\"][\"effective\"] == [\"mlx5_0:1=3\", \"mlx5_1:1=3\"], v
+assert v[\"NCCL_CROSS_NIC\"][\"effective\"] == 2 and v[\"NCCL_NET_GDR_LEVEL\"][\"effective\"] is None, v'"
 check "--nccl reads the environment: NCCL_IB_DISABLE=1 fails nccl_ib_disable" \
 	env NCCL_IB_DISABLE=1 bash -c "rc=0; '$ROCEWATCH' check --from '$FX/good.json' --nccl -j >'$TMPD/env.json' || rc=\$?; [ \$rc -eq 2 ] && grep -q '\"nccl_ib_disable\"' '$TMPD/env.json'"
 check "without --nccl the nccl_* rules are skipped, with the reason" bash -c \
 	"'$ROCEWATCH' check --from '$FX/good.json' -j | python3 -c 'import json,sys
 d = json.load(sys.stdin)
 r = [x for x in d[\"results\"] if x[\"rule\"].startswith(\"nccl_\")]
-assert len(r) == 9 and all(x[\"outcome\"] == \"skip\" for x in r), r
+assert len(r) == 10 and all(x[\"outcome\"] == \"skip\" for x in r), r
 assert \"job\" not in d'"
 check "the job object of the JSON report: its facts and its rules' verdicts" bash -c \
 	"'$ROCEWATCH' check --from '$FX/good.json' --nccl-env '$TMPD/tc-no-ect.env' -j | python3 -c 'import json,sys
@@ -317,15 +355,14 @@ d = json.load(sys.stdin)
 j = d[\"job\"]
 assert j[\"facts\"][\"ib_tc\"] == 104 and j[\"facts\"][\"ib_tc_dscp\"] == 26 and j[\"facts\"][\"ib_tc_ecn\"] == 0, j
 v = {x[\"rule\"]: x[\"outcome\"] for x in j[\"results\"]}
-assert v[\"nccl_ib_tc\"] == \"fail\" and v[\"nccl_ib_hca\"] == \"pass\" and len(v) == 9, v'"
-check "the text report: the job's rules in a section of their own" bash -c \
-	"'$ROCEWATCH' check --from '$FX/good.json' --nccl-env '$TMPD/cross.env' | grep -A1 '^job (NCCL settings on gpu-node-07)$' | grep -q 'nccl_cross_nic'"
+assert v[\"nccl_ib_tc\"] == \"fail\" and v[\"nccl_ib_hca\"] == \"pass\" and len(v) == 10, v'"
+check "the text report: one line per variable, then the job's rules, in a section of their own" bash -c \
+	"'$ROCEWATCH' check --from '$FX/good.json' --nccl-env '$TMPD/cross.env' | sed -n '/^job (NCCL settings on gpu-node-07)$/,/^$/p' >'$TMPD/job.txt' &&
+	grep -q '^  NCCL_CROSS_NIC=1: 1$' '$TMPD/job.txt' && grep -q '^  NCCL_IB_TC=106: 106' '$TMPD/job.txt' &&
+	grep -q '^  NCCL_IB_HCA unset: mlx5_0:1 mlx5_1:1$' '$TMPD/job.txt' && grep -q 'nccl_cross_nic' '$TMPD/job.txt'"
 nccl_env tc-bad NCCL_IB_TC=lots
-check "NCCL_IB_TC not a number: nccl_ib_tc unknown (exit 3), naming the fact" bash -c \
-	"rc=0; '$ROCEWATCH' check --from '$FX/good.json' --nccl-env '$TMPD/tc-bad.env' -j >'$TMPD/u.json' || rc=\$?; [ \$rc -eq 3 ] && python3 -c 'import json,sys
-d = json.load(open(sys.argv[1]))
-u = [(x[\"rule\"], x[\"reason\"]) for x in d[\"results\"] if x[\"outcome\"] == \"unknown\"]
-assert u == [(\"nccl_ib_tc\", \"job.ib_tc_dscp absent: error (Invalid argument)\")], u' '$TMPD/u.json'"
+check "NCCL_IB_TC not a number: NCCL reads 0, nccl_ib_tc and nccl_reading fail, exit 1" \
+	expect_check good.json 1 "nccl_ib_tc@node nccl_reading@node" --nccl-env "$TMPD/tc-bad.env"
 printf 'NCCL_IB_HCA=mlx5_0\nnot an assignment\n' >"$TMPD/bad.env"
 check "--nccl-env with a bad line: exit 3, FILE:LINE" expect_unknown \
 	"^rocewatch check: --nccl-env $TMPD/bad.env:2: expected KEY=VALUE" --from "$FX/good.json" --nccl-env "$TMPD/bad.env"

@@ -1,8 +1,22 @@
 // SPDX-License-Identifier: MIT
 /*
- * NCCL's list syntax against the examples of NCCL's Environment Variables
- * documentation (NCCL_IB_HCA, NCCL_SOCKET_IFNAME), the KEY=VALUE job file,
- * and the job.* facts nccl_apply() writes for a small model.
+ * A job's NCCL settings read as NCCL's code reads them (src/core/nccl.c).
+ * Every expected value below is NCCL's behaviour, from NVIDIA/nccl at the
+ * tags named (v2.21.5-1 .. v2.30.7-1):
+ *
+ *   parseStringList(), matchIfList()   src/misc/utils.cc
+ *   '^' / '=' and MAX_IB_DEVS (32)     ncclIbInit(): src/transport/net_ib.cc (to 2.28),
+ *                                      ncclIbInitDevices(): net_ib/init.cc (2.29+)
+ *   ncclFindInterfaces(), MAX_IFS (16) src/misc/socket.cc; ncclOsFindInterfaces()
+ *                                      in src/os/linux.cc (IFF_RUNNING from 2.28)
+ *   ncclLoadParam()                    src/misc/param.cc
+ *   ncclGetLevel(), topoPathTypeStr[]  src/graph/paths.cc, src/graph/topo.cc
+ *   ncclIbGetGidIndex()                net_ib.cc / net_ib/connect.cc (2.29+)
+ *   grh.traffic_class (uint8_t)        ncclIbRtrQp() in the same files
+ *
+ * plus the examples of NCCL's Environment Variables documentation for
+ * NCCL_IB_HCA and NCCL_SOCKET_IFNAME, the KEY=VALUE job file, and the job.*
+ * facts nccl_apply() writes for small models.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,90 +34,247 @@
 #include "nccl.h"
 #include "util.h"
 
+/* ---- parseStringList() + matchIfList() ^ searchNot ---- */
+
 struct sel_case {
 	const char *list;
 	const char *name;
-	int port; /* -1: an interface */
-	bool selected;
+	int port;	   /* -1: an interface */
+	bool selected;	   /* NCCL 2.30.7 */
+	bool selected_old; /* NCCL 2.21.5 .. 2.30.4 */
 };
 
-static const struct sel_case cases[] = {
-	/* "mlx5: Use all ports of all cards starting with mlx5" */
-	{ "mlx5", "mlx5_0", 1, true },
-	{ "mlx5", "mlx5_3", 2, true },
-	{ "mlx5", "mlx4_0", 1, false },
+static const struct sel_case sel_cases[] = {
+	/* documentation: "mlx5: Use all ports of all cards starting with mlx5" */
+	{ "mlx5", "mlx5_0", 1, true, true },
+	{ "mlx5", "mlx5_3", 2, true, true },
+	{ "mlx5", "mlx4_0", 1, false, false },
 	/* "=mlx5_0:1,mlx5_1:1: Use ports 1 of cards mlx5_0 and mlx5_1" */
-	{ "=mlx5_0:1,mlx5_1:1", "mlx5_0", 1, true },
-	{ "=mlx5_0:1,mlx5_1:1", "mlx5_1", 1, true },
-	{ "=mlx5_0:1,mlx5_1:1", "mlx5_0", 2, false },
-	{ "=mlx5_0:1,mlx5_1:1", "mlx5_10", 1, false },
+	{ "=mlx5_0:1,mlx5_1:1", "mlx5_0", 1, true, true },
+	{ "=mlx5_0:1,mlx5_1:1", "mlx5_1", 1, true, true },
+	{ "=mlx5_0:1,mlx5_1:1", "mlx5_0", 2, false, false },
+	{ "=mlx5_0:1,mlx5_1:1", "mlx5_10", 1, false, false },
 	/* "^=mlx5_1,mlx5_4: Do not use cards mlx5_1 and mlx5_4" */
-	{ "^=mlx5_1,mlx5_4", "mlx5_1", 1, false },
-	{ "^=mlx5_1,mlx5_4", "mlx5_4", 2, false },
-	{ "^=mlx5_1,mlx5_4", "mlx5_0", 1, true },
-	{ "^=mlx5_1,mlx5_4", "mlx5_10", 1, true },
-	/* without '=', mlx5_1 is a prefix: it selects mlx5_10 .. mlx5_19 too */
-	{ "mlx5_1", "mlx5_1", 1, true },
-	{ "mlx5_1", "mlx5_10", 1, true },
-	{ "mlx5_1", "mlx5_2", 1, false },
-	{ "^mlx5_1", "mlx5_17", 1, false },
-	{ "^mlx5_1", "mlx5_2", 1, true },
-	/* a port restricts one entry only */
-	{ "mlx5_0:1,mlx5_1", "mlx5_1", 2, true },
-	{ "mlx5_0:1,mlx5_1", "mlx5_0", 2, false },
+	{ "^=mlx5_1,mlx5_4", "mlx5_1", 1, false, false },
+	{ "^=mlx5_1,mlx5_4", "mlx5_4", 2, false, false },
+	{ "^=mlx5_1,mlx5_4", "mlx5_0", 1, true, true },
+	{ "^=mlx5_1,mlx5_4", "mlx5_10", 1, true, true },
+	/* matchIf() without '=' is strncmp(name, ref, strlen(ref)): a prefix */
+	{ "mlx5_1", "mlx5_1", 1, true, true },
+	{ "mlx5_1", "mlx5_10", 1, true, true },
+	{ "mlx5_1", "mlx5_2", 1, false, false },
+	{ "^mlx5_1", "mlx5_17", 1, false, false },
+	{ "^mlx5_1", "mlx5_2", 1, true, true },
+	/* a port restricts its own entry only (matchPort) */
+	{ "mlx5_0:1,mlx5_1", "mlx5_1", 2, true, true },
+	{ "mlx5_0:1,mlx5_1", "mlx5_0", 2, false, false },
 	/* NCCL_SOCKET_IFNAME: "eth: Use all interfaces starting with eth, e.g. eth0, eth1" */
-	{ "eth", "eth0", -1, true },
-	{ "eth", "eth1", -1, true },
-	{ "eth", "ens1f0", -1, false },
+	{ "eth", "eth0", -1, true, true },
+	{ "eth", "eth1", -1, true, true },
+	{ "eth", "ens1f0", -1, false, false },
 	/* "=eth0: Use only interface eth0" */
-	{ "=eth0", "eth0", -1, true },
-	{ "=eth0", "eth01", -1, false },
+	{ "=eth0", "eth0", -1, true, true },
+	{ "=eth0", "eth01", -1, false, false },
 	/* "=eth0,eth1: Use only interfaces eth0 and eth1" */
-	{ "=eth0,eth1", "eth1", -1, true },
-	{ "=eth0,eth1", "eth2", -1, false },
+	{ "=eth0,eth1", "eth1", -1, true, true },
+	{ "=eth0,eth1", "eth2", -1, false, false },
 	/* "^docker: Do not use any interface starting with docker" */
-	{ "^docker", "docker0", -1, false },
-	{ "^docker", "eth0", -1, true },
+	{ "^docker", "docker0", -1, false, false },
+	{ "^docker", "eth0", -1, true, true },
 	/* "^=docker0: Do not use interface docker0" */
-	{ "^=docker0", "docker0", -1, false },
-	{ "^=docker0", "docker1", -1, true },
+	{ "^=docker0", "docker0", -1, false, false },
+	{ "^=docker0", "docker1", -1, true, true },
+	/* empty entries are skipped (strtok_r in 2.30.7, the ifC > 0 test before) */
+	{ "mlx5_0,", "mlx5_0", 1, true, true },
+	{ "mlx5_0,,mlx5_1", "mlx5_1", 1, true, true },
+	{ ",mlx5_0", "mlx5_0", 1, true, true },
+	/* "dev:" - port -1 (any) in 2.30.7, atoi("") = 0 (none) up to 2.30.4 */
+	{ "mlx5_0:", "mlx5_0", 1, true, false },
+	{ "=mlx5_0:,mlx5_1", "mlx5_0", 1, true, false },
+	/* 2.30.7 rail and plane fields; older parsers skip to the ',' */
+	{ "=mlx5_0:1:0:0", "mlx5_0", 1, true, true },
+	{ "=mlx5_0:1:0:0", "mlx5_0", 2, false, false },
+	/* ports through atoi: blanks, a sign, trailing characters */
+	{ "=mlx5_0: 1", "mlx5_0", 1, true, true },
+	{ "=mlx5_0:+1", "mlx5_0", 1, true, true },
+	{ "=mlx5_0:1x", "mlx5_0", 1, true, true },
+	{ "=mlx5_0:x", "mlx5_0", 1, false, false }, /* atoi("x") = 0 */
+	/* no list: everything; '^' of no list: nothing ("^", "^=", "^,") */
+	{ "", "mlx5_0", 1, true, true },
+	{ "=", "mlx5_0", 1, true, true },
+	{ ",", "mlx5_0", 1, true, true },
+	{ "^", "mlx5_0", 1, false, false },
+	{ "^=", "mlx5_0", 1, false, false },
+	{ "^,", "eth0", -1, false, false },
+	/* '^' is taken off before '=': "=^x" is an exact "^x" */
+	{ "=^x", "^x", -1, true, true },
+	{ "=^x", "x", -1, false, false },
+	/* an entry without a name is skipped, its port with it */
+	{ ":1", "mlx5_0", 1, true, true },
+	/* blanks are part of the name */
+	{ " mlx5_0", "mlx5_0", 1, false, false },
 };
 
-static void list_syntax(void **state)
+static void list_selection(void **state)
 {
 	(void)state;
-	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(sel_cases); i++) {
+		const struct sel_case *c = &sel_cases[i];
 		struct nccl_list l;
 
-		assert_int_equal(nccl_list_parse(cases[i].list, &l), 0);
-		if (nccl_list_selects(&l, cases[i].name, cases[i].port) != cases[i].selected)
-			fail_msg("%s: %s:%d should%s be selected", cases[i].list, cases[i].name,
-				 cases[i].port, cases[i].selected ? "" : " not");
+		nccl_list_parse(c->list, NCCL_LIST_MAX, &l);
+		if (nccl_list_selects(&l, c->name, c->port, false) != c->selected)
+			fail_msg("2.30.7: '%s': %s:%d should%s be selected", c->list, c->name,
+				 c->port, c->selected ? "" : " not");
+		if (nccl_list_selects(&l, c->name, c->port, true) != c->selected_old)
+			fail_msg("2.30.4: '%s': %s:%d should%s be selected", c->list, c->name,
+				 c->port, c->selected_old ? "" : " not");
 	}
 }
 
-static void list_parse(void **state)
+static void list_limits(void **state)
 {
-	static const char *const bad[] = { ",mlx5_0",  "mlx5_0,", "mlx5_0,,mlx5_1", "mlx5_0:",
-					   "mlx5_0:x", ":1",	  "mlx5_0:1:2",	    "mlx5_0:-1" };
+	char buf[4096], name70[71];
 	struct nccl_list l;
+	size_t len = 0;
 
 	(void)state;
-	assert_int_equal(nccl_list_parse("^=mlx5_0:1,mlx5_1", &l), 0);
+	nccl_list_parse("^=mlx5_0:1,mlx5_1", NCCL_LIST_MAX, &l);
 	assert_true(l.exclude);
 	assert_true(l.exact);
 	assert_int_equal(l.n, 2);
 	assert_string_equal(l.e[0].name, "mlx5_0");
 	assert_int_equal(l.e[0].port, 1);
 	assert_int_equal(l.e[1].port, -1);
-	/* NCCL takes '^' off before '=': "=^x" is an exact match of "^x" */
-	assert_int_equal(nccl_list_parse("=^x", &l), 0);
-	assert_false(l.exclude);
-	assert_string_equal(l.e[0].name, "^x");
-	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
-		if (nccl_list_parse(bad[i], &l) != -EINVAL)
-			fail_msg("'%s' should not parse", bad[i]);
+
+	/* 33 entries: MAX_IB_DEVS is 32, the 33rd is not read */
+	for (int i = 0; i < 33; i++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%sdev%d", i ? "," : "", i);
+	nccl_list_parse(buf, NCCL_IB_HCA_MAX, &l);
+	assert_int_equal(l.n, 32);
+	assert_true(l.notes & NCCL_LN_DROPPED);
+	assert_string_equal(l.dropped, "dev32");
+	/* NCCL_SOCKET_IFNAME: MAX_IFS is 16 */
+	nccl_list_parse(buf, NCCL_IFS_MAX, &l);
+	assert_int_equal(l.n, 16);
+	assert_string_equal(l.dropped, "dev16");
+	/* empty entries do not count toward the limit */
+	nccl_list_parse(",,a,,b,", 2, &l);
+	assert_int_equal(l.n, 2);
+	assert_false(l.notes & NCCL_LN_DROPPED);
+	assert_true(l.notes & NCCL_LN_EMPTY_ENTRY);
+
+	/* a name of 64+ characters: 2.30.7's snprintf into prefix[64] keeps 63 */
+	memset(name70, 'a', 70);
+	name70[70] = '\0';
+	nccl_list_parse(name70, NCCL_LIST_MAX, &l);
+	assert_int_equal(l.n, 1);
+	assert_int_equal(strlen(l.e[0].name), 63);
+	assert_true(l.e[0].long_name);
+
+	/* ports: "1:0:0" is port 1 (rail 0, plane 0); ": 1" "+1" "1x" are atoi's 1 */
+	nccl_list_parse("a:1:0:0,b: 1,c:+1,d:1x,e:,f:007", NCCL_LIST_MAX, &l);
+	assert_int_equal(l.n, 6);
+	assert_int_equal(l.e[0].port, 1);
+	assert_false(l.e[0].odd_port);
+	for (int i = 1; i <= 3; i++) {
+		assert_int_equal(l.e[i].port, 1);
+		assert_true(l.e[i].odd_port);
+	}
+	assert_int_equal(l.e[4].port, -1);
+	assert_int_equal(l.e[4].port_old, 0);
+	assert_int_equal(l.e[5].port, 7); /* atoi is base 10: no octal here */
 }
+
+/* ---- ncclLoadParam(): strtoll(value, NULL, 0) ---- */
+
+struct num_case {
+	const char *s;
+	int64_t deflt, want;
+	enum nccl_num_note note;
+};
+
+static const struct num_case num_cases[] = {
+	{ "106", 0, 106, NCCL_NUM_PLAIN },
+	{ "0152", 0, 106, NCCL_NUM_OCTAL },
+	{ "0x6a", 0, 106, NCCL_NUM_HEX },
+	{ "0X6A", 0, 106, NCCL_NUM_HEX },
+	{ "3abc", 0, 3, NCCL_NUM_TRAILING },
+	{ "08", 0, 0, NCCL_NUM_TRAILING }, /* octal: 8 is not a digit */
+	{ "abc", 0, 0, NCCL_NUM_NOT_NUM },
+	{ "", -1, -1, NCCL_NUM_DEFAULT }, /* strlen(str) > 0 is tested first */
+	{ "", 2, 2, NCCL_NUM_DEFAULT },
+	{ "99999999999999999999", 2, 2, NCCL_NUM_RANGE }, /* errno: the default */
+	{ " 7", 0, 7, NCCL_NUM_PLAIN },
+	{ "-1", 0, -1, NCCL_NUM_PLAIN },
+	{ "256", 0, 256, NCCL_NUM_PLAIN },
+	{ "0", 5, 0, NCCL_NUM_PLAIN },
+};
+
+static void load_param(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(num_cases); i++) {
+		enum nccl_num_note n;
+		int64_t v = nccl_load_param(num_cases[i].s, num_cases[i].deflt, &n);
+
+		if (v != num_cases[i].want || n != num_cases[i].note)
+			fail_msg("'%s': %lld (note %d), want %lld (note %d)", num_cases[i].s,
+				 (long long)v, n, (long long)num_cases[i].want, num_cases[i].note);
+	}
+}
+
+/* ---- ncclGetLevel() ---- */
+
+struct gdr_case {
+	const char *s;
+	int want; /* enum nccl_path, -1: ignored */
+	int since;
+};
+
+static const struct gdr_case gdr_cases[] = {
+	{ "LOC", NCCL_PATH_LOC, 21 },
+	{ "NVL", NCCL_PATH_NVL, 21 },
+	{ "NVB", NCCL_PATH_NVB, 21 },
+	{ "C2C", NCCL_PATH_C2C, 26 }, /* topoPathTypeStr[] from v2.26.2 */
+	{ "PIX", NCCL_PATH_PIX, 21 },
+	{ "PXB", NCCL_PATH_PXB, 21 },
+	{ "P2C", NCCL_PATH_P2C, 27 }, /* from v2.27.3 */
+	{ "PXN", NCCL_PATH_PXN, 21 },
+	{ "PHB", NCCL_PATH_PHB, 21 },
+	{ "SYS", NCCL_PATH_SYS, 21 },
+	{ "pxb", -1, 21 }, /* strcmp: case-sensitive */
+	{ "Sys", -1, 21 },
+	{ " PXB", -1, 21 },
+	{ "", -1, 21 },
+	{ "NET", -1, 21 }, /* in the table, past PATH_SYS: not a level */
+	/* levelsOldToNew[]: LOC PIX PXB PHB SYS SYS, above 5 clamped */
+	{ "0", NCCL_PATH_LOC, 21 },
+	{ "1", NCCL_PATH_PIX, 21 },
+	{ "2", NCCL_PATH_PXB, 21 },
+	{ "3", NCCL_PATH_PHB, 21 },
+	{ "4", NCCL_PATH_SYS, 21 },
+	{ "5", NCCL_PATH_SYS, 21 },
+	{ "7", NCCL_PATH_SYS, 21 },
+	{ "2x", NCCL_PATH_PXB, 21 },
+	{ "010", NCCL_PATH_SYS, 21 }, /* strtol(.., 0): octal 8 */
+};
+
+static void gdr_level(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(gdr_cases); i++) {
+		int since;
+		bool numeric;
+		int l = nccl_gdr_level(gdr_cases[i].s, &since, &numeric);
+
+		if (l != gdr_cases[i].want || (l >= 0 && since != gdr_cases[i].since))
+			fail_msg("'%s': %d (since %d), want %d (since %d)", gdr_cases[i].s, l,
+				 since, gdr_cases[i].want, gdr_cases[i].since);
+	}
+}
+
+/* ---- the job file ---- */
 
 static void write_file(const char *path, const char *text)
 {
@@ -116,7 +287,7 @@ static void write_file(const char *path, const char *text)
 
 static void env_file(void **state)
 {
-	char path[] = "/tmp/rocewatch-nccl.XXXXXX", err[256];
+	char path[] = "/tmp/rocewatch-nccl.XXXXXX", err[256], *big;
 	struct nccl_env env;
 	int fd = mkstemp(path);
 
@@ -139,6 +310,24 @@ static void env_file(void **state)
 	assert_true(env.set[NCCL_DEBUG]);
 	assert_string_equal(env.val[NCCL_DEBUG], "");
 	assert_false(env.set[NCCL_ALGO]);
+	nccl_env_free(&env);
+
+	/* a value as long as NCCL reads (33 entries of 70 characters): kept whole */
+	big = malloc(4096);
+	assert_non_null(big);
+	strcpy(big, "NCCL_IB_HCA=");
+	for (size_t i = 0, off = strlen(big); i < 33; i++) {
+		memset(big + off, 'a' + (int)(i % 26), 70);
+		off += 70;
+		big[off++] = i < 32 ? ',' : '\n';
+		big[off] = '\0';
+	}
+	write_file(path, big);
+	memset(&env, 0, sizeof(env));
+	assert_int_equal(nccl_env_read_file(&env, path, err, sizeof(err)), 0);
+	assert_int_equal(strlen(env.val[NCCL_IB_HCA]), 33 * 71 - 1);
+	nccl_env_free(&env);
+	free(big);
 
 	/* a bad line: one error naming the file and the line */
 	write_file(path, "NCCL_IB_HCA=mlx5_0\nthis is not an assignment\n");
@@ -152,7 +341,10 @@ static void env_file(void **state)
 	unlink(path);
 	assert_int_equal(nccl_env_read_file(&env, path, err, sizeof(err)), -ENOENT);
 	assert_non_null(strstr(err, "No such file"));
+	nccl_env_free(&env);
 }
+
+/* ---- nccl_apply() on small models ---- */
 
 static struct object *port(struct node_model *m, const char *dev, const char *state, const char *ll)
 {
@@ -164,7 +356,430 @@ static struct object *port(struct node_model *m, const char *dev, const char *st
 	return p;
 }
 
-static void apply(void **state)
+/* "a b c" of a reading's items */
+static void items(const struct nccl_reading *r, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < r->n && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? " " : "", r->items[i]);
+}
+
+static void put(struct nccl_env *env, const char *key, const char *val)
+{
+	if (val) {
+		assert_int_equal(nccl_env_put(env, key, val), 0);
+		return;
+	}
+	for (int v = 0; v < NCCL__VARS; v++)
+		if (!strcmp(nccl_var_name((enum nccl_var)v), key)) {
+			free(env->val[v]);
+			env->val[v] = NULL;
+			env->set[v] = false;
+		}
+}
+
+struct hca_case {
+	const char *value; /* NULL: unset */
+	const char *effective;
+	const char *problem;
+	bool reading; /* job.reading warns */
+};
+
+/*
+ * ports (the model keeps them sorted): mlx5_0 ACTIVE RoCE, mlx5_1 DOWN,
+ * mlx5_10 ACTIVE RoCE, mlx5_2 ACTIVE InfiniBand
+ */
+static const struct hca_case hca_cases[] = {
+	{ NULL, "mlx5_0:1 mlx5_10:1 mlx5_2:1", "", false },
+	{ "", "mlx5_0:1 mlx5_10:1 mlx5_2:1", "", false },
+	{ "=mlx5_0", "mlx5_0:1", "", false },
+	{ "mlx5_0,", "mlx5_0:1", "", false },
+	{ "=mlx5_0,,mlx5_10", "mlx5_0:1 mlx5_10:1", "", false },
+	{ "=mlx5_0:", "mlx5_0:1", "", true },
+	{ "=mlx5_0:1:0:0", "mlx5_0:1", "", false },
+	{ "=mlx5_0: 1", "mlx5_0:1", "", true },
+	{ "=mlx5_0:+1", "mlx5_0:1", "", true },
+	{ "=mlx5_0:1x", "mlx5_0:1", "", true },
+	{ "^", "", "\"^\" excludes every port: NCCL finds no HCA", false },
+	{ "^=", "", "\"^=\" excludes every port: NCCL finds no HCA", false },
+	{ "mlx5", "mlx5_0:1 mlx5_10:1 mlx5_2:1", "mlx5_1:1 is DOWN", false },
+	/* a prefix: mlx5_1 selects mlx5_10 too; NCCL skips the DOWN port */
+	{ "mlx5_1", "mlx5_10:1", "mlx5_1:1 is DOWN", false },
+	{ "=mlx5_2:1", "mlx5_2:1", "mlx5_2:1 is InfiniBand, not RoCE", false },
+	{ "=mlx5_0:2", "", "mlx5_0:2: no such RDMA port", false },
+	{ "^mlx5", "", "selects no RDMA port of this node", false },
+	{ "^=mlx5_1,mlx5_2", "mlx5_0:1 mlx5_10:1", "", false },
+};
+
+static void apply_ib_hca(void **state)
+{
+	struct nccl_env env = { .given = true };
+	struct node_model m;
+	char buf[1024], big[4096];
+	size_t len = 0;
+
+	(void)state;
+	model_init(&m);
+	port(&m, "mlx5_0", "ACTIVE", "Ethernet");
+	port(&m, "mlx5_1", "DOWN", "Ethernet");
+	port(&m, "mlx5_2", "ACTIVE", "InfiniBand");
+	port(&m, "mlx5_10", "ACTIVE", "Ethernet");
+	for (size_t i = 0; i < ARRAY_SIZE(hca_cases); i++) {
+		const struct hca_case *c = &hca_cases[i];
+
+		put(&env, "NCCL_IB_HCA", c->value);
+		nccl_apply(&env, &m);
+		items(&env.out[NCCL_IB_HCA], buf, sizeof(buf));
+		if (strcmp(buf, c->effective))
+			fail_msg("'%s': effective '%s', want '%s'", c->value, buf, c->effective);
+		if (strcmp(m.node.f[F_JOB_IB_HCA_PROBLEM].v.s, c->problem))
+			fail_msg("'%s': problem '%s', want '%s'", c->value,
+				 m.node.f[F_JOB_IB_HCA_PROBLEM].v.s, c->problem);
+		if (!m.node.f[F_JOB_READING].v.s[0] != !c->reading)
+			fail_msg("'%s': reading '%s'", c->value, m.node.f[F_JOB_READING].v.s);
+	}
+	/* the 33rd entry is not read: NCCL never sees mlx5_0 */
+	for (int i = 0; i < 32; i++)
+		len +=
+		    (size_t)snprintf(big + len, sizeof(big) - len, "%smlx5_9%d", i ? "," : "=", i);
+	snprintf(big + len, sizeof(big) - len, ",mlx5_0");
+	put(&env, "NCCL_IB_HCA", big);
+	nccl_apply(&env, &m);
+	assert_int_equal(env.out[NCCL_IB_HCA].n, 0);
+	assert_string_equal(m.node.f[F_JOB_IB_HCA_PROBLEM].v.s, "mlx5_90: no such RDMA device");
+	assert_non_null(strstr(env.out[NCCL_IB_HCA].note, "first 32 entries; mlx5_0 and after"));
+	assert_true(env.out[NCCL_IB_HCA].warn);
+	nccl_env_free(&env);
+	model_free(&m);
+}
+
+struct if_case {
+	const char *value, *family;
+	const char *effective, *problem, *virt;
+	bool reading;
+};
+
+/*
+ * getifaddrs() as NCCL would see it: lo (127.0.0.1), ib0, eth0, eth1 (an
+ * address, not running), dummy0 (operstate unknown, IFF_RUNNING), v6only (a
+ * global IPv6 address only), docker0, virbr0.
+ */
+static const struct nccl_ifaddr node_ifs[] = {
+	{ "lo", true, true, false },	  { "ib0", true, true, true },
+	{ "eth0", true, true, true },	  { "eth1", false, true, false },
+	{ "dummy0", true, true, false },  { "v6only", true, false, true },
+	{ "docker0", true, true, false }, { "virbr0", true, true, false },
+};
+
+static const struct if_case if_cases[] = {
+	/* unset: ncclFindInterfaces() tries "ib" first */
+	{ NULL, NULL, "ib0", "", "", false },
+	/* one character: ignored (strlen(env) > 1), NCCL picks itself */
+	{ "e", NULL, "ib0", "", "", true },
+	{ "eth", NULL, "eth0", "", "", false }, /* eth1 is not running (2.28+) */
+	{ "=eth1", NULL, "", "selects no running interface with an address", "", false },
+	{ "lo", NULL, "lo", "", "lo", false },
+	{ "=v6only", NULL, "v6only", "", "", false },
+	{ "=v6only", "AF_INET", "", "selects no running interface with an address", "", false },
+	{ "dummy", NULL, "dummy0", "", "", false },
+	{ "^=ib0,eth0", NULL, "lo dummy0 v6only docker0 virbr0", "", "lo docker0 virbr0", false },
+	/* "^" is one character: ignored too; "^=" excludes every interface */
+	{ "^", NULL, "ib0", "", "", true },
+	{ "^=", NULL, "", "selects no running interface with an address", "", false },
+	{ "=eth0,", NULL, "eth0", "", "", false },
+};
+
+static void apply_socket_ifname(void **state)
+{
+	struct nccl_ifaddrs ifs = { ARRAY_SIZE(node_ifs), (struct nccl_ifaddr *)node_ifs };
+	struct nccl_env env = { .given = true, .ifs = &ifs };
+	struct node_model m;
+	char buf[1024], big[512];
+	size_t len = 0;
+
+	(void)state;
+	model_init(&m);
+	for (size_t i = 0; i < ARRAY_SIZE(if_cases); i++) {
+		const struct if_case *c = &if_cases[i];
+		const struct object *n = &m.node;
+
+		put(&env, "NCCL_SOCKET_IFNAME", c->value);
+		put(&env, "NCCL_SOCKET_FAMILY", c->family);
+		nccl_apply(&env, &m);
+		items(&env.out[NCCL_SOCKET_IFNAME], buf, sizeof(buf));
+		if (strcmp(buf, c->effective) ||
+		    strcmp(n->f[F_JOB_SOCKET_IFNAME_PROBLEM].v.s, c->problem) ||
+		    strcmp(n->f[F_JOB_SOCKET_IFNAME_VIRTUAL].v.s, c->virt) ||
+		    !n->f[F_JOB_READING].v.s[0] != !c->reading)
+			fail_msg("'%s': effective '%s' problem '%s' virtual '%s' reading '%s'",
+				 c->value, buf, n->f[F_JOB_SOCKET_IFNAME_PROBLEM].v.s,
+				 n->f[F_JOB_SOCKET_IFNAME_VIRTUAL].v.s, n->f[F_JOB_READING].v.s);
+	}
+	/* job.reading: the first warning's first sentence, cut at a word to fit a field */
+	put(&env, "NCCL_SOCKET_IFNAME", "e");
+	nccl_apply(&env, &m);
+	assert_string_equal(m.node.f[F_JOB_READING].v.s,
+			    "NCCL_SOCKET_IFNAME=e: NCCL ignores a value of one character...");
+	/* eth1 has an address but is not running: 2.21-2.27 take it, 2.28+ do not */
+	put(&env, "NCCL_SOCKET_IFNAME", "eth");
+	nccl_apply(&env, &m);
+	assert_non_null(strstr(env.out[NCCL_SOCKET_IFNAME].note, "2.21-2.27 also take eth1"));
+	/* MAX_IFS: the 17th entry is not read */
+	for (int i = 0; i < 16; i++)
+		len += (size_t)snprintf(big + len, sizeof(big) - len, "%sx%d", i ? "," : "=", i);
+	snprintf(big + len, sizeof(big) - len, ",eth0");
+	put(&env, "NCCL_SOCKET_IFNAME", big);
+	nccl_apply(&env, &m);
+	assert_int_equal(env.out[NCCL_SOCKET_IFNAME].n, 0);
+	assert_true(env.out[NCCL_SOCKET_IFNAME].warn);
+	/* ib0 has an address but is not running: 2.28+ go on to "^docker,lo,virbr", older stop at
+	 * ib0 */
+	{
+		struct nccl_ifaddr down[ARRAY_SIZE(node_ifs)];
+		struct nccl_ifaddrs difs = { ARRAY_SIZE(node_ifs), down };
+
+		memcpy(down, node_ifs, sizeof(down));
+		down[1].running = false;
+		env.ifs = &difs;
+		put(&env, "NCCL_SOCKET_IFNAME", NULL);
+		nccl_apply(&env, &m);
+		items(&env.out[NCCL_SOCKET_IFNAME], buf, sizeof(buf));
+		assert_string_equal(buf, "eth0 dummy0 v6only");
+		assert_non_null(strstr(env.out[NCCL_SOCKET_IFNAME].note, "take ib0 instead"));
+		/* eth1 (not running) is named even beside eth10 */
+		strlcpy0(down[1].name, "eth10", sizeof(down[1].name));
+		down[1].running = true;
+		put(&env, "NCCL_SOCKET_IFNAME", "eth");
+		nccl_apply(&env, &m);
+		items(&env.out[NCCL_SOCKET_IFNAME], buf, sizeof(buf));
+		assert_string_equal(buf, "eth10 eth0");
+		assert_non_null(strstr(env.out[NCCL_SOCKET_IFNAME].note, "also take eth1,"));
+		env.ifs = &ifs;
+	}
+	/* without ib*: "^docker,lo,virbr" */
+	ifs.e = (struct nccl_ifaddr *)node_ifs + 2;
+	ifs.n = ARRAY_SIZE(node_ifs) - 2;
+	put(&env, "NCCL_SOCKET_IFNAME", NULL);
+	nccl_apply(&env, &m);
+	items(&env.out[NCCL_SOCKET_IFNAME], buf, sizeof(buf));
+	assert_string_equal(buf, "eth0 dummy0 v6only");
+	nccl_env_free(&env);
+	model_free(&m);
+}
+
+struct num_apply_case {
+	const char *var, *value;
+	enum field_id id;
+	int64_t want;
+	const char *note; /* a substring of the variable's note, NULL: none */
+	bool warn;
+};
+
+static const struct num_apply_case num_apply_cases[] = {
+	{ "NCCL_IB_TC", NULL, F_JOB_IB_TC, 0, "unset: NCCL sends TC 0", false },
+	{ "NCCL_IB_TC", "106", F_JOB_IB_TC, 106, NULL, false },
+	{ "NCCL_IB_TC", "0152", F_JOB_IB_TC, 106, "NCCL_IB_TC=0152 is read as 106 (octal)", true },
+	{ "NCCL_IB_TC", "0x6a", F_JOB_IB_TC, 106, NULL, false },
+	{ "NCCL_IB_TC", "256", F_JOB_IB_TC, 0, "NCCL_IB_TC=256 is read as 0 (the low byte)", true },
+	{ "NCCL_IB_TC", "362", F_JOB_IB_TC, 106, "is read as 106 (the low byte)", true },
+	{ "NCCL_IB_TC", "3abc", F_JOB_IB_TC, 3, "is read as 3 (strtoll stops at 'a')", true },
+	{ "NCCL_IB_TC", "abc", F_JOB_IB_TC, 0, "is not a number: NCCL reads 0", true },
+	{ "NCCL_IB_TC", "", F_JOB_IB_TC, 0, "is empty", false },
+	{ "NCCL_IB_TC", "-1", F_JOB_IB_TC, 0, "2.21-2.25 TC 255", true },
+	{ "NCCL_IB_GID_INDEX", "03", F_JOB_IB_GID_INDEX, 3, "(octal)", true },
+	{ "NCCL_IB_GID_INDEX", "0x3", F_JOB_IB_GID_INDEX, 3, NULL, false },
+	{ "NCCL_CROSS_NIC", NULL, F_JOB_CROSS_NIC, 2, NULL, false },
+	{ "NCCL_CROSS_NIC", "", F_JOB_CROSS_NIC, 2, "NCCL uses its default, 2", false },
+	{ "NCCL_CROSS_NIC", "1abc", F_JOB_CROSS_NIC, 1, "is read as 1", true },
+	{ "NCCL_CROSS_NIC", "x", F_JOB_CROSS_NIC, 0, "NCCL reads 0", true },
+	{ "NCCL_IB_DISABLE", "0x0", F_JOB_IB_DISABLE, 0, NULL, false },
+	{ "NCCL_IB_DISABLE", "2", F_JOB_IB_DISABLE, 1, NULL, false },
+	{ "NCCL_IB_DISABLE", "yes", F_JOB_IB_DISABLE, 0, "NCCL reads 0", true },
+	{ "NCCL_IB_DISABLE", "010", F_JOB_IB_DISABLE, 1, "is read as 8 (octal)", true },
+};
+
+static void apply_numbers(void **state)
+{
+	struct nccl_env env = { .given = true };
+	struct node_model m;
+
+	(void)state;
+	model_init(&m);
+	for (size_t i = 0; i < ARRAY_SIZE(num_apply_cases); i++) {
+		const struct num_apply_case *c = &num_apply_cases[i];
+		const struct nccl_reading *r;
+		int v;
+
+		nccl_env_free(&env);
+		put(&env, c->var, c->value);
+		nccl_apply(&env, &m);
+		for (v = 0; strcmp(nccl_var_name((enum nccl_var)v), c->var); v++)
+			;
+		r = &env.out[v];
+		if (m.node.f[c->id].state != ABS_NONE || m.node.f[c->id].v.i != c->want)
+			fail_msg("%s='%s': %lld, want %lld", c->var, c->value,
+				 (long long)m.node.f[c->id].v.i, (long long)c->want);
+		if (c->note ? !strstr(r->note, c->note) : r->note[0] != '\0')
+			fail_msg("%s='%s': note '%s', want '%s'", c->var, c->value, r->note,
+				 c->note ? c->note : "");
+		if (r->warn != c->warn)
+			fail_msg("%s='%s': warn %d", c->var, c->value, r->warn);
+	}
+	/* the TC splits into DSCP and ECN */
+	put(&env, "NCCL_IB_TC", "106");
+	nccl_apply(&env, &m);
+	assert_int_equal(m.node.f[F_JOB_IB_TC_DSCP].v.i, 26);
+	assert_int_equal(m.node.f[F_JOB_IB_TC_ECN].v.i, 2);
+	nccl_env_free(&env);
+	model_free(&m);
+}
+
+/* The TC NCCL sends when unset is 0: DSCP 0, which a node trusting DSCP puts on priority 0. */
+static void apply_tc_priority(void **state)
+{
+	struct nccl_env env = { .given = true };
+	struct node_model m;
+	struct object *nd;
+	int8_t map[RW_DSCP_COUNT];
+
+	(void)state;
+	model_init(&m);
+	nd = model_add_netdev(&m, "eth2");
+	field_set_str(port(&m, "mlx5_0", "ACTIVE", "Ethernet"), F_PORT_NETDEV, "eth2");
+	model_link_ports(&m);
+	for (int d = 0; d < RW_DSCP_COUNT; d++)
+		map[d] = (int8_t)(d >> 3);
+	map[26] = 3;
+	field_set_str(nd, F_NETDEV_TRUST, "dscp");
+	field_set_dscp_map(nd, F_NETDEV_DSCP_MAP, map);
+	nccl_apply(&env, &m);
+	assert_int_equal(m.node.f[F_JOB_IB_TC].v.i, 0);
+	assert_int_equal(m.node.f[F_JOB_IB_TC_DSCP].v.i, 0);
+	assert_int_equal(m.node.f[F_JOB_IB_TC_PRIORITY].v.i, 0);
+	assert_non_null(strstr(env.out[NCCL_IB_TC].note, "DSCP 0 lands on priority 0 on eth2"));
+	put(&env, "NCCL_IB_TC", "106");
+	nccl_apply(&env, &m);
+	assert_int_equal(m.node.f[F_JOB_IB_TC_PRIORITY].v.i, 3);
+	/* trust pcp: the DSCP does not pick the priority */
+	field_set_str(nd, F_NETDEV_TRUST, "pcp");
+	nccl_apply(&env, &m);
+	assert_int_equal(m.node.f[F_JOB_IB_TC_PRIORITY].state, ABS_UNSUPPORTED);
+	nccl_env_free(&env);
+	model_free(&m);
+}
+
+struct gid_case {
+	const char *index, *family, *range, *version;
+	const char *effective, *problem;
+};
+
+static const struct gid_case gid_cases[] = {
+	/* AF_INET, RoCE v2: the v4-mapped RoCE v2 GID */
+	{ NULL, NULL, NULL, NULL, "mlx5_0:1=3", "" },
+	{ "-1", NULL, NULL, NULL, "mlx5_0:1=3", "" },
+	{ NULL, NULL, NULL, "1", "mlx5_0:1=2", "mlx5_0:1 GID 2 is IB/RoCE v1, not RoCE v2" },
+	{ NULL, "AF_INET6", NULL, NULL, "mlx5_0:1=5", "" },
+	{ NULL, NULL, "192.168.0.0/16", NULL, "mlx5_0:1=3", "" },
+	/* a range that matches nothing: index 0, RoCE v1 link-local */
+	{ NULL, NULL, "10.0.0.0/8", NULL, "mlx5_0:1=0",
+	  "mlx5_0:1 GID 0 is IB/RoCE v1, not RoCE v2" },
+	/* a range NCCL cannot read is ignored */
+	{ NULL, NULL, "10.0.0.0", NULL, "mlx5_0:1=3", "" },
+	{ NULL, NULL, "10.0.0.0/40", NULL, "mlx5_0:1=3", "" },
+	/* an unknown family is AF_INET */
+	{ NULL, "inet6", NULL, NULL, "mlx5_0:1=3", "" },
+	{ "3", NULL, NULL, NULL, "", "" },
+	{ "1", NULL, NULL, NULL, "", "mlx5_0:1 GID 1 is link-local" },
+	{ "7", NULL, NULL, NULL, "", "mlx5_0:1 has no GID 7" },
+};
+
+static void add_gid(struct object *p, uint32_t idx, const char *gid, const char *type)
+{
+	struct gid_entry *e = realloc(p->gids.e, (p->gids.n + 1) * sizeof(*e));
+
+	assert_non_null(e);
+	p->gids.e = e;
+	e = &p->gids.e[p->gids.n++];
+	memset(e, 0, sizeof(*e));
+	e->index = idx;
+	strlcpy0(e->gid, gid, sizeof(e->gid));
+	strlcpy0(e->type, type, sizeof(e->type));
+	p->f[F_PORT_GIDS].state = ABS_NONE;
+	p->f[F_PORT_GIDS].v.gids = &p->gids;
+}
+
+static void apply_gid(void **state)
+{
+	struct nccl_env env = { .given = true };
+	struct node_model m;
+	struct object *p;
+	char buf[256];
+
+	(void)state;
+	model_init(&m);
+	p = port(&m, "mlx5_0", "ACTIVE", "Ethernet");
+	/* what mlx5 shows: each address as a RoCE v1 and a RoCE v2 GID */
+	add_gid(p, 0, "fe80:0000:0000:0000:0a00:27ff:fe00:0001", "IB/RoCE v1");
+	add_gid(p, 1, "fe80:0000:0000:0000:0a00:27ff:fe00:0001", "RoCE v2");
+	add_gid(p, 2, "0000:0000:0000:0000:0000:ffff:c0a8:010a", "IB/RoCE v1");
+	add_gid(p, 3, "0000:0000:0000:0000:0000:ffff:c0a8:010a", "RoCE v2");
+	add_gid(p, 4, "fd00:0000:0000:0000:0000:0000:0000:0001", "IB/RoCE v1");
+	add_gid(p, 5, "fd00:0000:0000:0000:0000:0000:0000:0001", "RoCE v2");
+	for (size_t i = 0; i < ARRAY_SIZE(gid_cases); i++) {
+		const struct gid_case *c = &gid_cases[i];
+
+		nccl_env_free(&env);
+		put(&env, "NCCL_IB_GID_INDEX", c->index);
+		put(&env, "NCCL_IB_ADDR_FAMILY", c->family);
+		put(&env, "NCCL_IB_ADDR_RANGE", c->range);
+		put(&env, "NCCL_IB_ROCE_VERSION_NUM", c->version);
+		nccl_apply(&env, &m);
+		items(&env.out[NCCL_IB_GID_INDEX], buf, sizeof(buf));
+		if (strcmp(buf, c->effective) ||
+		    strcmp(m.node.f[F_JOB_IB_GID_INDEX_PROBLEM].v.s, c->problem))
+			fail_msg("case %zu: effective '%s' problem '%s'", i, buf,
+				 m.node.f[F_JOB_IB_GID_INDEX_PROBLEM].v.s);
+	}
+	/* AF_INET6 with only link-local GIDs: index 0 */
+	p->gids.n = 2;
+	nccl_env_free(&env);
+	put(&env, "NCCL_IB_ADDR_FAMILY", "AF_INET6");
+	nccl_apply(&env, &m);
+	assert_string_equal(env.out[NCCL_IB_GID_INDEX].items[0], "mlx5_0:1=0");
+	nccl_env_free(&env);
+	model_free(&m);
+}
+
+static void apply_gdr(void **state)
+{
+	struct nccl_env env = { .given = true };
+	struct node_model m;
+
+	(void)state;
+	model_init(&m);
+	put(&env, "NCCL_NET_GDR_LEVEL", "pxb");
+	nccl_apply(&env, &m);
+	/* ignored: NCCL keeps its default, the reading rule warns */
+	assert_int_equal(m.node.f[F_JOB_NET_GDR_LEVEL].state, ABS_UNSUPPORTED);
+	assert_non_null(strstr(m.node.f[F_JOB_READING].v.s, "NCCL_NET_GDR_LEVEL=pxb is not"));
+	put(&env, "NCCL_NET_GDR_LEVEL", "7");
+	nccl_apply(&env, &m);
+	assert_string_equal(m.node.f[F_JOB_NET_GDR_LEVEL].v.s, "SYS");
+	assert_true(env.out[NCCL_NET_GDR_LEVEL].warn);
+	put(&env, "NCCL_NET_GDR_LEVEL", "P2C");
+	nccl_apply(&env, &m);
+	assert_string_equal(env.out[NCCL_NET_GDR_LEVEL].items[0], "P2C");
+	assert_non_null(strstr(env.out[NCCL_NET_GDR_LEVEL].note, "from NCCL 2.27"));
+	put(&env, "NCCL_NET_GDR_LEVEL", "PXB");
+	nccl_apply(&env, &m);
+	assert_false(env.out[NCCL_NET_GDR_LEVEL].warn);
+	nccl_env_free(&env);
+	model_free(&m);
+}
+
+static void apply_absent(void **state)
 {
 	struct nccl_env env = { .given = true };
 	struct node_model m;
@@ -173,49 +788,16 @@ static void apply(void **state)
 	(void)state;
 	model_init(&m);
 	port(&m, "mlx5_0", "ACTIVE", "Ethernet");
-	port(&m, "mlx5_1", "DOWN", "Ethernet");
-	port(&m, "mlx5_2", "ACTIVE", "InfiniBand");
-
 	nccl_apply(&env, &m);
-	/* unset: NCCL's defaults, nothing to say; the optional ones absent, not 0 */
+	/* unset: NCCL's defaults, nothing to say */
 	assert_true(n->f[F_JOB_NCCL].v.i);
 	assert_string_equal(n->f[F_JOB_IB_HCA_PROBLEM].v.s, "");
-	assert_int_equal(n->f[F_JOB_IB_GID_INDEX].state, ABS_UNSUPPORTED);
-	assert_int_equal(n->f[F_JOB_IB_TC].state, ABS_UNSUPPORTED);
+	assert_int_equal(n->f[F_JOB_IB_GID_INDEX].v.i, -1);
+	/* a GID index over a port whose GID table is unknown: absent, so the rule is unknown */
+	assert_int_equal(n->f[F_JOB_IB_GID_INDEX_PROBLEM].state, ABS_NOT_COLLECTED);
+	assert_string_equal(n->f[F_JOB_READING].v.s, "");
 	assert_int_equal(n->f[F_JOB_CROSS_NIC].v.i, 2);
 	assert_false(n->f[F_JOB_IB_DISABLE].v.i);
-
-	nccl_env_put(&env, "NCCL_IB_HCA", "=mlx5_0");
-	nccl_apply(&env, &m);
-	assert_string_equal(n->f[F_JOB_IB_HCA_PROBLEM].v.s, "");
-	nccl_env_put(&env, "NCCL_IB_HCA", "mlx5");
-	nccl_apply(&env, &m);
-	assert_string_equal(n->f[F_JOB_IB_HCA_PROBLEM].v.s, "mlx5_1:1 is DOWN");
-	nccl_env_put(&env, "NCCL_IB_HCA", "=mlx5_2:1");
-	nccl_apply(&env, &m);
-	assert_string_equal(n->f[F_JOB_IB_HCA_PROBLEM].v.s, "mlx5_2:1 is InfiniBand, not RoCE");
-	nccl_env_put(&env, "NCCL_IB_HCA", "=mlx5_0:2");
-	nccl_apply(&env, &m);
-	assert_string_equal(n->f[F_JOB_IB_HCA_PROBLEM].v.s, "mlx5_0:2: no such RDMA port");
-	nccl_env_put(&env, "NCCL_IB_HCA", "^mlx5");
-	nccl_apply(&env, &m);
-	assert_string_equal(n->f[F_JOB_IB_HCA_PROBLEM].v.s, "selects no RDMA port of this node");
-
-	/* a GID index over a port whose GID table is unknown: absent, so the rule is unknown */
-	nccl_env_put(&env, "NCCL_IB_HCA", "=mlx5_0");
-	nccl_env_put(&env, "NCCL_IB_GID_INDEX", "3");
-	nccl_apply(&env, &m);
-	assert_int_equal(n->f[F_JOB_IB_GID_INDEX].v.i, 3);
-	assert_int_equal(n->f[F_JOB_IB_GID_INDEX_PROBLEM].state, ABS_NOT_COLLECTED);
-	nccl_env_put(&env, "NCCL_IB_TC", "106");
-	nccl_env_put(&env, "NCCL_IB_DISABLE", "1");
-	nccl_env_put(&env, "NCCL_NET_GDR_LEVEL", "bogus");
-	nccl_apply(&env, &m);
-	assert_int_equal(n->f[F_JOB_IB_TC_DSCP].v.i, 26);
-	assert_int_equal(n->f[F_JOB_IB_TC_ECN].v.i, 2);
-	assert_true(n->f[F_JOB_IB_DISABLE].v.i);
-	assert_int_equal(n->f[F_JOB_NET_GDR_LEVEL].state, ABS_ERROR);
-
 	/* no --nccl: every job fact absent, not collected */
 	env.given = false;
 	nccl_apply(&env, &m);
@@ -227,10 +809,18 @@ static void apply(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(list_syntax),
-		cmocka_unit_test(list_parse),
+		cmocka_unit_test(list_selection),
+		cmocka_unit_test(list_limits),
+		cmocka_unit_test(load_param),
+		cmocka_unit_test(gdr_level),
 		cmocka_unit_test(env_file),
-		cmocka_unit_test(apply),
+		cmocka_unit_test(apply_ib_hca),
+		cmocka_unit_test(apply_socket_ifname),
+		cmocka_unit_test(apply_numbers),
+		cmocka_unit_test(apply_tc_priority),
+		cmocka_unit_test(apply_gid),
+		cmocka_unit_test(apply_gdr),
+		cmocka_unit_test(apply_absent),
 	};
 
 	log_set_level(LOG_LVL_ERROR);

@@ -1067,6 +1067,39 @@ static void profiles_and_lookup(void **state)
 	assert_int_not_equal(rules_load(&spec, &e, &dg), 0);
 	rules_diag_format(&dg.d[0], out, sizeof(out));
 	assert_non_null(strstr(out, "error: profile 'nope' not found (looked in "));
+	assert_non_null(strstr(out, "; built in: container, fleet, lossless-roce, lossy-roce)"));
+	rules_diags_free(&dg);
+	rules_spec_free(&spec);
+
+	/* a file of the same name wins over the built-in copy: a site edits its own */
+	assert_int_equal(rules_spec_add_profile(&spec, "lossless-roce"), 0);
+	assert_int_equal(rules_load(&spec, &e, &dg), 0);
+	assert_string_equal(rules_profile(e, 0)->file, path);
+	assert_string_equal(rules_profile(e, 0)->origin, "ROCEWATCH_PROFILE_DIR");
+	assert_int_equal(rules_count(e), 0);
+	rules_free(e);
+	rules_diags_free(&dg);
+	rules_spec_free(&spec);
+	/* not in the directory (nor installed): the built-in copy, the same text as the file */
+	assert_int_equal(rules_spec_add_profile(&spec, "lossy-roce"), 0);
+	assert_int_equal(rules_load(&spec, &e, &dg), 0);
+	if (strcmp(rules_profile(e, 0)->origin, "data directory")) {
+		const struct rules_builtin *b = rules_builtin_find("lossy-roce");
+		char *text = NULL;
+		size_t len = 0;
+
+		assert_string_equal(rules_profile(e, 0)->origin, "built-in");
+		assert_string_equal(rules_profile(e, 0)->file, "built-in:lossy-roce.yaml");
+		assert_non_null(b);
+		snprintf(out, sizeof(out), "%s/rules/profiles/lossy-roce.yaml", source_dir);
+		assert_int_equal(read_file_all(out, &text, &len), 0);
+		assert_int_equal(b->len, len);
+		assert_memory_equal(b->text, text, len);
+		free(text);
+	}
+	assert_true(rules_count(e) > 30);
+	assert_null(rules_builtin_find("nope"));
+	rules_free(e);
 	rules_diags_free(&dg);
 	rules_spec_free(&spec);
 	unsetenv("ROCEWATCH_PROFILE_DIR");
