@@ -133,9 +133,16 @@ static void curated_counter_names_are_unique(void **state)
 	for (size_t i = 0; i < n_hw_counter_descs; i++)
 		for (size_t j = i + 1; j < n_hw_counter_descs; j++) {
 			assert_string_not_equal(hw_counter_descs[i].name, hw_counter_descs[j].name);
-			assert_string_not_equal(hw_counter_descs[i].metric,
-						hw_counter_descs[j].metric);
+			if (hw_counter_descs[i].metric && hw_counter_descs[j].metric)
+				assert_string_not_equal(hw_counter_descs[i].metric,
+							hw_counter_descs[j].metric);
 		}
+	/* a curated raw name never takes a family of the field table (the semantic ones) */
+	for (size_t i = 0; i < n_hw_counter_descs; i++)
+		for (int f = 0; f < F__COUNT; f++)
+			if (fields[f].metric && hw_counter_descs[i].metric)
+				assert_string_not_equal(hw_counter_descs[i].metric,
+							fields[f].metric);
 	for (size_t i = 0; i < n_port_counter_descs; i++)
 		for (int f = 0; f < F__COUNT; f++)
 			if (fields[f].metric)
@@ -150,18 +157,33 @@ static void counter_set_metric_names(void **state)
 	struct cset_metric m;
 
 	(void)state;
+	/* a raw name whose meaning has its own family keeps the driver's name */
 	assert_int_equal(cset_metric(&sb, CSET_HW, "out_of_sequence", &m), 0);
-	assert_string_equal(sb.buf, "roce_rdma_out_of_sequence_total");
+	assert_string_equal(sb.buf, "roce_rdma_hw_out_of_sequence_total");
 	assert_non_null(m.cd);
 	assert_string_equal(m.type, "counter");
+	assert_non_null(strstr(m.help, "out_of_sequence as the driver names it: "));
+	assert_non_null(strstr(m.help, m.cd->help));
+
+	sb_reset(&sb);
+	assert_int_equal(cset_metric(&sb, CSET_HW, "req_cqe_error", &m), 0);
+	assert_string_equal(sb.buf, "roce_rdma_requester_cqe_errors_total");
 	assert_ptr_equal(m.help, m.cd->help);
 
 	sb_reset(&sb);
 	assert_int_equal(cset_metric(&sb, CSET_HW, "Vendor.Odd-Name2", &m), 0);
-	assert_string_equal(sb.buf, "roce_rdma_vendor_odd_name2_total");
+	assert_string_equal(sb.buf, "roce_rdma_hw_vendor_odd_name2_total");
 	assert_null(m.cd);
 	assert_true(m.scale == 0);
 	assert_string_equal(m.help, "RDMA counter Vendor.Odd-Name2, as of the last poll.");
+
+	/* irdma gen3 names have spaces (verbs.c:4712-4722); mana's device-wide ones a colon */
+	sb_reset(&sb);
+	assert_int_equal(cset_metric(&sb, CSET_HW, "Nak Sequence Error Implied", &m), 0);
+	assert_string_equal(sb.buf, "roce_rdma_hw_nak_sequence_error_implied_total");
+	sb_reset(&sb);
+	assert_int_equal(cset_metric(&sb, CSET_HW, "device:sent_cnps", &m), 0);
+	assert_string_equal(sb.buf, "roce_rdma_hw_device_sent_cnps_total");
 
 	sb_reset(&sb);
 	assert_int_equal(cset_metric(&sb, CSET_PORT, "port_xmit_data", &m), 0);

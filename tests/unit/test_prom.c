@@ -97,7 +97,7 @@ static void absent_is_not_zero(void **state)
 	/* uncurated hw counters keep their own (sanitised) name */
 	assert_non_null(strstr(
 	    a.buf,
-	    "roce_rdma_vendor_thing_total{device=\"mlx5_0\",port=\"1\",netdev=\"eth2\"} 3\n"));
+	    "roce_rdma_hw_vendor_thing_total{device=\"mlx5_0\",port=\"1\",netdev=\"eth2\"} 3\n"));
 	sb_free(&a);
 	model_free(&m);
 }
