@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "fields.h"
+#include "vendors.h"
 
 static void every_field_has_a_path_unique_in_its_kind(void **state)
 {
@@ -150,6 +151,62 @@ static void curated_counter_names_are_unique(void **state)
 							fields[f].metric);
 }
 
+/*
+ * The driver table: every row names a meaning family; one name of one driver
+ * means one thing; every driver the issue names has rows.
+ */
+static void vendor_rows_are_sound(void **state)
+{
+	static const char *const drivers[] = { "mlx5_core", "bnxt_en", "ice",	"ionic",
+					       "hns3",	    "mana",    "rdma_rxe" };
+
+	(void)state;
+	for (size_t i = 0; i < n_vendor_hw_rows; i++) {
+		const struct vendor_hw_row *r = &vendor_hw_rows[i];
+
+		assert_true(r->field >= F_PORT_RDMA_ACK_TIMEOUTS &&
+			    r->field <= F_PORT_RDMA_OUT_OF_BUFFER);
+		assert_int_equal(fields[r->field].mtype, MT_COUNTER);
+		assert_non_null(r->kernels);
+		for (size_t j = i + 1; j < n_vendor_hw_rows; j++)
+			if (!strcmp(r->driver, vendor_hw_rows[j].driver) &&
+			    !strcmp(r->name, vendor_hw_rows[j].name))
+				fail_msg("%s %s: two meanings", r->driver, r->name);
+	}
+	for (size_t d = 0; d < sizeof(drivers) / sizeof(drivers[0]); d++)
+		assert_true(vendor_known_driver(drivers[d]));
+	assert_false(vendor_known_driver("mlx4_core"));
+	assert_false(vendor_known_driver(NULL));
+}
+
+/* An unknown driver is read by mlx5's then rxe's names; a known one by its own only. */
+static void vendor_fill_by_driver(void **state)
+{
+	struct node_model m;
+	struct object *o;
+
+	(void)state;
+	model_init(&m);
+	o = model_add_port(&m, "dev0", 1);
+	cset_set(&o->cs[CSET_HW], "out_of_sequence", 5);
+	cset_set(&o->cs[CSET_HW], "oos_drop_count", 9);
+	vendor_fill_port(o, NULL, false);
+	assert_int_equal(o->f[F_PORT_RDMA_OUT_OF_SEQUENCE].v.i, 5); /* no driver: mlx5 names */
+	field_set_str(o, F_PORT_DRIVER, "bnxt_en");
+	vendor_fill_port(o, NULL, false);
+	assert_int_equal(o->f[F_PORT_RDMA_OUT_OF_SEQUENCE].v.i, 5); /* bnxt 7.2 name first */
+	cset_free(&o->cs[CSET_HW]);
+	cset_set(&o->cs[CSET_HW], "oos_drop_count", 9);
+	vendor_fill_port(o, NULL, false);
+	assert_int_equal(o->f[F_PORT_RDMA_OUT_OF_SEQUENCE].v.i, 9); /* the 6.12 name */
+	/* a name another driver uses means nothing for this one: absent, never 0 */
+	field_set_str(o, F_PORT_DRIVER, "hns3");
+	vendor_fill_port(o, NULL, false);
+	assert_int_equal(o->f[F_PORT_RDMA_OUT_OF_SEQUENCE].state, ABS_UNSUPPORTED);
+	assert_int_equal(o->f[F_PORT_RDMA_CNP_SENT].state, ABS_UNSUPPORTED);
+	model_free(&m);
+}
+
 /* The one place counter-set series get their names (/metrics and export both call it). */
 static void counter_set_metric_names(void **state)
 {
@@ -218,6 +275,8 @@ int main(void)
 		cmocka_unit_test(every_field_has_its_source),
 		cmocka_unit_test(report_rows_are_counters),
 		cmocka_unit_test(counter_set_metric_names),
+		cmocka_unit_test(vendor_rows_are_sound),
+		cmocka_unit_test(vendor_fill_by_driver),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
