@@ -87,6 +87,9 @@ static void object_labels(struct strbuf *sb, int *first, const struct object *o)
 	switch (o->kind) {
 	case OBJ_NETDEV:
 		prom_label(sb, first, "device", o->name);
+		/* both names on every family where both exist: joins need no label_replace */
+		if (o->rdma_dev[0])
+			prom_label(sb, first, "rdma_device", o->rdma_dev);
 		break;
 	case OBJ_RDMA_PORT:
 		snprintf(port, sizeof(port), "%u", o->port);
@@ -98,6 +101,7 @@ static void object_labels(struct strbuf *sb, int *first, const struct object *o)
 		else if (field_present(o, F_PORT_NETDEV))
 			netdev = o->f[F_PORT_NETDEV].v.s;
 		prom_label(sb, first, "netdev", netdev);
+		prom_label(sb, first, "rdma_device", o->name);
 		break;
 	default:
 		break;

@@ -226,8 +226,9 @@ const struct field_desc fields[F__COUNT] = {
 		   .path = "pfc.rx_pause", .type = VT_PRIO_ARRAY, .mtype = MT_COUNTER,
 		   .metric = "roce_pfc_pause_frames_total", .labels = "direction=\"rx\"",
 		   .label = "priority",
-		   .help = "PFC pause frames per priority (ethtool rx/tx_prioN_pause), as of the "
-			   "last poll."),
+		   .help = "PFC pause frames per priority, as of the last poll: the driver's "
+			   "ethtool names (mlx5, bnxt_en, ice XON+XOFF, hns3, mana per traffic "
+			   "class), else dcbnl requests/indications (roce_pfc_pause_source_info)."),
 	[F_NETDEV_PFC_TX_PAUSE] =
 	    NETDEV(.src = SRC_ETHTOOL, .rep = { RCAT_PAUSE, "tx", "PFC pause frames", "frames" },
 		   .path = "pfc.tx_pause", .type = VT_PRIO_ARRAY, .mtype = MT_COUNTER,
@@ -238,8 +239,8 @@ const struct field_desc fields[F__COUNT] = {
 		   .path = "pfc.rx_pause_duration_us", .type = VT_PRIO_ARRAY, .mtype = MT_COUNTER,
 		   .metric = "roce_pfc_pause_duration_seconds_total", .labels = "direction=\"rx\"",
 		   .label = "priority", .scale = 1e-6,
-		   .help = "Time spent paused by PFC per priority in seconds "
-			   "(mlx5 reports microseconds)."),
+		   .help = "Time spent paused by PFC per priority in seconds (mlx5, bnxt_en "
+			   "and ionic report microseconds)."),
 	[F_NETDEV_PFC_TX_PAUSE_DURATION] =
 	    NETDEV(.src = SRC_ETHTOOL, .rep = { RCAT_PAUSE_TIME, "tx", "time paused", "s" },
 		   .path = "pfc.tx_pause_duration_us", .type = VT_PRIO_ARRAY, .mtype = MT_COUNTER,
@@ -308,7 +309,9 @@ const struct field_desc fields[F__COUNT] = {
 	    NETDEV(.src = SRC_ETHTOOL, .rep = { RCAT_DISCARD, "rx", "port discards", "packets" },
 		   .path = "port.rx_discards", .type = VT_INT, .mtype = MT_COUNTER,
 		   .metric = "roce_port_discards_total", .labels = "direction=\"rx\"",
-		   .help = "Packets the port discarded for lack of buffer (rx/tx_discards_phy)."),
+		   .help = "Packets the port discarded for lack of buffer (mlx5 *_discards_phy, "
+			   "bnxt_en *_stat_discard, ice rx_dropped.nic, ionic frames_rx_dropped, "
+			   "mana hc_*_pkt_drop_phy)."),
 	[F_NETDEV_TX_DISCARDS_PHY] =
 	    NETDEV(.src = SRC_ETHTOOL, .rep = { RCAT_DISCARD, "tx", "port discards", "packets" },
 		   .path = "port.tx_discards", .type = VT_INT, .mtype = MT_COUNTER,

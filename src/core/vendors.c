@@ -212,10 +212,13 @@ void vendor_fill_netdev(struct object *o)
 			o->f[dcb[i].to] = o->f[dcb[i].from]; /* absent, with dcb's reason */
 		}
 	}
-	if (any)
+	if (any) {
 		field_set_str(o, F_NETDEV_PFC_SOURCE, "dcb");
-	else
-		field_absent(o, F_NETDEV_PFC_SOURCE, ABS_UNSUPPORTED, ENOENT);
+	} else {
+		/* no source: for the reason dcbnl gave (unsupported, not collected, ...) */
+		o->f[F_NETDEV_PFC_SOURCE].state = o->f[F_NETDEV_PFC_INDICATIONS].state;
+		o->f[F_NETDEV_PFC_SOURCE].err = o->f[F_NETDEV_PFC_INDICATIONS].err;
+	}
 }
 
 void vendor_fill_netdevs(struct node_model *m)

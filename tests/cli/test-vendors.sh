@@ -93,11 +93,11 @@ done
 
 # irdma gen3: names with spaces keep their name on the raw family, sanitised
 check "irdma gen3: 'Nak Sequence Error Implied' as roce_rdma_hw_nak_sequence_error_implied_total" \
-	grep -q '^roce_rdma_hw_nak_sequence_error_implied_total{device="irdma0",port="1",netdev="ens5f0"} 3$' \
+	grep -q '^roce_rdma_hw_nak_sequence_error_implied_total{device="irdma0",port="1",netdev="ens5f0",rdma_device="irdma0"} 3$' \
 	"$TMPD/irdma-gen3-7.2.rdma"
 # mana: the device-wide counters count, once, on port 1
 check "mana: device-wide sent_cnps as cnp_sent and as roce_rdma_hw_device_sent_cnps_total" \
-	grep -q '^roce_rdma_hw_device_sent_cnps_total{device="mana_0",port="1",netdev="enP30832s1"} 1000$' \
+	grep -q '^roce_rdma_hw_device_sent_cnps_total{device="mana_0",port="1",netdev="enP30832s1",rdma_device="mana_0"} 1000$' \
 	"$TMPD/mana_ib-7.2.rdma"
 # bnxt_re renamed its counters between 6.12 and 7.2: one family, either name
 check "bnxt_re 6.12 and 7.2: the same semantic families" bash -c \
