@@ -1058,6 +1058,39 @@ static void qos_ofed_tree(void **state)
 	model_free(&m);
 }
 
+/* bnxt_re's cc_config/ and hns_roce's dcqcn_cc_param/ (7.2 debugfs), found by the device link */
+static void qos_vendor_cc(void **state)
+{
+	char root[PATH_MAX];
+	struct node_model m;
+	struct object *nd;
+	struct roots r;
+
+	(void)state;
+	snprintf(root, sizeof(root), "%s/vendors/cc-bnxt_re-7.2", fixtures);
+	model_init(&m);
+	nd = model_add_netdev(&m, "ens2f0np0");
+	qos_run(root, &m, &r);
+	/* the CNP ("alt") DSCP and priority feed the same fields as mlx5's np_cnp_* */
+	assert_int_equal(nd->f[F_NETDEV_CNP_DSCP].v.i, 48);
+	assert_int_equal(nd->f[F_NETDEV_CNP_PRIO].v.i, 6);
+	assert_int_equal(cc_param(nd, "enable_cc"), 1);
+	assert_int_equal(cc_param(nd, "tos_ecn"), 1);
+	assert_int_equal(cc_present(nd), 9);
+	model_free(&m);
+
+	snprintf(root, sizeof(root), "%s/vendors/cc-hns_roce-7.2", fixtures);
+	model_init(&m);
+	nd = model_add_netdev(&m, "enp189s0f0");
+	qos_run(root, &m, &r);
+	assert_int_equal(cc_param(nd, "cnp_time"), 4);
+	assert_int_equal(cc_present(nd), 10);
+	/* hns_roce shows no CNP marking: absent, never 0 */
+	assert_int_equal(nd->f[F_NETDEV_CNP_DSCP].state, ABS_UNSUPPORTED);
+	assert_int_equal(nd->f[F_NETDEV_CNP_PRIO].state, ABS_UNSUPPORTED);
+	model_free(&m);
+}
+
 static void qos_upstream_tree(void **state)
 {
 	char root[PATH_MAX];
@@ -1331,6 +1364,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(qos_logs_once),
 		cmocka_unit_test(qos_ofed_tree),
 		cmocka_unit_test(qos_upstream_tree),
+		cmocka_unit_test(qos_vendor_cc),
 		cmocka_unit_test(qos_read_error),
 		cmocka_unit_test(exposition),
 	};
