@@ -428,7 +428,8 @@ static void read_cnp(struct object *o, const char *base, const char *ccdir, int 
 		const char *ofed, *upstream;
 	} cnp[] = {
 		{ F_NETDEV_CNP_DSCP, "ecn/roce_np/cnp_dscp", cd ? cd->cnp_dscp : "np_cnp_dscp" },
-		{ F_NETDEV_CNP_PRIO, "ecn/roce_np/cnp_802p_prio", cd ? cd->cnp_prio : "np_cnp_prio" },
+		{ F_NETDEV_CNP_PRIO, "ecn/roce_np/cnp_802p_prio",
+		  cd ? cd->cnp_prio : "np_cnp_prio" },
 	};
 	char path[PATH_MAX];
 

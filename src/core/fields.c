@@ -549,47 +549,52 @@ const struct field_desc fields[F__COUNT] = {
 	[F_PORT_RDMA_ACK_TIMEOUTS] =
 	    PORT(.src = SRC_RDMA, .path = "rdma.ack_timeouts", .type = VT_INT, .mtype = MT_COUNTER,
 		 .metric = "roce_rdma_ack_timeouts_total",
-		 .help = "Requests whose ACK timer expired and were retransmitted (mlx5 local_ack_timeout_err, bnxt_re to_retransmits, mana requester_timeout, ...), as of the last poll."),
+		 .help = "Requests whose ACK timer expired and were retransmitted (mlx5 "
+			 "local_ack_timeout_err, bnxt_re to_retransmits, mana requester_timeout, "
+			 "...), as of the last poll."),
 	[F_PORT_RDMA_RETRIES_EXCEEDED] =
-	    PORT(.src = SRC_RDMA, .path = "rdma.retries_exceeded", .type = VT_INT, .mtype = MT_COUNTER,
-		 .metric = "roce_rdma_retries_exceeded_total",
+	    PORT(.src = SRC_RDMA, .path = "rdma.retries_exceeded", .type = VT_INT,
+		 .mtype = MT_COUNTER, .metric = "roce_rdma_retries_exceeded_total",
 		 .help = "Requests that exhausted their transport retries (IBV_WC_RETRY_EXC_ERR)."),
 	[F_PORT_RDMA_RNR_RETRIES_EXCEEDED] =
-	    PORT(.src = SRC_RDMA, .path = "rdma.rnr_retries_exceeded", .type = VT_INT, .mtype = MT_COUNTER,
-		 .metric = "roce_rdma_rnr_retries_exceeded_total",
+	    PORT(.src = SRC_RDMA, .path = "rdma.rnr_retries_exceeded", .type = VT_INT,
+		 .mtype = MT_COUNTER, .metric = "roce_rdma_rnr_retries_exceeded_total",
 		 .help = "Requests that exhausted their RNR retries (IBV_WC_RNR_RETRY_EXC_ERR)."),
 	[F_PORT_RDMA_SEQUENCE_NAKS_RECEIVED] =
-	    PORT(.src = SRC_RDMA, .path = "rdma.sequence_naks_received", .type = VT_INT, .mtype = MT_COUNTER,
-		 .metric = "roce_rdma_sequence_naks_received_total",
+	    PORT(.src = SRC_RDMA, .path = "rdma.sequence_naks_received", .type = VT_INT,
+		 .mtype = MT_COUNTER, .metric = "roce_rdma_sequence_naks_received_total",
 		 .help = "PSN sequence-error NAKs received by the requester: the peer saw a gap."),
 	[F_PORT_RDMA_IMPLIED_NAKS] =
 	    PORT(.src = SRC_RDMA, .path = "rdma.implied_naks", .type = VT_INT, .mtype = MT_COUNTER,
 		 .metric = "roce_rdma_implied_naks_total",
-		 .help = "Implied NAKs: a response that skipped PSNs, read by the requester as a sequence error."),
+		 .help = "Implied NAKs: a response that skipped PSNs, read by the requester as a "
+			 "sequence error."),
 	[F_PORT_RDMA_OUT_OF_SEQUENCE] =
-	    PORT(.src = SRC_RDMA, .path = "rdma.out_of_sequence", .type = VT_INT, .mtype = MT_COUNTER,
-		 .metric = "roce_rdma_out_of_sequence_total",
-		 .help = "Packets the responder received out of sequence: loss (or reordering) on the fabric."),
+	    PORT(.src = SRC_RDMA, .path = "rdma.out_of_sequence", .type = VT_INT,
+		 .mtype = MT_COUNTER, .metric = "roce_rdma_out_of_sequence_total",
+		 .help = "Packets the responder received out of sequence: loss (or reordering) on "
+			 "the fabric."),
 	[F_PORT_RDMA_RNR_NAKS_RECEIVED] =
-	    PORT(.src = SRC_RDMA, .path = "rdma.rnr_naks_received", .type = VT_INT, .mtype = MT_COUNTER,
-		 .metric = "roce_rdma_rnr_naks_received_total",
+	    PORT(.src = SRC_RDMA, .path = "rdma.rnr_naks_received", .type = VT_INT,
+		 .mtype = MT_COUNTER, .metric = "roce_rdma_rnr_naks_received_total",
 		 .help = "RNR NAKs received (the responder had no receive buffer posted)."),
 	[F_PORT_RDMA_DUPLICATE_REQUESTS] =
-	    PORT(.src = SRC_RDMA, .path = "rdma.duplicate_requests", .type = VT_INT, .mtype = MT_COUNTER,
-		 .metric = "roce_rdma_duplicate_requests_total",
+	    PORT(.src = SRC_RDMA, .path = "rdma.duplicate_requests", .type = VT_INT,
+		 .mtype = MT_COUNTER, .metric = "roce_rdma_duplicate_requests_total",
 		 .help = "Duplicate requests received (retransmissions seen by the responder)."),
-	[F_PORT_RDMA_CNP_SENT] =
-	    PORT(.src = SRC_RDMA, .path = "rdma.cnp_sent", .type = VT_INT, .mtype = MT_COUNTER,
-		 .metric = "roce_rdma_cnp_sent_total",
-		 .help = "CNPs sent as DCQCN notification point (mana: counted per device, on its first port)."),
+	[F_PORT_RDMA_CNP_SENT] = PORT(.src = SRC_RDMA, .path = "rdma.cnp_sent", .type = VT_INT,
+				      .mtype = MT_COUNTER, .metric = "roce_rdma_cnp_sent_total",
+				      .help = "CNPs sent as DCQCN notification point (mana: "
+					      "counted per device, on its first port)."),
 	[F_PORT_RDMA_CNP_HANDLED] =
 	    PORT(.src = SRC_RDMA, .path = "rdma.cnp_handled", .type = VT_INT, .mtype = MT_COUNTER,
 		 .metric = "roce_rdma_cnp_handled_total",
 		 .help = "CNPs received and handled as DCQCN reaction point."),
 	[F_PORT_RDMA_ECN_MARKED_PACKETS] =
-	    PORT(.src = SRC_RDMA, .path = "rdma.ecn_marked_packets", .type = VT_INT, .mtype = MT_COUNTER,
-		 .metric = "roce_rdma_ecn_marked_packets_total",
-		 .help = "RoCE packets received with ECN CE (notification point; mana: per device, on its first port)."),
+	    PORT(.src = SRC_RDMA, .path = "rdma.ecn_marked_packets", .type = VT_INT,
+		 .mtype = MT_COUNTER, .metric = "roce_rdma_ecn_marked_packets_total",
+		 .help = "RoCE packets received with ECN CE (notification point; mana: per device, "
+			 "on its first port)."),
 	[F_PORT_RDMA_OUT_OF_BUFFER] =
 	    PORT(.src = SRC_RDMA, .path = "rdma.out_of_buffer", .type = VT_INT, .mtype = MT_COUNTER,
 		 .metric = "roce_rdma_out_of_buffer_total",
@@ -861,8 +866,9 @@ int cset_metric(struct strbuf *sb, enum cset_id c, const char *name, struct cset
 	if (!strcmp(m->type, "counter"))
 		sb_puts(sb, "_total");
 	if (m->cd && m->cd->help)
-		snprintf(m->help_buf, sizeof(m->help_buf), "%s counter %s as the driver names it: %s",
-			 sets[c].origin, name, m->cd->help);
+		snprintf(m->help_buf, sizeof(m->help_buf),
+			 "%s counter %s as the driver names it: %s", sets[c].origin, name,
+			 m->cd->help);
 	else
 		snprintf(m->help_buf, sizeof(m->help_buf), "%s counter %s, as of the last poll.",
 			 sets[c].origin, name);

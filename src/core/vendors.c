@@ -21,7 +21,10 @@
 
 #include "vendors.h"
 
-#define ROW(f, d, k, n) { .field = F_PORT_RDMA_##f, .driver = d, .kernels = k, .name = n }
+#define ROW(f, d, k, n)                                                        \
+	{                                                                      \
+		.field = F_PORT_RDMA_##f, .driver = d, .kernels = k, .name = n \
+	}
 
 /*
  * One row per meaning x driver x kernel names.  A driver's rows for one

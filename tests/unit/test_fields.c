@@ -157,7 +157,7 @@ static void curated_counter_names_are_unique(void **state)
  */
 static void vendor_rows_are_sound(void **state)
 {
-	static const char *const drivers[] = { "mlx5_core", "bnxt_en", "ice",	"ionic",
+	static const char *const drivers[] = { "mlx5_core", "bnxt_en", "ice",	  "ionic",
 					       "hns3",	    "mana",    "rdma_rxe" };
 
 	(void)state;

@@ -626,35 +626,64 @@ struct vendor_case {
 	const char *const names[12];
 	uint64_t vals[12];
 	unsigned int n;
-	uint64_t rx3, tx3;  /* pause frames on priority 3, 0 = none of the driver's */
-	uint64_t rx3_us;    /* pause time on priority 3 in microseconds, 0 = none */
+	uint64_t rx3, tx3;   /* pause frames on priority 3, 0 = none of the driver's */
+	uint64_t rx3_us;     /* pause time on priority 3 in microseconds, 0 = none */
 	int64_t rx_discards; /* port discards, -1 = none */
 };
 
 static void vendor_stats(void **state)
 {
 	static const struct vendor_case cases[] = {
-		{ "bnxt_en", { "rx_pfc_ena_frames_pri3", "tx_pfc_ena_frames_pri3",
-			       "pfc_pri3_rx_duration_us", "pfc_pri3_tx_duration_us",
-			       "rx_stat_discard", "tx_stat_discard", "[0]: rx_discards",
-			       "rx_discard_packets_cos3" },
-		  { 40, 41, 1500, 1600, 7, 8, 99, 98 }, 8, 40, 41, 1500, 7 },
+		{ "bnxt_en",
+		  { "rx_pfc_ena_frames_pri3", "tx_pfc_ena_frames_pri3", "pfc_pri3_rx_duration_us",
+		    "pfc_pri3_tx_duration_us", "rx_stat_discard", "tx_stat_discard",
+		    "[0]: rx_discards", "rx_discard_packets_cos3" },
+		  { 40, 41, 1500, 1600, 7, 8, 99, 98 },
+		  8,
+		  40,
+		  41,
+		  1500,
+		  7 },
 		/* XON and XOFF are both PFC frames: summed */
-		{ "ice", { "rx_priority_3_xon.nic", "rx_priority_3_xoff.nic",
-			   "tx_priority_3_xon.nic", "tx_priority_3_xoff.nic", "rx_dropped.nic",
-			   "rx_dropped" },
-		  { 10, 30, 11, 30, 7, 99 }, 6, 40, 41, 0, 7 },
-		{ "hns3", { "mac_rx_pfc_pri3_pkt_num", "mac_tx_pfc_pri3_pkt_num",
-			    "mac_rx_pfc_pri3_xoff_time", "rxq0_dropped" },
-		  { 40, 41, 1234, 99 }, 4, 40, 41, 0, -1 },
+		{ "ice",
+		  { "rx_priority_3_xon.nic", "rx_priority_3_xoff.nic", "tx_priority_3_xon.nic",
+		    "tx_priority_3_xoff.nic", "rx_dropped.nic", "rx_dropped" },
+		  { 10, 30, 11, 30, 7, 99 },
+		  6,
+		  40,
+		  41,
+		  0,
+		  7 },
+		{ "hns3",
+		  { "mac_rx_pfc_pri3_pkt_num", "mac_tx_pfc_pri3_pkt_num",
+		    "mac_rx_pfc_pri3_xoff_time", "rxq0_dropped" },
+		  { 40, 41, 1234, 99 },
+		  4,
+		  40,
+		  41,
+		  0,
+		  -1 },
 		/* per traffic class: TC 3 reported as priority 3 */
-		{ "mana", { "hc_tc3_rx_pause_phy", "hc_tc3_tx_pause_phy", "hc_rx_pkt_drop_phy",
-			    "hc_tx_pkt_drop_phy", "hc_rx_discards_no_wqe" },
-		  { 40, 41, 7, 8, 99 }, 5, 40, 41, 0, 7 },
-		/* totals only for frames: dcbnl has none either (no dcbnl ops), times per priority */
-		{ "ionic", { "frames_rx_pripause", "rx_pripause_3_1us_count",
-			     "tx_pripause_3_1us_count", "frames_rx_dropped", "frames_rx_pri_3" },
-		  { 99, 1500, 1600, 7, 98 }, 5, 0, 0, 1500, 7 },
+		{ "mana",
+		  { "hc_tc3_rx_pause_phy", "hc_tc3_tx_pause_phy", "hc_rx_pkt_drop_phy",
+		    "hc_tx_pkt_drop_phy", "hc_rx_discards_no_wqe" },
+		  { 40, 41, 7, 8, 99 },
+		  5,
+		  40,
+		  41,
+		  0,
+		  7 },
+		/* totals only for frames: dcbnl has none either (no dcbnl ops), times per priority
+		 */
+		{ "ionic",
+		  { "frames_rx_pripause", "rx_pripause_3_1us_count", "tx_pripause_3_1us_count",
+		    "frames_rx_dropped", "frames_rx_pri_3" },
+		  { 99, 1500, 1600, 7, 98 },
+		  5,
+		  0,
+		  0,
+		  1500,
+		  7 },
 	};
 	struct rw_config cfg;
 	struct collector_ctx cc = { 0 };
@@ -675,7 +704,8 @@ static void vendor_stats(void **state)
 		m.obj_free_cb[cc.idx] = ethtool_collector.obj_free;
 		o = model_add_netdev(&m, "rwtfake0");
 		set_stats(&f, vc->names, vc->vals, vc->n);
-		assert_int_equal(ethtool_collector.collect(&cc, &m, COLLECT_SLOW | COLLECT_FAST), 0);
+		assert_int_equal(ethtool_collector.collect(&cc, &m, COLLECT_SLOW | COLLECT_FAST),
+				 0);
 		vendor_fill_netdevs(&m);
 		if (vc->rx3) {
 			assert_int_equal(o->f[F_NETDEV_PFC_RX_PAUSE].mask, 1 << 3);

@@ -82,22 +82,24 @@ static void absent_is_not_zero(void **state)
 	render(&m, &a);
 	/* eth3 has PFC absent (unsupported): no sample at all */
 	assert_null(strstr(a.buf, "roce_pfc_enabled{device=\"eth3\""));
-	assert_non_null(strstr(a.buf, "roce_pfc_enabled{device=\"eth2\",rdma_device=\"mlx5_0\",priority=\"3\"} 1\n"));
-	assert_non_null(strstr(a.buf, "roce_pfc_enabled{device=\"eth2\",rdma_device=\"mlx5_0\",priority=\"0\"} 0\n"));
+	assert_non_null(strstr(
+	    a.buf, "roce_pfc_enabled{device=\"eth2\",rdma_device=\"mlx5_0\",priority=\"3\"} 1\n"));
+	assert_non_null(strstr(
+	    a.buf, "roce_pfc_enabled{device=\"eth2\",rdma_device=\"mlx5_0\",priority=\"0\"} 0\n"));
 	/* priorities the driver did not report are not rendered */
-	assert_null(strstr(
-	    a.buf, "roce_pfc_pause_frames_total{device=\"eth2\",rdma_device=\"mlx5_0\",direction=\"rx\",priority=\"0\"}"));
+	assert_null(strstr(a.buf, "roce_pfc_pause_frames_total{device=\"eth2\",rdma_device=\"mlx5_"
+				  "0\",direction=\"rx\",priority=\"0\"}"));
 	/* escaping of label values */
 	assert_non_null(strstr(a.buf, "kind=\"we\\\"ird\\\\kind\""));
 	/* units: microseconds exported as seconds, 4-byte words as bytes */
-	assert_non_null(strstr(a.buf, "roce_pfc_pause_duration_seconds_total{device=\"eth2\",rdma_device=\"mlx5_0\","
-				      "direction=\"rx\",priority=\"3\"} 1.5\n"));
+	assert_non_null(strstr(
+	    a.buf, "roce_pfc_pause_duration_seconds_total{device=\"eth2\",rdma_device=\"mlx5_0\","
+		   "direction=\"rx\",priority=\"3\"} 1.5\n"));
 	assert_non_null(strstr(a.buf, "roce_rdma_port_transmit_bytes_total{device=\"mlx5_0\",port="
 				      "\"1\",netdev=\"eth2\",rdma_device=\"mlx5_0\"} 4000\n"));
 	/* uncurated hw counters keep their own (sanitised) name */
-	assert_non_null(strstr(
-	    a.buf,
-	    "roce_rdma_hw_vendor_thing_total{device=\"mlx5_0\",port=\"1\",netdev=\"eth2\",rdma_device=\"mlx5_0\"} 3\n"));
+	assert_non_null(strstr(a.buf, "roce_rdma_hw_vendor_thing_total{device=\"mlx5_0\",port="
+				      "\"1\",netdev=\"eth2\",rdma_device=\"mlx5_0\"} 3\n"));
 	sb_free(&a);
 	model_free(&m);
 }
@@ -116,9 +118,11 @@ static void info_without_absent_labels(void **state)
 	field_set_str(m.ports[0], F_PORT_BOARD_ID, "MT_0000000359");
 	field_set_str(m.ports[0], F_PORT_HCA_TYPE, "MT4125");
 	render(&m, &a);
-	assert_non_null(strstr(a.buf, "roce_rdma_port_info{device=\"mlx5_0\",port=\"1\",netdev="
-				      "\"eth2\",rdma_device=\"mlx5_0\",link_layer=\"Ethernet\",firmware=\"22.39.1002\","
-				      "board_id=\"MT_0000000359\",hca_type=\"MT4125\"} 1\n"));
+	assert_non_null(strstr(
+	    a.buf,
+	    "roce_rdma_port_info{device=\"mlx5_0\",port=\"1\",netdev="
+	    "\"eth2\",rdma_device=\"mlx5_0\",link_layer=\"Ethernet\",firmware=\"22.39.1002\","
+	    "board_id=\"MT_0000000359\",hca_type=\"MT4125\"} 1\n"));
 	assert_null(strstr(a.buf, "=\"\""));
 	sb_free(&a);
 	model_free(&m);
