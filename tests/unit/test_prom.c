@@ -226,6 +226,39 @@ static void process_metrics(void **state)
 }
 
 /* A fact the collector may not read counts as partial, by reason; unsupported does not. */
+/* Driver names that sanitise alike (irdma gen3 spaces, ionic firmware names) make one family. */
+static void sanitized_names_do_not_collide(void **state)
+{
+	struct node_model m;
+	struct strbuf a = { 0 };
+	struct object *p;
+	const char *x;
+
+	(void)state;
+	model_init(&m);
+	p = model_add_port(&m, "irdma0", 1);
+	cset_set(&p->cs[CSET_HW], "RNR received", 4);
+	cset_set(&p->cs[CSET_HW], "rnr_received", 5);
+	cset_set(&p->cs[CSET_HW], "Nak Sequence Error", 6);
+	cset_set(&p->cs[CSET_HW], "nak-sequence-error", 7);
+	render(&m, &a);
+	/* the clean name wins; between two that needed sanitising, the first in order */
+	x = strstr(a.buf, "# TYPE roce_rdma_hw_rnr_received_total counter\n");
+	assert_non_null(x);
+	assert_null(strstr(x + 1, "# TYPE roce_rdma_hw_rnr_received_total"));
+	assert_non_null(strstr(a.buf,
+			       "roce_rdma_hw_rnr_received_total{device=\"irdma0\",port=\"1\","
+			       "netdev=\"\",rdma_device=\"irdma0\"} 5\n"));
+	x = strstr(a.buf, "# TYPE roce_rdma_hw_nak_sequence_error_total counter\n");
+	assert_non_null(x);
+	assert_null(strstr(x + 1, "# TYPE roce_rdma_hw_nak_sequence_error_total"));
+	assert_non_null(strstr(a.buf,
+			       "roce_rdma_hw_nak_sequence_error_total{device=\"irdma0\",port="
+			       "\"1\",netdev=\"\",rdma_device=\"irdma0\"} 6\n"));
+	sb_free(&a);
+	model_free(&m);
+}
+
 static void partial_facts_are_counted(void **state)
 {
 	struct node_model m;
@@ -263,6 +296,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(every_family_has_help_and_type_once),
 		cmocka_unit_test(process_metrics),
 		cmocka_unit_test(partial_facts_are_counted),
+		cmocka_unit_test(sanitized_names_do_not_collide),
 	};
 
 	if (argc < 2) {
