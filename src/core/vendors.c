@@ -160,6 +160,13 @@ static void find_slots(const struct object *o, const char *driver, struct vendor
 		if (c->slot[k] >= 0 || !row_applies(r, driver, known))
 			continue;
 		j = cset_find(cs, r->name);
+		if (j < 0 && strncmp(r->name, "device:", 7)) {
+			/* mlx5 in switchdev mode counts per device (counters.c:1233) */
+			char dn[RW_CNAME_MAX + 8];
+
+			snprintf(dn, sizeof(dn), "device:%s", r->name);
+			j = cset_find(cs, dn);
+		}
 		if (j >= 0) {
 			c->slot[k] = (int16_t)j;
 			c->name[k] = r->name;

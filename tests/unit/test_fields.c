@@ -199,6 +199,11 @@ static void vendor_fill_by_driver(void **state)
 	cset_set(&o->cs[CSET_HW], "oos_drop_count", 9);
 	vendor_fill_port(o, NULL, false);
 	assert_int_equal(o->f[F_PORT_RDMA_OUT_OF_SEQUENCE].v.i, 9); /* the 6.12 name */
+	/* a device-wide counter of the same name stands in (mlx5 in switchdev mode) */
+	cset_free(&o->cs[CSET_HW]);
+	cset_set(&o->cs[CSET_HW], "device:out_of_sequence", 11);
+	vendor_fill_port(o, NULL, false);
+	assert_int_equal(o->f[F_PORT_RDMA_OUT_OF_SEQUENCE].v.i, 11);
 	/* a name another driver uses means nothing for this one: absent, never 0 */
 	field_set_str(o, F_PORT_DRIVER, "hns3");
 	vendor_fill_port(o, NULL, false);
