@@ -58,15 +58,104 @@ static const struct {
 	{ "rx_crc_errors_phy", F_NETDEV_RX_CRC_ERRORS },
 };
 
+/*
+ * The other drivers' names for the same meanings (shared/reference/vendors.md
+ * has the lines; Debian 7.2.13 unless said).  Names differ between drivers,
+ * so no driver test is needed: a name belongs to one driver only.
+ */
+static const struct {
+	const char *name;
+	int16_t field;
+} vendor_port_stats[] = {
+	/* bnxt_en: bnxt_ethtool.c:405,443 (port rx/tx_stat_discard) */
+	{ "rx_stat_discard", F_NETDEV_RX_DISCARDS_PHY },
+	{ "tx_stat_discard", F_NETDEV_TX_DISCARDS_PHY },
+	/* ice: ice_ethtool.c:134, PRTRPB_RDPC, the receive packet buffer's drops */
+	{ "rx_dropped.nic", F_NETDEV_RX_DISCARDS_PHY },
+	/* ionic: ionic_stats.c:58 */
+	{ "frames_rx_dropped", F_NETDEV_RX_DISCARDS_PHY },
+	/* mana: mana_ethtool.c:84-85 (after 6.12) */
+	{ "hc_rx_pkt_drop_phy", F_NETDEV_RX_DISCARDS_PHY },
+	{ "hc_tx_pkt_drop_phy", F_NETDEV_TX_DISCARDS_PHY },
+};
+
+/*
+ * Per-priority names with the priority as one digit where the %d is.
+ * Units: bnxt's *_duration_us and ionic's *_1us_count are microseconds by
+ * their names, as mlx5's are by its documentation (the row scales to
+ * seconds).  Not mapped, and why: hns3's mac_*_pfc_pri%d_xoff_time (no
+ * unit in the source), bnxt's *_cos%d discards (per CoS queue, no
+ * priority), ionic's frames_*_pri_%d (data or pause frames: not said).
+ */
+static const struct {
+	const char *pattern;
+	int16_t field;
+	bool add;
+} vendor_prio_stats[] = {
+	/* bnxt_en: bnxt_ethtool.c:391-398, 430-437; 241-246 (ext stats, P5/P7) */
+	{ "rx_pfc_ena_frames_pri%d", F_NETDEV_PFC_RX_PAUSE },
+	{ "tx_pfc_ena_frames_pri%d", F_NETDEV_PFC_TX_PAUSE },
+	{ "pfc_pri%d_rx_duration_us", F_NETDEV_PFC_RX_PAUSE_DURATION },
+	{ "pfc_pri%d_tx_duration_us", F_NETDEV_PFC_TX_PAUSE_DURATION },
+	{ "pfc_pri%d_rx_transitions", F_NETDEV_PFC_RX_PAUSE_TRANSITION },
+	/* ice: ice_ethtool.c:1487-1492, XON and XOFF frames counted apart: both are PFC frames */
+	{ "rx_priority_%d_xoff.nic", F_NETDEV_PFC_RX_PAUSE, true },
+	{ "rx_priority_%d_xon.nic", F_NETDEV_PFC_RX_PAUSE, true },
+	{ "tx_priority_%d_xoff.nic", F_NETDEV_PFC_TX_PAUSE, true },
+	{ "tx_priority_%d_xon.nic", F_NETDEV_PFC_TX_PAUSE, true },
+	/* hns3: hclge_main.c:109-124, 143-158 */
+	{ "mac_rx_pfc_pri%d_pkt_num", F_NETDEV_PFC_RX_PAUSE },
+	{ "mac_tx_pfc_pri%d_pkt_num", F_NETDEV_PFC_TX_PAUSE },
+	/*
+	 * mana: mana_ethtool.c:118-133, per traffic class (include/net/mana/mana.h:476
+	 * "Per TC pause Counters"); MANA has no dcbnl to tell the priority-to-TC
+	 * map, so TC n is reported as priority n.
+	 */
+	{ "hc_tc%d_rx_pause_phy", F_NETDEV_PFC_RX_PAUSE },
+	{ "hc_tc%d_tx_pause_phy", F_NETDEV_PFC_TX_PAUSE },
+	/* ionic: ionic_stats.c:110-125 (time only: its PFC frame counts are totals) */
+	{ "rx_pripause_%d_1us_count", F_NETDEV_PFC_RX_PAUSE_DURATION },
+	{ "tx_pripause_%d_1us_count", F_NETDEV_PFC_TX_PAUSE_DURATION },
+};
+
+/* name matches pattern with one priority digit 0..7 in place of its %d: the digit, else -1 */
+static int match_prio(const char *pattern, const char *name)
+{
+	const char *pct = strstr(pattern, "%d");
+	size_t pre = (size_t)(pct - pattern);
+
+	if (strncmp(name, pattern, pre) || name[pre] < '0' || name[pre] > '7' ||
+	    strcmp(name + pre + 1, pct + 2))
+		return -1;
+	return name[pre] - '0';
+}
+
 bool ethtool_map_stat(const char *name, struct ethtool_stat_target *t)
 {
 	bool rx;
 
 	t->field = -1;
 	t->prio = -1;
+	t->add = false;
 	for (size_t i = 0; i < ARRAY_SIZE(port_stats); i++) {
 		if (!strcmp(name, port_stats[i].name)) {
 			t->field = port_stats[i].field;
+			return true;
+		}
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(vendor_port_stats); i++) {
+		if (!strcmp(name, vendor_port_stats[i].name)) {
+			t->field = vendor_port_stats[i].field;
+			return true;
+		}
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(vendor_prio_stats); i++) {
+		int p = match_prio(vendor_prio_stats[i].pattern, name);
+
+		if (p >= 0) {
+			t->field = vendor_prio_stats[i].field;
+			t->prio = (int8_t)p;
+			t->add = vendor_prio_stats[i].add;
 			return true;
 		}
 	}
@@ -93,6 +182,7 @@ bool ethtool_map_stat(const char *name, struct ethtool_stat_target *t)
  */
 static void stat_fields_absent(struct object *o, int err)
 {
+	field_absent_errno(o, F_NETDEV_PFC_SOURCE, err);
 	for (size_t i = 0; i < ARRAY_SIZE(port_stats); i++)
 		field_absent_errno(o, (enum field_id)port_stats[i].field, err);
 	for (size_t i = 0; i < ARRAY_SIZE(prio_stats); i++) {
@@ -294,9 +384,15 @@ static void fill_stats(struct object *o, const struct ethtool_dev *d)
 			continue;
 		if (t->prio < 0)
 			field_set_int(o, (enum field_id)t->field, (int64_t)v[i]);
+		else if (t->add && o->f[t->field].state == ABS_NONE &&
+			 (o->f[t->field].mask & (1u << t->prio)))
+			o->f[t->field].v.arr[t->prio] += v[i];
 		else
 			field_set_prio(o, (enum field_id)t->field, t->prio, v[i]);
 	}
+	/* the driver's own per-priority pause names win over dcbnl's (vendors.c) */
+	if (field_present(o, F_NETDEV_PFC_RX_PAUSE) || field_present(o, F_NETDEV_PFC_TX_PAUSE))
+		field_set_str(o, F_NETDEV_PFC_SOURCE, "ethtool");
 }
 
 void ethtool_stats_absent(struct object *o, int err)

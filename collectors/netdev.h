@@ -75,6 +75,7 @@ void ethtool_note_err(const char *dev, const char *what, int err, const char *de
 struct ethtool_stat_target {
 	int16_t field; /* enum field_id, -1 = none */
 	int8_t prio;
+	bool add; /* added to what other names of the field gave (ice: XON + XOFF frames) */
 };
 /* Map an `ethtool -S` name onto a field; false when it has no row. */
 bool ethtool_map_stat(const char *name, struct ethtool_stat_target *t);

@@ -397,14 +397,39 @@ static int netdev_pci(const char *base, char *pci, size_t len)
 	return 0;
 }
 
-static void read_cnp(struct object *o, const char *base, const char *ccdir, int ccerr)
+/*
+ * Upstream debugfs directories of congestion-control parameters, one per
+ * driver, under DEBUGFS/<driver>/<pci>/, and the files that hold the CNP
+ * DSCP and priority (NULL: the driver shows none).  Only directories the
+ * driver creates for the PCI function exist, so the first found is its own.
+ */
+static const struct cc_dir {
+	const char *fmt;
+	const char *cnp_dscp, *cnp_prio;
+} cc_dirs[] = {
+	/* mlx5: drivers/infiniband/hw/mlx5/cong.c:44-67, 456 */
+	{ "%s/mlx5/%s/cc_params", "np_cnp_dscp", "np_cnp_prio" },
+	/*
+	 * bnxt_re (7.2): debugfs.c:34-48, 493-512, "%d\n".  "alt" is Broadcom's
+	 * word for the CNP: alt_vlan_dscp reads alt_tos_dscp (debugfs.c:176-181),
+	 * which Broadcom's own out-of-tree configfs shows as cnp_dscp; alt_vlan_pcp
+	 * its 802.1p priority.  enable_cc, tos_ecn, cc_mode go to roce_dcqcn_param.
+	 */
+	{ "%s/bnxt_re/%s/cc_config", "alt_vlan_dscp", "alt_vlan_pcp" },
+	/* hns_roce (7.2): hns_roce_debugfs.c:136-184, 301-340: DCQCN rates, no CNP marking */
+	{ "%s/hns_roce/%s/dcqcn_cc_param", NULL, NULL },
+};
+
+static void read_cnp(struct object *o, const char *base, const char *ccdir, int ccerr,
+		     const struct cc_dir *cd)
 {
-	static const struct {
+	struct {
 		enum field_id id;
 		const char *ofed, *upstream;
 	} cnp[] = {
-		{ F_NETDEV_CNP_DSCP, "ecn/roce_np/cnp_dscp", "np_cnp_dscp" },
-		{ F_NETDEV_CNP_PRIO, "ecn/roce_np/cnp_802p_prio", "np_cnp_prio" },
+		{ F_NETDEV_CNP_DSCP, "ecn/roce_np/cnp_dscp", cd ? cd->cnp_dscp : "np_cnp_dscp" },
+		{ F_NETDEV_CNP_PRIO, "ecn/roce_np/cnp_802p_prio",
+		  cd ? cd->cnp_prio : "np_cnp_prio" },
 	};
 	char path[PATH_MAX];
 
@@ -416,11 +441,12 @@ static void read_cnp(struct object *o, const char *base, const char *ccdir, int 
 			r = read_int(path, &v);
 		if (r == -ENOENT) {
 			/* upstream: the debugfs parameter, if that directory could be read */
-			r = ccerr;
+			r = ccerr ? ccerr : cnp[i].upstream ? 0 : -ENOENT;
 			if (!r && !path_fmt(path, sizeof(path), "%s/%s", ccdir, cnp[i].upstream))
 				r = read_int(path, &v);
 			if (r) {
-				absent(o, cnp[i].id, r, cnp[i].upstream);
+				absent(o, cnp[i].id, r,
+				       cnp[i].upstream ? cnp[i].upstream : "cnp (none in debugfs)");
 				continue;
 			}
 		} else if (r) {
@@ -434,6 +460,7 @@ static void read_cnp(struct object *o, const char *base, const char *ccdir, int 
 static void netdev_qos(const struct rw_config *cfg, struct object *o)
 {
 	char base[PATH_MAX], dir[PATH_MAX], ccdir[PATH_MAX] = "", pci[128];
+	const struct cc_dir *cd = NULL;
 	int r, ccerr;
 
 	if (path_fmt(base, sizeof(base), "%s/class/net/%s", cfg->sysfs_root, o->name)) {
@@ -454,15 +481,21 @@ static void netdev_qos(const struct rw_config *cfg, struct object *o)
 	if (!path_fmt(dir, sizeof(dir), "%s/ecn/roce_rp", base))
 		read_param_dir(o, dir, "rp_", "ecn/roce_rp");
 	ccerr = netdev_pci(base, pci, sizeof(pci));
-	if (!ccerr)
-		ccerr =
-		    path_fmt(ccdir, sizeof(ccdir), "%s/mlx5/%s/cc_params", cfg->debugfs_root, pci);
-	if (!ccerr) {
-		r = read_param_dir(o, ccdir, "", "cc_params");
-		if (r)
+	for (size_t i = 0; !ccerr && i < ARRAY_SIZE(cc_dirs); i++) {
+		const char *rel = strrchr(cc_dirs[i].fmt, '/') + 1;
+
+		r = path_fmt(ccdir, sizeof(ccdir), cc_dirs[i].fmt, cfg->debugfs_root, pci);
+		if (!r)
+			r = read_param_dir(o, ccdir, "", rel);
+		if (!r) {
+			cd = &cc_dirs[i];
+			break;
+		}
+		/* ENOENT: not this driver's; anything else (EACCES: not root) is the answer */
+		if (r != -ENOENT || i + 1 == ARRAY_SIZE(cc_dirs))
 			ccerr = r;
 	}
-	read_cnp(o, base, ccdir, ccerr);
+	read_cnp(o, base, ccdir, ccerr, cd);
 }
 
 /* ---- rdma port ---- */

@@ -54,6 +54,7 @@ static void rdma_obj_free(void *cpriv)
 	rdma_cdir_close(&pp->hw);
 	rdma_cdir_close(&pp->pc);
 	rdma_cdir_close(&pp->pe);
+	rdma_cdir_close(&pp->dh);
 	free(pp);
 }
 
@@ -148,6 +149,10 @@ static void fill_port(struct collector_ctx *cc, struct rdma_priv *rp, struct nod
 	r = rdma_ib_read(rp, fp->dev, "hca_type", buf, sizeof(buf));
 	set_str_or_absent(o, F_PORT_HCA_TYPE, !r && !buf[0] ? -ENOENT : r, buf);
 
+	/* the driver, by the device's driver link: udev renames devices, not drivers */
+	r = rdma_sysfs_driver(rp, fp->dev, buf, sizeof(buf));
+	set_str_or_absent(o, F_PORT_DRIVER, r, buf);
+
 	/* netdev binding */
 	o->ifindex = 0;
 	if (fp->nl) {
@@ -226,6 +231,7 @@ static void fill_port(struct collector_ctx *cc, struct rdma_priv *rp, struct nod
 			rdma_cdir_close(&pp->hw);
 			rdma_cdir_close(&pp->pc);
 			rdma_cdir_close(&pp->pe);
+			rdma_cdir_close(&pp->dh);
 		}
 		pp->gone = false;
 		pp->dev_index = fp->dev_index;
@@ -242,6 +248,11 @@ static void fill_port(struct collector_ctx *cc, struct rdma_priv *rp, struct nod
 		snprintf(path, sizeof(path), "%s/%s/ports/%u/counters_ext", rp->ib, fp->dev,
 			 fp->port);
 		rdma_cdir_scan(&pp->pe, path, "counters_ext");
+		/* device-wide counters (mana's sent_cnps): once, on port 1, not on every port */
+		if (fp->port == 1) {
+			snprintf(path, sizeof(path), "%s/%s/hw_counters", rp->ib, fp->dev);
+			rdma_cdir_scan(&pp->dh, path, "device hw_counters");
+		}
 	}
 }
 
@@ -303,8 +314,10 @@ static void collect_fast(struct collector_ctx *cc, struct rdma_priv *rp, struct 
 
 		cset_clear(&o->cs[CSET_HW]);
 		cset_clear(&o->cs[CSET_PORT]);
-		if (!pp || pp->gone)
+		if (!pp || pp->gone) {
+			vendor_fill_port(o, pp ? &pp->vc : NULL, false); /* absent, not stale */
 			continue;
+		}
 		if (pp->hw_nl && rp->nl.nl) {
 			char err[192];
 
@@ -335,12 +348,16 @@ static void collect_fast(struct collector_ctx *cc, struct rdma_priv *rp, struct 
 		if (!r)
 			r = rdma_cdir_read(&pp->pe, &o->cs[CSET_PORT], o->name, o->port,
 					   "counters_ext");
+		if (!r)
+			r = rdma_cdir_read(&pp->dh, &o->cs[CSET_HW], o->name, o->port,
+					   "device hw_counters");
 		if (r == -ENODEV) {
 			/* Unregistered since the last slow poll: no counters until it is swept. */
 			pp->gone = true;
 			cset_clear(&o->cs[CSET_HW]);
 			cset_clear(&o->cs[CSET_PORT]);
 		}
+		vendor_fill_port(o, &pp->vc, false);
 	}
 }
 

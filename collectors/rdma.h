@@ -31,6 +31,7 @@
 #include "collector.h"
 #include "model.h"
 #include "nl.h"
+#include "vendors.h"
 
 /* ---- rdma.c: the state the files share ---- */
 
@@ -65,6 +66,8 @@ struct port_priv {
 	struct cdir hw;	    /* hw_counters/, when not over netlink */
 	struct cdir pc;	    /* counters/ */
 	struct cdir pe;	    /* counters_ext/ (mlx4), preferred over counters/ */
+	struct cdir dh;	    /* the device's own hw_counters/ (mana), on port 1 only */
+	struct vendor_cache vc; /* where the driver's names sit in CSET_HW */
 };
 
 /* One RDMA_NLDEV_CMD_GET reply: a device. */
@@ -170,6 +173,12 @@ void rdma_format_guid(uint64_t guid, char *out, size_t size);
 int rdma_sysfs_enumerate(struct rdma_priv *rp, struct found *f);
 /* Read <ib>/<dev>/<rel> into buf (trailing whitespace stripped); -errno. */
 int rdma_ib_read(struct rdma_priv *rp, const char *dev, const char *rel, char *buf, size_t size);
+/*
+ * The kernel driver of the RDMA device: the basename of <ib>/<dev>/device/driver,
+ * "rdma_rxe" for soft-RoCE (no parent device, a parent attribute naming its
+ * netdev).  -ENOENT when neither tells.
+ */
+int rdma_sysfs_driver(struct rdma_priv *rp, const char *dev, char *out, size_t size);
 /* The port's netdev name from sysfs; -ENOENT when none can be told. */
 int rdma_sysfs_netdev(struct rdma_priv *rp, const char *dev, uint32_t port, char *name,
 		      size_t size);

@@ -223,6 +223,7 @@ int rdma_cdir_read(struct cdir *d, struct counter_set *cs, const char *dev, uint
 		   const char *what)
 {
 	bool ext = !strcmp(what, "counters_ext");
+	bool devwide = !strcmp(what, "device hw_counters");
 
 	for (size_t i = 0; i < d->n; i++) {
 		struct cfile *f = &d->f[i];
@@ -233,8 +234,16 @@ int rdma_cdir_read(struct cdir *d, struct counter_set *cs, const char *dev, uint
 			continue;
 		r = pread_u64(f->fd, &v);
 		if (!r) {
-			if (rdma_cset_put(cs, &f->slot, ext ? ext_counter_name(f->name) : f->name, v) <
-			    0)
+			const char *name = ext ? ext_counter_name(f->name) : f->name;
+			char dname[RW_CNAME_MAX + 8];
+
+			/* a device-wide counter may share a port counter's name (mana) */
+			if (devwide) {
+				snprintf(dname, sizeof(dname), "device:%.*s",
+					 RW_CNAME_MAX - 8, f->name);
+				name = dname;
+			}
+			if (rdma_cset_put(cs, &f->slot, name, v) < 0)
 				return -ENOMEM;
 			continue;
 		}
@@ -252,6 +261,36 @@ int rdma_cdir_read(struct cdir *d, struct counter_set *cs, const char *dev, uint
 		}
 	}
 	return 0;
+}
+
+int rdma_sysfs_driver(struct rdma_priv *rp, const char *dev, char *out, size_t size)
+{
+	char path[PATH_MAX], link[PATH_MAX];
+	const char *base;
+	struct stat st;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%s/device/driver", rp->ib, dev);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n > 0) {
+		link[n] = '\0';
+		base = strrchr(link, '/');
+		base = base ? base + 1 : link;
+		if (!*base || strlen(base) >= size)
+			return -EINVAL;
+		strlcpy0(out, base, size);
+		return 0;
+	}
+	/* rxe_verbs.c: rxe registers without a parent and shows its netdev as "parent" */
+	snprintf(path, sizeof(path), "%s/%s/device", rp->ib, dev);
+	if (lstat(path, &st)) {
+		snprintf(path, sizeof(path), "%s/%s/parent", rp->ib, dev);
+		if (!stat(path, &st) && S_ISREG(st.st_mode)) {
+			strlcpy0(out, "rdma_rxe", size);
+			return 0;
+		}
+	}
+	return -ENOENT;
 }
 
 /* ---- devices and ports ---- */

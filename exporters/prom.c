@@ -87,6 +87,9 @@ static void object_labels(struct strbuf *sb, int *first, const struct object *o)
 	switch (o->kind) {
 	case OBJ_NETDEV:
 		prom_label(sb, first, "device", o->name);
+		/* both names on every family where both exist: joins need no label_replace */
+		if (o->rdma_dev[0])
+			prom_label(sb, first, "rdma_device", o->rdma_dev);
 		break;
 	case OBJ_RDMA_PORT:
 		snprintf(port, sizeof(port), "%u", o->port);
@@ -98,6 +101,7 @@ static void object_labels(struct strbuf *sb, int *first, const struct object *o)
 		else if (field_present(o, F_PORT_NETDEV))
 			netdev = o->f[F_PORT_NETDEV].v.s;
 		prom_label(sb, first, "netdev", netdev);
+		prom_label(sb, first, "rdma_device", o->name);
 		break;
 	default:
 		break;
@@ -408,6 +412,51 @@ static int prerender_labels(struct prom_renderer *pr, const struct object *const
 	return pr->labels.oom ? -1 : 0;
 }
 
+/* Only [a-z0-9_] passes metric_sanitize() unchanged. */
+static bool needs_sanitizing(const char *s)
+{
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_'))
+			return true;
+	return false;
+}
+
+static bool same_sanitized(const char *a, const char *b)
+{
+	for (; *a && *b; a++, b++) {
+		char x = isalnum((unsigned char)*a) ? (char)tolower((unsigned char)*a) : '_';
+		char y = isalnum((unsigned char)*b) ? (char)tolower((unsigned char)*b) : '_';
+
+		if (x != y)
+			return false;
+	}
+	return !*a && !*b;
+}
+
+/*
+ * Two driver names that sanitise alike ("RNR received", "rnr_received") would
+ * make one family twice, which no scraper accepts: the name that needed
+ * sanitising gives way (to the first, between two such).  Only names with
+ * characters outside [a-z0-9_] are checked, so a mlx5 set costs nothing.
+ */
+static bool shadowed(const struct prom_renderer *pr, size_t i)
+{
+	if (!needs_sanitizing(pr->names[i]))
+		return false;
+	for (size_t j = 0; j < pr->n_names; j++) {
+		if (j == i || !same_sanitized(pr->names[i], pr->names[j]))
+			continue;
+		if (!needs_sanitizing(pr->names[j]) || j < i) {
+			rw_log_once(LOG_LVL_WARN, pr->names[i],
+				    "metrics: counter '%s' has the metric name of '%s'; only the "
+				    "latter is exported (both are in the snapshot)",
+				    pr->names[i], pr->names[j]);
+			return true;
+		}
+	}
+	return false;
+}
+
 static void render_cset(struct prom_renderer *pr, struct strbuf *sb, const struct node_model *m,
 			enum obj_kind k, enum cset_id c, const regex_t *filter)
 {
@@ -421,6 +470,8 @@ static void render_cset(struct prom_renderer *pr, struct strbuf *sb, const struc
 		return;
 	for (size_t i = 0; i < pr->n_names; i++) {
 		sb_reset(&name);
+		if (shadowed(pr, i))
+			continue;
 		if (cset_metric(&name, c, pr->names[i], &cm) || name.oom)
 			break;
 		prom_family(sb, name.buf, cm.type, cm.help);

@@ -6,6 +6,7 @@
 
 #include "status_page.h"
 #include "util.h"
+#include "vendors.h"
 
 /* ---- the sparklines' series (which counters make each line) ---- */
 
@@ -41,23 +42,41 @@ enum {
 	PS__COUNT,
 };
 
-/* The series an RDMA counter adds to (by its report category), or -1. */
-static int port_series(const struct counter_desc *cd)
+/*
+ * RDMA port inputs: the transport counters by meaning (vendors.c), so every
+ * driver draws the same lines, then the classic port counters.
+ */
+#define PI_PORT VENDOR_N_MEANINGS
+
+/* The series a meaning adds to, or -1. */
+static int meaning_series(enum field_id f)
 {
-	if (!strcmp(cd->name, "np_cnp_sent"))
-		return PS_CNP_SENT;
-	if (!strcmp(cd->name, "rp_cnp_handled"))
-		return PS_CNP_HANDLED;
-	switch (cd->rep.cat) {
-	case RCAT_RETRY:
+	switch (f) {
+	case F_PORT_RDMA_ACK_TIMEOUTS:
+	case F_PORT_RDMA_RETRIES_EXCEEDED:
+	case F_PORT_RDMA_RNR_RETRIES_EXCEEDED:
+	case F_PORT_RDMA_RNR_NAKS_RECEIVED:
+	case F_PORT_RDMA_DUPLICATE_REQUESTS:
 		return PS_RETRIES;
-	case RCAT_OOS:
+	case F_PORT_RDMA_SEQUENCE_NAKS_RECEIVED:
+	case F_PORT_RDMA_IMPLIED_NAKS:
+	case F_PORT_RDMA_OUT_OF_SEQUENCE:
 		return PS_OOS;
-	case RCAT_DISCARD:
+	case F_PORT_RDMA_CNP_SENT:
+		return PS_CNP_SENT;
+	case F_PORT_RDMA_CNP_HANDLED:
+		return PS_CNP_HANDLED;
+	case F_PORT_RDMA_OUT_OF_BUFFER:
 		return PS_DISCARDS;
 	default:
 		return -1;
 	}
+}
+
+/* The series a classic port counter adds to (by its report category), or -1. */
+static int port_series(const struct counter_desc *cd)
+{
+	return cd->rep.cat == RCAT_DISCARD ? PS_DISCARDS : -1;
 }
 
 void status_history_init(struct history *h, int64_t step_ns)
@@ -66,8 +85,7 @@ void status_history_init(struct history *h, int64_t step_ns)
 		[OBJ_NETDEV] = { .n_series = NS__COUNT,
 				 .n_inputs = NI_DISCARDS + (unsigned)N_NETDEV_DISCARDS },
 		[OBJ_RDMA_PORT] = { .n_series = PS__COUNT,
-				    .n_inputs =
-					(unsigned)(n_hw_counter_descs + n_port_counter_descs) },
+				    .n_inputs = (unsigned)(PI_PORT + n_port_counter_descs) },
 	};
 
 	history_init(h, step_ns, shape);
@@ -143,22 +161,28 @@ void status_history_feed(struct history *h, const struct node_model *m, int64_t 
 
 		if (!ho)
 			continue;
-		for (size_t k = 0; k < n_hw_counter_descs + n_port_counter_descs; k++) {
-			bool hw = k < n_hw_counter_descs;
-			const struct counter_desc *cd =
-			    hw ? &hw_counter_descs[k] : &port_counter_descs[k - n_hw_counter_descs];
+		for (int k = 0; k < VENDOR_N_MEANINGS; k++) {
+			enum field_id f = (enum field_id)(F_PORT_RDMA_ACK_TIMEOUTS + k);
+			int s = meaning_series(f);
+
+			if (s >= 0 && field_present(o, f))
+				history_feed(h, ho, (unsigned)k, (unsigned)s,
+					     (uint64_t)o->f[f].v.i);
+		}
+		for (size_t k = 0; k < n_port_counter_descs; k++) {
+			const struct counter_desc *cd = &port_counter_descs[k];
 			int s;
 
-			if (ho->cache[k] == CACHE_NOT_DRAWN)
+			if (ho->cache[PI_PORT + k] == CACHE_NOT_DRAWN)
 				continue;
 			s = port_series(cd);
 			if (s < 0) {
 				/* asked once per port, not every poll */
-				ho->cache[k] = CACHE_NOT_DRAWN;
+				ho->cache[PI_PORT + k] = CACHE_NOT_DRAWN;
 				continue;
 			}
-			if (cset_get(&o->cs[hw ? CSET_HW : CSET_PORT], cd->name, &ho->cache[k], &v))
-				history_feed(h, ho, (unsigned)k, (unsigned)s, v);
+			if (cset_get(&o->cs[CSET_PORT], cd->name, &ho->cache[PI_PORT + k], &v))
+				history_feed(h, ho, (unsigned)(PI_PORT + k), (unsigned)s, v);
 		}
 	}
 	history_end(h);

@@ -8,6 +8,7 @@
 #include "daemon.h"
 #include "process.h"
 #include "util.h"
+#include "vendors.h"
 
 volatile sig_atomic_t rw_sig_stop, rw_sig_hup, rw_sig_usr1;
 
@@ -257,6 +258,8 @@ int daemon_collect(struct daemon *d, unsigned what)
 		}
 		if (what & COLLECT_SLOW)
 			model_link_ports(&d->m);
+		/* pause counters from dcbnl where the driver has no names of its own */
+		vendor_fill_netdevs(&d->m);
 	}
 	for (int i = 0; i < d->n_hooks; i++)
 		if (d->hooks[i].after_poll)

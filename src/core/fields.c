@@ -231,8 +231,9 @@ const struct field_desc fields[F__COUNT] = {
 		   .path = "pfc.rx_pause", .type = VT_PRIO_ARRAY, .mtype = MT_COUNTER,
 		   .metric = "roce_pfc_pause_frames_total", .labels = "direction=\"rx\"",
 		   .label = "priority",
-		   .help = "PFC pause frames per priority (ethtool rx/tx_prioN_pause), as of the "
-			   "last poll."),
+		   .help = "PFC pause frames per priority, as of the last poll: the driver's "
+			   "ethtool names (mlx5, bnxt_en, ice XON+XOFF, hns3, mana per traffic "
+			   "class), else dcbnl requests/indications (roce_pfc_pause_source_info)."),
 	[F_NETDEV_PFC_TX_PAUSE] =
 	    NETDEV(.src = SRC_ETHTOOL, .rep = { RCAT_PAUSE, "tx", "PFC pause frames", "frames" },
 		   .path = "pfc.tx_pause", .type = VT_PRIO_ARRAY, .mtype = MT_COUNTER,
@@ -243,8 +244,8 @@ const struct field_desc fields[F__COUNT] = {
 		   .path = "pfc.rx_pause_duration_us", .type = VT_PRIO_ARRAY, .mtype = MT_COUNTER,
 		   .metric = "roce_pfc_pause_duration_seconds_total", .labels = "direction=\"rx\"",
 		   .label = "priority", .scale = 1e-6,
-		   .help = "Time spent paused by PFC per priority in seconds "
-			   "(mlx5 reports microseconds)."),
+		   .help = "Time spent paused by PFC per priority in seconds (mlx5, bnxt_en "
+			   "and ionic report microseconds)."),
 	[F_NETDEV_PFC_TX_PAUSE_DURATION] =
 	    NETDEV(.src = SRC_ETHTOOL, .rep = { RCAT_PAUSE_TIME, "tx", "time paused", "s" },
 		   .path = "pfc.tx_pause_duration_us", .type = VT_PRIO_ARRAY, .mtype = MT_COUNTER,
@@ -313,7 +314,9 @@ const struct field_desc fields[F__COUNT] = {
 	    NETDEV(.src = SRC_ETHTOOL, .rep = { RCAT_DISCARD, "rx", "port discards", "packets" },
 		   .path = "port.rx_discards", .type = VT_INT, .mtype = MT_COUNTER,
 		   .metric = "roce_port_discards_total", .labels = "direction=\"rx\"",
-		   .help = "Packets the port discarded for lack of buffer (rx/tx_discards_phy)."),
+		   .help = "Packets the port discarded for lack of buffer (mlx5 *_discards_phy, "
+			   "bnxt_en *_stat_discard, ice rx_dropped.nic, ionic frames_rx_dropped, "
+			   "mana hc_*_pkt_drop_phy)."),
 	[F_NETDEV_TX_DISCARDS_PHY] =
 	    NETDEV(.src = SRC_ETHTOOL, .rep = { RCAT_DISCARD, "tx", "port discards", "packets" },
 		   .path = "port.tx_discards", .type = VT_INT, .mtype = MT_COUNTER,
@@ -440,6 +443,14 @@ const struct field_desc fields[F__COUNT] = {
 		   .help = "Share of the RoCE data packets the wire collector saw "
 			   "with ECN CE over the last 5 to 10 minutes."),
 
+	/* netdev: the choice between two sources of one meaning (vendors.c) */
+	[F_NETDEV_PFC_SOURCE] =
+	    NETDEV(.src = SRC_ETHTOOL, .path = "pfc.counter_source", .type = VT_STR, .config = true,
+		   .mtype = MT_INFO, .metric = "roce_pfc_pause_source_info", .label = "source",
+		   .help = "Where roce_pfc_pause_frames_total comes from: the driver's ethtool "
+			   "names (ethtool) or, without them, dcbnl requests/indications (dcb); "
+			   "value is always 1."),
+
 	/* rdma_port */
 	[F_PORT_NETDEV] =
 	    PORT(.src = SRC_RDMA, .path = "netdev_name", .type = VT_STR, .config = true),
@@ -474,6 +485,10 @@ const struct field_desc fields[F__COUNT] = {
 	[F_PORT_HCA_TYPE] =
 	    PORT(.src = SRC_RDMA, .path = "hca_type", .type = VT_STR, .config = true,
 		 .mtype = MT_INFO, .metric = "roce_rdma_port_info", .label = "hca_type"),
+	/* what vendors.c reads the hw counters by; udev renames devices, drivers stay */
+	[F_PORT_DRIVER] =
+	    PORT(.src = SRC_RDMA, .path = "driver", .type = VT_STR, .config = true,
+		 .mtype = MT_INFO, .metric = "roce_rdma_port_info", .label = "driver"),
 	[F_PORT_ACTIVE_MTU] =
 	    PORT(.src = SRC_VERBS, .path = "active_mtu", .type = VT_INT, .config = true,
 		 .mtype = MT_GAUGE, .metric = "roce_rdma_active_mtu_bytes",
@@ -528,6 +543,67 @@ const struct field_desc fields[F__COUNT] = {
 		 .mtype = MT_INFO, .metric = "roce_rdma_iommu_group_info", .label = "type",
 		 .help = "Type of the RDMA device's IOMMU group (identity: pass-through; DMA, "
 			 "DMA-FQ: translated; none: no IOMMU); value is always 1."),
+
+	/*
+	 * rdma_port: one family per meaning, whatever the driver names it
+	 * (vendors.c, one row per meaning x driver x kernel); a driver without
+	 * the counter has no series.  The driver's own name stays on the raw
+	 * roce_rdma_hw_* families.  Not on the report (.rep): the raw
+	 * counters already are, under their own names.
+	 */
+	[F_PORT_RDMA_ACK_TIMEOUTS] =
+	    PORT(.src = SRC_RDMA, .path = "rdma.ack_timeouts", .type = VT_INT, .mtype = MT_COUNTER,
+		 .metric = "roce_rdma_ack_timeouts_total",
+		 .help = "Requests whose ACK timer expired and were retransmitted (mlx5 "
+			 "local_ack_timeout_err, bnxt_re to_retransmits, mana requester_timeout, "
+			 "...), as of the last poll."),
+	[F_PORT_RDMA_RETRIES_EXCEEDED] =
+	    PORT(.src = SRC_RDMA, .path = "rdma.retries_exceeded", .type = VT_INT,
+		 .mtype = MT_COUNTER, .metric = "roce_rdma_retries_exceeded_total",
+		 .help = "Requests that exhausted their transport retries (IBV_WC_RETRY_EXC_ERR)."),
+	[F_PORT_RDMA_RNR_RETRIES_EXCEEDED] =
+	    PORT(.src = SRC_RDMA, .path = "rdma.rnr_retries_exceeded", .type = VT_INT,
+		 .mtype = MT_COUNTER, .metric = "roce_rdma_rnr_retries_exceeded_total",
+		 .help = "Requests that exhausted their RNR retries (IBV_WC_RNR_RETRY_EXC_ERR)."),
+	[F_PORT_RDMA_SEQUENCE_NAKS_RECEIVED] =
+	    PORT(.src = SRC_RDMA, .path = "rdma.sequence_naks_received", .type = VT_INT,
+		 .mtype = MT_COUNTER, .metric = "roce_rdma_sequence_naks_received_total",
+		 .help = "PSN sequence-error NAKs received by the requester: the peer saw a gap."),
+	[F_PORT_RDMA_IMPLIED_NAKS] =
+	    PORT(.src = SRC_RDMA, .path = "rdma.implied_naks", .type = VT_INT, .mtype = MT_COUNTER,
+		 .metric = "roce_rdma_implied_naks_total",
+		 .help = "Implied NAKs: a response that skipped PSNs, read by the requester as a "
+			 "sequence error."),
+	[F_PORT_RDMA_OUT_OF_SEQUENCE] =
+	    PORT(.src = SRC_RDMA, .path = "rdma.out_of_sequence", .type = VT_INT,
+		 .mtype = MT_COUNTER, .metric = "roce_rdma_out_of_sequence_total",
+		 .help = "Packets the responder received out of sequence: loss (or reordering) on "
+			 "the fabric."),
+	[F_PORT_RDMA_RNR_NAKS_RECEIVED] =
+	    PORT(.src = SRC_RDMA, .path = "rdma.rnr_naks_received", .type = VT_INT,
+		 .mtype = MT_COUNTER, .metric = "roce_rdma_rnr_naks_received_total",
+		 .help = "RNR NAKs received (the responder had no receive buffer posted)."),
+	[F_PORT_RDMA_DUPLICATE_REQUESTS] =
+	    PORT(.src = SRC_RDMA, .path = "rdma.duplicate_requests", .type = VT_INT,
+		 .mtype = MT_COUNTER, .metric = "roce_rdma_duplicate_requests_total",
+		 .help = "Duplicate requests received (retransmissions seen by the responder)."),
+	[F_PORT_RDMA_CNP_SENT] = PORT(.src = SRC_RDMA, .path = "rdma.cnp_sent", .type = VT_INT,
+				      .mtype = MT_COUNTER, .metric = "roce_rdma_cnp_sent_total",
+				      .help = "CNPs sent as DCQCN notification point (mana: "
+					      "counted per device, on its first port)."),
+	[F_PORT_RDMA_CNP_HANDLED] =
+	    PORT(.src = SRC_RDMA, .path = "rdma.cnp_handled", .type = VT_INT, .mtype = MT_COUNTER,
+		 .metric = "roce_rdma_cnp_handled_total",
+		 .help = "CNPs received and handled as DCQCN reaction point."),
+	[F_PORT_RDMA_ECN_MARKED_PACKETS] =
+	    PORT(.src = SRC_RDMA, .path = "rdma.ecn_marked_packets", .type = VT_INT,
+		 .mtype = MT_COUNTER, .metric = "roce_rdma_ecn_marked_packets_total",
+		 .help = "RoCE packets received with ECN CE (notification point; mana: per device, "
+			 "on its first port)."),
+	[F_PORT_RDMA_OUT_OF_BUFFER] =
+	    PORT(.src = SRC_RDMA, .path = "rdma.out_of_buffer", .type = VT_INT, .mtype = MT_COUNTER,
+		 .metric = "roce_rdma_out_of_buffer_total",
+		 .help = "Packets dropped for lack of a posted receive WQE."),
 };
 
 int field_lookup(enum obj_kind kind, const char *path)
@@ -555,51 +631,45 @@ const char *value_type_name(enum value_type t)
 	return names[t];
 }
 
-/* mlx5: drivers/infiniband/hw/mlx5/counters.c; rxe: drivers/infiniband/sw/rxe/rxe_hw_counters.c */
+/*
+ * mlx5: drivers/infiniband/hw/mlx5/counters.c; rxe: drivers/infiniband/sw/rxe/rxe_hw_counters.c.
+ * A row without .metric keeps the raw name (roce_rdma_hw_<name>_total): its
+ * meaning has a driver-independent family (vendors.c), and the raw series
+ * stays for the driver's own name; the row still gives the report its words.
+ */
 const struct counter_desc hw_counter_descs[] = {
 	{ .name = "out_of_sequence",
 	  .rep = { RCAT_OOS, NULL, "out-of-sequence packets", "packets" },
-	  .metric = "roce_rdma_out_of_sequence_total",
 	  .help = "Packets received out of sequence (mlx5): a sign of loss on the fabric." },
 	{ .name = "packet_seq_err",
 	  .rep = { RCAT_OOS, NULL, "sequence error NAKs", "packets" },
-	  .metric = "roce_rdma_packet_seq_errors_total",
 	  .help = "NAK sequence errors received (mlx5): the peer saw a gap." },
 	{ .name = "local_ack_timeout_err",
 	  .rep = { RCAT_RETRY, NULL, "local ACK timeouts", "events" },
-	  .metric = "roce_rdma_local_ack_timeout_errors_total",
 	  .help = "Requests whose ACK timer expired (mlx5): packets or ACKs lost, retransmitted." },
 	{ .name = "duplicate_request",
 	  .rep = { RCAT_RETRY, NULL, "duplicate requests", "packets" },
-	  .metric = "roce_rdma_duplicate_requests_total",
 	  .help = "Duplicate requests received (retransmissions seen by the responder)." },
 	{ .name = "rnr_nak_retry_err",
 	  .rep = { RCAT_RETRY, NULL, "RNR NAKs", "packets" },
-	  .metric = "roce_rdma_rnr_nak_retry_errors_total",
 	  .help = "RNR NAKs received (responder had no receive buffer posted)." },
 	{ .name = "implied_nak_seq_err",
 	  .rep = { RCAT_OOS, NULL, "implied NAK sequence errors", "events" },
-	  .metric = "roce_rdma_implied_nak_seq_errors_total",
 	  .help = "Implied NAK sequence errors (mlx5)." },
 	{ .name = "out_of_buffer",
 	  .rep = { RCAT_DISCARD, "rx", "out of receive WQEs", "packets" },
-	  .metric = "roce_rdma_out_of_buffer_total",
 	  .help = "Packets dropped for lack of a posted receive WQE (mlx5)." },
 	{ .name = "req_transport_retries_exceeded",
 	  .rep = { RCAT_RETRY, NULL, "transport retries exceeded", "errors" },
-	  .metric = "roce_rdma_transport_retries_exceeded_total",
 	  .help = "Requests that exhausted their transport retries (IBV_WC_RETRY_EXC_ERR)." },
 	{ .name = "req_rnr_retries_exceeded",
 	  .rep = { RCAT_RETRY, NULL, "RNR retries exceeded", "errors" },
-	  .metric = "roce_rdma_rnr_retries_exceeded_total",
 	  .help = "Requests that exhausted their RNR retries." },
 	{ .name = "np_cnp_sent",
 	  .rep = { RCAT_CNP, "tx", "CNPs sent", "packets" },
-	  .metric = "roce_rdma_np_cnp_sent_total",
 	  .help = "CNPs sent by this port as DCQCN notification point." },
 	{ .name = "rp_cnp_handled",
 	  .rep = { RCAT_CNP, "rx", "CNPs handled", "packets" },
-	  .metric = "roce_rdma_rp_cnp_handled_total",
 	  .help = "CNPs handled by this port as DCQCN reaction point (rate reduced)." },
 	{ .name = "rp_cnp_ignored",
 	  .rep = { RCAT_CNP, "rx", "CNPs ignored", "packets" },
@@ -607,7 +677,6 @@ const struct counter_desc hw_counter_descs[] = {
 	  .help = "CNPs received and ignored by the reaction point." },
 	{ .name = "np_ecn_marked_roce_packets",
 	  .rep = { RCAT_CNP, "rx", "ECN marked RoCE packets", "packets" },
-	  .metric = "roce_rdma_np_ecn_marked_packets_total",
 	  .help = "RoCE packets received with ECN CE (notification point)." },
 	{ .name = "roce_adp_retrans",
 	  .rep = { RCAT_RETRY, NULL, "adaptive retransmissions", "packets" },
@@ -635,23 +704,18 @@ const struct counter_desc hw_counter_descs[] = {
 	  .help = "Packets received (rxe)." },
 	{ .name = "out_of_seq_request",
 	  .rep = { RCAT_OOS, NULL, "out-of-sequence requests", "packets" },
-	  .metric = "roce_rdma_out_of_sequence_requests_total",
 	  .help = "Requests received out of sequence (rxe)." },
 	{ .name = "rcvd_seq_err",
 	  .rep = { RCAT_OOS, NULL, "sequence error NAKs received", "packets" },
-	  .metric = "roce_rdma_received_sequence_errors_total",
 	  .help = "Sequence-error NAKs received (rxe)." },
 	{ .name = "retry_exceeded_err",
 	  .rep = { RCAT_RETRY, NULL, "retries exceeded", "errors" },
-	  .metric = "roce_rdma_retry_exceeded_errors_total",
 	  .help = "Requests that exhausted their retries (rxe)." },
 	{ .name = "retry_rnr_exceeded_err",
 	  .rep = { RCAT_RETRY, NULL, "RNR retries exceeded", "errors" },
-	  .metric = "roce_rdma_rnr_retry_exceeded_errors_total",
 	  .help = "Requests that exhausted their RNR retries (rxe)." },
 	{ .name = "completer_retry_err",
 	  .rep = { RCAT_RETRY, NULL, "completer retries", "events" },
-	  .metric = "roce_rdma_completer_retries_total",
 	  .help = "Retransmissions started by the completer after a timeout (rxe)." },
 	/* mlx5 error and request counters (mlx5 counters.c extended_err_cnts, basic_q_cnts) */
 	{ .name = "req_cqe_error",
@@ -785,7 +849,7 @@ int cset_metric(struct strbuf *sb, enum cset_id c, const char *name, struct cset
 		const size_t *n;
 		const char *prefix, *type, *origin;
 	} sets[CSET__COUNT] = {
-		[CSET_HW] = { hw_counter_descs, &n_hw_counter_descs, "roce_rdma_", "counter",
+		[CSET_HW] = { hw_counter_descs, &n_hw_counter_descs, "roce_rdma_hw_", "counter",
 			      "RDMA" },
 		[CSET_PORT] = { port_counter_descs, &n_port_counter_descs, "roce_rdma_port_",
 				"counter", "RDMA" },
@@ -796,7 +860,7 @@ int cset_metric(struct strbuf *sb, enum cset_id c, const char *name, struct cset
 		return -EINVAL;
 	m->cd = sets[c].descs ? counter_desc_find(sets[c].descs, *sets[c].n, name) : NULL;
 	m->type = sets[c].type;
-	if (m->cd) {
+	if (m->cd && m->cd->metric) {
 		sb_puts(sb, m->cd->metric);
 		m->help = m->cd->help;
 		m->scale = m->cd->scale;
@@ -806,8 +870,13 @@ int cset_metric(struct strbuf *sb, enum cset_id c, const char *name, struct cset
 	metric_sanitize(sb, name);
 	if (!strcmp(m->type, "counter"))
 		sb_puts(sb, "_total");
-	snprintf(m->help_buf, sizeof(m->help_buf), "%s counter %s, as of the last poll.",
-		 sets[c].origin, name);
+	if (m->cd && m->cd->help)
+		snprintf(m->help_buf, sizeof(m->help_buf),
+			 "%s counter %s as the driver names it: %s", sets[c].origin, name,
+			 m->cd->help);
+	else
+		snprintf(m->help_buf, sizeof(m->help_buf), "%s counter %s, as of the last poll.",
+			 sets[c].origin, name);
 	m->help = m->help_buf;
 	m->scale = 0;
 	return 0;

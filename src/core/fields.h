@@ -154,6 +154,9 @@ enum field_id {
 	F_NETDEV_WIRE_DATA_NOT_ECT,
 	F_NETDEV_WIRE_CE_RATIO,
 
+	/* netdev: which source the per-priority pause counters came from (vendors.c) */
+	F_NETDEV_PFC_SOURCE,
+
 	/* rdma_port */
 	F_PORT_NETDEV,
 	F_PORT_STATE,
@@ -164,6 +167,7 @@ enum field_id {
 	F_PORT_FW,
 	F_PORT_BOARD_ID,
 	F_PORT_HCA_TYPE,
+	F_PORT_DRIVER, /* the kernel driver of the device (its sysfs device/driver link) */
 	F_PORT_ACTIVE_MTU,
 	F_PORT_MAX_MTU,
 	F_PORT_GIDS,
@@ -178,6 +182,23 @@ enum field_id {
 	F_PORT_PCIE_LINK_WIDTH,
 	F_PORT_PCIE_MAX_LINK_WIDTH,
 	F_PORT_IOMMU_TYPE,
+
+	/*
+	 * rdma_port: transport and congestion counters by meaning, whatever the
+	 * driver calls them (vendors.c maps each driver's hw_counters names)
+	 */
+	F_PORT_RDMA_ACK_TIMEOUTS,
+	F_PORT_RDMA_RETRIES_EXCEEDED,
+	F_PORT_RDMA_RNR_RETRIES_EXCEEDED,
+	F_PORT_RDMA_SEQUENCE_NAKS_RECEIVED,
+	F_PORT_RDMA_IMPLIED_NAKS,
+	F_PORT_RDMA_OUT_OF_SEQUENCE,
+	F_PORT_RDMA_RNR_NAKS_RECEIVED,
+	F_PORT_RDMA_DUPLICATE_REQUESTS,
+	F_PORT_RDMA_CNP_SENT,
+	F_PORT_RDMA_CNP_HANDLED,
+	F_PORT_RDMA_ECN_MARKED_PACKETS,
+	F_PORT_RDMA_OUT_OF_BUFFER,
 
 	F__COUNT,
 };
@@ -291,7 +312,7 @@ struct cset_metric {
 	const char *type;	       /* "counter" or "untyped" */
 	const char *help;	       /* the row's, or help_buf */
 	double scale;		       /* exported = raw * scale; 0: the raw integer */
-	char help_buf[160];
+	char help_buf[256];
 };
 
 /* Append the name to sb and fill *m: 0, or -EINVAL for CSET_CC (one family, a label each). */

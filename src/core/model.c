@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -171,14 +172,16 @@ void model_sweep(struct node_model *m, enum obj_kind kind)
 		m->n_netdevs = keep;
 	else if (kind == OBJ_RDMA_PORT)
 		m->n_ports = keep;
-	if (kind == OBJ_NETDEV)
-		model_link_ports(m); /* netdev pointers may have gone */
+	if (kind == OBJ_NETDEV || kind == OBJ_RDMA_PORT)
+		model_link_ports(m); /* netdev pointers, or a netdev's RDMA device, may have gone */
 }
 
 void model_link_ports(struct node_model *m)
 {
-	for (size_t i = 0; i < m->n_netdevs; i++)
+	for (size_t i = 0; i < m->n_netdevs; i++) {
 		field_set_bool(m->netdevs[i], F_NETDEV_RDMA, false);
+		m->netdevs[i]->rdma_dev[0] = '\0';
+	}
 	for (size_t i = 0; i < m->n_ports; i++) {
 		struct object *p = m->ports[i], *nd = NULL;
 
@@ -189,6 +192,9 @@ void model_link_ports(struct node_model *m)
 		p->netdev = nd;
 		if (nd)
 			field_set_bool(nd, F_NETDEV_RDMA, true);
+		/* ports are sorted: the first bound device names the netdev's, every poll alike */
+		if (nd && !nd->rdma_dev[0])
+			snprintf(nd->rdma_dev, sizeof(nd->rdma_dev), "%s", p->name);
 	}
 }
 

@@ -118,6 +118,7 @@ struct object {
 	int ifindex;		/* netdev: its ifindex; rdma_port: bound netdev's */
 	bool seen;		/* touched by the current collection */
 	struct object *netdev;	/* rdma_port -> its netdev object, or NULL */
+	char rdma_dev[RW_NAME_MAX]; /* netdev: the RDMA device bound to it, "" when none */
 	struct field_val f[F__COUNT];
 	struct counter_set cs[CSET__COUNT];
 	struct wire_counts *wire; /* netdev, only with the wire collector */

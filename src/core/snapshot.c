@@ -12,6 +12,7 @@
 #include "config.h"
 #include "snapshot.h"
 #include "util.h"
+#include "vendors.h"
 
 static const char *const cset_names[CSET__COUNT] = {
 	[CSET_ETHTOOL] = "ethtool",
@@ -722,6 +723,8 @@ static int apply_one(json_t *s, struct node_model *m, struct perr *pe, const cha
 	}
 	model_sweep(m, OBJ_RDMA_PORT);
 	model_link_ports(m);
+	/* a snapshot from before the driver-independent counters: derive them */
+	vendor_fill_model(m, true);
 	return 0;
 }
 

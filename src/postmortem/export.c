@@ -147,12 +147,20 @@ static void sample_line(struct xport *x, const char *name, const char *labels, c
 
 /* ---- counter series: named as prom.c names them ---- */
 
-static void object_of(struct object *o, const struct rec_series *s)
+static void object_of(const struct xport *x, struct object *o, const struct rec_series *s)
 {
 	memset(o, 0, sizeof(*o));
 	o->kind = s->kind;
 	strlcpy0(o->name, s->device, sizeof(o->name));
 	o->port = s->port;
+	/* a netdev's RDMA device, as model_link_ports() names it: the first bound port's */
+	for (size_t i = 0; s->kind == OBJ_NETDEV && i < x->rd.n_series; i++) {
+		const struct rec_series *p = &x->rd.series[i];
+
+		if (p->used && p->kind == OBJ_RDMA_PORT && !strcmp(p->netdev, s->device) &&
+		    (!o->rdma_dev[0] || strcmp(p->device, o->rdma_dev) < 0))
+			strlcpy0(o->rdma_dev, p->device, sizeof(o->rdma_dev));
+	}
 	if (s->kind == OBJ_RDMA_PORT) {
 		o->f[F_PORT_NETDEV].state = ABS_NONE;
 		strlcpy0(o->f[F_PORT_NETDEV].v.s, s->netdev, sizeof(o->f[F_PORT_NETDEV].v.s));
@@ -189,7 +197,7 @@ static int map_series(struct xport *x, const struct rec_series *s, struct object
 		     i--)
 			help = fields[i - 1].help;
 		scale = d->scale;
-		object_of(o, s);
+		object_of(x, o, s);
 		prom_object_labels(&lab, &first, o);
 		if (d->labels && *d->labels) {
 			sb_putc(&lab, first ? '{' : ',');
@@ -213,7 +221,7 @@ static int map_series(struct xport *x, const struct rec_series *s, struct object
 		type = cm.type;
 		help = cm.help;
 		scale = cm.scale;
-		object_of(o, s);
+		object_of(x, o, s);
 		prom_object_labels(&lab, &first, o);
 	}
 	if (!first)

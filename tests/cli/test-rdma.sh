@@ -87,7 +87,7 @@ if [ -n "${UPDATE_GOLDEN:-}" ]; then cp "$TMPD/live.rdma" "$GOLDEN"; fi
 check "RDMA families of /metrics match the golden text" diff -u "$GOLDEN" "$TMPD/live.rdma"
 check "serve --from renders the same RDMA families" diff -u "$TMPD/live.rdma" "$TMPD/replay.rdma"
 check "curated names, netdev label, bytes from 4-byte words" grep -qxF \
-	'roce_rdma_port_transmit_bytes_total{device="mlx5_0",port="1",netdev="ens1f0np0"} 9447376775004' \
+	'roce_rdma_port_transmit_bytes_total{device="mlx5_0",port="1",netdev="ens1f0np0",rdma_device="mlx5_0"} 9447376775004' \
 	"$TMPD/live.rdma"
 if command -v promtool >/dev/null 2>&1; then
 	check "promtool accepts the exposition" bash -c "promtool check metrics <'$TMPD/live.prom'"
@@ -113,12 +113,12 @@ check "rxe has no board_id or hca_type: absent, not empty" bash -c \
 	"timeout 20 '$ROCEWATCH' snapshot --sysfs-root '$FIX/sysfs/rxe' --netdev-exclude '.*' | python3 -c 'import json,sys; a=json.load(sys.stdin)[\"rdma_ports\"][0][\"absent\"]; assert a[\"board_id\"][\"reason\"] == a[\"hca_type\"][\"reason\"] == \"unsupported\", a'"
 scrape "$TMPD/m4.prom" "${M4[@]}"
 check "mlx4 /metrics: bytes from the 64-bit words" grep -qxF \
-	'roce_rdma_port_transmit_bytes_total{device="mlx4_0",port="1",netdev="ens2"} 326417514496492' "$TMPD/m4.prom"
+	'roce_rdma_port_transmit_bytes_total{device="mlx4_0",port="1",netdev="ens2",rdma_device="mlx4_0"} 326417514496492' "$TMPD/m4.prom"
 check "mlx4 /metrics: port_rcv_discards as roce_rdma_port_receive_discards_total" grep -qxF \
-	'roce_rdma_port_receive_discards_total{device="mlx4_0",port="1",netdev="ens2"} 17' "$TMPD/m4.prom"
+	'roce_rdma_port_receive_discards_total{device="mlx4_0",port="1",netdev="ens2",rdma_device="mlx4_0"} 17' "$TMPD/m4.prom"
 check "no double-prefixed roce_rdma_port_port_* family" bash -c "! grep -q '^roce_rdma_port_port_' '$TMPD/m4.prom'"
 check "mlx4 /metrics: board_id and hca_type as info labels (the IB port too)" grep -qxF \
-	'roce_rdma_port_info{device="mlx4_0",port="2",netdev="",link_layer="InfiniBand",node_guid="0002:c903:00a1:b2c0",firmware="2.42.5000",board_id="MT_1090111023",hca_type="MT4103"} 1' "$TMPD/m4.prom"
+	'roce_rdma_port_info{device="mlx4_0",port="2",netdev="",rdma_device="mlx4_0",link_layer="InfiniBand",node_guid="0002:c903:00a1:b2c0",firmware="2.42.5000",board_id="MT_1090111023",hca_type="MT4103"} 1' "$TMPD/m4.prom"
 # the rules: a saturated counter's increase is unknown, not 0; the IB port is skipped
 cat >"$TMPD/wait.yaml" <<'YAML'
 profile: wait

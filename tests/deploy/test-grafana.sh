@@ -60,6 +60,15 @@ nonempty() { # EXPR: the instant query succeeds and has at least one sample
 wait_until 60 nonempty 'rate(roce_pfc_pause_frames_total[10s]) > 0' ||
 	die "no moving counter in Prometheus: $(tail -3 "$TMPD/prom.log") $(tail -3 "$TMPD/serve.log")"
 
+# The drift panel sees the trust change (an info series is always 1: changes() on it cannot).
+drift=$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+q = [t["expr"] for p in d["panels"] if p["title"] == "Configuration drift" for t in p["targets"]][0]
+print(q.replace("$__range", "5m").replace("$instance", ".*"))' "$DASH")
+check "Configuration drift counts the trust change" wait_until 30 nonempty "($drift) > 0"
+check "... and changes() alone on the info series would not have" bash -c "! curl -sf --get '$PROM/api/v1/query' --data-urlencode 'query=sum(changes(roce_qos_trust_info[5m])) > 0' | grep -q '\"value\"'"
+
 # Each panel's queries, Grafana's variables as a dashboard with "All" nodes fills them in.
 python3 - "$DASH" >"$TMPD/queries" <<'PY'
 import json, sys

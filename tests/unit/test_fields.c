@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "fields.h"
+#include "vendors.h"
 
 static void every_field_has_a_path_unique_in_its_kind(void **state)
 {
@@ -133,14 +134,82 @@ static void curated_counter_names_are_unique(void **state)
 	for (size_t i = 0; i < n_hw_counter_descs; i++)
 		for (size_t j = i + 1; j < n_hw_counter_descs; j++) {
 			assert_string_not_equal(hw_counter_descs[i].name, hw_counter_descs[j].name);
-			assert_string_not_equal(hw_counter_descs[i].metric,
-						hw_counter_descs[j].metric);
+			if (hw_counter_descs[i].metric && hw_counter_descs[j].metric)
+				assert_string_not_equal(hw_counter_descs[i].metric,
+							hw_counter_descs[j].metric);
 		}
+	/* a curated raw name never takes a family of the field table (the semantic ones) */
+	for (size_t i = 0; i < n_hw_counter_descs; i++)
+		for (int f = 0; f < F__COUNT; f++)
+			if (fields[f].metric && hw_counter_descs[i].metric)
+				assert_string_not_equal(hw_counter_descs[i].metric,
+							fields[f].metric);
 	for (size_t i = 0; i < n_port_counter_descs; i++)
 		for (int f = 0; f < F__COUNT; f++)
 			if (fields[f].metric)
 				assert_string_not_equal(port_counter_descs[i].metric,
 							fields[f].metric);
+}
+
+/*
+ * The driver table: every row names a meaning family; one name of one driver
+ * means one thing; every driver the issue names has rows.
+ */
+static void vendor_rows_are_sound(void **state)
+{
+	static const char *const drivers[] = { "mlx5_core", "bnxt_en", "ice",	  "ionic",
+					       "hns3",	    "mana",    "rdma_rxe" };
+
+	(void)state;
+	for (size_t i = 0; i < n_vendor_hw_rows; i++) {
+		const struct vendor_hw_row *r = &vendor_hw_rows[i];
+
+		assert_true(r->field >= F_PORT_RDMA_ACK_TIMEOUTS &&
+			    r->field <= F_PORT_RDMA_OUT_OF_BUFFER);
+		assert_int_equal(fields[r->field].mtype, MT_COUNTER);
+		assert_non_null(r->kernels);
+		for (size_t j = i + 1; j < n_vendor_hw_rows; j++)
+			if (!strcmp(r->driver, vendor_hw_rows[j].driver) &&
+			    !strcmp(r->name, vendor_hw_rows[j].name))
+				fail_msg("%s %s: two meanings", r->driver, r->name);
+	}
+	for (size_t d = 0; d < sizeof(drivers) / sizeof(drivers[0]); d++)
+		assert_true(vendor_known_driver(drivers[d]));
+	assert_false(vendor_known_driver("mlx4_core"));
+	assert_false(vendor_known_driver(NULL));
+}
+
+/* An unknown driver is read by mlx5's then rxe's names; a known one by its own only. */
+static void vendor_fill_by_driver(void **state)
+{
+	struct node_model m;
+	struct object *o;
+
+	(void)state;
+	model_init(&m);
+	o = model_add_port(&m, "dev0", 1);
+	cset_set(&o->cs[CSET_HW], "out_of_sequence", 5);
+	cset_set(&o->cs[CSET_HW], "oos_drop_count", 9);
+	vendor_fill_port(o, NULL, false);
+	assert_int_equal(o->f[F_PORT_RDMA_OUT_OF_SEQUENCE].v.i, 5); /* no driver: mlx5 names */
+	field_set_str(o, F_PORT_DRIVER, "bnxt_en");
+	vendor_fill_port(o, NULL, false);
+	assert_int_equal(o->f[F_PORT_RDMA_OUT_OF_SEQUENCE].v.i, 5); /* bnxt 7.2 name first */
+	cset_free(&o->cs[CSET_HW]);
+	cset_set(&o->cs[CSET_HW], "oos_drop_count", 9);
+	vendor_fill_port(o, NULL, false);
+	assert_int_equal(o->f[F_PORT_RDMA_OUT_OF_SEQUENCE].v.i, 9); /* the 6.12 name */
+	/* a device-wide counter of the same name stands in (mlx5 in switchdev mode) */
+	cset_free(&o->cs[CSET_HW]);
+	cset_set(&o->cs[CSET_HW], "device:out_of_sequence", 11);
+	vendor_fill_port(o, NULL, false);
+	assert_int_equal(o->f[F_PORT_RDMA_OUT_OF_SEQUENCE].v.i, 11);
+	/* a name another driver uses means nothing for this one: absent, never 0 */
+	field_set_str(o, F_PORT_DRIVER, "hns3");
+	vendor_fill_port(o, NULL, false);
+	assert_int_equal(o->f[F_PORT_RDMA_OUT_OF_SEQUENCE].state, ABS_UNSUPPORTED);
+	assert_int_equal(o->f[F_PORT_RDMA_CNP_SENT].state, ABS_UNSUPPORTED);
+	model_free(&m);
 }
 
 /* The one place counter-set series get their names (/metrics and export both call it). */
@@ -150,18 +219,33 @@ static void counter_set_metric_names(void **state)
 	struct cset_metric m;
 
 	(void)state;
+	/* a raw name whose meaning has its own family keeps the driver's name */
 	assert_int_equal(cset_metric(&sb, CSET_HW, "out_of_sequence", &m), 0);
-	assert_string_equal(sb.buf, "roce_rdma_out_of_sequence_total");
+	assert_string_equal(sb.buf, "roce_rdma_hw_out_of_sequence_total");
 	assert_non_null(m.cd);
 	assert_string_equal(m.type, "counter");
+	assert_non_null(strstr(m.help, "out_of_sequence as the driver names it: "));
+	assert_non_null(strstr(m.help, m.cd->help));
+
+	sb_reset(&sb);
+	assert_int_equal(cset_metric(&sb, CSET_HW, "req_cqe_error", &m), 0);
+	assert_string_equal(sb.buf, "roce_rdma_requester_cqe_errors_total");
 	assert_ptr_equal(m.help, m.cd->help);
 
 	sb_reset(&sb);
 	assert_int_equal(cset_metric(&sb, CSET_HW, "Vendor.Odd-Name2", &m), 0);
-	assert_string_equal(sb.buf, "roce_rdma_vendor_odd_name2_total");
+	assert_string_equal(sb.buf, "roce_rdma_hw_vendor_odd_name2_total");
 	assert_null(m.cd);
 	assert_true(m.scale == 0);
 	assert_string_equal(m.help, "RDMA counter Vendor.Odd-Name2, as of the last poll.");
+
+	/* irdma gen3 names have spaces (verbs.c:4712-4722); mana's device-wide ones a colon */
+	sb_reset(&sb);
+	assert_int_equal(cset_metric(&sb, CSET_HW, "Nak Sequence Error Implied", &m), 0);
+	assert_string_equal(sb.buf, "roce_rdma_hw_nak_sequence_error_implied_total");
+	sb_reset(&sb);
+	assert_int_equal(cset_metric(&sb, CSET_HW, "device:sent_cnps", &m), 0);
+	assert_string_equal(sb.buf, "roce_rdma_hw_device_sent_cnps_total");
 
 	sb_reset(&sb);
 	assert_int_equal(cset_metric(&sb, CSET_PORT, "port_xmit_data", &m), 0);
@@ -196,6 +280,8 @@ int main(void)
 		cmocka_unit_test(every_field_has_its_source),
 		cmocka_unit_test(report_rows_are_counters),
 		cmocka_unit_test(counter_set_metric_names),
+		cmocka_unit_test(vendor_rows_are_sound),
+		cmocka_unit_test(vendor_fill_by_driver),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -32,6 +32,7 @@
 #include <linux/rtnetlink.h>
 
 #include "netdev.h"
+#include "vendors.h"
 #include "prom.h"
 #include "strbuf.h"
 #include "util.h"
@@ -613,6 +614,157 @@ static void set_stats(struct fake_drv *f, const char *const *names, const uint64
 	memcpy(f->vals, vals, n * sizeof(*vals));
 }
 
+/*
+ * The other drivers' `ethtool -S` names, as their ethtool.c lays them out
+ * (shared/reference/vendors.md §1a): each fills the same per-priority pause
+ * and port discard fields, in the same units; dcbnl stands in where a driver
+ * has no per-priority frame names (ionic has times only), and
+ * roce_pfc_pause_source_info says which source it was.
+ */
+struct vendor_case {
+	const char *what;
+	const char *const names[12];
+	uint64_t vals[12];
+	unsigned int n;
+	uint64_t rx3, tx3;   /* pause frames on priority 3, 0 = none of the driver's */
+	uint64_t rx3_us;     /* pause time on priority 3 in microseconds, 0 = none */
+	int64_t rx_discards; /* port discards, -1 = none */
+};
+
+static void vendor_stats(void **state)
+{
+	static const struct vendor_case cases[] = {
+		{ "bnxt_en",
+		  { "rx_pfc_ena_frames_pri3", "tx_pfc_ena_frames_pri3", "pfc_pri3_rx_duration_us",
+		    "pfc_pri3_tx_duration_us", "rx_stat_discard", "tx_stat_discard",
+		    "[0]: rx_discards", "rx_discard_packets_cos3" },
+		  { 40, 41, 1500, 1600, 7, 8, 99, 98 },
+		  8,
+		  40,
+		  41,
+		  1500,
+		  7 },
+		/* XON and XOFF are both PFC frames: summed */
+		{ "ice",
+		  { "rx_priority_3_xon.nic", "rx_priority_3_xoff.nic", "tx_priority_3_xon.nic",
+		    "tx_priority_3_xoff.nic", "rx_dropped.nic", "rx_dropped" },
+		  { 10, 30, 11, 30, 7, 99 },
+		  6,
+		  40,
+		  41,
+		  0,
+		  7 },
+		{ "hns3",
+		  { "mac_rx_pfc_pri3_pkt_num", "mac_tx_pfc_pri3_pkt_num",
+		    "mac_rx_pfc_pri3_xoff_time", "rxq0_dropped" },
+		  { 40, 41, 1234, 99 },
+		  4,
+		  40,
+		  41,
+		  0,
+		  -1 },
+		/* per traffic class: TC 3 reported as priority 3 */
+		{ "mana",
+		  { "hc_tc3_rx_pause_phy", "hc_tc3_tx_pause_phy", "hc_rx_pkt_drop_phy",
+		    "hc_tx_pkt_drop_phy", "hc_rx_discards_no_wqe" },
+		  { 40, 41, 7, 8, 99 },
+		  5,
+		  40,
+		  41,
+		  0,
+		  7 },
+		/* totals only for frames: dcbnl has none either (no dcbnl ops), times per priority
+		 */
+		{ "ionic",
+		  { "frames_rx_pripause", "rx_pripause_3_1us_count", "tx_pripause_3_1us_count",
+		    "frames_rx_dropped", "frames_rx_pri_3" },
+		  { 99, 1500, 1600, 7, 98 },
+		  5,
+		  0,
+		  0,
+		  1500,
+		  7 },
+	};
+	struct rw_config cfg;
+	struct collector_ctx cc = { 0 };
+
+	(void)state;
+	config_defaults(&cfg);
+	cc.cfg = &cfg;
+	cc.idx = collector_index("ethtool");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct vendor_case *vc = &cases[i];
+		struct fake_drv f = { .name = "rwtfake0" };
+		struct node_model m;
+		struct object *o;
+
+		assert_int_equal(ethtool_collector.init(&cc), 0);
+		ethtool_set_ioctl(&cc, fake_ioctl, &f);
+		model_init(&m);
+		m.obj_free_cb[cc.idx] = ethtool_collector.obj_free;
+		o = model_add_netdev(&m, "rwtfake0");
+		set_stats(&f, vc->names, vc->vals, vc->n);
+		assert_int_equal(ethtool_collector.collect(&cc, &m, COLLECT_SLOW | COLLECT_FAST),
+				 0);
+		vendor_fill_netdevs(&m);
+		if (vc->rx3) {
+			assert_int_equal(o->f[F_NETDEV_PFC_RX_PAUSE].mask, 1 << 3);
+			assert_int_equal(o->f[F_NETDEV_PFC_RX_PAUSE].v.arr[3], vc->rx3);
+			assert_int_equal(o->f[F_NETDEV_PFC_TX_PAUSE].v.arr[3], vc->tx3);
+			assert_string_equal(o->f[F_NETDEV_PFC_SOURCE].v.s, "ethtool");
+		} else {
+			/* neither the driver nor dcbnl: no series, and no source */
+			assert_false(field_present(o, F_NETDEV_PFC_RX_PAUSE));
+			assert_false(field_present(o, F_NETDEV_PFC_SOURCE));
+		}
+		if (vc->rx3_us)
+			assert_int_equal(o->f[F_NETDEV_PFC_RX_PAUSE_DURATION].v.arr[3], vc->rx3_us);
+		else
+			assert_false(field_present(o, F_NETDEV_PFC_RX_PAUSE_DURATION));
+		if (vc->rx_discards >= 0)
+			assert_int_equal(o->f[F_NETDEV_RX_DISCARDS_PHY].v.i, vc->rx_discards);
+		else
+			assert_false(field_present(o, F_NETDEV_RX_DISCARDS_PHY));
+		/* no driver stat is mistaken for another meaning */
+		assert_false(field_present(o, F_NETDEV_PRIO_RX_DISCARDS));
+		assert_false(field_present(o, F_NETDEV_PAUSE_STORM_ERROR));
+		model_free(&m);
+		ethtool_collector.fini(&cc);
+	}
+}
+
+/* Without per-priority names of its own, a netdev's pause frames are dcbnl's, and it says so. */
+static void pause_from_dcb(void **state)
+{
+	struct node_model m;
+	struct object *o;
+
+	(void)state;
+	model_init(&m);
+	o = model_add_netdev(&m, "eth0");
+	field_absent(o, F_NETDEV_PFC_RX_PAUSE, ABS_UNSUPPORTED, EOPNOTSUPP);
+	field_absent(o, F_NETDEV_PFC_TX_PAUSE, ABS_UNSUPPORTED, EOPNOTSUPP);
+	field_set_prio(o, F_NETDEV_PFC_INDICATIONS, 3, 40);
+	field_set_prio(o, F_NETDEV_PFC_REQUESTS, 3, 41);
+	vendor_fill_netdevs(&m);
+	assert_int_equal(o->f[F_NETDEV_PFC_RX_PAUSE].v.arr[3], 40);
+	assert_int_equal(o->f[F_NETDEV_PFC_TX_PAUSE].v.arr[3], 41);
+	assert_string_equal(o->f[F_NETDEV_PFC_SOURCE].v.s, "dcb");
+	/* dcbnl gone (its collector failed): the copy goes too, never a stale value */
+	field_absent(o, F_NETDEV_PFC_INDICATIONS, ABS_ERROR, EIO);
+	field_absent(o, F_NETDEV_PFC_REQUESTS, ABS_ERROR, EIO);
+	vendor_fill_netdevs(&m);
+	assert_false(field_present(o, F_NETDEV_PFC_RX_PAUSE));
+	assert_false(field_present(o, F_NETDEV_PFC_SOURCE));
+	/* the driver's own names win */
+	field_set_prio(o, F_NETDEV_PFC_INDICATIONS, 3, 40);
+	field_set_prio(o, F_NETDEV_PFC_RX_PAUSE, 3, 50);
+	field_set_str(o, F_NETDEV_PFC_SOURCE, "ethtool");
+	vendor_fill_netdevs(&m);
+	assert_int_equal(o->f[F_NETDEV_PFC_RX_PAUSE].v.arr[3], 50);
+	model_free(&m);
+}
+
 static int cset_val(const struct object *o, const char *name, uint64_t *v)
 {
 	int i = cset_find(&o->cs[CSET_ETHTOOL], name);
@@ -936,6 +1088,39 @@ static void qos_ofed_tree(void **state)
 	model_free(&m);
 }
 
+/* bnxt_re's cc_config/ and hns_roce's dcqcn_cc_param/ (7.2 debugfs), found by the device link */
+static void qos_vendor_cc(void **state)
+{
+	char root[PATH_MAX];
+	struct node_model m;
+	struct object *nd;
+	struct roots r;
+
+	(void)state;
+	snprintf(root, sizeof(root), "%s/vendors/cc-bnxt_re-7.2", fixtures);
+	model_init(&m);
+	nd = model_add_netdev(&m, "ens2f0np0");
+	qos_run(root, &m, &r);
+	/* the CNP ("alt") DSCP and priority feed the same fields as mlx5's np_cnp_* */
+	assert_int_equal(nd->f[F_NETDEV_CNP_DSCP].v.i, 48);
+	assert_int_equal(nd->f[F_NETDEV_CNP_PRIO].v.i, 6);
+	assert_int_equal(cc_param(nd, "enable_cc"), 1);
+	assert_int_equal(cc_param(nd, "tos_ecn"), 1);
+	assert_int_equal(cc_present(nd), 9);
+	model_free(&m);
+
+	snprintf(root, sizeof(root), "%s/vendors/cc-hns_roce-7.2", fixtures);
+	model_init(&m);
+	nd = model_add_netdev(&m, "enp189s0f0");
+	qos_run(root, &m, &r);
+	assert_int_equal(cc_param(nd, "cnp_time"), 4);
+	assert_int_equal(cc_present(nd), 10);
+	/* hns_roce shows no CNP marking: absent, never 0 */
+	assert_int_equal(nd->f[F_NETDEV_CNP_DSCP].state, ABS_UNSUPPORTED);
+	assert_int_equal(nd->f[F_NETDEV_CNP_PRIO].state, ABS_UNSUPPORTED);
+	model_free(&m);
+}
+
 static void qos_upstream_tree(void **state)
 {
 	char root[PATH_MAX];
@@ -1199,6 +1384,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(pause_wrong_width),
 		cmocka_unit_test(genl_family_reply),
 		cmocka_unit_test(stat_map),
+		cmocka_unit_test(vendor_stats),
+		cmocka_unit_test(pause_from_dcb),
 		cmocka_unit_test(ethtool_string_set_changes_old_kernel),
 		cmocka_unit_test(ethtool_string_set_changes_new_kernel),
 		cmocka_unit_test(guard_page_stops_overrun),
@@ -1207,6 +1394,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(qos_logs_once),
 		cmocka_unit_test(qos_ofed_tree),
 		cmocka_unit_test(qos_upstream_tree),
+		cmocka_unit_test(qos_vendor_cc),
 		cmocka_unit_test(qos_read_error),
 		cmocka_unit_test(exposition),
 	};

@@ -65,7 +65,7 @@ static void stable_and_sorted(void **state)
 	render(&m, &b);
 	assert_string_equal(a.buf, b.buf);
 	/* eth2 was added after eth3 but comes first */
-	assert_true(strstr(a.buf, "roce_netdev_mtu_bytes{device=\"eth2\"} "
+	assert_true(strstr(a.buf, "roce_netdev_mtu_bytes{device=\"eth2\",rdma_device=\"mlx5_0\"} "
 				  "9000\nroce_netdev_mtu_bytes{device=\"eth3\"} 1500\n") != NULL);
 	sb_free(&a);
 	sb_free(&b);
@@ -82,22 +82,24 @@ static void absent_is_not_zero(void **state)
 	render(&m, &a);
 	/* eth3 has PFC absent (unsupported): no sample at all */
 	assert_null(strstr(a.buf, "roce_pfc_enabled{device=\"eth3\""));
-	assert_non_null(strstr(a.buf, "roce_pfc_enabled{device=\"eth2\",priority=\"3\"} 1\n"));
-	assert_non_null(strstr(a.buf, "roce_pfc_enabled{device=\"eth2\",priority=\"0\"} 0\n"));
+	assert_non_null(strstr(
+	    a.buf, "roce_pfc_enabled{device=\"eth2\",rdma_device=\"mlx5_0\",priority=\"3\"} 1\n"));
+	assert_non_null(strstr(
+	    a.buf, "roce_pfc_enabled{device=\"eth2\",rdma_device=\"mlx5_0\",priority=\"0\"} 0\n"));
 	/* priorities the driver did not report are not rendered */
-	assert_null(strstr(
-	    a.buf, "roce_pfc_pause_frames_total{device=\"eth2\",direction=\"rx\",priority=\"0\"}"));
+	assert_null(strstr(a.buf, "roce_pfc_pause_frames_total{device=\"eth2\",rdma_device=\"mlx5_"
+				  "0\",direction=\"rx\",priority=\"0\"}"));
 	/* escaping of label values */
 	assert_non_null(strstr(a.buf, "kind=\"we\\\"ird\\\\kind\""));
 	/* units: microseconds exported as seconds, 4-byte words as bytes */
-	assert_non_null(strstr(a.buf, "roce_pfc_pause_duration_seconds_total{device=\"eth2\","
-				      "direction=\"rx\",priority=\"3\"} 1.5\n"));
-	assert_non_null(strstr(a.buf, "roce_rdma_port_transmit_bytes_total{device=\"mlx5_0\",port="
-				      "\"1\",netdev=\"eth2\"} 4000\n"));
-	/* uncurated hw counters keep their own (sanitised) name */
 	assert_non_null(strstr(
-	    a.buf,
-	    "roce_rdma_vendor_thing_total{device=\"mlx5_0\",port=\"1\",netdev=\"eth2\"} 3\n"));
+	    a.buf, "roce_pfc_pause_duration_seconds_total{device=\"eth2\",rdma_device=\"mlx5_0\","
+		   "direction=\"rx\",priority=\"3\"} 1.5\n"));
+	assert_non_null(strstr(a.buf, "roce_rdma_port_transmit_bytes_total{device=\"mlx5_0\",port="
+				      "\"1\",netdev=\"eth2\",rdma_device=\"mlx5_0\"} 4000\n"));
+	/* uncurated hw counters keep their own (sanitised) name */
+	assert_non_null(strstr(a.buf, "roce_rdma_hw_vendor_thing_total{device=\"mlx5_0\",port="
+				      "\"1\",netdev=\"eth2\",rdma_device=\"mlx5_0\"} 3\n"));
 	sb_free(&a);
 	model_free(&m);
 }
@@ -116,9 +118,11 @@ static void info_without_absent_labels(void **state)
 	field_set_str(m.ports[0], F_PORT_BOARD_ID, "MT_0000000359");
 	field_set_str(m.ports[0], F_PORT_HCA_TYPE, "MT4125");
 	render(&m, &a);
-	assert_non_null(strstr(a.buf, "roce_rdma_port_info{device=\"mlx5_0\",port=\"1\",netdev="
-				      "\"eth2\",link_layer=\"Ethernet\",firmware=\"22.39.1002\","
-				      "board_id=\"MT_0000000359\",hca_type=\"MT4125\"} 1\n"));
+	assert_non_null(strstr(
+	    a.buf,
+	    "roce_rdma_port_info{device=\"mlx5_0\",port=\"1\",netdev="
+	    "\"eth2\",rdma_device=\"mlx5_0\",link_layer=\"Ethernet\",firmware=\"22.39.1002\","
+	    "board_id=\"MT_0000000359\",hca_type=\"MT4125\"} 1\n"));
 	assert_null(strstr(a.buf, "=\"\""));
 	sb_free(&a);
 	model_free(&m);
@@ -222,6 +226,39 @@ static void process_metrics(void **state)
 }
 
 /* A fact the collector may not read counts as partial, by reason; unsupported does not. */
+/* Driver names that sanitise alike (irdma gen3 spaces, ionic firmware names) make one family. */
+static void sanitized_names_do_not_collide(void **state)
+{
+	struct node_model m;
+	struct strbuf a = { 0 };
+	struct object *p;
+	const char *x;
+
+	(void)state;
+	model_init(&m);
+	p = model_add_port(&m, "irdma0", 1);
+	cset_set(&p->cs[CSET_HW], "RNR received", 4);
+	cset_set(&p->cs[CSET_HW], "rnr_received", 5);
+	cset_set(&p->cs[CSET_HW], "Nak Sequence Error", 6);
+	cset_set(&p->cs[CSET_HW], "nak-sequence-error", 7);
+	render(&m, &a);
+	/* the clean name wins; between two that needed sanitising, the first in order */
+	x = strstr(a.buf, "# TYPE roce_rdma_hw_rnr_received_total counter\n");
+	assert_non_null(x);
+	assert_null(strstr(x + 1, "# TYPE roce_rdma_hw_rnr_received_total"));
+	assert_non_null(strstr(a.buf,
+			       "roce_rdma_hw_rnr_received_total{device=\"irdma0\",port=\"1\","
+			       "netdev=\"\",rdma_device=\"irdma0\"} 5\n"));
+	x = strstr(a.buf, "# TYPE roce_rdma_hw_nak_sequence_error_total counter\n");
+	assert_non_null(x);
+	assert_null(strstr(x + 1, "# TYPE roce_rdma_hw_nak_sequence_error_total"));
+	assert_non_null(strstr(a.buf,
+			       "roce_rdma_hw_nak_sequence_error_total{device=\"irdma0\",port="
+			       "\"1\",netdev=\"\",rdma_device=\"irdma0\"} 6\n"));
+	sb_free(&a);
+	model_free(&m);
+}
+
 static void partial_facts_are_counted(void **state)
 {
 	struct node_model m;
@@ -259,6 +296,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(every_family_has_help_and_type_once),
 		cmocka_unit_test(process_metrics),
 		cmocka_unit_test(partial_facts_are_counted),
+		cmocka_unit_test(sanitized_names_do_not_collide),
 	};
 
 	if (argc < 2) {

@@ -362,15 +362,18 @@ static void export_matches_metrics(void **state)
 	assert_non_null(om);
 	/* counters: TYPE without _total, samples with it */
 	assert_non_null(strstr(om, "# TYPE roce_pfc_pause_frames counter\n"));
-	assert_non_null(strstr(om, "roce_pfc_pause_frames_total{device=\"eth2\",direction=\"rx\","
-				   "priority=\"3\"} 1234 1764672000.250\n"));
+	assert_non_null(strstr(
+	    om,
+	    "roce_pfc_pause_frames_total{device=\"eth2\",rdma_device=\"mlx5_0\",direction=\"rx\","
+	    "priority=\"3\"} 1234 1764672000.250\n"));
 	/* pause duration: microseconds on the wire, seconds in the exposition */
-	assert_non_null(strstr(om, "roce_pfc_pause_duration_seconds_total{device=\"eth2\","
-				   "direction=\"rx\",priority=\"3\"} 1.5 1764672000.250\n"));
+	assert_non_null(strstr(
+	    om, "roce_pfc_pause_duration_seconds_total{device=\"eth2\",rdma_device=\"mlx5_0\","
+		"direction=\"rx\",priority=\"3\"} 1.5 1764672000.250\n"));
 	/* port_xmit_data counts 4-byte words */
 	assert_non_null(strstr(om, "roce_rdma_port_transmit_bytes_total{device=\"mlx5_0\","
-				   "port=\"1\",netdev=\"eth2\"} 4000 "));
-	assert_non_null(strstr(om, "\nroce_rdma_vendor_odd_name_total{"));
+				   "port=\"1\",netdev=\"eth2\",rdma_device=\"mlx5_0\"} 4000 "));
+	assert_non_null(strstr(om, "\nroce_rdma_hw_vendor_odd_name_total{"));
 	assert_non_null(strstr(om, "\nroce_rdma_port_new_port_counter_total{"));
 	assert_null(strstr(om, "roce_ethtool_"));
 	free(om);
@@ -381,7 +384,8 @@ static void export_matches_metrics(void **state)
 	om = slurp(out);
 	assert_non_null(om);
 	assert_non_null(strstr(om, "# TYPE roce_ethtool_rx_odd_stat unknown\n"));
-	assert_non_null(strstr(om, "\nroce_ethtool_rx_odd_stat{device=\"eth2\"} 5 "));
+	assert_non_null(
+	    strstr(om, "\nroce_ethtool_rx_odd_stat{device=\"eth2\",rdma_device=\"mlx5_0\"} 5 "));
 	free(om);
 	unlink(out);
 	regfree(&all);

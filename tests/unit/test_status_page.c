@@ -17,6 +17,7 @@
 #include "engine.h"
 #include "history.h"
 #include "status_page.h"
+#include "vendors.h"
 
 #define EVIL "<b>x&y\"</b>"
 
@@ -38,6 +39,7 @@ static void poll_model(struct node_model *m, struct history *h, int64_t t, uint6
 
 	field_set_prio(nd, F_NETDEV_PFC_RX_PAUSE, 3, pause);
 	cset_set(&p->cs[CSET_HW], "np_cnp_sent", pause * 2);
+	vendor_fill_port(p, NULL, false); /* as the rdma collector does after each read */
 	status_history_feed(h, m, t);
 }
 

@@ -290,22 +290,16 @@ rw_expect_rule() {
 
 # rw_hw_metrics_match STAT_JSON METRICS DEV: every counter of `rdma -j statistic show link
 # DEV/1` (STAT_JSON) is on /metrics (METRICS) for DEV port 1 with the same value. Curated names
-# for rxe's counters (src/core/fields.c hw_counter_descs: they are the public metric names), the
-# rest under roce_rdma_<name>_total.
+# for rxe's packet counters (src/core/fields.c hw_counter_descs), the rest under the driver's
+# own name, roce_rdma_hw_<name>_total (the meanings also have roce_rdma_<meaning>_total).
 rw_hw_metrics_match() {
 	local stat=$1 metrics=$2 dev=$3 name value metric got n=0
 	local -A curated=(
 		[sent_pkts]=roce_rdma_sent_packets_total
 		[rcvd_pkts]=roce_rdma_received_packets_total
-		[duplicate_request]=roce_rdma_duplicate_requests_total
-		[out_of_seq_request]=roce_rdma_out_of_sequence_requests_total
-		[rcvd_seq_err]=roce_rdma_received_sequence_errors_total
-		[retry_exceeded_err]=roce_rdma_retry_exceeded_errors_total
-		[retry_rnr_exceeded_err]=roce_rdma_rnr_retry_exceeded_errors_total
-		[completer_retry_err]=roce_rdma_completer_retries_total
 	)
 	while read -r name value; do
-		metric=${curated[$name]:-roce_rdma_${name}_total}
+		metric=${curated[$name]:-roce_rdma_hw_${name}_total}
 		got=$(rw_metric "$metrics" "$metric" device="$dev" port=1)
 		[[ $got == "$value" ]] ||
 			vm_fail "/metrics $metric{device=\"$dev\",port=\"1\"} is '$got', rdma statistic $name is $value"
