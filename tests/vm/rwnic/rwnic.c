@@ -97,7 +97,7 @@ static netdev_tx_t rwnic_xmit(struct sk_buff *skb, struct net_device *dev)
 		dev_kfree_skb_any(skb);
 		return NETDEV_TX_OK;
 	}
-	/* dev_forward_skb() scrubs the skb, sets its protocol for the peer and frees it on failure. */
+	/* dev_forward_skb() scrubs the skb, sets its protocol and frees it on failure. */
 	if (dev_forward_skb(peer, skb) == NET_RX_SUCCESS) {
 		struct rwnic_priv *pp = netdev_priv(peer);
 
@@ -1018,18 +1018,18 @@ static const struct file_operations stats_fops = {
 	.release = stats_release,
 };
 
-#define RWNIC_FOPS(name)                                                       \
-	static int name##_open(struct inode *inode, struct file *f)            \
-	{                                                                      \
-		return single_open(f, name##_show, inode->i_private);          \
-	}                                                                      \
-	static const struct file_operations name##_fops = {                    \
-		.owner = THIS_MODULE,                                          \
-		.open = name##_open,                                           \
-		.read = seq_read,                                              \
-		.llseek = seq_lseek,                                           \
-		.write = name##_write,                                         \
-		.release = single_release,                                     \
+#define RWNIC_FOPS(name)                                              \
+	static int name##_open(struct inode *inode, struct file *f)   \
+	{                                                             \
+		return single_open(f, name##_show, inode->i_private); \
+	}                                                             \
+	static const struct file_operations name##_fops = {           \
+		.owner = THIS_MODULE,                                 \
+		.open = name##_open,                                  \
+		.read = seq_read,                                     \
+		.llseek = seq_lseek,                                  \
+		.write = name##_write,                                \
+		.release = single_release,                            \
 	}
 
 RWNIC_FOPS(carrier);

@@ -8,6 +8,8 @@
 #    maxrate and DCBX; the driver's PFC requests/indications come from its debugfs. rocewatch's
 #    snapshot fields (pfc.*, ets.*, dscp2prio, trust, dcbx.*, buffer.*) equal `dcb -j [-s] ...
 #    show`, value for value, and so do the series on /metrics;
+#  - rwnic's debugfs contract (tests/vm/rwnic/README.md): bad writes to each file get EINVAL
+#    and leave the state as it was;
 #  - a `dcb` change reaches /metrics with at most one fast poll in between (the RTNLGRP_DCB
 #    notification path: the slow loop is set to 10 minutes, so nothing else could bring it);
 #  - the lossless-roce profile passes on the node so configured, and its DCB rules fail one by
@@ -26,6 +28,53 @@ set -euo pipefail
 
 trap rwn_cleanup EXIT
 vm_rwnic_load 1
+
+# --- rwnic's own contract: a bad write is refused with EINVAL and changes nothing ---------------
+# bash's stdout is line-buffered, so its printf writes a line per write(2): a text of several
+# lines goes through cat, one write(2) for all of it. $(<file) reads back without an exec.
+d=$RWNIC_DEBUGFS/$RWN_IF
+bad=0
+refused() { # refused FILE TEXT: the write must fail and the file read the same as before
+	local before after err
+	before=$(<"$d/$1")
+	if [[ $2 == *'\n'?* ]]; then
+		printf '%b' "$2" >"$VM_OUT/bad-write.txt"
+		err=$(cat "$VM_OUT/bad-write.txt" 2>&1 >"$d/$1") && vm_fail "rwnic accepted '$2' in $1"
+	elif err=$( { printf '%b' "$2" >"$d/$1"; } 2>&1); then
+		vm_fail "rwnic accepted '$2' in $1"
+	fi
+	[[ $err == *"Invalid argument"* ]] || vm_fail "rwnic refused '$2' in $1 with '$err', not EINVAL"
+	after=$(<"$d/$1")
+	[[ $after == "$before" ]] || vm_fail "rwnic refused '$2' in $1 but changed it: '$before' -> '$after'"
+	bad=$((bad + 1))
+}
+printf 'a 1\nb 2\n' >"$d/stats" || vm_fail "rwnic refused a good stats table"
+printf 'rx_frames 3\n' >"$d/pause" || vm_fail "rwnic refused a good pause write"
+printf 'corrected 9\nlane1_corrected 4\n' >"$d/fec" || vm_fail "rwnic refused a good fec write"
+for t in 2 on '1 1' '0\n1' ' '; do refused carrier "$t"; done
+for t in 0 abc -5 '100 200' 4294967296; do refused speed "$t"; done
+for t in rx_frames 'rx_frames x' 'bogus 1' 'tx_frames 5\nbogus 1' 'rx_frames -1' 'rx_frames 1 2'; do
+	refused pause "$t"
+done
+for t in 'lane8_corrected 1' 'lane03_corrected 1' 'lane1_corrected_x 1' 'corrected 1\nuncorrectable -1' \
+	'corrected_bits'; do
+	refused fec "$t"
+done
+for t in 'requests 1 2 3' 'requests 1 2 3 4 5 6 7 8 9' 'indications 1 2 3 4 5 6 7 8\nrequests x 2 3 4 5 6 7 8' \
+	'requests' 'pause 1 2 3 4 5 6 7 8'; do
+	refused pfc "$t"
+done
+for t in 'name_without_value\n' 'a 1\na 2\n' 'this_name_is_longer_than_31_chars 1\n' 'x 1\ny z\n' '\n'; do
+	refused stats "$t"
+done
+vm_expect_eq "$(<"$d/stats")" $'a 1\nb 2' "rwnic stats after the refused writes"
+vm_expect_eq "$(<"$d/fec")" $'corrected 9\nuncorrectable 0\ncorrected_bits 0\nlane0_corrected 0\nlane1_corrected 4' \
+	"rwnic fec after the refused writes"
+vm_log "ok: rwnic refused $bad bad writes with EINVAL, its state unchanged"
+# The table is replaced by one with other names, and a write with the same names moves values.
+printf 'x 5\n' >"$d/stats" || vm_fail "rwnic refused a one-line table"
+vm_expect_eq "$(<"$d/stats")" "x 5" "rwnic stats replaced by other names"
+
 rwn_port_up
 rwn_configure_lossless
 if=$RWN_IF

@@ -9,6 +9,7 @@
 #    fact rocewatch derives from those names (pfc.rx_pause[p], prio.rx_bytes[p], ...) equals
 #    the value ethtool prints under that name; a later write with the same names moves the
 #    values, and /metrics follows within two fast polls;
+#  - rwnic's FEC counters reach `ethtool -I --show-fec` per lane (rocewatch has no FEC fact);
 #  - pause settings (`ethtool -a`), pause frame statistics (`ethtool -I --show-pause`), the
 #    pfc-prevention-tout tunable (`ethtool --get-tunable`), speed and driver (`ethtool`,
 #    `ethtool -i`) equal the snapshot and /metrics;
@@ -113,6 +114,20 @@ nulls=$(jq -r '[paths(. == null) | map(tostring) | join(".")] | join(" ")' "$VM_
 [[ -z $nulls ]] || vm_fail "ethtool's output lacks: $nulls"
 [[ $(jq -c '[.["pause.rx_frames"], .["pause.tx_frames"]]' "$VM_OUT/expected.json") == '[11,13]' ]] ||
 	vm_fail "ethtool -I --show-pause statistics are not rwnic's 11/13: $(cat "$VM_OUT/ethtool-pause.json")"
+
+# FEC: rwnic's counters as the kernel's FEC netlink code reports them (the 6.1 core sums the
+# lanes into the total). rocewatch reads no FEC fact yet; this keeps the device side honest for
+# the scenario that will compare one.
+vm_rwnic_set "$if" fec "corrected 99
+uncorrectable 2
+corrected_bits 77
+lane0_corrected 3
+lane1_corrected 4"
+vm_run ethtool --set-fec "$if" encoding rs
+ethtool --json -I --show-fec "$if" >"$VM_OUT/ethtool-fec.json" || vm_fail "ethtool --json -I --show-fec $if failed"
+vm_expect_eq "$(jq -c '.[0] | [.active, .statistics.corrected_blocks, .statistics.uncorrectable_blocks.total,
+	.statistics.corrected_bits.total]' "$VM_OUT/ethtool-fec.json")" '[["RS"],{"total":7,"lanes":[3,4]},2,77]' \
+	"ethtool -I --show-fec $if: active, corrected (per lane), uncorrectable, corrected bits"
 
 # --- the snapshot -------------------------------------------------------------------------------
 snap=$VM_OUT/snapshot.json
