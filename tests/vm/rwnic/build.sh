@@ -17,10 +17,17 @@ if [[ ! -e $kdir/Makefile ]]; then
 	echo "no headers for the guest kernel $kver (apt-get install linux-headers-$kver, or contrib/install-deps.sh test)"
 	exit 77
 fi
-command -v make >/dev/null && command -v gcc >/dev/null ||
-	{ echo "make and gcc are needed to build rwnic"; exit 77; }
+if ! command -v make >/dev/null || ! command -v gcc >/dev/null; then
+	echo "make and gcc are needed to build rwnic"
+	exit 77
+fi
 
+# Kbuild wants M= absolute.
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
+# Two runs at once (two checkouts' tests sharing a build directory) must not race in one make.
+exec 9>"$out/.lock"
+flock 9
 # Only copy what changed, so that make sees an up-to-date module as such.
 for f in rwnic.c Kbuild; do
 	cmp -s "$src/$f" "$out/$f" || cp "$src/$f" "$out/$f"
