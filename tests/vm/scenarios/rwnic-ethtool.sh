@@ -12,8 +12,8 @@
 #  - rwnic's FEC counters reach `ethtool -I --show-fec` per lane (rocewatch has no FEC fact);
 #  - a counter of 2^64 - 1 (past INT64_MAX) is in the snapshot with its magnitude, not as -1;
 #  - pause settings (`ethtool -a`), pause frame statistics (`ethtool -I --show-pause`), the
-#    pfc-prevention-tout tunable (`ethtool --get-tunable`), speed and driver (`ethtool`,
-#    `ethtool -i`) equal the snapshot and /metrics;
+#    pfc-prevention-tout tunable (`ethtool --get-tunable`), speed, driver, firmware and bus
+#    (`ethtool`, `ethtool -i`) equal the snapshot and /metrics;
 #  - carrier flaps (rwnic's carrier file): /metrics carrier and the rxe port state go down and
 #    come back, and link_down_events_phy moves roce_netdev_link_down_events_total;
 #  - the lossless-roce profile passes as configured, and each of its ethtool / MTU / rdma_cm
@@ -85,13 +85,16 @@ speed=$(ethtool "$if" | awk '$1 == "Speed:" { sub(/Mb\/s/, "", $2); print $2 }')
 vm_expect_eq "$speed" 200000 "ethtool $if Speed (Mb/s)"
 driver=$(ethtool -i "$if" | awk '$1 == "driver:" { print $2 }')
 firmware=$(ethtool -i "$if" | awk '$1 == "firmware-version:" { print $2 }')
+bus=$(ethtool -i "$if" | awk '$1 == "bus-info:" { print $2 }')
+vm_expect_eq "$driver $firmware $bus" "rwnic rwnic-test rwnic:0.0" "ethtool -i $if: driver, firmware-version, bus-info"
 jq -n --slurpfile s "$VM_OUT/ethtool-S.json" --slurpfile p "$VM_OUT/ethtool-pause.json" \
 	--argjson autoneg "$(onoff Autonegotiate)" --argjson rx "$(onoff RX)" --argjson tx "$(onoff TX)" \
-	--argjson tout "$tout" --argjson speed "$speed" --arg driver "$driver" --arg firmware "$firmware" '
+	--argjson tout "$tout" --argjson speed "$speed" --arg driver "$driver" --arg firmware "$firmware" \
+	--arg bus "$bus" '
 	$s[0] as $S | $p[0][0].statistics as $ps |
 	def prio($fmt): [range(8) as $i | $S[$fmt | sub("N"; "\($i)")]];
 	{
-	  "speed": $speed, "driver": $driver, "firmware": $firmware,
+	  "speed": $speed, "driver": $driver, "firmware": $firmware, "bus": $bus,
 	  "pause.autoneg": $autoneg, "pause.rx": $rx, "pause.tx": $tx,
 	  "pause.rx_frames": $ps.rx_pause_frames, "pause.tx_frames": $ps.tx_pause_frames,
 	  "pfc.prevention_timeout_ms": $tout,
