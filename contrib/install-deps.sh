@@ -32,6 +32,13 @@ RUN="rdma-core"
 TEST="libcmocka-dev curl iproute2 ethtool prometheus prometheus-alertmanager
 prometheus-node-exporter jq qemu-system-x86 busybox-static kmod cpio perftest ibverbs-utils
 librsvg2-bin openssl apache2-utils wrk chromium"
+# The vm tier's test-only kernel module (tests/vm/rwnic/) is built against the headers of
+# the kernel the guests boot: the newest linux-image-6.1.0-NN-amd64 apt knows, as
+# tests/vm/vmlib.sh picks it (gcc and make come with linux-headers' dependencies).
+vm_headers() {
+	apt-cache search --names-only '^linux-image-6\.1\.0-[0-9]+-amd64$' 2>/dev/null |
+		awk '{ print $1 }' | sort -rV | head -n 1 | sed 's/^linux-image-/linux-headers-/'
+}
 BENCH="hyperfine strace"
 # make deb (debian/control's Build-Depends beyond BUILD) and the deploy tests
 # (lintian, systemd-analyze and the /bin/kill the unit reloads with, manifest YAML, man pages)
@@ -42,10 +49,10 @@ FUZZ="clang libclang-rt-14-dev"
 case "${1:-all}" in
 build) want="$BUILD" ;;
 run) want="$BUILD $RUN" ;;
-test) want="$BUILD $RUN $TEST $DEPLOY" ;;
+test) want="$BUILD $RUN $TEST $DEPLOY $(vm_headers)" ;;
 deb) want="$BUILD $DEB" ;;
 fuzz) want="$BUILD $FUZZ" ;;
-all | bench) want="$BUILD $RUN $TEST $DEPLOY $BENCH $FUZZ" ;;
+all | bench) want="$BUILD $RUN $TEST $DEPLOY $BENCH $FUZZ $(vm_headers)" ;;
 *) echo "usage: $0 [build|run|test|deb|bench|fuzz|all]" >&2; exit 2 ;;
 esac
 

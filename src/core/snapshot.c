@@ -37,6 +37,38 @@ static json_t *set_to_json(uint64_t bits, int n)
 	return a;
 }
 
+/*
+ * A u64 counter as JSON.  jansson's integers are signed 64-bit: a value above
+ * INT64_MAX (a driver's all-ones "not available", which `ethtool -S` and dcbnl
+ * pass on as they are) came out negative, and this file's own reader refused
+ * it.  Such a value is written as a real: its magnitude survives, its low bits
+ * (a double has 53) do not, and all-ones comes back as all-ones.
+ */
+static json_t *u64_json(uint64_t v)
+{
+	return v <= INT64_MAX ? json_integer((json_int_t)v) : json_real((double)v);
+}
+
+/* The reverse: a non-negative integer, or a real of at least 2^63 as u64_json() writes it. */
+static bool json_u64(const json_t *v, uint64_t *out)
+{
+	double d;
+
+	if (json_is_integer(v)) {
+		if (json_integer_value(v) < 0)
+			return false;
+		*out = (uint64_t)json_integer_value(v);
+		return true;
+	}
+	if (!json_is_real(v))
+		return false;
+	d = json_real_value(v);
+	if (!(d >= 0x1p63)) /* also refuses NaN */
+		return false;
+	*out = d >= 0x1p64 ? UINT64_MAX : (uint64_t)d;
+	return true;
+}
+
 static json_t *value_to_json(const struct field_desc *d, const struct field_val *f)
 {
 	json_t *j;
@@ -57,9 +89,8 @@ static json_t *value_to_json(const struct field_desc *d, const struct field_val 
 	case VT_PRIO_ARRAY:
 		j = json_array();
 		for (int p = 0; p < RW_PRIO_COUNT; p++)
-			json_array_append_new(j, (f->mask & (1u << p))
-						     ? json_integer((json_int_t)f->v.arr[p])
-						     : json_null());
+			json_array_append_new(j, (f->mask & (1u << p)) ? u64_json(f->v.arr[p])
+								       : json_null());
 		return j;
 	case VT_DSCP_MAP:
 		j = json_object();
@@ -139,8 +170,7 @@ static json_t *object_to_json(const struct object *o)
 		s = json_object();
 		for (uint32_t i = 0; i < cs->n; i++)
 			if (cs->present[i])
-				json_object_set_new(s, cs->names[i],
-						    json_integer((json_int_t)cs->vals[i]));
+				json_object_set_new(s, cs->names[i], u64_json(cs->vals[i]));
 		json_object_set_new(cj, cset_names[c], s);
 	}
 	json_object_set_new(j, "counters", cj);
@@ -326,7 +356,7 @@ static int get_set(json_t *v, int n, uint64_t *out, struct perr *pe, const char 
 static int json_to_value(struct object *o, int id, json_t *v, struct perr *pe, const char *where)
 {
 	const struct field_desc *d = &fields[id];
-	uint64_t bits;
+	uint64_t bits, u;
 	size_t i;
 	json_t *e;
 	const char *k;
@@ -371,11 +401,11 @@ static int json_to_value(struct object *o, int id, json_t *v, struct perr *pe, c
 		{
 			if (json_is_null(e))
 				continue;
-			if (!json_is_integer(e) || json_integer_value(e) < 0)
+			if (!json_u64(e, &u))
 				return fail(pe, where,
 					    "element %zu: expected a non-negative integer or null",
 					    i);
-			field_set_prio(o, id, (int)i, (uint64_t)json_integer_value(e));
+			field_set_prio(o, id, (int)i, u);
 		}
 		if (o->f[id].state != ABS_NONE) { /* all null: present but empty */
 			o->f[id].state = ABS_NONE;
@@ -472,6 +502,7 @@ static int object_from_json(struct object *o, json_t *j, struct perr *pe, const 
 	       *cj = json_object_get(j, "counters"), *wj = json_object_get(j, "wire"), *v;
 	char w[256];
 	const char *k;
+	uint64_t u;
 	int r;
 
 	if ((fj && !json_is_object(fj)) || (aj && !json_is_object(aj)) ||
@@ -540,15 +571,15 @@ static int object_from_json(struct object *o, json_t *j, struct perr *pe, const 
 			cset_free(&o->cs[c]);
 		json_object_foreach(v, cn, cv)
 		{
-			if (!json_is_integer(cv) || json_integer_value(cv) < 0)
+			if (!json_u64(cv, &u))
 				return fail(pe, w, "counter '%s': expected a non-negative integer",
 					    cn);
 			if (strlen(cn) >= RW_CNAME_MAX)
 				return fail(pe, w, "counter name '%s' too long", cn);
 			if (pe->no_counters)
 				continue;
-			if ((fresh ? cset_append(&o->cs[c], cn, (uint64_t)json_integer_value(cv))
-				   : cset_set(&o->cs[c], cn, (uint64_t)json_integer_value(cv))) < 0)
+			if ((fresh ? cset_append(&o->cs[c], cn, u) : cset_set(&o->cs[c], cn, u)) <
+			    0)
 				return -ENOMEM;
 		}
 	}

@@ -163,3 +163,20 @@ vm_listening() { [[ -n $(ss -Htln "( sport = :$1 )" 2>/dev/null) ]]; }
 vm_wait_listening() {
 	vm_wait_until "${2:-30}" "a listener on tcp port $1" vm_listening "$1"
 }
+
+# --- rwnic (tests/vm/rwnic/README.md) --------------------------------------------------------
+
+# vm_rwnic_load [PAIRS]: load the test-only rwnic module run-scenario built for this kernel
+# (rwnic0 <-> rwnic1, ...), or skip the scenario with the reason it could not be built. Its
+# control files are then under $RWNIC_DEBUGFS/<ifname>/.
+RWNIC_DEBUGFS=/sys/kernel/debug/rwnic
+vm_rwnic_load() {
+	[[ -n ${VM_RWNIC_KO:-} ]] || vm_skip "rwnic: ${VM_RWNIC_SKIP:-not built (no vm_rwnic_load in the scenario run-scenario was given?)}"
+	[[ -d $RWNIC_DEBUGFS ]] || vm_run insmod "$VM_RWNIC_KO" "pairs=${1:-1}"
+	[[ -d $RWNIC_DEBUGFS/rwnic0 ]] || vm_fail "rwnic loaded but $RWNIC_DEBUGFS/rwnic0 is missing (debugfs not mounted?)"
+}
+
+# vm_rwnic_set IFNAME FILE TEXT: write TEXT to the device's control file; fail if refused.
+vm_rwnic_set() {
+	printf '%s\n' "$3" >"$RWNIC_DEBUGFS/$1/$2" || vm_fail "rwnic: writing '$3' to $1/$2 was refused"
+}

@@ -424,6 +424,8 @@ vm_write_env() {
 		printf 'ROCEWATCH_SRCDIR=%q\n' "$VM_SRCDIR"
 		printf 'ROCEWATCH_BUILDDIR=%q\n' "$VM_BUILDDIR"
 		printf 'ROCEWATCH=%q\n' "$VM_ROCEWATCH"
+		printf 'VM_RWNIC_KO=%q\n' "${VM_RWNIC_KO:-}"
+		printf 'VM_RWNIC_SKIP=%q\n' "${VM_RWNIC_SKIP:-}"
 		printf 'VM_SCENARIO_ARGS=('
 		printf '%q ' "${VM_SCENARIO_ARGS[@]}"
 		printf ')\n'
