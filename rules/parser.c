@@ -496,8 +496,7 @@ static struct expr *parse_set(struct parser *p)
 		return e;
 	}
 	for (int i = 0; i < n; i++)
-		if (!grow(p, e, lo[i], lo[i]->off) ||
-		    (hi[i] && !grow(p, e, hi[i], hi[i]->off)))
+		if (!grow(p, e, lo[i], lo[i]->off) || (hi[i] && !grow(p, e, hi[i], hi[i]->off)))
 			return NULL;
 	e->u.set.n = n;
 	e->u.set.lo = lo;
