@@ -49,6 +49,13 @@ lint_refuses() {
 	grep -qF "$(basename "$1"):$2: error: $3" "$TMPD/o" "$TMPD/e" ||
 		{ echo "  got: $(cat "$TMPD/o" "$TMPD/e")" >&2; return 1; }
 }
+# lint_refuses_nopos FILE MESSAGE: an error about the whole file
+lint_refuses_nopos() {
+	local rc=0
+	"$ROCEWATCH" rules lint "$1" >"$TMPD/o" 2>"$TMPD/e" || rc=$?
+	[ "$rc" -eq 1 ] || { echo "  exit $rc" >&2; return 1; }
+	grep -qF "$1: error: $2" "$TMPD/o" "$TMPD/e" || { echo "  got: $(cat "$TMPD/o" "$TMPD/e")" >&2; return 1; }
+}
 # check_refuses FILE LINE:COL MESSAGE: exit 3 (bad input), the same line on stderr
 check_refuses() {
 	local rc=0
@@ -78,7 +85,44 @@ ok_at_bound() {
 check "check --profile: 255 parentheses evaluate and pass" ok_at_bound "$TMPD/paren-ok.yaml"
 check "check --profile: a tree 256 tall evaluates and passes" ok_at_bound "$TMPD/chain-ok.yaml"
 
-#@YAML@
+# YAML before libyaml: a 200 KB file of '[' (libyaml's scanner is quadratic in flow
+# nesting: minutes of CPU) is refused by the pre-scan at the 65th level, a rule file
+# past 1 MiB by its size, and /dev/zero and a FIFO with no writer return
+rep '[' 200000 >"$TMPD/brackets.yaml"
+{ echo "profile: x"; echo -n "requires: "; rep '{a: ' 50000; } >"$TMPD/braces.yaml"
+{ echo "profile: x"; echo -n "requires: "; rep '[' 64; rep ']' 64; echo; } >"$TMPD/flow64.yaml"
+{ echo "profile: x"; rep '# a comment line past the cap for rule files\n' 30000; } >"$TMPD/huge.yaml"
+sed -i 's/\\n/\n/g' "$TMPD/huge.yaml"
+mkfifo "$TMPD/fifo.yaml"
+flow="YAML: flow collections ([...], {...}) nested deeper than 64"
+check "lint: 200 KB of '[' refused at the 65th" lint_refuses "$TMPD/brackets.yaml" 1:65 "$flow"
+check "lint: 50 000 nested '{a: ' refused at the 65th" lint_refuses "$TMPD/braces.yaml" 2:267 "$flow"
+check "lint: 64 levels reach libyaml (the next error is the loader's)" bash -c \
+	"! '$ROCEWATCH' rules lint '$TMPD/flow64.yaml' >'$TMPD/o' 2>&1; ! grep -q 'nested deeper' '$TMPD/o' && grep -q 'requires' '$TMPD/o'"
+[ "$(stat -c %s "$TMPD/huge.yaml")" -gt 1048576 ] || die "huge.yaml is not past 1 MiB"
+check "lint: a rule file past 1 MiB refused, the cap named" lint_refuses_nopos "$TMPD/huge.yaml" \
+	"cannot read: larger than 1 MiB, the limit for a rule file"
+check "lint: /dev/zero returns, refused by the cap" lint_refuses_nopos /dev/zero \
+	"cannot read: larger than 1 MiB, the limit for a rule file"
+check "lint: a FIFO nobody writes to returns (an empty file)" lint_refuses_nopos "$TMPD/fifo.yaml" \
+	"empty file"
+check "check --profile: 200 KB of '[', exit 3" check_refuses "$TMPD/brackets.yaml" 1:65 "$flow"
+check "check --profile /dev/zero: exit 3, the cap named" bash -c \
+	"'$ROCEWATCH' check --from '$FX/good.json' --profile /dev/zero >/dev/null 2>&1; [ \$? -eq 3 ] && '$ROCEWATCH' check --from '$FX/good.json' --profile /dev/zero 2>&1 | grep -q '/dev/zero: error: cannot read: larger than 1 MiB, the limit for a rule file'"
+
+# the web config: the same pre-scan and a cap of its own; serve refuses to start (exit 2)
+web_refuses() {
+	local rc=0
+	"$ROCEWATCH" serve --web.listen-address 127.0.0.1:0 --from "$FX/good.json" \
+		--web.config.file "$1" >"$TMPD/o" 2>&1 || rc=$?
+	[ "$rc" -eq 2 ] || { echo "  exit $rc: $(cat "$TMPD/o")" >&2; return 1; }
+	grep -qF -- "--web.config.file: $2" "$TMPD/o" || { echo "  got: $(cat "$TMPD/o")" >&2; return 1; }
+}
+{ echo "tls_server_config:"; echo -n "  cert_file: "; rep '[' 200000; } >"$TMPD/web.yml"
+check "web config: 200 KB of '[' refused at the 65th" web_refuses "$TMPD/web.yml" \
+	"$TMPD/web.yml:2:78: not valid YAML: flow collections ([...], {...}) nested deeper than 64"
+check "web config: /dev/zero refused by its cap" web_refuses /dev/zero \
+	"/dev/zero: larger than 256 KiB, the limit for a web config"
 
 # serve: SIGHUP with each hostile file keeps the old rules, and polls go on
 port=$(free_port)
@@ -92,7 +136,7 @@ wait_until 10 curl -sf "$url/healthz" || die "serve did not come up: $(cat "$TMP
 metric() { curl -sf "$url/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
 polls() { curl -sf "$url/metrics" | awk '/^rocewatch_polls_total\{loop="fast"\}/ { print $2 }'; }
 failures=0
-for f in paren chain #@YAMLFILES@
+for f in paren chain brackets huge
 do
 	cp "$TMPD/$f.yaml" "$TMPD/site.yaml"
 	kill -HUP "$pid"
@@ -106,7 +150,8 @@ do
 	check "serve: SIGHUP with $f.yaml: polls go on" wait_until 10 bash -c "[ \"\$(curl -sf '$url/metrics' | awk '/^rocewatch_polls_total\\{loop=\"fast\"\\}/ { print \$2 }')\" -gt $((p0 + 2)) ]"
 done
 check "serve: the reasons logged with FILE:LINE:COL" bash -c \
-	"grep -q 'site.yaml:7:268: error: expr: $deep' '$TMPD/log' && grep -q 'site.yaml:7:523: error: expr: $deep' '$TMPD/log'"
+	"grep -q 'site.yaml:7:268: error: expr: $deep' '$TMPD/log' && grep -q 'site.yaml:7:523: error: expr: $deep' '$TMPD/log' &&
+	 grep -qF 'site.yaml:1:65: error: $flow' '$TMPD/log' && grep -q 'site.yaml: error: cannot read: larger than 1 MiB' '$TMPD/log'"
 check "serve: no sanitizer report" bash -c "! grep -q 'Sanitizer' '$TMPD/log'"
 
 finish
