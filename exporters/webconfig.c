@@ -756,9 +756,9 @@ int web_config_load(struct web_config *wc, const char *path, char *err, size_t e
 	if (r) {
 		char why[160];
 
-		snprintf(err, errlen, "%s: %s", path,
-			 read_error_text(r, RW_MAX_WEBCONFIG_BYTES, "a web config", why,
-					 sizeof(why)));
+		snprintf(
+		    err, errlen, "%s: %s", path,
+		    read_error_text(r, RW_MAX_WEBCONFIG_BYTES, "a web config", why, sizeof(why)));
 		return r;
 	}
 	dir = strdup(path);
