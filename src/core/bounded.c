@@ -148,6 +148,49 @@ const char *read_error_text(int err, size_t max, const char *what, char *buf, si
 	return buf;
 }
 
+static bool is_ctl(unsigned char c)
+{
+	/* tab is kept: it is how a terminal shows it anyway */
+	return (c < 0x20 && c != '\t') || c == 0x7f;
+}
+
+const char *text_escape_ctl_n(const char *s, size_t n, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	if (!len)
+		return buf;
+	for (size_t i = 0; i < n && s; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (is_ctl(c)) {
+			if (o + 4 >= len)
+				break;
+			snprintf(buf + o, len - o, "\\x%02x", c);
+			o += 4;
+		} else {
+			if (o + 1 >= len)
+				break;
+			buf[o++] = (char)c;
+		}
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+const char *text_escape_ctl(const char *s, char *buf, size_t len)
+{
+	return text_escape_ctl_n(s, s ? strlen(s) : 0, buf, len);
+}
+
+bool text_has_ctl(const char *s)
+{
+	for (; s && *s; s++)
+		if (is_ctl((unsigned char)*s))
+			return true;
+	return false;
+}
+
 /* ---- the YAML pre-scan ---- */
 
 struct scan {

@@ -8,6 +8,7 @@
 #ifndef ROCEWATCH_BOUNDED_H
 #define ROCEWATCH_BOUNDED_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Caps per kind of input; each error names its cap. */
@@ -51,5 +52,16 @@ const char *rw_size_text(size_t n, char *buf, size_t len);
  * file" for -EFBIG (what names the kind of input), strerror() otherwise.
  */
 const char *read_error_text(int err, size_t max, const char *what, char *buf, size_t len);
+
+/*
+ * s with its control bytes (C0, DEL) written as \\xNN, so that text from a file
+ * (a recording's event, a garbage line) cannot drive the terminal it is shown
+ * on; truncated to fit buf.  Returns buf.
+ */
+const char *text_escape_ctl(const char *s, char *buf, size_t len);
+/* The same for n bytes that may hold NULs. */
+const char *text_escape_ctl_n(const char *s, size_t n, char *buf, size_t len);
+/* true if s holds a control byte text_escape_ctl() would rewrite */
+bool text_has_ctl(const char *s);
 
 #endif
