@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Inputs past their caps or of the wrong kind, each one clear line and a non-zero
+# exit: --from and --nccl-env from /dev/zero, a FIFO nobody writes to and a file past
+# the cap; NUL bytes and terminal escapes in --nccl-env; a missing --sysfs-root; a
+# symbolic link planted at DIR/rocewatch.db for serve --record.  Files generated here.
+. "$(dirname "$0")/../lib.sh"
+
+FX="$SOURCE_DIR/tests/fixtures/snapshots/rules"
+export NO_COLOR=
+
+# refuses RC TEXT CMD...: exit RC and TEXT (fixed string) on stderr
+refuses() {
+	local want=$1 text=$2 rc=0
+	shift 2
+	timeout 60 "$@" >"$TMPD/o" 2>"$TMPD/e" || rc=$?
+	[ "$rc" -eq "$want" ] || { echo "  exit $rc, want $want: $(head -3 "$TMPD/e")" >&2; return 1; }
+	grep -qF -- "$text" "$TMPD/e" || { echo "  stderr: $(head -3 "$TMPD/e")" >&2; return 1; }
+}
+
+mkfifo "$TMPD/fifo"
+python3 -c 'import sys; open(sys.argv[1], "w").write("[" + "{},\n" * (9 << 20) + "{}]")' "$TMPD/big.json"
+check "check --from /dev/zero: refused by the cap" refuses 3 \
+	"/dev/zero: larger than 32 MiB, the limit for a snapshot file" "$ROCEWATCH" check --from /dev/zero
+check "check --from a 36 MB file: refused by the cap" refuses 3 \
+	"big.json: larger than 32 MiB, the limit for a snapshot file" "$ROCEWATCH" check --from "$TMPD/big.json"
+check "check --from a FIFO nobody writes to: returns" refuses 3 \
+	"fifo:1:0: '[' or '{' expected near end of file" "$ROCEWATCH" check --from "$TMPD/fifo"
+
+printf 'NCCL_IB_HCA=mlx5_0\nNCCL_SOCKET_IFNAME=eth2\0\nNCCL_IB_GID_INDEX=3\n' >"$TMPD/nul.env"
+printf 'NCCL_IB_HCA=mlx5_0\n\033[2Jgarbage\007\n' >"$TMPD/esc.env"
+check "--nccl-env with a NUL byte: refused, where" refuses 3 \
+	"nul.env:2:24: a NUL byte: not a text file of KEY=VALUE lines" \
+	"$ROCEWATCH" check --from "$FX/good.json" --nccl-env "$TMPD/nul.env"
+check "--nccl-env garbage with escapes: shown escaped" refuses 3 \
+	"esc.env:2: expected KEY=VALUE, got '\\x1b[2Jgarbage\\x07'" \
+	"$ROCEWATCH" check --from "$FX/good.json" --nccl-env "$TMPD/esc.env"
+check "--nccl-env garbage: no raw control byte on stderr" bash -c "! grep -q \$'\\x1b' '$TMPD/e'"
+check "--nccl-env /dev/zero: refused by the cap" refuses 3 \
+	"/dev/zero: larger than 1 MiB, the limit for an --nccl-env file" \
+	"$ROCEWATCH" check --from "$FX/good.json" --nccl-env /dev/zero
+
+check "check --sysfs-root /nonexistent: named" refuses 3 \
+	"rocewatch: --sysfs-root $TMPD/nonexistent: No such file or directory" \
+	"$ROCEWATCH" check --sysfs-root "$TMPD/nonexistent"
+check "snapshot --procfs-root FILE: not a directory" refuses 2 \
+	"rocewatch: --procfs-root $TMPD/fifo: not a directory" \
+	"$ROCEWATCH" snapshot --procfs-root "$TMPD/fifo"
+
+# a dangling link where the database goes: serve must not create its target
+mkdir "$TMPD/rec"
+ln -s "$TMPD/elsewhere.db" "$TMPD/rec/rocewatch.db"
+check "serve --record: a link at DIR/rocewatch.db refused" refuses 1 \
+	"--record: $TMPD/rec/rocewatch.db is a symbolic link: refusing to follow it" \
+	"$ROCEWATCH" serve --from "$FX/good.json" --web.listen-address 127.0.0.1:0 --record "$TMPD/rec"
+check "serve --record: the link's target not created" test ! -e "$TMPD/elsewhere.db"
+rm "$TMPD/rec/rocewatch.db"
+ln -s "$TMPD/elsewhere-wal" "$TMPD/rec/rocewatch.db-wal"
+check "serve --record: a link at the WAL refused" refuses 1 \
+	"--record: $TMPD/rec/rocewatch.db-wal is a symbolic link" \
+	"$ROCEWATCH" serve --from "$FX/good.json" --web.listen-address 127.0.0.1:0 --record "$TMPD/rec"
+
+finish
