@@ -3,7 +3,8 @@
 # Inputs past their caps or of the wrong kind, each one clear line and a non-zero
 # exit: --from and --nccl-env from /dev/zero, a FIFO nobody writes to and a file past
 # the cap; NUL bytes and terminal escapes in --nccl-env; a missing --sysfs-root; a
-# symbolic link planted at DIR/rocewatch.db for serve --record.  Files generated here.
+# symbolic link planted at DIR/rocewatch.db for serve --record; %00 in a URL path and
+# chunked POSTs.  Files generated here.
 . "$(dirname "$0")/../lib.sh"
 
 FX="$SOURCE_DIR/tests/fixtures/snapshots/rules"
@@ -59,5 +60,19 @@ ln -s "$TMPD/elsewhere-wal" "$TMPD/rec/rocewatch.db-wal"
 check "serve --record: a link at the WAL refused" refuses 1 \
 	"--record: $TMPD/rec/rocewatch.db-wal is a symbolic link" \
 	"$ROCEWATCH" serve --from "$FX/good.json" --web.listen-address 127.0.0.1:0 --record "$TMPD/rec"
+
+# a %00 in the path must not cut it short: /metrics%00.txt is no /metrics
+if command -v curl >/dev/null; then
+	port=$(free_port)
+	"$ROCEWATCH" serve --from "$FX/good.json" --web.listen-address "127.0.0.1:$port" >"$TMPD/serve.log" 2>&1 &
+	pid=$!
+	on_exit "kill $pid"
+	wait_until 10 curl -sf "http://127.0.0.1:$port/healthz" || die "serve did not start: $(cat "$TMPD/serve.log")"
+	check "/metrics%00.txt: 404" bash -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' 'http://127.0.0.1:$port/metrics%00.txt')\" = 404 ]"
+	check "/metrics%00: 404" bash -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' 'http://127.0.0.1:$port/metrics%00')\" = 404 ]"
+	check "/met%72ics still decoded: 200" bash -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' 'http://127.0.0.1:$port/met%72ics')\" = 200 ]"
+	check "a chunked POST to /metrics: 405" bash -c "[ \"\$(head -c 100 /dev/zero | curl -s -o /dev/null -w '%{http_code}' -H 'Transfer-Encoding: chunked' --data-binary @- 'http://127.0.0.1:$port/metrics')\" = 405 ]"
+	check "a chunked POST past 4096 bytes: 413" bash -c "[ \"\$(head -c 6000 /dev/zero | curl -s -o /dev/null -w '%{http_code}' -H 'Transfer-Encoding: chunked' --data-binary @- 'http://127.0.0.1:$port/api/v1/capture')\" = 413 ]"
+fi
 
 finish
