@@ -1151,6 +1151,8 @@ void http_stop(struct http_server *s)
 	}
 	while (s->n_pend)
 		pend_drop(s, 0);
+	/* checks queued behind a bcrypt would hold MHD_stop_daemon's joins */
+	web_auth_stop(s->auth);
 	if (s->mhd)
 		MHD_stop_daemon(s->mhd);
 	for (int i = 0; i < HTTP_MAX_DOCS; i++) {

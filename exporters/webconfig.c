@@ -574,6 +574,19 @@ static int load_users(struct wparse *p, const yaml_node_t *map)
 			free(hash);
 			return -EINVAL;
 		}
+		/*
+		 * exporter-toolkit (Go's bcrypt) takes costs up to 31; each step doubles
+		 * the work, and a check at 31 is days of CPU for one request.  14 is
+		 * about a second on a current core: the most a login can spend.
+		 */
+		if ((hash[4] - '0') * 10 + (hash[5] - '0') > WEB_BCRYPT_MAX_COST) {
+			werr(p, v, path,
+			     "bcrypt cost %c%c is past %d (each step doubles a check's CPU time; "
+			     "cost %d is about a second); hash it again with htpasswd -nBC 10",
+			     hash[4], hash[5], WEB_BCRYPT_MAX_COST, WEB_BCRYPT_MAX_COST);
+			free(hash);
+			return -EINVAL;
+		}
 		nu = realloc(wc->users, (wc->n_users + 1) * sizeof(*nu));
 		if (!nu) {
 			free(hash);
