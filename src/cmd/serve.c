@@ -610,6 +610,17 @@ int cmd_serve(int argc, char **argv)
 		}
 		s->has_web = true;
 		s->hopts.web = &s->web;
+		/*
+		 * As in exporter-toolkit, a file that sets neither TLS nor users is valid
+		 * (Go logs "TLS is disabled" at info).  But asking for a web config and
+		 * getting plain HTTP open to anyone is what an empty template, a comment
+		 * left in, or a bare tls_server_config: gives: say so, loudly.
+		 */
+		if (!s->web.tls && !web_config_auth(&s->web))
+			log_warn("--web.config.file %s sets neither TLS (tls_server_config with "
+				 "cert_file and key_file) nor basic_auth_users: serving plain HTTP "
+				 "with no authentication",
+				 web_file);
 		/* The certificate, key and CA too: a bad file is a bad configuration. */
 		if (s->web.tls) {
 			struct web_tls *t;

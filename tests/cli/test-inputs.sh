@@ -61,6 +61,26 @@ check "serve --record: a link at the WAL refused" refuses 1 \
 	"--record: $TMPD/rec/rocewatch.db-wal is a symbolic link" \
 	"$ROCEWATCH" serve --from "$FX/good.json" --web.listen-address 127.0.0.1:0 --record "$TMPD/rec"
 
+# a web config that configures nothing: started (as exporter-toolkit does), with a warning
+printf '# only a comment\n' >"$TMPD/empty.yml"
+printf 'tls_server_config:\n' >"$TMPD/bare.yml"
+warns_open() {
+	local port pid ok=0
+	port=$(free_port)
+	"$ROCEWATCH" serve --from "$FX/good.json" --web.listen-address "127.0.0.1:$port" \
+		--web.config.file "$1" >"$TMPD/w.log" 2>&1 &
+	pid=$!
+	wait_until 10 curl -sf "http://127.0.0.1:$port/healthz" || ok=1
+	grep -qF "level=warn msg=\"--web.config.file $1 sets neither TLS (tls_server_config with cert_file and key_file) nor basic_auth_users: serving plain HTTP with no authentication\"" "$TMPD/w.log" || ok=1
+	kill "$pid"
+	wait "$pid" 2>/dev/null || true
+	[ "$ok" -eq 0 ] || { echo "  log: $(cat "$TMPD/w.log")" >&2; return 1; }
+}
+if command -v curl >/dev/null; then
+	check "web config with only a comment: serves, and warns" warns_open "$TMPD/empty.yml"
+	check "web config with a bare tls_server_config: serves, and warns" warns_open "$TMPD/bare.yml"
+fi
+
 # a %00 in the path must not cut it short: /metrics%00.txt is no /metrics
 if command -v curl >/dev/null; then
 	port=$(free_port)
