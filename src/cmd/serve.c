@@ -756,9 +756,9 @@ int cmd_serve(int argc, char **argv)
 				log_warn("SIGUSR1: no capture without --record DIR");
 		}
 		if (rw_sig_hup) {
+			/* parsed on its own thread: the next poll is not delayed by it */
 			rw_sig_hup = 0;
 			rules_serve_reload(&s->rules);
-			publish(s);
 		}
 		/*
 		 * Only a poll on the tick moves the tick: an early one (a notification) must not,
@@ -778,6 +778,7 @@ int cmd_serve(int argc, char **argv)
 		dirty = early = wait_events(s, next_fast);
 	}
 	log_info("stopping");
+	rules_serve_stop(&s->rules); /* a reload takes the daemon's lock: before it goes */
 	rc = 0;
 fini:
 	http_stop(s->http);

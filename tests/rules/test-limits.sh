@@ -149,6 +149,21 @@ do
 	p0=$(polls)
 	check "serve: SIGHUP with $f.yaml: polls go on" wait_until 10 bash -c "[ \"\$(curl -sf '$url/metrics' | awk '/^rocewatch_polls_total\\{loop=\"fast\"\\}/ { print \$2 }')\" -gt $((p0 + 2)) ]"
 done
+# The reload parses on a thread of its own: a rule file that takes its time (a FIFO whose
+# writer is slow) must not stop the polls.  Before, SIGHUP read it on the poll thread.
+rm "$TMPD/site.yaml"
+mkfifo "$TMPD/site.yaml"
+exec 7<>"$TMPD/site.yaml" # a writer that has not written yet
+kill -HUP "$pid"
+p0=$(polls)
+check "serve: a reload waiting on its file does not stop the polls" wait_until 10 bash -c \
+	"[ \"\$(curl -sf '$url/metrics' | awk '/^rocewatch_polls_total\\{loop=\"fast\"\\}/ { print \$2 }')\" -gt $((p0 + 5)) ]"
+check "serve: ... and it is still waiting (no verdict yet)" bash -c \
+	"[ \"\$(curl -sf '$url/metrics' | awk '\$1 == \"rocewatch_rules_reload_failures_total\" { print \$2 }')\" = $failures ]"
+cat "$SOURCE_DIR/rules/profiles/lossless-roce.yaml" >&7
+exec 7>&-
+check "serve: once the file comes, the reload succeeds" wait_until 10 bash -c \
+	"curl -sf '$url/metrics' | grep -q '^rocewatch_rules_reload_success 1$'"
 check "serve: the reasons logged with FILE:LINE:COL" bash -c \
 	"grep -q 'site.yaml:7:268: error: expr: $deep' '$TMPD/log' && grep -q 'site.yaml:7:523: error: expr: $deep' '$TMPD/log' &&
 	 grep -qF 'site.yaml:1:65: error: $flow' '$TMPD/log' && grep -q 'site.yaml: error: cannot read: larger than 1 MiB' '$TMPD/log'"
