@@ -6,6 +6,7 @@
  * ask), so polling ten times a second costs no rendering between scrapes.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -367,6 +368,12 @@ int cmd_serve(int argc, char **argv)
 	bool daemon_up = false;
 	int64_t next_fast, next_slow;
 
+	/*
+	 * HTTP serves a thread per connection, and glibc gives threads arenas of
+	 * their own (up to 8 a core), each keeping what it once held: two arenas
+	 * are plenty for a poll loop and a few scrapes.
+	 */
+	mallopt(M_ARENA_MAX, 2);
 	if (!s || !opts) {
 		fprintf(stderr, "rocewatch serve: out of memory\n");
 		free(s);
@@ -748,6 +755,12 @@ int cmd_serve(int argc, char **argv)
 		}
 		daemon_collect(&s->d, what);
 		publish(s);
+		/*
+		 * A burst of connections (a thread each) leaves freed memory in the
+		 * allocator, resident for good: give it back on configuration polls.
+		 */
+		if (what & COLLECT_SLOW)
+			malloc_trim(0);
 		if (rw_sig_usr1) {
 			rw_sig_usr1 = 0;
 			if (s->rec)
