@@ -169,9 +169,26 @@ int rdma_cdir_scan(struct cdir *d, const char *path, const char *what)
 	for (size_t i = 0; same && i < n; i++)
 		same = !strcmp(nf[i].name, d->f[i].name);
 	if (same) {
-		/* Same files: keep the descriptors, forget past read failures. */
-		for (size_t i = 0; i < n; i++)
-			d->f[i].bad = d->f[i].fd < 0;
+		/*
+		 * Same files: keep the descriptors, forget past read failures, and
+		 * open again what could not be opened (out of descriptors then:
+		 * EMFILE is not a property of the counter).
+		 */
+		size_t back = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			struct cfile *f = &d->f[i];
+
+			if (f->fd < 0) {
+				f->fd = openat(dfd, f->name, O_RDONLY | O_CLOEXEC);
+				back += f->fd >= 0;
+			}
+			f->bad = f->fd < 0;
+		}
+		if (back) {
+			log_info("rdma: %s: %zu %s counters open again", path, back, what);
+			rw_log_once_reset(path);
+		}
 		free(nf);
 		closedir(dir);
 		return 0;
@@ -181,9 +198,14 @@ int rdma_cdir_scan(struct cdir *d, const char *path, const char *what)
 		nf[i].fd = openat(dfd, nf[i].name, O_RDONLY | O_CLOEXEC);
 		if (nf[i].fd < 0) {
 			nf[i].bad = true;
-			rw_log_once(LOG_LVL_INFO, path,
-				    "rdma: %s/%s: %s; that %s counter is dropped", path, nf[i].name,
-				    strerror(errno), what);
+			bool nofd = errno == EMFILE || errno == ENFILE;
+
+			rw_log_once(nofd ? LOG_LVL_WARN : LOG_LVL_INFO, path,
+				    "rdma: %s/%s: %s; that %s counter is %s", path, nf[i].name,
+				    strerror(errno), what,
+				    nofd ? "missing until a descriptor is free (tried again every "
+					   "configuration poll)"
+					 : "dropped");
 		}
 	}
 	closedir(dir);

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -516,6 +517,21 @@ static enum MHD_Result route(struct http_server *s, struct MHD_Connection *c, co
 	return serve_render(c, match);
 }
 
+/*
+ * MHD decodes the path into a C string: a %00 would cut it short, and
+ * /metrics%00.txt be served as /metrics.  No route holds a NUL: leave such a
+ * path (or query) undecoded, so that it matches nothing.
+ */
+static size_t unescape(void *cls, struct MHD_Connection *c, char *uri)
+{
+	(void)cls;
+	(void)c;
+	for (const char *p = uri; (p = strchr(p, '%')); p++)
+		if (p[1] == '0' && p[2] == '0')
+			return strlen(uri);
+	return MHD_http_unescape(uri);
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
 			       const char *method, const char *version, const char *upload,
 			       size_t *upload_size, void **con_cls)
@@ -782,6 +798,11 @@ static void accept_all(struct http_server *s)
 			}
 			return;
 		}
+		/*
+		 * Before any byte goes out: the TLS handshake's small records otherwise
+		 * wait on Nagle and the peer's delayed ACK (~40 ms a handshake on loopback).
+		 */
+		setsockopt(p.fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
 		for (size_t i = 0; i < s->n_pend; i++)
 			same += same_addr(&s->pend[i].addr, &p.addr);
 		if (s->n_pend >= s->max_conn || same >= s->per_ip) {
@@ -998,8 +1019,8 @@ int http_run(struct http_server *s, char *err, size_t errlen)
 	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->per_ip, MHD_OPTION_CONNECTION_TIMEOUT, idle_s,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768, MHD_OPTION_THREAD_STACK_SIZE,
 	    (size_t)HTTP_THREAD_STACK, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
-	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_ARRAY, tls_opts,
-	    MHD_OPTION_END);
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape,
+	    NULL, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
 	if (!s->mhd) {
 		snprintf(err, errlen, "listen %s: cannot start the HTTP server%s", s->listen_addr,
 			 s->tls ? " (libmicrohttpd refused the TLS settings)" : "");
@@ -1130,6 +1151,8 @@ void http_stop(struct http_server *s)
 	}
 	while (s->n_pend)
 		pend_drop(s, 0);
+	/* checks queued behind a bcrypt would hold MHD_stop_daemon's joins */
+	web_auth_stop(s->auth);
 	if (s->mhd)
 		MHD_stop_daemon(s->mhd);
 	for (int i = 0; i < HTTP_MAX_DOCS; i++) {

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,13 +107,43 @@ static void remove_stale_tmp(const char *dir)
 	closedir(d);
 }
 
+/*
+ * serve runs as root where it records: a link planted at DIR/rocewatch.db (or
+ * at its WAL, its shared memory or the lock) would have it create or write a
+ * file wherever the link points.  Refuse links, dangling or not.
+ */
+static int refuse_links(struct recorder *r, char *err, size_t errlen)
+{
+	static const char *const sfx[] = { "", "-wal", "-shm", "-journal" };
+	char p[PATH_MAX + 16];
+	struct stat st;
+
+	for (size_t i = 0; i <= ARRAY_SIZE(sfx); i++) {
+		if (i == ARRAY_SIZE(sfx))
+			snprintf(p, sizeof(p), "%s/rocewatch.lock", r->dir);
+		else
+			snprintf(p, sizeof(p), "%s%s", r->db_path, sfx[i]);
+		if (!lstat(p, &st) && S_ISLNK(st.st_mode)) {
+			snprintf(err, errlen,
+				 "--record: %s is a symbolic link: refusing to follow it (remove "
+				 "it, or give --record the directory it should be in)",
+				 p);
+			return -ELOOP;
+		}
+	}
+	return 0;
+}
+
 static int open_db(struct recorder *r, char *err, size_t errlen)
 {
 	char sql[128];
 	bool fresh;
 	int rc;
 
-	rc = sqlite3_open_v2(r->db_path, &r->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+	/* NOFOLLOW as well: a link made between the check and the open is refused too */
+	rc = sqlite3_open_v2(r->db_path, &r->db,
+			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW,
+			     NULL);
 	if (rc != SQLITE_OK) {
 		snprintf(err, errlen, "%s: %s", r->db_path,
 			 r->db ? sqlite3_errmsg(r->db) : sqlite3_errstr(rc));
@@ -247,8 +278,11 @@ int recorder_open(struct recorder **out, const struct recorder_opts *o, char *er
 		snprintf(err, errlen, "--record: %s: %s", r->dir, strerror(-rc));
 		goto fail;
 	}
+	rc = refuse_links(r, err, errlen);
+	if (rc)
+		goto fail;
 	snprintf(lock_path, sizeof(lock_path), "%s/rocewatch.lock", r->dir);
-	r->lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
+	r->lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
 	if (r->lock_fd < 0) {
 		rc = -errno;
 		snprintf(err, errlen, "--record: %s: %s", lock_path, strerror(errno));

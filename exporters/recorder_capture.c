@@ -89,8 +89,9 @@ static int write_capture(struct recorder *r, struct capture_job *j, char *err, s
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp", j->file);
 	unlink(tmp);
-	if (sqlite3_open_v2(r->db_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
-	    SQLITE_OK) {
+	if (sqlite3_open_v2(r->db_path, &db,
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW,
+			    NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "%s", db ? sqlite3_errmsg(db) : "cannot open");
 		rc = -EIO;
 		goto close_db;

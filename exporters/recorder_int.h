@@ -165,6 +165,8 @@ struct recorder {
 	/* series of a failed transaction: inserted again with the next one */
 	struct series_def *retry;
 	size_t n_retry, cap_retry;
+	/* writer thread: polls lost since the last commit that worked (a full disk) */
+	uint64_t failing;
 	int64_t next_age_check; /* monotonic; 0 = now */
 	int64_t maint_keep;	/* a cut in progress: delete before this t_ms; -1 none */
 	bool maint_more;

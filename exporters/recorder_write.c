@@ -146,11 +146,20 @@ static int write_batch(struct recorder *r, struct batch *b)
 	CNT_SET(r, last_seq, b->seq);
 	CNT_SET(r, last_t_ms, b->t_ms);
 	__atomic_store_n(&r->commit_ns, mono_ns() - t0, __ATOMIC_RELAXED);
+	if (r->failing) {
+		/* the failure was said once: say its end too, or the log reads as still failing */
+		log_info("recorder: %s: recording again from poll %" PRId64 " (%" PRIu64
+			 " polls were not recorded)",
+			 r->db_path, b->seq, r->failing);
+		r->failing = 0;
+	}
 	rw_log_once_reset("recorder-write");
 	return 0;
 fail:
-	rw_log_once(LOG_LVL_ERROR, "recorder-write", "recorder: %s: writing poll %" PRId64 ": %s",
-		    r->db_path, b->seq, sqlite3_errstr(rc));
+	if (!r->failing++)
+		log_err("recorder: %s: writing poll %" PRId64 ": %s; polls are not recorded until "
+			"a write works again",
+			r->db_path, b->seq, sqlite3_errstr(rc));
 	step_done(r, r->st_rollback);
 	/* The series this batch introduced are known by id from now on: insert them next time. */
 	recorder_keep_defs(&r->retry, &r->n_retry, &r->cap_retry, b);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bounded.h"
 #include "recording_schema.h"
 #include "util.h"
 
@@ -141,8 +142,11 @@ int rec_check_schema(sqlite3 *db, const char *path, char *err, size_t errlen)
 	}
 	rec_q_meta(db, "schema", name, sizeof(name));
 	if (strcmp(name, REC_SCHEMA)) {
+		char shown[sizeof(name) * 4];
+
+		/* whatever the file holds goes to the terminal: control bytes escaped */
 		snprintf(err, errlen, "%s: not a rocewatch recording (meta.schema is '%s')", path,
-			 name);
+			 text_escape_ctl(name, shown, sizeof(shown)));
 		return -EINVAL;
 	}
 	return 0;

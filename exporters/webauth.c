@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <gnutls/crypto.h>
 #include <gnutls/gnutls.h>
@@ -27,8 +28,12 @@ struct web_auth {
 	uint8_t hmac_key[32];
 	char dummy[61];	      /* a bcrypt hash nobody's password matches, same cost as the users' */
 	pthread_mutex_t lock; /* the caches and stats */
-	pthread_mutex_t crypt_lock; /* one bcrypt at a time */
-	struct crypt_data *cd;	    /* ~32 KiB: crypt_rn's work area, under crypt_lock */
+	pthread_mutex_t crypt_lock; /* the work areas' busy flags, stopping */
+	pthread_cond_t crypt_free;
+	struct crypt_data *cd[WEB_AUTH_PARALLEL]; /* ~32 KiB each: crypt_rn's work area */
+	bool busy[WEB_AUTH_PARALLEL];
+	int n_cd;
+	bool stopping;
 	struct slot ok[AUTH_OK_SLOTS];
 	struct slot fail[AUTH_FAIL_SLOTS];
 	uint64_t tick;
@@ -38,16 +43,18 @@ struct web_auth {
 int web_auth_new(struct web_auth **out, const struct web_config *wc)
 {
 	struct web_auth *a = calloc(1, sizeof(*a));
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	char cost[3] = "10";
 
 	if (!a)
 		return -ENOMEM;
-	a->cd = calloc(1, sizeof(*a->cd));
-	if (!a->cd || gnutls_rnd(GNUTLS_RND_KEY, a->hmac_key, sizeof(a->hmac_key))) {
-		free(a->cd);
-		free(a);
-		return -ENOMEM;
-	}
+	/* one core left to the poll loop, whatever the flood */
+	a->n_cd = ncpu > WEB_AUTH_PARALLEL ? WEB_AUTH_PARALLEL : ncpu > 2 ? (int)ncpu - 1 : 1;
+	for (int i = 0; i < a->n_cd; i++)
+		if (!(a->cd[i] = calloc(1, sizeof(*a->cd[i]))))
+			goto oom;
+	if (gnutls_rnd(GNUTLS_RND_KEY, a->hmac_key, sizeof(a->hmac_key)))
+		goto oom;
 	if (wc->n_users)
 		memcpy(cost, wc->users[0].hash + 4, 2);
 	/* crypt_rn only reads the setting ($2y$NN$ and 22 salt characters); the rest is filler. */
@@ -57,8 +64,14 @@ int web_auth_new(struct web_auth **out, const struct web_config *wc)
 	a->wc = wc;
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_mutex_init(&a->crypt_lock, NULL);
+	pthread_cond_init(&a->crypt_free, NULL);
 	*out = a;
 	return 0;
+oom:
+	for (int i = 0; i < a->n_cd; i++)
+		free(a->cd[i]);
+	free(a);
+	return -ENOMEM;
 }
 
 static struct slot *find(struct slot *s, size_t n, const uint8_t *key)
@@ -80,19 +93,50 @@ static struct slot *victim(struct slot *s, size_t n)
 	return v;
 }
 
-static bool bcrypt_matches(struct web_auth *a, const char *hash, const char *pass)
+/* 1 match, 0 no match, -ECANCELED: the server is stopping (no verdict). */
+static int bcrypt_matches(struct web_auth *a, const char *hash, const char *pass)
 {
 	const char *res;
+	int slot = -1;
 	bool ok;
 
 	pthread_mutex_lock(&a->crypt_lock);
-	res = crypt_rn(pass, hash, a->cd, (int)sizeof(*a->cd));
+	while (!a->stopping) {
+		for (int i = 0; i < a->n_cd && slot < 0; i++)
+			if (!a->busy[i])
+				slot = i;
+		if (slot >= 0)
+			break;
+		pthread_cond_wait(&a->crypt_free, &a->crypt_lock);
+	}
+	if (slot < 0) {
+		pthread_mutex_unlock(&a->crypt_lock);
+		return -ECANCELED;
+	}
+	a->busy[slot] = true;
+	pthread_mutex_unlock(&a->crypt_lock);
+
+	res = crypt_rn(pass, hash, a->cd[slot], (int)sizeof(*a->cd[slot]));
 	/* crypt_rn: NULL for a bad setting (and crypt_r is what ASan intercepts) */
 	ok = res && res[0] == '$' && strlen(res) == strlen(hash) &&
 	     !gnutls_memcmp(res, hash, strlen(hash));
-	explicit_bzero(a->cd, sizeof(*a->cd));
+	explicit_bzero(a->cd[slot], sizeof(*a->cd[slot]));
+
+	pthread_mutex_lock(&a->crypt_lock);
+	a->busy[slot] = false;
+	pthread_cond_signal(&a->crypt_free);
 	pthread_mutex_unlock(&a->crypt_lock);
 	return ok;
+}
+
+void web_auth_stop(struct web_auth *a)
+{
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->crypt_lock);
+	a->stopping = true;
+	pthread_cond_broadcast(&a->crypt_free);
+	pthread_mutex_unlock(&a->crypt_lock);
 }
 
 bool web_auth_check(struct web_auth *a, const char *user, const char *pass)
@@ -102,6 +146,7 @@ bool web_auth_check(struct web_auth *a, const char *user, const char *pass)
 	size_t ulen, plen;
 	char *cred;
 	bool ok;
+	int m;
 
 	if (!user || !pass)
 		return false;
@@ -140,8 +185,10 @@ bool web_auth_check(struct web_auth *a, const char *user, const char *pass)
 
 	hash = web_config_user_hash(a->wc, user);
 	/* Unknown user or an over-long password: spend the same time, then refuse. */
-	ok = bcrypt_matches(a, hash && plen <= BCRYPT_MAX_PASS ? hash : a->dummy, pass) && hash &&
-	     plen <= BCRYPT_MAX_PASS;
+	m = bcrypt_matches(a, hash && plen <= BCRYPT_MAX_PASS ? hash : a->dummy, pass);
+	if (m < 0)
+		return false; /* stopping: refused, and nothing learnt to cache */
+	ok = m && hash && plen <= BCRYPT_MAX_PASS;
 
 	pthread_mutex_lock(&a->lock);
 	a->st.bcrypts++;
@@ -169,7 +216,9 @@ void web_auth_free(struct web_auth *a)
 		return;
 	pthread_mutex_destroy(&a->lock);
 	pthread_mutex_destroy(&a->crypt_lock);
-	free(a->cd);
+	pthread_cond_destroy(&a->crypt_free);
+	for (int i = 0; i < a->n_cd; i++)
+		free(a->cd[i]);
 	explicit_bzero(a, sizeof(*a));
 	free(a);
 }

@@ -8,8 +8,12 @@
  * hash, not a bcrypt.  Accepted and refused credentials are kept apart so
  * a flood of wrong passwords cannot evict Prometheus's entry.  An unknown
  * user is checked against a dummy hash of the same cost, so the time taken
- * does not tell which users exist, and bcrypts run one at a time, so wrong
- * passwords cost an attacker at most one core.
+ * does not tell which users exist.  bcrypts run a few at a time (one less
+ * than the CPUs, at most WEB_AUTH_PARALLEL), so a queue of wrong passwords
+ * does not hold a real user's first login for long, and never take every
+ * core from the poll loop.  The cost of a hash is bounded by the web config
+ * (WEB_BCRYPT_MAX_COST), so one check is at most about a second of CPU, and
+ * web_auth_stop() sends checks still waiting away, so a server stops at once.
  */
 #ifndef ROCEWATCH_WEBAUTH_H
 #define ROCEWATCH_WEBAUTH_H
@@ -18,6 +22,8 @@
 #include <stdint.h>
 
 #include "webconfig.h"
+
+#define WEB_AUTH_PARALLEL 4
 
 struct web_auth;
 
@@ -31,6 +37,9 @@ int web_auth_new(struct web_auth **out, const struct web_config *wc);
 /* true when user/password match a configured user (user or pass NULL: false). */
 bool web_auth_check(struct web_auth *a, const char *user, const char *pass);
 void web_auth_stats(struct web_auth *a, struct web_auth_stats *st);
+/* Checks waiting for a bcrypt slot, and any later, fail (without caching): the server is stopping.
+ */
+void web_auth_stop(struct web_auth *a);
 void web_auth_free(struct web_auth *a);
 
 #endif

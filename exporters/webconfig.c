@@ -13,11 +13,11 @@
 
 #include <yaml.h>
 
+#include "bounded.h"
 #include "util.h"
 #include "webconfig.h"
 
 /* A web config is a few hundred bytes; refuse what cannot be one. */
-#define WEB_CONFIG_MAX_BYTES (1 << 20)
 
 /* Go's tls.CipherSuites() names and the GnuTLS keywords of their parts. */
 static const struct suite {
@@ -574,6 +574,19 @@ static int load_users(struct wparse *p, const yaml_node_t *map)
 			free(hash);
 			return -EINVAL;
 		}
+		/*
+		 * exporter-toolkit (Go's bcrypt) takes costs up to 31; each step doubles
+		 * the work, and a check at 31 is days of CPU for one request.  14 is
+		 * about a second on a current core: the most a login can spend.
+		 */
+		if ((hash[4] - '0') * 10 + (hash[5] - '0') > WEB_BCRYPT_MAX_COST) {
+			werr(p, v, path,
+			     "bcrypt cost %c%c is past %d (each step doubles a check's CPU time; "
+			     "cost %d is about a second); hash it again with htpasswd -nBC 10",
+			     hash[4], hash[5], WEB_BCRYPT_MAX_COST, WEB_BCRYPT_MAX_COST);
+			free(hash);
+			return -EINVAL;
+		}
 		nu = realloc(wc->users, (wc->n_users + 1) * sizeof(*nu));
 		if (!nu) {
 			free(hash);
@@ -686,6 +699,7 @@ int web_config_parse(struct web_config *wc, const char *name, const char *dir, c
 	static const char *const root_keys[] = { "tls_server_config", "http_server_config",
 						 "basic_auth_users", "rate_limit" };
 	struct wparse p = { .wc = wc, .name = name, .dir = dir, .err = err, .errlen = errlen };
+	struct yaml_scan_pos at;
 	yaml_parser_t parser;
 	yaml_node_t *root;
 	int r = 0;
@@ -698,10 +712,20 @@ int web_config_parse(struct web_config *wc, const char *name, const char *dir, c
 	wc->file = strdup(name);
 	if (!wc->file)
 		return -ENOMEM;
-	if (len > WEB_CONFIG_MAX_BYTES) {
-		werr(&p, NULL, NULL, "larger than %d bytes; not a web config",
-		     WEB_CONFIG_MAX_BYTES);
+	if (len > RW_MAX_WEBCONFIG_BYTES) {
+		char sz[32];
+
+		werr(&p, NULL, NULL, "larger than %s, the limit for a web config",
+		     rw_size_text(RW_MAX_WEBCONFIG_BYTES, sz, sizeof(sz)));
 		return -EFBIG;
+	}
+	/* libyaml's scanner is quadratic in flow nesting: count it first */
+	if (yaml_flow_prescan(text, len, RW_MAX_YAML_FLOW_DEPTH, &at)) {
+		snprintf(err, errlen,
+			 "%s:%d:%d: not valid YAML: flow collections ([...], {...}) nested "
+			 "deeper than %d",
+			 name, at.line, at.col, RW_MAX_YAML_FLOW_DEPTH);
+		return -EINVAL;
 	}
 	if (!yaml_parser_initialize(&parser))
 		return -ENOMEM;
@@ -741,9 +765,13 @@ int web_config_load(struct web_config *wc, const char *path, char *err, size_t e
 	int r;
 
 	memset(wc, 0, sizeof(*wc));
-	r = read_file_all(path, &text, &len);
+	r = read_file_max(path, RW_MAX_WEBCONFIG_BYTES, &text, &len);
 	if (r) {
-		snprintf(err, errlen, "%s: %s", path, strerror(-r));
+		char why[160];
+
+		snprintf(
+		    err, errlen, "%s: %s", path,
+		    read_error_text(r, RW_MAX_WEBCONFIG_BYTES, "a web config", why, sizeof(why)));
 		return r;
 	}
 	dir = strdup(path);

@@ -35,6 +35,8 @@ enum web_tls_version {
 
 #define WEB_MAX_HEADERS 5 /* the exporter-toolkit allows exactly these five */
 #define WEB_MAX_LIST	64
+/* bcrypt costs above this are refused: each step doubles a check (14: ~1 s of CPU) */
+#define WEB_BCRYPT_MAX_COST 14
 
 struct web_user {
 	char *name;

@@ -18,6 +18,7 @@
 
 #include <yaml.h>
 
+#include "bounded.h"
 #include "rules_int.h"
 #include "util.h"
 
@@ -1075,10 +1076,27 @@ static int load_text(struct loader *ld, const char *file, const char *text, size
 	yaml_document_t extra;
 	int r;
 
+	struct yaml_scan_pos at;
+	char sz[32];
+
 	ld->file = arena_strdup(&ld->e->arena, file);
 	ld->text = text;
 	ld->len = len;
-	if (!ld->file || index_lines(ld))
+	if (!ld->file)
+		return -ENOMEM;
+	/* bounds before libyaml: its cost grows with both, and faster than linearly with nesting */
+	if (len > RW_MAX_PROFILE_BYTES) {
+		diag_at(ld->dg, ld->file, 0, 0, false, "larger than %s, the limit for a rule file",
+			rw_size_text(RW_MAX_PROFILE_BYTES, sz, sizeof(sz)));
+		return -EFBIG;
+	}
+	if (yaml_flow_prescan(text, len, RW_MAX_YAML_FLOW_DEPTH, &at)) {
+		diag_at(ld->dg, ld->file, at.line, at.col, false,
+			"YAML: flow collections ([...], {...}) nested deeper than %d",
+			RW_MAX_YAML_FLOW_DEPTH);
+		return -EINVAL;
+	}
+	if (index_lines(ld))
 		return -ENOMEM;
 	if (!yaml_parser_initialize(&parser)) {
 		free(ld->lines);
@@ -1219,9 +1237,13 @@ int rules_load(const struct rules_spec *spec, struct rules_engine **out, struct 
 			continue;
 		}
 		if (!b) {
-			lr = read_file_all(path, &text, &len);
+			lr = read_file_max(path, RW_MAX_PROFILE_BYTES, &text, &len);
 			if (lr) {
-				diag_at(diags, path, 0, 0, false, "cannot read: %s", strerror(-lr));
+				char why[160];
+
+				diag_at(diags, path, 0, 0, false, "cannot read: %s",
+					read_error_text(lr, RW_MAX_PROFILE_BYTES, "a rule file",
+							why, sizeof(why)));
 				continue;
 			}
 		}

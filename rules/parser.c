@@ -30,6 +30,7 @@ struct parser {
 	struct lexer lx;
 	struct token tok;
 	const char *src;
+	int depth; /* recursion through parse_unary: every nesting passes there */
 	bool failed;
 };
 
@@ -140,10 +141,27 @@ static struct expr *node(struct parser *p, enum node_kind k, enum rtype t, int o
 	}
 	e->kind = k;
 	e->type = t;
+	e->height = 1;
 	e->off = off;
 	e->len = end - off;
 	e->src = p->src;
 	return e;
+}
+
+/*
+ * Hang child under parent: the tree's height is what every walk recurses on,
+ * so a chain of binary operators is refused as surely as deep parentheses.
+ */
+static bool grow(struct parser *p, struct expr *parent, const struct expr *child, int off)
+{
+	if (!child || child->height < parent->height)
+		return true;
+	if (child->height >= RX_MAX_DEPTH) {
+		perr(p, off, "expression nested deeper than %d", RX_MAX_DEPTH);
+		return false;
+	}
+	parent->height = child->height + 1;
+	return true;
 }
 
 static int tok_end(const struct token *t)
@@ -477,6 +495,9 @@ static struct expr *parse_set(struct parser *p)
 		e->u.c.v.set = bits;
 		return e;
 	}
+	for (int i = 0; i < n; i++)
+		if (!grow(p, e, lo[i], lo[i]->off) || (hi[i] && !grow(p, e, hi[i], hi[i]->off)))
+			return NULL;
 	e->u.set.n = n;
 	e->u.set.lo = lo;
 	e->u.set.hi = hi;
@@ -774,6 +795,9 @@ static struct expr *parse_call(struct parser *p)
 			     fns[fn].min, fns[fn].min == 1 ? "" : "s", n);
 		return NULL;
 	}
+	for (int i = 0; i < n; i++)
+		if (!grow(p, e, args[i], args[i]->off))
+			return NULL;
 	e->u.call.fn = fn;
 	e->u.call.n = n;
 	e->u.call.args = args;
@@ -932,7 +956,7 @@ static struct expr *parse_postfix(struct parser *p)
 		}
 		n = node(p, N_INDEX, idx->type == RT_SET ? RT_ARRAY : RT_NUM, e->off,
 			 tok_end(&p->tok));
-		if (!n)
+		if (!n || !grow(p, n, e, bo) || !grow(p, n, idx, idx->off))
 			return NULL;
 		n->u.index.base = e;
 		n->u.index.idx = idx;
@@ -942,7 +966,29 @@ static struct expr *parse_postfix(struct parser *p)
 	return p->failed ? NULL : e;
 }
 
+static struct expr *parse_unary_in(struct parser *p);
+
+/*
+ * Every way an expression nests (parentheses, '!' and '-', arguments, set
+ * elements, indices) recurses through here: bound it before the stack is.
+ */
 static struct expr *parse_unary(struct parser *p)
+{
+	struct expr *e;
+
+	if (p->failed)
+		return NULL;
+	if (p->depth >= RX_MAX_DEPTH) {
+		perr(p, p->tok.off, "expression nested deeper than %d", RX_MAX_DEPTH);
+		return NULL;
+	}
+	p->depth++;
+	e = parse_unary_in(p);
+	p->depth--;
+	return e;
+}
+
+static struct expr *parse_unary_in(struct parser *p)
 {
 	struct token t = p->tok;
 	struct expr *a, *e;
@@ -968,7 +1014,7 @@ static struct expr *parse_unary(struct parser *p)
 		return a;
 	}
 	e = node(p, N_UNARY, a->type, t.off, end_of(a));
-	if (!e)
+	if (!e || !grow(p, e, a, t.off))
 		return NULL;
 	e->u.un.op = t.k;
 	e->u.un.a = a;
@@ -1060,7 +1106,7 @@ static struct expr *make_binary(struct parser *p, struct token op, struct expr *
 	if (t == RT_ANY)
 		return NULL;
 	e = node(p, N_BINARY, t, a->off, end_of(b));
-	if (!e)
+	if (!e || !grow(p, e, a, op.off) || !grow(p, e, b, op.off))
 		return NULL;
 	e->u.bin.op = op.k;
 	e->u.bin.a = a;

@@ -193,9 +193,19 @@ enum func_id {
 	FN__COUNT,
 };
 
+/*
+ * How deep an expression may nest, counting both the parser's recursion
+ * (parentheses, unary operators, arguments) and the height of the tree it
+ * builds (a left-deep chain 1+1+...+1 is as tall as it is long).  Every walk
+ * of the tree (evaluation, guard listing) recurses, so this bounds their stack
+ * too: a few hundred small frames.  Real rules nest a dozen levels.
+ */
+#define RX_MAX_DEPTH 256
+
 struct expr {
 	enum node_kind kind;
 	enum rtype type;
+	int height;	 /* 1 for a leaf; at most RX_MAX_DEPTH */
 	int off, len;	 /* span in src */
 	const char *src; /* the whole expression string */
 	union {

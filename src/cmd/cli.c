@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "build_info.h"
 #include "collector.h"
@@ -59,15 +60,38 @@ struct option *cli_options(const struct option *own)
 	return o;
 }
 
+/*
+ * /sys and /proc are where every fact comes from: a root that is not there
+ * would read as a node with no devices and pass or skip every rule.
+ */
+static int want_dir(const char *longname, const char *arg)
+{
+	struct stat st;
+
+	if (stat(arg, &st)) {
+		fprintf(stderr, "rocewatch: --%s %s: %s\n", longname, arg, strerror(errno));
+		return -EINVAL;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "rocewatch: --%s %s: not a directory\n", longname, arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int cli_common(struct rw_config *cfg, int opt, const char *arg, const char *longname)
 {
 	int lvl;
 
 	switch (opt) {
 	case OPT_SYSFS_ROOT:
+		if (want_dir(longname, arg))
+			return -EINVAL;
 		cfg->sysfs_root = arg;
 		return 0;
 	case OPT_PROCFS_ROOT:
+		if (want_dir(longname, arg))
+			return -EINVAL;
 		cfg->procfs_root = arg;
 		return 0;
 	case OPT_CONFIGFS_ROOT:

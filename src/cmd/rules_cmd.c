@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 
+#include "bounded.h"
 #include "engine.h"
 #include "cli.h"
 #include "commands.h"
@@ -76,12 +77,14 @@ static int cmd_lint(int argc, char **argv, bool json)
 		struct rules_engine *e = NULL;
 		char *text = NULL;
 		size_t len = 0;
-		int r = read_file_all(argv[i], &text, &len);
+		int r = read_file_max(argv[i], RW_MAX_PROFILE_BYTES, &text, &len);
 
 		if (r) {
-			char msg[320];
+			char msg[320], why[160];
 
-			snprintf(msg, sizeof(msg), "cannot read: %s", strerror(-r));
+			snprintf(msg, sizeof(msg), "cannot read: %s",
+				 read_error_text(r, RW_MAX_PROFILE_BYTES, "a rule file", why,
+						 sizeof(why)));
 			if (json)
 				json_array_append_new(
 				    out, json_pack("{s:s,s:b,s:[{s:s,s:i,s:i,s:s,s:s}]}", "file",

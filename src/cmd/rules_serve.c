@@ -78,6 +78,7 @@ int rules_serve_start(struct rules_serve *rs, struct daemon *d)
 	};
 	int r = rules_load(&rs->spec, &rs->e, &dg);
 
+	pthread_mutex_init(&rs->rl_lock, NULL);
 	rs->d = d;
 	rs->st.reload_ns = real_ns();
 	log_diags(&dg, true);
@@ -94,7 +95,7 @@ int rules_serve_start(struct rules_serve *rs, struct daemon *d)
 	return 0;
 }
 
-void rules_serve_reload(struct rules_serve *rs)
+static void reload_now(struct rules_serve *rs)
 {
 	struct rules_diags dg = { 0 };
 	struct rules_engine *ne = NULL, *old;
@@ -137,6 +138,56 @@ void rules_serve_reload(struct rules_serve *rs)
 		 rules_profile_count(ne));
 }
 
+static void *reload_main(void *arg)
+{
+	struct rules_serve *rs = arg;
+
+	for (;;) {
+		reload_now(rs);
+		pthread_mutex_lock(&rs->rl_lock);
+		if (!rs->rl_again) {
+			rs->rl_running = false;
+			pthread_mutex_unlock(&rs->rl_lock);
+			return NULL;
+		}
+		rs->rl_again = false; /* a SIGHUP came while parsing: the file may have changed */
+		pthread_mutex_unlock(&rs->rl_lock);
+	}
+}
+
+void rules_serve_reload(struct rules_serve *rs)
+{
+	int r;
+
+	pthread_mutex_lock(&rs->rl_lock);
+	if (rs->rl_running) {
+		rs->rl_again = true;
+		pthread_mutex_unlock(&rs->rl_lock);
+		return;
+	}
+	if (rs->rl_joinable) /* finished: it cleared rl_running on its way out */
+		pthread_join(rs->rl_thr, NULL);
+	rs->rl_joinable = false;
+	r = pthread_create(&rs->rl_thr, NULL, reload_main, rs);
+	rs->rl_running = rs->rl_joinable = r == 0;
+	pthread_mutex_unlock(&rs->rl_lock);
+	if (r) {
+		log_warn("rules: no thread for the reload (%s): reloading between polls",
+			 strerror(r));
+		reload_now(rs);
+	}
+}
+
+void rules_serve_stop(struct rules_serve *rs)
+{
+	pthread_mutex_lock(&rs->rl_lock);
+	rs->rl_again = false;
+	pthread_mutex_unlock(&rs->rl_lock);
+	if (rs->rl_joinable)
+		pthread_join(rs->rl_thr, NULL);
+	rs->rl_joinable = rs->rl_running = false;
+}
+
 int rules_serve_render_checks(void *arg, struct strbuf *out)
 {
 	struct rules_serve *rs = arg;
@@ -164,6 +215,7 @@ int rules_serve_render_checks(void *arg, struct strbuf *out)
 
 void rules_serve_fini(struct rules_serve *rs)
 {
+	rules_serve_stop(rs);
 	rules_free(rs->e);
 	rs->e = NULL;
 	rules_spec_free(&rs->spec);

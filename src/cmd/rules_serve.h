@@ -10,6 +10,7 @@
 #define ROCEWATCH_RULES_SERVE_H
 
 #include <getopt.h>
+#include <pthread.h>
 
 #include "prom_rules.h"
 #include "engine.h"
@@ -40,14 +41,26 @@ struct rules_serve {
 	/* SIGHUP reloads so far, and the first error of the last one that failed */
 	uint64_t reloads;
 	char reload_error[512];
+	/*
+	 * A reload parses on a thread of its own, so that no rule file, however
+	 * large, delays a poll; it swaps the engine under the daemon's lock.
+	 */
+	pthread_mutex_t rl_lock; /* the three flags below */
+	pthread_t rl_thr;
+	bool rl_running, rl_again, rl_joinable;
 };
 
 /* --profile / --param; 0 or -EINVAL (printed). */
 int rules_serve_option(struct rules_serve *rs, int opt, const char *arg);
 /* Load the rules and hook them into the daemon; errors are printed. 0 or -errno. */
 int rules_serve_start(struct rules_serve *rs, struct daemon *d);
-/* SIGHUP: load the files again; keep the old rules if that fails. */
+/*
+ * SIGHUP: load the files again on the reload thread (another SIGHUP meanwhile
+ * makes it load once more); keep the old rules if that fails.
+ */
 void rules_serve_reload(struct rules_serve *rs);
+/* Wait for a reload in progress; before the daemon goes (the reload takes its lock). */
+void rules_serve_stop(struct rules_serve *rs);
 /* GET /api/v1/checks (an http_route render callback; arg is the rules_serve). */
 int rules_serve_render_checks(void *arg, struct strbuf *out);
 void rules_serve_fini(struct rules_serve *rs);

@@ -6,6 +6,7 @@
  * ask), so polling ten times a second costs no rendering between scrapes.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -367,6 +368,12 @@ int cmd_serve(int argc, char **argv)
 	bool daemon_up = false;
 	int64_t next_fast, next_slow;
 
+	/*
+	 * HTTP serves a thread per connection, and glibc gives threads arenas of
+	 * their own (up to 8 a core), each keeping what it once held: two arenas
+	 * are plenty for a poll loop and a few scrapes.
+	 */
+	mallopt(M_ARENA_MAX, 2);
 	if (!s || !opts) {
 		fprintf(stderr, "rocewatch serve: out of memory\n");
 		free(s);
@@ -610,6 +617,17 @@ int cmd_serve(int argc, char **argv)
 		}
 		s->has_web = true;
 		s->hopts.web = &s->web;
+		/*
+		 * As in exporter-toolkit, a file that sets neither TLS nor users is valid
+		 * (Go logs "TLS is disabled" at info).  But asking for a web config and
+		 * getting plain HTTP open to anyone is what an empty template, a comment
+		 * left in, or a bare tls_server_config: gives: say so, loudly.
+		 */
+		if (!s->web.tls && !web_config_auth(&s->web))
+			log_warn("--web.config.file %s sets neither TLS (tls_server_config with "
+				 "cert_file and key_file) nor basic_auth_users: serving plain HTTP "
+				 "with no authentication",
+				 web_file);
 		/* The certificate, key and CA too: a bad file is a bad configuration. */
 		if (s->web.tls) {
 			struct web_tls *t;
@@ -737,6 +755,12 @@ int cmd_serve(int argc, char **argv)
 		}
 		daemon_collect(&s->d, what);
 		publish(s);
+		/*
+		 * A burst of connections (a thread each) leaves freed memory in the
+		 * allocator, resident for good: give it back on configuration polls.
+		 */
+		if (what & COLLECT_SLOW)
+			malloc_trim(0);
 		if (rw_sig_usr1) {
 			rw_sig_usr1 = 0;
 			if (s->rec)
@@ -745,9 +769,9 @@ int cmd_serve(int argc, char **argv)
 				log_warn("SIGUSR1: no capture without --record DIR");
 		}
 		if (rw_sig_hup) {
+			/* parsed on its own thread: the next poll is not delayed by it */
 			rw_sig_hup = 0;
 			rules_serve_reload(&s->rules);
-			publish(s);
 		}
 		/*
 		 * Only a poll on the tick moves the tick: an early one (a notification) must not,
@@ -767,6 +791,7 @@ int cmd_serve(int argc, char **argv)
 		dirty = early = wait_events(s, next_fast);
 	}
 	log_info("stopping");
+	rules_serve_stop(&s->rules); /* a reload takes the daemon's lock: before it goes */
 	rc = 0;
 fini:
 	http_stop(s->http);

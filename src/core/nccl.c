@@ -43,6 +43,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 
+#include "bounded.h"
 #include "nccl.h"
 #include "util.h"
 
@@ -323,12 +324,29 @@ static bool is_key(const char *s, size_t n)
 
 int nccl_env_read_file(struct nccl_env *env, const char *path, char *err, size_t errlen)
 {
-	char *buf, *line, *next;
-	int r = read_file_all(path, &buf, NULL), lineno = 0;
+	char *buf, *line, *next, why[160];
+	size_t len = 0;
+	int r = read_file_max(path, RW_MAX_NCCL_ENV_BYTES, &buf, &len), lineno = 0;
+	const char *nul;
 
 	if (r) {
-		snprintf(err, errlen, "%s: %s", path, strerror(-r));
+		snprintf(err, errlen, "%s: %s", path,
+			 read_error_text(r, RW_MAX_NCCL_ENV_BYTES, "an --nccl-env file", why,
+					 sizeof(why)));
 		return r;
+	}
+	/* a NUL would end the text early and silently hide every line after it */
+	nul = memchr(buf, '\0', len);
+	if (nul) {
+		const char *bol = buf;
+
+		for (const char *p = buf; p < nul; p++)
+			if (*p == '\n')
+				lineno++, bol = p + 1;
+		snprintf(err, errlen, "%s:%d:%d: a NUL byte: not a text file of KEY=VALUE lines",
+			 path, lineno + 1, (int)(nul - bol) + 1);
+		free(buf);
+		return -EINVAL;
 	}
 	env->given = true;
 	for (line = buf; line; line = next) {
@@ -349,8 +367,11 @@ int nccl_env_read_file(struct nccl_env *env, const char *path, char *err, size_t
 			line += 6 + strspn(line + 6, " \t");
 		eq = strchr(line, '=');
 		if (!eq || !is_key(line, (size_t)(eq - line))) {
+			char shown[256];
+
+			/* the line goes to the terminal: control bytes escaped */
 			snprintf(err, errlen, "%s:%d: expected KEY=VALUE, got '%.60s'", path,
-				 lineno, line);
+				 lineno, text_escape_ctl(line, shown, sizeof(shown)));
 			r = -EINVAL;
 			break;
 		}

@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "config.h"
+#include "bounded.h"
 #include "snapshot.h"
 #include "util.h"
 #include "vendors.h"
@@ -846,35 +847,31 @@ int snapshot_read_last(const char *name, const char *buf, size_t len, unsigned f
 int snapshot_open(const char *path, struct snapshot_file **out, char *err, size_t errlen)
 {
 	/*
-	 * Open it ourselves: jansson's own message repeats the path ("x.json:
-	 * unable to open x.json: ...") and reads a directory as an empty file.
+	 * Read it ourselves: jansson's own message repeats the path ("x.json:
+	 * unable to open x.json: ...") and reads a directory as an empty file,
+	 * and a cap read as it reads keeps /dev/zero or a 200 MB file from
+	 * taking the memory of the host it checks.
 	 */
-	FILE *f = fopen(path, "r");
-	json_error_t je;
-	struct stat st;
-	json_t *root;
-	int e;
+	char *buf = NULL, why[160];
+	size_t len = 0;
+	int r = read_file_max(path, RW_MAX_SNAPSHOT_BYTES, &buf, &len);
 
-	if (!f) {
-		e = errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(e));
-		return -e;
-	}
-	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-		fclose(f);
+	if (r == -EISDIR) {
 		snprintf(err, errlen,
 			 "%s: is a directory, not a snapshot file (rocewatch snapshot -o FILE "
 			 "writes one)",
 			 path);
-		return -EISDIR;
+		return r;
 	}
-	root = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
-	fclose(f);
-	if (!root) {
-		json_err(&je, path, err, errlen);
-		return -EINVAL;
+	if (r) {
+		snprintf(
+		    err, errlen, "%s: %s", path,
+		    read_error_text(r, RW_MAX_SNAPSHOT_BYTES, "a snapshot file", why, sizeof(why)));
+		return r;
 	}
-	return open_root(root, path, out, err, errlen);
+	r = snapshot_open_buffer(path, buf, len, out, err, errlen);
+	free(buf);
+	return r;
 }
 
 int snapshot_open_buffer(const char *name, const char *buf, size_t len, struct snapshot_file **out,

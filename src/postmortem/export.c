@@ -19,10 +19,12 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounded.h"
 #include "export.h"
 #include "prom.h"
 #include "recording.h"
@@ -385,6 +387,22 @@ static int export_counters(struct xport *x)
 			cs_finish(x, &c);
 			c = (struct cstate){ .id = id };
 		}
+		if (sqlite3_column_type(st, 2) == SQLITE_TEXT ||
+		    sqlite3_column_type(st, 2) == SQLITE_BLOB ||
+		    (sqlite3_column_type(st, 2) == SQLITE_FLOAT &&
+		     !isfinite(sqlite3_column_double(st, 2)))) {
+			char v[96];
+			const char *q = (const char *)sqlite3_column_text(st, 2);
+
+			rec_bad(&x->rd,
+				"sample at %" PRId64 " of series %" PRId64
+				" (%s %s): value '%s' is no number",
+				t, id, x->rd.series[id].device, x->rd.series[id].name,
+				text_escape_ctl_n(q ? q : "",
+						  q ? (size_t)sqlite3_column_bytes(st, 2) : 0, v,
+						  sizeof(v)));
+			continue;
+		}
 		if (sqlite3_column_type(st, 2) == SQLITE_NULL) {
 			/* went absent: keep repeating only up to here */
 			if (t > x->win_first)
@@ -616,8 +634,10 @@ int export_open(struct xport **out, const struct export_opts *o, char *err, size
 	}
 	model_init(&x->m);
 	r = rec_open(&x->rd, o->db, x->err, sizeof(x->err));
-	if (!r)
+	if (!r) {
+		x->rd.who = "rocewatch export";
 		r = rec_load(&x->rd, o->since_ms, o->until_ms, x->err, sizeof(x->err));
+	}
 	if (r) {
 		snprintf(err, errlen, "%s", x->err[0] ? x->err : strerror(-r));
 		return r;
@@ -666,6 +686,7 @@ int export_write(struct xport *x, FILE *f, char *err, size_t errlen)
 		write_config(x);
 	}
 	fputs("# EOF\n", x->f);
+	rec_bad_summary(&x->rd);
 	goto out;
 oom:
 	snprintf(err, errlen, "out of memory");

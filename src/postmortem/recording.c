@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bounded.h"
 #include "recording.h"
 #include "snapshot.h"
 #include "util.h"
@@ -62,8 +65,6 @@ int rec_open(struct rec_reader *r, const char *arg, char *err, size_t errlen)
 	rec_q_meta(r->db, "capture_trigger_ms", buf, sizeof(buf));
 	if (buf[0])
 		parse_i64(buf, &r->capture_trigger_ms);
-	if (!r->host[0]) /* a recording directory: the host of the latest run */
-		snprintf(r->host, sizeof(r->host), "%s", "");
 	{
 		sqlite3_stmt *st;
 
@@ -76,10 +77,88 @@ int rec_open(struct rec_reader *r, const char *arg, char *err, size_t errlen)
 			sqlite3_finalize(st);
 		}
 	}
-	r->interval_ms = rec_q_int(r->db, "SELECT max(interval_ms) FROM runs", 1000);
-	r->first_ms = rec_q_int(r->db, "SELECT min(t_ms) FROM polls", 0);
-	r->last_ms = rec_q_int(r->db, "SELECT max(t_ms) FROM polls", 0);
+	/* shown on the terminal and in reports: no control bytes */
+	if (text_has_ctl(r->host)) {
+		char tmp[sizeof(r->host)];
+
+		strlcpy0(r->host, text_escape_ctl(r->host, tmp, sizeof(tmp)), sizeof(r->host));
+	}
+	if (text_has_ctl(r->capture_reason)) {
+		char tmp[sizeof(r->capture_reason)];
+
+		strlcpy0(r->capture_reason, text_escape_ctl(r->capture_reason, tmp, sizeof(tmp)),
+			 sizeof(r->capture_reason));
+	}
+	if (r->capture_trigger_ms < 0 || r->capture_trigger_ms > REC_T_MAX_MS)
+		r->capture_trigger_ms = 0;
+	/* only the rows in range count; rec_load names the others */
+	r->interval_ms = rec_q_int(r->db,
+				   "SELECT max(interval_ms) FROM runs WHERE typeof(interval_ms) = "
+				   "'integer' AND interval_ms BETWEEN 1 AND 86400000",
+				   1000);
+	r->first_ms = rec_q_int(r->db,
+				"SELECT min(t_ms) FROM polls WHERE typeof(t_ms) = 'integer' AND "
+				"t_ms BETWEEN 0 AND 9223372036854",
+				0);
+	r->last_ms = rec_q_int(r->db,
+			       "SELECT max(t_ms) FROM polls WHERE typeof(t_ms) = 'integer' AND "
+			       "t_ms BETWEEN 0 AND 9223372036854",
+			       0);
 	return 0;
+}
+
+void rec_bad(struct rec_reader *r, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (r->n_bad++ >= REC_BAD_SHOWN)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s: %s: %s; skipped\n", r->who ? r->who : "rocewatch", r->path, msg);
+	if (r->n_bad == REC_BAD_SHOWN)
+		fprintf(stderr, "%s: %s: more bad rows are skipped without a line each\n",
+			r->who ? r->who : "rocewatch", r->path);
+}
+
+void rec_bad_summary(struct rec_reader *r)
+{
+	if (r->n_bad > REC_BAD_SHOWN)
+		fprintf(stderr, "%s: %s: %" PRIu64 " bad rows skipped in all\n",
+			r->who ? r->who : "rocewatch", r->path, r->n_bad);
+}
+
+/* A column's value as SQL writes it (text quoted), control bytes escaped: what a bad row held. */
+static const char *col_text(sqlite3_stmt *st, int col, char *buf, size_t len)
+{
+	int type = sqlite3_column_type(st, col);
+	const char *q = (const char *)sqlite3_column_text(st, col);
+	bool quote = type == SQLITE_TEXT || type == SQLITE_BLOB;
+	char tmp[64];
+
+	if (!q)
+		return snprintf(buf, len, "NULL"), buf;
+	text_escape_ctl_n(q, (size_t)sqlite3_column_bytes(st, col), tmp, sizeof(tmp));
+	snprintf(buf, len, "%s%s%s", quote ? "'" : "", tmp, quote ? "'" : "");
+	return buf;
+}
+
+/* Every row of a table whose time is not an integer in range, named; SQL has the filter. */
+static void bad_times(struct rec_reader *r, const char *sql, const char *what)
+{
+	sqlite3_stmt *st;
+	char v[96];
+
+	if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return;
+	while (sqlite3_step(st) == SQLITE_ROW)
+		rec_bad(r,
+			"%s %" PRId64 ": %s %s is not a time in range (ms since 1970 up to %lld)",
+			what, (int64_t)sqlite3_column_int64(st, 0), sqlite3_column_name(st, 1),
+			col_text(st, 1, v, sizeof(v)), (long long)REC_T_MAX_MS);
+	sqlite3_finalize(st);
 }
 
 /*
@@ -132,28 +211,51 @@ static int load_series(struct rec_reader *r, char *err, size_t errlen)
 		struct rec_series *s;
 		const char *obj = (const char *)sqlite3_column_text(st, 1);
 		const char *src = (const char *)sqlite3_column_text(st, 5);
-		int64_t prio;
+		char a[96], b[96];
+		int64_t prio, port;
 		int k, sv;
 
-		if (id <= 0 || id > max || !obj || !src)
+		if (sqlite3_column_type(st, 0) != SQLITE_INTEGER || id <= 0 || id > max) {
+			rec_bad(r, "a series with id %s", col_text(st, 0, a, sizeof(a)));
 			continue;
+		}
+		if (!obj || !src) {
+			rec_bad(r, "series %" PRId64 ": no object or source", id);
+			continue;
+		}
 		prio = sqlite3_column_int64(st, 7);
-		if (prio < -1 || prio >= RW_DSCP_COUNT)
-			continue; /* no element of any field: skip, don't guess */
+		if (prio < -1 || prio >= RW_DSCP_COUNT) {
+			/* no element of any field: skip, don't guess */
+			rec_bad(r, "series %" PRId64 ": element %" PRId64 " is no priority or DSCP",
+				id, prio);
+			continue;
+		}
+		port = sqlite3_column_int64(st, 3);
+		if (port < 0 || port > UINT32_MAX) {
+			rec_bad(r, "series %" PRId64 ": port %" PRId64 " out of range", id, port);
+			continue;
+		}
 		s = &r->series[id];
 		s->id = id;
 		k = obj_kind_parse(obj);
 		sv = rec_source_parse(src);
-		if (k < 0 || sv < 0)
-			continue; /* a newer rocewatch's object or source: skip, don't guess */
+		if (k < 0 || sv < 0) {
+			/* a newer rocewatch's object or source: skip, don't guess */
+			rec_bad(r, "series %" PRId64 ": %s '%s' unknown to this rocewatch", id,
+				k < 0 ? "object" : "source",
+				text_escape_ctl(k < 0 ? obj : src, a, sizeof(a)));
+			continue;
+		}
 		s->kind = k;
 		s->src = sv;
-		strlcpy0(s->device, (const char *)sqlite3_column_text(st, 2) ?: "",
-			 sizeof(s->device));
-		s->port = (uint32_t)sqlite3_column_int64(st, 3);
-		strlcpy0(s->netdev, (const char *)sqlite3_column_text(st, 4) ?: "",
-			 sizeof(s->netdev));
-		strlcpy0(s->name, (const char *)sqlite3_column_text(st, 6) ?: "", sizeof(s->name));
+		/* labels on the terminal and in reports: control bytes escaped */
+		text_escape_ctl((const char *)sqlite3_column_text(st, 2) ?: "", b, sizeof(b));
+		strlcpy0(s->device, b, sizeof(s->device));
+		s->port = (uint32_t)port;
+		text_escape_ctl((const char *)sqlite3_column_text(st, 4) ?: "", b, sizeof(b));
+		strlcpy0(s->netdev, b, sizeof(s->netdev));
+		text_escape_ctl((const char *)sqlite3_column_text(st, 6) ?: "", b, sizeof(b));
+		strlcpy0(s->name, b, sizeof(s->name));
 		s->prio = (int)prio;
 		s->config = sqlite3_column_int64(st, 8) != 0;
 		s->field = sv == REC_FIELD ? field_lookup(k, s->name) : -1;
@@ -180,11 +282,32 @@ int rec_load(struct rec_reader *r, int64_t since_ms, int64_t until_ms, char *err
 		return rc;
 	r->since_ms = since_ms;
 	r->until_ms = until_ms;
+	bad_times(r,
+		  "SELECT seq, t_ms FROM polls WHERE typeof(t_ms) != 'integer' OR t_ms < 0 OR "
+		  "t_ms > 9223372036854 ORDER BY seq",
+		  "poll");
+	{
+		char v[96];
+
+		rc = sqlite3_prepare_v2(
+		    r->db,
+		    "SELECT run, interval_ms FROM runs WHERE typeof(interval_ms) "
+		    "!= 'integer' OR interval_ms NOT BETWEEN 1 AND 86400000",
+		    -1, &st, NULL);
+		if (rc != SQLITE_OK)
+			goto sql_err;
+		while (sqlite3_step(st) == SQLITE_ROW)
+			rec_bad(r, "run %" PRId64 ": interval_ms %s out of range 1..%lld",
+				(int64_t)sqlite3_column_int64(st, 0), col_text(st, 1, v, sizeof(v)),
+				(long long)REC_INTERVAL_MAX_MS);
+		sqlite3_finalize(st);
+	}
 	/* State at `since` is the keyframe before it plus the changes after. */
 	rc = sqlite3_prepare_v2(
 	    r->db,
-	    "SELECT coalesce((SELECT max(t_ms) FROM polls WHERE keyframe AND t_ms <= ?1),"
-	    " (SELECT min(t_ms) FROM polls))",
+	    "SELECT coalesce((SELECT max(t_ms) FROM polls WHERE keyframe AND t_ms <= ?1"
+	    " AND typeof(t_ms) = 'integer' AND t_ms >= 0),"
+	    " (SELECT min(t_ms) FROM polls WHERE typeof(t_ms) = 'integer' AND t_ms >= 0))",
 	    -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		goto sql_err;
@@ -194,7 +317,8 @@ int rec_load(struct rec_reader *r, int64_t since_ms, int64_t until_ms, char *err
 	rc = sqlite3_prepare_v2(
 	    r->db,
 	    "SELECT seq, t_ms, run, what, keyframe, n_samples, n_config, dropped "
-	    "FROM polls WHERE t_ms >= ?1 AND t_ms <= ?2 ORDER BY t_ms",
+	    "FROM polls WHERE typeof(t_ms) = 'integer' AND t_ms >= max(?1, 0)"
+	    " AND t_ms <= min(?2, 9223372036854) ORDER BY t_ms",
 	    -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		goto sql_err;
@@ -217,13 +341,14 @@ int rec_load(struct rec_reader *r, int64_t since_ms, int64_t until_ms, char *err
 		p->n_config = sqlite3_column_int64(st, 6);
 		p->dropped = sqlite3_column_int64(st, 7);
 		p->in_window = p->t_ms >= since_ms;
-		if (p->n_samples < 0 || p->n_config < 0) {
-			sqlite3_finalize(st);
-			snprintf(err, errlen,
-				 "%s: poll %" PRId64 " claims %" PRId64 " samples and %" PRId64
-				 " configuration rows",
-				 r->path, p->seq, p->n_samples, p->n_config);
-			return -EINVAL;
+		/* counts only feed the progress line, but summed: keep them sane */
+		if (p->n_samples < 0 || p->n_config < 0 || p->n_samples > INT32_MAX ||
+		    p->n_config > INT32_MAX) {
+			rec_bad(r,
+				"poll %" PRId64 ": claims %" PRId64 " samples and %" PRId64
+				" configuration rows",
+				p->seq, p->n_samples, p->n_config);
+			r->n_polls--;
 		}
 	}
 	sqlite3_finalize(st);
@@ -298,6 +423,8 @@ int rec_scan(struct rec_reader *r, const struct rec_scan_ops *ops, void *arg, ch
 			if (s && !s->config && sqlite3_column_int64(ss, 0) == p->t_ms &&
 			    ops->sample) {
 				struct rec_value v = { 0 };
+				char t[96];
+				bool bad = false;
 
 				switch (sqlite3_column_type(ss, 2)) {
 				case SQLITE_INTEGER:
@@ -307,11 +434,22 @@ int rec_scan(struct rec_reader *r, const struct rec_scan_ops *ops, void *arg, ch
 				case SQLITE_FLOAT:
 					v.present = v.is_float = true;
 					v.d = sqlite3_column_double(ss, 2);
+					bad = !isfinite(v.d);
 					break;
+				case SQLITE_NULL:
+					break; /* the series went absent */
 				default:
+					bad = true;
 					break;
 				}
-				ops->sample(arg, p, s, &v);
+				if (bad)
+					rec_bad(r,
+						"sample at %" PRId64 " of series %" PRId64
+						" (%s %s): value %s is no number",
+						p->t_ms, s->id, s->device, s->name,
+						col_text(ss, 2, t, sizeof(t)));
+				else
+					ops->sample(arg, p, s, &v);
 			}
 			done++;
 			rs = sqlite3_step(ss);
@@ -319,9 +457,22 @@ int rec_scan(struct rec_reader *r, const struct rec_scan_ops *ops, void *arg, ch
 		while (rcfg == SQLITE_ROW && sqlite3_column_int64(cs, 0) <= p->t_ms) {
 			const struct rec_series *s = series_of(r, sqlite3_column_int64(cs, 1));
 
-			if (s && sqlite3_column_int64(cs, 0) == p->t_ms && ops->config)
-				ops->config(arg, p, s, (const char *)sqlite3_column_text(cs, 2),
-					    (const char *)sqlite3_column_text(cs, 3));
+			if (s && sqlite3_column_int64(cs, 0) == p->t_ms && ops->config) {
+				const char *j = (const char *)sqlite3_column_text(cs, 2);
+				const char *a = (const char *)sqlite3_column_text(cs, 3);
+				char t[96];
+
+				/* JSON has no raw control bytes, nor does an absence reason */
+				if (text_has_ctl(j) || text_has_ctl(a) ||
+				    (j && strlen(j) != (size_t)sqlite3_column_bytes(cs, 2)))
+					rec_bad(r,
+						"configuration at %" PRId64 " of series %" PRId64
+						" (%s %s): %s holds control bytes",
+						p->t_ms, s->id, s->device, s->name,
+						col_text(cs, 2, t, sizeof(t)));
+				else
+					ops->config(arg, p, s, j, a);
+			}
 			done++;
 			rcfg = sqlite3_step(cs);
 		}
@@ -350,24 +501,37 @@ int rec_events(struct rec_reader *r, void (*cb)(void *arg, const struct rec_even
 	sqlite3_stmt *st;
 	int rc;
 
+	bad_times(r,
+		  "SELECT id, t_ms FROM events WHERE typeof(t_ms) != 'integer' OR t_ms < 0 OR "
+		  "t_ms > 9223372036854 ORDER BY id",
+		  "event");
 	rc = sqlite3_prepare_v2(r->db,
-				"SELECT t_ms, kind, object, device, name, detail FROM events "
-				"WHERE t_ms >= ?1 AND t_ms <= ?2 ORDER BY t_ms, id",
+				"SELECT t_ms, kind, object, device, name, detail, id FROM events "
+				"WHERE typeof(t_ms) = 'integer' AND t_ms >= max(?1, 0) AND "
+				"t_ms <= min(?2, 9223372036854) ORDER BY t_ms, id",
 				-1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return -EIO;
 	sqlite3_bind_int64(st, 1, r->since_ms);
 	sqlite3_bind_int64(st, 2, r->until_ms);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct rec_event e = {
-			.t_ms = sqlite3_column_int64(st, 0),
-			.kind = (const char *)sqlite3_column_text(st, 1) ?: "",
-			.object = (const char *)sqlite3_column_text(st, 2) ?: "",
-			.device = (const char *)sqlite3_column_text(st, 3) ?: "",
-			.name = (const char *)sqlite3_column_text(st, 4) ?: "",
-			.detail = (const char *)sqlite3_column_text(st, 5) ?: "",
-		};
+		/* an event's text goes to the terminal: control bytes escaped, NULs shown */
+		char txt[5][512];
+		struct rec_event e = { .t_ms = sqlite3_column_int64(st, 0) };
+		const char **f[5] = { &e.kind, &e.object, &e.device, &e.name, &e.detail };
 
+		for (int i = 0; i < 5; i++) {
+			const char *v = (const char *)sqlite3_column_text(st, i + 1);
+
+			*f[i] = v ? text_escape_ctl_n(v, (size_t)sqlite3_column_bytes(st, i + 1),
+						      txt[i], sizeof(txt[i]))
+				  : "";
+		}
+		if (!e.kind[0]) {
+			rec_bad(r, "event %" PRId64 ": no kind",
+				(int64_t)sqlite3_column_int64(st, 6));
+			continue;
+		}
 		cb(arg, &e);
 	}
 	sqlite3_finalize(st);
@@ -473,7 +637,11 @@ int rec_model_config(struct node_model *m, const struct rec_series *s, const cha
 
 void rec_format_time(int64_t t_ms, char *buf, size_t len)
 {
-	format_rfc3339(t_ms * 1000000LL, buf, len);
+	/* the reader keeps rows in range; --since/--until may reach year 9999 */
+	if (t_ms < -REC_T_MAX_MS || t_ms > REC_T_MAX_MS)
+		snprintf(buf, len, "(%" PRId64 " ms)", t_ms);
+	else
+		format_rfc3339(t_ms * 1000000LL, buf, len);
 }
 
 int rec_parse_time(const char *s, int64_t now_ms, int64_t *t_ms)

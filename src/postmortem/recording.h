@@ -55,8 +55,21 @@ struct rec_event {
 	const char *kind, *object, *device, *name, *detail;
 };
 
+/*
+ * Times a recording may hold, in ms since the epoch: 1970 up to where the
+ * nanoseconds the rules and the formatting work in still fit an int64 (2262).
+ * A row outside, or one whose time is not an integer, is named and skipped.
+ */
+#define REC_T_MAX_MS (INT64_MAX / 1000000)
+/* A run's poll interval: 1 ms to a day. */
+#define REC_INTERVAL_MAX_MS (86400LL * 1000)
+/* Bad rows named one line each, per reader; the rest are counted. */
+#define REC_BAD_SHOWN 20
+
 struct rec_reader {
 	sqlite3 *db;
+	const char *who; /* "rocewatch report": the prefix of the lines naming bad rows */
+	uint64_t n_bad;	 /* rows skipped: out of range, of the wrong type, unknown */
 	char path[4096];
 	char host[RW_NAME_MAX];
 	char capture_reason[64]; /* capture files only */
@@ -75,6 +88,14 @@ int rec_open(struct rec_reader *r, const char *arg, char *err, size_t errlen);
 /* Load series and the polls of [since, until] (INT64_MIN/MAX for all). */
 int rec_load(struct rec_reader *r, int64_t since_ms, int64_t until_ms, char *err, size_t errlen);
 void rec_close(struct rec_reader *r);
+/*
+ * A bad row: one line on stderr ("WHO: PATH: MSG; skipped"), the first
+ * REC_BAD_SHOWN of them, and counted.  Text from the recording in msg must
+ * have gone through text_escape_ctl().
+ */
+void rec_bad(struct rec_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* After the reading: how many bad rows were skipped, when not all were named. */
+void rec_bad_summary(struct rec_reader *r);
 
 /* A reader's walk through the rows, poll by poll, in time order. */
 struct rec_scan_ops {

@@ -241,10 +241,13 @@ int replay_run(struct replay **out, const struct replay_opts *o, char *err, size
 	alerts_init(&rp->at);
 	rp->e = o->e;
 	r = rec_open(&rp->rd, o->db, err, errlen);
-	if (!r)
+	if (!r) {
+		rp->rd.who = "rocewatch replay";
 		r = rec_load(&rp->rd, o->since_ms, o->until_ms, err, errlen);
+	}
 	if (!r)
 		r = rec_scan(&rp->rd, &ops, rp, err, errlen);
+	rec_bad_summary(&rp->rd);
 	if (r)
 		return r;
 	if (rp->oom) {

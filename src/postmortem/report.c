@@ -254,6 +254,15 @@ static void on_sample(void *arg, const struct rec_poll *p, const struct rec_seri
 		t->have = false;
 		return;
 	}
+	if (v->is_float && !(v->d >= 0 && v->d < 18446744073709551616.0)) {
+		/* no counter reading: converting it would be undefined, not a wrap */
+		rec_bad(&rp->rd,
+			"sample at %" PRId64 " of series %" PRId64
+			" (%s %s): %g is no counter value",
+			p->t_ms, s->id, s->device, s->name, v->d);
+		t->have = false;
+		return;
+	}
 	val = v->is_float ? (uint64_t)v->d : (uint64_t)v->i;
 	if (t->have && rp->cur_dt > 0 && p->in_window) {
 		/* Went backwards: the counter restarted from 0 (driver reload, 32-bit wrap). */
@@ -623,8 +632,10 @@ int report_build(struct report *rp, const struct report_opts *o, char *err, size
 
 	rp->device = o->device;
 	r = rec_open(&rp->rd, o->db, err, errlen);
-	if (!r)
+	if (!r) {
+		rp->rd.who = "rocewatch report";
 		r = rec_load(&rp->rd, o->since_ms, o->until_ms, err, errlen);
+	}
 	if (r) {
 		if (!err[0])
 			snprintf(err, errlen, "%s", strerror(-r));
@@ -652,6 +663,7 @@ int report_build(struct report *rp, const struct report_opts *o, char *err, size
 		snprintf(err, errlen, "%s: cannot read the events", rp->rd.path);
 		r = -EIO;
 	}
+	rec_bad_summary(&rp->rd);
 	if (r)
 		return r;
 	if (rp->oom)

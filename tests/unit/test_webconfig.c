@@ -40,6 +40,45 @@ static void refused(const char *text, const char *want)
 	web_config_free(&wc);
 }
 
+/*
+ * Costs: exporter-toolkit takes 4..31; past 14 (a second of CPU a check) is
+ * refused, since one request at 31 pinned a core for days.
+ */
+static void bcrypt_cost_bound(void **state)
+{
+	struct web_config wc;
+	struct web_auth *a;
+	struct web_auth_stats st;
+	char err[512] = "";
+
+	(void)state;
+	refused("basic_auth_users:\n  alice: "
+		"$2y$15$fbGwg8DZpiVcEKFMLhnFGuYGIlbcPBJMHBuUX31H/z0/dZMYFTK8m\n",
+		"web.yml:2:10: basic_auth_users.alice: bcrypt cost 15 is past 14");
+	refused("basic_auth_users:\n  alice: "
+		"$2y$31$fbGwg8DZpiVcEKFMLhnFGuYGIlbcPBJMHBuUX31H/z0/dZMYFTK8m\n",
+		"bcrypt cost 31 is past 14");
+	assert_int_equal(parse(&wc,
+			       "basic_auth_users:\n  alice: "
+			       "$2y$14$fbGwg8DZpiVcEKFMLhnFGuYGIlbcPBJMHBuUX31H/z0/dZMYFTK8m\n",
+			       err, sizeof(err)),
+			 0);
+	web_config_free(&wc);
+
+	/* a stopping server sends checks away without a bcrypt, and caches no verdict */
+	assert_int_equal(
+	    parse(&wc, "basic_auth_users:\n  alice: " HASH_SECRET "\n", err, sizeof(err)), 0);
+	assert_int_equal(web_auth_new(&a, &wc), 0);
+	web_auth_stop(a);
+	assert_false(web_auth_check(a, "alice", "secret"));
+	assert_false(web_auth_check(a, "mallory", "x"));
+	web_auth_stats(a, &st);
+	assert_int_equal(st.bcrypts, 0);
+	assert_int_equal(st.cache_hits, 0);
+	web_auth_free(a);
+	web_config_free(&wc);
+}
+
 static void full_config(void **state)
 {
 	struct web_config wc;
@@ -312,6 +351,7 @@ int main(void)
 		cmocka_unit_test(errors_name_file_position_and_key),
 		cmocka_unit_test(load_from_file),
 		cmocka_unit_test(basic_auth),
+		cmocka_unit_test(bcrypt_cost_bound),
 		cmocka_unit_test(request_lines),
 	};
 
