@@ -305,9 +305,9 @@ static bool word_char(char c)
 }
 
 static const char *const collector_of[SRC__COUNT] = {
-	[SRC_LINK] = "link", [SRC_ETHTOOL] = "ethtool", [SRC_DCB] = "dcb",
-	[SRC_QOS_SYSFS] = "qos_sysfs", [SRC_RDMA] = "rdma", [SRC_VERBS] = "verbs",
-	[SRC_HOST] = "host", [SRC_WIRE] = "wire",
+	[SRC_LINK] = "link",	       [SRC_ETHTOOL] = "ethtool", [SRC_DCB] = "dcb",
+	[SRC_QOS_SYSFS] = "qos_sysfs", [SRC_RDMA] = "rdma",	  [SRC_VERBS] = "verbs",
+	[SRC_HOST] = "host",	       [SRC_WIRE] = "wire",
 };
 
 /*
@@ -359,8 +359,9 @@ size_t rules_unknown_hint(const struct rule_result *x, char *buf, size_t len)
 			     "run `rocewatch serve` on the node (check takes its history), or "
 			     "give check a series of snapshots (`--from` a JSON array).");
 	} else if (strstr(r, " absent: permission")) {
-		tb_printf(&tb, "Not decided (nothing was seen to fail): rocewatch was not "
-			       "allowed to read %s. ",
+		tb_printf(&tb,
+			  "Not decided (nothing was seen to fail): rocewatch was not "
+			  "allowed to read %s. ",
 			  what);
 		if (col)
 			tb_printf(&tb, "Run it as root, or with what the %s collector needs ", col);
@@ -378,8 +379,9 @@ size_t rules_unknown_hint(const struct rule_result *x, char *buf, size_t len)
 			     "was collected where it was taken.");
 	} else if (strstr(r, " absent: unsupported")) {
 		/* nothing to let rocewatch do: say so briefly, it may be on every port */
-		tb_printf(&tb, "Not decided: this kernel or driver does not provide %s here "
-			       "(nothing was seen to fail).",
+		tb_printf(&tb,
+			  "Not decided: this kernel or driver does not provide %s here "
+			  "(nothing was seen to fail).",
 			  what);
 	} else if (strstr(r, " absent: error")) {
 		tb_printf(&tb, "Not decided (nothing was seen to fail): reading %s failed", what);
@@ -388,8 +390,9 @@ size_t rules_unknown_hint(const struct rule_result *x, char *buf, size_t len)
 		tb_puts(&tb, ". rocewatch's log and rocewatch_collector_partial say why; the rule "
 			     "is decided once the read succeeds.");
 	} else if (strstr(r, " absent: no_data")) {
-		tb_printf(&tb, "Not decided (nothing was seen to fail): %s has nothing to "
-			       "measure yet; it is decided once RoCE traffic flows.",
+		tb_printf(&tb,
+			  "Not decided (nothing was seen to fail): %s has nothing to "
+			  "measure yet; it is decided once RoCE traffic flows.",
 			  what);
 	} else if (strstr(r, "saturated")) {
 		tb_puts(&tb, "Not decided (nothing was seen to fail): the counter is stuck at its "
