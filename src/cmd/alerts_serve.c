@@ -100,8 +100,15 @@ static void series(struct strbuf *sb, const char *name, const struct alert *a)
 	prom_label(sb, &first, "profile", a->profile);
 	prom_label(sb, &first, "device", a->device);
 	prom_label(sb, &first, "port", a->port);
-	if (a->rule[0])
+	if (a->rule[0]) {
 		prom_label(sb, &first, "rule", a->rule);
+		/*
+		 * RoceRuleUnknown: why ("pfc.enabled absent: unsupported"), a few
+		 * values per rule, so Prometheus can group one alert per rule and
+		 * reason instead of one per object
+		 */
+		prom_label(sb, &first, "reason", a->value);
+	}
 	prom_sample_end_u64(sb, first, 1);
 }
 
