@@ -53,10 +53,20 @@ int alerts_serve_option(struct alerts_serve *as, int opt, const char *arg)
 	}
 }
 
+/* "pfc_on", or "RoceRuleUnknown(pfc_on)": the rule, whichever alert it is. */
+static const char *event_name(const struct alert *a, char *buf, size_t len)
+{
+	if (!a->rule[0])
+		return a->alertname;
+	snprintf(buf, len, "%s(%s)", a->alertname, a->rule);
+	return buf;
+}
+
 /* After the rules hook: results -> alert states -> Alertmanager and captures. */
 static void after_poll(void *arg, struct node_model *m, unsigned what)
 {
 	struct alerts_serve *as = arg;
+	char name[140];
 	int64_t now = (int64_t)m->time.tv_sec * 1000000000LL + m->time.tv_nsec;
 	(void)what;
 	if (!as->rs->e)
@@ -65,16 +75,24 @@ static void after_poll(void *arg, struct node_model *m, unsigned what)
 	for (size_t i = 0; i < as->t.n; i++) {
 		struct alert *a = &as->t.a[i];
 
+		/*
+		 * the event names the rule (RoceRuleUnknown's own name says none) and
+		 * what fired, so a report read later needs nothing else
+		 */
 		if (as->rec && a->resolved && a->resolved_at == now)
 			recorder_event(as->rec, now / 1000000, "alert",
-				       a->port[0] ? "rdma_port" : "", a->device, a->alertname,
-				       "resolved");
+				       a->port[0] ? "rdma_port" : "", a->device,
+				       event_name(a, name, sizeof(name)), "resolved");
 		if (a->state != ALERT_FIRING || a->fired_at != now)
 			continue;
-		if (as->rec)
+		if (as->rec) {
+			char detail[300];
+
+			snprintf(detail, sizeof(detail), "firing: %s", a->summary);
 			recorder_event(as->rec, now / 1000000, "alert",
-				       a->port[0] ? "rdma_port" : "", a->device, a->alertname,
-				       "firing");
+				       a->port[0] ? "rdma_port" : "", a->device,
+				       event_name(a, name, sizeof(name)), detail);
+		}
 		log_warn("alert firing: %s%s%s%s%s: %s", a->alertname, a->device[0] ? " " : "",
 			 a->device, a->port[0] ? "/" : "", a->port, a->summary);
 		/* The incident starts now: keep the minutes around it at full resolution. */

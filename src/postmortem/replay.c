@@ -164,8 +164,11 @@ static void write_text(const struct replay *rp, FILE *f)
 				strcmp(t->alertname, t->rule) && t->rule[0] ? t->rule : t->summary,
 				more ? " -- " : "", more ? t->value : "");
 		else
-			fprintf(f, "%s  RESOLVED  %-32s %-14s after %.1f s\n", a, t->alertname,
-				where(t, obj, sizeof(obj)), (double)(t->t_ms - t->since_ms) / 1e3);
+			fprintf(f, "%s  RESOLVED  %-32s %-14s after %.1f s%s%s\n", a, t->alertname,
+				where(t, obj, sizeof(obj)), (double)(t->t_ms - t->since_ms) / 1e3,
+				/* RoceRuleUnknown: which rule became decidable */
+				strcmp(t->alertname, t->rule) && t->rule[0] ? ": " : "",
+				strcmp(t->alertname, t->rule) && t->rule[0] ? t->rule : "");
 	}
 	for (size_t i = 0; i < rp->at.n; i++)
 		firing += rp->at.a[i].state == ALERT_FIRING;
