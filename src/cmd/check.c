@@ -64,10 +64,9 @@ static const char check_usage[] =
     "  3 UNKNOWN (a rule could not be decided, a profile's required RDMA device is\n"
     "  missing, bad flags, bad rule files or an unreadable snapshot).\n\n"
     "Options:\n"
-    "  --profile NAME|FILE        profile to check (repeatable; default " RULES_DEFAULT_PROFILE
-    ");\n"
-    "                             NAME is looked up in $ROCEWATCH_PROFILE_DIR and the\n"
-    "                             installed profiles\n"
+    "  --profile NAME|FILE        profile to check (repeatable; default\n"
+    "                             " RULES_DEFAULT_PROFILE "); NAME is looked up in\n"
+    "                             $ROCEWATCH_PROFILE_DIR and the installed profiles\n"
     "  --param KEY=VALUE          override a profile parameter (repeatable)\n"
     "  --format text|json|nfd     report format (default text); nfd: a Node Feature\n"
     "                             Discovery feature file (roce-ready, status, ...)\n"
@@ -78,12 +77,12 @@ static const char check_usage[] =
     "                             (default " CHECK_SERVE_DEFAULT_URL " when reading this\n"
     "                             machine; none: only this check's samples)\n"
     "  --nccl                     judge the NCCL_* variables of this environment\n"
-    "  --nccl-env FILE            judge those of a KEY=VALUE file (a job's "
-    "environment)\n" TERM_HELP_COLOR
+    "  --nccl-env FILE            judge those of a KEY=VALUE file (a job's\n"
+    "                             environment)\n" TERM_HELP_COLOR
     "  -q, --quiet                only what is not OK (no fix text), and the summary\n"
-    "  -v, --verbose              every rule of every object in profile order, skipped\n"
-    "                             ones too, with its doc, and the profiles' "
-    "parameters\n" COMMON_OPTIONS_HELP;
+    "  -v, --verbose              every rule of every object in profile order,\n"
+    "                             skipped ones too, with its doc, and the\n"
+    "                             profiles' parameters\n" COMMON_OPTIONS_HELP;
 
 struct check_opts {
 	bool json, nfd, verbose, quiet;

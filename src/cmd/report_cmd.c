@@ -7,13 +7,14 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "term.h"
 #include "commands.h"
 #include "rec_args.h"
 #include "report.h"
 
 static const char report_usage[] =
-    "Usage: rocewatch report (--db DIR | CAPTURE) [--since T] [--until T] [--device D]\n"
-    "                        [--format text|json|svg] [-o FILE]\n\n"
+    "Usage: rocewatch report (--db DIR | CAPTURE) [--since T] [--until T]\n"
+    "                        [--device D] [--format text|json|svg] [-o FILE]\n\n"
     "What moved in a recording (serve --record DIR) or a capture file, per device and\n"
     "priority: pause frames and time paused, pause storms, transport retries,\n"
     "out-of-sequence, CNPs, discards, link flaps, configuration changes and alerts,\n"
@@ -154,6 +155,8 @@ int cmd_report(int argc, char **argv)
 	ro.until_ms = ra.until_ms;
 	ro.now_ms = ra.now_ms;
 	ro.progress = isatty(STDERR_FILENO) && !getenv("ROCEWATCH_NO_PROGRESS");
+	/* the text fits COLUMNS, else the terminal's width, else 80 (as check's) */
+	ro.width = term_width(stdout);
 	r = report_build(&rp, &ro, err, sizeof(err));
 	if (r) {
 		fprintf(stderr, "rocewatch report: %s\n", err);

@@ -57,6 +57,7 @@ struct rep_event {
 struct report {
 	struct rec_reader rd;
 	const char *device; /* --device */
+	int width;	    /* of the text report */
 	struct track *tracks;
 	size_t n_tracks;
 	struct track **by_series;
@@ -95,6 +96,7 @@ struct report_opts {
 	int64_t now_ms;	    /* what an empty window is named after */
 	const char *device; /* NULL: every device */
 	bool progress;	    /* a progress line on stderr for a long scan */
+	int width;	    /* text: columns to fit (0: PM_DEFAULT_WIDTH) */
 };
 
 /* Read the recording and build the report: 0, or -errno with err set. */

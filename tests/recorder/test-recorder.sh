@@ -11,6 +11,8 @@ need_cmd curl
 
 GEN="$SOURCE_DIR/tests/recorder/gen-snapshots.py"
 export ROCEWATCH_NO_PROGRESS=1
+# whole lines to grep; the 80-column layout is checked apart below
+export COLUMNS=250
 
 # sql DB QUERY: print the rows, |-separated (python: no sqlite3 CLI needed)
 sql() {
@@ -66,6 +68,26 @@ stop_serve
 "$ROCEWATCH" report --db "$TMPD/rec" --format json >"$TMPD/report.json" 2>"$TMPD/report.err" ||
 	die "report failed: $(cat "$TMPD/report.err")"
 "$ROCEWATCH" report --db "$TMPD/rec" >"$TMPD/report.txt" 2>&1 || die "text report failed"
+
+# fits WIDTH FILE: no line of FILE is wider than WIDTH (and some line is wider than 60:
+# a report squeezed to nothing would pass otherwise)
+fits() {
+	awk -v w="$1" 'length($0) > w { print FILENAME ":" NR ": " length($0) " columns" > "/dev/stderr"; bad = 1 }
+		length($0) > 60 { wide = 1 } END { exit bad || !wide }' "$2"
+}
+export -f fits
+check "report text: 80 columns without COLUMNS (the counter's text under its row)" bash -c \
+	"env -u COLUMNS '$ROCEWATCH' report --db '$TMPD/rec' >'$TMPD/r80.txt' && fits 80 '$TMPD/r80.txt' &&
+	 grep -Eq '^      local ACK timeouts: [0-9]+ events in [0-9.]+ s, peak ' '$TMPD/r80.txt'"
+check "report text: COLUMNS=100 is respected" bash -c \
+	"COLUMNS=100 '$ROCEWATCH' report --db '$TMPD/rec' >'$TMPD/r100.txt' && fits 100 '$TMPD/r100.txt'"
+check "replay text: 80 columns without COLUMNS" bash -c \
+	"env -u COLUMNS '$ROCEWATCH' replay --db '$TMPD/rec' >'$TMPD/p80.txt'; fits 80 '$TMPD/p80.txt' &&
+	 grep -Eq '^20[0-9-]+T[0-9:.]+Z  FIRING  pfc_only_on_roce_priority  eth2  critical$' '$TMPD/p80.txt' &&
+	 grep -q '^    PFC enabled on {3,4}, expected only {3}$' '$TMPD/p80.txt'"
+# an alert event says what fired, so the report read later needs nothing else
+check "report events: an alert names its rule and what fired" \
+	grep -Eq '  alert +no_local_ack_timeouts on mlx5_0: firing: [0-9]+ ACK timeouts' "$TMPD/report.txt"
 
 # poll seq k+1 replayed snapshot k (a fresh database numbers polls from 1)
 verify_round_trip() {
