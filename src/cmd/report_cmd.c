@@ -21,7 +21,7 @@ static const char report_usage[] =
     "each with when it started and ended, how much, and its peak rate and when.\n\n"
     "Options:\n" REC_ARGS_HELP
     "  --device D                 only this netdev, RDMA device, or ports bound to it\n"
-    "  --format FORMAT            text (default), json, or svg (rates over time)\n"
+    "  --format text|json|svg     text (default), json, or svg (rates over time)\n"
     "  -j                         same as --format json\n"
     "  -o, --output FILE          write to FILE instead of standard output\n"
     "  -h, --help                 this help\n\n"
