@@ -7,6 +7,7 @@
 #include <jansson.h>
 
 #include "prom.h"
+#include "prom_rules.h"
 #include "alerts_serve.h"
 #include "util.h"
 
@@ -108,42 +109,11 @@ static void after_poll(void *arg, struct node_model *m, unsigned what)
 	alerts_gc(&as->t, false);
 }
 
-static void series(struct strbuf *sb, const char *name, const struct alert *a)
-{
-	int first = 1;
-
-	prom_sample_begin(sb, name);
-	prom_label(sb, &first, "alertname", a->alertname);
-	prom_label(sb, &first, "severity", a->severity);
-	prom_label(sb, &first, "profile", a->profile);
-	prom_label(sb, &first, "device", a->device);
-	prom_label(sb, &first, "port", a->port);
-	if (a->rule[0]) {
-		prom_label(sb, &first, "rule", a->rule);
-		/*
-		 * RoceRuleUnknown: why ("pfc.enabled absent: unsupported"), a few
-		 * values per rule, so Prometheus can group one alert per rule and
-		 * reason instead of one per object
-		 */
-		prom_label(sb, &first, "reason", a->value);
-	}
-	prom_sample_end_u64(sb, first, 1);
-}
-
 static void render(struct strbuf *sb, void *arg)
 {
 	struct alerts_serve *as = arg;
 
-	prom_family(sb, "roce_alert_firing", "gauge",
-		    "1 for every alert that is firing (rule failed for at least its `for:`).");
-	for (size_t i = 0; i < as->t.n; i++)
-		if (as->t.a[i].state == ALERT_FIRING)
-			series(sb, "roce_alert_firing", &as->t.a[i]);
-	prom_family(sb, "roce_alert_pending", "gauge",
-		    "1 for every alert whose rule fails but not yet for its `for:` duration.");
-	for (size_t i = 0; i < as->t.n; i++)
-		if (as->t.a[i].state == ALERT_PENDING)
-			series(sb, "roce_alert_pending", &as->t.a[i]);
+	prom_alerts_render(sb, &as->t);
 	prom_family(sb, "rocewatch_alerts_fired_total", "counter",
 		    "Alerts that started firing since rocewatch started.");
 	prom_sample1_u64(sb, "rocewatch_alerts_fired_total", NULL, NULL, as->t.fired_total);
