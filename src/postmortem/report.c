@@ -138,12 +138,10 @@ static int setup_tracks(struct report *rp)
 			continue;
 		t = &rp->tracks[rp->n_tracks++];
 		*t = probe;
-		if (t->rep->cat == RCAT_PAUSE || t->rep->cat == RCAT_RETRY ||
-		    t->rep->cat == RCAT_OOS) {
-			t->bucket = calloc((size_t)rp->nb, sizeof(*t->bucket));
-			if (!t->bucket)
-				return -ENOMEM;
-		}
+		/* every kind the SVG draws: one panel per object and kind that moved */
+		t->bucket = calloc((size_t)rp->nb, sizeof(*t->bucket));
+		if (!t->bucket)
+			return -ENOMEM;
 		rp->by_series[i] = t;
 	}
 	return 0;

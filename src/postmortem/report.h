@@ -103,7 +103,7 @@ struct report_opts {
 int report_build(struct report *rp, const struct report_opts *o, char *err, size_t errlen);
 /* The report as text or JSON: 0 or -errno. */
 int report_write(const struct report *rp, bool json, FILE *f);
-/* Draw the per-priority pause and the retry rates over time. */
+/* Every counter kind that moved, a panel per object and kind, changes and alerts marked. */
 int report_svg(const struct report *rp, FILE *f);
 void report_free(struct report *rp);
 

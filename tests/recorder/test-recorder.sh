@@ -172,8 +172,60 @@ check "report --since past the end of the data: exit 1, not 'nothing moved'" bas
 check "report --since/--until narrows the window" bash -c \
 	"t=\$(python3 -c \"import sqlite3,datetime; ms=sqlite3.connect('$TMPD/rec/rocewatch.db').execute('SELECT t_ms FROM polls WHERE seq=45').fetchone()[0]; print(datetime.datetime.utcfromtimestamp(ms/1000).strftime('%Y-%m-%dT%H:%M:%S.%fZ'))\"); \
 	 '$ROCEWATCH' report --db '$TMPD/rec' --since \"\$t\" --format json | python3 -c 'import json,sys; r=json.load(sys.stdin); c=[a[\"category\"] for a in r[\"activity\"]]; sys.exit(0 if \"pause\" not in c and \"retry\" in c else 1)'"
-check "report --format svg is SVG with both panels" bash -c \
-	"'$ROCEWATCH' report --db '$TMPD/rec' --format svg | python3 -c 'import sys, xml.dom.minidom as m; d=m.parseString(sys.stdin.read()); t=\" \".join(n.firstChild.data for n in d.getElementsByTagName(\"text\") if n.firstChild); sys.exit(0 if \"eth2: pause frames\" in t and \"retries\" in t and \"rx prio 3\" in t else 1)'"
+# one panel per object and kind that moved, each on its own scale; the PFC change and
+# the alerts listed and marked at their times
+svg_panels() {
+	"$ROCEWATCH" report --db "$TMPD/rec" --format svg -o "$TMPD/r.svg" &&
+		python3 - "$TMPD/r.svg" <<'PY'
+import sys, xml.dom.minidom as m
+d = m.parse(sys.argv[1])
+texts = [n for n in d.getElementsByTagName("text") if n.firstChild]
+titles = [n.firstChild.data for n in texts if n.getAttribute("class") == "pt"]
+want = ["eth2: pause frames per second, by priority", "eth2: share of the time paused, by priority",
+        "eth2: pause storm events per second",
+        "mlx5_0/1 (eth2): transport retries and ACK timeouts per second",
+        "mlx5_0/1 (eth2): out-of-sequence per second"]
+assert titles == want, titles
+marks = [n.firstChild.data for n in texts if n.getAttribute("class") == "ml"]
+assert any("pfc.enabled: [3] -> [3,4]" in x for x in marks), marks
+assert any("alert pfc_only_on_roce_priority on eth2: firing" in x for x in marks), marks
+assert any("alert no_local_ack_timeouts on mlx5_0: firing" in x for x in marks), marks
+# each panel its own scale: the top of the retry axis is hundreds, of the pause axis tens of k
+groups = d.getElementsByTagName("g")
+def top(g):
+    ys = [n.firstChild.data for n in g.getElementsByTagName("text") if n.getAttribute("class") == "yl"]
+    v = ys[-1]
+    return float(v[:-1]) * 1000 if v.endswith("k") else float(v)
+tops = [top(g) for g in groups]
+assert tops[0] >= 10000 and tops[3] <= 1000, tops
+# marks drawn in every panel (a line per mark)
+for g in groups:
+    assert len([l for l in g.getElementsByTagName("line") if l.getAttribute("class") in ("mc", "ma", "mr")]) == len(marks), "marks"
+PY
+}
+check "report --format svg: a panel per object and kind, own scales, changes and alerts marked" svg_panels
+CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
+if [ -n "$CHROMIUM" ]; then
+	# kept as a test artefact, as the status page's screenshots are
+	ART="${BUILD_DIR:-$TMPD}/test-artefacts/report-svg"
+	mkdir -p "$ART"
+	svg_shot() {
+		cp "$TMPD/r.svg" "$ART/report.svg" &&
+			timeout 90 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic \
+				--no-first-run --disable-background-networking --disable-component-update \
+				--disable-sync --disable-extensions --user-data-dir="$(mktemp -d "$TMPD/chromium.XXXXXX")" \
+				--hide-scrollbars --screenshot="$ART/report-svg.png" --window-size=1000,1500 \
+				"file://$ART/report.svg" >/dev/null 2>>"$TMPD/chromium.log" &&
+			python3 - "$ART/report-svg.png" <<'PY'
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+assert b[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+assert struct.unpack(">II", b[16:24]) == (1000, 1500)
+assert len(b) > 20000, "nearly empty: %d bytes" % len(b)
+PY
+	}
+	check "the SVG report in headless Chromium: screenshot kept in $ART" svg_shot
+fi
 if command -v rsvg-convert >/dev/null; then
 	check "the SVG renders (rsvg-convert)" bash -c \
 		"'$ROCEWATCH' report --db '$TMPD/rec' --format svg -o '$TMPD/r.svg' && rsvg-convert '$TMPD/r.svg' -o '$TMPD/r.png' && [ -s '$TMPD/r.png' ]"
