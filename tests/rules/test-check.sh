@@ -190,6 +190,16 @@ single_sample_fail() {
 }
 check "one snapshot with MTU 1500: CRITICAL (exit 2)" single_sample_fail
 
+# a --param value the rules cannot take is the flag's error, said once, at the flag
+param_at_flag() {
+	local rc=0
+	"$ROCEWATCH" check --from "$FX/good-single.json" --param roce_priority=9 >/dev/null 2>"$TMPD/p9.err" || rc=$?
+	[ "$rc" -eq 3 ] && [ "$(wc -l <"$TMPD/p9.err")" -eq 1 ] &&
+		grep -Eq '^rocewatch check: error: --param roce_priority=9: index 9 is out of range 0-7 \(where .*lossless-roce.yaml:[0-9]+:[0-9]+ uses it in expr\)$' "$TMPD/p9.err" ||
+		{ cat "$TMPD/p9.err" >&2; return 1; }
+}
+check "--param roce_priority=9: one error, at the flag (naming where it is used)" param_at_flag
+
 # an incident (incident.json): a critical pause storm on eth2, warnings on the node, netdevs
 # and ports, two node facts unreadable.  Worst first whatever the object: the critical
 # failure is the first row, every failure comes before every unknown.
