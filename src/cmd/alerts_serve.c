@@ -75,6 +75,7 @@ static void after_poll(void *arg, struct node_model *m, unsigned what)
 	alerts_feed_rules(&as->t, as->rs->e, now);
 	for (size_t i = 0; i < as->t.n; i++) {
 		struct alert *a = &as->t.a[i];
+		bool standing = false;
 
 		/*
 		 * the event names the rule (RoceRuleUnknown's own name says none) and
@@ -84,20 +85,40 @@ static void after_poll(void *arg, struct node_model *m, unsigned what)
 			recorder_event(as->rec, now / 1000000, "alert",
 				       a->port[0] ? "rdma_port" : "", a->device,
 				       event_name(a, name, sizeof(name)), "resolved");
+		/*
+		 * firing when the last serve stopped, passing now: it ended while
+		 * nobody watched; the recording says so, and its next firing is new
+		 */
+		if (as->rec && a->state == ALERT_INACTIVE && a->last_eval == now &&
+		    recorder_any_standing(as->rec) &&
+		    recorder_alert_was_standing(as->rec, a->device,
+						event_name(a, name, sizeof(name))))
+			recorder_event(as->rec, now / 1000000, "alert",
+				       a->port[0] ? "rdma_port" : "", a->device,
+				       event_name(a, name, sizeof(name)),
+				       "resolved (before or while this serve started)");
 		if (a->state != ALERT_FIRING || a->fired_at != now)
 			continue;
 		if (as->rec) {
-			char detail[300];
+			char detail[340];
 
-			snprintf(detail, sizeof(detail), "firing: %s", a->summary);
+			standing = recorder_alert_was_standing(as->rec, a->device,
+							       event_name(a, name, sizeof(name)));
+			snprintf(detail, sizeof(detail), "firing%s: %s",
+				 standing ? " (already when the last serve stopped)" : "",
+				 a->summary);
 			recorder_event(as->rec, now / 1000000, "alert",
 				       a->port[0] ? "rdma_port" : "", a->device,
 				       event_name(a, name, sizeof(name)), detail);
 		}
 		log_warn("alert firing: %s%s%s%s%s: %s", a->alertname, a->device[0] ? " " : "",
 			 a->device, a->port[0] ? "/" : "", a->port, a->summary);
-		/* The incident starts now: keep the minutes around it at full resolution. */
-		if (as->rec && strcmp(a->alertname, ALERT_UNKNOWN_NAME) &&
+		/*
+		 * The incident starts now: keep the minutes around it at full
+		 * resolution -- unless it was firing when the last serve stopped
+		 * (a restart is no new incident; that one's capture was written)
+		 */
+		if (as->rec && strcmp(a->alertname, ALERT_UNKNOWN_NAME) && !standing &&
 		    !recorder_capture(as->rec, a->alertname, NULL, 0))
 			as->captures++;
 	}
