@@ -296,7 +296,7 @@ static int collect_tree(struct collector_ctx *cc, struct link_priv *lp, struct n
 		int err = errno;
 
 		/* the end of the path says which tree */
-		snprintf(cc->detail, sizeof(cc->detail), "%s: %s",
+		snprintf(cc->detail, sizeof(cc->detail), "%.100s: %s",
 			 strlen(lp->net) > 100 ? lp->net + strlen(lp->net) - 100 : lp->net,
 			 strerror(err));
 		return -err;
