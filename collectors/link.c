@@ -6,8 +6,11 @@
  * an MTU change shows within one fast interval.
  *
  * With --sysfs-root at another tree (a fixture, another machine's copy)
- * the netdevs are that tree's class/net, read from sysfs: this host's
- * rtnetlink would mix its own netdevs with the tree's RDMA ports.
+ * the netdevs are that tree's class/net: this host's other netdevs would
+ * mix with the tree's RDMA ports.  One this host has too (a test's veth
+ * named as the tree's NIC) is read live, the others from the tree's sysfs;
+ * and this host's netdevs that --netdev-include names are read too (asked
+ * for by name: a netns test's veth beside the tree).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -71,12 +74,9 @@ static int link_init(struct collector_ctx *cc)
 		return -ENOMEM;
 	cc->priv = lp;
 	lp->live = realpath(cc->cfg->sysfs_root, real) && !strcmp(real, "/sys");
-	if (!lp->live) {
-		if ((size_t)snprintf(lp->net, sizeof(lp->net), "%s/class/net",
-				     cc->cfg->sysfs_root) >= sizeof(lp->net))
-			return -ENAMETOOLONG;
-		return 0;
-	}
+	if (!lp->live && (size_t)snprintf(lp->net, sizeof(lp->net), "%s/class/net",
+					  cc->cfg->sysfs_root) >= sizeof(lp->net))
+		return -ENAMETOOLONG;
 	lp->sk = nl_socket_alloc();
 	lp->ev = nl_socket_alloc();
 	if (!lp->sk || !lp->ev)
@@ -286,7 +286,8 @@ static void sysfs_int(struct object *o, enum field_id id, const char *dir, const
 }
 
 /* The netdevs of another tree (--sysfs-root): class/net, as sysfs lays it out. */
-static int collect_tree(struct collector_ctx *cc, struct link_priv *lp, struct node_model *m)
+static int collect_tree(struct collector_ctx *cc, struct link_priv *lp, struct node_model *m,
+			struct fill_ctx *fc)
 {
 	DIR *dir = opendir(lp->net);
 	struct dirent *de;
@@ -310,6 +311,16 @@ static int collect_tree(struct collector_ctx *cc, struct link_priv *lp, struct n
 		    (size_t)snprintf(path, sizeof(path), "%s/%s", lp->net, de->d_name) >=
 			sizeof(path))
 			continue;
+		/* this host has it too: read it live, as without --sysfs-root */
+		if (lp->links) {
+			struct rtnl_link *l = rtnl_link_get_by_name(lp->links, de->d_name);
+
+			if (l) {
+				fill_link((struct nl_object *)l, fc);
+				rtnl_link_put(l);
+				continue;
+			}
+		}
 		o = model_add_netdev(m, de->d_name);
 		if (!o)
 			break;
@@ -333,6 +344,18 @@ static int collect_tree(struct collector_ctx *cc, struct link_priv *lp, struct n
 		field_absent(o, F_NETDEV_IPV4, ABS_NOT_COLLECTED, 0);
 	}
 	closedir(dir);
+	/* this host's netdevs the operator named with --netdev-include (and not in the tree) */
+	if (lp->links && cc->cfg->has_netdev_include) {
+		for (struct nl_object *it = nl_cache_get_first(lp->links); it;
+		     it = nl_cache_get_next(it)) {
+			const char *name = rtnl_link_get_name((struct rtnl_link *)it);
+			struct object *o = name ? model_netdev(m, name) : NULL;
+
+			/* not already read from the tree this round */
+			if (name && (!o || !o->seen))
+				fill_link(it, fc);
+		}
+	}
 	model_sweep(m, OBJ_NETDEV);
 	return 0;
 }
@@ -345,9 +368,13 @@ static int link_collect(struct collector_ctx *cc, struct node_model *m, unsigned
 
 	if (!(what & COLLECT_SLOW))
 		return 0;
-	if (!lp->live)
-		return collect_tree(cc, lp, m);
 	r = nl_cache_refill(lp->sk, lp->links);
+	if (!lp->live) {
+		r = collect_tree(cc, lp, m, &fc);
+		if (!r && lp->addrs && nl_cache_refill(lp->sk, lp->addrs) >= 0)
+			nl_cache_foreach(lp->addrs, fill_addr, &fc);
+		return r;
+	}
 	if (r < 0) {
 		snprintf(cc->detail, sizeof(cc->detail), "link dump: %s", nl_geterror(r));
 		return nl2errno(r);

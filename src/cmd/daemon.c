@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -77,9 +75,6 @@ int daemon_init(struct daemon *d, struct rw_config *cfg, char *err, size_t errle
 		replay_stat(d, &changed);
 		return 0;
 	}
-	char real[PATH_MAX];
-	bool live = realpath(cfg->sysfs_root, real) && !strcmp(real, "/sys");
-
 	for (int i = 0; i < n_collectors; i++) {
 		const struct collector *c = collectors[i];
 		struct collector_status *cs = &d->m.coll[i];
@@ -87,14 +82,6 @@ int daemon_init(struct daemon *d, struct rw_config *cfg, char *err, size_t errle
 		strlcpy0(cs->name, c->name, sizeof(cs->name));
 		d->c_on[i] = cfg->collector_enable[i] < 0 ? c->default_enabled
 							  : cfg->collector_enable[i] > 0;
-		/*
-		 * --sysfs-root at another tree: the collectors that can only ask
-		 * this machine's kernel (ioctl, genetlink, dcbnl, BPF) would
-		 * report this host's netdevs beside the tree's; they stay off
-		 */
-		if (!live &&
-		    (c->source == SRC_ETHTOOL || c->source == SRC_DCB || c->source == SRC_WIRE))
-			d->c_on[i] = false;
 		cs->enabled = d->c_on[i];
 		d->cc[i].cfg = cfg;
 		d->cc[i].idx = i;

@@ -152,8 +152,15 @@ int fleet_report_text(const struct fleet_run *fr)
 			term_pad_to(&t, 21);
 			term_wrap(&t, 21, line, false);
 		}
-		if ((x->outcome == RULE_FAIL || x->outcome == RULE_UNKNOWN || fr->verbose) &&
-		    x->rule->doc[0])
+		/* an unknown rule saw no failure: never the fix for one */
+		if (x->outcome == RULE_UNKNOWN)
+			print_doc(
+			    fr,
+			    "Not decided (nothing was seen to fail): the units above could not "
+			    "be read. `rocewatch check` on those nodes says which fact and how "
+			    "to let rocewatch read it.",
+			    21);
+		else if ((x->outcome == RULE_FAIL || fr->verbose) && x->rule->doc[0])
 			print_doc(fr, x->rule->doc, 21);
 	}
 

@@ -163,8 +163,7 @@ else
 fi
 
 # --sysfs-root at a tree, no --netdev-exclude: the netdevs are the tree's (class/net, from
-# sysfs), bound to its ports, none of this host's; the collectors that can only ask this
-# kernel stay off
+# sysfs, as this host has none of them), bound to its ports, none of this host's
 tree_only() {
 	timeout 20 "$ROCEWATCH" snapshot --sysfs-root "$TREE" >"$TMPD/tree.json" 2>"$TMPD/tree.err" ||
 		{ cat "$TMPD/tree.err" >&2; return 1; }
@@ -179,11 +178,9 @@ for n in d["netdevs"]:
     assert n["fields"]["mtu"] == int(mtu), n
 assert all(p.get("netdev") in want for p in d["rdma_ports"]), [p.get("netdev") for p in d["rdma_ports"]]
 col = d["collectors"]
-for c in ("ethtool", "dcb"):
-    assert not col[c]["enabled"], (c, col[c])
 assert col["link"]["enabled"] and col["link"]["success"], col["link"]
 PY
 }
-check "--sysfs-root alone: the tree's netdevs only, bound to its ports; ethtool and dcb off" tree_only
+check "--sysfs-root alone: the tree's netdevs only, bound to its ports" tree_only
 
 finish
