@@ -183,14 +183,18 @@ static void write_text(const struct replay *rp, FILE *f)
 		firing += rp->at.a[i].state == ALERT_FIRING;
 	if (firing) {
 		len = (size_t)snprintf(text, sizeof(text), "still firing at the end:");
-		for (size_t i = 0; i < rp->at.n && len < sizeof(text); i++) {
-			const struct alert *x = &rp->at.a[i];
+		/* the failing rules first, then the undecided ones (with their rule) */
+		for (int unk = 0; unk < 2; unk++)
+			for (size_t i = 0; i < rp->at.n && len < sizeof(text); i++) {
+				const struct alert *x = &rp->at.a[i];
 
-			if (x->state == ALERT_FIRING)
+				if (x->state != ALERT_FIRING || (x->rule[0] != 0) != unk)
+					continue;
 				len += (size_t)snprintf(
-				    text + len, sizeof(text) - len, " %s@%s", x->alertname,
+				    text + len, sizeof(text) - len, " %s%s%s%s@%s", x->alertname,
+				    unk ? "(" : "", unk ? x->rule : "", unk ? ")" : "",
 				    object_name(x->device, x->port, obj, sizeof(obj)));
-		}
+			}
 		pm_wrap(f, 0, w, 2, text);
 	}
 }
