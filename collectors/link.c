@@ -4,8 +4,17 @@
  * libnl-route-3.  A second socket subscribed to RTNLGRP_LINK and
  * RTNLGRP_IPV4_IFADDR tells the daemon to re-read configuration at once, so
  * an MTU change shows within one fast interval.
+ *
+ * With --sysfs-root at another tree (a fixture, another machine's copy)
+ * the netdevs are that tree's class/net: this host's other netdevs would
+ * mix with the tree's RDMA ports.  One this host has too (a test's veth
+ * named as the tree's NIC) is read live, the others from the tree's sysfs;
+ * and this host's netdevs that --netdev-include names are read too (asked
+ * for by name: a netns test's veth beside the tree).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +34,8 @@ struct link_priv {
 	struct nl_cache *links;
 	struct nl_cache *addrs;
 	int events;
+	bool live;	    /* --sysfs-root is this machine's /sys */
+	char net[PATH_MAX]; /* not live: ROOT/class/net */
 };
 
 static int nl2errno(int nlerr)
@@ -57,9 +68,15 @@ static int link_init(struct collector_ctx *cc)
 	struct link_priv *lp = calloc(1, sizeof(*lp));
 	int r;
 
+	char real[PATH_MAX];
+
 	if (!lp)
 		return -ENOMEM;
 	cc->priv = lp;
+	lp->live = realpath(cc->cfg->sysfs_root, real) && !strcmp(real, "/sys");
+	if (!lp->live && (size_t)snprintf(lp->net, sizeof(lp->net), "%s/class/net",
+					  cc->cfg->sysfs_root) >= sizeof(lp->net))
+		return -ENAMETOOLONG;
 	lp->sk = nl_socket_alloc();
 	lp->ev = nl_socket_alloc();
 	if (!lp->sk || !lp->ev)
@@ -231,6 +248,118 @@ static void fill_addr(struct nl_object *obj, void *arg)
 	}
 }
 
+/* One attribute file of a tree's netdev, without its newline; -errno. */
+static int sysfs_attr(const char *dir, const char *name, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	FILE *f;
+	size_t n;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
+		return -ENAMETOOLONG;
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		n--;
+	buf[n] = '\0';
+	return 0;
+}
+
+static void sysfs_int(struct object *o, enum field_id id, const char *dir, const char *name)
+{
+	char buf[64], *end;
+	long long v;
+	int r = sysfs_attr(dir, name, buf, sizeof(buf));
+
+	if (r) {
+		field_absent(o, id, absent_from_errno(r), -r);
+		return;
+	}
+	v = strtoll(buf, &end, 0);
+	if (end == buf || *end)
+		field_absent(o, id, ABS_ERROR, EINVAL);
+	else
+		field_set_int(o, id, v);
+}
+
+/* The netdevs of another tree (--sysfs-root): class/net, as sysfs lays it out. */
+static int collect_tree(struct collector_ctx *cc, struct link_priv *lp, struct node_model *m,
+			struct fill_ctx *fc)
+{
+	DIR *dir = opendir(lp->net);
+	struct dirent *de;
+	char path[PATH_MAX], buf[64];
+
+	if (!dir) {
+		int err = errno;
+
+		/* the end of the path says which tree */
+		snprintf(cc->detail, sizeof(cc->detail), "%.100s: %s",
+			 strlen(lp->net) > 100 ? lp->net + strlen(lp->net) - 100 : lp->net,
+			 strerror(err));
+		return -err;
+	}
+	model_begin(m, OBJ_NETDEV);
+	while ((de = readdir(dir))) {
+		struct object *o;
+
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, "lo") ||
+		    !config_netdev_wanted(cc->cfg, de->d_name) ||
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", lp->net, de->d_name) >=
+			sizeof(path))
+			continue;
+		/* this host has it too: read it live, as without --sysfs-root */
+		if (lp->links) {
+			struct rtnl_link *l = rtnl_link_get_by_name(lp->links, de->d_name);
+
+			if (l) {
+				fill_link((struct nl_object *)l, fc);
+				rtnl_link_put(l);
+				continue;
+			}
+		}
+		o = model_add_netdev(m, de->d_name);
+		if (!o)
+			break;
+		o->seen = true;
+		if (!sysfs_attr(path, "ifindex", buf, sizeof(buf)))
+			o->ifindex = (int)strtol(buf, NULL, 10);
+		sysfs_int(o, F_NETDEV_IFINDEX, path, "ifindex");
+		sysfs_int(o, F_NETDEV_MTU, path, "mtu");
+		if (!sysfs_attr(path, "operstate", buf, sizeof(buf)))
+			field_set_str(o, F_NETDEV_OPERSTATE, buf);
+		else
+			field_absent(o, F_NETDEV_OPERSTATE, ABS_UNSUPPORTED, ENOENT);
+		if (!sysfs_attr(path, "carrier", buf, sizeof(buf)))
+			field_set_bool(o, F_NETDEV_CARRIER, !strcmp(buf, "1"));
+		else
+			field_absent(o, F_NETDEV_CARRIER, ABS_UNSUPPORTED, ENOENT);
+		field_set_str(o, F_NETDEV_KIND, "device");
+		field_set_str(o, F_NETDEV_MASTER, "");
+		field_set_str(o, F_NETDEV_LOWER, "");
+		/* addresses are not in sysfs: not collected, never "none" */
+		field_absent(o, F_NETDEV_IPV4, ABS_NOT_COLLECTED, 0);
+	}
+	closedir(dir);
+	/* this host's netdevs the operator named with --netdev-include (and not in the tree) */
+	if (lp->links && cc->cfg->has_netdev_include) {
+		for (struct nl_object *it = nl_cache_get_first(lp->links); it;
+		     it = nl_cache_get_next(it)) {
+			const char *name = rtnl_link_get_name((struct rtnl_link *)it);
+			struct object *o = name ? model_netdev(m, name) : NULL;
+
+			/* not already read from the tree this round */
+			if (name && (!o || !o->seen))
+				fill_link(it, fc);
+		}
+	}
+	model_sweep(m, OBJ_NETDEV);
+	return 0;
+}
+
 static int link_collect(struct collector_ctx *cc, struct node_model *m, unsigned what)
 {
 	struct link_priv *lp = cc->priv;
@@ -240,6 +369,12 @@ static int link_collect(struct collector_ctx *cc, struct node_model *m, unsigned
 	if (!(what & COLLECT_SLOW))
 		return 0;
 	r = nl_cache_refill(lp->sk, lp->links);
+	if (!lp->live) {
+		r = collect_tree(cc, lp, m, &fc);
+		if (!r && lp->addrs && nl_cache_refill(lp->sk, lp->addrs) >= 0)
+			nl_cache_foreach(lp->addrs, fill_addr, &fc);
+		return r;
+	}
 	if (r < 0) {
 		snprintf(cc->detail, sizeof(cc->detail), "link dump: %s", nl_geterror(r));
 		return nl2errno(r);

@@ -9,8 +9,45 @@
  */
 #include <stdio.h>
 
+#include "alerts.h"
 #include "prom.h"
 #include "prom_rules.h"
+
+static void alert_series(struct strbuf *sb, const char *name, const struct alert *a)
+{
+	int first = 1;
+
+	prom_sample_begin(sb, name);
+	prom_label(sb, &first, "alertname", a->alertname);
+	prom_label(sb, &first, "severity", a->severity);
+	prom_label(sb, &first, "profile", a->profile);
+	prom_label(sb, &first, "device", a->device);
+	prom_label(sb, &first, "port", a->port);
+	if (a->rule[0]) {
+		prom_label(sb, &first, "rule", a->rule);
+		/*
+		 * RoceRuleUnknown: why ("pfc.enabled absent: unsupported"), a few
+		 * values per rule, so Prometheus can group one alert per rule and
+		 * reason instead of one per object
+		 */
+		prom_label(sb, &first, "reason", a->value);
+	}
+	prom_sample_end_u64(sb, first, 1);
+}
+
+void prom_alerts_render(struct strbuf *sb, const struct alert_table *t)
+{
+	prom_family(sb, "roce_alert_firing", "gauge",
+		    "1 for every alert that is firing (rule failed for at least its `for:`).");
+	for (size_t i = 0; i < t->n; i++)
+		if (t->a[i].state == ALERT_FIRING)
+			alert_series(sb, "roce_alert_firing", &t->a[i]);
+	prom_family(sb, "roce_alert_pending", "gauge",
+		    "1 for every alert whose rule fails but not yet for its `for:` duration.");
+	for (size_t i = 0; i < t->n; i++)
+		if (t->a[i].state == ALERT_PENDING)
+			alert_series(sb, "roce_alert_pending", &t->a[i]);
+}
 
 void prom_rules_render(struct strbuf *sb, const struct rules_engine *e,
 		       const struct prom_rules_state *st)

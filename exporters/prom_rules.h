@@ -16,6 +16,14 @@ struct prom_rules_state {
 	double eval_seconds; /* duration of the last evaluation */
 };
 
+struct alert_table;
+
+/*
+ * roce_alert_firing and roce_alert_pending: one series per alert in that
+ * state, value 1 (serve's /metrics, and export's backfill of a recording).
+ */
+void prom_alerts_render(struct strbuf *sb, const struct alert_table *t);
+
 /* Append the rule families; e may be NULL (then only the self metrics). */
 void prom_rules_render(struct strbuf *sb, const struct rules_engine *e,
 		       const struct prom_rules_state *st);

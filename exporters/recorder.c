@@ -225,6 +225,76 @@ sql_err:
 	return -EIO;
 }
 
+static void standing_key(char *buf, size_t len, const char *device, const char *name)
+{
+	snprintf(buf, len, "%s\x1f%s", device ? device : "", name ? name : "");
+}
+
+/* The alerts the last run left firing (their last event), before anything is written. */
+static int load_standing(struct recorder *r, char *err, size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	char key[RW_NAME_MAX + 200];
+	int rc;
+
+	if (sqlite3_prepare_v2(r->db,
+			       "SELECT device, name, detail FROM events WHERE kind = 'alert'"
+			       " ORDER BY id",
+			       -1, &st, NULL) != SQLITE_OK)
+		goto sql_err;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *dev = (const char *)sqlite3_column_text(st, 0);
+		const char *name = (const char *)sqlite3_column_text(st, 1);
+		const char *detail = (const char *)sqlite3_column_text(st, 2);
+
+		standing_key(key, sizeof(key), dev, name);
+		if (strmap_put(&r->standing, key,
+			       detail && !strncmp(detail, "firing", 6) ? 1 : 0)) {
+			sqlite3_finalize(st);
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+	}
+	if (rc != SQLITE_DONE)
+		goto sql_err;
+	sqlite3_finalize(st);
+	r->n_standing = 0;
+	for (size_t i = 0; i < r->standing.cap; i++)
+		r->n_standing +=
+		    r->standing.keys && r->standing.keys[i] && r->standing.vals[i] == 1;
+	return 0;
+sql_err:
+	snprintf(err, errlen, "%s: reading events: %s", r->db_path, sqlite3_errmsg(r->db));
+	sqlite3_finalize(st);
+	return -EIO;
+}
+
+bool recorder_alert_was_standing(struct recorder *r, const char *device, const char *name)
+{
+	char key[RW_NAME_MAX + 200];
+	bool was;
+
+	standing_key(key, sizeof(key), device, name);
+	pthread_mutex_lock(&r->standing_mu);
+	was = strmap_get(&r->standing, key) == 1;
+	if (was && strmap_put(&r->standing, key, 0))
+		was = false; /* cannot remember it was asked: say no, a capture too many */
+	if (was)
+		r->n_standing--;
+	pthread_mutex_unlock(&r->standing_mu);
+	return was;
+}
+
+bool recorder_any_standing(struct recorder *r)
+{
+	bool any;
+
+	pthread_mutex_lock(&r->standing_mu);
+	any = r->n_standing > 0;
+	pthread_mutex_unlock(&r->standing_mu);
+	return any;
+}
+
 int recorder_open(struct recorder **out, const struct recorder_opts *o, char *err, size_t errlen)
 {
 	struct recorder *r = calloc(1, sizeof(*r));
@@ -236,6 +306,7 @@ int recorder_open(struct recorder **out, const struct recorder_opts *o, char *er
 	r->o = *o;
 	r->lock_fd = -1;
 	pthread_mutex_init(&r->mu, NULL);
+	pthread_mutex_init(&r->standing_mu, NULL);
 	pthread_cond_init(&r->cv_writer, NULL);
 	pthread_cond_init(&r->cv_idle, NULL);
 	pthread_cond_init(&r->cv_capture, NULL);
@@ -301,6 +372,9 @@ int recorder_open(struct recorder **out, const struct recorder_opts *o, char *er
 	if (rc)
 		goto fail;
 	rc = load_series_map(r, err, errlen);
+	if (rc)
+		goto fail;
+	rc = load_standing(r, err, errlen);
 	if (rc)
 		goto fail;
 	r->seq = recorder_q1(r->db, "SELECT max(seq) FROM polls", 0, 0);
@@ -427,6 +501,8 @@ void recorder_close(struct recorder *r)
 	free(r->retry);
 	strmap_free(&r->series_map);
 	strmap_free(&r->obj_map);
+	strmap_free(&r->standing);
+	pthread_mutex_destroy(&r->standing_mu);
 	if (r->lock_fd >= 0)
 		close(r->lock_fd);
 	pthread_cond_destroy(&r->cv_writer);

@@ -66,6 +66,14 @@ void recorder_render(struct strbuf *sb, void *arg);
  * request while one is pending joins it.  file gets the name (may be NULL).
  */
 int recorder_capture(struct recorder *r, const char *reason, char *file, size_t filelen);
+/*
+ * Was this alert (device, event name) firing when the previous serve stopped
+ * (its last event in the recording says so)?  true once per alert: a restart
+ * is no new incident, and its capture was written then.
+ */
+bool recorder_alert_was_standing(struct recorder *r, const char *device, const char *name);
+/* Are any of those left unasked (a cheap test before asking per alert)? */
+bool recorder_any_standing(struct recorder *r);
 /* Note an event (alert firing/resolved, ...) in the events table. */
 int recorder_event(struct recorder *r, int64_t t_ms, const char *kind, const char *object,
 		   const char *device, const char *name, const char *detail);

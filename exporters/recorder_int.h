@@ -173,6 +173,14 @@ struct recorder {
 
 	/* poll-loop side (model lock held) */
 	struct strmap series_map, obj_map;
+	/*
+	 * "device\x1fname" of the alerts whose last event in the recording is
+	 * "firing" when this serve started: they were standing before a restart
+	 * (value 1), and their first firing now is no new incident (then 0)
+	 */
+	struct strmap standing;
+	size_t n_standing; /* entries still 1 */
+	pthread_mutex_t standing_mu;
 	struct objrec **objs;
 	size_t n_objs, cap_objs;
 	struct series_state *st;

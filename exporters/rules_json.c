@@ -159,9 +159,10 @@ static json_t *result_json(const struct rule_result *x, const struct node_model 
 	/* of the definition and the parameters it uses: equal means the same rule */
 	json_object_set_new(j, "fingerprint",
 			    json_sprintf("%016llx", (unsigned long long)ri->fingerprint));
-	if (m)
+	/* unknown: what could not be read and how to let rocewatch read it, never the fix */
+	if (m || x->outcome == RULE_UNKNOWN)
 		rules_doc_for(x, m, doc, sizeof(doc));
-	json_object_set_new(j, "doc", json_string(m ? doc : ri->doc));
+	json_object_set_new(j, "doc", json_string(m || x->outcome == RULE_UNKNOWN ? doc : ri->doc));
 	return j;
 }
 

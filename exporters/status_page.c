@@ -469,7 +469,23 @@ static void problem(struct page *pg, size_t first, size_t end, int rk)
 	if (!x0)
 		return;
 	puts_(pg, "</ul>\n");
-	if (x0->rule->doc[0]) {
+	if (rk == 3) {
+		/* unknown: what could not be read, once per reason; never the failure's fix */
+		for (size_t i = first; i < end; i++) {
+			const struct rule_result *x = &pg->res[i];
+			bool said = false;
+
+			if (rank(x) != rk)
+				continue;
+			for (size_t j = first; j < i && !said; j++)
+				said = rank(&pg->res[j]) == rk &&
+				       !strcmp(pg->res[j].reason, x->reason);
+			if (said)
+				continue;
+			rules_unknown_hint(x, doc, sizeof(doc));
+			doc_html(pg, doc);
+		}
+	} else if (x0->rule->doc[0]) {
 		rules_doc_for(x0, pg->in->m, doc, sizeof(doc));
 		doc_html(pg, doc);
 		if (shown > 1) {
@@ -523,6 +539,90 @@ static void problems(struct page *pg, size_t nprob)
 	puts_(pg, "</section>\n");
 }
 
+static bool is_unknown_alert(const struct alert *a)
+{
+	return !strcmp(a->alertname, ALERT_UNKNOWN_NAME);
+}
+
+static int sev_rank(const char *sev)
+{
+	return !strcmp(sev, "critical") ? 0 : !strcmp(sev, "warning") ? 1 : 2;
+}
+
+static void alert_object(struct page *pg, const struct alert *a)
+{
+	esc(pg, a->device[0] ? a->device : "the node");
+	if (a->port[0]) {
+		puts_(pg, "/");
+		esc(pg, a->port);
+	}
+}
+
+static void alert_line(struct page *pg, const struct alert *a)
+{
+	bool firing = a->state == ALERT_FIRING;
+
+	sb_printf(pg->out, "<li class=\"%s\"><span class=\"tag %s\">%s</span>",
+		  firing ? "firing" : "pending", firing ? "critical" : "unknown",
+		  firing ? "firing" : "pending");
+	puts_(pg, "<b>");
+	esc(pg, a->alertname);
+	puts_(pg, "</b> ");
+	esc(pg, a->severity);
+	puts_(pg, " on ");
+	alert_object(pg, a);
+	puts_(pg, " ");
+	when(pg, "since ", firing ? a->fired_at : a->active_since);
+	puts_(pg, ": ");
+	esc(pg, a->summary);
+	puts_(pg, "</li>\n");
+}
+
+static bool same_unknown(const struct alert *a, const struct alert *b)
+{
+	return a->state == b->state && is_unknown_alert(b) && !strcmp(a->rule, b->rule) &&
+	       !strcmp(a->profile, b->profile) && !strcmp(a->value, b->value);
+}
+
+/* RoceRuleUnknown alerts of one rule, reason and state: one line, at the first of them. */
+static void unknown_group(struct page *pg, const struct alert_table *t, size_t first)
+{
+	const struct alert *a = &t->a[first];
+	bool firing = a->state == ALERT_FIRING;
+	int64_t since = firing ? a->fired_at : a->active_since;
+	size_t n = 0;
+
+	for (size_t i = 0; i < first; i++)
+		if (same_unknown(a, &t->a[i]))
+			return; /* listed with an earlier one */
+	sb_printf(pg->out,
+		  "<li class=\"%s unknown\"><span class=\"tag unknown\">%s</span>"
+		  "<b>" ALERT_UNKNOWN_NAME "</b> <code>",
+		  firing ? "firing" : "pending", firing ? "firing" : "pending");
+	esc(pg, a->rule);
+	puts_(pg, "</code> cannot be decided on ");
+	for (size_t i = first; i < t->n; i++) {
+		const struct alert *b = &t->a[i];
+		int64_t bs = firing ? b->fired_at : b->active_since;
+
+		if (i != first && !same_unknown(a, b))
+			continue;
+		if (bs < since)
+			since = bs;
+		if (n++ < 8) {
+			puts_(pg, n > 1 ? ", " : "");
+			alert_object(pg, b);
+		}
+	}
+	if (n > 8)
+		sb_printf(pg->out, " and %zu more", n - 8);
+	puts_(pg, " ");
+	when(pg, "since ", since);
+	puts_(pg, ": ");
+	esc(pg, a->value);
+	puts_(pg, "</li>\n");
+}
+
 static void alerts(struct page *pg)
 {
 	const struct alert_table *t = pg->in->alerts;
@@ -536,41 +636,22 @@ static void alerts(struct page *pg)
 		  firing, pending);
 	if (firing + pending) {
 		puts_(pg, "<ul class=\"alerts\" id=\"alert-list\">\n");
-		/* firing first */
-		for (int s = ALERT_FIRING; s >= ALERT_PENDING; s--) {
-			for (size_t i = 0; i < t->n; i++) {
-				const struct alert *a = &t->a[i];
-
-				if ((int)a->state != s)
-					continue;
-				sb_printf(pg->out,
-					  "<li class=\"%s\"><span class=\"tag %s\">%s</span>",
-					  s == ALERT_FIRING ? "firing" : "pending",
-					  s == ALERT_FIRING ? "critical" : "unknown",
-					  s == ALERT_FIRING ? "firing" : "pending");
-				puts_(pg, "<b>");
-				esc(pg, a->alertname);
-				puts_(pg, "</b> ");
-				if (a->rule[0]) {
-					puts_(pg, "(");
-					esc(pg, a->rule);
-					puts_(pg, ") ");
-				}
-				esc(pg, a->severity);
-				puts_(pg, " on ");
-				esc(pg, a->device[0] ? a->device : "the node");
-				if (a->port[0]) {
-					puts_(pg, "/");
-					esc(pg, a->port);
-				}
-				puts_(pg, " ");
-				when(pg, "since ",
-				     s == ALERT_FIRING ? a->fired_at : a->active_since);
-				puts_(pg, ": ");
-				esc(pg, a->summary);
-				puts_(pg, "</li>\n");
-			}
-		}
+		/*
+		 * what fails first (firing, then pending, worst severity first), then
+		 * what cannot be decided, one line per rule and reason naming its
+		 * objects: eight NICs without a counter must not drown one failure
+		 */
+		for (int s = ALERT_FIRING; s >= ALERT_PENDING; s--)
+			for (int sev = 0; sev < 3; sev++)
+				for (size_t i = 0; i < t->n; i++)
+					if ((int)t->a[i].state == s &&
+					    !is_unknown_alert(&t->a[i]) &&
+					    sev_rank(t->a[i].severity) == sev)
+						alert_line(pg, &t->a[i]);
+		for (int s = ALERT_FIRING; s >= ALERT_PENDING; s--)
+			for (size_t i = 0; i < t->n; i++)
+				if ((int)t->a[i].state == s && is_unknown_alert(&t->a[i]))
+					unknown_group(pg, t, i);
 		puts_(pg, "</ul>\n");
 	}
 	puts_(pg, "<p id=\"alertmanager\">Alertmanager: ");

@@ -160,6 +160,11 @@ static void observe_at(struct alert_table *t, size_t ai, long *ui, const struct 
 			 o->value ? o->value : "a field is absent");
 		uo.severity = "info";
 		uo.summary = summary;
+		uo.doc = o->unknown_doc
+			     ? o->unknown_doc
+			     : "Not decided: a fact the rule needs could not be read "
+			       "(nothing was seen to fail); `rocewatch check` says which "
+			       "and how to let rocewatch read it.";
 		describe(u, &uo);
 	}
 	step(t, u, o->outcome == AO_UNKNOWN, t->unknown_for_ns, now);
@@ -290,8 +295,13 @@ void alerts_feed_rules(struct alert_table *t, const struct rules_engine *e, int6
 			.outcome = outcome_of(r->outcome),
 		};
 		struct alert *a;
+		char hint[512];
 		long ui;
 
+		if (r->outcome == RULE_UNKNOWN) {
+			rules_unknown_hint(r, hint, sizeof(hint));
+			o.unknown_doc = hint;
+		}
 		if (!indexed) {
 			o.port = port_of(r, port);
 			alerts_observe(t, &o, now);

@@ -67,6 +67,12 @@ struct alert_table {
 struct alert_obs {
 	const char *rule, *severity, *profile, *device, *port;
 	const char *summary, *doc, *value;
+	/*
+	 * RoceRuleUnknown's description: what could not be read and how to let
+	 * rocewatch read it (rules_unknown_hint()); never doc, the fix for a
+	 * failure nobody saw.  NULL: a generic line.
+	 */
+	const char *unknown_doc;
 	uint64_t fingerprint;
 	int64_t for_ns;
 	enum alert_outcome outcome;

@@ -304,6 +304,107 @@ static bool word_char(char c)
 	       c == '_';
 }
 
+static const char *const collector_of[SRC__COUNT] = {
+	[SRC_LINK] = "link",	       [SRC_ETHTOOL] = "ethtool", [SRC_DCB] = "dcb",
+	[SRC_QOS_SYSFS] = "qos_sysfs", [SRC_RDMA] = "rdma",	  [SRC_VERBS] = "verbs",
+	[SRC_HOST] = "host",	       [SRC_WIRE] = "wire",
+};
+
+/*
+ * The collector behind the fact an unknown reason names: the reason starts
+ * with the expression that was absent ("pfc.enabled absent: ...",
+ * "hw[\"out_of_sequence\"] absent: ...").  NULL when it names none.
+ */
+static const char *unknown_collector(const struct rule_result *x, char *path, size_t len)
+{
+	const char *r = x->reason;
+	size_t n = 0;
+	int id;
+
+	while (r[n] && (word_char(r[n]) || r[n] == '.') && n + 1 < len)
+		n++;
+	memcpy(path, r, n);
+	path[n] = '\0';
+	if (!n)
+		return NULL;
+	if (r[n] == '[' && r[n + 1] == '"') {
+		/* a named counter set: hw/port from RDMA, ethtool and cc from the netdev */
+		if (!strcmp(path, "hw") || !strcmp(path, "port"))
+			return "rdma";
+		if (!strcmp(path, "ethtool"))
+			return "ethtool";
+		return NULL;
+	}
+	id = field_lookup(x->kind, path);
+	if (id < 0 || fields[id].src == SRC_NONE || fields[id].src == SRC_JOB)
+		return NULL;
+	return collector_of[fields[id].src];
+}
+
+size_t rules_unknown_hint(const struct rule_result *x, char *buf, size_t len)
+{
+	struct tbuf tb = { buf, 0, len };
+	char path[64];
+	const char *col, *r = x->reason, *what;
+
+	if (!len)
+		return 0;
+	buf[0] = '\0';
+	col = unknown_collector(x, path, sizeof(path));
+	what = path[0] ? path : "a fact it needs";
+	/* tb_printf() holds 256 bytes: the variable parts apart from the prose */
+	if (strstr(r, ": needs two samples")) {
+		tb_puts(&tb, "Not decided (nothing was seen to fail): a counter rule needs two "
+			     "samples of its counters and had one. Let rocewatch see them move: "
+			     "run `rocewatch serve` on the node (check takes its history), or "
+			     "give check a series of snapshots (`--from` a JSON array).");
+	} else if (strstr(r, " absent: permission")) {
+		tb_printf(&tb,
+			  "Not decided (nothing was seen to fail): rocewatch was not "
+			  "allowed to read %s. ",
+			  what);
+		if (col)
+			tb_printf(&tb, "Run it as root, or with what the %s collector needs ", col);
+		else
+			tb_puts(&tb, "Run it as root, or with what its collector needs ");
+		tb_puts(&tb, "(the README's collectors and the shipped systemd unit say what).");
+	} else if (strstr(r, " absent: not_collected")) {
+		tb_printf(&tb, "Not decided (nothing was seen to fail): %s was not collected. ",
+			  what);
+		if (col)
+			tb_printf(&tb, "Enable the %s collector (--collector.%s) ", col, col);
+		else
+			tb_puts(&tb, "Enable the collector that reads it ");
+		tb_puts(&tb, "on the live machine; a snapshot or a fixture tree holds only what "
+			     "was collected where it was taken.");
+	} else if (strstr(r, " absent: unsupported")) {
+		/* nothing to let rocewatch do: say so briefly, it may be on every port */
+		tb_printf(&tb,
+			  "Not decided: this kernel or driver does not provide %s here "
+			  "(nothing was seen to fail).",
+			  what);
+	} else if (strstr(r, " absent: error")) {
+		tb_printf(&tb, "Not decided (nothing was seen to fail): reading %s failed", what);
+		if (col)
+			tb_printf(&tb, " in the %s collector", col);
+		tb_puts(&tb, ". rocewatch's log and rocewatch_collector_partial say why; the rule "
+			     "is decided once the read succeeds.");
+	} else if (strstr(r, " absent: no_data")) {
+		tb_printf(&tb,
+			  "Not decided (nothing was seen to fail): %s has nothing to "
+			  "measure yet; it is decided once RoCE traffic flows.",
+			  what);
+	} else if (strstr(r, "saturated")) {
+		tb_puts(&tb, "Not decided (nothing was seen to fail): the counter is stuck at its "
+			     "32-bit maximum, so what it counted cannot be known.");
+	} else {
+		tb_puts(&tb, "Not decided (nothing was seen to fail): ");
+		tb_puts(&tb, r[0] ? r : "a fact it needs is absent");
+		tb_puts(&tb, ".");
+	}
+	return tb.len;
+}
+
 size_t rules_doc_for(const struct rule_result *x, const struct node_model *m, char *buf, size_t len)
 {
 	struct tbuf tb = { buf, 0, len };
@@ -312,6 +413,9 @@ size_t rules_doc_for(const struct rule_result *x, const struct node_model *m, ch
 
 	if (!len)
 		return 0;
+	/* an unknown result saw no failure: the fix for one would send a healthy node to fix */
+	if (x->outcome == RULE_UNKNOWN)
+		return rules_unknown_hint(x, buf, len);
 	buf[0] = '\0';
 	if (x->kind == OBJ_NETDEV) {
 		ifn = x->device;

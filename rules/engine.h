@@ -336,9 +336,17 @@ bool rule_reads_job(const struct rule_info *ri);
 const char *rules_status_name(enum rules_status s);
 
 /*
+ * What an unknown result could not read and how to let rocewatch read it
+ * (never the fix for a failure it did not see), from its reason.  Returns
+ * the length written (truncated to len - 1).
+ */
+size_t rules_unknown_hint(const struct rule_result *x, char *buf, size_t len);
+/*
  * The rule's doc for this result, its placeholders filled in: IF the netdev,
  * DEV the RDMA device (for a netdev, the one bound to it in m, if m is
  * given), PORT the port number.  A placeholder without a value stays.
+ * An unknown result gets rules_unknown_hint() instead: the doc is the fix
+ * for a failure.
  * Returns the length written (truncated to len - 1).
  */
 size_t rules_doc_for(const struct rule_result *x, const struct node_model *m, char *buf,

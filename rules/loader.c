@@ -212,7 +212,8 @@ struct loader {
 	struct rules_engine *e;
 	struct rules_diags *dg;
 	const struct rules_spec *spec;
-	bool *param_used; /* per spec->params */
+	bool *param_used;   /* per spec->params */
+	bool *param_blamed; /* per spec->params: its error was reported at the flag */
 	const char *file;
 	const char *origin; /* rules_origin_name() of where file came from */
 	const char *text;
@@ -339,6 +340,44 @@ static void lerr_in(struct loader *ld, const yaml_node_t *n, int off, const char
 	va_start(ap, fmt);
 	vdiag(ld->dg, ld->file, line, col, false, fmt, ap);
 	va_end(ap);
+}
+
+/*
+ * An error at "$name" where --param name=VALUE overrode the profile's value
+ * is the flag's fault, not the file's: say so at the flag, once, with where
+ * the value was used.  true when reported (or already reported) that way.
+ */
+static bool blame_param(struct loader *ld, const yaml_node_t *n, const char *src, int off,
+			const char *what, const char *err)
+{
+	size_t len = 0;
+	int line, col;
+
+	if (off < 0 || !src || src[off] != '$' || !ld->spec)
+		return false;
+	while (src[off + 1 + len] == '_' ||
+	       (src[off + 1 + len] >= 'a' && src[off + 1 + len] <= 'z') ||
+	       (src[off + 1 + len] >= 'A' && src[off + 1 + len] <= 'Z') ||
+	       (src[off + 1 + len] >= '0' && src[off + 1 + len] <= '9'))
+		len++;
+	for (size_t i = 0; len && i < ld->spec->n_params; i++) {
+		const struct rules_param_override *o = &ld->spec->params[i];
+
+		if (strlen(o->key) != len || strncmp(o->key, src + off + 1, len))
+			continue;
+		if (ld->param_blamed && ld->param_blamed[i]) {
+			ld->dg->n_errors++; /* still an error: the load fails */
+			return true;
+		}
+		if (ld->param_blamed)
+			ld->param_blamed[i] = true;
+		scalar_pos(ld, n, off, &line, &col);
+		diag_at(ld->dg, NULL, 0, 0, false,
+			"--param %s=%s: %s (where %s:%d:%d uses it in %s)", o->key, o->value, err,
+			ld->file, line, col, what);
+		return true;
+	}
+	return false;
 }
 
 static yaml_node_t *ynode(struct loader *ld, int id)
@@ -594,7 +633,8 @@ static struct expr *parse_expr_node(struct loader *ld, struct parse_ctx *pc, con
 	*src_out = src;
 	e = rx_parse(pc, src, (int)n->data.scalar.length);
 	if (!e) {
-		lerr_in(ld, n, pc->err_off < 0 ? 0 : pc->err_off, "%s: %s", key, pc->err);
+		if (!blame_param(ld, n, src, pc->err_off, key, pc->err))
+			lerr_in(ld, n, pc->err_off < 0 ? 0 : pc->err_off, "%s: %s", key, pc->err);
 		return NULL;
 	}
 	if (e->type != RT_BOOL) {
@@ -816,8 +856,10 @@ static int load_rule(struct loader *ld, const yaml_node_t *map, struct rprofile 
 		pc.fleet = r.info.fleet ? FC_TOP : FC_NONE;
 		if (rx_parse_template(&pc, r.info.summary_src,
 				      (int)kv[RK_SUMMARY]->data.scalar.length, &r.summary)) {
-			lerr_in(ld, kv[RK_SUMMARY], pc.err_off < 0 ? 0 : pc.err_off, "summary: %s",
-				pc.err);
+			if (!blame_param(ld, kv[RK_SUMMARY], r.info.summary_src, pc.err_off,
+					 "summary", pc.err))
+				lerr_in(ld, kv[RK_SUMMARY], pc.err_off < 0 ? 0 : pc.err_off,
+					"summary: %s", pc.err);
 			bad = -EINVAL;
 		}
 	}
@@ -1176,7 +1218,9 @@ int rules_load_buffer(const char *name, const char *text, size_t len, const stru
 	*out = NULL;
 	if (!spec)
 		ld.spec = &none;
-	if (!e || !(ld.param_used = calloc(ld.spec->n_params + 1, sizeof(bool)))) {
+	if (!e || !(ld.param_used = calloc(ld.spec->n_params + 1, sizeof(bool))) ||
+	    !(ld.param_blamed = calloc(ld.spec->n_params + 1, sizeof(bool)))) {
+		free(ld.param_used);
 		free(e);
 		return -ENOMEM;
 	}
@@ -1184,6 +1228,7 @@ int rules_load_buffer(const char *name, const char *text, size_t len, const stru
 	if (r != -ENOMEM)
 		r = finish(e, ld.spec, ld.param_used, diags);
 	free(ld.param_used);
+	free(ld.param_blamed);
 	if (r) {
 		rules_free(e);
 		return r;
@@ -1202,7 +1247,9 @@ int rules_load(const struct rules_spec *spec, struct rules_engine **out, struct 
 	int r = 0;
 
 	*out = NULL;
-	if (!e || !(ld.param_used = calloc(spec->n_params + 1, sizeof(bool)))) {
+	if (!e || !(ld.param_used = calloc(spec->n_params + 1, sizeof(bool))) ||
+	    !(ld.param_blamed = calloc(spec->n_params + 1, sizeof(bool)))) {
+		free(ld.param_used);
 		free(e);
 		return -ENOMEM;
 	}
@@ -1258,6 +1305,7 @@ int rules_load(const struct rules_spec *spec, struct rules_engine **out, struct 
 	if (!r)
 		r = finish(e, spec, ld.param_used, diags);
 	free(ld.param_used);
+	free(ld.param_blamed);
 	if (r) {
 		rules_free(e);
 		return r;

@@ -52,7 +52,9 @@ stop() {
 		echo "rocewatch prolog: warn-only: the job starts anyway" >&2
 		exit 0
 	fi
-	if ! "$SCONTROL" update NodeName="$node" State=DRAIN Reason="rocewatch: $1"; then
+	# 255 bytes: what slurmdbd keeps of a reason (a long path must not lose the rest)
+	if ! "$SCONTROL" update NodeName="$node" State=DRAIN \
+		Reason="$(printf 'rocewatch: %s' "$1" | cut -b1-255)"; then
 		echo "rocewatch prolog: $SCONTROL could not drain $node" >&2
 	fi
 	exit 1
@@ -68,24 +70,70 @@ else
 	out=$("$ROCEWATCH" check --color never $ROCEWATCH_ARGS 2>&1)
 fi
 rc=$?
-# the failing and undecided rules, for the drain reason (text report rows:
-# "  fail     critical  rule ..."; a wrapped fix text may start a line with "fail" too)
-rules=$(printf '%s\n' "$out" | awk '/^  (fail|unknown) +(critical|warning|info) +[^ ]/ { print $3 }' |
-	sort -u | head -5 | tr '\n' ' ' | sed 's/ $//')
+# The drain reason: the failing and undecided rules with their objects, worst first
+# as check prints them (critical failures, warnings, then what it could not decide;
+# info rules never change the verdict), e.g.
+#   "no_pause_storm_errors(eth2); warning: iommu_passthrough(node) ...; unknown: ..."
+# cut to fit Slurm's reason field: slurmdbd keeps a node event's reason in a TINYTEXT
+# column (255 bytes), and `sinfo -R` shows its start.  Rows read
+# "  fail     critical  rule  text"; an object's header ("netdev eth2") follows a
+# blank line; a wrapped fix text never starts a line with two spaces and a word.
+# reasons MAX: the list of at most MAX bytes ("+N more" when some did not fit)
+reasons() {
+	printf '%s\n' "$out" | awk -v max="$1" '
+	function short(line,   w) {
+		split(line, w, " ")
+		if (w[1] == "node") return "node"
+		if (w[1] == "job") return "job"
+		return w[2]
+	}
+	/^$/ { blank = 1; next }
+	blank && /^(node|netdev|rdma_port|job) / { obj = short($0) }
+	{ blank = 0 }
+	/^  (fail|unknown) +(critical|warning) +[^ ]/ {
+		grp = $1 == "unknown" ? "unknown" : $2
+		key = grp " " $3
+		if (!(key in objs)) { order[++n] = key; group[n] = grp; rule[n] = $3; objs[key] = ""; cnt[key] = 0 }
+		cnt[key]++
+		if (cnt[key] <= 3) objs[key] = objs[key] (cnt[key] > 1 ? "," : "") obj
+	}
+	END {
+		line = ""
+		for (i = 1; i <= n; i++) {
+			key = order[i]
+			o = objs[key]
+			if (cnt[key] > 3) o = o ",+" (cnt[key] - 3)
+			item = rule[i] (o != "" ? "(" o ")" : "")
+			if (i == 1) sep = ""
+			else if (group[i] != group[i - 1]) sep = "; " group[i] ": "
+			else sep = " "
+			more = i < n ? 12 : 0 # room for " +NNN more" after this one
+			if (length(line) + length(sep) + length(item) + more > max) {
+				line = line " +" (n - i + 1) " more"
+				break
+			}
+			line = line sep item
+		}
+		print line
+	}'
+}
 case $rc in
 0) exit 0 ;;
 1)
-	echo "rocewatch prolog: $node: RoCE check WARNING (${rules:-see rocewatch check}); the job starts" >&2
+	echo "rocewatch prolog: $node: RoCE check WARNING ($(reasons 400)); the job starts" >&2
 	printf '%s\n' "$out" >&2
 	exit 0
 	;;
 2)
 	printf '%s\n' "$out" >&2
+	# "rocewatch: RoCE check CRITICAL: " and the list in 255 bytes
+	rules=$(reasons 223)
 	stop "RoCE check CRITICAL: ${rules:-see rocewatch check}"
 	;;
 3)
 	printf '%s\n' "$out" >&2
-	stop "RoCE check UNKNOWN (could not decide: ${rules:-$(printf '%s\n' "$out" | tail -1)})"
+	rules=$(reasons 205)
+	stop "RoCE check UNKNOWN, could not decide: ${rules:-$(printf '%s\n' "$out" | tail -1 | cut -c1-200)}"
 	;;
 124) stop "rocewatch check did not finish in ${ROCEWATCH_TIMEOUT}s" ;;
 126 | 127) stop "$ROCEWATCH could not be run (exit $rc): $(printf '%s\n' "$out" | tail -1)" ;;

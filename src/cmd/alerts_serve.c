@@ -7,6 +7,7 @@
 #include <jansson.h>
 
 #include "prom.h"
+#include "prom_rules.h"
 #include "alerts_serve.h"
 #include "util.h"
 
@@ -53,10 +54,20 @@ int alerts_serve_option(struct alerts_serve *as, int opt, const char *arg)
 	}
 }
 
+/* "pfc_on", or "RoceRuleUnknown(pfc_on)": the rule, whichever alert it is. */
+static const char *event_name(const struct alert *a, char *buf, size_t len)
+{
+	if (!a->rule[0])
+		return a->alertname;
+	snprintf(buf, len, "%s(%s)", a->alertname, a->rule);
+	return buf;
+}
+
 /* After the rules hook: results -> alert states -> Alertmanager and captures. */
 static void after_poll(void *arg, struct node_model *m, unsigned what)
 {
 	struct alerts_serve *as = arg;
+	char name[140];
 	int64_t now = (int64_t)m->time.tv_sec * 1000000000LL + m->time.tv_nsec;
 	(void)what;
 	if (!as->rs->e)
@@ -64,21 +75,50 @@ static void after_poll(void *arg, struct node_model *m, unsigned what)
 	alerts_feed_rules(&as->t, as->rs->e, now);
 	for (size_t i = 0; i < as->t.n; i++) {
 		struct alert *a = &as->t.a[i];
+		bool standing = false;
 
+		/*
+		 * the event names the rule (RoceRuleUnknown's own name says none) and
+		 * what fired, so a report read later needs nothing else
+		 */
 		if (as->rec && a->resolved && a->resolved_at == now)
 			recorder_event(as->rec, now / 1000000, "alert",
-				       a->port[0] ? "rdma_port" : "", a->device, a->alertname,
-				       "resolved");
+				       a->port[0] ? "rdma_port" : "", a->device,
+				       event_name(a, name, sizeof(name)), "resolved");
+		/*
+		 * firing when the last serve stopped, passing now: it ended while
+		 * nobody watched; the recording says so, and its next firing is new
+		 */
+		if (as->rec && a->state == ALERT_INACTIVE && a->last_eval == now &&
+		    recorder_any_standing(as->rec) &&
+		    recorder_alert_was_standing(as->rec, a->device,
+						event_name(a, name, sizeof(name))))
+			recorder_event(as->rec, now / 1000000, "alert",
+				       a->port[0] ? "rdma_port" : "", a->device,
+				       event_name(a, name, sizeof(name)),
+				       "resolved (before or while this serve started)");
 		if (a->state != ALERT_FIRING || a->fired_at != now)
 			continue;
-		if (as->rec)
+		if (as->rec) {
+			char detail[340];
+
+			standing = recorder_alert_was_standing(as->rec, a->device,
+							       event_name(a, name, sizeof(name)));
+			snprintf(detail, sizeof(detail), "firing%s: %s",
+				 standing ? " (already when the last serve stopped)" : "",
+				 a->summary);
 			recorder_event(as->rec, now / 1000000, "alert",
-				       a->port[0] ? "rdma_port" : "", a->device, a->alertname,
-				       "firing");
+				       a->port[0] ? "rdma_port" : "", a->device,
+				       event_name(a, name, sizeof(name)), detail);
+		}
 		log_warn("alert firing: %s%s%s%s%s: %s", a->alertname, a->device[0] ? " " : "",
 			 a->device, a->port[0] ? "/" : "", a->port, a->summary);
-		/* The incident starts now: keep the minutes around it at full resolution. */
-		if (as->rec && strcmp(a->alertname, ALERT_UNKNOWN_NAME) &&
+		/*
+		 * The incident starts now: keep the minutes around it at full
+		 * resolution -- unless it was firing when the last serve stopped
+		 * (a restart is no new incident; that one's capture was written)
+		 */
+		if (as->rec && strcmp(a->alertname, ALERT_UNKNOWN_NAME) && !standing &&
 		    !recorder_capture(as->rec, a->alertname, NULL, 0))
 			as->captures++;
 	}
@@ -90,35 +130,11 @@ static void after_poll(void *arg, struct node_model *m, unsigned what)
 	alerts_gc(&as->t, false);
 }
 
-static void series(struct strbuf *sb, const char *name, const struct alert *a)
-{
-	int first = 1;
-
-	prom_sample_begin(sb, name);
-	prom_label(sb, &first, "alertname", a->alertname);
-	prom_label(sb, &first, "severity", a->severity);
-	prom_label(sb, &first, "profile", a->profile);
-	prom_label(sb, &first, "device", a->device);
-	prom_label(sb, &first, "port", a->port);
-	if (a->rule[0])
-		prom_label(sb, &first, "rule", a->rule);
-	prom_sample_end_u64(sb, first, 1);
-}
-
 static void render(struct strbuf *sb, void *arg)
 {
 	struct alerts_serve *as = arg;
 
-	prom_family(sb, "roce_alert_firing", "gauge",
-		    "1 for every alert that is firing (rule failed for at least its `for:`).");
-	for (size_t i = 0; i < as->t.n; i++)
-		if (as->t.a[i].state == ALERT_FIRING)
-			series(sb, "roce_alert_firing", &as->t.a[i]);
-	prom_family(sb, "roce_alert_pending", "gauge",
-		    "1 for every alert whose rule fails but not yet for its `for:` duration.");
-	for (size_t i = 0; i < as->t.n; i++)
-		if (as->t.a[i].state == ALERT_PENDING)
-			series(sb, "roce_alert_pending", &as->t.a[i]);
+	prom_alerts_render(sb, &as->t);
 	prom_family(sb, "rocewatch_alerts_fired_total", "counter",
 		    "Alerts that started firing since rocewatch started.");
 	prom_sample1_u64(sb, "rocewatch_alerts_fired_total", NULL, NULL, as->t.fired_total);

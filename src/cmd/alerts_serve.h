@@ -35,8 +35,8 @@ enum {
 	"  --alertmanager.url URL     push alerts to this Alertmanager (repeatable)\n"        \
 	"  --alertmanager.resend-interval DURATION   re-send firing alerts (default 1m)\n"    \
 	"  --alertmanager.timeout DURATION           per request (default 5s)\n"              \
-	"  --alert.unknown-for DURATION   raise RoceRuleUnknown after a rule stays unknown\n" \
-	"                             this long (default 1m)\n"
+	"  --alert.unknown-for DURATION   raise RoceRuleUnknown after a rule stays\n"      \
+	"                             unknown this long (default 1m)\n"
 
 struct alerts_serve {
 	struct alert_table t;

@@ -48,7 +48,8 @@ static const char check_usage[] =
     "and parameters; when none answers, the report says so and the counter rules\n"
     "rest on this check's samples.  Configuration is always read by check itself.\n"
     "With --from and a JSON array of snapshots, every sample is evaluated in order\n"
-    "at its own time.  The language and the JSON are described in docs/rules.md.\n\n"
+    "at its own time; with one snapshot, counter rules are skipped (no history).\n"
+    "The language and the JSON are described in docs/rules.md.\n\n"
     "With --nccl (this environment) or --nccl-env FILE (a job's KEY=VALUE lines),\n"
     "the job's NCCL settings are judged against this node too: NCCL_IB_HCA,\n"
     "NCCL_SOCKET_IFNAME, NCCL_IB_GID_INDEX, NCCL_IB_TC, NCCL_IB_DISABLE,\n"
@@ -56,19 +57,20 @@ static const char check_usage[] =
     "(NCCL_DEBUG=INFO/TRACE, NCCL_ALGO, NCCL_PROTO), each read as NCCL's own code\n"
     "reads it (2.21 to 2.30): the report shows one line per variable with what NCCL\n"
     "will use, and the profile's nccl_* rules judge that as job.* facts.\n\n"
-    "The text report puts the verdict first, then what is not OK grouped by object\n"
-    "with the fix for this node's devices, then one line for what passed; it wraps\n"
-    "at the terminal's width (COLUMNS, else the terminal's, else 80) and its last\n"
-    "line is \"N passed, N failed (...), N unknown, N skipped: STATUS\".\n\n"
+    "The text report puts the verdict first, then what is not OK, worst first\n"
+    "(critical failures, warnings, then unknowns) grouped by object, with the fix\n"
+    "for this node's devices (for an unknown: what could not be read and how to let\n"
+    "rocewatch read it), then one line for what passed; it wraps at the terminal's\n"
+    "width (COLUMNS, else the terminal's, else 80) and its last line is\n"
+    "\"N passed, N failed (...), N unknown, N skipped: STATUS\".\n\n"
     "Exit status (Nagios plugin convention, for NHC, Nagios, Icinga and Slurm):\n"
     "  0 OK, 1 WARNING (a warning rule fails), 2 CRITICAL (a critical rule fails),\n"
     "  3 UNKNOWN (a rule could not be decided, a profile's required RDMA device is\n"
     "  missing, bad flags, bad rule files or an unreadable snapshot).\n\n"
     "Options:\n"
-    "  --profile NAME|FILE        profile to check (repeatable; default " RULES_DEFAULT_PROFILE
-    ");\n"
-    "                             NAME is looked up in $ROCEWATCH_PROFILE_DIR and the\n"
-    "                             installed profiles\n"
+    "  --profile NAME|FILE        profile to check (repeatable; default\n"
+    "                             " RULES_DEFAULT_PROFILE "); NAME is looked up in\n"
+    "                             $ROCEWATCH_PROFILE_DIR and the installed profiles\n"
     "  --param KEY=VALUE          override a profile parameter (repeatable)\n"
     "  --format text|json|nfd     report format (default text); nfd: a Node Feature\n"
     "                             Discovery feature file (roce-ready, status, ...)\n"
@@ -79,12 +81,12 @@ static const char check_usage[] =
     "                             (default " CHECK_SERVE_DEFAULT_URL " when reading this\n"
     "                             machine; none: only this check's samples)\n"
     "  --nccl                     judge the NCCL_* variables of this environment\n"
-    "  --nccl-env FILE            judge those of a KEY=VALUE file (a job's "
-    "environment)\n" TERM_HELP_COLOR
+    "  --nccl-env FILE            judge those of a KEY=VALUE file (a job's\n"
+    "                             environment)\n" TERM_HELP_COLOR
     "  -q, --quiet                only what is not OK (no fix text), and the summary\n"
-    "  -v, --verbose              every rule of every object in profile order, skipped\n"
-    "                             ones too, with its doc, and the profiles' "
-    "parameters\n" COMMON_OPTIONS_HELP;
+    "  -v, --verbose              every rule of every object in profile order,\n"
+    "                             skipped ones too, with its doc, and the\n"
+    "                             profiles' parameters\n" COMMON_OPTIONS_HELP;
 
 struct check_opts {
 	bool json, nfd, verbose, quiet;
@@ -104,10 +106,15 @@ struct report {
 	const struct node_model *m;
 	const struct rule_result *res;
 	size_t n;
-	bool multi;		    /* several profiles: rules are named profile/rule */
-	int wname;		    /* the name column: the longest name shown */
-	bool table;		    /* every row's text fits beside its name: one line per rule */
+	bool multi; /* several profiles: rules are named profile/rule */
+	int wname;  /* the name column: the longest name shown */
+	bool table; /* every row's text fits beside its name: one line per rule */
+	int rank;   /* the rank of rows print_object() prints now (not -v) */
+	/* the object whose header was printed last: a rank that goes on with it adds none */
+	enum obj_kind last_k;
+	const struct object *last_ob;
 	const struct nccl_env *job; /* --nccl / --nccl-env: what NCCL does with each variable */
+	bool job_shown;		    /* the job's variable lines were printed */
 };
 
 /*
@@ -182,15 +189,20 @@ static void print_header(struct report *rp, enum obj_kind k, const struct object
 }
 
 /*
- * The first problem result of x's rule: a rule has one scope and its results
- * come in model order, the order the report prints objects in, so this is
- * where its doc was printed.
+ * The first result of x's rule with x's outcome (and, unknown, its reason):
+ * a rule has one scope and one severity, its results come in model order
+ * and the report prints one rank at a time in model order, so this is
+ * where its fix (or what to let rocewatch read) was printed.
  */
 static const struct rule_result *first_problem(const struct report *rp, const struct rule_result *x)
 {
-	for (size_t i = 0; i < rp->n; i++)
-		if (rp->res[i].rule == x->rule && is_problem(&rp->res[i]))
-			return &rp->res[i];
+	for (size_t i = 0; i < rp->n; i++) {
+		const struct rule_result *y = &rp->res[i];
+
+		if (y->rule == x->rule && y->outcome == x->outcome &&
+		    (x->outcome != RULE_UNKNOWN || !strcmp(y->reason, x->reason)))
+			return y;
+	}
 	return x;
 }
 
@@ -227,7 +239,8 @@ static void print_row(struct report *rp, const struct rule_result *x)
 		term_pad_to(t, ROW_NAME_COL);
 		term_wrap(t, ROW_NAME_COL, x->summary, false);
 	}
-	if (rp->o->quiet || !x->rule->doc[0] || (!is_problem(x) && !rp->o->verbose))
+	if (rp->o->quiet || (!x->rule->doc[0] && x->outcome != RULE_UNKNOWN) ||
+	    (!is_problem(x) && !rp->o->verbose))
 		return;
 	if (!rp->o->verbose && first_problem(rp, x) != x) {
 		const struct rule_result *f = first_problem(rp, x);
@@ -237,12 +250,16 @@ static void print_row(struct report *rp, const struct rule_result *x)
 		snprintf(label, sizeof(label), "%s%s%s", obj_kind_name(f->kind),
 			 f->kind == OBJ_NODE ? "" : " ", f->device);
 		term_code(t, TERM_DIM);
-		term_printf(t, "%*sfix: as for %s above", ROW_NAME_COL, "", label);
+		term_printf(t, "%*s%s %s above", ROW_NAME_COL, "",
+			    x->outcome == RULE_UNKNOWN ? "as for" : "fix: as for", label);
 		term_code(t, TERM_RESET);
 		term_newline(t);
 		return;
 	}
-	/* the fix hints name this netdev and device, not IF and DEV */
+	/*
+	 * the fix hints name this netdev and device, not IF and DEV; an unknown
+	 * result gets what could not be read and how to let rocewatch read it
+	 */
 	rules_doc_for(x, rp->m, doc, sizeof(doc));
 	term_code(t, TERM_DIM);
 	width = t->width;
@@ -254,11 +271,14 @@ static void print_row(struct report *rp, const struct rule_result *x)
 	term_code(t, TERM_RESET);
 }
 
+#define RANK_COUNT 7
+
+/* Failures by severity, then unknowns by severity, then the rest. */
 static int severity_rank(const struct rule_result *x)
 {
 	if (x->outcome == RULE_FAIL)
 		return (int)x->rule->severity; /* critical, warning, info */
-	return x->outcome == RULE_UNKNOWN ? 3 : 4;
+	return x->outcome == RULE_UNKNOWN ? 3 + (int)x->rule->severity : 6;
 }
 
 /* "NCCL_IB_TC=0152: 106; NCCL_IB_TC=0152 is read as 106 (octal)" */
@@ -313,34 +333,36 @@ static void print_job_lines(struct report *rp)
 	}
 }
 
-/* One object's rows: failures (worst first) then unknowns, or every row with -v. */
+/*
+ * One object's rows of rp->rank, or every row with -v.  The report walks
+ * the objects once per rank, so a critical failure on a port comes before
+ * a warning on the node (what an operator must see first fits a screen);
+ * an object's header is repeated only when another object came between.
+ */
 static void print_object(struct report *rp, enum obj_kind k, const struct object *ob)
 {
-	bool header = false;
-
-	if (k == OBJ_JOB_VIEW && rp->job && rp->job->given && !rp->o->quiet) {
+	/* the job's section opens, once, with what NCCL does with each variable */
+	if (k == OBJ_JOB_VIEW && rp->job && rp->job->given && !rp->o->quiet && !rp->job_shown) {
 		print_header(rp, k, ob);
+		rp->last_k = k;
+		rp->last_ob = ob;
 		print_job_lines(rp);
-		header = true;
+		rp->job_shown = true;
 	}
+	for (size_t i = 0; i < rp->n; i++) {
+		const struct rule_result *x = &rp->res[i];
 
-	for (int rank = 0; rank <= 4; rank++) {
-		for (size_t i = 0; i < rp->n; i++) {
-			const struct rule_result *x = &rp->res[i];
-
-			if (!same_object(x, k, ob) || !shown(rp, x))
-				continue;
-			/* -v: the profile's order, as the rules are written */
-			if (!rp->o->verbose && severity_rank(x) != rank)
-				continue;
-			if (!header) {
-				print_header(rp, k, ob);
-				header = true;
-			}
-			print_row(rp, x);
+		if (!same_object(x, k, ob) || !shown(rp, x))
+			continue;
+		/* -v: the profile's order, as the rules are written */
+		if (!rp->o->verbose && severity_rank(x) != rp->rank)
+			continue;
+		if (rp->last_k != k || rp->last_ob != ob) {
+			print_header(rp, k, ob);
+			rp->last_k = k;
+			rp->last_ob = ob;
 		}
-		if (rp->o->verbose)
-			break;
+		print_row(rp, x);
 	}
 }
 
@@ -521,8 +543,10 @@ static void print_text(const struct check_opts *o, const struct rules_engine *e,
 				   term_strwidth(row_text(&rp.res[i]), RULE_SUMMARY_MAX) <=
 			       rp.t.width;
 	section_head(&rp, h, samples, gap);
-	/* what is not OK, grouped by object (-v: every rule of every object) */
-	for_each_object(&rp, print_object);
+	/* what is not OK, worst first, grouped by object (-v: every rule of every object) */
+	rp.last_ob = NULL;
+	for (rp.rank = 0; rp.rank < (o->verbose ? 1 : RANK_COUNT); rp.rank++)
+		for_each_object(&rp, print_object);
 	if (!o->verbose && !o->quiet) {
 		bool any = false;
 
@@ -765,6 +789,14 @@ int cmd_check(int argc, char **argv)
 	if (d->replay) {
 		size_t n = snapshot_count(d->replay);
 
+		/*
+		 * One snapshot has no counter history: its counter rules are
+		 * skipped with that reason, as fleet check does, so a healthy
+		 * recorded node is OK rather than UNKNOWN for want of a rate.
+		 */
+		if (n == 1)
+			rules_set_single_sample(e, true);
+
 		for (size_t i = 0; i < n; i++) {
 			if (daemon_collect(d, COLLECT_SLOW | COLLECT_FAST) || evaluate(e, d, job))
 				goto fini;
@@ -794,6 +826,10 @@ int cmd_check(int argc, char **argv)
 	else
 		check_history_local(&hist, e, d->replay != NULL,
 				    serve_given ? "--serve none" : NULL);
+	if (d->replay && samples == 1 && rules_need_history(e))
+		snprintf(hist.note, sizeof(hist.note),
+			 "counter rules: skipped, one snapshot has no counter history (give "
+			 "--from a JSON array of snapshots to decide them)");
 	rc = (int)rules_status(e);
 	if (o.nfd) {
 		struct strbuf sb = { 0 };

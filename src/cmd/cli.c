@@ -9,6 +9,7 @@
 #include "collector.h"
 #include "engine.h"
 #include "cli.h"
+#include "term.h"
 #include "util.h"
 
 const struct option common_options[] = {
@@ -180,10 +181,16 @@ void cli_print_version(void)
 
 void cli_print_collectors(FILE *f)
 {
+	struct term t;
+
+	/* --help fits the terminal too (COLUMNS, else the terminal's, else 80) */
+	term_init(&t, f, TERM_COLOR_NEVER);
 	fprintf(f, "\nCollectors (--collector.NAME enables, --no-collector.NAME disables):\n");
-	for (int i = 0; i < n_collectors; i++)
-		fprintf(f, "  %-10s %-9s %s\n", collectors[i]->name,
-			collectors[i]->default_enabled ? "[on]" : "[off]", collectors[i]->help);
+	for (int i = 0; i < n_collectors; i++) {
+		term_printf(&t, "  %-10s %-9s ", collectors[i]->name,
+			    collectors[i]->default_enabled ? "[on]" : "[off]");
+		term_wrap(&t, 23, collectors[i]->help, false);
+	}
 }
 
 /* --collector.NAME[=...] or --no-collector.NAME that names no collector: say so. */

@@ -16,11 +16,6 @@
 #include "term.h"
 #include "util.h"
 
-static const char *col(const struct fleet_run *fr, const char *c)
-{
-	return fr->color ? c : "";
-}
-
 /* A rule's doc, reflowed at the terminal's width under its row. */
 static void print_doc(const struct fleet_run *fr, const char *doc, int indent)
 {
@@ -41,15 +36,42 @@ static void rule_label(const struct fleet_result *x, char *buf, size_t len)
 		snprintf(buf, len, "%s", x->rule->name);
 }
 
+/* A row's text: the detail, why it is unknown, the summary. */
+static void row_text(const struct fleet_run *fr, const struct fleet_result *x, char *buf,
+		     size_t len)
+{
+	size_t l;
+
+	if (x->outcome == RULE_SKIP)
+		snprintf(buf, len, "%s", x->reason);
+	else
+		rules_fleet_describe(x, fr->fnodes, fr->max_names, buf, len);
+	l = strlen(buf);
+	/* the detail names the unknown units; otherwise say why the rule is unknown */
+	if (x->outcome == RULE_UNKNOWN && x->reason[0] && !x->n_unknown && l < len)
+		l += (size_t)snprintf(buf + l, len - l, " [%s]", x->reason);
+	if (x->summary[0] && l < len)
+		snprintf(buf + l, len - l, " - %s", x->summary);
+}
+
+/*
+ * The text report fits the terminal (COLUMNS, else the terminal's, else 80)
+ * as check's does: a row's text beside its name when every row fits, else
+ * under it; the last line stays one short line with the verdict, for the
+ * scripts (PrologSlurmctld) that read it.
+ */
 int fleet_report_text(const struct fleet_run *fr)
 {
 	const struct fleet_result *res;
 	size_t n = rules_fleet_results(fr->e, &res), answered = 0, cnt[RULE__OUTCOMES] = { 0 };
 	size_t crit = 0, warn = 0, st_count[4] = { 0 };
-	int wname = 10, wnode = 4;
+	int wname = 10, wnode = 4, textcol;
 	char label[160], line[4096];
-	bool header = false;
+	bool header = false, table = true;
+	struct term t;
+	struct strbuf sb = { 0 };
 
+	term_init(&t, stdout, fr->color ? TERM_COLOR_ALWAYS : TERM_COLOR_NEVER);
 	for (size_t i = 0; i < fr->n; i++) {
 		int l = (int)strlen(fr->nodes[i].name);
 
@@ -64,26 +86,47 @@ int fleet_report_text(const struct fleet_run *fr)
 		if ((int)strlen(label) > wname)
 			wname = (int)strlen(label);
 	}
-	printf("rocewatch fleet check: %zu node%s, %zu answered, %zu unknown; profiles ", fr->n,
-	       fr->n == 1 ? "" : "s", answered, fr->n - answered);
+	textcol = 21 + wname + 2;
+	for (size_t i = 0; i < n && table; i++) {
+		if (res[i].outcome == RULE_SKIP && !fr->verbose)
+			continue;
+		row_text(fr, &res[i], line, sizeof(line));
+		table = textcol + term_strwidth(line, strlen(line)) <= t.width;
+	}
+	sb_printf(&sb, "rocewatch fleet check: %zu node%s, %zu answered, %zu unknown; profiles ",
+		  fr->n, fr->n == 1 ? "" : "s", answered, fr->n - answered);
 	for (size_t p = 0; p < rules_profile_count(fr->e); p++)
-		printf("%s%s", p ? ", " : "", rules_profile(fr->e, p)->name);
-	printf(" (%.2f s)\n", (double)(fr->gathered_ns - fr->started_ns) / 1e9);
+		sb_printf(&sb, "%s%s", p ? ", " : "", rules_profile(fr->e, p)->name);
+	sb_printf(&sb, " (%.2f s)", (double)(fr->gathered_ns - fr->started_ns) / 1e9);
+	term_wrap(&t, 2, sb.oom ? "rocewatch fleet check" : sb.buf, false);
 
 	for (size_t i = 0; i < fr->n; i++) {
 		const struct fleet_member *nm = &fr->nodes[i];
 
 		if (nm->answered)
 			continue;
-		if (!header)
-			printf("\n%snodes that did not answer%s\n", col(fr, TERM_BOLD),
-			       col(fr, TERM_RESET));
+		if (!header) {
+			term_newline(&t);
+			term_code(&t, TERM_BOLD);
+			term_printf(&t, "nodes that did not answer");
+			term_code(&t, TERM_RESET);
+			term_newline(&t);
+		}
 		header = true;
-		printf("  %sunknown%s  %-*s  %s\n", col(fr, TERM_MAG), col(fr, TERM_RESET), wnode,
-		       nm->name, nm->reason);
+		term_printf(&t, "  ");
+		term_code(&t, TERM_MAG);
+		term_printf(&t, "unknown");
+		term_code(&t, TERM_RESET);
+		term_printf(&t, "  %-*s", wnode, nm->name);
+		term_pad_to(&t, 11 + wnode + 2);
+		term_wrap(&t, wnode + 13 < t.width / 2 ? wnode + 13 : 11, nm->reason, false);
 	}
 
-	printf("\n%sfleet rules%s\n", col(fr, TERM_BOLD), col(fr, TERM_RESET));
+	term_newline(&t);
+	term_code(&t, TERM_BOLD);
+	term_printf(&t, "fleet rules");
+	term_code(&t, TERM_RESET);
+	term_newline(&t);
 	for (size_t i = 0; i < n; i++) {
 		const struct fleet_result *x = &res[i];
 
@@ -95,22 +138,29 @@ int fleet_report_text(const struct fleet_run *fr)
 		if (x->outcome == RULE_SKIP && !fr->verbose)
 			continue;
 		rule_label(x, label, sizeof(label));
-		if (x->outcome == RULE_SKIP)
-			snprintf(line, sizeof(line), "%s", x->reason);
-		else
-			rules_fleet_describe(x, fr->fnodes, fr->max_names, line, sizeof(line));
-		printf("  %s%-7s%s  %-8s  %-*s  %s",
-		       col(fr, term_outcome_color(x->outcome, x->rule->severity)),
-		       rule_outcome_name(x->outcome), col(fr, TERM_RESET),
-		       rule_severity_name(x->rule->severity), wname, label, line);
-		/* the detail names the unknown units; otherwise say why the rule is unknown */
-		if (x->outcome == RULE_UNKNOWN && x->reason[0] && !x->n_unknown)
-			printf(" [%s]", x->reason);
-		if (x->summary[0])
-			printf(" - %s", x->summary);
-		putchar('\n');
-		if ((x->outcome == RULE_FAIL || x->outcome == RULE_UNKNOWN || fr->verbose) &&
-		    x->rule->doc[0])
+		row_text(fr, x, line, sizeof(line));
+		term_printf(&t, "  ");
+		term_code(&t, term_outcome_color(x->outcome, x->rule->severity));
+		term_printf(&t, "%-7s", rule_outcome_name(x->outcome));
+		term_code(&t, TERM_RESET);
+		term_printf(&t, "  %-8s  %s", rule_severity_name(x->rule->severity), label);
+		if (table) {
+			term_pad_to(&t, textcol);
+			term_wrap(&t, textcol, line, false);
+		} else {
+			term_newline(&t);
+			term_pad_to(&t, 21);
+			term_wrap(&t, 21, line, false);
+		}
+		/* an unknown rule saw no failure: never the fix for one */
+		if (x->outcome == RULE_UNKNOWN)
+			print_doc(
+			    fr,
+			    "Not decided (nothing was seen to fail): the units above could not "
+			    "be read. `rocewatch check` on those nodes says which fact and how "
+			    "to let rocewatch read it.",
+			    21);
+		else if ((x->outcome == RULE_FAIL || fr->verbose) && x->rule->doc[0])
 			print_doc(fr, x->rule->doc, 21);
 	}
 
@@ -122,38 +172,62 @@ int fleet_report_text(const struct fleet_run *fr)
 			if (!nm->evaluated || (nm->status == RULES_OK && !fr->verbose))
 				continue;
 			if (!header) {
-				printf("\n%sper-node rules%s\n", col(fr, TERM_BOLD),
-				       col(fr, TERM_RESET));
+				term_newline(&t);
+				term_code(&t, TERM_BOLD);
+				term_printf(&t, "per-node rules");
+				term_code(&t, TERM_RESET);
+				term_newline(&t);
 				header = true;
 			}
-			printf("  %s%-8s%s  %s: %zu passed, %zu failed, %zu unknown, %zu skipped\n",
-			       col(fr, term_status_color(nm->status)),
-			       rules_status_name(nm->status), col(fr, TERM_RESET), nm->name,
-			       nm->counts[RULE_PASS], nm->counts[RULE_FAIL],
-			       nm->counts[RULE_UNKNOWN], nm->counts[RULE_SKIP]);
+			term_printf(&t, "  ");
+			term_code(&t, term_status_color(nm->status));
+			term_printf(&t, "%-8s", rules_status_name(nm->status));
+			term_code(&t, TERM_RESET);
+			snprintf(line, sizeof(line),
+				 "%s: %zu passed, %zu failed, %zu unknown, %zu skipped", nm->name,
+				 nm->counts[RULE_PASS], nm->counts[RULE_FAIL],
+				 nm->counts[RULE_UNKNOWN], nm->counts[RULE_SKIP]);
+			term_printf(&t, "  ");
+			term_wrap(&t, 12, line, false);
 			for (size_t k = 0; k < nm->n_res; k++) {
 				const struct fleet_node_result *r = &nm->res[k];
 
-				printf("      %s%-7s%s  %-8s  %s%s%s%s  %s\n",
-				       col(fr, term_outcome_color(r->outcome, r->rule->severity)),
-				       rule_outcome_name(r->outcome), col(fr, TERM_RESET),
-				       rule_severity_name(r->rule->severity), r->rule->name,
-				       r->object[0] ? " (" : "", r->object, r->object[0] ? ")" : "",
-				       r->text);
+				term_printf(&t, "      ");
+				term_code(&t, term_outcome_color(r->outcome, r->rule->severity));
+				term_printf(&t, "%-7s", rule_outcome_name(r->outcome));
+				term_code(&t, TERM_RESET);
+				term_printf(&t, "  %-8s  %s%s%s%s",
+					    rule_severity_name(r->rule->severity), r->rule->name,
+					    r->object[0] ? " (" : "", r->object,
+					    r->object[0] ? ")" : "");
+				term_newline(&t);
+				term_pad_to(&t, 25);
+				term_wrap(&t, 25, r->text, false);
 			}
 		}
 	}
 
-	printf("\n%zu node%s, %zu unknown; fleet rules: %zu passed, %zu failed (%zu critical, %zu "
-	       "warning), %zu unknown, %zu skipped",
-	       fr->n, fr->n == 1 ? "" : "s", fr->n - answered, cnt[RULE_PASS], cnt[RULE_FAIL], crit,
-	       warn, cnt[RULE_UNKNOWN], cnt[RULE_SKIP]);
+	term_newline(&t);
+	sb.len = 0;
+	if (sb.buf)
+		sb.buf[0] = '\0';
+	sb_printf(&sb,
+		  "fleet rules: %zu passed, %zu failed (%zu critical, %zu warning), %zu "
+		  "unknown, %zu skipped",
+		  cnt[RULE_PASS], cnt[RULE_FAIL], crit, warn, cnt[RULE_UNKNOWN], cnt[RULE_SKIP]);
 	if (fr->per_node)
-		printf("; per-node: %zu OK, %zu WARNING, %zu CRITICAL, %zu UNKNOWN",
-		       st_count[RULES_OK], st_count[RULES_WARNING], st_count[RULES_CRITICAL],
-		       st_count[RULES_UNKNOWN]);
-	printf(": %s%s%s\n", col(fr, term_status_color(fr->status)), rules_status_name(fr->status),
-	       col(fr, TERM_RESET));
+		sb_printf(&sb, "; per-node: %zu OK, %zu WARNING, %zu CRITICAL, %zu UNKNOWN",
+			  st_count[RULES_OK], st_count[RULES_WARNING], st_count[RULES_CRITICAL],
+			  st_count[RULES_UNKNOWN]);
+	term_wrap(&t, 2, sb.oom ? "fleet rules" : sb.buf, false);
+	sb_free(&sb);
+	/* the verdict, last and short: what PrologSlurmctld puts in its log line */
+	term_printf(&t, "%zu node%s, %zu unknown: ", fr->n, fr->n == 1 ? "" : "s",
+		    fr->n - answered);
+	term_code(&t, term_status_color(fr->status));
+	term_printf(&t, "%s", rules_status_name(fr->status));
+	term_code(&t, TERM_RESET);
+	term_newline(&t);
 	return 0;
 }
 

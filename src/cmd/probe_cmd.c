@@ -50,12 +50,15 @@ static const char probe_usage[] =
     "  --sizes LIST               payload sizes in bytes, 32-4096 (default\n"
     "                             64,1024,4096); sizes over this port's active_mtu\n"
     "                             cannot be sent and are reported as such\n"
-    "  --count N                  probes per node and size (default 20, at most 10000)\n"
-    "  --probe-interval DURATION  time between two probes, at least 1ms (default 10ms)\n"
+    "  --count N                  probes per node and size (default 20, at most\n"
+    "                             10000)\n"
+    "  --probe-interval DURATION  time between two probes, at least 1ms (default\n"
+    "                             10ms)\n"
     "  --wait DURATION            how long to wait for the last replies (default 1s)\n"
     "  --profile NAME|FILE, --param KEY=VALUE\n"
     "                             the traffic class is the profile's roce_dscp\n"
-    "                             (default profile lossless-roce: DSCP 26), ECN ECT(0)\n"
+    "                             (default profile lossless-roce: DSCP 26), ECN\n"
+    "                             ECT(0)\n"
     "  --dscp N                   this DSCP instead of the profile's (0-63)\n"
     "  --loss-warning PERCENT     loss over this is WARNING (default 0)\n"
     "  --loss-critical PERCENT    loss over this is CRITICAL (default 5)\n"
@@ -66,8 +69,8 @@ static const char probe_usage[] =
     "  -h, --help                 this help\n\n"
     "Exit status (Nagios): 0 OK, 1 WARNING, 2 CRITICAL (a node unreachable over RDMA,\n"
     "the MTU on the path, loss over --loss-critical), 3 UNKNOWN (a node's probe info\n"
-    "cannot be read, no RDMA device here, bad flags); the worst node decides, CRITICAL\n"
-    "over UNKNOWN over WARNING.\n";
+    "cannot be read, no RDMA device here, bad flags); the worst node decides,\n"
+    "CRITICAL over UNKNOWN over WARNING.\n";
 
 enum {
 	OPT_PORT = 1,

@@ -30,8 +30,8 @@ struct probe_serve {
 	"  --probe.peers LIST         with --probe: also probe these nodes (host[:port],\n"   \
 	"                             hostlists, comma-separated; repeatable) every\n"        \
 	"                             --probe.interval: roce_probe_* metrics\n"               \
-	"  --probe.interval DURATION  one probe of each size (64, 1024, 4096) to each peer\n" \
-	"                             this often (default 1s, at least 100ms)\n"
+	"  --probe.interval DURATION  one probe of each size (64, 1024, 4096) to each\n" \
+	"                             peer this often (default 1s, at least 100ms)\n"
 
 void probe_serve_init(struct probe_serve *ps);
 /* --probe.peers / --probe.interval: 0, or -EINVAL after saying why on stderr. */

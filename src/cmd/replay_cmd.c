@@ -5,14 +5,16 @@
 #include <string.h>
 
 #include "cli.h"
+#include "term.h"
 #include "commands.h"
 #include "engine.h"
 #include "rec_args.h"
 #include "replay.h"
 
 static const char replay_usage[] =
-    "Usage: rocewatch replay (CAPTURE | --db DIR) [--profile NAME|FILE]... [--param KEY=VALUE]...\n"
-    "                        [--since T] [--until T] [--format text|json]\n\n"
+    "Usage: rocewatch replay (CAPTURE | --db DIR) [--profile NAME|FILE]...\n"
+    "                        [--param KEY=VALUE]... [--since T] [--until T]\n"
+    "                        [--format text|json]\n\n"
     "Run the rule profiles over a recording (serve --record DIR) or a capture file,\n"
     "poll by poll at the recorded times, and print when each alert would have fired\n"
     "and resolved (for: and counter functions included).  The rules need not be the\n"
@@ -24,8 +26,8 @@ static const char replay_usage[] =
     "  --param KEY=VALUE          override a profile parameter (repeatable)\n"
     "  --format text|json         output (default text); -j is json\n"
     "  -h, --help                 this help\n\n"
-    "Exit status: 0 no alert fired, 1 a warning alert fired, 2 a critical alert fired,\n"
-    "3 the recording or the rules cannot be read, or bad usage.\n";
+    "Exit status: 0 no alert fired, 1 a warning alert fired, 2 a critical alert\n"
+    "fired, 3 the recording or the rules cannot be read, or bad usage.\n";
 
 enum {
 	OPT_PROFILE = 1,
@@ -97,6 +99,8 @@ int cmd_replay(int argc, char **argv)
 	ro.db = ra.db;
 	ro.since_ms = ra.since_ms;
 	ro.until_ms = ra.until_ms;
+	/* the text fits COLUMNS, else the terminal's width, else 80 (as check's) */
+	ro.width = term_width(stdout);
 	r = replay_run(&rp, &ro, err, sizeof(err));
 	if (r) {
 		fprintf(stderr, "rocewatch replay: %s\n", err);

@@ -7,20 +7,21 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "term.h"
 #include "commands.h"
 #include "rec_args.h"
 #include "report.h"
 
 static const char report_usage[] =
-    "Usage: rocewatch report (--db DIR | CAPTURE) [--since T] [--until T] [--device D]\n"
-    "                        [--format text|json|svg] [-o FILE]\n\n"
+    "Usage: rocewatch report (--db DIR | CAPTURE) [--since T] [--until T]\n"
+    "                        [--device D] [--format text|json|svg] [-o FILE]\n\n"
     "What moved in a recording (serve --record DIR) or a capture file, per device and\n"
     "priority: pause frames and time paused, pause storms, transport retries,\n"
     "out-of-sequence, CNPs, discards, link flaps, configuration changes and alerts,\n"
     "each with when it started and ended, how much, and its peak rate and when.\n\n"
     "Options:\n" REC_ARGS_HELP
     "  --device D                 only this netdev, RDMA device, or ports bound to it\n"
-    "  --format FORMAT            text (default), json, or svg (rates over time)\n"
+    "  --format text|json|svg     text (default), json, or svg (rates over time)\n"
     "  -j                         same as --format json\n"
     "  -o, --output FILE          write to FILE instead of standard output\n"
     "  -h, --help                 this help\n\n"
@@ -154,6 +155,8 @@ int cmd_report(int argc, char **argv)
 	ro.until_ms = ra.until_ms;
 	ro.now_ms = ra.now_ms;
 	ro.progress = isatty(STDERR_FILENO) && !getenv("ROCEWATCH_NO_PROGRESS");
+	/* the text fits COLUMNS, else the terminal's width, else 80 (as check's) */
+	ro.width = term_width(stdout);
 	r = report_build(&rp, &ro, err, sizeof(err));
 	if (r) {
 		fprintf(stderr, "rocewatch report: %s\n", err);

@@ -28,8 +28,8 @@ enum {
 	}
 
 #define RULES_SERVE_HELP                                                                        \
-	"  --profile NAME|FILE        rule profile to evaluate after every poll (repeatable;\n" \
-	"                             default " RULES_DEFAULT_PROFILE ")\n"                     \
+	"  --profile NAME|FILE        rule profile to evaluate after every poll\n"           \
+	"                             (repeatable; default " RULES_DEFAULT_PROFILE ")\n"        \
 	"  --param KEY=VALUE          override a profile parameter (repeatable)\n"
 
 struct rules_serve {

@@ -17,12 +17,12 @@ static const char snapshot_usage[] =
     "every object, every field with its value or the reason it is absent, counter\n"
     "sets, collector outcomes, host, time and version.  The schema is described in\n"
     "docs/snapshot.md.  The output can be replayed with --from.\n\n"
-    "Exit status: 0 written, 1 the machine or --from FILE cannot be read, or the output\n"
-    "not written, 2 bad usage.\n\n"
+    "Exit status: 0 written, 1 the machine or --from FILE cannot be read, or the\n"
+    "output not written, 2 bad usage.\n\n"
     "Options:\n"
     "  -o, --output FILE          write to FILE instead of standard output\n"
-    "  -j                         JSON (the only format; taken as every command takes "
-    "it)\n" COMMON_OPTIONS_HELP;
+    "  -j                         JSON (the only format; taken as every command\n"
+    "                             takes it)\n" COMMON_OPTIONS_HELP;
 
 int cmd_snapshot(int argc, char **argv)
 {

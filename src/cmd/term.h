@@ -26,8 +26,8 @@
 #define TERM_MIN_WIDTH 40
 #define TERM_MAX_WIDTH 400
 #define TERM_HELP_COLOR                                                                       \
-	"  --color auto|always|never  colour the text report (default auto: on a terminal,\n" \
-	"                             unless NO_COLOR is set)\n"
+	"  --color auto|always|never  colour the text report (default auto: on a\n"     \
+	"                             terminal, unless NO_COLOR is set)\n"
 
 enum term_color {
 	TERM_COLOR_AUTO,

@@ -14,7 +14,18 @@
  *
  * The recording stores a value only when it changes; PromQL looks back only
  * 5 minutes for a sample, so a value that stays the same is repeated every
- * REFRESH_MS, at a real poll of the recording (a gap stays a gap).
+ * REFRESH_MS, at a real poll of the recording (a gap stays a gap).  A series
+ * that ends (a port state left, a counter gone absent, a rule outcome that
+ * changed) gets a NaN sample where it ended: a scrape would have marked it
+ * stale there, and OpenMetrics has no staleness marker, so without it
+ * PromQL would carry the last value 5 minutes on (a 16 s DOWN shown as 5
+ * minutes of DOWN).  NaN is no value to PromQL's comparisons and graphs.
+ *
+ * Every sample carries instance and job, as a scrape adds them; with rules
+ * (as replay runs them) roce_rule_result, roce_rules_status and the alerts
+ * are rendered per poll as serve renders them; rocewatch_build_info (of the
+ * exporting binary, prom.c renders it) is kept so a dashboard's instance list
+ * finds the node.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -24,9 +35,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alerts.h"
 #include "bounded.h"
+#include "engine.h"
 #include "export.h"
 #include "prom.h"
+#include "prom_rules.h"
 #include "recording.h"
 #include "strmap.h"
 #include "util.h"
@@ -76,6 +90,12 @@ struct xport {
 	size_t n_ents, cap_ents;
 	uint64_t lines;
 	char err[512];
+	/* instance="...",job="..." (escaped), put first in every sample's labels */
+	struct strbuf base;
+	/* the rules, over a model of counters and configuration (replay's) */
+	struct rules_engine *e;
+	struct node_model rm;
+	struct alert_table at;
 };
 
 /* ---- families ---- */
@@ -138,12 +158,14 @@ static void family_header(struct xport *x, struct family *f)
 	fputc('\n', x->f);
 }
 
+/* labels: "" or "{a=\"b\"}"; instance and job go first. */
 static void sample_line(struct xport *x, const char *name, const char *labels, const char *v,
 			int64_t t_ms)
 {
 	/* OpenMetrics timestamps are seconds; t_ms is never negative here. */
-	fprintf(x->f, "%s%s %s %" PRId64 ".%03" PRId64 "\n", name, labels, v, t_ms / 1000,
-		t_ms % 1000);
+	/* base.buf is "{instance=...,job=..." (prom_label opens the set) */
+	fprintf(x->f, "%s%s%s%s %s %" PRId64 ".%03" PRId64 "\n", name, x->base.buf,
+		labels[0] ? "," : "}", labels[0] ? labels + 1 : "", v, t_ms / 1000, t_ms % 1000);
 	x->lines++;
 }
 
@@ -404,9 +426,13 @@ static int export_counters(struct xport *x)
 			continue;
 		}
 		if (sqlite3_column_type(st, 2) == SQLITE_NULL) {
-			/* went absent: keep repeating only up to here */
+			/* went absent: keep repeating only up to here, and end it there */
 			if (t > x->win_first)
 				cs_fill(x, &c, t);
+			if (c.have && c.emitted && t >= x->win_first && t <= x->win_last) {
+				strlcpy0(c.val, "NaN", sizeof(c.val));
+				cs_emit(x, &c, t);
+			}
 			c.have = false;
 			c.emitted = false;
 			continue;
@@ -446,6 +472,8 @@ static void on_config(void *arg, const struct rec_poll *p, const struct rec_seri
 	char err[256];
 
 	(void)p;
+	if (x->e)
+		rec_model_config(&x->rm, s, json, absent, err, sizeof(err));
 	if (rec_model_config(&x->m, s, json, absent, err, sizeof(err)) && !x->warned) {
 		/* A value this build cannot read (a newer rocewatch's): say so once, go on. */
 		x->warned = true;
@@ -516,7 +544,10 @@ static void take_render(struct xport *x, int64_t t, bool refresh)
 			*ty++ = '\0';
 			snprintf(type, sizeof(type), "%s", ty);
 			fam = -1;
-			if (strncmp(name, "rocewatch_", 10)) /* the exporter's own families */
+			/* the exporter's own families, but for the one a dashboard lists nodes by
+			 */
+			if (strncmp(name, "rocewatch_", 10) ||
+			    !strcmp(name, "rocewatch_build_info"))
 				fam = family(x, name,
 					     !strcmp(type, "counter") ? "counter"
 					     : !strcmp(type, "gauge") ? "gauge"
@@ -546,9 +577,42 @@ static void take_render(struct xport *x, int64_t t, bool refresh)
 			strlcpy0(e->last, val, sizeof(e->last));
 		}
 	}
-	for (size_t i = 0; i < x->n_ents; i++)
-		if (!x->ents[i].live)
-			x->ents[i].last[0] = '\0'; /* gone: a comeback is a new sample */
+	for (size_t i = 0; i < x->n_ents; i++) {
+		struct cfg_entry *e = &x->ents[i];
+
+		if (e->live)
+			continue;
+		/* gone: ends here (a scrape's staleness); a comeback is a new sample */
+		if (e->last[0] && cfg_push(e, t, "NaN"))
+			x->failed = true;
+		e->last[0] = '\0';
+	}
+}
+
+static void on_sample(void *arg, const struct rec_poll *p, const struct rec_series *s,
+		      const struct rec_value *v)
+{
+	struct xport *x = arg;
+
+	(void)p;
+	rec_model_sample(&x->rm, s, v);
+}
+
+/* The rules at this poll, as replay runs them (the polls before the window too: history). */
+static void evaluate(struct xport *x, const struct rec_poll *p)
+{
+	int64_t now = p->t_ms * 1000000;
+
+	rec_model_sweep(&x->rm);
+	model_link_ports(&x->rm);
+	x->rm.time.tv_sec = p->t_ms / 1000;
+	x->rm.time.tv_nsec = (p->t_ms % 1000) * 1000000;
+	if (rules_evaluate(x->e, &x->rm, now))
+		return; /* out of memory: the results stay as they were */
+	alerts_feed_rules(&x->at, x->e, now);
+	for (size_t i = 0; i < x->at.n; i++)
+		x->at.a[i].resolved = false; /* nobody delivers them */
+	alerts_gc(&x->at, false);
 }
 
 static void on_poll_end(void *arg, const struct rec_poll *p)
@@ -558,12 +622,23 @@ static void on_poll_end(void *arg, const struct rec_poll *p)
 	bool last = p->t_ms == x->win_last;
 	struct prom_input in = { .m = &x->m };
 
+	if (x->e)
+		evaluate(x, p);
 	if (!p->in_window)
 		return;
-	if (!x->dirty && !first && !last && p->t_ms - x->last_render < REFRESH_MS)
+	/* rule results may change at any poll: with rules, every poll is looked at */
+	if (!x->e && !x->dirty && !first && !last && p->t_ms - x->last_render < REFRESH_MS)
 		return;
 	model_link_ports(&x->m);
 	if (prom_render(&x->pr, &x->text, &in)) {
+		x->failed = true;
+		return;
+	}
+	if (x->e) {
+		prom_rules_render(&x->text, x->e, NULL);
+		prom_alerts_render(&x->text, &x->at);
+	}
+	if (x->text.oom) {
 		x->failed = true;
 		return;
 	}
@@ -591,9 +666,13 @@ static void write_config(struct xport *x)
 
 		if (!e->n)
 			continue;
+		const char *brace = strchr(e->key, '{');
+		char name[256];
+
 		family_header(x, f);
+		snprintf(name, sizeof(name), "%.*s", (int)(brace ? brace - e->key : 255), e->key);
 		for (size_t k = 0; k < e->n; k++)
-			sample_line(x, e->key, "", e->s[k].v, e->s[k].t);
+			sample_line(x, name, brace ? brace : "", e->s[k].v, e->s[k].t);
 	}
 }
 
@@ -617,6 +696,9 @@ static void xport_free(struct xport *x)
 	strmap_free(&x->fam_map);
 	strmap_free(&x->cfg_map);
 	model_free(&x->m);
+	model_free(&x->rm);
+	alerts_free(&x->at);
+	sb_free(&x->base);
 	prom_renderer_free(&x->pr);
 	sb_free(&x->text);
 	rec_close(&x->rd);
@@ -633,6 +715,9 @@ int export_open(struct xport **out, const struct export_opts *o, char *err, size
 		return -ENOMEM;
 	}
 	model_init(&x->m);
+	model_init(&x->rm);
+	alerts_init(&x->at);
+	x->e = o->e;
 	r = rec_open(&x->rd, o->db, x->err, sizeof(x->err));
 	if (!r) {
 		x->rd.who = "rocewatch export";
@@ -652,12 +737,27 @@ int export_open(struct xport **out, const struct export_opts *o, char *err, size
 			x->win_last = x->rd.polls[i].t_ms;
 		}
 	x->last_render = INT64_MIN / 2;
+	{
+		int first = 1;
+
+		prom_label(&x->base, &first, "instance",
+			   o->instance	   ? o->instance
+			   : x->rd.host[0] ? x->rd.host
+					   : "unknown");
+		prom_label(&x->base, &first, "job", o->job ? o->job : "rocewatch");
+		if (x->base.oom) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+	}
 	return 0;
 }
 
 int export_write(struct xport *x, FILE *f, char *err, size_t errlen)
 {
-	struct rec_scan_ops ops = { .config = on_config, .poll_end = on_poll_end };
+	struct rec_scan_ops ops = { .sample = x->e ? on_sample : NULL,
+				    .config = on_config,
+				    .poll_end = on_poll_end };
 	size_t n = x->rd.n_series ? x->rd.n_series : 1;
 	struct object *tmp = malloc(sizeof(*tmp));
 	int r = 0;

@@ -6,10 +6,20 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct rules_engine;
+
 struct export_opts {
 	const char *db;	  /* recording directory or capture file */
 	int64_t since_ms; /* the window (INT64_MIN / INT64_MAX: all) */
 	int64_t until_ms;
+	/*
+	 * instance and job labels on every sample, as a scrape adds them: two
+	 * nodes' exports stay apart and the dashboards find them (NULL: the
+	 * recording's host, "rocewatch")
+	 */
+	const char *instance, *job;
+	/* rules run over the recording as replay runs them: their results and alerts (NULL: none) */
+	struct rules_engine *e;
 };
 
 struct xport;

@@ -20,6 +20,7 @@
 #include "alerts.h"
 #include "engine.h"
 #include "recording.h"
+#include "pm_text.h"
 #include "replay.h"
 #include "util.h"
 
@@ -33,6 +34,7 @@ struct transition {
 
 struct replay {
 	struct rec_reader rd;
+	int width; /* of the text */
 	struct rules_engine *e;
 	struct alert_table at;
 	struct node_model m;
@@ -138,47 +140,62 @@ static const char *where(const struct transition *t, char *buf, size_t len)
 
 static void write_text(const struct replay *rp, FILE *f)
 {
-	char a[40], b[40], obj[96];
-	size_t firing = 0;
+	char a[40], b[40], obj[96], head[320], text[4096];
+	size_t firing = 0, len;
+	int w = rp->width;
 
 	rec_format_time(rp->win_first, a, sizeof(a));
 	rec_format_time(rp->win_last, b, sizeof(b));
-	fprintf(f, "rocewatch replay: %s, %s .. %s, %zu polls; ",
-		rp->rd.host[0] ? rp->rd.host : "?", a, b, rp->n_window_polls);
-	for (size_t p = 0; p < rules_profile_count(rp->e); p++)
-		fprintf(f, "%sprofile %s (%zu rules)", p ? ", " : "", rules_profile(rp->e, p)->name,
-			rules_profile(rp->e, p)->n_rules);
-	fputc('\n', f);
+	len = (size_t)snprintf(text, sizeof(text), "rocewatch replay: %s, %s .. %s, %zu polls; ",
+			       rp->rd.host[0] ? rp->rd.host : "?", a, b, rp->n_window_polls);
+	for (size_t p = 0; p < rules_profile_count(rp->e) && len < sizeof(text); p++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "%sprofile %s (%zu rules)",
+					p ? ", " : "", rules_profile(rp->e, p)->name,
+					rules_profile(rp->e, p)->n_rules);
+	pm_wrap(f, 0, w, 2, text);
 	if (!rp->n_tr)
 		fprintf(f, "no alert would have fired or resolved.\n");
+	/* a row: when, FIRING/RESOLVED, the alert and its object; its text beside or below */
 	for (size_t i = 0; i < rp->n_tr; i++) {
 		const struct transition *t = &rp->tr[i];
+		/* RoceRuleUnknown names the rule it is about */
+		bool other = strcmp(t->alertname, t->rule) && t->rule[0];
 
 		rec_format_time(t->t_ms, a, sizeof(a));
 		/* the value behind it, when it says more than the summary (an unknown's reason) */
 		bool more = t->value[0] && strncmp(t->summary, t->value, strlen(t->value));
 
-		if (t->fired)
-			fprintf(f, "%s  FIRING    %-32s %-14s %-8s %s%s%s\n", a, t->alertname,
-				where(t, obj, sizeof(obj)), t->severity,
-				strcmp(t->alertname, t->rule) && t->rule[0] ? t->rule : t->summary,
-				more ? " -- " : "", more ? t->value : "");
-		else
-			fprintf(f, "%s  RESOLVED  %-32s %-14s after %.1f s\n", a, t->alertname,
-				where(t, obj, sizeof(obj)), (double)(t->t_ms - t->since_ms) / 1e3);
+		if (t->fired) {
+			snprintf(head, sizeof(head), "%s  FIRING    %-32s %-14s %-8s", a,
+				 t->alertname, where(t, obj, sizeof(obj)), t->severity);
+			snprintf(text, sizeof(text), "%s%s%s", other ? t->rule : t->summary,
+				 more ? " -- " : "", more ? t->value : "");
+		} else {
+			snprintf(head, sizeof(head), "%s  RESOLVED  %-32s %-14s", a, t->alertname,
+				 where(t, obj, sizeof(obj)));
+			snprintf(text, sizeof(text), "after %.1f s%s%s",
+				 (double)(t->t_ms - t->since_ms) / 1e3, other ? ": " : "",
+				 other ? t->rule : "");
+		}
+		pm_row(f, w, 4, head, text);
 	}
 	for (size_t i = 0; i < rp->at.n; i++)
 		firing += rp->at.a[i].state == ALERT_FIRING;
 	if (firing) {
-		fprintf(f, "still firing at the end:");
-		for (size_t i = 0; i < rp->at.n; i++) {
-			const struct alert *x = &rp->at.a[i];
+		len = (size_t)snprintf(text, sizeof(text), "still firing at the end:");
+		/* the failing rules first, then the undecided ones (with their rule) */
+		for (int unk = 0; unk < 2; unk++)
+			for (size_t i = 0; i < rp->at.n && len < sizeof(text); i++) {
+				const struct alert *x = &rp->at.a[i];
 
-			if (x->state == ALERT_FIRING)
-				fprintf(f, " %s@%s", x->alertname,
-					object_name(x->device, x->port, obj, sizeof(obj)));
-		}
-		fputc('\n', f);
+				if (x->state != ALERT_FIRING || (x->rule[0] != 0) != unk)
+					continue;
+				len += (size_t)snprintf(
+				    text + len, sizeof(text) - len, " %s%s%s%s@%s", x->alertname,
+				    unk ? "(" : "", unk ? x->rule : "", unk ? ")" : "",
+				    object_name(x->device, x->port, obj, sizeof(obj)));
+			}
+		pm_wrap(f, 0, w, 2, text);
 	}
 }
 
@@ -240,6 +257,7 @@ int replay_run(struct replay **out, const struct replay_opts *o, char *err, size
 	model_init(&rp->m);
 	alerts_init(&rp->at);
 	rp->e = o->e;
+	rp->width = o->width > 0 ? o->width : PM_DEFAULT_WIDTH;
 	r = rec_open(&rp->rd, o->db, err, errlen);
 	if (!r) {
 		rp->rd.who = "rocewatch replay";

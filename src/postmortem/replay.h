@@ -17,6 +17,7 @@ struct replay_opts {
 	int64_t since_ms;	   /* transitions in [since, until] are reported */
 	int64_t until_ms;	   /* (INT64_MIN / INT64_MAX: all) */
 	struct rules_engine *e;	   /* the rules to run; the caller keeps it */
+	int width;		   /* text: columns to fit (0: PM_DEFAULT_WIDTH) */
 };
 
 struct replay;

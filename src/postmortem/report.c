@@ -20,6 +20,7 @@
 
 #include <jansson.h>
 
+#include "pm_text.h"
 #include "report.h"
 #include "util.h"
 
@@ -137,12 +138,10 @@ static int setup_tracks(struct report *rp)
 			continue;
 		t = &rp->tracks[rp->n_tracks++];
 		*t = probe;
-		if (t->rep->cat == RCAT_PAUSE || t->rep->cat == RCAT_RETRY ||
-		    t->rep->cat == RCAT_OOS) {
-			t->bucket = calloc((size_t)rp->nb, sizeof(*t->bucket));
-			if (!t->bucket)
-				return -ENOMEM;
-		}
+		/* every kind the SVG draws: one panel per object and kind that moved */
+		t->bucket = calloc((size_t)rp->nb, sizeof(*t->bucket));
+		if (!t->bucket)
+			return -ENOMEM;
 		rp->by_series[i] = t;
 	}
 	return 0;
@@ -450,16 +449,21 @@ static void fmt_rate(char *buf, size_t len, double r, const char *unit)
 
 static void write_text(const struct report *rp, const struct line *l, size_t n, FILE *f)
 {
-	char a[40], b[40], c[40], obj[160], lab[32], amt[64], rate[64];
+	char a[40], b[40], c[40], obj[160], lab[32], amt[64], rate[64], head[160], text[4400];
 	const struct rec_series *prev = NULL;
 	bool full = rp->win_first / 86400000 != rp->win_last / 86400000;
+	int w = rp->width;
 
 	rep_time(rp->win_first, true, a, sizeof(a));
 	rep_time(rp->win_last, true, b, sizeof(b));
-	fprintf(f, "rocewatch report: %s, %s .. %s\n", rp->rd.host[0] ? rp->rd.host : "?", a, b);
-	fprintf(f, "%zu polls, every %" PRId64 " ms; %s%s%s%s\n", rp->n_window_polls,
-		rp->rd.interval_ms, rp->rd.path, rp->rd.capture_reason[0] ? " (capture: " : "",
-		rp->rd.capture_reason, rp->rd.capture_reason[0] ? ")" : "");
+	snprintf(text, sizeof(text), "rocewatch report: %s, %s .. %s",
+		 rp->rd.host[0] ? rp->rd.host : "?", a, b);
+	pm_wrap(f, 0, w, 2, text);
+	snprintf(text, sizeof(text), "%zu polls, every %" PRId64 " ms; %s%s%s%s",
+		 rp->n_window_polls, rp->rd.interval_ms, rp->rd.path,
+		 rp->rd.capture_reason[0] ? " (capture: " : "", rp->rd.capture_reason,
+		 rp->rd.capture_reason[0] ? ")" : "");
+	pm_wrap(f, 0, w, 2, text);
 	if (rp->dropped)
 		fprintf(f, "note: %" PRId64 " polls were not recorded (writer behind)\n",
 			rp->dropped);
@@ -468,6 +472,7 @@ static void write_text(const struct report *rp, const struct line *l, size_t n, 
 	if (!n)
 		fprintf(f, "\nnothing moved%s%s.\n", rp->device ? " on " : "",
 			rp->device ? rp->device : "");
+	/* a row: when, what kind, which counter, then its text beside or below (indent 6) */
 	for (size_t i = 0; i < n; i++) {
 		const struct rec_series *s = l[i].s;
 
@@ -484,9 +489,11 @@ static void write_text(const struct report *rp, const struct line *l, size_t n, 
 			const char *field = s->name;
 
 			rep_time(l[i].t, full, a, sizeof(a));
-			fprintf(f, "  %-30s  config      %s%s%s: %s -> %s\n", a,
-				s->src == REC_FIELD ? "" : rec_source_name(s->src),
-				s->src == REC_FIELD ? "" : ".", field, l[i].ch->old, l[i].ch->new);
+			snprintf(head, sizeof(head), "  %-30s  %-10s ", a, "config");
+			snprintf(text, sizeof(text), "%s%s%s: %s -> %s",
+				 s->src == REC_FIELD ? "" : rec_source_name(s->src),
+				 s->src == REC_FIELD ? "" : ".", field, l[i].ch->old, l[i].ch->new);
+			pm_row(f, w, 6, head, text);
 			continue;
 		}
 		const struct episode *e = l[i].ep;
@@ -499,16 +506,19 @@ static void write_text(const struct report *rp, const struct line *l, size_t n, 
 		fmt_rate(rate, sizeof(rate), e->peak_rate, t->rep->unit);
 		if (e->first == e->end) {
 			/* one poll: a step, not a rate worth a peak */
-			fprintf(f, "  %-30s  %-10s  %-9s %s: %s\n", b, rep_cat_name(t->rep->cat),
-				rep_track_label(t, lab, sizeof(lab)), t->rep->what, amt);
+			snprintf(head, sizeof(head), "  %-30s  %-10s  %-9s", b,
+				 rep_cat_name(t->rep->cat), rep_track_label(t, lab, sizeof(lab)));
+			snprintf(text, sizeof(text), "%s: %s", t->rep->what, amt);
 		} else {
 			char span[96];
 
 			snprintf(span, sizeof(span), "%s .. %s", a, b);
-			fprintf(f, "  %-30s  %-10s  %-9s %s: %s in %.1f s, peak %s at %s\n", span,
-				rep_cat_name(t->rep->cat), rep_track_label(t, lab, sizeof(lab)),
-				t->rep->what, amt, (double)(e->end - e->start) / 1e3, rate, c);
+			snprintf(head, sizeof(head), "  %-30s  %-10s  %-9s", span,
+				 rep_cat_name(t->rep->cat), rep_track_label(t, lab, sizeof(lab)));
+			snprintf(text, sizeof(text), "%s: %s in %.1f s, peak %s at %s",
+				 t->rep->what, amt, (double)(e->end - e->start) / 1e3, rate, c);
 		}
+		pm_row(f, w, 6, head, text);
 	}
 	if (rp->n_events) {
 		fprintf(f, "\nevents\n");
@@ -516,9 +526,11 @@ static void write_text(const struct report *rp, const struct line *l, size_t n, 
 			const struct rep_event *e = &rp->events[i];
 
 			rep_time(e->t, full, a, sizeof(a));
-			fprintf(f, "  %-30s  %-10s  %s%s%s%s%s\n", a, e->kind, e->name,
-				e->device[0] ? " on " : "", e->device, e->detail[0] ? ": " : "",
-				e->detail);
+			snprintf(head, sizeof(head), "  %-30s  %-10s ", a, e->kind);
+			snprintf(text, sizeof(text), "%s%s%s%s%s", e->name,
+				 e->device[0] ? " on " : "", e->device, e->detail[0] ? ": " : "",
+				 e->detail);
+			pm_row(f, w, 6, head, text);
 		}
 	}
 }
@@ -631,6 +643,7 @@ int report_build(struct report *rp, const struct report_opts *o, char *err, size
 	int r;
 
 	rp->device = o->device;
+	rp->width = o->width > 0 ? o->width : PM_DEFAULT_WIDTH;
 	r = rec_open(&rp->rd, o->db, err, errlen);
 	if (!r) {
 		rp->rd.who = "rocewatch report";

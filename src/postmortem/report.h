@@ -57,6 +57,7 @@ struct rep_event {
 struct report {
 	struct rec_reader rd;
 	const char *device; /* --device */
+	int width;	    /* of the text report */
 	struct track *tracks;
 	size_t n_tracks;
 	struct track **by_series;
@@ -95,13 +96,14 @@ struct report_opts {
 	int64_t now_ms;	    /* what an empty window is named after */
 	const char *device; /* NULL: every device */
 	bool progress;	    /* a progress line on stderr for a long scan */
+	int width;	    /* text: columns to fit (0: PM_DEFAULT_WIDTH) */
 };
 
 /* Read the recording and build the report: 0, or -errno with err set. */
 int report_build(struct report *rp, const struct report_opts *o, char *err, size_t errlen);
 /* The report as text or JSON: 0 or -errno. */
 int report_write(const struct report *rp, bool json, FILE *f);
-/* Draw the per-priority pause and the retry rates over time. */
+/* Every counter kind that moved, a panel per object and kind, changes and alerts marked. */
 int report_svg(const struct report *rp, FILE *f);
 void report_free(struct report *rp);
 

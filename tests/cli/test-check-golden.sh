@@ -32,6 +32,8 @@ golden mtu-1500-160 160 mtu-1500.json
 golden dcb-unsupported-80 80 dcb-unsupported.json
 golden dcb-unsupported-160 160 dcb-unsupported.json
 golden good-8nic-80 80 good-8nic.json
+# a pause storm among nine warnings and two unreadable facts: worst first across objects
+golden incident-80 80 incident.json
 golden ib-port-80 80 ib-port.json
 golden pfc-quiet-80 80 pfc-0-and-3.json -q
 golden good-quiet-80 80 good.json --quiet
@@ -49,14 +51,20 @@ quiet() {
 check "-q: the problems and the summary line only (an OK node: one line)" quiet
 # the fix text of a rule failing on several objects is printed once, with the device names
 dedup() {
-	[ "$(grep -c 'Lossless RoCE needs PFC' "$GOLD/check-dcb-unsupported-80.txt")" -eq 1 ] &&
-		grep -q '`mlnx_qos -i eth2 --pfc 0,0,0,1,0,0,0,0`' "$GOLD/check-dcb-unsupported-80.txt" &&
-		grep -q 'fix: as for netdev eth2 above' "$GOLD/check-dcb-unsupported-80.txt"
+	[ "$(grep -c 'The lossless priority dropped packets' "$GOLD/check-incident-80.txt")" -eq 1 ] &&
+		grep -q 'fix: as for netdev eth2 above' "$GOLD/check-incident-80.txt" &&
+		grep -q 'fix: as for rdma_port mlx5_0 above' "$GOLD/check-incident-80.txt"
 }
-check "a fix repeated on eight NICs is printed once, naming the device" dedup
+check "a fix repeated on several NICs is printed once, naming the device" dedup
 # a `command` is not broken across lines when it fits on one
 check "a backquoted command stays on one line" \
-	grep -q '`dcb pfc set dev eth2 prio-pfc all:off 3:on`' "$GOLD/check-dcb-unsupported-80.txt"
+	grep -q '`mlnx_qos -i eth2 --buffer_size`' "$GOLD/check-incident-80.txt"
+# an unknown result saw no failure: it never prints the failure's fix
+unknown_no_fix() {
+	! grep -q 'Fix:\|mlnx_qos\|Lossless RoCE needs PFC' "$GOLD/check-dcb-unsupported-80.txt" &&
+		grep -q 'Not decided: this kernel or driver does not provide$' "$GOLD/check-dcb-unsupported-80.txt"
+}
+check "unknown results say what could not be read, not the fix for a failure" unknown_no_fix
 # COLUMNS that is not a number falls back to 80; a terminal's own width is used under script(1)
 check "COLUMNS=abc: 80 columns" bash -c \
 	"COLUMNS=abc '$ROCEWATCH' check --from '$FX/mtu-1500.json' | cmp -s - <(head -n -1 '$GOLD/check-mtu-1500-80.txt')"

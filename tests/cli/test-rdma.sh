@@ -162,4 +162,25 @@ else
 	echo "# this machine has /sys/class/infiniband: the no-RDMA checks do not apply"
 fi
 
+# --sysfs-root at a tree, no --netdev-exclude: the netdevs are the tree's (class/net, from
+# sysfs, as this host has none of them), bound to its ports, none of this host's
+tree_only() {
+	timeout 20 "$ROCEWATCH" snapshot --sysfs-root "$TREE" >"$TMPD/tree.json" 2>"$TMPD/tree.err" ||
+		{ cat "$TMPD/tree.err" >&2; return 1; }
+	python3 - "$TMPD/tree.json" "$TREE" <<'PY'
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+want = sorted(x for x in os.listdir(os.path.join(sys.argv[2], "class", "net")) if x != "lo")
+got = sorted(n["name"] for n in d["netdevs"])
+assert got == want, (got, want)
+for n in d["netdevs"]:
+    mtu = open(os.path.join(sys.argv[2], "class", "net", n["name"], "mtu")).read().strip()
+    assert n["fields"]["mtu"] == int(mtu), n
+assert all(p.get("netdev") in want for p in d["rdma_ports"]), [p.get("netdev") for p in d["rdma_ports"]]
+col = d["collectors"]
+assert col["link"]["enabled"] and col["link"]["success"], col["link"]
+PY
+}
+check "--sysfs-root alone: the tree's netdevs only, bound to its ports" tree_only
+
 finish

@@ -65,11 +65,11 @@ check "the check is run by full path, in plain text" bash -c \
 	"[ \"\$(cat '$TMPD/args')\" = 'check --color never' ]"
 check "WARNING (1): the job starts, nothing drained, the warning on stderr" bash -c \
 	"$(declare -f prolog expect drained_with not_drained); TMPD='$TMPD' FAKE='$FAKE' SCTL='$SCTL' PROLOG='$PROLOG';
-	 expect warning 1 0 not_drained && grep -q 'RoCE check WARNING (cnp_priority); the job starts' '$TMPD/err'"
+	 expect warning 1 0 not_drained && grep -q 'RoCE check WARNING (cnp_priority(eth2)); the job starts' '$TMPD/err'"
 check "CRITICAL (2): refused, drained with the failing rule" \
-	expect critical 2 1 drained "RoCE check CRITICAL: pfc_only_on_roce_priority"
+	expect critical 2 1 drained "RoCE check CRITICAL: pfc_only_on_roce_priority(eth2)"
 check "UNKNOWN (3): refused, drained (fail closed)" \
-	expect unknown 3 1 drained "RoCE check UNKNOWN (could not decide: trust_dscp)"
+	expect unknown 3 1 drained "RoCE check UNKNOWN, could not decide: trust_dscp(eth2)"
 check "rocewatch not found (127): refused, drained" \
 	expect missing 0 1 drained "/nonexistent/rocewatch not found or not executable (set ROCEWATCH in /nonexistent)" \
 	ROCEWATCH=/nonexistent/rocewatch
@@ -85,7 +85,7 @@ check "warn-only: UNKNOWN starts the job, nothing drained, said on stderr" bash 
 check "warn-only: not found starts the job too" \
 	expect warn127 0 0 not_drained ROCEWATCH_PROLOG_MODE=warn-only ROCEWATCH=/nonexistent/rocewatch
 check "an unknown mode fails closed" \
-	expect badmode 3 1 drained "RoCE check UNKNOWN (could not decide: trust_dscp)" ROCEWATCH_PROLOG_MODE=maybe
+	expect badmode 3 1 drained "RoCE check UNKNOWN, could not decide: trust_dscp(eth2)" ROCEWATCH_PROLOG_MODE=maybe
 printf 'ROCEWATCH=%s\nROCEWATCH_ARGS="--profile site --param roce_priority=5"\n' "$FAKE" >"$TMPD/prolog.conf"
 conf_file() {
 	rm -f "$TMPD/args"
@@ -94,15 +94,50 @@ conf_file() {
 		[ "$(cat "$TMPD/args")" = "check --color never --profile site --param roce_priority=5" ]
 }
 check "settings from ROCEWATCH_PROLOG_CONF: the binary and its flags" conf_file
-# the real rocewatch: a check that cannot decide (no RDMA here) must not let the job through
-real_unknown() {
-	local got=0
+# the real rocewatch, as slurmd runs it (env -i, no COLUMNS, no search path)
+real_prolog() { # SNAPSHOT: run the prolog with the real rocewatch on that snapshot
 	rm -f "$TMPD/scontrol"
-	env -i SLURMD_NODENAME=n7 ROCEWATCH="$ROCEWATCH" ROCEWATCH_PROFILE_DIR="$ROCEWATCH_PROFILE_DIR" SCONTROL="$SCTL" FAKE_DIR="$TMPD" \
-		ROCEWATCH_PROLOG_CONF=/nonexistent \
-		ROCEWATCH_ARGS="--from $SOURCE_DIR/tests/fixtures/snapshots/rules/good-single.json" \
-		/bin/sh "$PROLOG" >/dev/null 2>"$TMPD/err" || got=$?
-	[ "$got" -eq 1 ] && grep -q '^Reason=rocewatch: RoCE check UNKNOWN (could not decide: no_' "$TMPD/scontrol"
+	env -i SLURMD_NODENAME=n7 ROCEWATCH="$ROCEWATCH" ROCEWATCH_PROFILE_DIR="$ROCEWATCH_PROFILE_DIR" \
+		SCONTROL="$SCTL" FAKE_DIR="$TMPD" ROCEWATCH_PROLOG_CONF=/nonexistent \
+		ROCEWATCH_ARGS="--from $1" /bin/sh "$PROLOG" >/dev/null 2>"$TMPD/err"
 }
-check "with the real rocewatch: UNKNOWN (one sample) drains, naming the undecided rules" real_unknown
+# a healthy node recorded in one snapshot: its counter rules are skipped, not undecided
+real_single() {
+	real_prolog "$SOURCE_DIR/tests/fixtures/snapshots/rules/good-single.json" && not_drained
+}
+check "with the real rocewatch: one healthy snapshot starts the job, nothing drained" real_single
+# a pause storm on a node with nine warnings and two unreadable facts: the drain reason
+# starts with the critical rule and its object, warnings next, unknowns last, in 255 bytes
+# (the alphabetical first five once left the critical no_pause_storm_errors out)
+real_storm() {
+	local got=0 reason
+	real_prolog "$SOURCE_DIR/tests/fixtures/snapshots/rules/incident.json" || got=$?
+	[ "$got" -eq 1 ] || { echo "  exit $got" >&2; return 1; }
+	reason=$(sed -n 's/^Reason=//p' "$TMPD/scontrol")
+	echo "  reason (${#reason} bytes): $reason" >&2
+	case $reason in
+	"rocewatch: RoCE check CRITICAL: no_pause_storm_errors(eth2); warning: iommu_passthrough(node) gpu_pcie_link_width(node) no_pause_storm_warnings(eth2) "*) ;;
+	*) return 1 ;;
+	esac
+	[ "$(printf '%s' "$reason" | wc -c)" -le 255 ] &&
+		printf '%s' "$reason" | grep -q 'no_discards_on_roce_priority(eth2,eth3)'
+}
+check "with the real rocewatch: a pause storm drains with the critical rule first, in 255 bytes" real_storm
+# everything fits or is counted: a reason never just stops
+real_unknown() {
+	local got=0 reason
+	python3 - "$SOURCE_DIR/tests/fixtures/snapshots/rules/good-single.json" >"$TMPD/nomemlock.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+del s["node"]["fields"]["memlock_unlimited"]
+s["node"]["absent"]["memlock_unlimited"] = {"reason": "permission", "errno": 13}
+print(json.dumps(s))
+PY
+	real_prolog "$TMPD/nomemlock.json" || got=$?
+	reason=$(sed -n 's/^Reason=//p' "$TMPD/scontrol")
+	[ "$got" -eq 1 ] || { echo "  exit $got: $(cat "$TMPD/err")" >&2; return 1; }
+	[ "$reason" = "rocewatch: RoCE check UNKNOWN, could not decide: memlock_unlimited(node)" ] ||
+		{ echo "  reason: $reason" >&2; return 1; }
+}
+check "with the real rocewatch: an undecided critical rule drains, naming rule and object" real_unknown
 finish

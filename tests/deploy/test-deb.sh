@@ -40,9 +40,12 @@ for f in /usr/bin/rocewatch /usr/share/rocewatch/profiles/lossless-roce.yaml \
 	/lib/systemd/system/rocewatch.service /etc/default/rocewatch \
 	/usr/share/doc/rocewatch/examples/systemd/wire.conf \
 	/usr/share/doc/rocewatch/examples/systemd/debugfs.conf \
-	/usr/share/rocewatch/node-problem-detector/rocewatch-npd.sh; do
+	/usr/share/rocewatch/node-problem-detector/rocewatch-npd.sh \
+	/usr/share/bash-completion/completions/rocewatch; do
 	check "installed: $f" bash -c "grep -qx '$f' '$TMPD/files' && [ -e '$f' ]"
 done
+check "the bash completion names the package's profile directory" \
+	grep -q '"/usr/share/rocewatch/profiles"' /usr/share/bash-completion/completions/rocewatch
 check "/etc/default/rocewatch is a conffile" bash -c "dpkg-query -W -f='\${Conffiles}' rocewatch | grep -q ' /etc/default/rocewatch '"
 
 # The installed binary, with nothing of the checkout in its environment or its bytes.

@@ -33,6 +33,49 @@ for want in ("Rule outcomes", "drift", "pause frames/s by priority and direction
     assert want in titles, "no panel for %r in %s" % (want, titles)
 PY
 
+# "Configuration drift" sees a trust change: the trust mode is a label of an _info series
+# that is always 1 (changes() of it is 0), so a change is one more series in the range;
+# an MTU change is a changes() of the value.  promtool's own PromQL on made-up series.
+drift_test() {
+	python3 - "$DASH" >"$TMPD/drift.test.yml" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+q = [p for p in d["panels"] if p["title"] == "Configuration drift"][0]["targets"][0]["expr"]
+q = q.replace("$instance", ".*").replace("$__range", "10m")
+print("""rule_files: []
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'roce_qos_trust_info{instance="n1",device="eth2",trust="pcp"}'
+        values: '1x4'
+      - series: 'roce_qos_trust_info{instance="n1",device="eth2",trust="dscp"}'
+        values: '_x4 1x6'
+      - series: 'roce_netdev_mtu_bytes{instance="n1",device="eth2"}'
+        values: '9000x10'
+      - series: 'roce_qos_trust_info{instance="n2",device="eth2",trust="dscp"}'
+        values: '1x10'
+      - series: 'roce_netdev_mtu_bytes{instance="n2",device="eth2"}'
+        values: '1500x4 9000x6'
+      - series: 'roce_qos_trust_info{instance="n3",device="eth2",trust="dscp"}'
+        values: '1x10'
+      - series: 'roce_netdev_mtu_bytes{instance="n3",device="eth2"}'
+        values: '9000x10'
+    promql_expr_test:
+      - expr: '%s'
+        eval_time: 10m
+        exp_samples:
+          - labels: '{instance="n1"}'
+            value: 1
+          - labels: '{instance="n2"}'
+            value: 1
+          - labels: '{instance="n3"}'
+            value: 0""" % q.replace("'", "''"))
+PY
+	promtool test rules "$TMPD/drift.test.yml"
+}
+check "Configuration drift counts a trust change and an MTU change (promtool)" drift_test
+
 python3 "$SOURCE_DIR/tests/deploy/gen-dashboard-snapshots.py" \
 	"$SOURCE_DIR/tests/fixtures/snapshots/rules/good.json" "$TMPD/moving.json" 600
 rport=$(free_port)

@@ -25,7 +25,8 @@ for f in "$prefix/bin/rocewatch" "$prefix/share/rocewatch/profiles/lossless-roce
 	"$prefix/share/doc/rocewatch/examples/systemd/wire.conf" \
 	"$prefix/share/doc/rocewatch/examples/systemd/debugfs.conf" \
 	"$prefix/share/rocewatch/node-problem-detector/rocewatch-npd.sh" \
-	"$prefix/share/rocewatch/node-problem-detector/rocewatch-plugin.json"; do
+	"$prefix/share/rocewatch/node-problem-detector/rocewatch-plugin.json" \
+	"$prefix/share/bash-completion/completions/rocewatch"; do
 	check "installs $f" test -s "$R$f"
 done
 if command -v scdoc >/dev/null; then
@@ -34,6 +35,9 @@ if command -v scdoc >/dev/null; then
 fi
 check "the unit runs $prefix/bin/rocewatch" grep -qx "ExecStart=$prefix/bin/rocewatch serve \$ROCEWATCH_ARGS" "$R$unitdir/rocewatch.service"
 check "the unit reads $sysconf/default/rocewatch" grep -qx "EnvironmentFile=-$sysconf/default/rocewatch" "$R$unitdir/rocewatch.service"
+check "the bash completion searches this prefix's profiles, no @placeholder@ left" bash -c \
+	"grep -q '\"$prefix/share/rocewatch/profiles\"' '$R$prefix/share/bash-completion/completions/rocewatch' &&
+	 ! grep -q '@[A-Z_]*@' '$R$prefix/share/bash-completion/completions/rocewatch'"
 check "no @placeholder@ left in the unit" bash -c "! grep -q '@[a-z]*@' '$R$unitdir/rocewatch.service'"
 check "the NPD wrapper is executable" test -x "$R$prefix/share/rocewatch/node-problem-detector/rocewatch-npd.sh"
 # Not run from its DESTDIR it would find its profiles in $prefix/share, then in

@@ -11,6 +11,8 @@ need_cmd curl
 
 GEN="$SOURCE_DIR/tests/recorder/gen-snapshots.py"
 export ROCEWATCH_NO_PROGRESS=1
+# whole lines to grep; the 80-column layout is checked apart below
+export COLUMNS=250
 
 # sql DB QUERY: print the rows, |-separated (python: no sqlite3 CLI needed)
 sql() {
@@ -66,6 +68,26 @@ stop_serve
 "$ROCEWATCH" report --db "$TMPD/rec" --format json >"$TMPD/report.json" 2>"$TMPD/report.err" ||
 	die "report failed: $(cat "$TMPD/report.err")"
 "$ROCEWATCH" report --db "$TMPD/rec" >"$TMPD/report.txt" 2>&1 || die "text report failed"
+
+# fits WIDTH FILE: no line of FILE is wider than WIDTH (and some line is wider than 60:
+# a report squeezed to nothing would pass otherwise)
+fits() {
+	awk -v w="$1" 'length($0) > w { print FILENAME ":" NR ": " length($0) " columns" > "/dev/stderr"; bad = 1 }
+		length($0) > 60 { wide = 1 } END { exit bad || !wide }' "$2"
+}
+export -f fits
+check "report text: 80 columns without COLUMNS (the counter's text under its row)" bash -c \
+	"env -u COLUMNS '$ROCEWATCH' report --db '$TMPD/rec' >'$TMPD/r80.txt' && fits 80 '$TMPD/r80.txt' &&
+	 grep -Eq '^      local ACK timeouts: [0-9]+ events in [0-9.]+ s, peak ' '$TMPD/r80.txt'"
+check "report text: COLUMNS=100 is respected" bash -c \
+	"COLUMNS=100 '$ROCEWATCH' report --db '$TMPD/rec' >'$TMPD/r100.txt' && fits 100 '$TMPD/r100.txt'"
+check "replay text: 80 columns without COLUMNS" bash -c \
+	"env -u COLUMNS '$ROCEWATCH' replay --db '$TMPD/rec' >'$TMPD/p80.txt'; fits 80 '$TMPD/p80.txt' &&
+	 grep -Eq '^20[0-9-]+T[0-9:.]+Z  FIRING  pfc_only_on_roce_priority  eth2  critical$' '$TMPD/p80.txt' &&
+	 grep -q '^    PFC enabled on {3,4}, expected only {3}$' '$TMPD/p80.txt'"
+# an alert event says what fired, so the report read later needs nothing else
+check "report events: an alert names its rule and what fired" \
+	grep -Eq '  alert +no_local_ack_timeouts on mlx5_0: firing: [0-9]+ ACK timeouts' "$TMPD/report.txt"
 
 # poll seq k+1 replayed snapshot k (a fresh database numbers polls from 1)
 verify_round_trip() {
@@ -150,8 +172,62 @@ check "report --since past the end of the data: exit 1, not 'nothing moved'" bas
 check "report --since/--until narrows the window" bash -c \
 	"t=\$(python3 -c \"import sqlite3,datetime; ms=sqlite3.connect('$TMPD/rec/rocewatch.db').execute('SELECT t_ms FROM polls WHERE seq=45').fetchone()[0]; print(datetime.datetime.utcfromtimestamp(ms/1000).strftime('%Y-%m-%dT%H:%M:%S.%fZ'))\"); \
 	 '$ROCEWATCH' report --db '$TMPD/rec' --since \"\$t\" --format json | python3 -c 'import json,sys; r=json.load(sys.stdin); c=[a[\"category\"] for a in r[\"activity\"]]; sys.exit(0 if \"pause\" not in c and \"retry\" in c else 1)'"
-check "report --format svg is SVG with both panels" bash -c \
-	"'$ROCEWATCH' report --db '$TMPD/rec' --format svg | python3 -c 'import sys, xml.dom.minidom as m; d=m.parseString(sys.stdin.read()); t=\" \".join(n.firstChild.data for n in d.getElementsByTagName(\"text\") if n.firstChild); sys.exit(0 if \"eth2: pause frames\" in t and \"retries\" in t and \"rx prio 3\" in t else 1)'"
+# one panel per object and kind that moved, each on its own scale; the PFC change and
+# the alerts listed and marked at their times
+svg_panels() {
+	"$ROCEWATCH" report --db "$TMPD/rec" --format svg -o "$TMPD/r.svg" &&
+		python3 - "$TMPD/r.svg" <<'PY'
+import sys, xml.dom.minidom as m
+d = m.parse(sys.argv[1])
+texts = [n for n in d.getElementsByTagName("text") if n.firstChild]
+titles = [n.firstChild.data for n in texts if n.getAttribute("class") == "pt"]
+want = ["eth2: pause frames per second, by priority", "eth2: share of the time paused, by priority",
+        "eth2: pause storm events per second",
+        "mlx5_0/1 (eth2): transport retries and ACK timeouts per second",
+        "mlx5_0/1 (eth2): out-of-sequence per second"]
+assert titles == want, titles
+marks = [n.firstChild.data for n in texts if n.getAttribute("class") == "ml"]
+assert any("pfc.enabled: [3] -> [3,4]" in x for x in marks), marks
+assert any("alert pfc_only_on_roce_priority on eth2: firing" in x for x in marks), marks
+assert any("alert no_local_ack_timeouts on mlx5_0: firing" in x for x in marks), marks
+# each panel its own scale: its highest point reaches at least 40 % of its plot height
+# (3 ACK timeouts/s on a 20 k/s axis would not); rates depend on the polls' real times,
+# so the check is on the drawing, not on values
+groups = d.getElementsByTagName("g")
+for g in groups:
+    grid = [float(l.getAttribute("y1")) for l in g.getElementsByTagName("line") if l.getAttribute("class") == "grid"]
+    top, bottom = min(grid), max(grid)
+    ys = [float(pt.split(",")[1]) for pl in g.getElementsByTagName("polyline")
+          for pt in pl.getAttribute("points").split()]
+    assert bottom - min(ys) >= 0.4 * (bottom - top), (bottom, top, min(ys))
+# marks drawn in every panel (a line per mark)
+for g in groups:
+    assert len([l for l in g.getElementsByTagName("line") if l.getAttribute("class") in ("mc", "ma", "mr")]) == len(marks), "marks"
+PY
+}
+check "report --format svg: a panel per object and kind, own scales, changes and alerts marked" svg_panels
+CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
+if [ -n "$CHROMIUM" ]; then
+	# kept as a test artefact, as the status page's screenshots are
+	ART="${BUILD_DIR:-$TMPD}/test-artefacts/report-svg"
+	mkdir -p "$ART"
+	svg_shot() {
+		cp "$TMPD/r.svg" "$ART/report.svg" &&
+			timeout 90 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic \
+				--no-first-run --disable-background-networking --disable-component-update \
+				--disable-sync --disable-extensions --user-data-dir="$(mktemp -d "$TMPD/chromium.XXXXXX")" \
+				--hide-scrollbars --screenshot="$ART/report-svg.png" --window-size=1000,1500 \
+				"file://$ART/report.svg" >/dev/null 2>>"$TMPD/chromium.log" &&
+			python3 - "$ART/report-svg.png" <<'PY'
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+assert b[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+assert struct.unpack(">II", b[16:24]) == (1000, 1500)
+assert len(b) > 20000, "nearly empty: %d bytes" % len(b)
+PY
+	}
+	check "the SVG report in headless Chromium: screenshot kept in $ART" svg_shot
+fi
 if command -v rsvg-convert >/dev/null; then
 	check "the SVG renders (rsvg-convert)" bash -c \
 		"'$ROCEWATCH' report --db '$TMPD/rec' --format svg -o '$TMPD/r.svg' && rsvg-convert '$TMPD/r.svg' -o '$TMPD/r.png' && [ -s '$TMPD/r.png' ]"
@@ -271,10 +347,11 @@ check "capture: report reads it and finds the retries" bash -c \
 	"'$ROCEWATCH' report '$cap' | grep -q 'local ACK timeouts'"
 check "capture: replay runs the rules over it" bash -c \
 	"'$ROCEWATCH' replay '$cap' | grep -q 'FIRING    no_local_ack_timeouts'"
+# the recorded state (rule results depend on the history each file holds: --no-rules)
 check "capture: the state at its first poll equals the recording's" bash -c "
 	t0=\$(sql '$cap' 'SELECT min(t_ms) FROM polls');
-	a=\$('$ROCEWATCH' export '$cap' --since \"\$(python3 -c \"import datetime; print(datetime.datetime.utcfromtimestamp(\$t0/1000).strftime('%Y-%m-%dT%H:%M:%S.%f')[:-3]+'Z')\")\" | grep \" \$((t0/1000))\\.\$(printf %03d \$((t0%1000)))\$\" | grep -v '^#' | sort);
-	b=\$('$ROCEWATCH' export --db '$TMPD/rec' --since \"\$(python3 -c \"import datetime; print(datetime.datetime.utcfromtimestamp(\$t0/1000).strftime('%Y-%m-%dT%H:%M:%S.%f')[:-3]+'Z')\")\" | grep \" \$((t0/1000))\\.\$(printf %03d \$((t0%1000)))\$\" | grep -v '^#' | sort);
+	a=\$('$ROCEWATCH' export '$cap' --no-rules --since \"\$(python3 -c \"import datetime; print(datetime.datetime.utcfromtimestamp(\$t0/1000).strftime('%Y-%m-%dT%H:%M:%S.%f')[:-3]+'Z')\")\" | grep \" \$((t0/1000))\\.\$(printf %03d \$((t0%1000)))\$\" | grep -v '^#' | sort);
+	b=\$('$ROCEWATCH' export --db '$TMPD/rec' --no-rules --since \"\$(python3 -c \"import datetime; print(datetime.datetime.utcfromtimestamp(\$t0/1000).strftime('%Y-%m-%dT%H:%M:%S.%f')[:-3]+'Z')\")\" | grep \" \$((t0/1000))\\.\$(printf %03d \$((t0%1000)))\$\" | grep -v '^#' | sort);
 	[ -n \"\$a\" ] && [ \"\$a\" = \"\$b\" ]"
 
 # SIGUSR1 cuts a capture too; a stop before `after` finalises it early

@@ -153,12 +153,86 @@ PY
 }
 check "DCB unsupported: PFC rules unknown with the reason, exit 3" dcb_unknown
 
+# one snapshot (the README's `check --from snapshot.json`): counter rules cannot be decided,
+# so they are skipped with that reason, as fleet check does, and a healthy node is OK
 single_sample() {
 	local rc=0
 	"$ROCEWATCH" check --from "$FX/good-single.json" --format json >"$TMPD/one.json" || rc=$?
-	[ "$rc" -eq 3 ] && grep -q 'needs two samples, have 1' "$TMPD/one.json"
+	[ "$rc" -eq 0 ] || { echo "  exit $rc, want 0" >&2; return 1; }
+	python3 - "$TMPD/one.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["status"] == "OK", j["status"]
+res = j["results"]
+assert not [x for x in res if x["outcome"] in ("unknown", "fail")], "unknown or fail left"
+skipped = [x for x in res if x["rule"] == "no_pause_storm_errors"]
+assert skipped and all(x["outcome"] == "skip" and "single sample" in x["reason"] for x in skipped), skipped
+assert "one snapshot has no counter history" in j["history"]["note"], j["history"]
+PY
 }
-check "one snapshot: counter rules unknown (needs two samples), exit 3" single_sample
+check "one snapshot: counter rules skipped with the reason, a healthy node OK (exit 0)" single_sample
+single_sample_text() {
+	local rc=0
+	"$ROCEWATCH" check --color never --from "$FX/good-single.json" >"$TMPD/one.txt" || rc=$?
+	[ "$rc" -eq 0 ] && grep -q '^rocewatch check on gpu-node-07: OK$' "$TMPD/one.txt" &&
+		grep -q '^counter rules: skipped, one snapshot has no counter history' "$TMPD/one.txt" &&
+		tail -1 "$TMPD/one.txt" | grep -q ', 0 unknown, [0-9]* skipped: OK$'
+}
+check "one snapshot, text: OK, and the second line says the counter rules were skipped" \
+	single_sample_text
+# a single snapshot still fails what it shows: the first sample of mtu-1500
+single_sample_fail() {
+	local rc=0
+	python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))[0]))' \
+		"$FX/mtu-1500.json" >"$TMPD/mtu-one.json"
+	"$ROCEWATCH" check --color never --from "$TMPD/mtu-one.json" >"$TMPD/t" || rc=$?
+	[ "$rc" -eq 2 ] && grep -q 'fail     critical  netdev_mtu' "$TMPD/t"
+}
+check "one snapshot with MTU 1500: CRITICAL (exit 2)" single_sample_fail
+
+# a --param value the rules cannot take is the flag's error, said once, at the flag
+param_at_flag() {
+	local rc=0
+	"$ROCEWATCH" check --from "$FX/good-single.json" --param roce_priority=9 >/dev/null 2>"$TMPD/p9.err" || rc=$?
+	[ "$rc" -eq 3 ] && [ "$(wc -l <"$TMPD/p9.err")" -eq 1 ] &&
+		grep -Eq '^rocewatch check: error: --param roce_priority=9: index 9 is out of range 0-7 \(where .*lossless-roce.yaml:[0-9]+:[0-9]+ uses it in expr\)$' "$TMPD/p9.err" ||
+		{ cat "$TMPD/p9.err" >&2; return 1; }
+}
+check "--param roce_priority=9: one error, at the flag (naming where it is used)" param_at_flag
+
+# an incident (incident.json): a critical pause storm on eth2, warnings on the node, netdevs
+# and ports, two node facts unreadable.  Worst first whatever the object: the critical
+# failure is the first row, every failure comes before every unknown.
+worst_first() {
+	local rc=0 rows
+	COLUMNS=80 "$ROCEWATCH" check --color never --from "$FX/incident.json" >"$TMPD/inc.txt" || rc=$?
+	[ "$rc" -eq 2 ] || { echo "  exit $rc, want 2" >&2; return 1; }
+	rows=$(grep -E '^  (fail|unknown) ' "$TMPD/inc.txt" | awk '{ print $1 "-" $2 }' | uniq | tr '\n' ' ')
+	[ "$rows" = "fail-critical fail-warning unknown-critical unknown-warning " ] ||
+		{ echo "  row order: $rows" >&2; return 1; }
+	# the critical row is within the first screen (80x24)
+	head -24 "$TMPD/inc.txt" | grep -q '^  fail     critical  no_pause_storm_errors'
+}
+check "check is worst-first across objects (critical fail first, unknowns last)" worst_first
+# an unknown says what could not be read and how to let rocewatch read it, never the fix
+unknown_no_fix() {
+	COLUMNS=250 "$ROCEWATCH" check --color never --from "$FX/incident.json" >"$TMPD/inc.txt"
+	# the hint wraps at 100 columns: one line to grep
+	grep -A3 'unknown  warning   pcie_acs_redirect_off' "$TMPD/inc.txt" | tr -s ' \n' '  ' >"$TMPD/acs.txt"
+	grep -q 'rocewatch was not allowed to read pcie.acs_redirect_gpus' "$TMPD/acs.txt" &&
+		grep -q 'Run it as root' "$TMPD/acs.txt" && ! grep -qi 'setpci\|disable ACS' "$TMPD/inc.txt" &&
+		"$ROCEWATCH" check -j --from "$FX/incident.json" >"$TMPD/inc.json"
+	python3 - "$TMPD/inc.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+for x in j["results"]:
+    if x["outcome"] == "unknown":
+        assert x["doc"].startswith("Not decided"), x
+        assert "setpci" not in x["doc"] and "Fix:" not in x["doc"], x
+PY
+}
+check "unknown: what could not be read and how to read it, never the failure's fix (text, JSON)" \
+	unknown_no_fix
 
 no_rdma() {
 	local rc=0

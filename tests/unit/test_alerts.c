@@ -384,6 +384,38 @@ static void feed_rules_remaps_on_reload_and_objects(void **state)
 	model_free(&m);
 }
 
+/* RoceRuleUnknown describes what could not be read, never the rule's fix for a failure. */
+static void unknown_alert_describes_the_unread_fact(void **state)
+{
+	static const char yaml[] = "profile: t\nrules:\n"
+				   "  - name: pfc_on\n    scope: netdev\n    severity: warning\n"
+				   "    expr: pfc.enabled == {3}\n"
+				   "    doc: \"Fix: `dcb pfc set dev IF prio-pfc 3:on`.\"\n";
+	struct alert_table t;
+	struct node_model m;
+	struct rules_engine *e = load(yaml);
+	const struct alert *u, *a;
+
+	(void)state;
+	build_model(&m); /* eth3: PFC absent (unsupported) */
+	alerts_init(&t);
+	t.unknown_for_ns = 0;
+	assert_int_equal(rules_evaluate(e, &m, S(1)), 0);
+	alerts_feed_rules(&t, e, S(1));
+	u = alert_of(&t, ALERT_UNKNOWN_NAME, "pfc_on", "eth3");
+	assert_non_null(u);
+	assert_int_equal(u->state, ALERT_FIRING);
+	assert_null(strstr(u->description, "dcb pfc set"));
+	assert_non_null(strstr(u->description, "Not decided"));
+	assert_non_null(strstr(u->description, "pfc.enabled"));
+	/* the rule's own alert keeps its fix for when it fails */
+	a = alert_of(&t, "pfc_on", "", "eth2");
+	assert_non_null(a);
+	rules_free(e);
+	alerts_free(&t);
+	model_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -395,6 +427,7 @@ int main(void)
 		cmocka_unit_test(reload_keeps_state_of_unchanged_rules),
 		cmocka_unit_test(encodes_alertmanager_v2),
 		cmocka_unit_test(feed_rules_remaps_on_reload_and_objects),
+		cmocka_unit_test(unknown_alert_describes_the_unread_fact),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

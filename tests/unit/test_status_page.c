@@ -135,10 +135,88 @@ static void renders_verdict_fix_sparklines_and_escapes(void **st)
 	model_free(&m);
 }
 
+/*
+ * An incident with a failure and a rule undecided on three netdevs: the failing
+ * alert comes first, the unknowns are one line naming the rule, its reason and
+ * the objects; the unknown rule says what could not be read, never its fix.
+ */
+static const char two_yaml[] = "profile: t\n"
+			       "rules:\n"
+			       "  - name: netdev_mtu\n    scope: netdev\n    severity: critical\n"
+			       "    expr: mtu >= 4200\n    summary: \"MTU {mtu}\"\n"
+			       "  - name: pfc_on\n    scope: netdev\n    severity: warning\n"
+			       "    expr: pfc.enabled == {3}\n"
+			       "    doc: \"Fix: `dcb pfc set dev IF prio-pfc 3:on`.\"\n";
+
+static void unknowns_grouped_below_failures(void **st)
+{
+	struct rules_diags dg = { 0 };
+	struct rules_engine *e = NULL;
+	struct node_model m;
+	struct history h;
+	struct strbuf out = { 0 };
+	struct alert_table at;
+	struct am_status am = { 0 };
+	const char *s, *list, *fail, *unk;
+
+	(void)st;
+	model_init(&m);
+	snprintf(m.host, sizeof(m.host), "n1");
+	field_set_int(model_add_netdev(&m, "eth1"), F_NETDEV_MTU, 1500);
+	field_set_int(model_add_netdev(&m, "eth2"), F_NETDEV_MTU, 9000);
+	field_set_int(model_add_netdev(&m, "eth3"), F_NETDEV_MTU, 9000);
+	assert_int_equal(rules_load_buffer("t.yaml", two_yaml, strlen(two_yaml), NULL, &e, &dg), 0);
+	assert_int_equal(rules_evaluate(e, &m, 1000000000LL), 0);
+	status_history_init(&h, 1000000000LL);
+	alerts_init(&at);
+	at.unknown_for_ns = 0;
+	alerts_feed_rules(&at, e, 1000000000LL);
+	assert_int_equal(status_page_render(&out,
+					    &(struct status_page_input){
+						.version = "0.1.0",
+						.host = m.host,
+						.telemetry_path = "/metrics",
+						.now_ns = 2000000000LL,
+						.poll_ns = 1000000000LL,
+						.interval_ns = 1000000000LL,
+						.m = &m,
+						.e = e,
+						.alerts = &at,
+						.am = &am,
+						.reload = { .ok = true },
+						.hist = &h,
+					    }),
+			 0);
+	sb_putc(&out, '\0');
+	s = out.buf;
+	list = strstr(s, "id=\"alert-list\"");
+	assert_non_null(list);
+	fail = strstr(list, "<b>netdev_mtu</b>");
+	unk = strstr(list, "<b>RoceRuleUnknown</b> <code>pfc_on</code> cannot be decided on eth1, "
+			   "eth2, eth3");
+	assert_non_null(fail);
+	assert_non_null(unk);
+	assert_true(fail < unk);
+	/* one line for the three */
+	assert_null(strstr(unk + 1, "<b>RoceRuleUnknown</b>"));
+	assert_non_null(strstr(unk, "pfc.enabled absent: not_collected"));
+	/* the problem: what could not be read, not the fix */
+	assert_null(strstr(s, "dcb pfc set"));
+	assert_non_null(strstr(s, "Not decided (nothing was seen to fail): pfc.enabled was not "
+				  "collected"));
+	sb_free(&out);
+	alerts_free(&at);
+	history_free(&h);
+	rules_free(e);
+	rules_diags_free(&dg);
+	model_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(renders_verdict_fix_sparklines_and_escapes),
+		cmocka_unit_test(unknowns_grouped_below_failures),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
