@@ -5,7 +5,7 @@ plots moves, for `serve --from` (one sample per poll): the correctly
 configured two-NIC node of tests/fixtures/snapshots/rules/good.json, plus PFC
 pause on the RoCE priority, pause storms (so a rule fails), retries, ACK
 timeouts, out-of-sequence, CNPs and discards growing every sample, and the
-first DSCP-trusting netdev's trust mode changed 4 s in (configuration drift).
+first DSCP-trusting netdev's trust mode flipping every 10 s (configuration drift).
 
 usage: gen-dashboard-snapshots.py GOOD_JSON OUT [SAMPLES]
 """
@@ -43,9 +43,10 @@ for k in range(n):
         f["prio.rx_discards"] = grow(f["prio.rx_discards"], k, 3)
         f["port.rx_discards"] = f.get("port.rx_discards", 0) + 2 * k
         f["port.tx_discards"] = f.get("port.tx_discards", 0) + k
-    # configuration drift: the first DSCP-trusting netdev's trust mode changes 4 s in (an info series
-    # is always 1: the dashboard must see the new series, not a new value)
-    if k >= 40:
+    # configuration drift: the first DSCP-trusting netdev's trust mode flips every 10 s (an info
+    # series is always 1: the dashboard must see the new series, not a new value).  Flipping, not
+    # changing once, so a Prometheus that starts late still scrapes both modes.
+    if (k // 100) % 2 == 1:
         nd0 = [nd["fields"] for nd in s["netdevs"] if nd["fields"].get("trust") == "dscp"][0]
         nd0["trust"] = "pcp"
     for p in s["rdma_ports"]:
