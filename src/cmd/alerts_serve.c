@@ -44,7 +44,7 @@ int alerts_serve_option(struct alerts_serve *as, int opt, const char *arg)
 		if (opt == OPT_AM_RESEND)
 			as->amc.resend_ns = ns;
 		else if (opt == OPT_AM_TIMEOUT)
-			as->amc.timeout_ms = (long)(ns / 1000000);
+			as->amc.timeout_ns = ns;
 		else
 			as->t.unknown_for_ns = ns;
 		return 0;
