@@ -39,80 +39,8 @@ enum {
 	DOC_STATUS,
 };
 
-enum {
-	OPT_LISTEN = OPT__COMMON_END + 1,
-	OPT_INTERVAL,
-	OPT_CONFIG_INTERVAL,
-	OPT_RECORD,
-	OPT_RECORD_RETENTION,
-	OPT_RECORD_MAX_SIZE,
-	OPT_RECORD_CAPTURE_BEFORE,
-	OPT_RECORD_CAPTURE_AFTER,
-	OPT_RECORD_ETHTOOL,
-	OPT_TELEMETRY_PATH,
-	OPT_VERSION,
-	OPT_NFD_FILE,
-	OPT_RECORD_CAPTURE_RETENTION,
-	OPT_RECORD_CAPTURE_MAX_SIZE,
-	OPT_RECORD_CAPTURE_MIN_INTERVAL,
-	OPT_WEB_CONFIG,
-	OPT_WEB_CAPTURE_API,
-	OPT_WEB_READ_TIMEOUT,
-	OPT_WEB_MAX_CONNECTIONS,
-	OPT_USER,
-	OPT_PROBE,
-	OPT_PROBE_PEERS,
-	OPT_PROBE_INTERVAL,
-};
-
-static const char serve_usage[] =
-    "Usage: rocewatch serve [OPTIONS]\n\n"
-    "Run the exporter.  Counters are polled in the background every --interval and\n"
-    "configuration every --config-interval (and at once on link notifications);\n"
-    "/metrics serves the values of the last poll.\n\n"
-    "Options:\n"
-    "  --web.listen-address [HOST]:PORT   where to listen (default :9479, every address)\n"
-    "  --web.telemetry-path PATH  where the metrics are served (default /metrics)\n"
-    "  --web.config.file FILE     TLS, client certificates, basic auth, headers and a\n"
-    "                             rate limit, in the Prometheus exporter-toolkit format\n"
-    "                             (docs/web-config.md)\n"
-    "  --web.enable-capture-api   allow POST /api/v1/capture (off: 403)\n"
-    "  --web.read-timeout DURATION   a request must arrive whole within this (10s)\n"
-    "  --web.max-connections N    connections at once (512; a quarter per address)\n"
-    "  --user NAME                run as this user after setup (started as root)\n"
-    "  --interval DURATION        fast loop: counters (default 1s, at least 100ms)\n"
-    "  --config-interval DURATION slow loop: configuration (default 15s)\n"
-    "  --record DIR               flight recorder: keep changed counters and every\n"
-    "                             configuration change in DIR/rocewatch.db\n"
-    "  --record.retention DURATION   keep this much history (default 24h)\n"
-    "  --record.max-size BYTES    keep the database under this size (default 256MiB)\n"
-    "  --record.capture-before DURATION / --record.capture-after DURATION\n"
-    "                             window of a capture around its trigger (5m / 1m)\n"
-    "  --record.capture-retention DURATION / --record.capture-max-size BYTES\n"
-    "                             delete capture files older than this / the oldest\n"
-    "                             while they take more than this (7d / 256MiB)\n"
-    "  --record.capture-min-interval DURATION  POST /api/v1/capture at most once per\n"
-    "                             this (1m; 429 in between)\n"
-    "  --record.ethtool-include REGEX   also record these driver stats (default: the\n"
-    "                             --collector.ethtool.include ones)\n"
-    "  --nfd.feature-file PATH    keep a Node Feature Discovery feature file there\n"
-    "                             (roce-ready, status, ...; see check --format nfd)\n"
-    "  --probe                    answer RDMA probes (`rocewatch probe`) on a UD QP\n"
-    "                             of every RoCE port; its QPN and GID at\n"
-    "                             /api/v1/probe (off by default)\n" PROBE_SERVE_HELP
-    "  --version                  print the version and exit\n" RULES_SERVE_HELP ALERTS_SERVE_HELP
-	COMMON_OPTIONS_HELP
-    "\nSignals: SIGTERM/SIGINT stop; SIGHUP reloads rule files; SIGUSR1 writes a\n"
-    "capture of the recording (with --record).\n"
-    "Exit status: 0 stopped by a signal, 1 could not start (a collector asked for by\n"
-    "name, the recording, the listen address taken), 2 bad usage.\n"
-    "Endpoints: / (status page: the verdict, what fails and how to fix it, alerts,\n"
-    "the last minutes of pause/retry/CNP/discard rates per RDMA port), /metrics, /healthz, "
-    "/api/v1/state (snapshot JSON),\n"
-    "/api/v1/checks (rule results JSON, see docs/rules.md), /api/v1/alerts,\n"
-    "/api/v1/probe (the probe QPs, with --probe).\n";
-
 struct serve {
+	struct rw_config cfg;
 	struct daemon d;
 	struct http_server *http;
 	struct prom_renderer pr;
@@ -140,6 +68,10 @@ struct serve {
 	bool probe;
 	struct probe_responder *responder;
 	struct probe_serve ps;
+	/* from the command line */
+	const char *listen_addr, *web_file;
+	struct http_route routes[8];
+	bool daemon_up;
 };
 
 /* How long NFD keeps the labels without a rewrite: several slow polls, at least 5 min. */
@@ -325,55 +257,170 @@ static bool wait_events(struct serve *s, int64_t deadline)
 	return dirty;
 }
 
-int cmd_serve(int argc, char **argv)
+/* --web.listen-address: a malformed address is bad usage (2); one that cannot be bound, 1 */
+static int opt_listen(void *base, const char *name, const char *arg)
 {
-	static const struct option own[] = {
-		{ "web.listen-address", required_argument, NULL, OPT_LISTEN },
-		{ "web.telemetry-path", required_argument, NULL, OPT_TELEMETRY_PATH },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ "nfd.feature-file", required_argument, NULL, OPT_NFD_FILE },
-		{ "interval", required_argument, NULL, OPT_INTERVAL },
-		{ "config-interval", required_argument, NULL, OPT_CONFIG_INTERVAL },
-		{ "record", required_argument, NULL, OPT_RECORD },
-		{ "record.retention", required_argument, NULL, OPT_RECORD_RETENTION },
-		{ "record.max-size", required_argument, NULL, OPT_RECORD_MAX_SIZE },
-		{ "record.capture-before", required_argument, NULL, OPT_RECORD_CAPTURE_BEFORE },
-		{ "record.capture-after", required_argument, NULL, OPT_RECORD_CAPTURE_AFTER },
-		{ "record.ethtool-include", required_argument, NULL, OPT_RECORD_ETHTOOL },
-		{ "record.capture-retention", required_argument, NULL,
-		  OPT_RECORD_CAPTURE_RETENTION },
-		{ "record.capture-max-size", required_argument, NULL, OPT_RECORD_CAPTURE_MAX_SIZE },
-		{ "record.capture-min-interval", required_argument, NULL,
-		  OPT_RECORD_CAPTURE_MIN_INTERVAL },
-		{ "web.config.file", required_argument, NULL, OPT_WEB_CONFIG },
-		{ "web.enable-capture-api", no_argument, NULL, OPT_WEB_CAPTURE_API },
-		{ "web.read-timeout", required_argument, NULL, OPT_WEB_READ_TIMEOUT },
-		{ "web.max-connections", required_argument, NULL, OPT_WEB_MAX_CONNECTIONS },
-		{ "user", required_argument, NULL, OPT_USER },
-		{ "probe", no_argument, NULL, OPT_PROBE },
-		{ "probe.peers", required_argument, NULL, OPT_PROBE_PEERS },
-		{ "probe.interval", required_argument, NULL, OPT_PROBE_INTERVAL },
-		RULES_SERVE_OPTIONS,
-		ALERTS_SERVE_OPTIONS,
-		{ 0 },
-	};
-	struct rw_config cfg;
-	struct serve *s = calloc(1, sizeof(*s));
-	struct option *opts = cli_options(own);
-	const char *listen_addr = ":9479", *telemetry_path = "/metrics", *web_file = NULL;
-	struct priv_needs pn;
-	char err[512] = "", caps[128];
-	int opt, idx, rc = 2, r;
-	bool daemon_up = false;
-	int64_t next_fast, next_slow;
+	struct serve *s = base;
+	char host[256];
+	int port;
 
-	if (!s || !opts) {
-		fprintf(stderr, "rocewatch serve: out of memory\n");
-		free(s);
-		free(opts);
-		return 1;
+	(void)name;
+	if (http_parse_listen(arg, host, sizeof(host), &port)) {
+		fprintf(stderr, "rocewatch serve: --web.listen-address: '%s' is not [HOST]:PORT\n",
+			arg);
+		return -EINVAL;
 	}
-	struct http_route routes[] = {
+	s->listen_addr = arg;
+	return 0;
+}
+
+static int opt_telemetry_path(void *base, const char *name, const char *arg)
+{
+	struct serve *s = base;
+
+	(void)name;
+	if (arg[0] != '/' || strspn(arg, "/") == strlen(arg) || strpbrk(arg, "?# ")) {
+		fprintf(stderr,
+			"rocewatch serve: --web.telemetry-path: '%s' is not a path other than / "
+			"(e.g. /metrics)\n",
+			arg);
+		return -EINVAL;
+	}
+	s->telemetry_path = arg;
+	return 0;
+}
+
+static int opt_rec_ethtool(void *base, const char *name, const char *arg)
+{
+	struct serve *s = base;
+
+	(void)name;
+	if (s->has_rec_ethtool)
+		regfree(&s->rec_ethtool);
+	s->has_rec_ethtool = false;
+	if (config_regex(&s->rec_ethtool, "--record.ethtool-include", arg))
+		return -EINVAL;
+	s->has_rec_ethtool = true;
+	return 0;
+}
+
+#define SERVE_AT(member) CLI_AT(struct serve, member)
+#define REC_DURATION(n, member, text)                                                      \
+	{ .name = n, .kind = CLI_DURATION, SERVE_AT(member), .bad = "a duration (e.g. 24h, 5m)", \
+	  .usage = text }
+static const struct cli_opt serve_opts[] = {
+	{ .name = "web.listen-address", .kind = CLI_CALL, .fn = opt_listen,
+	  .usage = "  --web.listen-address [HOST]:PORT   where to listen (default :9479, every address)\n" },
+	{ .name = "web.telemetry-path", .kind = CLI_CALL, .fn = opt_telemetry_path,
+	  .usage = "  --web.telemetry-path PATH  where the metrics are served (default /metrics)\n" },
+	{ .name = "web.config.file", .kind = CLI_STRING, SERVE_AT(web_file),
+	  .usage = "  --web.config.file FILE     TLS, client certificates, basic auth, headers and a\n"
+		   "                             rate limit, in the Prometheus exporter-toolkit format\n"
+		   "                             (docs/web-config.md)\n" },
+	{ .name = "web.enable-capture-api", .kind = CLI_FLAG, SERVE_AT(capture_api),
+	  .usage = "  --web.enable-capture-api   allow POST /api/v1/capture (off: 403)\n" },
+	{ .name = "web.read-timeout", .kind = CLI_DURATION, SERVE_AT(hopts.read_timeout_ns),
+	  .min = 100000000LL, .max = 3600000000000LL, .bad = "a duration from 100ms to 1h",
+	  .usage = "  --web.read-timeout DURATION   a request must arrive whole within this (10s)\n" },
+	{ .name = "web.max-connections", .kind = CLI_COUNT, SERVE_AT(hopts.max_connections),
+	  .min = 4, .max = 65536, .bad = "a number from 4 to 65536",
+	  .usage = "  --web.max-connections N    connections at once (512; a quarter per address)\n" },
+	{ .name = "user", .kind = CLI_STRING, SERVE_AT(user),
+	  .usage = "  --user NAME                run as this user after setup (started as root)\n" },
+	{ .name = "interval", .kind = CLI_DURATION, SERVE_AT(cfg.interval_ns), .min = 1,
+	  .floor = 100000000LL, .floor_text = "100ms", .bad = "a duration (e.g. 1s, 500ms)",
+	  .usage = "  --interval DURATION        fast loop: counters (default 1s, at least 100ms)\n" },
+	{ .name = "config-interval", .kind = CLI_DURATION, SERVE_AT(cfg.config_interval_ns),
+	  .min = 1, .bad = "a duration (e.g. 1s, 500ms)",
+	  .usage = "  --config-interval DURATION slow loop: configuration (default 15s)\n" },
+	{ .name = "record", .kind = CLI_STRING, SERVE_AT(rec_opts.dir),
+	  .usage = "  --record DIR               flight recorder: keep changed counters and every\n"
+		   "                             configuration change in DIR/rocewatch.db\n" },
+	REC_DURATION("record.retention", rec_opts.retention_ns,
+		     "  --record.retention DURATION   keep this much history (default 24h)\n"),
+	{ .name = "record.max-size", .kind = CLI_SIZE, SERVE_AT(rec_opts.max_size),
+	  .min = REC_MIN_MAX_SIZE, .bad = "a size of at least 256KiB (e.g. 256MiB, 1G)",
+	  .usage = "  --record.max-size BYTES    keep the database under this size (default 256MiB)\n" },
+	REC_DURATION("record.capture-before", rec_opts.capture_before_ns,
+		     "  --record.capture-before DURATION / --record.capture-after DURATION\n"
+		     "                             window of a capture around its trigger (5m / 1m)\n"),
+	REC_DURATION("record.capture-after", rec_opts.capture_after_ns, NULL),
+	REC_DURATION("record.capture-retention", rec_opts.capture_retention_ns,
+		     "  --record.capture-retention DURATION / --record.capture-max-size BYTES\n"
+		     "                             delete capture files older than this / the oldest\n"
+		     "                             while they take more than this (7d / 256MiB)\n"),
+	{ .name = "record.capture-max-size", .kind = CLI_SIZE, SERVE_AT(rec_opts.capture_max_size),
+	  .bad = "a size (e.g. 256MiB, 1G; 0 for no bound)" },
+	REC_DURATION("record.capture-min-interval", capture_min_interval_ns,
+		     "  --record.capture-min-interval DURATION  POST /api/v1/capture at most once per\n"
+		     "                             this (1m; 429 in between)\n"),
+	{ .name = "record.ethtool-include", .kind = CLI_CALL, .fn = opt_rec_ethtool,
+	  .usage = "  --record.ethtool-include REGEX   also record these driver stats (default: the\n"
+		   "                             --collector.ethtool.include ones)\n" },
+	{ .name = "nfd.feature-file", .kind = CLI_STRING, SERVE_AT(nfd_path),
+	  .usage = "  --nfd.feature-file PATH    keep a Node Feature Discovery feature file there\n"
+		   "                             (roce-ready, status, ...; see check --format nfd)\n" },
+	{ .name = "probe", .kind = CLI_FLAG, SERVE_AT(probe),
+	  .usage = "  --probe                    answer RDMA probes (`rocewatch probe`) on a UD QP\n"
+		   "                             of every RoCE port; its QPN and GID at\n"
+		   "                             /api/v1/probe (off by default)\n" },
+	{ 0 },
+};
+
+static const struct cli_opt serve_version_opt[] = {
+	{ .name = "version", .kind = CLI_VERSION,
+	  .usage = "  --version                  print the version and exit\n" },
+	{ 0 },
+};
+#undef REC_DURATION
+#undef SERVE_AT
+
+const struct cli_cmd serve_cli = {
+	.name = "serve",
+	.head = "Usage: rocewatch serve [OPTIONS]\n\n"
+		"Run the exporter.  Counters are polled in the background every --interval and\n"
+		"configuration every --config-interval (and at once on link notifications);\n"
+		"/metrics serves the values of the last poll.\n\n"
+		"Options:\n",
+	.tail = "\nSignals: SIGTERM/SIGINT stop; SIGHUP reloads rule files; SIGUSR1 writes a\n"
+		"capture of the recording (with --record).\n"
+		"Exit status: 0 stopped by a signal, 1 could not start (a collector asked for by\n"
+		"name, the recording, the listen address taken), 2 bad usage.\n"
+		"Endpoints: / (status page: the verdict, what fails and how to fix it, alerts,\n"
+		"the last minutes of pause/retry/CNP/discard rates per RDMA port), /metrics, "
+		"/healthz, /api/v1/state (snapshot JSON),\n"
+		"/api/v1/checks (rule results JSON, see docs/rules.md), /api/v1/alerts,\n"
+		"/api/v1/probe (the probe QPs, with --probe).\n",
+	.collectors = true,
+	.tables = { serve_opts, probe_serve_opts, serve_version_opt, rules_serve_opts,
+		    alerts_serve_opts, cli_common_opts },
+};
+
+/* Defaults, before the command line: 0, or -ENOMEM. */
+static int serve_init(struct serve *s)
+{
+	config_defaults(&s->cfg);
+	alerts_serve_init(&s->alerts);
+	probe_serve_init(&s->ps);
+	s->rec_opts = (struct recorder_opts){
+		.retention_ns = REC_DEFAULT_RETENTION_NS,
+		.max_size = REC_DEFAULT_MAX_SIZE,
+		.capture_before_ns = REC_DEFAULT_CAPTURE_BEFORE_NS,
+		.capture_after_ns = REC_DEFAULT_CAPTURE_AFTER_NS,
+		.capture_retention_ns = REC_DEFAULT_CAPTURE_RETENTION_NS,
+		.capture_max_size = REC_DEFAULT_CAPTURE_MAX_SIZE,
+	};
+	s->capture_min_interval_ns = 60LL * 1000000000LL;
+	s->listen_addr = ":9479";
+	s->telemetry_path = "/metrics";
+	pthread_mutex_init(&s->capture_lock, NULL);
+	return 0;
+}
+
+/* The endpoints; /metrics at --web.telemetry-path. */
+static void serve_routes(struct serve *s)
+{
+	const struct http_route routes[] = {
 		{ "/", HTTP_GET, "text/html; charset=utf-8", DOC_STATUS, status_serve_render,
 		  &s->status },
 		{ "/metrics", HTTP_GET, "text/plain; version=0.0.4; charset=utf-8", DOC_METRICS,
@@ -388,342 +435,207 @@ int cmd_serve(int argc, char **argv)
 		{ "/api/v1/probe", HTTP_GET, "application/json", -1, render_probe, s },
 	};
 
-	config_defaults(&cfg);
-	alerts_serve_init(&s->alerts);
-	probe_serve_init(&s->ps);
-	s->rec_opts = (struct recorder_opts){
-		.retention_ns = REC_DEFAULT_RETENTION_NS,
-		.max_size = REC_DEFAULT_MAX_SIZE,
-		.capture_before_ns = REC_DEFAULT_CAPTURE_BEFORE_NS,
-		.capture_after_ns = REC_DEFAULT_CAPTURE_AFTER_NS,
-		.capture_retention_ns = REC_DEFAULT_CAPTURE_RETENTION_NS,
-		.capture_max_size = REC_DEFAULT_CAPTURE_MAX_SIZE,
-	};
-	s->capture_min_interval_ns = 60LL * 1000000000LL;
-	pthread_mutex_init(&s->capture_lock, NULL);
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", opts, &idx)) != -1) {
-		int64_t ns;
+	_Static_assert(sizeof(routes) == sizeof(s->routes), "serve: routes[] size");
+	memcpy(s->routes, routes, sizeof(routes));
+}
 
-		switch (opt) {
-		case 'h':
-			fputs(serve_usage, stdout);
-			cli_print_collectors(stdout);
-			rc = 0;
-			goto free_opts;
-		case OPT_VERSION:
-			cli_print_version();
-			rc = 0;
-			goto free_opts;
-		case OPT_LISTEN: {
-			char host[256];
-			int port;
+/* What the flags say together, and the web config: 0 or -EINVAL (printed; bad usage). */
+static int serve_validate(struct serve *s)
+{
+	char err[512] = "";
 
-			/* a malformed address is bad usage (2); one that cannot be bound, 1 */
-			if (http_parse_listen(optarg, host, sizeof(host), &port)) {
-				fprintf(stderr,
-					"rocewatch serve: --web.listen-address: '%s' is not "
-					"[HOST]:PORT\n",
-					optarg);
-				goto free_opts;
-			}
-			listen_addr = optarg;
-			continue;
-		}
-		case OPT_TELEMETRY_PATH:
-			if (optarg[0] != '/' || strspn(optarg, "/") == strlen(optarg) ||
-			    strpbrk(optarg, "?# ")) {
-				fprintf(stderr,
-					"rocewatch serve: --web.telemetry-path: '%s' is not a path "
-					"other than / (e.g. /metrics)\n",
-					optarg);
-				goto free_opts;
-			}
-			telemetry_path = optarg;
-			continue;
-		case OPT_INTERVAL:
-		case OPT_CONFIG_INTERVAL:
-			if (parse_duration(optarg, &ns) || ns <= 0) {
-				fprintf(stderr,
-					"rocewatch serve: --%s: '%s' is not a duration (e.g. 1s, "
-					"500ms)\n",
-					opts[idx].name, optarg);
-				goto free_opts;
-			}
-			if (opt == OPT_INTERVAL && ns < 100000000LL) {
-				fprintf(stderr,
-					"rocewatch serve: --interval: %s is below the minimum of "
-					"100ms\n",
-					optarg);
-				goto free_opts;
-			}
-			if (opt == OPT_INTERVAL)
-				cfg.interval_ns = ns;
-			else
-				cfg.config_interval_ns = ns;
-			continue;
-		case OPT_RECORD:
-			s->rec_opts.dir = optarg;
-			continue;
-		case OPT_NFD_FILE:
-			s->nfd_path = optarg;
-			continue;
-		case OPT_RECORD_RETENTION:
-		case OPT_RECORD_CAPTURE_BEFORE:
-		case OPT_RECORD_CAPTURE_AFTER:
-		case OPT_RECORD_CAPTURE_RETENTION:
-		case OPT_RECORD_CAPTURE_MIN_INTERVAL:
-			if (parse_duration(optarg, &ns) || ns < 0) {
-				fprintf(stderr,
-					"rocewatch serve: --%s: '%s' is not a duration (e.g. 24h, "
-					"5m)\n",
-					opts[idx].name, optarg);
-				goto free_opts;
-			}
-			*(opt == OPT_RECORD_RETENTION		? &s->rec_opts.retention_ns
-			  : opt == OPT_RECORD_CAPTURE_BEFORE	? &s->rec_opts.capture_before_ns
-			  : opt == OPT_RECORD_CAPTURE_AFTER	? &s->rec_opts.capture_after_ns
-			  : opt == OPT_RECORD_CAPTURE_RETENTION ? &s->rec_opts.capture_retention_ns
-								: &s->capture_min_interval_ns) = ns;
-			continue;
-		case OPT_RECORD_CAPTURE_MAX_SIZE:
-			if (parse_size(optarg, &s->rec_opts.capture_max_size)) {
-				fprintf(stderr,
-					"rocewatch serve: --record.capture-max-size: '%s' is not a "
-					"size (e.g. 256MiB, 1G; 0 for no bound)\n",
-					optarg);
-				goto free_opts;
-			}
-			continue;
-		case OPT_RECORD_MAX_SIZE:
-			if (parse_size(optarg, &s->rec_opts.max_size) ||
-			    s->rec_opts.max_size < REC_MIN_MAX_SIZE) {
-				fprintf(
-				    stderr,
-				    "rocewatch serve: --record.max-size: '%s' is not a size of at "
-				    "least 256KiB (e.g. 256MiB, 1G)\n",
-				    optarg);
-				goto free_opts;
-			}
-			continue;
-		case OPT_RECORD_ETHTOOL:
-			if (s->has_rec_ethtool)
-				regfree(&s->rec_ethtool);
-			s->has_rec_ethtool = false;
-			if (config_regex(&s->rec_ethtool, "--record.ethtool-include", optarg))
-				goto free_opts;
-			s->has_rec_ethtool = true;
-			continue;
-		case OPT_WEB_CONFIG:
-			web_file = optarg;
-			continue;
-		case OPT_WEB_CAPTURE_API:
-			s->capture_api = true;
-			continue;
-		case OPT_WEB_READ_TIMEOUT:
-			if (parse_duration(optarg, &ns) || ns < 100000000LL ||
-			    ns > 3600000000000LL) {
-				fprintf(
-				    stderr,
-				    "rocewatch serve: --web.read-timeout: '%s' is not a duration "
-				    "from 100ms to 1h\n",
-				    optarg);
-				goto free_opts;
-			}
-			s->hopts.read_timeout_ns = ns;
-			continue;
-		case OPT_WEB_MAX_CONNECTIONS: {
-			uint64_t n;
-
-			if (parse_u64(optarg, &n) || n < 4 || n > 65536) {
-				fprintf(
-				    stderr,
-				    "rocewatch serve: --web.max-connections: '%s' is not a number "
-				    "from 4 to 65536\n",
-				    optarg);
-				goto free_opts;
-			}
-			s->hopts.max_connections = (unsigned int)n;
-			continue;
-		}
-		case OPT_USER:
-			s->user = optarg;
-			continue;
-		case OPT_PROBE:
-			s->probe = true;
-			continue;
-		case OPT_PROBE_PEERS:
-		case OPT_PROBE_INTERVAL:
-			if (probe_serve_option(&s->ps, opt == OPT_PROBE_INTERVAL, optarg))
-				goto free_opts;
-			continue;
-		case OPT_RULES_PROFILE:
-		case OPT_RULES_PARAM:
-			if (rules_serve_option(&s->rules, opt, optarg))
-				goto free_opts;
-			continue;
-		case OPT_AM_URL:
-		case OPT_AM_RESEND:
-		case OPT_AM_TIMEOUT:
-		case OPT_ALERT_UNKNOWN_FOR:
-			if (alerts_serve_option(&s->alerts, opt, optarg))
-				goto free_opts;
-			continue;
-		case '?':
-		case ':':
-			cli_bad_option("serve", argv, optind);
-			goto free_opts;
-		}
-		r = cli_common(&cfg, opt, optarg, opts[idx].name);
-		if (r)
-			goto free_opts;
-	}
-	if (optind < argc) {
-		fprintf(stderr, "rocewatch serve: unexpected argument '%s'\n", argv[optind]);
-		goto free_opts;
-	}
 	if (s->ps.peers.n && !s->probe) {
 		fprintf(stderr, "rocewatch serve: --probe.peers needs --probe (the probes leave "
 				"from the responder's QP)\n");
-		goto free_opts;
+		return -EINVAL;
 	}
-	if (cfg.config_interval_ns < cfg.interval_ns)
-		cfg.config_interval_ns = cfg.interval_ns;
-	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
-		if (i != 1 && !strcmp(routes[i].path, telemetry_path)) {
+	if (s->cfg.config_interval_ns < s->cfg.interval_ns)
+		s->cfg.config_interval_ns = s->cfg.interval_ns;
+	for (size_t i = 0; i < ARRAY_SIZE(s->routes); i++) {
+		if (i != 1 && !strcmp(s->routes[i].path, s->telemetry_path)) {
 			fprintf(
 			    stderr,
 			    "rocewatch serve: --web.telemetry-path: %s is already an endpoint\n",
-			    telemetry_path);
-			goto free_opts;
+			    s->telemetry_path);
+			return -EINVAL;
 		}
 	}
-	routes[1].path = s->telemetry_path = telemetry_path; /* the /metrics entry */
+	s->routes[1].path = s->telemetry_path; /* the /metrics entry */
+	s->hopts.listen_addr = s->listen_addr;
 	/* Before anything starts: a bad web config must not leave a server half up. */
-	if (web_file) {
-		if (web_config_load(&s->web, web_file, err, sizeof(err))) {
+	if (!s->web_file)
+		return 0;
+	if (web_config_load(&s->web, s->web_file, err, sizeof(err))) {
+		fprintf(stderr, "rocewatch serve: --web.config.file: %s\n", err);
+		web_config_free(&s->web);
+		return -EINVAL;
+	}
+	s->has_web = true;
+	s->hopts.web = &s->web;
+	/* The certificate, key and CA too: a bad file is a bad configuration. */
+	if (s->web.tls) {
+		struct web_tls *t;
+
+		if (web_tls_new(&t, &s->web, err, sizeof(err))) {
 			fprintf(stderr, "rocewatch serve: --web.config.file: %s\n", err);
-			web_config_free(&s->web);
-			rc = 2;
-			goto free_opts;
+			return -EINVAL;
 		}
-		s->has_web = true;
-		s->hopts.web = &s->web;
-		/* The certificate, key and CA too: a bad file is a bad configuration. */
-		if (s->web.tls) {
-			struct web_tls *t;
-
-			if (web_tls_new(&t, &s->web, err, sizeof(err))) {
-				fprintf(stderr, "rocewatch serve: --web.config.file: %s\n", err);
-				rc = 2;
-				goto free_opts;
-			}
-			web_tls_free(t);
-		}
+		web_tls_free(t);
 	}
-	s->hopts.listen_addr = listen_addr;
+	return 0;
+}
 
-	rc = 1;
-	r = daemon_init(&s->d, &cfg, err, sizeof(err));
-	daemon_up = true;
+/* The recorder and its two hooks, after the rules' hook: 0 or -errno (printed). */
+static int serve_start_recorder(struct serve *s)
+{
+	char err[512] = "";
+	int r;
+
+	s->rec_opts.interval_ns = s->cfg.interval_ns;
+	s->rr.rs = &s->rules;
+	s->rec_opts.rule_results = recorder_rules_results;
+	s->rec_opts.rule_results_arg = &s->rr;
+	s->rec_opts.ethtool_include = s->has_rec_ethtool	  ? &s->rec_ethtool
+				      : s->cfg.has_ethtool_include ? &s->cfg.ethtool_include
+								   : NULL;
+	r = recorder_open(&s->rec, &s->rec_opts, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "rocewatch serve: %s\n", err);
+		return r;
+	}
+	s->rr.rec = s->rec;
+	/* after the rules' hook, before the recorder's: outcome changes join this poll */
+	r = daemon_add_hook(&s->d, &(struct daemon_hook){ .name = "recorder-rules",
+							  .after_poll = recorder_rules_after_poll,
+							  .arg = &s->rr });
 	if (!r)
-		r = daemon_start(&s->d, err, sizeof(err));
-	if (r) {
-		fprintf(stderr, "rocewatch serve: %s\n", err[0] ? err : strerror(-r));
-		goto fini;
-	}
-	s->d.replay_live_time = true;
-	/* As root still: the port may be privileged, the key file root's own. */
-	r = http_start(&s->http, &s->hopts, routes, sizeof(routes) / sizeof(routes[0]), err,
-		       sizeof(err));
-	if (r) {
-		fprintf(stderr, "rocewatch serve: %s\n", err);
-		goto fini;
-	}
-	/* No RDMA port to answer on is a start-up error, said before anything runs. */
-	if (s->probe) {
-		r = probe_responder_open(&s->responder, err, sizeof(err));
-		if (r) {
-			fprintf(stderr, "rocewatch serve: --probe: %s\n", err);
-			goto fini;
-		}
-	}
-	/* Setup is done and no thread exists yet: keep what the collectors still use. */
-	priv_needs_of(&pn, &cfg, s->d.c_ready, s->user);
-	r = priv_drop(&pn, err, sizeof(err));
-	if (r) {
-		fprintf(stderr, "rocewatch serve: %s\n", err);
-		goto fini;
-	}
-	priv_describe(&pn, caps, sizeof(caps));
-	if (rules_serve_start(&s->rules, &s->d))
-		goto fini;
-	if (s->nfd_path) /* after the rules' hook: this poll's results */
-		daemon_add_hook(&s->d, &(struct daemon_hook){
-					   .name = "nfd", .after_poll = nfd_after_poll, .arg = s });
-	if (s->rec_opts.dir) {
-		s->rec_opts.interval_ns = cfg.interval_ns;
-		s->rr.rs = &s->rules;
-		s->rec_opts.rule_results = recorder_rules_results;
-		s->rec_opts.rule_results_arg = &s->rr;
-		s->rec_opts.ethtool_include = s->has_rec_ethtool	? &s->rec_ethtool
-					      : cfg.has_ethtool_include ? &cfg.ethtool_include
-									: NULL;
-		r = recorder_open(&s->rec, &s->rec_opts, err, sizeof(err));
-		if (r) {
-			fprintf(stderr, "rocewatch serve: %s\n", err);
-			goto fini;
-		}
-		s->rr.rec = s->rec;
-		/* after the rules' hook, before the recorder's: outcome changes join this poll */
-		daemon_add_hook(&s->d,
-				&(struct daemon_hook){ .name = "recorder-rules",
-						       .after_poll = recorder_rules_after_poll,
-						       .arg = &s->rr });
-		daemon_add_hook(&s->d, &(struct daemon_hook){ .name = "recorder",
-							      .after_poll = recorder_after_poll,
-							      .render = recorder_render,
-							      .arg = s->rec });
-	}
-	/* before the server answers: GET / reads what it sets up */
-	if (status_serve_start(&s->status, &s->d, &s->rules, &s->alerts, s->telemetry_path))
-		goto fini;
-	if (s->responder && s->ps.peers.n) {
-		int dscp;
+		r = daemon_add_hook(&s->d, &(struct daemon_hook){ .name = "recorder",
+								  .after_poll = recorder_after_poll,
+								  .render = recorder_render,
+								  .arg = s->rec });
+	if (r)
+		fprintf(stderr, "rocewatch serve: recorder: %s\n", strerror(-r));
+	return r;
+}
 
+/* The probe responder and, with peers, the probes to them: 0 or -errno (printed). */
+static int serve_start_probe(struct serve *s)
+{
+	char err[512] = "";
+	int r, dscp;
+
+	if (s->responder && s->ps.peers.n) {
 		/* the traffic class the jobs use: the profiles' roce_dscp */
 		r = probe_profile_dscp(s->rules.e, &dscp, NULL);
 		if (r || (r = probe_serve_setup(&s->ps, s->responder, dscp))) {
 			fprintf(stderr, "rocewatch serve: --probe.peers: %s\n",
 				r == -ENOENT ? "the profiles have no roce_dscp parameter"
 					     : strerror(-r));
-			goto fini;
+			return r;
 		}
 	}
 	if (s->responder && probe_responder_run(s->responder, err, sizeof(err))) {
 		fprintf(stderr, "rocewatch serve: --probe: %s\n", err);
-		goto fini;
+		return -EIO;
 	}
-	if (probe_serve_start(&s->ps, &s->d))
-		goto fini;
+	return probe_serve_start(&s->ps, &s->d) ? -EIO : 0;
+}
+
+/* Everything before the loop, in the order it must happen: 0 or -errno (printed). */
+static int serve_setup(struct serve *s)
+{
+	struct priv_needs pn;
+	char err[512] = "", caps[128];
+	int r;
+
+	r = daemon_init(&s->d, &s->cfg, err, sizeof(err));
+	s->daemon_up = true;
+	if (!r)
+		r = daemon_start(&s->d, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "rocewatch serve: %s\n", err[0] ? err : strerror(-r));
+		return r;
+	}
+	s->d.replay_live_time = true;
+	/* As root still: the port may be privileged, the key file root's own. */
+	r = http_start(&s->http, &s->hopts, s->routes, ARRAY_SIZE(s->routes), err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "rocewatch serve: %s\n", err);
+		return r;
+	}
+	/* No RDMA port to answer on is a start-up error, said before anything runs. */
+	if (s->probe) {
+		r = probe_responder_open(&s->responder, err, sizeof(err));
+		if (r) {
+			fprintf(stderr, "rocewatch serve: --probe: %s\n", err);
+			return r;
+		}
+	}
+	/* Setup is done and no thread exists yet: keep what the collectors still use. */
+	priv_needs_of(&pn, &s->cfg, s->d.c_ready, s->user);
+	r = priv_drop(&pn, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "rocewatch serve: %s\n", err);
+		return r;
+	}
+	priv_describe(&pn, caps, sizeof(caps));
+	if (rules_serve_start(&s->rules, &s->d))
+		return -EIO;
+	if (s->nfd_path) { /* after the rules' hook: this poll's results */
+		r = daemon_add_hook(&s->d, &(struct daemon_hook){ .name = "nfd",
+								  .after_poll = nfd_after_poll,
+								  .arg = s });
+		if (r) {
+			fprintf(stderr, "rocewatch serve: --nfd.feature-file: %s\n", strerror(-r));
+			return r;
+		}
+	}
+	if (s->rec_opts.dir && (r = serve_start_recorder(s)))
+		return r;
+	/* before the server answers: GET / reads what it sets up */
+	if (status_serve_start(&s->status, &s->d, &s->rules, &s->alerts, s->telemetry_path))
+		return -EIO;
+	if ((r = serve_start_probe(s)))
+		return r;
 	r = http_run(s->http, err, sizeof(err));
 	if (r) {
 		fprintf(stderr, "rocewatch serve: %s\n", err);
-		goto fini;
+		return r;
 	}
 	if (alerts_serve_start(&s->alerts, &s->d, &s->rules, s->rec, http_port(s->http)))
-		goto fini;
-
+		return -EIO;
 	daemon_install_signals();
 	log_info("listening on %s (port %d, %s%s), polling every %.3f s, configuration every "
 		 "%.3f s; capabilities kept: %s",
-		 listen_addr, http_port(s->http), http_tls(s->http) ? "https" : "http",
+		 s->listen_addr, http_port(s->http), http_tls(s->http) ? "https" : "http",
 		 web_config_auth(s->has_web ? &s->web : NULL) ? ", basic auth" : "",
-		 (double)cfg.interval_ns / 1e9, (double)cfg.config_interval_ns / 1e9, caps);
+		 (double)s->cfg.interval_ns / 1e9, (double)s->cfg.config_interval_ns / 1e9, caps);
+	return 0;
+}
 
-	next_fast = next_slow = mono_ns();
+/* What a signal asks for between polls. */
+static void serve_signals(struct serve *s)
+{
+	if (rw_sig_usr1) {
+		rw_sig_usr1 = 0;
+		if (s->rec)
+			recorder_capture(s->rec, "sigusr1", NULL, 0);
+		else
+			log_warn("SIGUSR1: no capture without --record DIR");
+	}
+	if (rw_sig_hup) {
+		rw_sig_hup = 0;
+		rules_serve_reload(&s->rules);
+		publish(s);
+	}
+}
+
+/* The two loops, until SIGTERM/SIGINT. */
+static void serve_run(struct serve *s)
+{
+	int64_t next_fast = mono_ns(), next_slow = next_fast;
 	bool dirty = true, early = false;
+
 	while (!rw_sig_stop) {
 		int64_t now = mono_ns();
 		unsigned what = COLLECT_FAST;
@@ -733,42 +645,34 @@ int cmd_serve(int argc, char **argv)
 		pthread_mutex_unlock(&s->d.lock);
 		if (dirty || now >= next_slow) {
 			what |= COLLECT_SLOW;
-			next_slow = now + cfg.config_interval_ns;
+			next_slow = now + s->cfg.config_interval_ns;
 		}
 		daemon_collect(&s->d, what);
 		publish(s);
-		if (rw_sig_usr1) {
-			rw_sig_usr1 = 0;
-			if (s->rec)
-				recorder_capture(s->rec, "sigusr1", NULL, 0);
-			else
-				log_warn("SIGUSR1: no capture without --record DIR");
-		}
-		if (rw_sig_hup) {
-			rw_sig_hup = 0;
-			rules_serve_reload(&s->rules);
-			publish(s);
-		}
+		serve_signals(s);
 		/*
 		 * Only a poll on the tick moves the tick: an early one (a notification) must not,
 		 * or a burst of link events would push the next counter poll out by an interval
 		 * per event and /healthz would call us stalled.
 		 */
 		if (!early)
-			next_fast += cfg.interval_ns;
+			next_fast += s->cfg.interval_ns;
 		now = mono_ns();
 		if (next_fast <= now) {
 			/* Overran: skip the missed ticks rather than bursting to catch up. */
 			pthread_mutex_lock(&s->d.lock);
 			s->d.stats.overruns++;
 			pthread_mutex_unlock(&s->d.lock);
-			next_fast = now + cfg.interval_ns;
+			next_fast = now + s->cfg.interval_ns;
 		}
 		dirty = early = wait_events(s, next_fast);
 	}
 	log_info("stopping");
-	rc = 0;
-fini:
+}
+
+/* Undo serve_setup(), in the order the threads and readers need. */
+static void serve_teardown(struct serve *s)
+{
 	http_stop(s->http);
 	probe_serve_fini(&s->ps); /* its thread hands the responder peer info */
 	s->ps.r = NULL;
@@ -776,22 +680,59 @@ fini:
 	alerts_serve_fini(&s->alerts);	    /* the pusher thread; no poll runs any more */
 	recorder_close(s->rec); /* after HTTP (POST /api/v1/capture uses it), before the model */
 	recorder_rules_fini(&s->rr);
-	if (daemon_up)
+	if (s->daemon_up)
 		daemon_fini(&s->d);
 	status_serve_fini(&s->status); /* after the daemon: its hook feeds the history */
 	prom_renderer_free(&s->pr);
 	sb_free(&s->nfd_body);
 	sb_free(&s->nfd_file);
-free_opts:
-	probe_serve_fini(&s->ps);    /* a no-op when done above; the peer list when not */
+}
+
+/* What parsing and validation hold. */
+static void serve_free(struct serve *s)
+{
+	probe_serve_fini(&s->ps);    /* a no-op after teardown; the peer list when not */
 	rules_serve_fini(&s->rules); /* after the daemon: its hook points here */
 	if (s->has_rec_ethtool)
 		regfree(&s->rec_ethtool);
 	if (s->has_web)
 		web_config_free(&s->web); /* after the server: it reads it */
-	config_free(&cfg);
+	config_free(&s->cfg);
 	pthread_mutex_destroy(&s->capture_lock);
-	free(opts);
 	free(s);
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	struct serve *s = calloc(1, sizeof(*s));
+	int rc = 2, r, first;
+
+	if (!s) {
+		fprintf(stderr, "rocewatch serve: out of memory\n");
+		return 1;
+	}
+	serve_init(s);
+	serve_routes(s);
+	r = cli_parse(&serve_cli,
+		      (void *const[]){ s, &s->ps, s, &s->rules, &s->alerts, &s->cfg }, argc,
+		      argv, &first);
+	if (r == 1)
+		rc = 0;
+	if (r)
+		goto out;
+	if (first < argc) {
+		fprintf(stderr, "rocewatch serve: unexpected argument '%s'\n", argv[first]);
+		goto out;
+	}
+	if (serve_validate(s))
+		goto out;
+	rc = 1;
+	if (!serve_setup(s)) {
+		serve_run(s);
+		rc = 0;
+	}
+	serve_teardown(s);
+out:
+	serve_free(s);
 	return rc;
 }
