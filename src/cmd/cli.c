@@ -344,6 +344,8 @@ static const struct cli_opt *find_long(const struct cli_cmd *c, const char *name
 		for (const struct cli_opt *o = c->tables[t]; o->name; o++) {
 			size_t n = strlen(o->name);
 
+			if (!n) /* a short option only */
+				continue;
 			if (!o->prefix && n == len && !strncmp(o->name, name, len)) {
 				*table = t;
 				return o;

@@ -97,7 +97,7 @@ enum cli_kind {
 };
 
 struct cli_opt {
-	const char *name; /* long name without "--"; NULL ends a table */
+	const char *name; /* long name without "--" ("": -X only); NULL ends a table */
 	char short_name;  /* -X, or 0 */
 	bool prefix;	  /* .name is a prefix (--collector.NAME): .fn gets the whole name */
 	enum cli_kind kind;
