@@ -373,7 +373,7 @@ static const struct cli_opt *find_short(const struct cli_cmd *c, char ch, size_t
 
 static void bad_word(const struct cli_cmd *c, const char *word, char short_name)
 {
-	if (c->collectors && bad_collector(c->name, word))
+	if (bad_collector(c->name, word))
 		return;
 	if (short_name)
 		fprintf(stderr, "rocewatch %s: unknown option '-%c' or missing value (see --help)\n",
