@@ -113,6 +113,7 @@ static void done(CURL *c, CURLcode code, const struct fleet_http_opts *o)
 	curl_easy_getinfo(c, CURLINFO_TOTAL_TIME, &secs);
 	r->seconds = secs;
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->http_code);
+	r->transfer_error = code != CURLE_OK ? curl_easy_strerror(code) : NULL;
 	if (x->too_big) {
 		r->err = -EFBIG;
 		snprintf(r->errmsg, sizeof(r->errmsg), "answer larger than %zu bytes", o->max_body);

@@ -39,6 +39,7 @@ struct fleet_req {
 	size_t len;
 	double seconds;	  /* how long the request took */
 	char errmsg[256]; /* "connect: Connection refused", "timed out after 2000 ms", ... */
+	const char *transfer_error; /* libcurl's short text of a failed transfer, or NULL */
 };
 
 /*

@@ -16,6 +16,7 @@
 #include "rules_json.h"
 #include "engine.h"
 #include "check_serve.h"
+#include "client_opts.h"
 #include "cli.h"
 #include "commands.h"
 #include "daemon.h"
@@ -494,6 +495,7 @@ struct check_args {
 	struct rw_config cfg;
 	struct rules_spec spec;
 	struct check_opts o;
+	struct client_opts client; /* --serve's */
 	const char *serve_url, *nccl_file;
 	bool serve_given, nccl_environ;
 };
@@ -581,7 +583,9 @@ static const struct cli_opt check_opts[] = {
 	{ .name = "serve", .kind = CLI_CALL, .fn = opt_serve,
 	  .usage = "  --serve URL|none           take counter rules from the rocewatch serve at URL\n"
 		   "                             (default " CHECK_SERVE_DEFAULT_URL " when reading this\n"
-		   "                             machine; none: only this check's samples)\n" },
+		   "                             machine; none: only this check's samples); the\n"
+		   "                             client flags below as fleet check takes them, with\n"
+		   "                             500ms, 2s and 16MiB the defaults here\n" },
 	{ .name = "nccl", .kind = CLI_FLAG, CHECK_AT(nccl_environ),
 	  .usage = "  --nccl                     judge the NCCL_* variables of this environment\n" },
 	{ .name = "nccl-env", .kind = CLI_STRING, CHECK_AT(nccl_file),
@@ -598,11 +602,16 @@ static const struct cli_opt check_opts[] = {
 };
 #undef CHECK_AT
 
+static const struct cli_opt check_client_head[] = {
+	{ .name = "", .usage = "\nClient (--serve):\n" },
+	{ 0 },
+};
+
 const struct cli_cmd check_cli = {
 	.name = "check",
 	.head = check_usage,
 	.collectors = true,
-	.tables = { check_opts, cli_common_opts },
+	.tables = { check_opts, cli_common_opts, check_client_head, client_cli_opts },
 };
 
 /* What the flags say together, and the job's NCCL settings: 0 or -EINVAL (printed). */
@@ -626,6 +635,8 @@ static int check_validate(struct check_args *a, struct nccl_env *job)
 		fprintf(stderr, "rocewatch check: --nccl and --nccl-env: one or the other\n");
 		return -EINVAL;
 	}
+	if (client_opts_finish(&a->client))
+		return -EINVAL;
 	if (a->nccl_environ) {
 		extern char **environ;
 
@@ -765,7 +776,8 @@ static int check_run(struct check_args *a, struct rules_engine *e, const struct 
 	if (!rules_need_history(e))
 		hist = (struct check_history){ 0 };
 	else if (a->serve_url)
-		check_serve_merge(&hist, e, a->serve_url, a->serve_given, d->m.host, real_ns());
+		check_serve_merge(&hist, e, a->serve_url, &a->client.ho, a->serve_given, d->m.host,
+				  real_ns());
 	else
 		check_history_local(&hist, e, d->replay != NULL,
 				    a->serve_given ? "--serve none" : NULL);
@@ -786,12 +798,17 @@ int cmd_check(int argc, char **argv)
 	config_defaults(&a.cfg);
 	/* A prolog waits for us: sample counters 100 ms apart, not serve's 1 s. */
 	a.cfg.interval_ns = 100000000LL;
+	client_opts_init(&a.client, "check");
+	check_serve_client_defaults(&a.client.ho);
+	a.client.connect_timeout_ns = a.client.ho.connect_timeout_ms * 1000000LL;
+	a.client.timeout_ns = a.client.ho.timeout_ms * 1000000LL;
 	if (!job) {
 		fprintf(stderr, "rocewatch check: out of memory\n");
 		config_free(&a.cfg);
 		return RULES_UNKNOWN;
 	}
-	r = cli_parse(&check_cli, (void *const[]){ &a, &a.cfg }, argc, argv, &first);
+	r = cli_parse(&check_cli, (void *const[]){ &a, &a.cfg, NULL, &a.client }, argc, argv,
+		      &first);
 	if (r == 1)
 		rc = 0;
 	if (r)
@@ -806,6 +823,7 @@ int cmd_check(int argc, char **argv)
 out:
 	rules_free(e);
 	rules_spec_free(&a.spec);
+	client_opts_free(&a.client);
 	config_free(&a.cfg);
 	free(job);
 	return rc;
