@@ -10,78 +10,21 @@
 #include "cli.h"
 #include "util.h"
 
-const struct option common_options[] = {
-	{ "sysfs-root", required_argument, NULL, OPT_SYSFS_ROOT },
-	{ "path.sysfs", required_argument, NULL, OPT_SYSFS_ROOT }, /* node_exporter's name */
-	{ "procfs-root", required_argument, NULL, OPT_PROCFS_ROOT },
-	{ "path.procfs", required_argument, NULL, OPT_PROCFS_ROOT },
-	{ "configfs-root", required_argument, NULL, OPT_CONFIGFS_ROOT },
-	{ "debugfs-root", required_argument, NULL, OPT_DEBUGFS_ROOT },
-	{ "devfs-root", required_argument, NULL, OPT_DEVFS_ROOT },
-	{ "from", required_argument, NULL, OPT_FROM },
-	{ "log.level", required_argument, NULL, OPT_LOG_LEVEL },
-	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL }, /* before log.level existed */
-	{ "log.format", required_argument, NULL, OPT_LOG_FORMAT },
-	{ "netdev-include", required_argument, NULL, OPT_NETDEV_INCLUDE },
-	{ "netdev-exclude", required_argument, NULL, OPT_NETDEV_EXCLUDE },
-	{ "collector.ethtool.include", required_argument, NULL, OPT_ETHTOOL_INCLUDE },
-	{ "collector.wire.port", required_argument, NULL, OPT_WIRE_PORT },
-	{ "help", no_argument, NULL, 'h' },
-	{ 0 },
+/* The common options that are more than a string: ids for common_option(). */
+enum {
+	OPT_LOG_LEVEL = 1,
+	OPT_LOG_FORMAT,
+	OPT_NETDEV_INCLUDE,
+	OPT_NETDEV_EXCLUDE,
+	OPT_ETHTOOL_INCLUDE,
+	OPT_WIRE_PORT,
 };
 
-static char coll_names[2][RW_MAX_COLLECTORS][48];
-
-struct option *cli_options(const struct option *own)
-{
-	size_t n_own = 0, n_common = 0, k = 0;
-	struct option *o;
-
-	while (own && own[n_own].name)
-		n_own++;
-	while (common_options[n_common].name)
-		n_common++;
-	o = calloc(n_own + n_common + 2 * (size_t)n_collectors + 1, sizeof(*o));
-	if (!o)
-		return NULL;
-	for (size_t i = 0; i < n_own; i++)
-		o[k++] = own[i];
-	for (size_t i = 0; i < n_common; i++)
-		o[k++] = common_options[i];
-	for (int i = 0; i < n_collectors; i++) {
-		snprintf(coll_names[0][i], sizeof(coll_names[0][i]), "collector.%s",
-			 collectors[i]->name);
-		snprintf(coll_names[1][i], sizeof(coll_names[1][i]), "no-collector.%s",
-			 collectors[i]->name);
-		o[k++] = (struct option){ coll_names[0][i], no_argument, NULL, OPT_COLLECTOR };
-		o[k++] = (struct option){ coll_names[1][i], no_argument, NULL, OPT_NO_COLLECTOR };
-	}
-	return o;
-}
-
-int cli_common(struct rw_config *cfg, int opt, const char *arg, const char *longname)
+static int common_option(struct rw_config *cfg, int opt, const char *arg, const char *longname)
 {
 	int lvl;
 
 	switch (opt) {
-	case OPT_SYSFS_ROOT:
-		cfg->sysfs_root = arg;
-		return 0;
-	case OPT_PROCFS_ROOT:
-		cfg->procfs_root = arg;
-		return 0;
-	case OPT_CONFIGFS_ROOT:
-		cfg->configfs_root = arg;
-		return 0;
-	case OPT_DEBUGFS_ROOT:
-		cfg->debugfs_root = arg;
-		return 0;
-	case OPT_DEVFS_ROOT:
-		cfg->devfs_root = arg;
-		return 0;
-	case OPT_FROM:
-		cfg->from = arg;
-		return 0;
 	case OPT_LOG_LEVEL:
 		lvl = log_level_parse(arg);
 		if (lvl < 0) {
@@ -135,14 +78,6 @@ int cli_common(struct rw_config *cfg, int opt, const char *arg, const char *long
 		cfg->wire_port = (uint16_t)p;
 		return 0;
 	}
-	case OPT_COLLECTOR:
-	case OPT_NO_COLLECTOR: {
-		const char *name = strchr(longname, '.') + 1;
-		int i = collector_index(name);
-
-		cfg->collector_enable[i] = opt == OPT_COLLECTOR;
-		return 0;
-	}
 	default:
 		return 1;
 	}
@@ -182,23 +117,6 @@ static bool bad_collector(const char *cmd, const char *arg)
 		fprintf(stderr, "%s %s", i ? "," : "", collectors[i]->name);
 	fprintf(stderr, ")\n");
 	return true;
-}
-
-void cli_bad_option(const char *cmd, char **argv, int optind_after)
-{
-	/* getopt has moved past the offending word; with opterr off it printed nothing. */
-	const char *arg = optind_after > 0 ? argv[optind_after - 1] : "?";
-
-	if (bad_collector(cmd, arg))
-		return;
-	if (optopt > 0 && optopt < 256 && arg[0] == '-' && arg[1] != '-')
-		fprintf(stderr,
-			"rocewatch %s: unknown option '-%c' or missing value (see --help)\n", cmd,
-			optopt);
-	else
-		fprintf(stderr,
-			"rocewatch %s: unknown option or missing value: '%s' (see --help)\n", cmd,
-			arg);
 }
 
 int cli_rules_option(const char *cmd, struct rules_spec *spec, bool param, const char *arg)
@@ -270,7 +188,7 @@ static int opt_common(void *base, const char *name, const char *arg)
 		  : !strcmp(name, "collector.ethtool.include")		  ? OPT_ETHTOOL_INCLUDE
 									  : OPT_WIRE_PORT;
 
-	return cli_common(cfg, opt, arg, name) ? -EINVAL : 0;
+	return common_option(cfg, opt, arg, name) ? -EINVAL : 0;
 }
 
 #define ROOT(n, member, text)                                                              \

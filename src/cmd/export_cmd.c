@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* rocewatch export: flags and output around src/postmortem/export.c. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -8,73 +9,66 @@
 #include "export.h"
 #include "rec_args.h"
 
-static const char export_usage[] =
-    "Usage: rocewatch export (--db DIR | CAPTURE) [--format openmetrics] [--since T]\n"
-    "                        [--until T] [-o FILE]\n\n"
-    "Write a recording (serve --record DIR) or a capture file as OpenMetrics text,\n"
-    "for `promtool tsdb create-blocks-from openmetrics FILE DIR`.  Metric names and\n"
-    "labels are those of /metrics; a value that did not change is repeated every\n"
-    "2 minutes so PromQL finds it.\n\n"
-    "Options:\n" REC_ARGS_HELP "  --format openmetrics       the only format (and the default)\n"
-    "  -o, --output FILE          write to FILE instead of standard output\n"
-    "  -h, --help                 this help\n\n"
-    "Exit status: 0 written, 1 the recording cannot be read or written, 2 bad usage.\n";
+struct export_args {
+	struct rec_args ra;
+	const char *out;
+};
 
-enum {
-	OPT_FORMAT = 1
+static int opt_format(void *base, const char *name, const char *arg)
+{
+	(void)base;
+	(void)name;
+	if (strcmp(arg, "openmetrics")) {
+		fprintf(stderr, "rocewatch export: --format: '%s' is not openmetrics\n", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static const struct cli_opt export_opts[] = {
+	{ .name = "format", .kind = CLI_CALL, .fn = opt_format,
+	  .usage = "  --format openmetrics       the only format (and the default)\n" },
+	{ .name = "output", .short_name = 'o', .kind = CLI_STRING, CLI_AT(struct export_args, out),
+	  .usage = "  -o, --output FILE          write to FILE instead of standard output\n" },
+	{ .name = "help", .short_name = 'h', .kind = CLI_HELP,
+	  .usage = "  -h, --help                 this help\n" },
+	{ 0 },
+};
+
+const struct cli_cmd export_cli = {
+	.name = "export",
+	.head = "Usage: rocewatch export (--db DIR | CAPTURE) [--format openmetrics] [--since T]\n"
+		"                        [--until T] [-o FILE]\n\n"
+		"Write a recording (serve --record DIR) or a capture file as OpenMetrics text,\n"
+		"for `promtool tsdb create-blocks-from openmetrics FILE DIR`.  Metric names and\n"
+		"labels are those of /metrics; a value that did not change is repeated every\n"
+		"2 minutes so PromQL finds it.\n\n"
+		"Options:\n",
+	.tail = "\nExit status: 0 written, 1 the recording cannot be read or written, 2 bad usage.\n",
+	.tables = { rec_args_opts, export_opts },
 };
 
 int cmd_export(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		REC_ARGS_OPTIONS,
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
+	struct export_args ea = { .out = "-" };
 	struct export_opts eo = { 0 };
 	struct xport *x = NULL;
-	struct rec_args ra;
-	const char *out = "-";
+	struct rec_args *ra = &ea.ra;
+	const char *out;
 	char err[512] = "";
-	int opt, rc = 1, r;
+	int rc = 1, r, first;
 	FILE *f;
 
-	rec_args_init(&ra);
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
-		r = rec_args_option(&ra, "export", opt, optarg);
-		if (r < 0)
-			return 2;
-		if (!r)
-			continue;
-		switch (opt) {
-		case 'h':
-			fputs(export_usage, stdout);
-			return 0;
-		case OPT_FORMAT:
-			if (strcmp(optarg, "openmetrics")) {
-				fprintf(stderr,
-					"rocewatch export: --format: '%s' is not openmetrics\n",
-					optarg);
-				return 2;
-			}
-			break;
-		case 'o':
-			out = optarg;
-			break;
-		default:
-			cli_bad_option("export", argv, optind);
-			return 2;
-		}
-	}
-	if (rec_args_finish(&ra, "export", argc, argv, optind))
+	rec_args_init(ra, "export");
+	r = cli_parse(&export_cli, (void *const[]){ ra, &ea }, argc, argv, &first);
+	if (r)
+		return r == 1 ? 0 : 2;
+	if (rec_args_finish(ra, "export", argc, argv, first))
 		return 2;
-	eo.db = ra.db;
-	eo.since_ms = ra.since_ms;
-	eo.until_ms = ra.until_ms;
+	out = ea.out;
+	eo.db = ra->db;
+	eo.since_ms = ra->since_ms;
+	eo.until_ms = ra->until_ms;
 	r = export_open(&x, &eo, err, sizeof(err));
 	if (r) {
 		fprintf(stderr, "rocewatch export: %s\n", err);
