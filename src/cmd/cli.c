@@ -8,6 +8,7 @@
 #include "collector.h"
 #include "engine.h"
 #include "cli.h"
+#include "commands.h"
 #include "util.h"
 
 /* The common options that are more than a string: ids for common_option(). */
@@ -462,3 +463,8 @@ int cli_parse(const struct cli_cmd *c, void *const *bases, int argc, char **argv
 	free(pos);
 	return r;
 }
+
+const struct cli_cmd *const cli_commands[] = {
+	&check_cli,  &export_cli,     &fleet_cli,      &probe_cli, &report_cli, &replay_cli,
+	&rules_lint_cli, &rules_list_cli, &serve_cli, &snapshot_cli, NULL,
+};

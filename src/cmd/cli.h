@@ -86,7 +86,7 @@ int cli_parse(const struct cli_cmd *c, void *const *bases, int argc, char **argv
 void cli_print_help(const struct cli_cmd *c, FILE *f);
 /* The option rows every collecting command takes; base: struct rw_config. */
 extern const struct cli_opt cli_common_opts[];
-/* Every command's table, for the tests (README and man page against the rows). */
+/* Every command's table, NULL-terminated: for the tests (README and man page against the rows). */
 extern const struct cli_cmd *const cli_commands[];
 
 #endif
