@@ -51,7 +51,7 @@ const struct cli_opt alerts_serve_opts[] = {
 static void after_poll(void *arg, struct node_model *m, unsigned what)
 {
 	struct alerts_serve *as = arg;
-	int64_t now = (int64_t)m->time.tv_sec * 1000000000LL + m->time.tv_nsec;
+	int64_t now = ts_ns(&m->time);
 	(void)what;
 	if (!as->rs->e)
 		return;

@@ -459,7 +459,7 @@ static void print_text(const struct check_opts *o, const struct rules_engine *e,
 
 static int evaluate(struct rules_engine *e, struct daemon *d, const struct nccl_env *job)
 {
-	int64_t t = (int64_t)d->m.time.tv_sec * 1000000000LL + d->m.time.tv_nsec;
+	int64_t t = ts_ns(&d->m.time);
 	int r;
 
 	/* after every collection: a replayed snapshot brings its own node facts */

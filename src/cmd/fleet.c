@@ -545,7 +545,7 @@ static int eval_nodes(struct fleet_run *fr)
 		struct fleet_member *nm = &fr->nodes[i];
 		const struct rule_result *res;
 		size_t n;
-		int64_t t = (int64_t)nm->m.time.tv_sec * 1000000000LL + nm->m.time.tv_nsec;
+		int64_t t = ts_ns(&nm->m.time);
 		int r;
 
 		if (!nm->answered)

@@ -26,7 +26,7 @@ const struct cli_opt rules_serve_opts[] = {
 
 static int64_t model_ns(const struct node_model *m)
 {
-	return (int64_t)m->time.tv_sec * 1000000000LL + m->time.tv_nsec;
+	return ts_ns(&m->time);
 }
 
 /* Called with the model lock held, after every poll. */
