@@ -51,6 +51,17 @@ static void print_diags(const struct rules_diags *dg)
 	}
 }
 
+/* The JSON document on stdout, indented; out is consumed. */
+static void print_json(json_t *out)
+{
+	char *s = json_dumps(out, JSON_INDENT(2));
+
+	if (s)
+		printf("%s\n", s);
+	free(s);
+	json_decref(out);
+}
+
 static int cmd_lint(int argc, char **argv, bool json)
 {
 	json_t *out = json ? json_array() : NULL;
@@ -107,14 +118,8 @@ static int cmd_lint(int argc, char **argv, bool json)
 		rules_free(e);
 		rules_diags_free(&dg);
 	}
-	if (json) {
-		char *s = json_dumps(out, JSON_INDENT(2));
-
-		if (s)
-			printf("%s\n", s);
-		free(s);
-		json_decref(out);
-	}
+	if (json)
+		print_json(out);
 	return bad;
 }
 
@@ -229,14 +234,8 @@ static int cmd_list(const struct rules_spec *spec, bool json)
 			json_object_set_new(pj, "rules", rl);
 		}
 	}
-	if (json) {
-		char *s = json_dumps(out, JSON_INDENT(2));
-
-		if (s)
-			printf("%s\n", s);
-		free(s);
-		json_decref(out);
-	}
+	if (json)
+		print_json(out);
 	rules_free(e);
 	return 0;
 }
