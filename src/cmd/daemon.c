@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -90,9 +91,20 @@ int daemon_init(struct daemon *d, struct rw_config *cfg, char *err, size_t errle
 	return 0;
 }
 
+int daemon_reserve_hooks(struct daemon *d, int n)
+{
+	free(d->hooks);
+	d->n_hooks = d->max_hooks = 0;
+	d->hooks = n ? calloc((size_t)n, sizeof(*d->hooks)) : NULL;
+	if (n && !d->hooks)
+		return -ENOMEM;
+	d->max_hooks = n;
+	return 0;
+}
+
 int daemon_add_hook(struct daemon *d, const struct daemon_hook *h)
 {
-	if (d->n_hooks >= DAEMON_MAX_HOOKS)
+	if (d->n_hooks >= d->max_hooks)
 		return -ENOSPC;
 	d->hooks[d->n_hooks++] = *h;
 	return 0;
@@ -336,5 +348,8 @@ void daemon_fini(struct daemon *d)
 		if (d->c_ready[i] && collectors[i]->fini)
 			collectors[i]->fini(&d->cc[i]);
 	snapshot_close(d->replay);
+	free(d->hooks);
+	d->hooks = NULL;
+	d->n_hooks = d->max_hooks = 0;
 	pthread_mutex_destroy(&d->lock);
 }

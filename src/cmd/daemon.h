@@ -28,8 +28,6 @@ struct daemon_hook {
 	void *arg;
 };
 
-#define DAEMON_MAX_HOOKS 8
-
 struct daemon {
 	struct rw_config *cfg;
 	struct node_model m;
@@ -46,8 +44,8 @@ struct daemon {
 	struct timespec replay_mtime;
 	off_t replay_size;
 	struct poll_stats stats;
-	struct daemon_hook hooks[DAEMON_MAX_HOOKS];
-	int n_hooks;
+	struct daemon_hook *hooks; /* daemon_reserve_hooks() */
+	int n_hooks, max_hooks;
 };
 
 /* Signals: the only mutable globals (set by handlers, read by the loop). */
@@ -64,6 +62,11 @@ int daemon_init(struct daemon *d, struct rw_config *cfg, char *err, size_t errle
 int daemon_start(struct daemon *d, char *err, size_t errlen);
 /* One pass: COLLECT_FAST and/or COLLECT_SLOW.  Runs the hooks. */
 int daemon_collect(struct daemon *d, unsigned what);
+/*
+ * Room for exactly n hooks (serve sizes it from its pipeline table), before
+ * any is added: 0 or -ENOMEM.  daemon_add_hook() beyond it is -ENOSPC.
+ */
+int daemon_reserve_hooks(struct daemon *d, int n);
 int daemon_add_hook(struct daemon *d, const struct daemon_hook *h);
 /* Render /metrics from the model (lock held by the caller). */
 int daemon_render_metrics(struct daemon *d, struct prom_renderer *pr, struct strbuf *out);

@@ -183,9 +183,13 @@ int probe_serve_start(struct probe_serve *ps, struct daemon *d)
 
 	if (!ps->r)
 		return 0;
-	daemon_add_hook(d, &(struct daemon_hook){ .name = "probe",
-						  .render = probe_responder_render_metrics,
-						  .arg = ps->r });
+	rc = daemon_add_hook(d, &(struct daemon_hook){ .name = "probe",
+						       .render = probe_responder_render_metrics,
+						       .arg = ps->r });
+	if (rc) {
+		fprintf(stderr, "rocewatch serve: --probe: %s\n", strerror(-rc));
+		return rc;
+	}
 	rc = pthread_create(&ps->thr, NULL, fetch_main, ps);
 	if (rc) {
 		fprintf(stderr, "rocewatch serve: --probe.peers: thread: %s\n", strerror(rc));

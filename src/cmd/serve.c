@@ -541,6 +541,116 @@ static int serve_start_probe(struct serve *s)
 	return probe_serve_start(&s->ps, &s->d) ? -EIO : 0;
 }
 
+static int stage_rules(struct serve *s)
+{
+	return rules_serve_start(&s->rules, &s->d) ? -EIO : 0;
+}
+
+/* After the rules' hook: this poll's results. */
+static int stage_nfd(struct serve *s)
+{
+	int r;
+
+	if (!s->nfd_path)
+		return 0;
+	r = daemon_add_hook(&s->d, &(struct daemon_hook){ .name = "nfd",
+							  .after_poll = nfd_after_poll,
+							  .arg = s });
+	if (r)
+		fprintf(stderr, "rocewatch serve: --nfd.feature-file: %s\n", strerror(-r));
+	return r;
+}
+
+static int stage_recorder(struct serve *s)
+{
+	return s->rec_opts.dir ? serve_start_recorder(s) : 0;
+}
+
+static void stop_recorder(struct serve *s)
+{
+	recorder_close(s->rec); /* after HTTP (POST /api/v1/capture uses it), before the model */
+	s->rec = NULL;
+	recorder_rules_fini(&s->rr);
+}
+
+/* Before the server answers: GET / reads what it sets up. */
+static int stage_status(struct serve *s)
+{
+	return status_serve_start(&s->status, &s->d, &s->rules, &s->alerts, s->telemetry_path)
+		   ? -EIO
+		   : 0;
+}
+
+static void stop_probe(struct serve *s)
+{
+	probe_serve_fini(&s->ps); /* its thread hands the responder peer info */
+	s->ps.r = NULL;
+	probe_responder_stop(s->responder); /* after HTTP: /api/v1/probe reads it */
+	s->responder = NULL;
+}
+
+static int stage_alerts(struct serve *s)
+{
+	return alerts_serve_start(&s->alerts, &s->d, &s->rules, s->rec, http_port(s->http)) ? -EIO
+												 : 0;
+}
+
+static void stop_alerts(struct serve *s)
+{
+	alerts_serve_fini(&s->alerts); /* the pusher thread; no poll runs any more */
+}
+
+/* Last: from here on requests are answered, and every document has its source. */
+static int stage_http(struct serve *s)
+{
+	char err[512] = "";
+	int r = http_run(s->http, err, sizeof(err));
+
+	if (r)
+		fprintf(stderr, "rocewatch serve: %s\n", err);
+	return r;
+}
+
+static void stop_http(struct serve *s)
+{
+	http_stop(s->http);
+	s->http = NULL;
+}
+
+/*
+ * serve's pipeline, in order.  Each stage starts after the one above it, and
+ * the daemon hooks it adds run after every poll in this order: the rules
+ * first, then what reads their results (the NFD file, the recorder, the
+ * status page, the alerts).  The hook array is sized from .hooks, so a stage
+ * that adds more than it declares fails at start-up, loudly.  Teardown is the
+ * table read backwards: the server stops answering first.
+ */
+struct serve_stage {
+	const char *name;
+	int hooks;			/* at most this many daemon hooks */
+	int (*start)(struct serve *s);	/* 0 or -errno, said on stderr */
+	void (*stop)(struct serve *s);	/* NULL-safe, also when start failed or never ran */
+};
+
+static const struct serve_stage serve_pipeline[] = {
+	{ "rules", 1, stage_rules, NULL },
+	{ "nfd", 1, stage_nfd, NULL },
+	{ "recorder", 2, stage_recorder, stop_recorder },
+	{ "status", 1, stage_status, NULL }, /* its fini after the daemon's: serve_teardown() */
+	{ "probe", 1, serve_start_probe, stop_probe },
+	{ "alerts", 1, stage_alerts, stop_alerts },
+	{ "http", 0, stage_http, stop_http },
+};
+
+static int pipeline_hooks(void)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(serve_pipeline); i++)
+		n += serve_pipeline[i].hooks;
+	return n;
+}
+
 /* Everything before the loop, in the order it must happen: 0 or -errno (printed). */
 static int serve_setup(struct serve *s)
 {
@@ -552,6 +662,8 @@ static int serve_setup(struct serve *s)
 	s->daemon_up = true;
 	if (!r)
 		r = daemon_start(&s->d, err, sizeof(err));
+	if (!r && (r = daemon_reserve_hooks(&s->d, pipeline_hooks())))
+		snprintf(err, sizeof(err), "out of memory");
 	if (r) {
 		fprintf(stderr, "rocewatch serve: %s\n", err[0] ? err : strerror(-r));
 		return r;
@@ -579,31 +691,9 @@ static int serve_setup(struct serve *s)
 		return r;
 	}
 	priv_describe(&pn, caps, sizeof(caps));
-	if (rules_serve_start(&s->rules, &s->d))
-		return -EIO;
-	if (s->nfd_path) { /* after the rules' hook: this poll's results */
-		r = daemon_add_hook(&s->d, &(struct daemon_hook){ .name = "nfd",
-								  .after_poll = nfd_after_poll,
-								  .arg = s });
-		if (r) {
-			fprintf(stderr, "rocewatch serve: --nfd.feature-file: %s\n", strerror(-r));
+	for (size_t i = 0; i < ARRAY_SIZE(serve_pipeline); i++)
+		if ((r = serve_pipeline[i].start(s)))
 			return r;
-		}
-	}
-	if (s->rec_opts.dir && (r = serve_start_recorder(s)))
-		return r;
-	/* before the server answers: GET / reads what it sets up */
-	if (status_serve_start(&s->status, &s->d, &s->rules, &s->alerts, s->telemetry_path))
-		return -EIO;
-	if ((r = serve_start_probe(s)))
-		return r;
-	r = http_run(s->http, err, sizeof(err));
-	if (r) {
-		fprintf(stderr, "rocewatch serve: %s\n", err);
-		return r;
-	}
-	if (alerts_serve_start(&s->alerts, &s->d, &s->rules, s->rec, http_port(s->http)))
-		return -EIO;
 	daemon_install_signals();
 	log_info("listening on %s (port %d, %s%s), polling every %.3f s, configuration every "
 		 "%.3f s; capabilities kept: %s",
@@ -670,16 +760,14 @@ static void serve_run(struct serve *s)
 	log_info("stopping");
 }
 
-/* Undo serve_setup(), in the order the threads and readers need. */
+/* Undo serve_setup(): the pipeline backwards, then the model and what reads it. */
 static void serve_teardown(struct serve *s)
 {
-	http_stop(s->http);
-	probe_serve_fini(&s->ps); /* its thread hands the responder peer info */
-	s->ps.r = NULL;
-	probe_responder_stop(s->responder); /* after HTTP: /api/v1/probe reads it */
-	alerts_serve_fini(&s->alerts);	    /* the pusher thread; no poll runs any more */
-	recorder_close(s->rec); /* after HTTP (POST /api/v1/capture uses it), before the model */
-	recorder_rules_fini(&s->rr);
+	for (size_t i = ARRAY_SIZE(serve_pipeline); i-- > 0;)
+		if (serve_pipeline[i].stop)
+			serve_pipeline[i].stop(s);
+	stop_http(s); /* when setup failed before the pipeline */
+	stop_probe(s); /* likewise: the responder is opened before it */
 	if (s->daemon_up)
 		daemon_fini(&s->d);
 	status_serve_fini(&s->status); /* after the daemon: its hook feeds the history */
