@@ -25,7 +25,10 @@ ROOMS = {
     "postmortem": (["src/postmortem"], ["exporters", "rules", "core"]),
     # the RDMA probe's data path (verbs): neither fills the model nor publishes it
     "probe": (["probe"], ["core"]),
-    "cmd": (["src/cmd"], ["postmortem", "exporters", "rules", "collectors", "probe", "core"]),
+    # what comes in from other machines: the outbound HTTP client, Prometheus -> models
+    "fleet": (["src/fleet"], ["core"]),
+    "cmd": (["src/cmd"], ["postmortem", "exporters", "rules", "collectors", "probe", "fleet",
+                          "core"]),
 }
 # Generated at build time, owned by the room whose directory generates it.
 GENERATED = {"wire.skel.h": "collectors"}
@@ -101,6 +104,14 @@ def self_test(root):
         errs = check(tmp)
         hit = any("core may not include cmd" in e for e in errs)
         print("%s - core including a command header is refused" % ("ok" if hit else "not ok"))
+        ok &= hit
+        victim = os.path.join(tmp, "exporters", "prom.c")
+        orig = open(victim).read()
+        open(victim, "w").write('#include "fleet_client.h"\n' + orig)
+        errs = check(tmp)
+        open(victim, "w").write(orig)
+        hit = any("exporters may not include fleet" in e for e in errs)
+        print("%s - an exporter including the fleet client is refused" % ("ok" if hit else "not ok"))
         ok &= hit
         return 0 if ok else 1
     finally:
