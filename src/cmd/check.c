@@ -674,8 +674,8 @@ struct check_samples {
 static int check_collect(struct check_args *a, struct rules_engine *e, struct daemon *d,
 			 const struct nccl_env *job, struct check_samples *sm)
 {
-	if (d->replay) {
-		size_t n = snapshot_count(d->replay);
+	if (daemon_samples(d)) {
+		size_t n = daemon_samples(d);
 
 		for (size_t i = 0; i < n; i++) {
 			if (daemon_collect(d, COLLECT_SLOW | COLLECT_FAST) || evaluate(e, d, job))
@@ -779,7 +779,7 @@ static int check_run(struct check_args *a, struct rules_engine *e, const struct 
 		check_serve_merge(&hist, e, a->serve_url, &a->client.ho, a->serve_given, d->m.host,
 				  real_ns());
 	else
-		check_history_local(&hist, e, d->replay != NULL,
+		check_history_local(&hist, e, daemon_samples(d) > 0,
 				    a->serve_given ? "--serve none" : NULL);
 	rc = check_report(a, e, d, &sm, &hist);
 out:

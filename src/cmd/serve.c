@@ -668,7 +668,7 @@ static int serve_setup(struct serve *s)
 		fprintf(stderr, "rocewatch serve: %s\n", err[0] ? err : strerror(-r));
 		return r;
 	}
-	s->d.replay_live_time = true;
+	s->d.live_time = true;
 	/* As root still: the port may be privileged, the key file root's own. */
 	r = http_start(&s->http, &s->hopts, s->routes, ARRAY_SIZE(s->routes), err, sizeof(err));
 	if (r) {

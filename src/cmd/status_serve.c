@@ -60,7 +60,7 @@ int status_serve_render(void *arg, struct strbuf *out)
 		     .interval_ns = d->cfg->interval_ns,
 		     .fast_polls = d->stats.fast_polls,
 		     .slow_polls = d->stats.slow_polls,
-		     .replay = d->replay != NULL,
+		     .replay = daemon_samples(d) > 0,
 		     .m = &d->m,
 		     .e = ss->rs->e,
 		     .alerts = &ss->as->t,
