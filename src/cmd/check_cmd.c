@@ -15,7 +15,7 @@
 #include "nfd.h"
 #include "rules_json.h"
 #include "engine.h"
-#include "check_serve.h"
+#include "check_history.h"
 #include "client_opts.h"
 #include "cli.h"
 #include "commands.h"

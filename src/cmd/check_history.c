@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * check --serve (check_serve.h).  Only counter rules are taken from serve:
+ * check --serve (check_history.h).  Only counter rules are taken from serve:
  * configuration is what check has just read itself, while serve's view of
  * it may be a slow loop (15 s) old.  A result is taken only for the same
  * profile, rule, object and fingerprint (the definition and the parameter
@@ -13,7 +13,7 @@
 
 #include <jansson.h>
 
-#include "check_serve.h"
+#include "check_history.h"
 #include "fleet_client.h"
 #include "util.h"
 

@@ -7,8 +7,8 @@
  * and object match and whose history is longer, and says what the verdict
  * rests on either way.
  */
-#ifndef ROCEWATCH_CHECK_SERVE_H
-#define ROCEWATCH_CHECK_SERVE_H
+#ifndef ROCEWATCH_CHECK_HISTORY_H
+#define ROCEWATCH_CHECK_HISTORY_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -51,10 +51,10 @@ static int snapshot_collect(struct model_source *src, struct node_model *m, unsi
 		/* The file was replaced: take the new one if it is valid, keep the old if not. */
 		r = snapshot_open(cfg->from, &nsf, err, sizeof(err));
 		if (r) {
-			rw_log_once(LOG_LVL_ERROR, "replay",
+			rw_log_once(LOG_LVL_ERROR, "from",
 				    "--from: %s (keeping the previous data)", err);
 		} else {
-			rw_log_once_reset("replay");
+			rw_log_once_reset("from");
 			snapshot_close(ss->sf);
 			ss->sf = nsf;
 			ss->pos = 0;
@@ -62,7 +62,7 @@ static int snapshot_collect(struct model_source *src, struct node_model *m, unsi
 	}
 	r = snapshot_apply(ss->sf, ss->pos, m, err, sizeof(err));
 	if (r) {
-		rw_log_once(LOG_LVL_ERROR, "replay-apply", "--from: %s", err);
+		rw_log_once(LOG_LVL_ERROR, "from-apply", "--from: %s", err);
 		return r;
 	}
 	/* --netdev-include/--netdev-exclude filter a snapshot as they filter the machine */
