@@ -7,10 +7,10 @@
 #include <string.h>
 #include <time.h>
 
-#include <curl/curl.h>
 #include <jansson.h>
 
 #include "alertmanager.h"
+#include "fleet_client.h"
 #include "prom.h"
 #include "util.h"
 
@@ -195,39 +195,29 @@ void am_submit(struct am_pusher *p, struct alert_table *t, int64_t now)
 	free(due);
 }
 
-static size_t discard_body(char *ptr, size_t size, size_t nmemb, void *arg)
-{
-	(void)ptr;
-	(void)arg;
-	return size * nmemb;
-}
-
-static bool post(struct am_dest *d, CURL *c, const struct batch *b)
+/* One POST of b to d through the outbound client; the outcome in d's stats. */
+static bool post(struct am_dest *d, const struct batch *b)
 {
 	struct am_pusher *p = d->p;
 	struct am_stats *st = &d->st;
-	struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
-	long code = 0, ms = (long)(p->cfg.timeout_ns / 1000000);
+	struct fleet_http_opts ho;
+	struct fleet_req req = { .url = d->url, .post = b->body,
+				 .content_type = "application/json", .any_2xx = true };
 	int64_t t0 = mono_ns();
-	CURLcode r;
+	bool ok;
 
-	if (ms < 1)
-		ms = 1;
-	curl_easy_setopt(c, CURLOPT_URL, d->url);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, b->body);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)b->len);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, ms);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, ms);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard_body);
-	r = curl_easy_perform(c);
-	curl_slist_free_all(h);
-	if (r == CURLE_OK)
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-
+	fleet_http_defaults(&ho);
+	ho.parallel = 1;
+	ho.connect_timeout_ms = ho.timeout_ms =
+	    p->cfg.timeout_ns / 1000000 ? (long)(p->cfg.timeout_ns / 1000000) : 1;
+	ho.max_body = 1u << 20; /* Alertmanager's answer is empty or an error text */
+	if (fleet_http_run(&req, 1, &ho, NULL, NULL) && !req.err) {
+		req.err = -EIO;
+		snprintf(req.errmsg, sizeof(req.errmsg), "cannot start an HTTP client");
+	}
+	ok = !req.err;
 	pthread_mutex_lock(&p->lock);
-	if (r == CURLE_OK && code >= 200 && code < 300) {
+	if (ok) {
 		st->sent++;
 		st->latency_sum += (double)(mono_ns() - t0) / 1e9;
 		st->latency_count++;
@@ -235,30 +225,29 @@ static bool post(struct am_dest *d, CURL *c, const struct batch *b)
 	} else {
 		st->errors++;
 		st->last_error_ns = real_ns();
-		if (r != CURLE_OK)
-			snprintf(st->last_error, sizeof(st->last_error), "%s",
-				 curl_easy_strerror(r));
+		if (req.transfer_error || !req.http_code)
+			snprintf(st->last_error, sizeof(st->last_error), "%.127s",
+				 req.transfer_error ? req.transfer_error : req.errmsg);
 		else
-			snprintf(st->last_error, sizeof(st->last_error), "HTTP %ld",
-				 code);
+			snprintf(st->last_error, sizeof(st->last_error), "HTTP %ld", req.http_code);
 	}
 	pthread_mutex_unlock(&p->lock);
-	if (r != CURLE_OK)
-		rw_log_once(LOG_LVL_WARN, d->url, "alertmanager %s: %s (retrying; said once)",
-			    d->url, curl_easy_strerror(r));
-	else if (code < 200 || code >= 300)
-		rw_log_once(LOG_LVL_WARN, d->url,
-			    "alertmanager %s: HTTP %ld (retrying; said once)", d->url, code);
-	else
+	if (ok)
 		rw_log_once_reset(d->url);
-	return r == CURLE_OK && code >= 200 && code < 300;
+	else if (req.transfer_error || !req.http_code)
+		rw_log_once(LOG_LVL_WARN, d->url, "alertmanager %s: %s (retrying; said once)", d->url,
+			    req.transfer_error ? req.transfer_error : req.errmsg);
+	else
+		rw_log_once(LOG_LVL_WARN, d->url, "alertmanager %s: HTTP %ld (retrying; said once)",
+			    d->url, req.http_code);
+	fleet_req_free(&req);
+	return ok;
 }
 
 static void *sender(void *arg)
 {
 	struct am_dest *d = arg;
 	struct am_pusher *p = d->p;
-	CURL *c = curl_easy_init();
 
 	pthread_mutex_lock(&p->lock);
 	while (!p->stop) {
@@ -286,7 +275,7 @@ static void *sender(void *arg)
 		d->queued--;
 		b->next = NULL;
 		pthread_mutex_unlock(&p->lock);
-		ok = !c || post(d, c, b);
+		ok = post(d, b);
 		pthread_mutex_lock(&p->lock);
 		if (ok) {
 			batch_free(b);
@@ -310,8 +299,6 @@ static void *sender(void *arg)
 		}
 	}
 	pthread_mutex_unlock(&p->lock);
-	if (c)
-		curl_easy_cleanup(c);
 	return NULL;
 }
 
@@ -382,13 +369,11 @@ int am_start(struct am_pusher **out, const struct am_config *cfg, char *err, siz
 		memcpy(p->dest[i].url, u, l);
 		strcpy(p->dest[i].url + l, "/api/v2/alerts");
 	}
-	curl_global_init(CURL_GLOBAL_DEFAULT);
 	for (int i = 0; i < cfg->n_urls; i++) {
 		if (pthread_create(&p->dest[i].thread, NULL, sender, &p->dest[i])) {
 			snprintf(err, errlen, "alertmanager: cannot start the sender threads");
 			stop_senders(p);
 			free_pusher(p);
-			curl_global_cleanup();
 			return -EAGAIN;
 		}
 		p->dest[i].started = true;
@@ -506,5 +491,4 @@ void am_stop(struct am_pusher *p)
 		return;
 	stop_senders(p);
 	free_pusher(p);
-	curl_global_cleanup();
 }
