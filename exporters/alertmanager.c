@@ -201,8 +201,9 @@ static bool post(struct am_dest *d, const struct batch *b)
 	struct am_pusher *p = d->p;
 	struct am_stats *st = &d->st;
 	struct fleet_http_opts ho;
-	struct fleet_req req = { .url = d->url, .post = b->body,
-				 .content_type = "application/json", .any_2xx = true };
+	struct fleet_req req = {
+		.url = d->url, .post = b->body, .content_type = "application/json", .any_2xx = true
+	};
 	int64_t t0 = mono_ns();
 	bool ok;
 
@@ -235,8 +236,8 @@ static bool post(struct am_dest *d, const struct batch *b)
 	if (ok)
 		rw_log_once_reset(d->url);
 	else if (req.transfer_error || !req.http_code)
-		rw_log_once(LOG_LVL_WARN, d->url, "alertmanager %s: %s (retrying; said once)", d->url,
-			    req.transfer_error ? req.transfer_error : req.errmsg);
+		rw_log_once(LOG_LVL_WARN, d->url, "alertmanager %s: %s (retrying; said once)",
+			    d->url, req.transfer_error ? req.transfer_error : req.errmsg);
 	else
 		rw_log_once(LOG_LVL_WARN, d->url, "alertmanager %s: HTTP %ld (retrying; said once)",
 			    d->url, req.http_code);

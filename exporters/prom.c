@@ -591,7 +591,8 @@ static void render_self(struct strbuf *sb, const struct prom_input *in)
 				prom_sample1_double(sb, name, "collector", c->name, c->duration);
 			else
 				prom_sample1_u64(sb, name, "collector", c->name,
-						 f == 0 ? (uint64_t)(c->ran && !c->err) : c->failures);
+						 f == 0 ? (uint64_t)(c->ran && !c->err)
+							: c->failures);
 		}
 	}
 	prom_render_partial(sb, m);

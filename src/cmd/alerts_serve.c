@@ -31,18 +31,24 @@ static int opt_am_url(void *base, const char *name, const char *arg)
 }
 
 #define AS_DURATION(n, member, least, text)                                           \
-	{ .name = n, .kind = CLI_DURATION, CLI_AT(struct alerts_serve, member), .min = least, \
-	  .bad = "a duration (e.g. 30s, 1m)", .usage = text }
+	{                                                                             \
+		.name = n, .kind = CLI_DURATION, CLI_AT(struct alerts_serve, member), \
+		.min = least, .bad = "a duration (e.g. 30s, 1m)", .usage = text       \
+	}
 const struct cli_opt alerts_serve_opts[] = {
-	{ .name = "alertmanager.url", .kind = CLI_CALL, .fn = opt_am_url,
+	{ .name = "alertmanager.url",
+	  .kind = CLI_CALL,
+	  .fn = opt_am_url,
 	  .usage = "  --alertmanager.url URL     push alerts to this Alertmanager (repeatable)\n" },
-	AS_DURATION("alertmanager.resend-interval", amc.resend_ns, 1,
-		    "  --alertmanager.resend-interval DURATION   re-send firing alerts (default 1m)\n"),
+	AS_DURATION(
+	    "alertmanager.resend-interval", amc.resend_ns, 1,
+	    "  --alertmanager.resend-interval DURATION   re-send firing alerts (default 1m)\n"),
 	AS_DURATION("alertmanager.timeout", amc.timeout_ns, 1,
 		    "  --alertmanager.timeout DURATION           per request (default 5s)\n"),
-	AS_DURATION("alert.unknown-for", t.unknown_for_ns, 0,
-		    "  --alert.unknown-for DURATION   raise RoceRuleUnknown after a rule stays unknown\n"
-		    "                             this long (default 1m)\n"),
+	AS_DURATION(
+	    "alert.unknown-for", t.unknown_for_ns, 0,
+	    "  --alert.unknown-for DURATION   raise RoceRuleUnknown after a rule stays unknown\n"
+	    "                             this long (default 1m)\n"),
 	{ 0 },
 };
 #undef AS_DURATION

@@ -8,7 +8,6 @@
 #ifndef ROCEWATCH_ALERTS_SERVE_H
 #define ROCEWATCH_ALERTS_SERVE_H
 
-
 #include "alertmanager.h"
 #include "recorder.h"
 #include "alerts.h"

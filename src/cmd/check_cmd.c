@@ -564,40 +564,73 @@ static int opt_serve(void *base, const char *name, const char *arg)
 
 #define CHECK_AT(member) CLI_AT(struct check_args, member)
 static const struct cli_opt check_opts[] = {
-	{ .name = "profile", .kind = CLI_CALL, .fn = opt_rules,
-	  .usage = "  --profile NAME|FILE        profile to check (repeatable; default "
-		   RULES_DEFAULT_PROFILE ");\n"
-		   "                             NAME is looked up in $ROCEWATCH_PROFILE_DIR and the\n"
-		   "                             installed profiles\n" },
-	{ .name = "param", .kind = CLI_CALL, .fn = opt_rules,
+	{ .name = "profile",
+	  .kind = CLI_CALL,
+	  .fn = opt_rules,
+	  .usage =
+	      "  --profile NAME|FILE        profile to check (repeatable; "
+	      "default " RULES_DEFAULT_PROFILE ");\n"
+	      "                             NAME is looked up in $ROCEWATCH_PROFILE_DIR and the\n"
+	      "                             installed profiles\n" },
+	{ .name = "param",
+	  .kind = CLI_CALL,
+	  .fn = opt_rules,
 	  .usage = "  --param KEY=VALUE          override a profile parameter (repeatable)\n" },
-	{ .name = "format", .kind = CLI_CALL, .fn = opt_format,
-	  .usage = "  --format text|json|nfd     report format (default text); nfd: a Node Feature\n"
-		   "                             Discovery feature file (roce-ready, status, ...)\n" },
-	{ .name = "", .short_name = 'j', .kind = CLI_CALL_FLAG, .fn = opt_json,
+	{ .name = "format",
+	  .kind = CLI_CALL,
+	  .fn = opt_format,
+	  .usage =
+	      "  --format text|json|nfd     report format (default text); nfd: a Node Feature\n"
+	      "                             Discovery feature file (roce-ready, status, ...)\n" },
+	{ .name = "",
+	  .short_name = 'j',
+	  .kind = CLI_CALL_FLAG,
+	  .fn = opt_json,
 	  .usage = "  -j                         same as --format json\n" },
-	{ .name = "interval", .kind = CLI_DURATION, CHECK_AT(cfg.interval_ns), .min = 1,
-	  .max = 3600000000000LL, .bad = "a duration up to 1h (e.g. 1s, 500ms)",
-	  .usage = "  --interval DURATION        gap between the two counter samples (default 100ms:\n"
-		   "                             a pre-flight check must not hold up a job start)\n" },
-	{ .name = "serve", .kind = CLI_CALL, .fn = opt_serve,
-	  .usage = "  --serve URL|none           take counter rules from the rocewatch serve at URL\n"
-		   "                             (default " CHECK_SERVE_DEFAULT_URL " when reading this\n"
-		   "                             machine; none: only this check's samples); the\n"
-		   "                             client flags below as fleet check takes them, with\n"
-		   "                             500ms, 2s and 16MiB the defaults here\n" },
-	{ .name = "nccl", .kind = CLI_FLAG, CHECK_AT(nccl_environ),
-	  .usage = "  --nccl                     judge the NCCL_* variables of this environment\n" },
-	{ .name = "nccl-env", .kind = CLI_STRING, CHECK_AT(nccl_file),
+	{ .name = "interval",
+	  .kind = CLI_DURATION,
+	  CHECK_AT(cfg.interval_ns),
+	  .min = 1,
+	  .max = 3600000000000LL,
+	  .bad = "a duration up to 1h (e.g. 1s, 500ms)",
+	  .usage =
+	      "  --interval DURATION        gap between the two counter samples (default 100ms:\n"
+	      "                             a pre-flight check must not hold up a job start)\n" },
+	{ .name = "serve",
+	  .kind = CLI_CALL,
+	  .fn = opt_serve,
+	  .usage =
+	      "  --serve URL|none           take counter rules from the rocewatch serve at URL\n"
+	      "                             (default " CHECK_SERVE_DEFAULT_URL
+	      " when reading this\n"
+	      "                             machine; none: only this check's samples); the\n"
+	      "                             client flags below as fleet check takes them, with\n"
+	      "                             500ms, 2s and 16MiB the defaults here\n" },
+	{ .name = "nccl",
+	  .kind = CLI_FLAG,
+	  CHECK_AT(nccl_environ),
+	  .usage =
+	      "  --nccl                     judge the NCCL_* variables of this environment\n" },
+	{ .name = "nccl-env",
+	  .kind = CLI_STRING,
+	  CHECK_AT(nccl_file),
 	  .usage = "  --nccl-env FILE            judge those of a KEY=VALUE file (a job's "
 		   "environment)\n" },
 	{ .name = "color", .kind = CLI_CALL, .fn = opt_color, .usage = TERM_HELP_COLOR },
-	{ .name = "quiet", .short_name = 'q', .kind = CLI_FLAG, CHECK_AT(o.quiet),
-	  .usage = "  -q, --quiet                only what is not OK (no fix text), and the summary\n" },
-	{ .name = "verbose", .short_name = 'v', .kind = CLI_FLAG, CHECK_AT(o.verbose),
-	  .usage = "  -v, --verbose              every rule of every object in profile order, skipped\n"
-		   "                             ones too, with its doc, and the profiles' "
-		   "parameters\n" },
+	{ .name = "quiet",
+	  .short_name = 'q',
+	  .kind = CLI_FLAG,
+	  CHECK_AT(o.quiet),
+	  .usage =
+	      "  -q, --quiet                only what is not OK (no fix text), and the summary\n" },
+	{ .name = "verbose",
+	  .short_name = 'v',
+	  .kind = CLI_FLAG,
+	  CHECK_AT(o.verbose),
+	  .usage =
+	      "  -v, --verbose              every rule of every object in profile order, skipped\n"
+	      "                             ones too, with its doc, and the profiles' "
+	      "parameters\n" },
 	{ 0 },
 };
 #undef CHECK_AT

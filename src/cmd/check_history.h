@@ -30,8 +30,8 @@ struct check_history {
 /*
  * Ask the serve at url (its /api/v1/checks) and adopt its counter-rule
  * results into e for the objects of host.  explicit_url: --serve was given
- * (only changes the wording); ho: the client (TLS, auth, timeouts).  Never fails: an unreachable or unsuitable
- * serve leaves e as it is, with the reason in h->note.
+ * (only changes the wording); ho: the client (TLS, auth, timeouts).  Never fails: an unreachable or
+ * unsuitable serve leaves e as it is, with the reason in h->note.
  */
 struct fleet_http_opts;
 void check_serve_merge(struct check_history *h, struct rules_engine *e, const char *url,

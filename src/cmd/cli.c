@@ -183,17 +183,19 @@ static int opt_common(void *base, const char *name, const char *arg)
 {
 	struct rw_config *cfg = base;
 	int opt = !strcmp(name, "log.level") || !strcmp(name, "log-level") ? OPT_LOG_LEVEL
-		  : !strcmp(name, "log.format")				  ? OPT_LOG_FORMAT
-		  : !strcmp(name, "netdev-include")			  ? OPT_NETDEV_INCLUDE
-		  : !strcmp(name, "netdev-exclude")			  ? OPT_NETDEV_EXCLUDE
-		  : !strcmp(name, "collector.ethtool.include")		  ? OPT_ETHTOOL_INCLUDE
-									  : OPT_WIRE_PORT;
+		  : !strcmp(name, "log.format")				   ? OPT_LOG_FORMAT
+		  : !strcmp(name, "netdev-include")			   ? OPT_NETDEV_INCLUDE
+		  : !strcmp(name, "netdev-exclude")			   ? OPT_NETDEV_EXCLUDE
+		  : !strcmp(name, "collector.ethtool.include")		   ? OPT_ETHTOOL_INCLUDE
+									   : OPT_WIRE_PORT;
 
 	return common_option(cfg, opt, arg, name) ? -EINVAL : 0;
 }
 
-#define ROOT(n, member, text)                                                              \
-	{ .name = n, .kind = CLI_STRING, CLI_AT(struct rw_config, member), .usage = text }
+#define ROOT(n, member, text)                                                                  \
+	{                                                                                      \
+		.name = n, .kind = CLI_STRING, CLI_AT(struct rw_config, member), .usage = text \
+	}
 const struct cli_opt cli_common_opts[] = {
 	ROOT("sysfs-root", sysfs_root,
 	     "  --sysfs-root DIR, --path.sysfs DIR     read sysfs from DIR (default /sys)\n"),
@@ -210,24 +212,43 @@ const struct cli_opt cli_common_opts[] = {
 	ROOT("from", from,
 	     "  --from FILE                replay a snapshot (or a JSON array of them) instead\n"
 	     "                             of reading this machine\n"),
-	{ .name = "netdev-include", .kind = CLI_CALL, .fn = opt_common,
+	{ .name = "netdev-include",
+	  .kind = CLI_CALL,
+	  .fn = opt_common,
 	  .usage = "  --netdev-include REGEX     only netdevs whose whole name matches\n" },
-	{ .name = "netdev-exclude", .kind = CLI_CALL, .fn = opt_common,
+	{ .name = "netdev-exclude",
+	  .kind = CLI_CALL,
+	  .fn = opt_common,
 	  .usage = "  --netdev-exclude REGEX     skip netdevs whose whole name matches\n" },
-	{ .name = "collector.", .prefix = true, .kind = CLI_CALL_FLAG, .fn = opt_collector,
+	{ .name = "collector.",
+	  .prefix = true,
+	  .kind = CLI_CALL_FLAG,
+	  .fn = opt_collector,
 	  .usage = "  --collector.NAME / --no-collector.NAME   enable / disable a collector\n" },
 	{ .name = "no-collector.", .prefix = true, .kind = CLI_CALL_FLAG, .fn = opt_collector },
-	{ .name = "collector.ethtool.include", .kind = CLI_CALL, .fn = opt_common,
-	  .usage = "  --collector.ethtool.include REGEX   also export these driver stats by name\n" },
-	{ .name = "collector.wire.port", .kind = CLI_CALL, .fn = opt_common,
-	  .usage = "  --collector.wire.port PORT UDP port the wire view counts as RoCE v2 (4791)\n" },
-	{ .name = "log.level", .kind = CLI_CALL, .fn = opt_common,
+	{ .name = "collector.ethtool.include",
+	  .kind = CLI_CALL,
+	  .fn = opt_common,
+	  .usage =
+	      "  --collector.ethtool.include REGEX   also export these driver stats by name\n" },
+	{ .name = "collector.wire.port",
+	  .kind = CLI_CALL,
+	  .fn = opt_common,
+	  .usage =
+	      "  --collector.wire.port PORT UDP port the wire view counts as RoCE v2 (4791)\n" },
+	{ .name = "log.level",
+	  .kind = CLI_CALL,
+	  .fn = opt_common,
 	  .usage = "  --log.level LEVEL          error, warn, info (default) or debug (alias\n"
 		   "                             --log-level)\n" },
 	{ .name = "log-level", .kind = CLI_CALL, .fn = opt_common }, /* before log.level existed */
-	{ .name = "log.format", .kind = CLI_CALL, .fn = opt_common,
+	{ .name = "log.format",
+	  .kind = CLI_CALL,
+	  .fn = opt_common,
 	  .usage = "  --log.format FORMAT        logfmt (default) or json, with timestamps\n" },
-	{ .name = "help", .short_name = 'h', .kind = CLI_HELP,
+	{ .name = "help",
+	  .short_name = 'h',
+	  .kind = CLI_HELP,
 	  .usage = "  -h, --help                 this help\n" },
 	{ 0 },
 };
@@ -295,10 +316,12 @@ static void bad_word(const struct cli_cmd *c, const char *word, char short_name)
 	if (bad_collector(c->name, word))
 		return;
 	if (short_name)
-		fprintf(stderr, "rocewatch %s: unknown option '-%c' or missing value (see --help)\n",
+		fprintf(stderr,
+			"rocewatch %s: unknown option '-%c' or missing value (see --help)\n",
 			c->name, short_name);
 	else
-		fprintf(stderr, "rocewatch %s: unknown option or missing value: '%s' (see --help)\n",
+		fprintf(stderr,
+			"rocewatch %s: unknown option or missing value: '%s' (see --help)\n",
 			c->name, word);
 }
 
@@ -465,6 +488,6 @@ int cli_parse(const struct cli_cmd *c, void *const *bases, int argc, char **argv
 }
 
 const struct cli_cmd *const cli_commands[] = {
-	&check_cli,  &export_cli,     &fleet_cli,      &probe_cli, &report_cli, &replay_cli,
+	&check_cli,	 &export_cli,	  &fleet_cli, &probe_cli,    &report_cli, &replay_cli,
 	&rules_lint_cli, &rules_list_cli, &serve_cli, &snapshot_cli, NULL,
 };

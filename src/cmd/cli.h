@@ -35,15 +35,15 @@ int cli_close_output(const char *cmd, const char *path, FILE *f);
  * command's --help, so parsing, errors and help cannot drift apart.
  */
 enum cli_kind {
-	CLI_FLAG,     /* bool at .off = true */
-	CLI_STRING,   /* const char * at .off = the argument */
-	CLI_DURATION, /* int64_t ns at .off, within [.min, .max] */
-	CLI_SIZE,     /* uint64_t bytes at .off, within [.min, .max] */
-	CLI_COUNT,    /* unsigned integer of .size bytes at .off, within [.min, .max] */
-	CLI_CALL,     /* .fn(base, name, argument): parses, stores, prints its own error */
+	CLI_FLAG,      /* bool at .off = true */
+	CLI_STRING,    /* const char * at .off = the argument */
+	CLI_DURATION,  /* int64_t ns at .off, within [.min, .max] */
+	CLI_SIZE,      /* uint64_t bytes at .off, within [.min, .max] */
+	CLI_COUNT,     /* unsigned integer of .size bytes at .off, within [.min, .max] */
+	CLI_CALL,      /* .fn(base, name, argument): parses, stores, prints its own error */
 	CLI_CALL_FLAG, /* .fn(base, name, NULL), no argument */
-	CLI_HELP,     /* print the command's help; cli_parse() returns 1 */
-	CLI_VERSION,  /* print the version; cli_parse() returns 1 */
+	CLI_HELP,      /* print the command's help; cli_parse() returns 1 */
+	CLI_VERSION,   /* print the version; cli_parse() returns 1 */
 };
 
 struct cli_opt {
@@ -63,7 +63,7 @@ struct cli_opt {
 };
 
 #define CLI_AT(type, member) .off = offsetof(type, member), .size = sizeof(((type *)0)->member)
-#define CLI_TABLES_MAX 8
+#define CLI_TABLES_MAX	     8
 
 struct cli_cmd {
 	const char *name;  /* "serve", "fleet check": in every message */

@@ -33,7 +33,8 @@ static void set_str(char **dst, const char *v)
 
 /* ---- --client-config: the client keys of a Prometheus scrape config ---- */
 
-static int cc_err(const char *cmd, const char *file, const yaml_node_t *n, const char *msg, const char *what)
+static int cc_err(const char *cmd, const char *file, const yaml_node_t *n, const char *msg,
+		  const char *what)
 {
 	fprintf(stderr, "rocewatch %s: %s:%d:%d: %s%s%s\n", cmd, file,
 		n ? (int)n->start_mark.line + 1 : 0, n ? (int)n->start_mark.column + 1 : 0, msg,
@@ -41,8 +42,8 @@ static int cc_err(const char *cmd, const char *file, const yaml_node_t *n, const
 	return -EINVAL;
 }
 
-static int cc_map(const char *cmd, yaml_document_t *doc, const char *file, yaml_node_t *map, const char *const *keys,
-		  size_t nk, yaml_node_t **vals)
+static int cc_map(const char *cmd, yaml_document_t *doc, const char *file, yaml_node_t *map,
+		  const char *const *keys, size_t nk, yaml_node_t **vals)
 {
 	if (map->type != YAML_MAPPING_NODE)
 		return cc_err(cmd, file, map, "expected a mapping", NULL);
@@ -64,7 +65,8 @@ static int cc_map(const char *cmd, yaml_document_t *doc, const char *file, yaml_
 	return 0;
 }
 
-static int cc_scalar(const char *cmd, const char *file, const yaml_node_t *n, const char *key, char **out)
+static int cc_scalar(const char *cmd, const char *file, const yaml_node_t *n, const char *key,
+		     char **out)
 {
 	if (!n)
 		return 0;
@@ -105,7 +107,8 @@ static int load_client_config(const char *cmd, const char *file, struct client_c
 		return -EINVAL;
 	}
 	root = yaml_document_get_root_node(&doc);
-	r = !root ? cc_err(cmd, file, NULL, "empty file", NULL) : cc_map(cmd, &doc, file, root, top, 3, tv);
+	r = !root ? cc_err(cmd, file, NULL, "empty file", NULL)
+		  : cc_map(cmd, &doc, file, root, top, 3, tv);
 	if (!r && tv[1])
 		r = cc_map(cmd, &doc, file, tv[1], tls, 4, lv);
 	if (!r && tv[2])
@@ -125,7 +128,8 @@ static int load_client_config(const char *cmd, const char *file, struct client_c
 		r = cc_scalar(cmd, file, lv[3], "insecure_skip_verify", &ins);
 	if (!r && ins) {
 		if (strcmp(ins, "true") && strcmp(ins, "false"))
-			r = cc_err(cmd, file, lv[3], "insecure_skip_verify must be true or false", NULL);
+			r = cc_err(cmd, file, lv[3], "insecure_skip_verify must be true or false",
+				   NULL);
 		c->insecure = !strcmp(ins, "true");
 	}
 	if (!r)
@@ -176,46 +180,72 @@ static int opt_scheme(void *base, const char *name, const char *arg)
 static int opt_str(void *base, const char *name, const char *arg)
 {
 	struct client_opts *c = base;
-	char **to = !strcmp(name, "ca-file")	? &c->flags.ca_file
-		    : !strcmp(name, "cert")	? &c->flags.cert_file
-		    : !strcmp(name, "key")	? &c->flags.key_file
-		    : !strcmp(name, "user")	? &c->flags.username
-						: &c->flags.password_file;
+	char **to = !strcmp(name, "ca-file") ? &c->flags.ca_file
+		    : !strcmp(name, "cert")  ? &c->flags.cert_file
+		    : !strcmp(name, "key")   ? &c->flags.key_file
+		    : !strcmp(name, "user")  ? &c->flags.username
+					     : &c->flags.password_file;
 
 	set_str(to, arg);
 	return *to ? 0 : -ENOMEM;
 }
 
-#define TIMEOUT(n, member, text)                                                             \
-	{ .name = n, .kind = CLI_DURATION, CLI_AT(struct client_opts, member), .min = 1,       \
-	  .max = 3600000000000LL, .bad = "a duration up to 1h (2s, 500ms)", .usage = text }
+#define TIMEOUT(n, member, text)                                                                \
+	{                                                                                       \
+		.name = n, .kind = CLI_DURATION, CLI_AT(struct client_opts, member), .min = 1,  \
+		.max = 3600000000000LL, .bad = "a duration up to 1h (2s, 500ms)", .usage = text \
+	}
 const struct cli_opt client_cli_opts[] = {
-	{ .name = "scheme", .kind = CLI_CALL, .fn = opt_scheme,
+	{ .name = "scheme",
+	  .kind = CLI_CALL,
+	  .fn = opt_scheme,
 	  .usage = "  --scheme http|https        default http\n" },
-	{ .name = "parallel", .kind = CLI_COUNT, CLI_AT(struct client_opts, ho.parallel), .min = 1,
-	  .max = 4096, .bad = "a number 1-4096",
+	{ .name = "parallel",
+	  .kind = CLI_COUNT,
+	  CLI_AT(struct client_opts, ho.parallel),
+	  .min = 1,
+	  .max = 4096,
+	  .bad = "a number 1-4096",
 	  .usage = "  --parallel N               requests in flight (default 64)\n" },
 	TIMEOUT("connect-timeout", connect_timeout_ns,
 		"  --connect-timeout DURATION per node (default 2s)\n"),
-	TIMEOUT("timeout", timeout_ns, "  --timeout DURATION         whole request per node (default 5s)\n"),
-	{ .name = "max-body", .kind = CLI_SIZE, CLI_AT(struct client_opts, ho.max_body), .min = 1024,
-	  .max = 1LL << 32, .bad = "a size from 1KiB to 4GiB",
+	TIMEOUT("timeout", timeout_ns,
+		"  --timeout DURATION         whole request per node (default 5s)\n"),
+	{ .name = "max-body",
+	  .kind = CLI_SIZE,
+	  CLI_AT(struct client_opts, ho.max_body),
+	  .min = 1024,
+	  .max = 1LL << 32,
+	  .bad = "a size from 1KiB to 4GiB",
 	  .usage = "  --max-body SIZE            largest answer accepted (default 64MiB)\n" },
-	{ .name = "client-config", .kind = CLI_STRING, CLI_AT(struct client_opts, config),
-	  .usage = "  --client-config FILE       scheme, tls_config (ca_file, cert_file, key_file,\n"
-		   "                             insecure_skip_verify) and basic_auth (username,\n"
-		   "                             password_file) as in a Prometheus scrape config;\n"
-		   "                             the flags below override it\n" },
-	{ .name = "ca-file", .kind = CLI_CALL, .fn = opt_str,
+	{ .name = "client-config",
+	  .kind = CLI_STRING,
+	  CLI_AT(struct client_opts, config),
+	  .usage =
+	      "  --client-config FILE       scheme, tls_config (ca_file, cert_file, key_file,\n"
+	      "                             insecure_skip_verify) and basic_auth (username,\n"
+	      "                             password_file) as in a Prometheus scrape config;\n"
+	      "                             the flags below override it\n" },
+	{ .name = "ca-file",
+	  .kind = CLI_CALL,
+	  .fn = opt_str,
 	  .usage = "  --ca-file FILE             CA bundle to verify the nodes' certificates\n" },
-	{ .name = "cert", .kind = CLI_CALL, .fn = opt_str,
+	{ .name = "cert",
+	  .kind = CLI_CALL,
+	  .fn = opt_str,
 	  .usage = "  --cert FILE, --key FILE    client certificate and key (mutual TLS)\n" },
 	{ .name = "key", .kind = CLI_CALL, .fn = opt_str },
-	{ .name = "insecure-skip-verify", .kind = CLI_FLAG, CLI_AT(struct client_opts, insecure),
+	{ .name = "insecure-skip-verify",
+	  .kind = CLI_FLAG,
+	  CLI_AT(struct client_opts, insecure),
 	  .usage = "  --insecure-skip-verify     do not verify certificates (testing only)\n" },
-	{ .name = "user", .kind = CLI_CALL, .fn = opt_str,
+	{ .name = "user",
+	  .kind = CLI_CALL,
+	  .fn = opt_str,
 	  .usage = "  --user NAME                basic auth user name\n" },
-	{ .name = "password-file", .kind = CLI_CALL, .fn = opt_str,
+	{ .name = "password-file",
+	  .kind = CLI_CALL,
+	  .fn = opt_str,
 	  .usage = "  --password-file FILE       basic auth password (first line of FILE)\n" },
 	{ 0 },
 };

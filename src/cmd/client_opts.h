@@ -26,10 +26,10 @@ struct client_cfg {
 struct client_opts {
 	const char *cmd; /* in messages: "fleet" */
 	int64_t connect_timeout_ns, timeout_ns;
-	const char *config; /* --client-config */
+	const char *config;	 /* --client-config */
 	struct client_cfg flags; /* from the flags */
 	bool insecure;
-	struct client_cfg cc;	 /* the file, then the flags over it */
+	struct client_cfg cc;	   /* the file, then the flags over it */
 	struct fleet_http_opts ho; /* what client_opts_finish() hands the requests */
 };
 

@@ -37,8 +37,8 @@ struct daemon {
 	bool c_on[RW_MAX_COLLECTORS];	       /* enabled by configuration */
 	bool c_ready[RW_MAX_COLLECTORS];       /* init() succeeded */
 	int64_t c_retry_ns[RW_MAX_COLLECTORS]; /* backoff: next attempt (monotonic) */
-	struct model_source *src; /* NULL: this machine's collectors */
-	bool live_time;		  /* serve: stamp a source's samples with the current time */
+	struct model_source *src;	       /* NULL: this machine's collectors */
+	bool live_time; /* serve: stamp a source's samples with the current time */
 	struct poll_stats stats;
 	struct daemon_hook *hooks; /* daemon_reserve_hooks() */
 	int n_hooks, max_hooks;

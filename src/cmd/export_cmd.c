@@ -26,11 +26,18 @@ static int opt_format(void *base, const char *name, const char *arg)
 }
 
 static const struct cli_opt export_opts[] = {
-	{ .name = "format", .kind = CLI_CALL, .fn = opt_format,
+	{ .name = "format",
+	  .kind = CLI_CALL,
+	  .fn = opt_format,
 	  .usage = "  --format openmetrics       the only format (and the default)\n" },
-	{ .name = "output", .short_name = 'o', .kind = CLI_STRING, CLI_AT(struct export_args, out),
+	{ .name = "output",
+	  .short_name = 'o',
+	  .kind = CLI_STRING,
+	  CLI_AT(struct export_args, out),
 	  .usage = "  -o, --output FILE          write to FILE instead of standard output\n" },
-	{ .name = "help", .short_name = 'h', .kind = CLI_HELP,
+	{ .name = "help",
+	  .short_name = 'h',
+	  .kind = CLI_HELP,
 	  .usage = "  -h, --help                 this help\n" },
 	{ 0 },
 };
@@ -44,7 +51,8 @@ const struct cli_cmd export_cli = {
 		"labels are those of /metrics; a value that did not change is repeated every\n"
 		"2 minutes so PromQL finds it.\n\n"
 		"Options:\n",
-	.tail = "\nExit status: 0 written, 1 the recording cannot be read or written, 2 bad usage.\n",
+	.tail =
+	    "\nExit status: 0 written, 1 the recording cannot be read or written, 2 bad usage.\n",
 	.tables = { rec_args_opts, export_opts },
 };
 

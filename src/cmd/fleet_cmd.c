@@ -700,46 +700,80 @@ static int opt_color(void *base, const char *name, const char *arg)
 
 #define FLEET_AT(member) CLI_AT(struct fleet_args, member)
 static const struct cli_opt fleet_opts[] = {
-	{ .name = "slurm", .kind = CLI_FLAG, FLEET_AT(slurm),
-	  .usage = "  --slurm                    the nodes of $SLURM_JOB_NODELIST (PrologSlurmctld,\n"
-		   "                             salloc, sbatch); an error when it is not set\n" },
-	{ .name = "prometheus", .kind = CLI_CALL, .fn = opt_prometheus,
-	  .usage = "  --prometheus URL           read the NODEs' facts from this Prometheus instead of\n"
-		   "                             asking each node (instant queries on rocewatch's\n"
-		   "                             metrics; a NODE matches the instance label, a bare\n"
-		   "                             host also host:PORT)\n" },
-	{ .name = "fleet-profile", .kind = CLI_CALL, .fn = opt_rules,
-	  .usage = "\n"
-		   "Rules:\n"
-		   "  --fleet-profile NAME|FILE  fleet rules (repeatable; default " FLEET_DEFAULT_PROFILE ")\n" },
-	{ .name = "profile", .kind = CLI_CALL, .fn = opt_rules,
-	  .usage = "  --profile NAME|FILE        also evaluate this per-node profile on every node\n"
-		   "                             (repeatable; e.g. lossless-roce)\n" },
-	{ .name = "param", .kind = CLI_CALL, .fn = opt_rules,
+	{ .name = "slurm",
+	  .kind = CLI_FLAG,
+	  FLEET_AT(slurm),
+	  .usage =
+	      "  --slurm                    the nodes of $SLURM_JOB_NODELIST (PrologSlurmctld,\n"
+	      "                             salloc, sbatch); an error when it is not set\n" },
+	{ .name = "prometheus",
+	  .kind = CLI_CALL,
+	  .fn = opt_prometheus,
+	  .usage =
+	      "  --prometheus URL           read the NODEs' facts from this Prometheus instead of\n"
+	      "                             asking each node (instant queries on rocewatch's\n"
+	      "                             metrics; a NODE matches the instance label, a bare\n"
+	      "                             host also host:PORT)\n" },
+	{ .name = "fleet-profile",
+	  .kind = CLI_CALL,
+	  .fn = opt_rules,
+	  .usage =
+	      "\n"
+	      "Rules:\n"
+	      "  --fleet-profile NAME|FILE  fleet rules (repeatable; default " FLEET_DEFAULT_PROFILE
+	      ")\n" },
+	{ .name = "profile",
+	  .kind = CLI_CALL,
+	  .fn = opt_rules,
+	  .usage =
+	      "  --profile NAME|FILE        also evaluate this per-node profile on every node\n"
+	      "                             (repeatable; e.g. lossless-roce)\n" },
+	{ .name = "param",
+	  .kind = CLI_CALL,
+	  .fn = opt_rules,
 	  .usage = "  --param KEY=VALUE          override a profile parameter (repeatable)\n" },
-	{ .name = "port", .kind = CLI_COUNT, FLEET_AT(port), .min = 1, .max = 65535,
+	{ .name = "port",
+	  .kind = CLI_COUNT,
+	  FLEET_AT(port),
+	  .min = 1,
+	  .max = 65535,
 	  .bad = "a port 1-65535",
-	  .usage = "\n"
-		   "Client (nodes and Prometheus):\n"
-		   "  --port PORT                port of a NODE given without one (default 9479)\n" },
+	  .usage =
+	      "\n"
+	      "Client (nodes and Prometheus):\n"
+	      "  --port PORT                port of a NODE given without one (default 9479)\n" },
 	{ 0 },
 };
 
 static const struct cli_opt fleet_output_opts[] = {
-	{ .name = "format", .kind = CLI_CALL, .fn = opt_format,
+	{ .name = "format",
+	  .kind = CLI_CALL,
+	  .fn = opt_format,
 	  .usage = "\n"
 		   "Output:\n"
 		   "  --format text|json, -j     report format (default text; -j is json)\n" },
 	{ .name = "", .short_name = 'j', .kind = CLI_FLAG, FLEET_AT(fr.json) },
-	{ .name = "max-names", .kind = CLI_COUNT, FLEET_AT(fr.max_names), .max = 100000,
+	{ .name = "max-names",
+	  .kind = CLI_COUNT,
+	  FLEET_AT(fr.max_names),
+	  .max = 100000,
 	  .bad = "a number",
-	  .usage = "  --max-names N              nodes named per rule in the text report (default 10;\n"
-		   "                             JSON names all)\n" },
-	{ .name = "color", .kind = CLI_CALL, .fn = opt_color,
+	  .usage =
+	      "  --max-names N              nodes named per rule in the text report (default 10;\n"
+	      "                             JSON names all)\n" },
+	{ .name = "color",
+	  .kind = CLI_CALL,
+	  .fn = opt_color,
 	  .usage = "  --color auto|always|never  colour the text report (default auto)\n" },
-	{ .name = "verbose", .short_name = 'v', .kind = CLI_FLAG, FLEET_AT(fr.verbose),
-	  .usage = "  -v, --verbose              also list passing nodes' results and skipped rules\n" },
-	{ .name = "help", .short_name = 'h', .kind = CLI_HELP,
+	{ .name = "verbose",
+	  .short_name = 'v',
+	  .kind = CLI_FLAG,
+	  FLEET_AT(fr.verbose),
+	  .usage =
+	      "  -v, --verbose              also list passing nodes' results and skipped rules\n" },
+	{ .name = "help",
+	  .short_name = 'h',
+	  .kind = CLI_HELP,
 	  .usage = "  -h, --help                 this help\n" },
 	{ 0 },
 };
@@ -831,7 +865,8 @@ nomem:
 
 static int fleet_check(int argc, char **argv)
 {
-	struct fleet_args a = { .fr = { .max_names = 10 }, .color = TERM_COLOR_AUTO,
+	struct fleet_args a = { .fr = { .max_names = 10 },
+				.color = TERM_COLOR_AUTO,
 				.port = FLEET_DEFAULT_PORT };
 	int rc = RULES_UNKNOWN, r, first;
 

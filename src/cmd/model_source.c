@@ -51,8 +51,8 @@ static int snapshot_collect(struct model_source *src, struct node_model *m, unsi
 		/* The file was replaced: take the new one if it is valid, keep the old if not. */
 		r = snapshot_open(cfg->from, &nsf, err, sizeof(err));
 		if (r) {
-			rw_log_once(LOG_LVL_ERROR, "from",
-				    "--from: %s (keeping the previous data)", err);
+			rw_log_once(LOG_LVL_ERROR, "from", "--from: %s (keeping the previous data)",
+				    err);
 		} else {
 			rw_log_once_reset("from");
 			snapshot_close(ss->sf);

@@ -527,38 +527,76 @@ static int opt_format(void *base, const char *name, const char *arg)
 
 #define PROBE_AT(member) CLI_AT(struct probe_args, member)
 static const struct cli_opt probe_opts[] = {
-	{ .name = "port", .kind = CLI_COUNT, PROBE_AT(port), .min = 1, .max = 65535,
+	{ .name = "port",
+	  .kind = CLI_COUNT,
+	  PROBE_AT(port),
+	  .min = 1,
+	  .max = 65535,
 	  .bad = "a port 1-65535",
-	  .usage = "  --port PORT                port of a NODE given without one (default 9479)\n" },
-	{ .name = "device", .kind = CLI_STRING, PROBE_AT(device),
-	  .usage = "  --device DEV[:PORT]        the local RDMA port to probe from (default: the\n"
-		   "                             first active RoCE port with an IPv4 RoCE v2 GID)\n" },
-	{ .name = "sizes", .kind = CLI_CALL, .fn = opt_sizes,
+	  .usage =
+	      "  --port PORT                port of a NODE given without one (default 9479)\n" },
+	{ .name = "device",
+	  .kind = CLI_STRING,
+	  PROBE_AT(device),
+	  .usage =
+	      "  --device DEV[:PORT]        the local RDMA port to probe from (default: the\n"
+	      "                             first active RoCE port with an IPv4 RoCE v2 GID)\n" },
+	{ .name = "sizes",
+	  .kind = CLI_CALL,
+	  .fn = opt_sizes,
 	  .usage = "  --sizes LIST               payload sizes in bytes, 32-4096 (default\n"
 		   "                             64,1024,4096); sizes over this port's active_mtu\n"
 		   "                             cannot be sent and are reported as such\n" },
-	{ .name = "count", .kind = CLI_COUNT, PROBE_AT(pr.count), .min = 1, .max = 10000,
+	{ .name = "count",
+	  .kind = CLI_COUNT,
+	  PROBE_AT(pr.count),
+	  .min = 1,
+	  .max = 10000,
 	  .bad = "1-10000",
-	  .usage = "  --count N                  probes per node and size (default 20, at most 10000)\n" },
-	{ .name = "probe-interval", .kind = CLI_DURATION, PROBE_AT(pr.interval_ns),
-	  .min = 1000000LL, .max = 3600000000000LL, .bad = "a duration of at least 1ms",
-	  .usage = "  --probe-interval DURATION  time between two probes, at least 1ms (default 10ms)\n" },
-	{ .name = "wait", .kind = CLI_DURATION, PROBE_AT(pr.wait_ns), .max = 3600000000000LL,
+	  .usage = "  --count N                  probes per node and size (default 20, at most "
+		   "10000)\n" },
+	{ .name = "probe-interval",
+	  .kind = CLI_DURATION,
+	  PROBE_AT(pr.interval_ns),
+	  .min = 1000000LL,
+	  .max = 3600000000000LL,
+	  .bad = "a duration of at least 1ms",
+	  .usage = "  --probe-interval DURATION  time between two probes, at least 1ms (default "
+		   "10ms)\n" },
+	{ .name = "wait",
+	  .kind = CLI_DURATION,
+	  PROBE_AT(pr.wait_ns),
+	  .max = 3600000000000LL,
 	  .bad = "a duration (e.g. 1s)",
-	  .usage = "  --wait DURATION            how long to wait for the last replies (default 1s)\n" },
-	{ .name = "profile", .kind = CLI_CALL, .fn = opt_rules,
+	  .usage =
+	      "  --wait DURATION            how long to wait for the last replies (default 1s)\n" },
+	{ .name = "profile",
+	  .kind = CLI_CALL,
+	  .fn = opt_rules,
 	  .usage = "  --profile NAME|FILE, --param KEY=VALUE\n"
 		   "                             the traffic class is the profile's roce_dscp\n"
-		   "                             (default profile lossless-roce: DSCP 26), ECN ECT(0)\n" },
+		   "                             (default profile lossless-roce: DSCP 26), ECN "
+		   "ECT(0)\n" },
 	{ .name = "param", .kind = CLI_CALL, .fn = opt_rules },
-	{ .name = "dscp", .kind = CLI_COUNT, PROBE_AT(pr.dscp), .max = 63, .bad = "0-63",
+	{ .name = "dscp",
+	  .kind = CLI_COUNT,
+	  PROBE_AT(pr.dscp),
+	  .max = 63,
+	  .bad = "0-63",
 	  .usage = "  --dscp N                   this DSCP instead of the profile's (0-63)\n" },
-	{ .name = "loss-warning", .kind = CLI_CALL, .fn = opt_loss,
+	{ .name = "loss-warning",
+	  .kind = CLI_CALL,
+	  .fn = opt_loss,
 	  .usage = "  --loss-warning PERCENT     loss over this is WARNING (default 0)\n" },
-	{ .name = "loss-critical", .kind = CLI_CALL, .fn = opt_loss,
+	{ .name = "loss-critical",
+	  .kind = CLI_CALL,
+	  .fn = opt_loss,
 	  .usage = "  --loss-critical PERCENT    loss over this is CRITICAL (default 5)\n" },
-	{ .name = "rtt-warning", .kind = CLI_DURATION, PROBE_AT(pr.th.rtt_warning_ns),
-	  .max = 3600000000000LL, .bad = "a duration (e.g. 1s)",
+	{ .name = "rtt-warning",
+	  .kind = CLI_DURATION,
+	  PROBE_AT(pr.th.rtt_warning_ns),
+	  .max = 3600000000000LL,
+	  .bad = "a duration (e.g. 1s)",
 	  .usage = "  --rtt-warning DURATION     a p99 RTT over this is WARNING (default off)\n"
 		   "\n"
 		   "Client (reading each NODE's probe info over HTTP, as fleet check does):\n" },
@@ -566,11 +604,15 @@ static const struct cli_opt probe_opts[] = {
 };
 
 static const struct cli_opt probe_output_opts[] = {
-	{ .name = "format", .kind = CLI_CALL, .fn = opt_format,
+	{ .name = "format",
+	  .kind = CLI_CALL,
+	  .fn = opt_format,
 	  .usage = "\n"
 		   "  --format text|json, -j     report format (default text; -j is json)\n" },
 	{ .name = "", .short_name = 'j', .kind = CLI_FLAG, PROBE_AT(pr.json) },
-	{ .name = "help", .short_name = 'h', .kind = CLI_HELP,
+	{ .name = "help",
+	  .short_name = 'h',
+	  .kind = CLI_HELP,
 	  .usage = "  -h, --help                 this help\n" },
 	{ 0 },
 };
@@ -670,8 +712,7 @@ static int probe_run_all(struct probe_args *a)
 		if (verdict_rank(p->verdict) > verdict_rank(worst))
 			worst = p->verdict;
 	}
-	if (pr->json ? print_json(pr, &lp, hw_ts, worst)
-		    : (print_text(pr, &lp, hw_ts, worst), 0)) {
+	if (pr->json ? print_json(pr, &lp, hw_ts, worst) : (print_text(pr, &lp, hw_ts, worst), 0)) {
 		fprintf(stderr, "rocewatch probe: writing the report: %s\n", strerror(errno));
 		goto out;
 	}

@@ -61,14 +61,21 @@ static int opt_peers(void *base, const char *name, const char *arg)
 }
 
 const struct cli_opt probe_serve_opts[] = {
-	{ .name = "probe.peers", .kind = CLI_CALL, .fn = opt_peers,
-	  .usage = "  --probe.peers LIST         with --probe: also probe these nodes (host[:port],\n"
-		   "                             hostlists, comma-separated; repeatable) every\n"
-		   "                             --probe.interval: roce_probe_* metrics\n" },
-	{ .name = "probe.interval", .kind = CLI_DURATION, CLI_AT(struct probe_serve, interval_ns),
-	  .min = 100000000LL, .bad = "a duration of at least 100ms",
-	  .usage = "  --probe.interval DURATION  one probe of each size (64, 1024, 4096) to each peer\n"
-		   "                             this often (default 1s, at least 100ms)\n" },
+	{ .name = "probe.peers",
+	  .kind = CLI_CALL,
+	  .fn = opt_peers,
+	  .usage =
+	      "  --probe.peers LIST         with --probe: also probe these nodes (host[:port],\n"
+	      "                             hostlists, comma-separated; repeatable) every\n"
+	      "                             --probe.interval: roce_probe_* metrics\n" },
+	{ .name = "probe.interval",
+	  .kind = CLI_DURATION,
+	  CLI_AT(struct probe_serve, interval_ns),
+	  .min = 100000000LL,
+	  .bad = "a duration of at least 100ms",
+	  .usage =
+	      "  --probe.interval DURATION  one probe of each size (64, 1024, 4096) to each peer\n"
+	      "                             this often (default 1s, at least 100ms)\n" },
 	{ 0 },
 };
 

@@ -23,7 +23,8 @@ static int opt_time(void *base, const char *name, const char *arg)
 	bool since = !strcmp(name, "since");
 
 	if (rec_parse_time(arg, a->now_ms, since ? &a->since_ms : &a->until_ms)) {
-		fprintf(stderr, "rocewatch %s: --%s: '%s' is not a time (RFC 3339, 'now' or -10m)\n",
+		fprintf(stderr,
+			"rocewatch %s: --%s: '%s' is not a time (RFC 3339, 'now' or -10m)\n",
 			a->cmd, name, arg);
 		return -EINVAL;
 	}
@@ -31,11 +32,16 @@ static int opt_time(void *base, const char *name, const char *arg)
 }
 
 const struct cli_opt rec_args_opts[] = {
-	{ .name = "db", .kind = CLI_STRING, CLI_AT(struct rec_args, db),
+	{ .name = "db",
+	  .kind = CLI_STRING,
+	  CLI_AT(struct rec_args, db),
 	  .usage = "  --db DIR                   the recording directory (or its rocewatch.db)\n" },
-	{ .name = "since", .kind = CLI_CALL, .fn = opt_time,
-	  .usage = "  --since T, --until T       the window: RFC 3339 (2026-12-02T10:00:00Z, or with\n"
-		   "                             an offset), 'now', or relative to now (-10m, -1h)\n" },
+	{ .name = "since",
+	  .kind = CLI_CALL,
+	  .fn = opt_time,
+	  .usage =
+	      "  --since T, --until T       the window: RFC 3339 (2026-12-02T10:00:00Z, or with\n"
+	      "                             an offset), 'now', or relative to now (-10m, -1h)\n" },
 	{ .name = "until", .kind = CLI_CALL, .fn = opt_time },
 	{ 0 },
 };

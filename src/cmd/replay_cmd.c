@@ -30,31 +30,43 @@ static int opt_format(void *base, const char *name, const char *arg)
 }
 
 static const struct cli_opt replay_opts[] = {
-	{ .name = "profile", .kind = CLI_CALL, .fn = opt_rules,
-	  .usage = "                             (the rules still see the polls before --since, from\n"
-		   "                             the keyframe at or before it)\n"
-		   "  --profile NAME|FILE        profile to run (repeatable; default " RULES_DEFAULT_PROFILE ")\n" },
-	{ .name = "param", .kind = CLI_CALL, .fn = opt_rules,
+	{ .name = "profile",
+	  .kind = CLI_CALL,
+	  .fn = opt_rules,
+	  .usage =
+	      "                             (the rules still see the polls before --since, from\n"
+	      "                             the keyframe at or before it)\n"
+	      "  --profile NAME|FILE        profile to run (repeatable; "
+	      "default " RULES_DEFAULT_PROFILE ")\n" },
+	{ .name = "param",
+	  .kind = CLI_CALL,
+	  .fn = opt_rules,
 	  .usage = "  --param KEY=VALUE          override a profile parameter (repeatable)\n" },
-	{ .name = "format", .kind = CLI_CALL, .fn = opt_format,
+	{ .name = "format",
+	  .kind = CLI_CALL,
+	  .fn = opt_format,
 	  .usage = "  --format text|json         output (default text); -j is json\n" },
 	{ .name = "", .short_name = 'j', .kind = CLI_FLAG, CLI_AT(struct replay_args, json) },
-	{ .name = "help", .short_name = 'h', .kind = CLI_HELP,
+	{ .name = "help",
+	  .short_name = 'h',
+	  .kind = CLI_HELP,
 	  .usage = "  -h, --help                 this help\n" },
 	{ 0 },
 };
 
 const struct cli_cmd replay_cli = {
 	.name = "replay",
-	.head = "Usage: rocewatch replay (CAPTURE | --db DIR) [--profile NAME|FILE]... [--param KEY=VALUE]...\n"
+	.head = "Usage: rocewatch replay (CAPTURE | --db DIR) [--profile NAME|FILE]... [--param "
+		"KEY=VALUE]...\n"
 		"                        [--since T] [--until T] [--format text|json]\n\n"
 		"Run the rule profiles over a recording (serve --record DIR) or a capture file,\n"
 		"poll by poll at the recorded times, and print when each alert would have fired\n"
 		"and resolved (for: and counter functions included).  The rules need not be the\n"
 		"ones serve ran: replay a new rule against an old incident.\n\n"
 		"Options:\n",
-	.tail = "\nExit status: 0 no alert fired, 1 a warning alert fired, 2 a critical alert fired,\n"
-		"3 the recording or the rules cannot be read, or bad usage.\n",
+	.tail =
+	    "\nExit status: 0 no alert fired, 1 a warning alert fired, 2 a critical alert fired,\n"
+	    "3 the recording or the rules cannot be read, or bad usage.\n",
 	.tables = { rec_args_opts, replay_opts },
 };
 

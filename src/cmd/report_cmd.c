@@ -99,28 +99,43 @@ static int opt_json(void *base, const char *name, const char *arg)
 }
 
 static const struct cli_opt report_opts[] = {
-	{ .name = "device", .kind = CLI_STRING, CLI_AT(struct report_args, device),
-	  .usage = "  --device D                 only this netdev, RDMA device, or ports bound to it\n" },
-	{ .name = "format", .kind = CLI_CALL, .fn = opt_format,
-	  .usage = "  --format FORMAT            text (default), json, or svg (rates over time)\n" },
-	{ .name = "", .short_name = 'j', .kind = CLI_CALL_FLAG, .fn = opt_json,
+	{ .name = "device",
+	  .kind = CLI_STRING,
+	  CLI_AT(struct report_args, device),
+	  .usage = "  --device D                 only this netdev, RDMA device, or ports bound to "
+		   "it\n" },
+	{ .name = "format",
+	  .kind = CLI_CALL,
+	  .fn = opt_format,
+	  .usage =
+	      "  --format FORMAT            text (default), json, or svg (rates over time)\n" },
+	{ .name = "",
+	  .short_name = 'j',
+	  .kind = CLI_CALL_FLAG,
+	  .fn = opt_json,
 	  .usage = "  -j                         same as --format json\n" },
-	{ .name = "output", .short_name = 'o', .kind = CLI_STRING, CLI_AT(struct report_args, out),
+	{ .name = "output",
+	  .short_name = 'o',
+	  .kind = CLI_STRING,
+	  CLI_AT(struct report_args, out),
 	  .usage = "  -o, --output FILE          write to FILE instead of standard output\n" },
-	{ .name = "help", .short_name = 'h', .kind = CLI_HELP,
+	{ .name = "help",
+	  .short_name = 'h',
+	  .kind = CLI_HELP,
 	  .usage = "  -h, --help                 this help\n" },
 	{ 0 },
 };
 
 const struct cli_cmd report_cli = {
 	.name = "report",
-	.head = "Usage: rocewatch report (--db DIR | CAPTURE) [--since T] [--until T] [--device D]\n"
-		"                        [--format text|json|svg] [-o FILE]\n\n"
-		"What moved in a recording (serve --record DIR) or a capture file, per device and\n"
-		"priority: pause frames and time paused, pause storms, transport retries,\n"
-		"out-of-sequence, CNPs, discards, link flaps, configuration changes and alerts,\n"
-		"each with when it started and ended, how much, and its peak rate and when.\n\n"
-		"Options:\n",
+	.head =
+	    "Usage: rocewatch report (--db DIR | CAPTURE) [--since T] [--until T] [--device D]\n"
+	    "                        [--format text|json|svg] [-o FILE]\n\n"
+	    "What moved in a recording (serve --record DIR) or a capture file, per device and\n"
+	    "priority: pause frames and time paused, pause storms, transport retries,\n"
+	    "out-of-sequence, CNPs, discards, link flaps, configuration changes and alerts,\n"
+	    "each with when it started and ended, how much, and its peak rate and when.\n\n"
+	    "Options:\n",
 	.tail = "\nExit status: 0 report written, 1 the recording cannot be read or does not hold\n"
 		"what was asked (a --device it never saw, a window without a poll), 2 bad usage.\n",
 	.tables = { rec_args_opts, report_opts },

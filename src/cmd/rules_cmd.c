@@ -308,8 +308,8 @@ int cmd_rules(int argc, char **argv)
 	a.lint = !strcmp(sub, "lint");
 	argc--;
 	argv++;
-	r = cli_parse(a.lint ? &rules_lint_cli : &rules_list_cli, (void *const[]){ &a }, argc,
-		      argv, &first);
+	r = cli_parse(a.lint ? &rules_lint_cli : &rules_list_cli, (void *const[]){ &a }, argc, argv,
+		      &first);
 	if (r == 1)
 		rc = 0;
 	else if (r)

@@ -16,10 +16,15 @@ static int opt_rules(void *base, const char *name, const char *arg)
 }
 
 const struct cli_opt rules_serve_opts[] = {
-	{ .name = "profile", .kind = CLI_CALL, .fn = opt_rules,
-	  .usage = "  --profile NAME|FILE        rule profile to evaluate after every poll (repeatable;\n"
+	{ .name = "profile",
+	  .kind = CLI_CALL,
+	  .fn = opt_rules,
+	  .usage = "  --profile NAME|FILE        rule profile to evaluate after every poll "
+		   "(repeatable;\n"
 		   "                             default " RULES_DEFAULT_PROFILE ")\n" },
-	{ .name = "param", .kind = CLI_CALL, .fn = opt_rules,
+	{ .name = "param",
+	  .kind = CLI_CALL,
+	  .fn = opt_rules,
 	  .usage = "  --param KEY=VALUE          override a profile parameter (repeatable)\n" },
 	{ 0 },
 };

@@ -305,70 +305,126 @@ static int opt_rec_ethtool(void *base, const char *name, const char *arg)
 }
 
 #define SERVE_AT(member) CLI_AT(struct serve, member)
-#define REC_DURATION(n, member, text)                                                      \
-	{ .name = n, .kind = CLI_DURATION, SERVE_AT(member), .bad = "a duration (e.g. 24h, 5m)", \
-	  .usage = text }
+#define REC_DURATION(n, member, text)                              \
+	{                                                          \
+		.name = n, .kind = CLI_DURATION, SERVE_AT(member), \
+		.bad = "a duration (e.g. 24h, 5m)", .usage = text  \
+	}
 static const struct cli_opt serve_opts[] = {
-	{ .name = "web.listen-address", .kind = CLI_CALL, .fn = opt_listen,
-	  .usage = "  --web.listen-address [HOST]:PORT   where to listen (default :9479, every address)\n" },
-	{ .name = "web.telemetry-path", .kind = CLI_CALL, .fn = opt_telemetry_path,
-	  .usage = "  --web.telemetry-path PATH  where the metrics are served (default /metrics)\n" },
-	{ .name = "web.config.file", .kind = CLI_STRING, SERVE_AT(web_file),
-	  .usage = "  --web.config.file FILE     TLS, client certificates, basic auth, headers and a\n"
-		   "                             rate limit, in the Prometheus exporter-toolkit format\n"
-		   "                             (docs/web-config.md)\n" },
-	{ .name = "web.enable-capture-api", .kind = CLI_FLAG, SERVE_AT(capture_api),
+	{ .name = "web.listen-address",
+	  .kind = CLI_CALL,
+	  .fn = opt_listen,
+	  .usage = "  --web.listen-address [HOST]:PORT   where to listen (default :9479, every "
+		   "address)\n" },
+	{ .name = "web.telemetry-path",
+	  .kind = CLI_CALL,
+	  .fn = opt_telemetry_path,
+	  .usage =
+	      "  --web.telemetry-path PATH  where the metrics are served (default /metrics)\n" },
+	{ .name = "web.config.file",
+	  .kind = CLI_STRING,
+	  SERVE_AT(web_file),
+	  .usage =
+	      "  --web.config.file FILE     TLS, client certificates, basic auth, headers and a\n"
+	      "                             rate limit, in the Prometheus exporter-toolkit format\n"
+	      "                             (docs/web-config.md)\n" },
+	{ .name = "web.enable-capture-api",
+	  .kind = CLI_FLAG,
+	  SERVE_AT(capture_api),
 	  .usage = "  --web.enable-capture-api   allow POST /api/v1/capture (off: 403)\n" },
-	{ .name = "web.read-timeout", .kind = CLI_DURATION, SERVE_AT(hopts.read_timeout_ns),
-	  .min = 100000000LL, .max = 3600000000000LL, .bad = "a duration from 100ms to 1h",
-	  .usage = "  --web.read-timeout DURATION   a request must arrive whole within this (10s)\n" },
-	{ .name = "web.max-connections", .kind = CLI_COUNT, SERVE_AT(hopts.max_connections),
-	  .min = 4, .max = 65536, .bad = "a number from 4 to 65536",
-	  .usage = "  --web.max-connections N    connections at once (512; a quarter per address)\n" },
-	{ .name = "user", .kind = CLI_STRING, SERVE_AT(user),
-	  .usage = "  --user NAME                run as this user after setup (started as root)\n" },
-	{ .name = "interval", .kind = CLI_DURATION, SERVE_AT(cfg.interval_ns), .min = 1,
-	  .floor = 100000000LL, .floor_text = "100ms", .bad = "a duration (e.g. 1s, 500ms)",
-	  .usage = "  --interval DURATION        fast loop: counters (default 1s, at least 100ms)\n" },
-	{ .name = "config-interval", .kind = CLI_DURATION, SERVE_AT(cfg.config_interval_ns),
-	  .min = 1, .bad = "a duration (e.g. 1s, 500ms)",
+	{ .name = "web.read-timeout",
+	  .kind = CLI_DURATION,
+	  SERVE_AT(hopts.read_timeout_ns),
+	  .min = 100000000LL,
+	  .max = 3600000000000LL,
+	  .bad = "a duration from 100ms to 1h",
+	  .usage =
+	      "  --web.read-timeout DURATION   a request must arrive whole within this (10s)\n" },
+	{ .name = "web.max-connections",
+	  .kind = CLI_COUNT,
+	  SERVE_AT(hopts.max_connections),
+	  .min = 4,
+	  .max = 65536,
+	  .bad = "a number from 4 to 65536",
+	  .usage =
+	      "  --web.max-connections N    connections at once (512; a quarter per address)\n" },
+	{ .name = "user",
+	  .kind = CLI_STRING,
+	  SERVE_AT(user),
+	  .usage =
+	      "  --user NAME                run as this user after setup (started as root)\n" },
+	{ .name = "interval",
+	  .kind = CLI_DURATION,
+	  SERVE_AT(cfg.interval_ns),
+	  .min = 1,
+	  .floor = 100000000LL,
+	  .floor_text = "100ms",
+	  .bad = "a duration (e.g. 1s, 500ms)",
+	  .usage =
+	      "  --interval DURATION        fast loop: counters (default 1s, at least 100ms)\n" },
+	{ .name = "config-interval",
+	  .kind = CLI_DURATION,
+	  SERVE_AT(cfg.config_interval_ns),
+	  .min = 1,
+	  .bad = "a duration (e.g. 1s, 500ms)",
 	  .usage = "  --config-interval DURATION slow loop: configuration (default 15s)\n" },
-	{ .name = "record", .kind = CLI_STRING, SERVE_AT(rec_opts.dir),
+	{ .name = "record",
+	  .kind = CLI_STRING,
+	  SERVE_AT(rec_opts.dir),
 	  .usage = "  --record DIR               flight recorder: keep changed counters and every\n"
 		   "                             configuration change in DIR/rocewatch.db\n" },
 	REC_DURATION("record.retention", rec_opts.retention_ns,
 		     "  --record.retention DURATION   keep this much history (default 24h)\n"),
-	{ .name = "record.max-size", .kind = CLI_SIZE, SERVE_AT(rec_opts.max_size),
-	  .min = REC_MIN_MAX_SIZE, .bad = "a size of at least 256KiB (e.g. 256MiB, 1G)",
-	  .usage = "  --record.max-size BYTES    keep the database under this size (default 256MiB)\n" },
-	REC_DURATION("record.capture-before", rec_opts.capture_before_ns,
-		     "  --record.capture-before DURATION / --record.capture-after DURATION\n"
-		     "                             window of a capture around its trigger (5m / 1m)\n"),
+	{ .name = "record.max-size",
+	  .kind = CLI_SIZE,
+	  SERVE_AT(rec_opts.max_size),
+	  .min = REC_MIN_MAX_SIZE,
+	  .bad = "a size of at least 256KiB (e.g. 256MiB, 1G)",
+	  .usage =
+	      "  --record.max-size BYTES    keep the database under this size (default 256MiB)\n" },
+	REC_DURATION(
+	    "record.capture-before", rec_opts.capture_before_ns,
+	    "  --record.capture-before DURATION / --record.capture-after DURATION\n"
+	    "                             window of a capture around its trigger (5m / 1m)\n"),
 	REC_DURATION("record.capture-after", rec_opts.capture_after_ns, NULL),
-	REC_DURATION("record.capture-retention", rec_opts.capture_retention_ns,
-		     "  --record.capture-retention DURATION / --record.capture-max-size BYTES\n"
-		     "                             delete capture files older than this / the oldest\n"
-		     "                             while they take more than this (7d / 256MiB)\n"),
-	{ .name = "record.capture-max-size", .kind = CLI_SIZE, SERVE_AT(rec_opts.capture_max_size),
+	REC_DURATION(
+	    "record.capture-retention", rec_opts.capture_retention_ns,
+	    "  --record.capture-retention DURATION / --record.capture-max-size BYTES\n"
+	    "                             delete capture files older than this / the oldest\n"
+	    "                             while they take more than this (7d / 256MiB)\n"),
+	{ .name = "record.capture-max-size",
+	  .kind = CLI_SIZE,
+	  SERVE_AT(rec_opts.capture_max_size),
 	  .bad = "a size (e.g. 256MiB, 1G; 0 for no bound)" },
-	REC_DURATION("record.capture-min-interval", capture_min_interval_ns,
-		     "  --record.capture-min-interval DURATION  POST /api/v1/capture at most once per\n"
-		     "                             this (1m; 429 in between)\n"),
-	{ .name = "record.ethtool-include", .kind = CLI_CALL, .fn = opt_rec_ethtool,
-	  .usage = "  --record.ethtool-include REGEX   also record these driver stats (default: the\n"
-		   "                             --collector.ethtool.include ones)\n" },
-	{ .name = "nfd.feature-file", .kind = CLI_STRING, SERVE_AT(nfd_path),
-	  .usage = "  --nfd.feature-file PATH    keep a Node Feature Discovery feature file there\n"
-		   "                             (roce-ready, status, ...; see check --format nfd)\n" },
-	{ .name = "probe", .kind = CLI_FLAG, SERVE_AT(probe),
-	  .usage = "  --probe                    answer RDMA probes (`rocewatch probe`) on a UD QP\n"
-		   "                             of every RoCE port; its QPN and GID at\n"
-		   "                             /api/v1/probe (off by default)\n" },
+	REC_DURATION(
+	    "record.capture-min-interval", capture_min_interval_ns,
+	    "  --record.capture-min-interval DURATION  POST /api/v1/capture at most once per\n"
+	    "                             this (1m; 429 in between)\n"),
+	{ .name = "record.ethtool-include",
+	  .kind = CLI_CALL,
+	  .fn = opt_rec_ethtool,
+	  .usage =
+	      "  --record.ethtool-include REGEX   also record these driver stats (default: the\n"
+	      "                             --collector.ethtool.include ones)\n" },
+	{ .name = "nfd.feature-file",
+	  .kind = CLI_STRING,
+	  SERVE_AT(nfd_path),
+	  .usage =
+	      "  --nfd.feature-file PATH    keep a Node Feature Discovery feature file there\n"
+	      "                             (roce-ready, status, ...; see check --format nfd)\n" },
+	{ .name = "probe",
+	  .kind = CLI_FLAG,
+	  SERVE_AT(probe),
+	  .usage =
+	      "  --probe                    answer RDMA probes (`rocewatch probe`) on a UD QP\n"
+	      "                             of every RoCE port; its QPN and GID at\n"
+	      "                             /api/v1/probe (off by default)\n" },
 	{ 0 },
 };
 
 static const struct cli_opt serve_version_opt[] = {
-	{ .name = "version", .kind = CLI_VERSION,
+	{ .name = "version",
+	  .kind = CLI_VERSION,
 	  .usage = "  --version                  print the version and exit\n" },
 	{ 0 },
 };
@@ -495,7 +551,7 @@ static int serve_start_recorder(struct serve *s)
 	s->rr.rs = &s->rules;
 	s->rec_opts.rule_results = recorder_rules_results;
 	s->rec_opts.rule_results_arg = &s->rr;
-	s->rec_opts.ethtool_include = s->has_rec_ethtool	  ? &s->rec_ethtool
+	s->rec_opts.ethtool_include = s->has_rec_ethtool	   ? &s->rec_ethtool
 				      : s->cfg.has_ethtool_include ? &s->cfg.ethtool_include
 								   : NULL;
 	r = recorder_open(&s->rec, &s->rec_opts, err, sizeof(err));
@@ -553,9 +609,8 @@ static int stage_nfd(struct serve *s)
 
 	if (!s->nfd_path)
 		return 0;
-	r = daemon_add_hook(&s->d, &(struct daemon_hook){ .name = "nfd",
-							  .after_poll = nfd_after_poll,
-							  .arg = s });
+	r = daemon_add_hook(
+	    &s->d, &(struct daemon_hook){ .name = "nfd", .after_poll = nfd_after_poll, .arg = s });
 	if (r)
 		fprintf(stderr, "rocewatch serve: --nfd.feature-file: %s\n", strerror(-r));
 	return r;
@@ -592,7 +647,7 @@ static void stop_probe(struct serve *s)
 static int stage_alerts(struct serve *s)
 {
 	return alerts_serve_start(&s->alerts, &s->d, &s->rules, s->rec, http_port(s->http)) ? -EIO
-												 : 0;
+											    : 0;
 }
 
 static void stop_alerts(struct serve *s)
@@ -627,9 +682,9 @@ static void stop_http(struct serve *s)
  */
 struct serve_stage {
 	const char *name;
-	int hooks;			/* at most this many daemon hooks */
-	int (*start)(struct serve *s);	/* 0 or -errno, said on stderr */
-	void (*stop)(struct serve *s);	/* NULL-safe, also when start failed or never ran */
+	int hooks;		       /* at most this many daemon hooks */
+	int (*start)(struct serve *s); /* 0 or -errno, said on stderr */
+	void (*stop)(struct serve *s); /* NULL-safe, also when start failed or never ran */
 };
 
 static const struct serve_stage serve_pipeline[] = {
@@ -766,7 +821,7 @@ static void serve_teardown(struct serve *s)
 	for (size_t i = ARRAY_SIZE(serve_pipeline); i-- > 0;)
 		if (serve_pipeline[i].stop)
 			serve_pipeline[i].stop(s);
-	stop_http(s); /* when setup failed before the pipeline */
+	stop_http(s);  /* when setup failed before the pipeline */
 	stop_probe(s); /* likewise: the responder is opened before it */
 	if (s->daemon_up)
 		daemon_fini(&s->d);
@@ -801,9 +856,8 @@ int cmd_serve(int argc, char **argv)
 	}
 	serve_init(s);
 	serve_routes(s);
-	r = cli_parse(&serve_cli,
-		      (void *const[]){ s, &s->ps, s, &s->rules, &s->alerts, &s->cfg }, argc,
-		      argv, &first);
+	r = cli_parse(&serve_cli, (void *const[]){ s, &s->ps, s, &s->rules, &s->alerts, &s->cfg },
+		      argc, argv, &first);
 	if (r == 1)
 		rc = 0;
 	if (r)

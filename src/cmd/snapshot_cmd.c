@@ -18,25 +18,32 @@ struct snapshot_args {
 };
 
 static const struct cli_opt snapshot_opts[] = {
-	{ .name = "output", .short_name = 'o', .kind = CLI_STRING,
+	{ .name = "output",
+	  .short_name = 'o',
+	  .kind = CLI_STRING,
 	  CLI_AT(struct snapshot_args, out),
 	  .usage = "  -o, --output FILE          write to FILE instead of standard output\n" },
-	{ .name = "", .short_name = 'j', .kind = CLI_FLAG, CLI_AT(struct snapshot_args, json),
-	  .usage = "  -j                         JSON (the only format; taken as every command takes "
-		   "it)\n" },
+	{ .name = "",
+	  .short_name = 'j',
+	  .kind = CLI_FLAG,
+	  CLI_AT(struct snapshot_args, json),
+	  .usage =
+	      "  -j                         JSON (the only format; taken as every command takes "
+	      "it)\n" },
 	{ 0 },
 };
 
 const struct cli_cmd snapshot_cli = {
 	.name = "snapshot",
-	.head = "Usage: rocewatch snapshot [-o FILE] [--from FILE] [OPTIONS]\n\n"
-		"Collect once (configuration and counters) and write the node model as JSON:\n"
-		"every object, every field with its value or the reason it is absent, counter\n"
-		"sets, collector outcomes, host, time and version.  The schema is described in\n"
-		"docs/snapshot.md.  The output can be replayed with --from.\n\n"
-		"Exit status: 0 written, 1 the machine or --from FILE cannot be read, or the output\n"
-		"not written, 2 bad usage.\n\n"
-		"Options:\n",
+	.head =
+	    "Usage: rocewatch snapshot [-o FILE] [--from FILE] [OPTIONS]\n\n"
+	    "Collect once (configuration and counters) and write the node model as JSON:\n"
+	    "every object, every field with its value or the reason it is absent, counter\n"
+	    "sets, collector outcomes, host, time and version.  The schema is described in\n"
+	    "docs/snapshot.md.  The output can be replayed with --from.\n\n"
+	    "Exit status: 0 written, 1 the machine or --from FILE cannot be read, or the output\n"
+	    "not written, 2 bad usage.\n\n"
+	    "Options:\n",
 	.collectors = true,
 	.tables = { snapshot_opts, cli_common_opts },
 };

@@ -466,8 +466,11 @@ static void silent_alertmanager_does_not_starve_a_healthy_one(void **state)
 	snprintf(silent_url, sizeof(silent_url), "http://127.0.0.1:%d", silent_port);
 	snprintf(healthy_url, sizeof(healthy_url), "http://127.0.0.1:%d", healthy_port);
 	/* the silent one first: one sender for both would wait out its timeout each batch */
-	struct am_config cfg = { .urls = { silent_url, healthy_url }, .n_urls = 2,
-				 .resend_ns = S(1), .timeout_ns = S(5), .instance = "n1" };
+	struct am_config cfg = { .urls = { silent_url, healthy_url },
+				 .n_urls = 2,
+				 .resend_ns = S(1),
+				 .timeout_ns = S(5),
+				 .instance = "n1" };
 	assert_int_equal(am_start(&p, &cfg, err, sizeof(err)), 0);
 	alerts_init(&t);
 	eval_round(&t, AO_FAIL, 0, S(100));

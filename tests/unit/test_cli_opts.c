@@ -32,15 +32,37 @@ struct args {
 #define AT(member) CLI_AT(struct args, member)
 static const struct cli_opt rows[] = {
 	{ .name = "profile", .kind = CLI_STRING, AT(profile), .usage = "  --profile NAME\n" },
-	{ .name = "configfs-root", .kind = CLI_STRING, AT(configfs), .usage = "  --configfs-root DIR\n" },
-	{ .name = "interval", .kind = CLI_DURATION, AT(interval_ns), .min = 1,
-	  .max = 3600000000000LL, .floor = 100000000LL, .floor_text = "100ms",
-	  .bad = "a duration up to 1h", .usage = "  --interval DURATION\n" },
-	{ .name = "max-size", .kind = CLI_SIZE, AT(max_size), .min = 1024, .bad = "a size",
+	{ .name = "configfs-root",
+	  .kind = CLI_STRING,
+	  AT(configfs),
+	  .usage = "  --configfs-root DIR\n" },
+	{ .name = "interval",
+	  .kind = CLI_DURATION,
+	  AT(interval_ns),
+	  .min = 1,
+	  .max = 3600000000000LL,
+	  .floor = 100000000LL,
+	  .floor_text = "100ms",
+	  .bad = "a duration up to 1h",
+	  .usage = "  --interval DURATION\n" },
+	{ .name = "max-size",
+	  .kind = CLI_SIZE,
+	  AT(max_size),
+	  .min = 1024,
+	  .bad = "a size",
 	  .usage = "  --max-size BYTES\n" },
-	{ .name = "port", .kind = CLI_COUNT, AT(port), .min = 1, .max = 65535, .bad = "a port",
+	{ .name = "port",
+	  .kind = CLI_COUNT,
+	  AT(port),
+	  .min = 1,
+	  .max = 65535,
+	  .bad = "a port",
 	  .usage = "  --port PORT\n" },
-	{ .name = "output", .short_name = 'o', .kind = CLI_STRING, AT(out), .usage = "  -o FILE\n" },
+	{ .name = "output",
+	  .short_name = 'o',
+	  .kind = CLI_STRING,
+	  AT(out),
+	  .usage = "  -o FILE\n" },
 	{ .name = "verbose", .short_name = 'v', .kind = CLI_FLAG, AT(verbose) },
 	{ .name = "quiet", .short_name = 'q', .kind = CLI_FLAG, AT(quiet) },
 	{ .name = "help", .short_name = 'h', .kind = CLI_HELP },
@@ -195,11 +217,13 @@ static void every_option_documented(void **state)
 					continue;
 				snprintf(flag, sizeof(flag), "--%s", o->name);
 				if (!strstr(readme, flag)) {
-					fprintf(stderr, "%s: %s is not in README.md\n", cc->name, flag);
+					fprintf(stderr, "%s: %s is not in README.md\n", cc->name,
+						flag);
 					missing++;
 				}
 				if (!strstr(man, flag)) {
-					fprintf(stderr, "%s: %s is not in rocewatch(8)\n", cc->name, flag);
+					fprintf(stderr, "%s: %s is not in rocewatch(8)\n", cc->name,
+						flag);
 					missing++;
 				}
 			}
@@ -212,10 +236,8 @@ static void every_option_documented(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(whole_names_only),
-		cmocka_unit_test(values_and_bounds),
-		cmocka_unit_test(shorts_and_operands),
-		cmocka_unit_test(help_from_rows),
+		cmocka_unit_test(whole_names_only),	   cmocka_unit_test(values_and_bounds),
+		cmocka_unit_test(shorts_and_operands),	   cmocka_unit_test(help_from_rows),
 		cmocka_unit_test(every_option_documented),
 	};
 

@@ -76,8 +76,10 @@ static void daemon_on(struct daemon *d, struct rw_config *cfg, struct fake *f)
 	assert_int_equal(daemon_init(d, cfg, err, sizeof(err)), 0);
 	assert_int_equal(daemon_start(d, err, sizeof(err)), 0);
 	d->src->close(d->src);
-	*f = (struct fake){ .src = { .name = "fake", .collect = fake_collect,
-				     .samples = fake_samples, .close = fake_close },
+	*f = (struct fake){ .src = { .name = "fake",
+				     .collect = fake_collect,
+				     .samples = fake_samples,
+				     .close = fake_close },
 			    .samples = 3 };
 	d->src = &f->src;
 }
@@ -92,14 +94,14 @@ static void polls_ask_the_source_then_the_hooks(void **state)
 	daemon_on(&d, &cfg, &f);
 	assert_int_equal(daemon_samples(&d), 3);
 	assert_int_equal(daemon_reserve_hooks(&d, 2), 0);
-	assert_int_equal(daemon_add_hook(&d, &(struct daemon_hook){ .name = "a",
-								    .after_poll = hook_a,
-								    .arg = &f }),
-			 0);
-	assert_int_equal(daemon_add_hook(&d, &(struct daemon_hook){ .name = "b",
-								    .after_poll = hook_b,
-								    .arg = &f }),
-			 0);
+	assert_int_equal(
+	    daemon_add_hook(&d,
+			    &(struct daemon_hook){ .name = "a", .after_poll = hook_a, .arg = &f }),
+	    0);
+	assert_int_equal(
+	    daemon_add_hook(&d,
+			    &(struct daemon_hook){ .name = "b", .after_poll = hook_b, .arg = &f }),
+	    0);
 	/* past what was reserved: said, not dropped silently */
 	assert_int_equal(daemon_add_hook(&d, &(struct daemon_hook){ .name = "c" }), -ENOSPC);
 	f.fail_at = 2;
