@@ -354,7 +354,7 @@ static int wire_fast(struct collector_ctx *cc, struct wire_col *wc, struct node_
 static int wire_collect(struct collector_ctx *cc, struct node_model *m, unsigned what)
 {
 	struct wire_col *wc = cc->priv;
-	int64_t now_ns = (int64_t)m->mono.tv_sec * 1000000000LL + m->mono.tv_nsec;
+	int64_t now_ns = ts_ns(&m->mono);
 
 	if (what & COLLECT_SLOW)
 		wire_slow(wc, m, now_ns);

@@ -7,17 +7,22 @@
 #include <string.h>
 #include <time.h>
 
-#include <curl/curl.h>
 #include <jansson.h>
 
 #include "alertmanager.h"
+#include "fleet_client.h"
 #include "prom.h"
 #include "util.h"
 
+/*
+ * Each Alertmanager has its own queue and its own sender thread: one that
+ * accepts connections and never answers holds up only its own deliveries,
+ * never those to the others (each POST is bounded by the timeout, but a
+ * shared sender would wait it out once per batch).
+ */
 struct batch {
 	char *body;
 	size_t len;
-	unsigned done_mask; /* URLs that accepted it */
 	int tries;
 	int64_t next_try_ns; /* monotonic */
 	struct batch *next;
@@ -31,17 +36,23 @@ struct am_stats {
 	char last_error[128];
 };
 
-struct am_pusher {
-	struct am_config cfg;
-	char *urls[AM_MAX_URLS]; /* full endpoint: base + /api/v2/alerts */
+struct am_dest {
+	struct am_pusher *p;
+	char *url; /* full endpoint: base + /api/v2/alerts */
 	pthread_t thread;
-	pthread_mutex_t lock;
+	bool started;
 	pthread_cond_t cond;
-	bool stop;
 	struct batch *head, *tail;
 	size_t queued;
 	uint64_t dropped;
-	struct am_stats st[AM_MAX_URLS];
+	struct am_stats st;
+};
+
+struct am_pusher {
+	struct am_config cfg;
+	pthread_mutex_t lock; /* the queues and the stats of every destination */
+	bool stop;
+	struct am_dest dest[AM_MAX_URLS];
 };
 
 static void add_label(json_t *obj, const char *k, const char *v)
@@ -95,36 +106,66 @@ int am_encode(struct strbuf *out, const struct alert *const *alerts, size_t n, i
 	return out->oom ? -ENOMEM : 0;
 }
 
-static void enqueue(struct am_pusher *p, struct batch *b)
+static void batch_free(struct batch *b)
 {
-	pthread_mutex_lock(&p->lock);
-	while (p->queued >= p->cfg.queue_max && p->head) {
-		/* Bounded: drop the oldest, count it. */
-		struct batch *old = p->head;
+	free(b->body);
+	free(b);
+}
 
-		p->head = old->next;
-		if (!p->head)
-			p->tail = NULL;
-		free(old->body);
-		free(old);
-		p->queued--;
-		p->dropped++;
+/* Called with p->lock held. */
+static void enqueue(struct am_dest *d, struct batch *b)
+{
+	while (d->queued >= d->p->cfg.queue_max && d->head) {
+		/* Bounded: drop the oldest, count it. */
+		struct batch *old = d->head;
+
+		d->head = old->next;
+		if (!d->head)
+			d->tail = NULL;
+		batch_free(old);
+		d->queued--;
+		d->dropped++;
 	}
-	if (p->tail)
-		p->tail->next = b;
+	if (d->tail)
+		d->tail->next = b;
 	else
-		p->head = b;
-	p->tail = b;
-	p->queued++;
-	pthread_cond_signal(&p->cond);
+		d->head = b;
+	d->tail = b;
+	d->queued++;
+	pthread_cond_signal(&d->cond);
+}
+
+/* A copy of body for every destination: 0, or -ENOMEM with none queued. */
+static int enqueue_all(struct am_pusher *p, const struct strbuf *body)
+{
+	struct batch *b[AM_MAX_URLS] = { 0 };
+	int n = p->cfg.n_urls;
+
+	for (int u = 0; u < n; u++) {
+		b[u] = calloc(1, sizeof(*b[u]));
+		if (b[u])
+			b[u]->body = malloc(body->len + 1);
+		if (!b[u] || !b[u]->body) {
+			for (int v = 0; v <= u; v++)
+				if (b[v])
+					batch_free(b[v]);
+			return -ENOMEM;
+		}
+		memcpy(b[u]->body, body->buf, body->len);
+		b[u]->body[body->len] = '\0';
+		b[u]->len = body->len;
+	}
+	pthread_mutex_lock(&p->lock);
+	for (int u = 0; u < n; u++)
+		enqueue(&p->dest[u], b[u]);
 	pthread_mutex_unlock(&p->lock);
+	return 0;
 }
 
 void am_submit(struct am_pusher *p, struct alert_table *t, int64_t now)
 {
 	const struct alert **due;
 	struct strbuf sb = { 0 };
-	struct batch *b;
 	size_t n = 0;
 
 	if (!p || !t->n)
@@ -140,94 +181,83 @@ void am_submit(struct am_pusher *p, struct alert_table *t, int64_t now)
 			due[n++] = a;
 	}
 	if (n &&
-	    !am_encode(&sb, due, n, now, p->cfg.resend_ns, p->cfg.instance, p->cfg.generator_url)) {
-		b = calloc(1, sizeof(*b));
-		if (b) {
-			b->body = sb.buf;
-			b->len = sb.len;
-			sb.buf = NULL;
-			enqueue(p, b);
-			/* Handed over: the resolved ones are delivered by the queue now. */
-			for (size_t i = 0; i < n; i++) {
-				struct alert *a = (struct alert *)due[i];
+	    !am_encode(&sb, due, n, now, p->cfg.resend_ns, p->cfg.instance, p->cfg.generator_url) &&
+	    !enqueue_all(p, &sb)) {
+		/* Handed over: the resolved ones are delivered by the queues now. */
+		for (size_t i = 0; i < n; i++) {
+			struct alert *a = (struct alert *)due[i];
 
-				a->last_sent = now;
-				a->resolved = false;
-			}
+			a->last_sent = now;
+			a->resolved = false;
 		}
 	}
 	sb_free(&sb);
 	free(due);
 }
 
-static size_t discard_body(char *ptr, size_t size, size_t nmemb, void *arg)
+/* One POST of b to d through the outbound client; the outcome in d's stats. */
+static bool post(struct am_dest *d, const struct batch *b)
 {
-	(void)ptr;
-	(void)arg;
-	return size * nmemb;
-}
-
-static bool post(struct am_pusher *p, CURL *c, int u, const struct batch *b)
-{
-	struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
-	long code = 0;
+	struct am_pusher *p = d->p;
+	struct am_stats *st = &d->st;
+	struct fleet_http_opts ho;
+	struct fleet_req req = {
+		.url = d->url, .post = b->body, .content_type = "application/json", .any_2xx = true
+	};
 	int64_t t0 = mono_ns();
-	CURLcode r;
+	bool ok;
 
-	curl_easy_setopt(c, CURLOPT_URL, p->urls[u]);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, b->body);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)b->len);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, p->cfg.timeout_ms);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, p->cfg.timeout_ms);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard_body);
-	r = curl_easy_perform(c);
-	curl_slist_free_all(h);
-	if (r == CURLE_OK)
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-
+	fleet_http_defaults(&ho);
+	ho.parallel = 1;
+	ho.connect_timeout_ms = ho.timeout_ms =
+	    p->cfg.timeout_ns / 1000000 ? (long)(p->cfg.timeout_ns / 1000000) : 1;
+	ho.max_body = 1u << 20; /* Alertmanager's answer is empty or an error text */
+	if (fleet_http_run(&req, 1, &ho, NULL, NULL) && !req.err) {
+		req.err = -EIO;
+		snprintf(req.errmsg, sizeof(req.errmsg), "cannot start an HTTP client");
+	}
+	ok = !req.err;
 	pthread_mutex_lock(&p->lock);
-	if (r == CURLE_OK && code >= 200 && code < 300) {
-		p->st[u].sent++;
-		p->st[u].latency_sum += (double)(mono_ns() - t0) / 1e9;
-		p->st[u].latency_count++;
-		p->st[u].last_success_ns = real_ns();
+	if (ok) {
+		st->sent++;
+		st->latency_sum += (double)(mono_ns() - t0) / 1e9;
+		st->latency_count++;
+		st->last_success_ns = real_ns();
 	} else {
-		p->st[u].errors++;
-		p->st[u].last_error_ns = real_ns();
-		if (r != CURLE_OK)
-			snprintf(p->st[u].last_error, sizeof(p->st[u].last_error), "%s",
-				 curl_easy_strerror(r));
+		st->errors++;
+		st->last_error_ns = real_ns();
+		if (req.transfer_error || !req.http_code)
+			snprintf(st->last_error, sizeof(st->last_error), "%.127s",
+				 req.transfer_error ? req.transfer_error : req.errmsg);
 		else
-			snprintf(p->st[u].last_error, sizeof(p->st[u].last_error), "HTTP %ld",
-				 code);
+			snprintf(st->last_error, sizeof(st->last_error), "HTTP %ld", req.http_code);
 	}
 	pthread_mutex_unlock(&p->lock);
-	if (r != CURLE_OK)
-		rw_log_once(LOG_LVL_WARN, p->urls[u], "alertmanager %s: %s (retrying; said once)",
-			    p->urls[u], curl_easy_strerror(r));
-	else if (code < 200 || code >= 300)
-		rw_log_once(LOG_LVL_WARN, p->urls[u],
-			    "alertmanager %s: HTTP %ld (retrying; said once)", p->urls[u], code);
+	if (ok)
+		rw_log_once_reset(d->url);
+	else if (req.transfer_error || !req.http_code)
+		rw_log_once(LOG_LVL_WARN, d->url, "alertmanager %s: %s (retrying; said once)",
+			    d->url, req.transfer_error ? req.transfer_error : req.errmsg);
 	else
-		rw_log_once_reset(p->urls[u]);
-	return r == CURLE_OK && code >= 200 && code < 300;
+		rw_log_once(LOG_LVL_WARN, d->url, "alertmanager %s: HTTP %ld (retrying; said once)",
+			    d->url, req.http_code);
+	fleet_req_free(&req);
+	return ok;
 }
 
 static void *sender(void *arg)
 {
-	struct am_pusher *p = arg;
-	CURL *c = curl_easy_init();
+	struct am_dest *d = arg;
+	struct am_pusher *p = d->p;
 
 	pthread_mutex_lock(&p->lock);
 	while (!p->stop) {
-		struct batch *b = p->head;
+		struct batch *b = d->head;
 		int64_t now = mono_ns();
-		unsigned all = (1u << p->cfg.n_urls) - 1;
+		bool ok;
 
 		if (!b) {
-			pthread_cond_wait(&p->cond, &p->lock);
+			pthread_cond_wait(&d->cond, &p->lock);
 			continue;
 		}
 		if (b->next_try_ns > now) {
@@ -236,62 +266,92 @@ static void *sender(void *arg)
 
 			ts.tv_sec = wake / 1000000000LL;
 			ts.tv_nsec = wake % 1000000000LL;
-			pthread_cond_timedwait(&p->cond, &p->lock, &ts);
+			pthread_cond_timedwait(&d->cond, &p->lock, &ts);
 			continue;
 		}
 		/* Take it off the queue while sending: enqueue() may drop old batches meanwhile. */
-		p->head = b->next;
-		if (!p->head)
-			p->tail = NULL;
-		p->queued--;
+		d->head = b->next;
+		if (!d->head)
+			d->tail = NULL;
+		d->queued--;
 		b->next = NULL;
 		pthread_mutex_unlock(&p->lock);
-		for (int u = 0; u < p->cfg.n_urls && c; u++)
-			if (!(b->done_mask & (1u << u)) && post(p, c, u, b))
-				b->done_mask |= 1u << u;
+		ok = post(d, b);
 		pthread_mutex_lock(&p->lock);
-		if (b->done_mask == all || !c) {
-			free(b->body);
-			free(b);
+		if (ok) {
+			batch_free(b);
 		} else {
 			/* Back off: 0.5 s, 1 s, 2 s ... at most 30 s; it stays first in line. */
 			int shift = b->tries < 6 ? b->tries : 6;
-			int64_t d = 500000000LL << shift;
+			int64_t wait = 500000000LL << shift;
 
 			b->tries++;
-			b->next_try_ns = mono_ns() + (d > 30000000000LL ? 30000000000LL : d);
-			if (p->queued >= p->cfg.queue_max) {
-				p->dropped++;
-				free(b->body);
-				free(b);
+			b->next_try_ns = mono_ns() + (wait > 30000000000LL ? 30000000000LL : wait);
+			if (d->queued >= p->cfg.queue_max) {
+				d->dropped++;
+				batch_free(b);
 			} else {
-				b->next = p->head;
-				p->head = b;
-				if (!p->tail)
-					p->tail = b;
-				p->queued++;
+				b->next = d->head;
+				d->head = b;
+				if (!d->tail)
+					d->tail = b;
+				d->queued++;
 			}
 		}
 	}
 	pthread_mutex_unlock(&p->lock);
-	if (c)
-		curl_easy_cleanup(c);
 	return NULL;
+}
+
+static void stop_senders(struct am_pusher *p)
+{
+	pthread_mutex_lock(&p->lock);
+	p->stop = true;
+	for (int u = 0; u < AM_MAX_URLS; u++)
+		pthread_cond_signal(&p->dest[u].cond);
+	pthread_mutex_unlock(&p->lock);
+	for (int u = 0; u < AM_MAX_URLS; u++)
+		if (p->dest[u].started)
+			pthread_join(p->dest[u].thread, NULL);
+}
+
+static void free_pusher(struct am_pusher *p)
+{
+	for (int u = 0; u < AM_MAX_URLS; u++) {
+		struct am_dest *d = &p->dest[u];
+
+		while (d->head) {
+			struct batch *b = d->head;
+
+			d->head = b->next;
+			batch_free(b);
+		}
+		free(d->url);
+		pthread_cond_destroy(&d->cond);
+	}
+	pthread_mutex_destroy(&p->lock);
+	free(p);
 }
 
 int am_start(struct am_pusher **out, const struct am_config *cfg, char *err, size_t errlen)
 {
 	struct am_pusher *p = calloc(1, sizeof(*p));
+	int r = -EINVAL;
 
 	if (!p)
 		return -ENOMEM;
 	p->cfg = *cfg;
 	if (!p->cfg.resend_ns)
 		p->cfg.resend_ns = 60LL * 1000000000LL;
-	if (!p->cfg.timeout_ms)
-		p->cfg.timeout_ms = 5000;
+	if (!p->cfg.timeout_ns)
+		p->cfg.timeout_ns = 5000000000LL;
 	if (!p->cfg.queue_max)
 		p->cfg.queue_max = 64;
+	pthread_mutex_init(&p->lock, NULL);
+	for (int i = 0; i < AM_MAX_URLS; i++) {
+		p->dest[i].p = p;
+		pthread_cond_init(&p->dest[i].cond, NULL);
+	}
 	for (int i = 0; i < cfg->n_urls; i++) {
 		const char *u = cfg->urls[i];
 		size_t l = strlen(u);
@@ -302,26 +362,49 @@ int am_start(struct am_pusher **out, const struct am_config *cfg, char *err, siz
 		}
 		while (l && u[l - 1] == '/')
 			l--;
-		p->urls[i] = malloc(l + sizeof("/api/v2/alerts"));
-		if (!p->urls[i])
+		p->dest[i].url = malloc(l + sizeof("/api/v2/alerts"));
+		if (!p->dest[i].url) {
+			r = -ENOMEM;
 			goto fail;
-		memcpy(p->urls[i], u, l);
-		strcpy(p->urls[i] + l, "/api/v2/alerts");
+		}
+		memcpy(p->dest[i].url, u, l);
+		strcpy(p->dest[i].url + l, "/api/v2/alerts");
 	}
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-	pthread_mutex_init(&p->lock, NULL);
-	pthread_cond_init(&p->cond, NULL);
-	if (pthread_create(&p->thread, NULL, sender, p)) {
-		snprintf(err, errlen, "alertmanager: cannot start the sender thread");
-		goto fail;
+	for (int i = 0; i < cfg->n_urls; i++) {
+		if (pthread_create(&p->dest[i].thread, NULL, sender, &p->dest[i])) {
+			snprintf(err, errlen, "alertmanager: cannot start the sender threads");
+			stop_senders(p);
+			free_pusher(p);
+			return -EAGAIN;
+		}
+		p->dest[i].started = true;
 	}
 	*out = p;
 	return 0;
 fail:
-	for (int i = 0; i < AM_MAX_URLS; i++)
-		free(p->urls[i]);
-	free(p);
-	return -EINVAL;
+	free_pusher(p);
+	return r;
+}
+
+/* Batches dropped, all destinations together (p->lock held). */
+static uint64_t dropped(const struct am_pusher *p)
+{
+	uint64_t n = 0;
+
+	for (int u = 0; u < p->cfg.n_urls; u++)
+		n += p->dest[u].dropped;
+	return n;
+}
+
+/* Batches not yet delivered everywhere: the longest queue (p->lock held). */
+static size_t queued(const struct am_pusher *p)
+{
+	size_t n = 0;
+
+	for (int u = 0; u < p->cfg.n_urls; u++)
+		if (p->dest[u].queued > n)
+			n = p->dest[u].queued;
+	return n;
 }
 
 void am_render_metrics(struct am_pusher *p, struct strbuf *sb)
@@ -345,7 +428,7 @@ void am_render_metrics(struct am_pusher *p, struct strbuf *sb)
 	for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
 		prom_family(sb, fam[f].name, fam[f].type, fam[f].help);
 		for (int u = 0; u < p->cfg.n_urls; u++) {
-			const struct am_stats *s = &p->st[u];
+			const struct am_stats *s = &p->dest[u].st;
 
 			switch (f) {
 			case 0:
@@ -373,10 +456,10 @@ void am_render_metrics(struct am_pusher *p, struct strbuf *sb)
 	prom_family(
 	    sb, "rocewatch_alertmanager_dropped_total", "counter",
 	    "Alert batches dropped because the queue was full (Alertmanager away too long).");
-	prom_sample1_u64(sb, "rocewatch_alertmanager_dropped_total", NULL, NULL, p->dropped);
+	prom_sample1_u64(sb, "rocewatch_alertmanager_dropped_total", NULL, NULL, dropped(p));
 	prom_family(sb, "rocewatch_alertmanager_queue_length", "gauge",
 		    "Alert batches waiting to be delivered.");
-	prom_sample1_u64(sb, "rocewatch_alertmanager_queue_length", NULL, NULL, p->queued);
+	prom_sample1_u64(sb, "rocewatch_alertmanager_queue_length", NULL, NULL, queued(p));
 	pthread_mutex_unlock(&p->lock);
 }
 
@@ -388,7 +471,7 @@ void am_get_status(struct am_pusher *p, struct am_status *out)
 	pthread_mutex_lock(&p->lock);
 	out->n_urls = p->cfg.n_urls;
 	for (int u = 0; u < p->cfg.n_urls; u++) {
-		const struct am_stats *s = &p->st[u];
+		const struct am_stats *s = &p->dest[u].st;
 		struct am_url_status *o = &out->u[u];
 
 		o->url = p->cfg.urls[u];
@@ -398,8 +481,8 @@ void am_get_status(struct am_pusher *p, struct am_status *out)
 		o->last_error_ns = s->last_error_ns;
 		memcpy(o->last_error, s->last_error, sizeof(o->last_error));
 	}
-	out->queued = p->queued;
-	out->dropped = p->dropped;
+	out->queued = queued(p);
+	out->dropped = dropped(p);
 	pthread_mutex_unlock(&p->lock);
 }
 
@@ -407,22 +490,6 @@ void am_stop(struct am_pusher *p)
 {
 	if (!p)
 		return;
-	pthread_mutex_lock(&p->lock);
-	p->stop = true;
-	pthread_cond_signal(&p->cond);
-	pthread_mutex_unlock(&p->lock);
-	pthread_join(p->thread, NULL);
-	while (p->head) {
-		struct batch *b = p->head;
-
-		p->head = b->next;
-		free(b->body);
-		free(b);
-	}
-	for (int i = 0; i < AM_MAX_URLS; i++)
-		free(p->urls[i]);
-	pthread_mutex_destroy(&p->lock);
-	pthread_cond_destroy(&p->cond);
-	free(p);
-	curl_global_cleanup();
+	stop_senders(p);
+	free_pusher(p);
 }

@@ -19,8 +19,8 @@ struct am_config {
 	const char *urls[AM_MAX_URLS]; /* base URLs: http://host:9093 */
 	int n_urls;
 	int64_t resend_ns;	   /* re-send firing alerts this often (default 1m) */
-	long timeout_ms;	   /* per POST (default 5000) */
-	size_t queue_max;	   /* batches kept while Alertmanager is away (default 64) */
+	int64_t timeout_ns;	   /* per POST, each Alertmanager its own (default 5s) */
+	size_t queue_max;	   /* batches kept per Alertmanager while it is away (default 64) */
 	const char *instance;	   /* instance label: the host name */
 	const char *generator_url; /* link back to this rocewatch */
 };

@@ -597,6 +597,19 @@ void prom_sample1_double(struct strbuf *sb, const char *name, const char *label,
 	prom_sample_end_double(sb, sample1_begin(sb, name, label, value), v);
 }
 
+/* The collectors' self metrics, one gauge family each, in this order. */
+static const struct {
+	const char *name, *help;
+} coll_families[] = {
+	{ "rocewatch_collector_success",
+	  "1 if the collector's last run succeeded, 0 if it failed; only enabled collectors "
+	  "have a series." },
+	{ "rocewatch_collector_duration_seconds",
+	  "How long the collector's last run took, in seconds." },
+	{ "rocewatch_collector_consecutive_failures",
+	  "Consecutive failed runs of the collector; it is backed off while > 0." },
+};
+
 static void render_self(struct strbuf *sb, const struct prom_input *in)
 {
 	const struct node_model *m = in->m;
@@ -616,30 +629,22 @@ static void render_self(struct strbuf *sb, const struct prom_input *in)
 	 * is not a failing one, and a 0 for it would fire every
 	 * `rocewatch_collector_success == 0` alert on a default install.
 	 */
-	prom_family(sb, "rocewatch_collector_success", "gauge",
-		    "1 if the collector's last run succeeded, 0 if it failed; only enabled "
-		    "collectors have a series.");
-	for (int i = 0; i < RW_MAX_COLLECTORS; i++) {
-		if (!m->coll[i].name[0] || !m->coll[i].enabled)
-			continue;
-		prom_sample1_u64(sb, "rocewatch_collector_success", "collector", m->coll[i].name,
-				 m->coll[i].ran && !m->coll[i].err);
-	}
-	prom_family(sb, "rocewatch_collector_duration_seconds", "gauge",
-		    "How long the collector's last run took, in seconds.");
-	for (int i = 0; i < RW_MAX_COLLECTORS; i++) {
-		if (!m->coll[i].name[0] || !m->coll[i].enabled)
-			continue;
-		prom_sample1_double(sb, "rocewatch_collector_duration_seconds", "collector",
-				    m->coll[i].name, m->coll[i].duration);
-	}
-	prom_family(sb, "rocewatch_collector_consecutive_failures", "gauge",
-		    "Consecutive failed runs of the collector; it is backed off while > 0.");
-	for (int i = 0; i < RW_MAX_COLLECTORS; i++) {
-		if (!m->coll[i].name[0] || !m->coll[i].enabled)
-			continue;
-		prom_sample1_u64(sb, "rocewatch_collector_consecutive_failures", "collector",
-				 m->coll[i].name, m->coll[i].failures);
+	for (size_t f = 0; f < ARRAY_SIZE(coll_families); f++) {
+		const char *name = coll_families[f].name;
+
+		prom_family(sb, name, "gauge", coll_families[f].help);
+		for (int i = 0; i < RW_MAX_COLLECTORS; i++) {
+			const struct collector_status *c = &m->coll[i];
+
+			if (!c->name[0] || !c->enabled)
+				continue;
+			if (f == 1)
+				prom_sample1_double(sb, name, "collector", c->name, c->duration);
+			else
+				prom_sample1_u64(sb, name, "collector", c->name,
+						 f == 0 ? (uint64_t)(c->ran && !c->err)
+							: c->failures);
+		}
 	}
 	prom_render_partial(sb, m);
 	if (!st)

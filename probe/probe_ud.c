@@ -74,7 +74,7 @@ static int64_t now_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	return ts_ns(&ts);
 }
 
 static unsigned mtu_bytes(enum ibv_mtu m)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,41 +18,17 @@ void alerts_serve_init(struct alerts_serve *as)
 	alerts_init(&as->t);
 }
 
-int alerts_serve_option(struct alerts_serve *as, int opt, const char *arg)
+static int opt_am_url(void *base, const char *name, const char *arg)
 {
-	int64_t ns;
+	struct alerts_serve *as = base;
 
-	switch (opt) {
-	case OPT_AM_URL:
-		if (as->amc.n_urls >= AM_MAX_URLS) {
-			fprintf(stderr, "rocewatch serve: --alertmanager.url: at most %d\n",
-				AM_MAX_URLS);
-			return -EINVAL;
-		}
-		as->amc.urls[as->amc.n_urls++] = arg;
-		return 0;
-	case OPT_AM_RESEND:
-	case OPT_AM_TIMEOUT:
-	case OPT_ALERT_UNKNOWN_FOR:
-		if (parse_duration(arg, &ns) || (opt != OPT_ALERT_UNKNOWN_FOR && ns <= 0)) {
-			fprintf(stderr,
-				"rocewatch serve: --%s: '%s' is not a duration (e.g. 30s, 1m)\n",
-				opt == OPT_AM_RESEND	? "alertmanager.resend-interval"
-				: opt == OPT_AM_TIMEOUT ? "alertmanager.timeout"
-							: "alert.unknown-for",
-				arg);
-			return -EINVAL;
-		}
-		if (opt == OPT_AM_RESEND)
-			as->amc.resend_ns = ns;
-		else if (opt == OPT_AM_TIMEOUT)
-			as->amc.timeout_ms = (long)(ns / 1000000);
-		else
-			as->t.unknown_for_ns = ns;
-		return 0;
-	default:
-		return 1;
+	(void)name;
+	if (as->amc.n_urls >= AM_MAX_URLS) {
+		fprintf(stderr, "rocewatch serve: --alertmanager.url: at most %d\n", AM_MAX_URLS);
+		return -EINVAL;
 	}
+	as->amc.urls[as->amc.n_urls++] = arg;
+	return 0;
 }
 
 /* "pfc_on", or "RoceRuleUnknown(pfc_on)": the rule, whichever alert it is. */
@@ -62,13 +39,34 @@ static const char *event_name(const struct alert *a, char *buf, size_t len)
 	snprintf(buf, len, "%s(%s)", a->alertname, a->rule);
 	return buf;
 }
+#define AS_DURATION(n, member, least, text)                                           \
+	{                                                                             \
+		.name = n, .kind = CLI_DURATION, CLI_AT(struct alerts_serve, member), \
+		.min = least, .bad = "a duration (e.g. 30s, 1m)", .usage = text       \
+	}
+const struct cli_opt alerts_serve_opts[] = {
+	{ .name = "alertmanager.url",
+	  .kind = CLI_CALL,
+	  .fn = opt_am_url,
+	  .usage = "  --alertmanager.url URL     push alerts to this Alertmanager (repeatable)\n" },
+	AS_DURATION(
+	    "alertmanager.resend-interval", amc.resend_ns, 1,
+	    "  --alertmanager.resend-interval DURATION   re-send firing alerts (default 1m)\n"),
+	AS_DURATION("alertmanager.timeout", amc.timeout_ns, 1,
+		    "  --alertmanager.timeout DURATION           per request (default 5s)\n"),
+	AS_DURATION("alert.unknown-for", t.unknown_for_ns, 0,
+		    "  --alert.unknown-for DURATION   raise RoceRuleUnknown after a rule stays\n"
+		    "                             unknown this long (default 1m)\n"),
+	{ 0 },
+};
+#undef AS_DURATION
 
 /* After the rules hook: results -> alert states -> Alertmanager and captures. */
 static void after_poll(void *arg, struct node_model *m, unsigned what)
 {
 	struct alerts_serve *as = arg;
 	char name[140];
-	int64_t now = (int64_t)m->time.tv_sec * 1000000000LL + m->time.tv_nsec;
+	int64_t now = ts_ns(&m->time);
 	(void)what;
 	if (!as->rs->e)
 		return;

@@ -8,35 +8,11 @@
 #ifndef ROCEWATCH_ALERTS_SERVE_H
 #define ROCEWATCH_ALERTS_SERVE_H
 
-#include <getopt.h>
-
 #include "alertmanager.h"
 #include "recorder.h"
 #include "alerts.h"
 #include "daemon.h"
 #include "rules_serve.h"
-
-enum {
-	OPT_AM_URL = 2100,
-	OPT_AM_RESEND,
-	OPT_AM_TIMEOUT,
-	OPT_ALERT_UNKNOWN_FOR,
-};
-
-#define ALERTS_SERVE_OPTIONS                                                            \
-	{ "alertmanager.url", required_argument, NULL, OPT_AM_URL },                    \
-	    { "alertmanager.resend-interval", required_argument, NULL, OPT_AM_RESEND }, \
-	    { "alertmanager.timeout", required_argument, NULL, OPT_AM_TIMEOUT },        \
-	{                                                                               \
-		"alert.unknown-for", required_argument, NULL, OPT_ALERT_UNKNOWN_FOR     \
-	}
-
-#define ALERTS_SERVE_HELP                                                                     \
-	"  --alertmanager.url URL     push alerts to this Alertmanager (repeatable)\n"        \
-	"  --alertmanager.resend-interval DURATION   re-send firing alerts (default 1m)\n"    \
-	"  --alertmanager.timeout DURATION           per request (default 5s)\n"              \
-	"  --alert.unknown-for DURATION   raise RoceRuleUnknown after a rule stays\n"      \
-	"                             unknown this long (default 1m)\n"
 
 struct alerts_serve {
 	struct alert_table t;
@@ -50,8 +26,8 @@ struct alerts_serve {
 };
 
 void alerts_serve_init(struct alerts_serve *as);
-/* One of the options above; 0, or -EINVAL (printed). */
-int alerts_serve_option(struct alerts_serve *as, int opt, const char *arg);
+/* --alertmanager.* and --alert.unknown-for; base: struct alerts_serve (cli.h). */
+extern const struct cli_opt alerts_serve_opts[];
 /* Hook in after the rules (and the recorder, if any). 0 or -errno (printed). */
 int alerts_serve_start(struct alerts_serve *as, struct daemon *d, struct rules_serve *rs,
 		       struct recorder *rec, int port);

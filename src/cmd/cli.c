@@ -9,57 +9,19 @@
 #include "collector.h"
 #include "engine.h"
 #include "cli.h"
+#include "commands.h"
 #include "term.h"
 #include "util.h"
 
-const struct option common_options[] = {
-	{ "sysfs-root", required_argument, NULL, OPT_SYSFS_ROOT },
-	{ "path.sysfs", required_argument, NULL, OPT_SYSFS_ROOT }, /* node_exporter's name */
-	{ "procfs-root", required_argument, NULL, OPT_PROCFS_ROOT },
-	{ "path.procfs", required_argument, NULL, OPT_PROCFS_ROOT },
-	{ "configfs-root", required_argument, NULL, OPT_CONFIGFS_ROOT },
-	{ "debugfs-root", required_argument, NULL, OPT_DEBUGFS_ROOT },
-	{ "devfs-root", required_argument, NULL, OPT_DEVFS_ROOT },
-	{ "from", required_argument, NULL, OPT_FROM },
-	{ "log.level", required_argument, NULL, OPT_LOG_LEVEL },
-	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL }, /* before log.level existed */
-	{ "log.format", required_argument, NULL, OPT_LOG_FORMAT },
-	{ "netdev-include", required_argument, NULL, OPT_NETDEV_INCLUDE },
-	{ "netdev-exclude", required_argument, NULL, OPT_NETDEV_EXCLUDE },
-	{ "collector.ethtool.include", required_argument, NULL, OPT_ETHTOOL_INCLUDE },
-	{ "collector.wire.port", required_argument, NULL, OPT_WIRE_PORT },
-	{ "help", no_argument, NULL, 'h' },
-	{ 0 },
+/* The common options that are more than a string: ids for common_option(). */
+enum {
+	OPT_LOG_LEVEL = 1,
+	OPT_LOG_FORMAT,
+	OPT_NETDEV_INCLUDE,
+	OPT_NETDEV_EXCLUDE,
+	OPT_ETHTOOL_INCLUDE,
+	OPT_WIRE_PORT,
 };
-
-static char coll_names[2][RW_MAX_COLLECTORS][48];
-
-struct option *cli_options(const struct option *own)
-{
-	size_t n_own = 0, n_common = 0, k = 0;
-	struct option *o;
-
-	while (own && own[n_own].name)
-		n_own++;
-	while (common_options[n_common].name)
-		n_common++;
-	o = calloc(n_own + n_common + 2 * (size_t)n_collectors + 1, sizeof(*o));
-	if (!o)
-		return NULL;
-	for (size_t i = 0; i < n_own; i++)
-		o[k++] = own[i];
-	for (size_t i = 0; i < n_common; i++)
-		o[k++] = common_options[i];
-	for (int i = 0; i < n_collectors; i++) {
-		snprintf(coll_names[0][i], sizeof(coll_names[0][i]), "collector.%s",
-			 collectors[i]->name);
-		snprintf(coll_names[1][i], sizeof(coll_names[1][i]), "no-collector.%s",
-			 collectors[i]->name);
-		o[k++] = (struct option){ coll_names[0][i], no_argument, NULL, OPT_COLLECTOR };
-		o[k++] = (struct option){ coll_names[1][i], no_argument, NULL, OPT_NO_COLLECTOR };
-	}
-	return o;
-}
 
 /*
  * /sys and /proc are where every fact comes from: a root that is not there
@@ -80,33 +42,11 @@ static int want_dir(const char *longname, const char *arg)
 	return 0;
 }
 
-int cli_common(struct rw_config *cfg, int opt, const char *arg, const char *longname)
+static int common_option(struct rw_config *cfg, int opt, const char *arg, const char *longname)
 {
 	int lvl;
 
 	switch (opt) {
-	case OPT_SYSFS_ROOT:
-		if (want_dir(longname, arg))
-			return -EINVAL;
-		cfg->sysfs_root = arg;
-		return 0;
-	case OPT_PROCFS_ROOT:
-		if (want_dir(longname, arg))
-			return -EINVAL;
-		cfg->procfs_root = arg;
-		return 0;
-	case OPT_CONFIGFS_ROOT:
-		cfg->configfs_root = arg;
-		return 0;
-	case OPT_DEBUGFS_ROOT:
-		cfg->debugfs_root = arg;
-		return 0;
-	case OPT_DEVFS_ROOT:
-		cfg->devfs_root = arg;
-		return 0;
-	case OPT_FROM:
-		cfg->from = arg;
-		return 0;
 	case OPT_LOG_LEVEL:
 		lvl = log_level_parse(arg);
 		if (lvl < 0) {
@@ -160,14 +100,6 @@ int cli_common(struct rw_config *cfg, int opt, const char *arg, const char *long
 		cfg->wire_port = (uint16_t)p;
 		return 0;
 	}
-	case OPT_COLLECTOR:
-	case OPT_NO_COLLECTOR: {
-		const char *name = strchr(longname, '.') + 1;
-		int i = collector_index(name);
-
-		cfg->collector_enable[i] = opt == OPT_COLLECTOR;
-		return 0;
-	}
 	default:
 		return 1;
 	}
@@ -215,23 +147,6 @@ static bool bad_collector(const char *cmd, const char *arg)
 	return true;
 }
 
-void cli_bad_option(const char *cmd, char **argv, int optind_after)
-{
-	/* getopt has moved past the offending word; with opterr off it printed nothing. */
-	const char *arg = optind_after > 0 ? argv[optind_after - 1] : "?";
-
-	if (bad_collector(cmd, arg))
-		return;
-	if (optopt > 0 && optopt < 256 && arg[0] == '-' && arg[1] != '-')
-		fprintf(stderr,
-			"rocewatch %s: unknown option '-%c' or missing value (see --help)\n", cmd,
-			optopt);
-	else
-		fprintf(stderr,
-			"rocewatch %s: unknown option or missing value: '%s' (see --help)\n", cmd,
-			arg);
-}
-
 int cli_rules_option(const char *cmd, struct rules_spec *spec, bool param, const char *arg)
 {
 	int r = param ? rules_spec_add_param(spec, arg) : rules_spec_add_profile(spec, arg);
@@ -275,3 +190,350 @@ int cli_close_output(const char *cmd, const char *path, FILE *f)
 	}
 	return 0;
 }
+
+/* ---- options as tables ---- */
+
+static int opt_collector(void *base, const char *name, const char *arg)
+{
+	struct rw_config *cfg = base;
+	bool on = !strncmp(name, "collector.", 10);
+	int i = collector_index(strchr(name, '.') + 1);
+
+	(void)arg;
+	if (i < 0)
+		return 1; /* cli_parse() says "no such collector" */
+	cfg->collector_enable[i] = on;
+	return 0;
+}
+
+static int opt_common(void *base, const char *name, const char *arg)
+{
+	struct rw_config *cfg = base;
+	int opt = !strcmp(name, "log.level") || !strcmp(name, "log-level") ? OPT_LOG_LEVEL
+		  : !strcmp(name, "log.format")				   ? OPT_LOG_FORMAT
+		  : !strcmp(name, "netdev-include")			   ? OPT_NETDEV_INCLUDE
+		  : !strcmp(name, "netdev-exclude")			   ? OPT_NETDEV_EXCLUDE
+		  : !strcmp(name, "collector.ethtool.include")		   ? OPT_ETHTOOL_INCLUDE
+									   : OPT_WIRE_PORT;
+
+	return common_option(cfg, opt, arg, name) ? -EINVAL : 0;
+}
+
+/* --sysfs-root / --procfs-root (and node_exporter's names): a directory that is there. */
+static int opt_root_dir(void *base, const char *name, const char *arg)
+{
+	struct rw_config *cfg = base;
+
+	if (want_dir(name, arg))
+		return -EINVAL;
+	if (strstr(name, "sysfs"))
+		cfg->sysfs_root = arg;
+	else
+		cfg->procfs_root = arg;
+	return 0;
+}
+
+#define ROOT_DIR(n, text)                                                      \
+	{                                                                      \
+		.name = n, .kind = CLI_CALL, .fn = opt_root_dir, .usage = text \
+	}
+#define ROOT(n, member, text)                                                                  \
+	{                                                                                      \
+		.name = n, .kind = CLI_STRING, CLI_AT(struct rw_config, member), .usage = text \
+	}
+const struct cli_opt cli_common_opts[] = {
+	ROOT_DIR("sysfs-root",
+		 "  --sysfs-root DIR, --path.sysfs DIR     read sysfs from DIR (default /sys)\n"),
+	ROOT_DIR("path.sysfs", NULL), /* node_exporter's name */
+	ROOT_DIR("procfs-root",
+		 "  --procfs-root DIR, --path.procfs DIR   read procfs from DIR (default /proc)\n"),
+	ROOT_DIR("path.procfs", NULL),
+	ROOT("configfs-root", configfs_root,
+	     "  --configfs-root DIR        read configfs from DIR (default /sys/kernel/config)\n"),
+	ROOT("debugfs-root", debugfs_root,
+	     "  --debugfs-root DIR         read debugfs from DIR (default /sys/kernel/debug)\n"),
+	ROOT("devfs-root", devfs_root,
+	     "  --devfs-root DIR           look for /dev/infiniband under DIR (default /dev)\n"),
+	ROOT("from", from,
+	     "  --from FILE                replay a snapshot (or a JSON array of them) instead\n"
+	     "                             of reading this machine\n"),
+	{ .name = "netdev-include",
+	  .kind = CLI_CALL,
+	  .fn = opt_common,
+	  .usage = "  --netdev-include REGEX     only netdevs whose whole name matches\n" },
+	{ .name = "netdev-exclude",
+	  .kind = CLI_CALL,
+	  .fn = opt_common,
+	  .usage = "  --netdev-exclude REGEX     skip netdevs whose whole name matches\n" },
+	{ .name = "collector.",
+	  .prefix = true,
+	  .kind = CLI_CALL_FLAG,
+	  .fn = opt_collector,
+	  .usage = "  --collector.NAME / --no-collector.NAME   enable / disable a collector\n" },
+	{ .name = "no-collector.", .prefix = true, .kind = CLI_CALL_FLAG, .fn = opt_collector },
+	{ .name = "collector.ethtool.include",
+	  .kind = CLI_CALL,
+	  .fn = opt_common,
+	  .usage =
+	      "  --collector.ethtool.include REGEX   also export these driver stats by name\n" },
+	{ .name = "collector.wire.port",
+	  .kind = CLI_CALL,
+	  .fn = opt_common,
+	  .usage =
+	      "  --collector.wire.port PORT UDP port the wire view counts as RoCE v2 (4791)\n" },
+	{ .name = "log.level",
+	  .kind = CLI_CALL,
+	  .fn = opt_common,
+	  .usage = "  --log.level LEVEL          error, warn, info (default) or debug (alias\n"
+		   "                             --log-level)\n" },
+	{ .name = "log-level", .kind = CLI_CALL, .fn = opt_common }, /* before log.level existed */
+	{ .name = "log.format",
+	  .kind = CLI_CALL,
+	  .fn = opt_common,
+	  .usage = "  --log.format FORMAT        logfmt (default) or json, with timestamps\n" },
+	{ .name = "help",
+	  .short_name = 'h',
+	  .kind = CLI_HELP,
+	  .usage = "  -h, --help                 this help\n" },
+	{ 0 },
+};
+#undef ROOT
+#undef ROOT_DIR
+
+void cli_print_help(const struct cli_cmd *c, FILE *f)
+{
+	fputs(c->head, f);
+	for (size_t t = 0; t < CLI_TABLES_MAX && c->tables[t]; t++)
+		for (const struct cli_opt *o = c->tables[t]; o->name; o++)
+			if (o->usage)
+				fputs(o->usage, f);
+	if (c->tail)
+		fputs(c->tail, f);
+	if (c->collectors)
+		cli_print_collectors(f);
+}
+
+static bool takes_arg(const struct cli_opt *o)
+{
+	return o->kind != CLI_FLAG && o->kind != CLI_CALL_FLAG && o->kind != CLI_HELP &&
+	       o->kind != CLI_VERSION;
+}
+
+/* The row named exactly name[0..len) (or whose prefix it extends), and its table. */
+static const struct cli_opt *find_long(const struct cli_cmd *c, const char *name, size_t len,
+				       size_t *table)
+{
+	const struct cli_opt *pre = NULL;
+	size_t pre_t = 0;
+
+	for (size_t t = 0; t < CLI_TABLES_MAX && c->tables[t]; t++) {
+		for (const struct cli_opt *o = c->tables[t]; o->name; o++) {
+			size_t n = strlen(o->name);
+
+			if (!n) /* a short option only */
+				continue;
+			if (!o->prefix && n == len && !strncmp(o->name, name, len)) {
+				*table = t;
+				return o;
+			}
+			if (o->prefix && len > n && !strncmp(o->name, name, n) && !pre) {
+				pre = o;
+				pre_t = t;
+			}
+		}
+	}
+	*table = pre_t;
+	return pre;
+}
+
+static const struct cli_opt *find_short(const struct cli_cmd *c, char ch, size_t *table)
+{
+	for (size_t t = 0; t < CLI_TABLES_MAX && c->tables[t]; t++)
+		for (const struct cli_opt *o = c->tables[t]; o->name; o++)
+			if (o->short_name && o->short_name == ch) {
+				*table = t;
+				return o;
+			}
+	return NULL;
+}
+
+static void bad_word(const struct cli_cmd *c, const char *word, char short_name)
+{
+	if (bad_collector(c->name, word))
+		return;
+	if (short_name)
+		fprintf(stderr,
+			"rocewatch %s: unknown option '-%c' or missing value (see --help)\n",
+			c->name, short_name);
+	else
+		fprintf(stderr,
+			"rocewatch %s: unknown option or missing value: '%s' (see --help)\n",
+			c->name, word);
+}
+
+static int bad_value(const struct cli_cmd *c, const struct cli_opt *o, const char *arg)
+{
+	fprintf(stderr, "rocewatch %s: --%s: '%s' is not %s\n", c->range ? c->range : c->name,
+		o->name, arg, o->bad);
+	return -EINVAL;
+}
+
+/* Store one option's value: 0, 1 (help/version printed), -EINVAL (printed), 2 (not it). */
+static int apply(const struct cli_cmd *c, const struct cli_opt *o, void *base, const char *name,
+		 const char *arg)
+{
+	char *at = (char *)base + o->off;
+	int64_t ns;
+	uint64_t u;
+
+	switch (o->kind) {
+	case CLI_HELP:
+		cli_print_help(c, stdout);
+		return 1;
+	case CLI_VERSION:
+		cli_print_version();
+		return 1;
+	case CLI_FLAG:
+		*(bool *)at = true;
+		return 0;
+	case CLI_STRING:
+		*(const char **)at = arg;
+		return 0;
+	case CLI_CALL:
+	case CLI_CALL_FLAG: {
+		int r = o->fn(base, name, arg);
+
+		return r == 1 ? 2 : r ? -EINVAL : 0;
+	}
+	case CLI_DURATION:
+		if (parse_duration(arg, &ns) || ns < o->min || (o->max && ns > o->max))
+			return bad_value(c, o, arg);
+		if (ns < o->floor) {
+			fprintf(stderr, "rocewatch %s: --%s: %s is below the minimum of %s\n",
+				c->range ? c->range : c->name, o->name, arg, o->floor_text);
+			return -EINVAL;
+		}
+		*(int64_t *)at = ns;
+		return 0;
+	case CLI_SIZE:
+	case CLI_COUNT:
+		if ((o->kind == CLI_SIZE ? parse_size(arg, &u) : parse_u64(arg, &u)) ||
+		    u < (uint64_t)o->min || (o->max && u > (uint64_t)o->max))
+			return bad_value(c, o, arg);
+		if (o->size == sizeof(uint64_t))
+			*(uint64_t *)at = u;
+		else if (o->size == sizeof(uint32_t))
+			*(uint32_t *)at = (uint32_t)u;
+		else if (o->size == sizeof(uint16_t))
+			*(uint16_t *)at = (uint16_t)u;
+		else
+			*(uint8_t *)at = (uint8_t)u;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* --NAME, --NAME=VALUE or --NAME VALUE at argv[*i]; *i moves past what it used. */
+static int parse_long(const struct cli_cmd *c, void *const *bases, int argc, char **argv, int *i)
+{
+	const char *word = argv[*i], *name = word + 2, *eq = strchr(name, '=');
+	size_t len = eq ? (size_t)(eq - name) : strlen(name), t;
+	const struct cli_opt *o = find_long(c, name, len, &t);
+	const char *arg = NULL;
+	char whole[128];
+	int r;
+
+	if (!o || len >= sizeof(whole))
+		goto bad;
+	if (takes_arg(o)) {
+		if (eq)
+			arg = eq + 1;
+		else if (*i + 1 < argc)
+			arg = argv[++*i];
+		else
+			goto bad;
+	} else if (eq) {
+		goto bad; /* a flag given a value */
+	}
+	memcpy(whole, name, len);
+	whole[len] = '\0';
+	r = apply(c, o, bases[t], whole, arg);
+	if (r != 2)
+		return r;
+bad:
+	bad_word(c, word, 0);
+	return -EINVAL;
+}
+
+/* -x, -xy (flags), -oFILE or -o FILE at argv[*i]. */
+static int parse_short(const struct cli_cmd *c, void *const *bases, int argc, char **argv, int *i)
+{
+	const char *word = argv[*i];
+
+	for (const char *p = word + 1; *p; p++) {
+		size_t t;
+		const struct cli_opt *o = find_short(c, *p, &t);
+		const char *arg = NULL;
+		int r;
+
+		if (!o) {
+			bad_word(c, word, *p);
+			return -EINVAL;
+		}
+		if (takes_arg(o)) {
+			if (p[1])
+				arg = p + 1;
+			else if (*i + 1 < argc)
+				arg = argv[++*i];
+			else {
+				bad_word(c, word, *p);
+				return -EINVAL;
+			}
+		}
+		r = apply(c, o, bases[t], o->name, arg);
+		if (r == 2) {
+			bad_word(c, word, *p);
+			return -EINVAL;
+		}
+		if (r || arg)
+			return r;
+	}
+	return 0;
+}
+
+int cli_parse(const struct cli_cmd *c, void *const *bases, int argc, char **argv, int *first)
+{
+	char **pos = calloc((size_t)argc + 1, sizeof(*pos));
+	int n = 0, r = 0, i;
+
+	if (!pos) {
+		fprintf(stderr, "rocewatch %s: out of memory\n", c->name);
+		return -EINVAL;
+	}
+	for (i = 1; i < argc && !r; i++) {
+		const char *w = argv[i];
+
+		if (!strcmp(w, "--")) {
+			while (++i < argc)
+				pos[n++] = argv[i];
+			break;
+		}
+		if (w[0] != '-' || !w[1])
+			pos[n++] = argv[i];
+		else if (w[1] == '-')
+			r = parse_long(c, bases, argc, argv, &i);
+		else
+			r = parse_short(c, bases, argc, argv, &i);
+	}
+	/* Like GNU getopt: the operands after the options, in their order. */
+	*first = argc - n;
+	for (i = 0; i < n; i++)
+		argv[*first + i] = pos[i];
+	free(pos);
+	return r;
+}
+
+const struct cli_cmd *const cli_commands[] = {
+	&check_cli,	 &export_cli,	  &fleet_cli, &probe_cli,    &report_cli, &replay_cli,
+	&rules_lint_cli, &rules_list_cli, &serve_cli, &snapshot_cli, NULL,
+};

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -42,22 +43,6 @@ static void get_hostname(char *buf, size_t len)
 	buf[len - 1] = '\0';
 }
 
-static int replay_stat(struct daemon *d, bool *changed)
-{
-	struct stat st;
-
-	if (stat(d->cfg->from, &st))
-		return -errno;
-	*changed = st.st_dev != d->replay_dev || st.st_ino != d->replay_ino ||
-		   st.st_size != d->replay_size || st.st_mtim.tv_sec != d->replay_mtime.tv_sec ||
-		   st.st_mtim.tv_nsec != d->replay_mtime.tv_nsec;
-	d->replay_dev = st.st_dev;
-	d->replay_ino = st.st_ino;
-	d->replay_size = st.st_size;
-	d->replay_mtime = st.st_mtim;
-	return 0;
-}
-
 int daemon_init(struct daemon *d, struct rw_config *cfg, char *err, size_t errlen)
 {
 	memset(d, 0, sizeof(*d));
@@ -67,15 +52,8 @@ int daemon_init(struct daemon *d, struct rw_config *cfg, char *err, size_t errle
 	d->stats.start_ns = real_ns();
 	get_hostname(d->m.host, sizeof(d->m.host));
 
-	if (cfg->from) {
-		bool changed;
-		int r = snapshot_open(cfg->from, &d->replay, err, errlen);
-
-		if (r)
-			return r;
-		replay_stat(d, &changed);
-		return 0;
-	}
+	if (cfg->from)
+		return snapshot_source_open(&d->src, cfg, err, errlen);
 	for (int i = 0; i < n_collectors; i++) {
 		const struct collector *c = collectors[i];
 		struct collector_status *cs = &d->m.coll[i];
@@ -91,9 +69,20 @@ int daemon_init(struct daemon *d, struct rw_config *cfg, char *err, size_t errle
 	return 0;
 }
 
+int daemon_reserve_hooks(struct daemon *d, int n)
+{
+	free(d->hooks);
+	d->n_hooks = d->max_hooks = 0;
+	d->hooks = n ? calloc((size_t)n, sizeof(*d->hooks)) : NULL;
+	if (n && !d->hooks)
+		return -ENOMEM;
+	d->max_hooks = n;
+	return 0;
+}
+
 int daemon_add_hook(struct daemon *d, const struct daemon_hook *h)
 {
-	if (d->n_hooks >= DAEMON_MAX_HOOKS)
+	if (d->n_hooks >= d->max_hooks)
 		return -ENOSPC;
 	d->hooks[d->n_hooks++] = *h;
 	return 0;
@@ -136,7 +125,7 @@ int daemon_start(struct daemon *d, char *err, size_t errlen)
 {
 	int64_t now = mono_ns();
 
-	if (d->replay)
+	if (d->src)
 		return 0;
 	/*
 	 * Those asked for by name first: failing to start is the user's error
@@ -194,45 +183,9 @@ static void run_collector(struct daemon *d, int i, unsigned what)
 	rw_log_once(LOG_LVL_WARN, c->name, "%s: %s (backing off; said once)", c->name, cs->detail);
 }
 
-static int replay_next(struct daemon *d)
+size_t daemon_samples(const struct daemon *d)
 {
-	char err[512];
-	bool changed = false;
-	int r;
-
-	if (replay_stat(d, &changed) == 0 && changed) {
-		struct snapshot_file *nsf;
-
-		/* The file was replaced: take the new one if it is valid, keep the old if not. */
-		r = snapshot_open(d->cfg->from, &nsf, err, sizeof(err));
-		if (r) {
-			rw_log_once(LOG_LVL_ERROR, "replay",
-				    "--from: %s (keeping the previous data)", err);
-		} else {
-			rw_log_once_reset("replay");
-			snapshot_close(d->replay);
-			d->replay = nsf;
-			d->replay_pos = 0;
-		}
-	}
-	r = snapshot_apply(d->replay, d->replay_pos, &d->m, err, sizeof(err));
-	if (r) {
-		rw_log_once(LOG_LVL_ERROR, "replay-apply", "--from: %s", err);
-		return r;
-	}
-	/* --netdev-include/--netdev-exclude filter a replay as they filter the machine */
-	if (d->cfg->has_netdev_include || d->cfg->has_netdev_exclude) {
-		struct object **nds;
-		size_t n = model_objects(&d->m, OBJ_NETDEV, &nds);
-
-		model_begin(&d->m, OBJ_NETDEV);
-		for (size_t i = 0; i < n; i++)
-			nds[i]->seen = config_netdev_wanted(d->cfg, nds[i]->name);
-		model_sweep(&d->m, OBJ_NETDEV);
-	}
-	if (d->replay_pos + 1 < snapshot_count(d->replay))
-		d->replay_pos++;
-	return 0;
+	return d->src ? d->src->samples(d->src) : 0;
 }
 
 int daemon_collect(struct daemon *d, unsigned what)
@@ -243,9 +196,9 @@ int daemon_collect(struct daemon *d, unsigned what)
 	pthread_mutex_lock(&d->lock);
 	clock_gettime(CLOCK_REALTIME, &d->m.time);
 	clock_gettime(CLOCK_MONOTONIC, &d->m.mono);
-	if (d->replay) {
-		r = replay_next(d);
-		if (d->replay_live_time)
+	if (d->src) {
+		r = d->src->collect(d->src, &d->m, what);
+		if (d->live_time)
 			clock_gettime(CLOCK_REALTIME, &d->m.time);
 	} else {
 		now = mono_ns();
@@ -338,6 +291,11 @@ void daemon_fini(struct daemon *d)
 	for (int i = 0; i < n_collectors; i++)
 		if (d->c_ready[i] && collectors[i]->fini)
 			collectors[i]->fini(&d->cc[i]);
-	snapshot_close(d->replay);
+	if (d->src)
+		d->src->close(d->src);
+	d->src = NULL;
+	free(d->hooks);
+	d->hooks = NULL;
+	d->n_hooks = d->max_hooks = 0;
 	pthread_mutex_destroy(&d->lock);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The collection engine shared by every command: runs the collectors (or
- * replays a snapshot) into the node model, and in `serve` drives the fast
+ * asks another model source, model_source.h) into the node model, and in `serve` drives the fast
  * and slow loops.  Consumers of the model (rules, recorder, exporters) hook
  * in after each poll; they never call collectors themselves.
  */
@@ -17,6 +17,7 @@
 #include "prom.h"
 #include "config.h"
 #include "model.h"
+#include "model_source.h"
 #include "snapshot.h"
 
 struct daemon_hook {
@@ -28,8 +29,6 @@ struct daemon_hook {
 	void *arg;
 };
 
-#define DAEMON_MAX_HOOKS 8
-
 struct daemon {
 	struct rw_config *cfg;
 	struct node_model m;
@@ -38,16 +37,11 @@ struct daemon {
 	bool c_on[RW_MAX_COLLECTORS];	       /* enabled by configuration */
 	bool c_ready[RW_MAX_COLLECTORS];       /* init() succeeded */
 	int64_t c_retry_ns[RW_MAX_COLLECTORS]; /* backoff: next attempt (monotonic) */
-	struct snapshot_file *replay;
-	size_t replay_pos;
-	bool replay_live_time; /* serve: stamp replayed samples with the current time */
-	dev_t replay_dev;
-	ino_t replay_ino;
-	struct timespec replay_mtime;
-	off_t replay_size;
+	struct model_source *src;	       /* NULL: this machine's collectors */
+	bool live_time; /* serve: stamp a source's samples with the current time */
 	struct poll_stats stats;
-	struct daemon_hook hooks[DAEMON_MAX_HOOKS];
-	int n_hooks;
+	struct daemon_hook *hooks; /* daemon_reserve_hooks() */
+	int n_hooks, max_hooks;
 };
 
 /* Signals: the only mutable globals (set by handlers, read by the loop). */
@@ -62,8 +56,18 @@ int daemon_init(struct daemon *d, struct rw_config *cfg, char *err, size_t errle
  * retried by daemon_collect(), as if daemon_start() had not been called.
  */
 int daemon_start(struct daemon *d, char *err, size_t errlen);
+/*
+ * How many samples the model's source holds: 0 for this machine's
+ * collectors (as many as polled), N for a snapshot file of N.
+ */
+size_t daemon_samples(const struct daemon *d);
 /* One pass: COLLECT_FAST and/or COLLECT_SLOW.  Runs the hooks. */
 int daemon_collect(struct daemon *d, unsigned what);
+/*
+ * Room for exactly n hooks (serve sizes it from its pipeline table), before
+ * any is added: 0 or -ENOMEM.  daemon_add_hook() beyond it is -ENOSPC.
+ */
+int daemon_reserve_hooks(struct daemon *d, int n);
 int daemon_add_hook(struct daemon *d, const struct daemon_hook *h);
 /* Render /metrics from the model (lock held by the caller). */
 int daemon_render_metrics(struct daemon *d, struct prom_renderer *pr, struct strbuf *out);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* rocewatch export: flags and output around src/postmortem/export.c. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -9,124 +10,134 @@
 #include "export.h"
 #include "rec_args.h"
 
-static const char export_usage[] =
-    "Usage: rocewatch export (--db DIR | CAPTURE) [--format openmetrics] [--since T]\n"
-    "                        [--until T] [--instance NAME] [--job NAME]\n"
-    "                        [--profile NAME|FILE]... [--param KEY=VALUE]...\n"
-    "                        [--no-rules] [-o FILE]\n\n"
-    "Write a recording (serve --record DIR) or a capture file as OpenMetrics text,\n"
-    "for `promtool tsdb create-blocks-from openmetrics FILE DIR`, so an incident\n"
-    "looks in Prometheus and Grafana as it did live.  Metric names and labels are\n"
-    "those of /metrics, with the instance and job labels a scrape adds; a value that\n"
-    "did not change is repeated every 2 minutes so PromQL finds it, and a series\n"
-    "that ends (a state left, a counter gone) gets a NaN sample there, as a scrape\n"
-    "marks it stale.  The rules run over the recording as replay runs them: their\n"
-    "results (roce_rule_result, roce_rules_status) and alerts (roce_alert_firing,\n"
-    "roce_alert_pending) are exported too.\n\n"
-    "Options:\n" REC_ARGS_HELP "  --format openmetrics       the only format (and the default)\n"
-    "  --instance NAME            the instance label (default: the recording's host;\n"
-    "                             give what Prometheus scraped, e.g. HOST:9479, to\n"
-    "                             line the backfill up with live data)\n"
-    "  --job NAME                 the job label (default rocewatch)\n"
-    "  --profile NAME|FILE        profile whose rules run over the recording\n"
-    "                             (repeatable; default " RULES_DEFAULT_PROFILE ")\n"
-    "  --param KEY=VALUE          override a profile parameter (repeatable)\n"
-    "  --no-rules                 no rule results or alerts\n"
-    "  -o, --output FILE          write to FILE instead of standard output\n"
-    "  -h, --help                 this help\n\n"
-    "Exit status: 0 written, 1 the recording cannot be read or written, 2 bad usage\n"
-    "or bad rule files.\n";
+struct export_args {
+	struct rec_args ra;
+	struct rules_spec spec;
+	const char *out, *instance, *job;
+	bool no_rules;
+};
 
-enum {
-	OPT_FORMAT = 1,
-	OPT_INSTANCE,
-	OPT_JOB,
-	OPT_PROFILE,
-	OPT_PARAM,
-	OPT_NO_RULES,
+static int opt_format(void *base, const char *name, const char *arg)
+{
+	(void)base;
+	(void)name;
+	if (strcmp(arg, "openmetrics")) {
+		fprintf(stderr, "rocewatch export: --format: '%s' is not openmetrics\n", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* --instance / --job: a label value, never empty (an empty label is no label). */
+static int opt_label(void *base, const char *name, const char *arg)
+{
+	struct export_args *a = base;
+
+	if (!arg[0]) {
+		fprintf(stderr, "rocewatch export: --%s: empty\n", name);
+		return -EINVAL;
+	}
+	*(strcmp(name, "job") ? &a->instance : &a->job) = arg;
+	return 0;
+}
+
+static int opt_rules(void *base, const char *name, const char *arg)
+{
+	struct export_args *a = base;
+
+	return cli_rules_option("export", &a->spec, !strcmp(name, "param"), arg);
+}
+
+static const struct cli_opt export_opts[] = {
+	{ .name = "format",
+	  .kind = CLI_CALL,
+	  .fn = opt_format,
+	  .usage = "  --format openmetrics       the only format (and the default)\n" },
+	{ .name = "instance",
+	  .kind = CLI_CALL,
+	  .fn = opt_label,
+	  .usage =
+	      "  --instance NAME            the instance label (default: the recording's host;\n"
+	      "                             give what Prometheus scraped, e.g. HOST:9479, to\n"
+	      "                             line the backfill up with live data)\n" },
+	{ .name = "job",
+	  .kind = CLI_CALL,
+	  .fn = opt_label,
+	  .usage = "  --job NAME                 the job label (default rocewatch)\n" },
+	{ .name = "profile",
+	  .kind = CLI_CALL,
+	  .fn = opt_rules,
+	  .usage =
+	      "  --profile NAME|FILE        profile whose rules run over the recording\n"
+	      "                             (repeatable; default " RULES_DEFAULT_PROFILE ")\n" },
+	{ .name = "param",
+	  .kind = CLI_CALL,
+	  .fn = opt_rules,
+	  .usage = "  --param KEY=VALUE          override a profile parameter (repeatable)\n" },
+	{ .name = "no-rules",
+	  .kind = CLI_FLAG,
+	  CLI_AT(struct export_args, no_rules),
+	  .usage = "  --no-rules                 no rule results or alerts\n" },
+	{ .name = "output",
+	  .short_name = 'o',
+	  .kind = CLI_STRING,
+	  CLI_AT(struct export_args, out),
+	  .usage = "  -o, --output FILE          write to FILE instead of standard output\n" },
+	{ .name = "help",
+	  .short_name = 'h',
+	  .kind = CLI_HELP,
+	  .usage = "  -h, --help                 this help\n" },
+	{ 0 },
+};
+
+const struct cli_cmd export_cli = {
+	.name = "export",
+	.head = "Usage: rocewatch export (--db DIR | CAPTURE) [--format openmetrics] [--since T]\n"
+		"                        [--until T] [--instance NAME] [--job NAME]\n"
+		"                        [--profile NAME|FILE]... [--param KEY=VALUE]...\n"
+		"                        [--no-rules] [-o FILE]\n\n"
+		"Write a recording (serve --record DIR) or a capture file as OpenMetrics text,\n"
+		"for `promtool tsdb create-blocks-from openmetrics FILE DIR`, so an incident\n"
+		"looks in Prometheus and Grafana as it did live.  Metric names and labels are\n"
+		"those of /metrics, with the instance and job labels a scrape adds; a value that\n"
+		"did not change is repeated every 2 minutes so PromQL finds it, and a series\n"
+		"that ends (a state left, a counter gone) gets a NaN sample there, as a scrape\n"
+		"marks it stale.  The rules run over the recording as replay runs them: their\n"
+		"results (roce_rule_result, roce_rules_status) and alerts (roce_alert_firing,\n"
+		"roce_alert_pending) are exported too.\n\n"
+		"Options:\n",
+	.tail = "\nExit status: 0 written, 1 the recording cannot be read or written, 2 bad usage\n"
+		"or bad rule files.\n",
+	.tables = { rec_args_opts, export_opts },
 };
 
 int cmd_export(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		REC_ARGS_OPTIONS,
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "instance", required_argument, NULL, OPT_INSTANCE },
-		{ "job", required_argument, NULL, OPT_JOB },
-		{ "profile", required_argument, NULL, OPT_PROFILE },
-		{ "param", required_argument, NULL, OPT_PARAM },
-		{ "no-rules", no_argument, NULL, OPT_NO_RULES },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	struct rules_spec spec = { 0 };
+	struct export_args ea = { .out = "-" };
 	struct rules_diags dg = { 0 };
 	struct export_opts eo = { 0 };
 	struct xport *x = NULL;
-	struct rec_args ra;
-	const char *out = "-";
-	bool no_rules = false;
+	struct rec_args *ra = &ea.ra;
+	const char *out;
 	char err[512] = "";
-	int opt, rc = 2, r;
+	int rc = 2, r, first;
 	FILE *f;
 
-	rec_args_init(&ra);
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
-		r = rec_args_option(&ra, "export", opt, optarg);
-		if (r < 0)
-			goto free_spec;
-		if (!r)
-			continue;
-		switch (opt) {
-		case 'h':
-			fputs(export_usage, stdout);
-			rc = 0;
-			goto free_spec;
-		case OPT_FORMAT:
-			if (strcmp(optarg, "openmetrics")) {
-				fprintf(stderr,
-					"rocewatch export: --format: '%s' is not openmetrics\n",
-					optarg);
-				goto free_spec;
-			}
-			break;
-		case OPT_INSTANCE:
-		case OPT_JOB:
-			if (!optarg[0]) {
-				fprintf(stderr, "rocewatch export: --%s: empty\n",
-					opt == OPT_JOB ? "job" : "instance");
-				goto free_spec;
-			}
-			*(opt == OPT_JOB ? &eo.job : &eo.instance) = optarg;
-			break;
-		case OPT_PROFILE:
-		case OPT_PARAM:
-			if (cli_rules_option("export", &spec, opt == OPT_PARAM, optarg))
-				goto free_spec;
-			break;
-		case OPT_NO_RULES:
-			no_rules = true;
-			break;
-		case 'o':
-			out = optarg;
-			break;
-		default:
-			cli_bad_option("export", argv, optind);
-			goto free_spec;
-		}
-	}
-	if (rec_args_finish(&ra, "export", argc, argv, optind))
+	rec_args_init(ra, "export");
+	r = cli_parse(&export_cli, (void *const[]){ ra, &ea }, argc, argv, &first);
+	if (r) {
+		rc = r == 1 ? 0 : 2;
 		goto free_spec;
-	if (no_rules && (spec.n_profiles || spec.n_params)) {
+	}
+	if (rec_args_finish(ra, "export", argc, argv, first))
+		goto free_spec;
+	if (ea.no_rules && (ea.spec.n_profiles || ea.spec.n_params)) {
 		fprintf(stderr, "rocewatch export: --no-rules and --profile/--param: one or the "
 				"other\n");
 		goto free_spec;
 	}
-	if (!no_rules) {
-		r = rules_load(&spec, &eo.e, &dg);
+	if (!ea.no_rules) {
+		r = rules_load(&ea.spec, &eo.e, &dg);
 		for (size_t i = 0; i < dg.n; i++) {
 			char line[1024];
 
@@ -137,9 +148,12 @@ int cmd_export(int argc, char **argv)
 			goto free_spec;
 	}
 	rc = 1;
-	eo.db = ra.db;
-	eo.since_ms = ra.since_ms;
-	eo.until_ms = ra.until_ms;
+	out = ea.out;
+	eo.instance = ea.instance;
+	eo.job = ea.job;
+	eo.db = ra->db;
+	eo.since_ms = ra->since_ms;
+	eo.until_ms = ra->until_ms;
 	r = export_open(&x, &eo, err, sizeof(err));
 	if (r) {
 		fprintf(stderr, "rocewatch export: %s\n", err);
@@ -158,6 +172,6 @@ free_x:
 free_spec:
 	rules_free(eo.e);
 	rules_diags_free(&dg);
-	rules_spec_free(&spec);
+	rules_spec_free(&ea.spec);
 	return rc;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * `rocewatch fleet`, private to its two files:
- *   fleet.c         flags, gathering the node models, per-node rules, verdict
+ *   fleet_cmd.c     flags, gathering the node models, per-node rules, verdict
  *   fleet_report.c  the text table and the JSON report
  */
 #ifndef ROCEWATCH_CMD_FLEET_H

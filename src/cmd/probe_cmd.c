@@ -11,7 +11,6 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +23,7 @@
 #include "commands.h"
 #include "engine.h"
 #include "fleet_client.h"
+#include "client_opts.h"
 #include "hostlist.h"
 #include "probe_info.h"
 #include "probe_pkt.h"
@@ -43,52 +43,14 @@ static const char probe_usage[] =
     "  NODE                       host, host:port, [v6addr]:port, or a Slurm hostlist\n"
     "                             (gpu[001-064]); its probe QP is read from\n"
     "                             http://NODE/api/v1/probe (port 9479 unless given)\n"
-    "Options:\n"
-    "  --port PORT                port of a NODE given without one (default 9479)\n"
-    "  --device DEV[:PORT]        the local RDMA port to probe from (default: the\n"
-    "                             first active RoCE port with an IPv4 RoCE v2 GID)\n"
-    "  --sizes LIST               payload sizes in bytes, 32-4096 (default\n"
-    "                             64,1024,4096); sizes over this port's active_mtu\n"
-    "                             cannot be sent and are reported as such\n"
-    "  --count N                  probes per node and size (default 20, at most\n"
-    "                             10000)\n"
-    "  --probe-interval DURATION  time between two probes, at least 1ms (default\n"
-    "                             10ms)\n"
-    "  --wait DURATION            how long to wait for the last replies (default 1s)\n"
-    "  --profile NAME|FILE, --param KEY=VALUE\n"
-    "                             the traffic class is the profile's roce_dscp\n"
-    "                             (default profile lossless-roce: DSCP 26), ECN\n"
-    "                             ECT(0)\n"
-    "  --dscp N                   this DSCP instead of the profile's (0-63)\n"
-    "  --loss-warning PERCENT     loss over this is WARNING (default 0)\n"
-    "  --loss-critical PERCENT    loss over this is CRITICAL (default 5)\n"
-    "  --rtt-warning DURATION     a p99 RTT over this is WARNING (default off)\n"
-    "  --connect-timeout DURATION, --timeout DURATION   for reading a node's probe\n"
-    "                             info over HTTP (2s, 5s)\n"
-    "  --format text|json, -j     report format (default text; -j is json)\n"
-    "  -h, --help                 this help\n\n"
+    "Options:\n";
+
+static const char probe_usage_tail[] =
+    "\n"
     "Exit status (Nagios): 0 OK, 1 WARNING, 2 CRITICAL (a node unreachable over RDMA,\n"
     "the MTU on the path, loss over --loss-critical), 3 UNKNOWN (a node's probe info\n"
     "cannot be read, no RDMA device here, bad flags); the worst node decides,\n"
     "CRITICAL over UNKNOWN over WARNING.\n";
-
-enum {
-	OPT_PORT = 1,
-	OPT_DEVICE,
-	OPT_SIZES,
-	OPT_COUNT,
-	OPT_INTERVAL,
-	OPT_WAIT,
-	OPT_PROFILE,
-	OPT_PARAM,
-	OPT_DSCP,
-	OPT_LOSS_WARN,
-	OPT_LOSS_CRIT,
-	OPT_RTT_WARN,
-	OPT_CONNECT_TIMEOUT,
-	OPT_TIMEOUT,
-	OPT_FORMAT,
-};
 
 struct peer {
 	char name[300];
@@ -215,7 +177,7 @@ out:
 	return r;
 }
 
-static int add_peers(struct probe_run *pr, const char *expr, int port)
+static int add_peers(struct probe_run *pr, const char *expr, const char *scheme, int port)
 {
 	struct hostlist hl = { 0 };
 	char err[512];
@@ -237,7 +199,7 @@ static int add_peers(struct probe_run *pr, const char *expr, int port)
 		p = &pr->peers[pr->n++];
 		memset(p, 0, sizeof(*p));
 		hostlist_with_port(hl.names[i], port, p->name, sizeof(p->name));
-		snprintf(p->url, sizeof(p->url), "http://%s/api/v1/probe", p->name);
+		snprintf(p->url, sizeof(p->url), "%s://%s/api/v1/probe", scheme, p->name);
 	}
 	hostlist_free(&hl);
 	return 0;
@@ -514,163 +476,190 @@ static int pick_local(const char *want, struct probe_port *lp, char *err, size_t
 	return -ENODEV;
 }
 
-int cmd_probe(int argc, char **argv)
+struct probe_args {
+	struct probe_run pr;
+	struct rules_spec spec;
+	struct client_opts client;
+	const char *device;
+	uint16_t port;
+};
+
+static int opt_rules(void *base, const char *name, const char *arg)
 {
-	static const struct option opts[] = {
-		{ "port", required_argument, NULL, OPT_PORT },
-		{ "device", required_argument, NULL, OPT_DEVICE },
-		{ "sizes", required_argument, NULL, OPT_SIZES },
-		{ "count", required_argument, NULL, OPT_COUNT },
-		{ "probe-interval", required_argument, NULL, OPT_INTERVAL },
-		{ "wait", required_argument, NULL, OPT_WAIT },
-		{ "profile", required_argument, NULL, OPT_PROFILE },
-		{ "param", required_argument, NULL, OPT_PARAM },
-		{ "dscp", required_argument, NULL, OPT_DSCP },
-		{ "loss-warning", required_argument, NULL, OPT_LOSS_WARN },
-		{ "loss-critical", required_argument, NULL, OPT_LOSS_CRIT },
-		{ "rtt-warning", required_argument, NULL, OPT_RTT_WARN },
-		{ "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	struct probe_run pr = {
-		.sizes = { 64, 1024, 4096 },
-		.n_sizes = 3,
-		.count = 20,
-		.interval_ns = 10000000LL,
-		.wait_ns = 1000000000LL,
-		.dscp = -1,
-		.th = { .loss_warning = 0, .loss_critical = 0.05 },
-	};
-	struct rules_spec spec = { 0 };
-	struct fleet_http_opts ho;
+	struct probe_args *a = base;
+
+	return cli_rules_option("probe", &a->spec, !strcmp(name, "param"), arg);
+}
+
+static int opt_sizes(void *base, const char *name, const char *arg)
+{
+	struct probe_args *a = base;
+
+	(void)name;
+	if (parse_sizes(&a->pr, arg)) {
+		fprintf(stderr,
+			"rocewatch probe: --sizes: '%s' is not a list of up to %d increasing sizes "
+			"from %d to %d\n",
+			arg, MAX_SIZES, PROBE_HDR_LEN, PROBE_MAX_SIZE);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int opt_loss(void *base, const char *name, const char *arg)
+{
+	struct probe_args *a = base;
+
+	if (parse_percent(arg, !strcmp(name, "loss-warning") ? &a->pr.th.loss_warning
+							     : &a->pr.th.loss_critical)) {
+		fprintf(stderr, "rocewatch probe: --%s: '%s' is not a percentage (e.g. 5%%)\n",
+			name, arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int opt_format(void *base, const char *name, const char *arg)
+{
+	(void)name;
+	return cli_format_json("probe", arg, &((struct probe_args *)base)->pr.json);
+}
+
+#define PROBE_AT(member) CLI_AT(struct probe_args, member)
+static const struct cli_opt probe_opts[] = {
+	{ .name = "port",
+	  .kind = CLI_COUNT,
+	  PROBE_AT(port),
+	  .min = 1,
+	  .max = 65535,
+	  .bad = "a port 1-65535",
+	  .usage =
+	      "  --port PORT                port of a NODE given without one (default 9479)\n" },
+	{ .name = "device",
+	  .kind = CLI_STRING,
+	  PROBE_AT(device),
+	  .usage =
+	      "  --device DEV[:PORT]        the local RDMA port to probe from (default: the\n"
+	      "                             first active RoCE port with an IPv4 RoCE v2 GID)\n" },
+	{ .name = "sizes",
+	  .kind = CLI_CALL,
+	  .fn = opt_sizes,
+	  .usage = "  --sizes LIST               payload sizes in bytes, 32-4096 (default\n"
+		   "                             64,1024,4096); sizes over this port's active_mtu\n"
+		   "                             cannot be sent and are reported as such\n" },
+	{ .name = "count",
+	  .kind = CLI_COUNT,
+	  PROBE_AT(pr.count),
+	  .min = 1,
+	  .max = 10000,
+	  .bad = "1-10000",
+	  .usage = "  --count N                  probes per node and size (default 20, at most\n"
+		   "                             10000)\n" },
+	{ .name = "probe-interval",
+	  .kind = CLI_DURATION,
+	  PROBE_AT(pr.interval_ns),
+	  .min = 1000000LL,
+	  .max = 3600000000000LL,
+	  .bad = "a duration of at least 1ms",
+	  .usage = "  --probe-interval DURATION  time between two probes, at least 1ms (default\n"
+		   "                             10ms)\n" },
+	{ .name = "wait",
+	  .kind = CLI_DURATION,
+	  PROBE_AT(pr.wait_ns),
+	  .max = 3600000000000LL,
+	  .bad = "a duration (e.g. 1s)",
+	  .usage =
+	      "  --wait DURATION            how long to wait for the last replies (default 1s)\n" },
+	{ .name = "profile",
+	  .kind = CLI_CALL,
+	  .fn = opt_rules,
+	  .usage = "  --profile NAME|FILE, --param KEY=VALUE\n"
+		   "                             the traffic class is the profile's roce_dscp\n"
+		   "                             (default profile lossless-roce: DSCP 26), ECN\n"
+		   "                             ECT(0)\n" },
+	{ .name = "param", .kind = CLI_CALL, .fn = opt_rules },
+	{ .name = "dscp",
+	  .kind = CLI_COUNT,
+	  PROBE_AT(pr.dscp),
+	  .max = 63,
+	  .bad = "0-63",
+	  .usage = "  --dscp N                   this DSCP instead of the profile's (0-63)\n" },
+	{ .name = "loss-warning",
+	  .kind = CLI_CALL,
+	  .fn = opt_loss,
+	  .usage = "  --loss-warning PERCENT     loss over this is WARNING (default 0)\n" },
+	{ .name = "loss-critical",
+	  .kind = CLI_CALL,
+	  .fn = opt_loss,
+	  .usage = "  --loss-critical PERCENT    loss over this is CRITICAL (default 5)\n" },
+	{ .name = "rtt-warning",
+	  .kind = CLI_DURATION,
+	  PROBE_AT(pr.th.rtt_warning_ns),
+	  .max = 3600000000000LL,
+	  .bad = "a duration (e.g. 1s)",
+	  .usage = "  --rtt-warning DURATION     a p99 RTT over this is WARNING (default off)\n"
+		   "\n"
+		   "Client (reading each NODE's probe info over HTTP, as fleet check does):\n" },
+	{ 0 },
+};
+
+static const struct cli_opt probe_output_opts[] = {
+	{ .name = "format",
+	  .kind = CLI_CALL,
+	  .fn = opt_format,
+	  .usage = "\n"
+		   "  --format text|json, -j     report format (default text; -j is json)\n" },
+	{ .name = "", .short_name = 'j', .kind = CLI_FLAG, PROBE_AT(pr.json) },
+	{ .name = "help",
+	  .short_name = 'h',
+	  .kind = CLI_HELP,
+	  .usage = "  -h, --help                 this help\n" },
+	{ 0 },
+};
+#undef PROBE_AT
+
+const struct cli_cmd probe_cli = {
+	.name = "probe",
+	.head = probe_usage,
+	.tail = probe_usage_tail,
+	.tables = { probe_opts, client_cli_opts, probe_output_opts },
+};
+
+/* The peers and the traffic class: 0 or -errno (printed). */
+static int probe_validate(struct probe_args *a, int n, char **args)
+{
+	int r;
+
+	if (!n) {
+		fprintf(stderr, "rocewatch probe: no NODE given (try --help)\n");
+		return -EINVAL;
+	}
+	if (client_opts_finish(&a->client))
+		return -EINVAL;
+	for (int i = 0; i < n; i++)
+		if (add_peers(&a->pr, args[i], client_opts_scheme(&a->client), a->port))
+			return -EINVAL;
+	if (a->pr.dscp >= 0)
+		return 0;
+	r = profile_dscp(&a->spec, &a->pr.dscp);
+	if (r == -ENOENT)
+		fprintf(stderr, "rocewatch probe: the profile has no roce_dscp parameter: give "
+				"--dscp\n");
+	return r;
+}
+
+/* Probe every peer from this node's port and report: the exit status. */
+static int probe_run_all(struct probe_args *a)
+{
+	struct probe_run *pr = &a->pr;
+	const struct fleet_http_opts ho = a->client.ho;
+	const char *device = a->device;
 	struct fleet_req *reqs = NULL;
 	struct probe_port lp;
 	struct probe_ep *ep = NULL;
 	enum probe_verdict worst = PROBE_OK;
-	const char *device = NULL;
 	char err[512];
-	int opt, port = PROBE_DEFAULT_PORT, rc = PROBE_UNKNOWN, r, hw_ts;
-
-	fleet_http_defaults(&ho);
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "hj", opts, NULL)) != -1) {
-		int64_t ns;
-		uint64_t u;
-
-		switch (opt) {
-		case 'h':
-			fputs(probe_usage, stdout);
-			rc = 0;
-			goto out;
-		case 'j':
-			pr.json = true;
-			break;
-		case OPT_FORMAT:
-			if (cli_format_json("probe", optarg, &pr.json))
-				goto out;
-			break;
-		case OPT_PORT:
-			if (parse_u64(optarg, &u) || !u || u > 65535) {
-				fprintf(stderr,
-					"rocewatch probe: --port: '%s' is not a port 1-65535\n",
-					optarg);
-				goto out;
-			}
-			port = (int)u;
-			break;
-		case OPT_DEVICE:
-			device = optarg;
-			break;
-		case OPT_SIZES:
-			if (parse_sizes(&pr, optarg)) {
-				fprintf(stderr,
-					"rocewatch probe: --sizes: '%s' is not a list of up to %d "
-					"increasing sizes from %d to %d\n",
-					optarg, MAX_SIZES, PROBE_HDR_LEN, PROBE_MAX_SIZE);
-				goto out;
-			}
-			break;
-		case OPT_COUNT:
-			if (parse_u64(optarg, &u) || !u || u > 10000) {
-				fprintf(stderr, "rocewatch probe: --count: '%s' is not 1-10000\n",
-					optarg);
-				goto out;
-			}
-			pr.count = (unsigned)u;
-			break;
-		case OPT_INTERVAL:
-		case OPT_WAIT:
-		case OPT_RTT_WARN:
-		case OPT_CONNECT_TIMEOUT:
-		case OPT_TIMEOUT:
-			if (parse_duration(optarg, &ns) || ns < 0 ||
-			    (opt == OPT_INTERVAL && ns < 1000000LL) || ns > 3600000000000LL) {
-				fprintf(stderr, "rocewatch probe: --%s: '%s' is not a duration%s\n",
-					opts[opt - 1].name, optarg,
-					opt == OPT_INTERVAL ? " of at least 1ms" : " (e.g. 1s)");
-				goto out;
-			}
-			if (opt == OPT_INTERVAL)
-				pr.interval_ns = ns;
-			else if (opt == OPT_WAIT)
-				pr.wait_ns = ns;
-			else if (opt == OPT_RTT_WARN)
-				pr.th.rtt_warning_ns = ns;
-			else if (opt == OPT_CONNECT_TIMEOUT)
-				ho.connect_timeout_ms = ns / 1000000 ? ns / 1000000 : 1;
-			else
-				ho.timeout_ms = ns / 1000000 ? ns / 1000000 : 1;
-			break;
-		case OPT_PROFILE:
-		case OPT_PARAM:
-			if (cli_rules_option("probe", &spec, opt == OPT_PARAM, optarg))
-				goto out;
-			break;
-		case OPT_DSCP:
-			if (parse_u64(optarg, &u) || u > 63) {
-				fprintf(stderr, "rocewatch probe: --dscp: '%s' is not 0-63\n",
-					optarg);
-				goto out;
-			}
-			pr.dscp = (int)u;
-			break;
-		case OPT_LOSS_WARN:
-		case OPT_LOSS_CRIT:
-			if (parse_percent(optarg, opt == OPT_LOSS_WARN ? &pr.th.loss_warning
-								       : &pr.th.loss_critical)) {
-				fprintf(
-				    stderr,
-				    "rocewatch probe: --%s: '%s' is not a percentage (e.g. 5%%)\n",
-				    opts[opt - 1].name, optarg);
-				goto out;
-			}
-			break;
-		default:
-			cli_bad_option("probe", argv, optind);
-			goto out;
-		}
-	}
-	if (optind >= argc) {
-		fprintf(stderr, "rocewatch probe: no NODE given (try --help)\n");
-		goto out;
-	}
-	for (int i = optind; i < argc; i++)
-		if (add_peers(&pr, argv[i], port))
-			goto out;
-	if (pr.dscp < 0) {
-		r = profile_dscp(&spec, &pr.dscp);
-		if (r == -ENOENT) {
-			fprintf(stderr, "rocewatch probe: the profile has no roce_dscp parameter: "
-					"give --dscp\n");
-			goto out;
-		}
-		if (r)
-			goto out;
-	}
+	int rc = PROBE_UNKNOWN, r, hw_ts;
 
 	/* This node's side first: without an RDMA port there is nothing to probe from. */
 	if (pick_local(device, &lp, err, sizeof(err)) ||
@@ -679,52 +668,51 @@ int cmd_probe(int argc, char **argv)
 		goto out;
 	}
 	hw_ts = probe_ep_hw_timestamps(ep);
-	if (getrandom(&pr.session, sizeof(pr.session), GRND_NONBLOCK) != sizeof(pr.session))
-		pr.session = (uint32_t)(mono_ns() ^ getpid());
+	if (getrandom(&pr->session, sizeof(pr->session), GRND_NONBLOCK) != sizeof(pr->session))
+		pr->session = (uint32_t)(mono_ns() ^ getpid());
 
-	reqs = calloc(pr.n, sizeof(*reqs));
+	reqs = calloc(pr->n, sizeof(*reqs));
 	if (!reqs)
 		goto nomem;
-	for (size_t i = 0; i < pr.n; i++)
-		reqs[i].url = pr.peers[i].url;
-	if (fleet_http_run(reqs, pr.n, &ho, NULL, NULL)) {
+	for (size_t i = 0; i < pr->n; i++)
+		reqs[i].url = pr->peers[i].url;
+	if (fleet_http_run(reqs, pr->n, &ho, NULL, NULL)) {
 		fprintf(stderr, "rocewatch probe: the HTTP client failed\n");
 		goto out;
 	}
-	for (size_t i = 0; i < pr.n; i++) {
-		struct peer *p = &pr.peers[i];
+	for (size_t i = 0; i < pr->n; i++) {
+		struct peer *p = &pr->peers[i];
 
 		if (!parse_info(p, &reqs[i])) {
 			p->verdict = PROBE_UNKNOWN;
 		} else if ((r = probe_ep_set_peer(ep, p->gid_raw, p->qpn, p->qkey,
-						  (uint8_t)(pr.dscp << 2 | PROBE_ECT0), err,
+						  (uint8_t)(pr->dscp << 2 | PROBE_ECT0), err,
 						  sizeof(err)))) {
 			p->verdict = PROBE_CRITICAL;
 			snprintf(p->error, sizeof(p->error), "unreachable: %s", err);
 		} else {
 			p->probed = true;
-			for (size_t k = 0; k < pr.n_sizes; k++) {
-				p->res[k].size = pr.sizes[k];
-				if (pr.sizes[k] > lp.active_mtu) {
+			for (size_t k = 0; k < pr->n_sizes; k++) {
+				p->res[k].size = pr->sizes[k];
+				if (pr->sizes[k] > lp.active_mtu) {
 					p->res[k].not_sent = true;
 					continue;
 				}
-				r = probe_size(&pr, ep, &p->res[k]);
+				r = probe_size(pr, ep, &p->res[k]);
 				if (r) {
 					fprintf(stderr, "rocewatch probe: %s/%u: %s\n", lp.device,
 						lp.port, strerror(-r));
 					goto out;
 				}
 			}
-			probe_diagnose(p->res, pr.n_sizes, lp.active_mtu, p->active_mtu, &pr.th,
+			probe_diagnose(p->res, pr->n_sizes, lp.active_mtu, p->active_mtu, &pr->th,
 				       &p->diag);
 			p->verdict = p->diag.verdict;
 		}
 		if (verdict_rank(p->verdict) > verdict_rank(worst))
 			worst = p->verdict;
 	}
-	if (pr.json ? print_json(&pr, &lp, hw_ts, worst)
-		    : (print_text(&pr, &lp, hw_ts, worst), 0)) {
+	if (pr->json ? print_json(pr, &lp, hw_ts, worst) : (print_text(pr, &lp, hw_ts, worst), 0)) {
 		fprintf(stderr, "rocewatch probe: writing the report: %s\n", strerror(errno));
 		goto out;
 	}
@@ -738,10 +726,36 @@ nomem:
 	fprintf(stderr, "rocewatch probe: out of memory\n");
 out:
 	probe_ep_close(ep);
-	for (size_t i = 0; reqs && i < pr.n; i++)
+	for (size_t i = 0; reqs && i < pr->n; i++)
 		fleet_req_free(&reqs[i]);
 	free(reqs);
-	free(pr.peers);
-	rules_spec_free(&spec);
+	return rc;
+}
+
+int cmd_probe(int argc, char **argv)
+{
+	struct probe_args a = {
+		.pr = {
+			.sizes = { 64, 1024, 4096 },
+			.n_sizes = 3,
+			.count = 20,
+			.interval_ns = 10000000LL,
+			.wait_ns = 1000000000LL,
+			.dscp = -1,
+			.th = { .loss_warning = 0, .loss_critical = 0.05 },
+		},
+		.port = PROBE_DEFAULT_PORT,
+	};
+	int rc = PROBE_UNKNOWN, r, first;
+
+	client_opts_init(&a.client, "probe");
+	r = cli_parse(&probe_cli, (void *const[]){ &a, &a.client, &a }, argc, argv, &first);
+	if (r == 1)
+		rc = 0;
+	else if (!r && !probe_validate(&a, argc - first, argv + first))
+		rc = probe_run_all(&a);
+	free(a.pr.peers);
+	rules_spec_free(&a.spec);
+	client_opts_free(&a.client);
 	return rc;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* serve --probe.peers: the peers' probe info, read in the background (probe_serve.h). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,25 +27,15 @@ void probe_serve_init(struct probe_serve *ps)
 	ps->inited = true;
 }
 
-int probe_serve_option(struct probe_serve *ps, bool interval, const char *arg)
+/* --probe.peers: the peers' names, each with serve's port unless it has one. */
+static int opt_peers(void *base, const char *name, const char *arg)
 {
+	struct probe_serve *ps = base;
 	char err[512];
 	size_t before = ps->peers.n;
 	int r;
 
-	if (interval) {
-		int64_t ns;
-
-		if (parse_duration(arg, &ns) || ns < 100000000LL) {
-			fprintf(stderr,
-				"rocewatch serve: --probe.interval: '%s' is not a duration of "
-				"at least 100ms\n",
-				arg);
-			return -EINVAL;
-		}
-		ps->interval_ns = ns;
-		return 0;
-	}
+	(void)name;
 	r = hostlist_expand(&ps->peers, arg, err, sizeof(err));
 	if (!r && ps->peers.n > PROBE_CONT_MAX_PEERS) {
 		snprintf(err, sizeof(err), "more than %d peers", PROBE_CONT_MAX_PEERS);
@@ -68,6 +59,24 @@ int probe_serve_option(struct probe_serve *ps, bool interval, const char *arg)
 	}
 	return 0;
 }
+
+const struct cli_opt probe_serve_opts[] = {
+	{ .name = "probe.peers",
+	  .kind = CLI_CALL,
+	  .fn = opt_peers,
+	  .usage =
+	      "  --probe.peers LIST         with --probe: also probe these nodes (host[:port],\n"
+	      "                             hostlists, comma-separated; repeatable) every\n"
+	      "                             --probe.interval: roce_probe_* metrics\n" },
+	{ .name = "probe.interval",
+	  .kind = CLI_DURATION,
+	  CLI_AT(struct probe_serve, interval_ns),
+	  .min = 100000000LL,
+	  .bad = "a duration of at least 100ms",
+	  .usage = "  --probe.interval DURATION  one probe of each size (64, 1024, 4096) to each\n"
+		   "                             peer this often (default 1s, at least 100ms)\n" },
+	{ 0 },
+};
 
 int probe_profile_dscp(const struct rules_engine *e, int *dscp, const char **bad)
 {
@@ -180,9 +189,13 @@ int probe_serve_start(struct probe_serve *ps, struct daemon *d)
 
 	if (!ps->r)
 		return 0;
-	daemon_add_hook(d, &(struct daemon_hook){ .name = "probe",
-						  .render = probe_responder_render_metrics,
-						  .arg = ps->r });
+	rc = daemon_add_hook(d, &(struct daemon_hook){ .name = "probe",
+						       .render = probe_responder_render_metrics,
+						       .arg = ps->r });
+	if (rc) {
+		fprintf(stderr, "rocewatch serve: --probe: %s\n", strerror(-rc));
+		return rc;
+	}
 	rc = pthread_create(&ps->thr, NULL, fetch_main, ps);
 	if (rc) {
 		fprintf(stderr, "rocewatch serve: --probe.peers: thread: %s\n", strerror(rc));

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cli.h"
 #include "daemon.h"
 #include "hostlist.h"
 #include "probe_responder.h"
@@ -26,16 +27,9 @@ struct probe_serve {
 	pthread_cond_t cond;
 };
 
-#define PROBE_SERVE_HELP                                                                      \
-	"  --probe.peers LIST         with --probe: also probe these nodes (host[:port],\n"   \
-	"                             hostlists, comma-separated; repeatable) every\n"        \
-	"                             --probe.interval: roce_probe_* metrics\n"               \
-	"  --probe.interval DURATION  one probe of each size (64, 1024, 4096) to each\n" \
-	"                             peer this often (default 1s, at least 100ms)\n"
-
 void probe_serve_init(struct probe_serve *ps);
-/* --probe.peers / --probe.interval: 0, or -EINVAL after saying why on stderr. */
-int probe_serve_option(struct probe_serve *ps, bool interval, const char *arg);
+/* --probe.peers / --probe.interval; base: struct probe_serve (cli.h). */
+extern const struct cli_opt probe_serve_opts[];
 /* With peers: configure the responder (dscp from the profiles) before it runs. */
 int probe_serve_setup(struct probe_serve *ps, struct probe_responder *r, int dscp);
 /* After the responder runs: the fetch thread and the metrics hook. */

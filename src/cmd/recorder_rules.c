@@ -60,9 +60,7 @@ int recorder_rules_results(void *arg, struct strbuf *out)
 	struct recorder_rules *rr = arg;
 	struct rules_json_meta meta = {
 		.host = rr->rs->d ? rr->rs->d->m.host : "",
-		.time_ns = rr->rs->d ? (int64_t)rr->rs->d->m.time.tv_sec * 1000000000LL +
-					   rr->rs->d->m.time.tv_nsec
-				     : 0,
+		.time_ns = rr->rs->d ? ts_ns(&rr->rs->d->m.time) : 0,
 		.reload_ok = rr->rs->st.reload_ok,
 		.reload_ns = rr->rs->st.reload_ns,
 	};

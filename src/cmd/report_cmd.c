@@ -12,31 +12,10 @@
 #include "rec_args.h"
 #include "report.h"
 
-static const char report_usage[] =
-    "Usage: rocewatch report (--db DIR | CAPTURE) [--since T] [--until T]\n"
-    "                        [--device D] [--format text|json|svg] [-o FILE]\n\n"
-    "What moved in a recording (serve --record DIR) or a capture file, per device and\n"
-    "priority: pause frames and time paused, pause storms, transport retries,\n"
-    "out-of-sequence, CNPs, discards, link flaps, configuration changes and alerts,\n"
-    "each with when it started and ended, how much, and its peak rate and when.\n\n"
-    "Options:\n" REC_ARGS_HELP
-    "  --device D                 only this netdev, RDMA device, or ports bound to it\n"
-    "  --format text|json|svg     text (default), json, or svg (rates over time)\n"
-    "  -j                         same as --format json\n"
-    "  -o, --output FILE          write to FILE instead of standard output\n"
-    "  -h, --help                 this help\n\n"
-    "Exit status: 0 report written, 1 the recording cannot be read or does not hold\n"
-    "what was asked (a --device it never saw, a window without a poll), 2 bad usage.\n";
-
 enum {
 	FMT_TEXT,
 	FMT_JSON,
 	FMT_SVG
-};
-
-enum {
-	OPT_DEVICE = 1,
-	OPT_FORMAT
 };
 
 /*
@@ -88,72 +67,104 @@ static bool in_recording(const struct report *rp, const struct report_opts *ro)
 	return false;
 }
 
+struct report_args {
+	struct rec_args ra;
+	const char *device, *out;
+	int fmt;
+};
+
+static int opt_format(void *base, const char *name, const char *arg)
+{
+	struct report_args *a = base;
+
+	(void)name;
+	if (!strcmp(arg, "text"))
+		a->fmt = FMT_TEXT;
+	else if (!strcmp(arg, "json"))
+		a->fmt = FMT_JSON;
+	else if (!strcmp(arg, "svg"))
+		a->fmt = FMT_SVG;
+	else {
+		fprintf(stderr, "rocewatch report: --format: '%s' is not text, json or svg\n", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int opt_json(void *base, const char *name, const char *arg)
+{
+	(void)name;
+	(void)arg;
+	((struct report_args *)base)->fmt = FMT_JSON;
+	return 0;
+}
+
+static const struct cli_opt report_opts[] = {
+	{ .name = "device",
+	  .kind = CLI_STRING,
+	  CLI_AT(struct report_args, device),
+	  .usage = "  --device D                 only this netdev, RDMA device, or ports bound to "
+		   "it\n" },
+	{ .name = "format",
+	  .kind = CLI_CALL,
+	  .fn = opt_format,
+	  .usage =
+	      "  --format text|json|svg     text (default), json, or svg (rates over time)\n" },
+	{ .name = "",
+	  .short_name = 'j',
+	  .kind = CLI_CALL_FLAG,
+	  .fn = opt_json,
+	  .usage = "  -j                         same as --format json\n" },
+	{ .name = "output",
+	  .short_name = 'o',
+	  .kind = CLI_STRING,
+	  CLI_AT(struct report_args, out),
+	  .usage = "  -o, --output FILE          write to FILE instead of standard output\n" },
+	{ .name = "help",
+	  .short_name = 'h',
+	  .kind = CLI_HELP,
+	  .usage = "  -h, --help                 this help\n" },
+	{ 0 },
+};
+
+const struct cli_cmd report_cli = {
+	.name = "report",
+	.head = "Usage: rocewatch report (--db DIR | CAPTURE) [--since T] [--until T]\n"
+		"                        [--device D] [--format text|json|svg] [-o FILE]\n\n"
+		"What moved in a recording (serve --record DIR) or a capture file, per device and\n"
+		"priority: pause frames and time paused, pause storms, transport retries,\n"
+		"out-of-sequence, CNPs, discards, link flaps, configuration changes and alerts,\n"
+		"each with when it started and ended, how much, and its peak rate and when.\n\n"
+		"Options:\n",
+	.tail = "\nExit status: 0 report written, 1 the recording cannot be read or does not hold\n"
+		"what was asked (a --device it never saw, a window without a poll), 2 bad usage.\n",
+	.tables = { rec_args_opts, report_opts },
+};
+
 int cmd_report(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		REC_ARGS_OPTIONS,
-		{ "device", required_argument, NULL, OPT_DEVICE },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
+	struct report_args a = { .out = "-", .fmt = FMT_TEXT };
 	struct report rp = { 0 };
 	struct report_opts ro = { 0 };
-	struct rec_args ra;
-	const char *out = "-";
-	int fmt = FMT_TEXT, opt, rc = 1, r;
+	struct rec_args *ra = &a.ra;
+	const char *out;
+	int fmt, rc = 1, r, first;
 	char err[512] = "";
 	FILE *f;
 
-	rec_args_init(&ra);
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "hjo:", opts, NULL)) != -1) {
-		r = rec_args_option(&ra, "report", opt, optarg);
-		if (r < 0)
-			return 2;
-		if (!r)
-			continue;
-		switch (opt) {
-		case 'h':
-			fputs(report_usage, stdout);
-			return 0;
-		case OPT_DEVICE:
-			ro.device = optarg;
-			break;
-		case 'j':
-			fmt = FMT_JSON;
-			break;
-		case OPT_FORMAT:
-			if (!strcmp(optarg, "text"))
-				fmt = FMT_TEXT;
-			else if (!strcmp(optarg, "json"))
-				fmt = FMT_JSON;
-			else if (!strcmp(optarg, "svg"))
-				fmt = FMT_SVG;
-			else {
-				fprintf(
-				    stderr,
-				    "rocewatch report: --format: '%s' is not text, json or svg\n",
-				    optarg);
-				return 2;
-			}
-			break;
-		case 'o':
-			out = optarg;
-			break;
-		default:
-			cli_bad_option("report", argv, optind);
-			return 2;
-		}
-	}
-	if (rec_args_finish(&ra, "report", argc, argv, optind))
+	rec_args_init(ra, "report");
+	r = cli_parse(&report_cli, (void *const[]){ ra, &a }, argc, argv, &first);
+	if (r)
+		return r == 1 ? 0 : 2;
+	if (rec_args_finish(ra, "report", argc, argv, first))
 		return 2;
-	ro.db = ra.db;
-	ro.since_ms = ra.since_ms;
-	ro.until_ms = ra.until_ms;
-	ro.now_ms = ra.now_ms;
+	out = a.out;
+	fmt = a.fmt;
+	ro.device = a.device;
+	ro.db = ra->db;
+	ro.since_ms = ra->since_ms;
+	ro.until_ms = ra->until_ms;
+	ro.now_ms = ra->now_ms;
 	ro.progress = isatty(STDERR_FILENO) && !getenv("ROCEWATCH_NO_PROGRESS");
 	/* the text fits COLUMNS, else the terminal's width, else 80 (as check's) */
 	ro.width = term_width(stdout);

@@ -13,12 +13,6 @@
 #include "commands.h"
 #include "util.h"
 
-enum {
-	OPT_PROFILE = 1,
-	OPT_PARAM,
-	OPT_FORMAT
-};
-
 static const char rules_usage[] =
     "Usage: rocewatch rules lint [--format text|json] [-j] FILE...\n"
     "       rocewatch rules list [--profile NAME|FILE]... [--param KEY=VALUE]...\n"
@@ -60,6 +54,17 @@ static void print_diags(const struct rules_diags *dg)
 		rules_diag_format(&dg->d[i], line, sizeof(line));
 		fprintf(stderr, "%s\n", line);
 	}
+}
+
+/* The JSON document on stdout, indented; out is consumed. */
+static void print_json(json_t *out)
+{
+	char *s = json_dumps(out, JSON_INDENT(2));
+
+	if (s)
+		printf("%s\n", s);
+	free(s);
+	json_decref(out);
 }
 
 static int cmd_lint(int argc, char **argv, bool json)
@@ -120,14 +125,8 @@ static int cmd_lint(int argc, char **argv, bool json)
 		rules_free(e);
 		rules_diags_free(&dg);
 	}
-	if (json) {
-		char *s = json_dumps(out, JSON_INDENT(2));
-
-		if (s)
-			printf("%s\n", s);
-		free(s);
-		json_decref(out);
-	}
+	if (json)
+		print_json(out);
 	return bad;
 }
 
@@ -255,14 +254,8 @@ static int cmd_list(const struct rules_spec *spec, bool json)
 			json_object_set_new(pj, "rules", rl);
 		}
 	}
-	if (json) {
-		char *s = json_dumps(out, JSON_INDENT(2));
-
-		if (s)
-			printf("%s\n", s);
-		free(s);
-		json_decref(out);
-	}
+	if (json)
+		print_json(out);
 	rules_free(e);
 	return 0;
 }
@@ -297,19 +290,57 @@ static int cmd_show(int argc, char **argv)
 	return 0;
 }
 
+struct rules_args {
+	struct rules_spec spec;
+	bool json, lint;
+};
+
+static int opt_rules(void *base, const char *name, const char *arg)
+{
+	struct rules_args *a = base;
+
+	if (a->lint) {
+		fprintf(stderr, "rocewatch rules lint: --%s applies to list, not lint\n", name);
+		return -EINVAL;
+	}
+	return cli_rules_option("rules list", &a->spec, !strcmp(name, "param"), arg);
+}
+
+static int opt_format(void *base, const char *name, const char *arg)
+{
+	struct rules_args *a = base;
+
+	(void)name;
+	return cli_format_json(a->lint ? "rules lint" : "rules list", arg, &a->json);
+}
+
+/* Every flag is described in rules_usage, above the table. */
+static const struct cli_opt rules_opts[] = {
+	{ .name = "profile", .kind = CLI_CALL, .fn = opt_rules },
+	{ .name = "param", .kind = CLI_CALL, .fn = opt_rules },
+	{ .name = "format", .kind = CLI_CALL, .fn = opt_format },
+	{ .name = "", .short_name = 'j', .kind = CLI_FLAG, CLI_AT(struct rules_args, json) },
+	{ .name = "help", .short_name = 'h', .kind = CLI_HELP },
+	{ 0 },
+};
+
+const struct cli_cmd rules_lint_cli = {
+	.name = "rules lint",
+	.head = rules_usage,
+	.tables = { rules_opts },
+};
+
+const struct cli_cmd rules_list_cli = {
+	.name = "rules list",
+	.head = rules_usage,
+	.tables = { rules_opts },
+};
+
 int cmd_rules(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "profile", required_argument, NULL, OPT_PROFILE },
-		{ "param", required_argument, NULL, OPT_PARAM },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	struct rules_spec spec = { 0 };
+	struct rules_args a = { 0 };
 	const char *sub;
-	bool json = false, lint;
-	int opt, rc = 2;
+	int rc = 2, r, first;
 
 	if (argc < 2) {
 		fputs(rules_usage, argc > 1 ? stdout : stderr);
@@ -327,49 +358,22 @@ int cmd_rules(int argc, char **argv)
 			sub);
 		return 2;
 	}
-	lint = !strcmp(sub, "lint");
-	opterr = 0;
-	optind = 1;
+	a.lint = !strcmp(sub, "lint");
 	argc--;
 	argv++;
-	while ((opt = getopt_long(argc, argv, "hj", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'h':
-			fputs(rules_usage, stdout);
-			rc = 0;
-			goto out;
-		case OPT_PROFILE:
-		case OPT_PARAM:
-			if (lint) {
-				fprintf(stderr,
-					"rocewatch rules lint: --%s applies to list, not lint\n",
-					opt == OPT_PROFILE ? "profile" : "param");
-				goto out;
-			}
-			if (cli_rules_option("rules list", &spec, opt == OPT_PARAM, optarg))
-				goto out;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case OPT_FORMAT:
-			if (cli_format_json(lint ? "rules lint" : "rules list", optarg, &json))
-				goto out;
-			break;
-		default:
-			cli_bad_option(lint ? "rules lint" : "rules list", argv, optind);
-			goto out;
-		}
-	}
-	if (lint) {
-		rc = cmd_lint(argc - optind, argv + optind, json);
-	} else if (optind < argc) {
+	r = cli_parse(a.lint ? &rules_lint_cli : &rules_list_cli, (void *const[]){ &a }, argc, argv,
+		      &first);
+	if (r == 1)
+		rc = 0;
+	else if (r)
+		;
+	else if (a.lint)
+		rc = cmd_lint(argc - first, argv + first, a.json);
+	else if (first < argc)
 		fprintf(stderr, "rocewatch rules list: unexpected argument '%s' (use --profile)\n",
-			argv[optind]);
-	} else {
-		rc = cmd_list(&spec, json);
-	}
-out:
-	rules_spec_free(&spec);
+			argv[first]);
+	else
+		rc = cmd_list(&a.spec, a.json);
+	rules_spec_free(&a.spec);
 	return rc;
 }

@@ -8,14 +8,30 @@
 #include "rules_serve.h"
 #include "util.h"
 
-int rules_serve_option(struct rules_serve *rs, int opt, const char *arg)
+static int opt_rules(void *base, const char *name, const char *arg)
 {
-	return cli_rules_option("serve", &rs->spec, opt != OPT_RULES_PROFILE, arg) ? -EINVAL : 0;
+	struct rules_serve *rs = base;
+
+	return cli_rules_option("serve", &rs->spec, !strcmp(name, "param"), arg) ? -EINVAL : 0;
 }
+
+const struct cli_opt rules_serve_opts[] = {
+	{ .name = "profile",
+	  .kind = CLI_CALL,
+	  .fn = opt_rules,
+	  .usage =
+	      "  --profile NAME|FILE        rule profile to evaluate after every poll\n"
+	      "                             (repeatable; default " RULES_DEFAULT_PROFILE ")\n" },
+	{ .name = "param",
+	  .kind = CLI_CALL,
+	  .fn = opt_rules,
+	  .usage = "  --param KEY=VALUE          override a profile parameter (repeatable)\n" },
+	{ 0 },
+};
 
 static int64_t model_ns(const struct node_model *m)
 {
-	return (int64_t)m->time.tv_sec * 1000000000LL + m->time.tv_nsec;
+	return ts_ns(&m->time);
 }
 
 /* Called with the model lock held, after every poll. */

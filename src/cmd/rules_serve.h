@@ -9,28 +9,10 @@
 #ifndef ROCEWATCH_RULES_SERVE_H
 #define ROCEWATCH_RULES_SERVE_H
 
-#include <getopt.h>
-#include <pthread.h>
-
 #include "prom_rules.h"
 #include "engine.h"
+#include "cli.h"
 #include "daemon.h"
-
-enum {
-	OPT_RULES_PROFILE = 2000, /* clear of every command's own option ids */
-	OPT_RULES_PARAM,
-};
-
-#define RULES_SERVE_OPTIONS                                        \
-	{ "profile", required_argument, NULL, OPT_RULES_PROFILE }, \
-	{                                                          \
-		"param", required_argument, NULL, OPT_RULES_PARAM  \
-	}
-
-#define RULES_SERVE_HELP                                                                        \
-	"  --profile NAME|FILE        rule profile to evaluate after every poll\n"           \
-	"                             (repeatable; default " RULES_DEFAULT_PROFILE ")\n"        \
-	"  --param KEY=VALUE          override a profile parameter (repeatable)\n"
 
 struct rules_serve {
 	struct rules_spec spec;
@@ -50,8 +32,8 @@ struct rules_serve {
 	bool rl_running, rl_again, rl_joinable;
 };
 
-/* --profile / --param; 0 or -EINVAL (printed). */
-int rules_serve_option(struct rules_serve *rs, int opt, const char *arg);
+/* --profile / --param; base: struct rules_serve (cli.h). */
+extern const struct cli_opt rules_serve_opts[];
 /* Load the rules and hook them into the daemon; errors are printed. 0 or -errno. */
 int rules_serve_start(struct rules_serve *rs, struct daemon *d);
 /*

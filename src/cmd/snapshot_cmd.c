@@ -11,80 +11,81 @@
 #include "snapshot.h"
 #include "util.h"
 
-static const char snapshot_usage[] =
-    "Usage: rocewatch snapshot [-o FILE] [--from FILE] [OPTIONS]\n\n"
-    "Collect once (configuration and counters) and write the node model as JSON:\n"
-    "every object, every field with its value or the reason it is absent, counter\n"
-    "sets, collector outcomes, host, time and version.  The schema is described in\n"
-    "docs/snapshot.md.  The output can be replayed with --from.\n\n"
-    "Exit status: 0 written, 1 the machine or --from FILE cannot be read, or the\n"
-    "output not written, 2 bad usage.\n\n"
-    "Options:\n"
-    "  -o, --output FILE          write to FILE instead of standard output\n"
-    "  -j                         JSON (the only format; taken as every command\n"
-    "                             takes it)\n" COMMON_OPTIONS_HELP;
-
-int cmd_snapshot(int argc, char **argv)
-{
-	static const struct option own[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ 0 },
-	};
+struct snapshot_args {
 	struct rw_config cfg;
-	struct daemon d;
-	const char *out = "-";
-	struct option *opts = cli_options(own);
-	char err[512] = "";
-	int opt, idx, rc = 2, r;
+	const char *out;
+	bool json; /* -j: JSON is all it writes */
+};
 
-	config_defaults(&cfg);
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "hjo:", opts, &idx)) != -1) {
-		if (opt == 'h') {
-			fputs(snapshot_usage, stdout);
-			cli_print_collectors(stdout);
-			rc = 0;
-			goto free_opts;
-		}
-		if (opt == 'o') {
-			out = optarg;
-			continue;
-		}
-		if (opt == 'j') /* JSON is all it writes */
-			continue;
-		if (opt == '?' || opt == ':') {
-			cli_bad_option("snapshot", argv, optind);
-			goto free_opts;
-		}
-		r = cli_common(&cfg, opt, optarg, opts[idx].name);
-		if (r)
-			goto free_opts;
-	}
-	if (optind < argc) {
-		fprintf(stderr, "rocewatch snapshot: unexpected argument '%s'\n", argv[optind]);
-		goto free_opts;
-	}
-	r = daemon_init(&d, &cfg, err, sizeof(err));
+static const struct cli_opt snapshot_opts[] = {
+	{ .name = "output",
+	  .short_name = 'o',
+	  .kind = CLI_STRING,
+	  CLI_AT(struct snapshot_args, out),
+	  .usage = "  -o, --output FILE          write to FILE instead of standard output\n" },
+	{ .name = "",
+	  .short_name = 'j',
+	  .kind = CLI_FLAG,
+	  CLI_AT(struct snapshot_args, json),
+	  .usage = "  -j                         JSON (the only format; taken as every command\n"
+		   "                             takes it)\n" },
+	{ 0 },
+};
+
+const struct cli_cmd snapshot_cli = {
+	.name = "snapshot",
+	.head = "Usage: rocewatch snapshot [-o FILE] [--from FILE] [OPTIONS]\n\n"
+		"Collect once (configuration and counters) and write the node model as JSON:\n"
+		"every object, every field with its value or the reason it is absent, counter\n"
+		"sets, collector outcomes, host, time and version.  The schema is described in\n"
+		"docs/snapshot.md.  The output can be replayed with --from.\n\n"
+		"Exit status: 0 written, 1 the machine or --from FILE cannot be read, or the\n"
+		"output not written, 2 bad usage.\n\n"
+		"Options:\n",
+	.collectors = true,
+	.tables = { snapshot_opts, cli_common_opts },
+};
+
+/* One collection written to a.out: the exit status. */
+static int snapshot_run(struct snapshot_args *a)
+{
+	struct daemon d;
+	char err[512] = "";
+	int rc = 0, r;
+
+	r = daemon_init(&d, &a->cfg, err, sizeof(err));
 	if (!r)
 		r = daemon_start(&d, err, sizeof(err));
 	if (r) {
 		fprintf(stderr, "rocewatch snapshot: %s\n", err[0] ? err : strerror(-r));
-		rc = 1;
-		goto fini;
+		daemon_fini(&d);
+		return 1;
 	}
 	daemon_collect(&d, COLLECT_SLOW | COLLECT_FAST);
-	r = snapshot_write_file(out, &d.m);
+	r = snapshot_write_file(a->out, &d.m);
 	if (r) {
-		fprintf(stderr, "rocewatch snapshot: %s: %s\n", out, strerror(-r));
+		fprintf(stderr, "rocewatch snapshot: %s: %s\n", a->out, strerror(-r));
 		rc = 1;
-	} else {
-		rc = 0;
 	}
-fini:
 	daemon_fini(&d);
-free_opts:
-	config_free(&cfg);
-	free(opts);
+	return rc;
+}
+
+int cmd_snapshot(int argc, char **argv)
+{
+	struct snapshot_args a = { .out = "-" };
+	int rc = 2, r, first;
+
+	config_defaults(&a.cfg);
+	r = cli_parse(&snapshot_cli, (void *const[]){ &a, &a.cfg }, argc, argv, &first);
+	if (r == 1)
+		rc = 0;
+	else if (r)
+		;
+	else if (first < argc)
+		fprintf(stderr, "rocewatch snapshot: unexpected argument '%s'\n", argv[first]);
+	else
+		rc = snapshot_run(&a);
+	config_free(&a.cfg);
 	return rc;
 }

@@ -12,7 +12,7 @@ static void after_poll(void *arg, struct node_model *m, unsigned what)
 	struct status_serve *ss = arg;
 
 	(void)what;
-	status_history_feed(&ss->hist, m, (int64_t)m->time.tv_sec * 1000000000LL + m->time.tv_nsec);
+	status_history_feed(&ss->hist, m, ts_ns(&m->time));
 }
 
 int status_serve_start(struct status_serve *ss, struct daemon *d, struct rules_serve *rs,
@@ -56,13 +56,11 @@ int status_serve_render(void *arg, struct strbuf *out)
 		     .host = d->m.host,
 		     .telemetry_path = ss->telemetry_path,
 		     .now_ns = real_ns(),
-		     .poll_ns = d->stats.fast_polls
-				    ? (int64_t)d->m.time.tv_sec * 1000000000LL + d->m.time.tv_nsec
-				    : 0,
+		     .poll_ns = d->stats.fast_polls ? ts_ns(&d->m.time) : 0,
 		     .interval_ns = d->cfg->interval_ns,
 		     .fast_polls = d->stats.fast_polls,
 		     .slow_polls = d->stats.slow_polls,
-		     .replay = d->replay != NULL,
+		     .replay = daemon_samples(d) > 0,
 		     .m = &d->m,
 		     .e = ss->rs->e,
 		     .alerts = &ss->as->t,

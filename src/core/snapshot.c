@@ -204,7 +204,7 @@ static json_t *model_to_json(const struct node_model *m)
 {
 	json_t *root = json_object(), *colls = json_object(), *nd = json_array(),
 	       *pt = json_array();
-	int64_t ns = (int64_t)m->time.tv_sec * 1000000000LL + m->time.tv_nsec;
+	int64_t ns = ts_ns(&m->time);
 	char ts[40];
 
 	format_rfc3339(ns, ts, sizeof(ts));

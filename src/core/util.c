@@ -581,7 +581,7 @@ int64_t mono_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	return ts_ns(&ts);
 }
 
 int64_t real_ns(void)
@@ -589,7 +589,7 @@ int64_t real_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	return ts_ns(&ts);
 }
 
 void format_rfc3339(int64_t ns, char *buf, size_t size)

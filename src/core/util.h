@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -103,6 +104,11 @@ int mkdir_p(const char *path, mode_t mode);
 int pread_u64(int fd, uint64_t *v);
 
 double ts_to_double(const struct timespec *ts);
+/* A timespec in ns: the one place the multiplication is written. */
+static inline int64_t ts_ns(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000000LL + ts->tv_nsec;
+}
 int64_t mono_ns(void);
 int64_t real_ns(void);
 /* RFC 3339 UTC with milliseconds. */

@@ -39,6 +39,29 @@ check "--web.telemetry-path must be a path" one_line_error "--web.telemetry-path
 check "--web.telemetry-path may not take another endpoint" \
 	one_line_error "--web.telemetry-path: /healthz is already an endpoint" serve --web.telemetry-path /healthz
 
+# Whole option names only: getopt_long took any unambiguous prefix, so
+# --config /etc/x.yaml silently became --configfs-root and --prof --profile.
+unknown_option() { # EXPECTED-RC WORD ARGS...: that exit code, "unknown option ... 'WORD'"
+	local want=$1 word=$2 rc=0
+	shift 2
+	timeout 10 "$ROCEWATCH" "$@" >"$TMPD/out" 2>"$TMPD/err" || rc=$?
+	[ "$rc" -eq "$want" ] && [ "$(grep -vc '^$' "$TMPD/err")" -eq 1 ] &&
+		grep -qF -- "unknown option or missing value: '$word'" "$TMPD/err" ||
+		{ echo "  rocewatch $*: exit $rc, stderr: $(cat "$TMPD/err")" >&2; return 1; }
+}
+check "check --config x: unknown option (not --configfs-root), exit 3" \
+	unknown_option 3 --config check --config /etc/x.yaml --from "$SNAP"
+check "check --prof NAME: unknown option (not --profile), exit 3" \
+	unknown_option 3 --prof check --prof lossless-roce --from "$SNAP"
+check "snapshot --config=x: unknown option, exit 2" unknown_option 2 --config=x snapshot --config=x
+check "serve --vers: unknown option (not --version), exit 2" unknown_option 2 --vers serve --vers
+check "fleet check --prom URL: unknown option (not --prometheus), exit 3" \
+	unknown_option 3 --prom fleet check --prom http://127.0.0.1:1 n1
+check "report --sinc T: unknown option (not --since), exit 2" \
+	unknown_option 2 --sinc report --sinc now x.db
+check "the whole name still works: check --profile lossless-roce --from" bash -c \
+	"'$ROCEWATCH' check --profile lossless-roce --from '$SNAP' >/dev/null; [ \$? -lt 3 ]"
+
 # The alias reads the same tree as the old name.
 timeout 20 "$ROCEWATCH" snapshot --sysfs-root "$TREE" --netdev-exclude '.*' -o "$TMPD/a.json" 2>/dev/null
 timeout 20 "$ROCEWATCH" snapshot --path.sysfs "$TREE" --netdev-exclude '.*' -o "$TMPD/b.json" 2>/dev/null

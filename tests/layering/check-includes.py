@@ -21,11 +21,14 @@ ROOMS = {
     "core": (["src/core"], []),
     "collectors": (["collectors"], ["core"]),
     "rules": (["rules"], ["core"]),
-    "exporters": (["exporters"], ["rules", "core"]),
-    "postmortem": (["src/postmortem"], ["exporters", "rules", "core"]),
+    "exporters": (["exporters"], ["rules", "fleet", "core"]),
+    "postmortem": (["src/postmortem"], ["exporters", "rules", "fleet", "core"]),
     # the RDMA probe's data path (verbs): neither fills the model nor publishes it
     "probe": (["probe"], ["core"]),
-    "cmd": (["src/cmd"], ["postmortem", "exporters", "rules", "collectors", "probe", "core"]),
+    # the outbound HTTP client (fetches, and the Alertmanager push), Prometheus -> models
+    "fleet": (["src/fleet"], ["core"]),
+    "cmd": (["src/cmd"], ["postmortem", "exporters", "rules", "collectors", "probe", "fleet",
+                          "core"]),
 }
 # Generated at build time, owned by the room whose directory generates it.
 GENERATED = {"wire.skel.h": "collectors"}
@@ -101,6 +104,14 @@ def self_test(root):
         errs = check(tmp)
         hit = any("core may not include cmd" in e for e in errs)
         print("%s - core including a command header is refused" % ("ok" if hit else "not ok"))
+        ok &= hit
+        victim = os.path.join(tmp, "src", "fleet", "fleet_prom.c")
+        orig = open(victim).read()
+        open(victim, "w").write('#include "prom.h"\n' + orig)
+        errs = check(tmp)
+        open(victim, "w").write(orig)
+        hit = any("fleet may not include exporters" in e for e in errs)
+        print("%s - the outbound client including an exporter is refused" % ("ok" if hit else "not ok"))
         ok &= hit
         return 0 if ok else 1
     finally:

@@ -4,12 +4,17 @@
 # default port takes the counter rules from serve's history without being
 # told (a private namespace: its 127.0.0.1:9479 is ours alone), and says so;
 # once serve is gone it falls back to its own samples and says that too.
+# A serve behind --web.config.file (TLS + basic auth) is read with the client
+# flags check shares with fleet check (--ca-file, --user, --password-file).
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../web/tls-lib.sh"
 export COLUMNS=250 # whole lines to grep
 need_root
 need_cmd ip iproute2
 need_cmd curl
 need_cmd python3
+need_cmd openssl
+need_cmd htpasswd "apt-get install apache2-utils"
 
 ns=$(make_netns chk)
 # A node-scope counter rule, so the verdict needs no RDMA device here.
@@ -60,4 +65,56 @@ fallback() {
 		{ cat "$TMPD/c.txt" >&2; return 1; }
 }
 check "no serve: falls back to its own samples, and says why" fallback
+
+# ---- a hardened serve: TLS and basic auth ----
+C="$TMPD/tls"
+mkdir -p "$C"
+make_tls_set "$C" || die "openssl could not make the test certificates"
+printf 'check-secret\n' >"$TMPD/pw"
+cat >"$TMPD/web.yml" <<EOF
+tls_server_config:
+  cert_file: $C/server.crt
+  key_file: $C/server.key
+basic_auth_users:
+  checker: $(bcrypt_hash 'check-secret' 4)
+EOF
+ip netns exec "$ns" "$ROCEWATCH" serve --web.listen-address 127.0.0.1:9443 --interval 100ms \
+	--profile "$TMPD/t.yaml" --web.config.file "$TMPD/web.yml" >"$TMPD/serve-tls.log" 2>&1 &
+tpid=$!
+on_exit "kill $tpid"
+observed_tls() {
+	ip netns exec "$ns" curl -sf --cacert "$C/ca.crt" -u checker:check-secret \
+		https://127.0.0.1:9443/api/v1/checks | python3 -c '
+import json, sys
+r = json.load(sys.stdin)["results"][0]
+sys.exit(0 if (r["observed_seconds"] or 0) >= 1 else 1)'
+}
+wait_until 30 observed_tls || die "the TLS serve did not build a history: $(tail -5 "$TMPD/serve-tls.log")"
+history_of() { # CHECK-ARGS...: the history object of a JSON check, on stdout
+	ip netns exec "$ns" "$ROCEWATCH" check --profile "$TMPD/t.yaml" --format json \
+		--serve https://127.0.0.1:9443 "$@" |
+		python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["history"]))'
+}
+tls_auth() {
+	h=$(history_of --ca-file "$C/ca.crt" --user checker --password-file "$TMPD/pw") || return 1
+	python3 -c 'import json,sys; h=json.loads(sys.argv[1]); assert h["source"] == "serve" and h["from_serve"] == 1, h' "$h"
+}
+check "check --serve https:// with --ca-file, --user, --password-file takes serve's history" tls_auth
+no_auth() {
+	h=$(history_of --ca-file "$C/ca.crt") || return 1
+	python3 -c 'import json,sys; h=json.loads(sys.argv[1]); assert h["source"] == "local" and "HTTP 401" in h["note"], h' "$h"
+}
+check "... without the credentials: its own samples, and serve's 401 said" no_auth
+client_config() {
+	cat >"$TMPD/client.yml" <<EOF
+tls_config:
+  ca_file: $C/ca.crt
+basic_auth:
+  username: checker
+  password_file: $TMPD/pw
+EOF
+	h=$(history_of --client-config "$TMPD/client.yml") || return 1
+	python3 -c 'import json,sys; h=json.loads(sys.argv[1]); assert h["source"] == "serve", h' "$h"
+}
+check "... and with the same settings from --client-config" client_config
 finish

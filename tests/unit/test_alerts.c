@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: MIT
 /* The alert state machine: pending -> firing after `for`, flapping, resolve, reload. */
+#include <netinet/in.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <jansson.h>
@@ -416,6 +421,116 @@ static void unknown_alert_describes_the_unread_fact(void **state)
 	model_free(&m);
 }
 
+/* ---- delivery: one Alertmanager that never answers beside a healthy one ---- */
+
+/* A loopback listener on an ephemeral port; *port set. */
+static int listener(int *port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(fd, 16), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+struct healthy_am {
+	int fd;
+	int posts; /* POSTs answered 200, under lock */
+	pthread_mutex_t lock;
+};
+
+/* Answers every request with 200 once its body (Content-Length) is in. */
+static void *healthy_serve(void *arg)
+{
+	struct healthy_am *h = arg;
+	int c;
+
+	while ((c = accept(h->fd, NULL, NULL)) >= 0) {
+		char buf[65536];
+		size_t got = 0;
+		ssize_t r;
+
+		for (;;) {
+			char *end, *cl;
+
+			r = read(c, buf + got, sizeof(buf) - 1 - got);
+			if (r <= 0)
+				break;
+			got += (size_t)r;
+			buf[got] = '\0';
+			end = strstr(buf, "\r\n\r\n");
+			cl = strcasestr(buf, "content-length:");
+			if (!end || !cl)
+				continue;
+			if (got - (size_t)(end + 4 - buf) < strtoul(cl + 15, NULL, 10))
+				continue;
+			pthread_mutex_lock(&h->lock);
+			h->posts++;
+			pthread_mutex_unlock(&h->lock);
+			dprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+			got = 0;
+		}
+		close(c);
+	}
+	return NULL;
+}
+
+static void silent_alertmanager_does_not_starve_a_healthy_one(void **state)
+{
+	struct healthy_am h = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	char silent_url[64], healthy_url[64], err[256] = "";
+	struct alert_table t;
+	struct am_pusher *p = NULL;
+	struct am_status st;
+	pthread_t thr;
+	int silent_port, healthy_port, posts = 0;
+	/* never accept()ed: the kernel completes the handshake, nothing ever answers */
+	int silent = listener(&silent_port);
+
+	(void)state;
+	h.fd = listener(&healthy_port);
+	assert_int_equal(pthread_create(&thr, NULL, healthy_serve, &h), 0);
+	snprintf(silent_url, sizeof(silent_url), "http://127.0.0.1:%d", silent_port);
+	snprintf(healthy_url, sizeof(healthy_url), "http://127.0.0.1:%d", healthy_port);
+	/* the silent one first: one sender for both would wait out its timeout each batch */
+	struct am_config cfg = { .urls = { silent_url, healthy_url },
+				 .n_urls = 2,
+				 .resend_ns = S(1),
+				 .timeout_ns = S(5),
+				 .instance = "n1" };
+	assert_int_equal(am_start(&p, &cfg, err, sizeof(err)), 0);
+	alerts_init(&t);
+	eval_round(&t, AO_FAIL, 0, S(100));
+	assert_int_equal(the(&t, "mtu_at_least_min")->state, ALERT_FIRING);
+	/* three batches: each submit is a resend interval after the last */
+	for (int i = 0; i < 3; i++)
+		am_submit(p, &t, S(100 + i));
+	/* until the healthy one has all three or the silent one's first POST timed out */
+	do {
+		usleep(10000);
+		am_get_status(p, &st);
+	} while (st.u[1].sent < 3 && !st.u[0].errors);
+	pthread_mutex_lock(&h.lock);
+	posts = h.posts;
+	pthread_mutex_unlock(&h.lock);
+	assert_int_equal(posts, 3);
+	assert_int_equal(st.u[1].sent, 3);
+	/* all three went to the healthy one before the silent one's first POST timed out */
+	assert_int_equal(st.u[0].sent, 0);
+	assert_int_equal(st.u[0].errors, 0);
+	am_stop(p);
+	shutdown(h.fd, SHUT_RDWR);
+	pthread_join(thr, NULL);
+	close(h.fd);
+	close(silent);
+	alerts_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -428,6 +543,7 @@ int main(void)
 		cmocka_unit_test(encodes_alertmanager_v2),
 		cmocka_unit_test(feed_rules_remaps_on_reload_and_objects),
 		cmocka_unit_test(unknown_alert_describes_the_unread_fact),
+		cmocka_unit_test(silent_alertmanager_does_not_starve_a_healthy_one),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

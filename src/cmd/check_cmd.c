@@ -15,24 +15,14 @@
 #include "nfd.h"
 #include "rules_json.h"
 #include "engine.h"
-#include "check_serve.h"
+#include "check_history.h"
+#include "client_opts.h"
 #include "cli.h"
 #include "commands.h"
 #include "daemon.h"
 #include "nccl.h"
 #include "term.h"
 #include "util.h"
-
-enum {
-	OPT_PROFILE = OPT__COMMON_END + 1,
-	OPT_PARAM,
-	OPT_FORMAT,
-	OPT_INTERVAL,
-	OPT_COLOR,
-	OPT_SERVE,
-	OPT_NCCL,
-	OPT_NCCL_ENV,
-};
 
 static const char check_usage[] =
     "Usage: rocewatch check [--profile NAME|FILE]... [--param KEY=VALUE]...\n"
@@ -67,26 +57,7 @@ static const char check_usage[] =
     "  0 OK, 1 WARNING (a warning rule fails), 2 CRITICAL (a critical rule fails),\n"
     "  3 UNKNOWN (a rule could not be decided, a profile's required RDMA device is\n"
     "  missing, bad flags, bad rule files or an unreadable snapshot).\n\n"
-    "Options:\n"
-    "  --profile NAME|FILE        profile to check (repeatable; default\n"
-    "                             " RULES_DEFAULT_PROFILE "); NAME is looked up in\n"
-    "                             $ROCEWATCH_PROFILE_DIR and the installed profiles\n"
-    "  --param KEY=VALUE          override a profile parameter (repeatable)\n"
-    "  --format text|json|nfd     report format (default text); nfd: a Node Feature\n"
-    "                             Discovery feature file (roce-ready, status, ...)\n"
-    "  -j                         same as --format json\n"
-    "  --interval DURATION        gap between the two counter samples (default 100ms:\n"
-    "                             a pre-flight check must not hold up a job start)\n"
-    "  --serve URL|none           take counter rules from the rocewatch serve at URL\n"
-    "                             (default " CHECK_SERVE_DEFAULT_URL " when reading this\n"
-    "                             machine; none: only this check's samples)\n"
-    "  --nccl                     judge the NCCL_* variables of this environment\n"
-    "  --nccl-env FILE            judge those of a KEY=VALUE file (a job's\n"
-    "                             environment)\n" TERM_HELP_COLOR
-    "  -q, --quiet                only what is not OK (no fix text), and the summary\n"
-    "  -v, --verbose              every rule of every object in profile order,\n"
-    "                             skipped ones too, with its doc, and the\n"
-    "                             profiles' parameters\n" COMMON_OPTIONS_HELP;
+    "Options:\n";
 
 struct check_opts {
 	bool json, nfd, verbose, quiet;
@@ -573,7 +544,7 @@ static void print_text(const struct check_opts *o, const struct rules_engine *e,
 
 static int evaluate(struct rules_engine *e, struct daemon *d, struct nccl_env *job)
 {
-	int64_t t = (int64_t)d->m.time.tv_sec * 1000000000LL + d->m.time.tv_nsec;
+	int64_t t = ts_ns(&d->m.time);
 	int r;
 
 	/* after every collection: a replayed snapshot brings its own node facts */
@@ -605,189 +576,225 @@ static bool reads_this_machine(const struct rw_config *c)
 	       !strcmp(c->debugfs_root, d.debugfs_root);
 }
 
-int cmd_check(int argc, char **argv)
-{
-	static const struct option own[] = {
-		{ "profile", required_argument, NULL, OPT_PROFILE },
-		{ "param", required_argument, NULL, OPT_PARAM },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "interval", required_argument, NULL, OPT_INTERVAL },
-		{ "color", required_argument, NULL, OPT_COLOR },
-		{ "serve", required_argument, NULL, OPT_SERVE },
-		{ "nccl", no_argument, NULL, OPT_NCCL },
-		{ "nccl-env", required_argument, NULL, OPT_NCCL_ENV },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ 0 },
-	};
+struct check_args {
 	struct rw_config cfg;
-	struct rules_spec spec = { 0 };
-	struct rules_diags dg = { 0 };
-	struct rules_engine *e = NULL;
-	struct check_opts o = { 0 };
-	struct option *opts = cli_options(own);
-	struct daemon *d = NULL;
-	const char *serve_url = NULL;
-	struct check_history hist = { 0 };
-	struct nccl_env *job = calloc(1, sizeof(*job));
-	struct nccl_ifaddrs ifs = { 0 };
-	const char *nccl_file = NULL;
-	bool serve_given = false, nccl_environ = false;
+	struct rules_spec spec;
+	struct check_opts o;
+	struct client_opts client; /* --serve's */
+	const char *serve_url, *nccl_file;
+	bool serve_given, nccl_environ;
+};
+
+static int opt_rules(void *base, const char *name, const char *arg)
+{
+	struct check_args *a = base;
+
+	return cli_rules_option("check", &a->spec, !strcmp(name, "param"), arg);
+}
+
+static int opt_format(void *base, const char *name, const char *arg)
+{
+	struct check_args *a = base;
+
+	(void)name;
+	if (strcmp(arg, "text") && strcmp(arg, "json") && strcmp(arg, "nfd")) {
+		fprintf(stderr, "rocewatch check: --format: '%s' is not text, json or nfd\n", arg);
+		return -EINVAL;
+	}
+	a->o.json = !strcmp(arg, "json");
+	a->o.nfd = !strcmp(arg, "nfd");
+	return 0;
+}
+
+static int opt_json(void *base, const char *name, const char *arg)
+{
+	struct check_args *a = base;
+
+	(void)name;
+	(void)arg;
+	a->o.json = true;
+	a->o.nfd = false;
+	return 0;
+}
+
+static int opt_color(void *base, const char *name, const char *arg)
+{
+	struct check_args *a = base;
+
+	(void)name;
+	if (term_color_parse(arg, &a->o.color)) {
+		fprintf(stderr, "rocewatch check: --color: '%s' is not auto, always or never\n",
+			arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int opt_serve(void *base, const char *name, const char *arg)
+{
+	struct check_args *a = base;
+
+	(void)name;
+	if (strcmp(arg, "none") && strncmp(arg, "http://", 7) && strncmp(arg, "https://", 8)) {
+		fprintf(stderr,
+			"rocewatch check: --serve: '%s' is not an http:// or https:// URL, or "
+			"none\n",
+			arg);
+		return -EINVAL;
+	}
+	a->serve_url = strcmp(arg, "none") ? arg : NULL;
+	a->serve_given = true;
+	return 0;
+}
+
+#define CHECK_AT(member) CLI_AT(struct check_args, member)
+static const struct cli_opt check_opts[] = {
+	{ .name = "profile",
+	  .kind = CLI_CALL,
+	  .fn = opt_rules,
+	  .usage =
+	      "  --profile NAME|FILE        profile to check (repeatable; default\n"
+	      "                             " RULES_DEFAULT_PROFILE "); NAME is looked up in\n"
+	      "                             $ROCEWATCH_PROFILE_DIR and the installed profiles\n" },
+	{ .name = "param",
+	  .kind = CLI_CALL,
+	  .fn = opt_rules,
+	  .usage = "  --param KEY=VALUE          override a profile parameter (repeatable)\n" },
+	{ .name = "format",
+	  .kind = CLI_CALL,
+	  .fn = opt_format,
+	  .usage =
+	      "  --format text|json|nfd     report format (default text); nfd: a Node Feature\n"
+	      "                             Discovery feature file (roce-ready, status, ...)\n" },
+	{ .name = "",
+	  .short_name = 'j',
+	  .kind = CLI_CALL_FLAG,
+	  .fn = opt_json,
+	  .usage = "  -j                         same as --format json\n" },
+	{ .name = "interval",
+	  .kind = CLI_DURATION,
+	  CHECK_AT(cfg.interval_ns),
+	  .min = 1,
+	  .max = 3600000000000LL,
+	  .bad = "a duration up to 1h (e.g. 1s, 500ms)",
+	  .usage =
+	      "  --interval DURATION        gap between the two counter samples (default 100ms:\n"
+	      "                             a pre-flight check must not hold up a job start)\n" },
+	{ .name = "serve",
+	  .kind = CLI_CALL,
+	  .fn = opt_serve,
+	  .usage =
+	      "  --serve URL|none           take counter rules from the rocewatch serve at URL\n"
+	      "                             (default " CHECK_SERVE_DEFAULT_URL
+	      " when reading this\n"
+	      "                             machine; none: only this check's samples); the\n"
+	      "                             client flags below as fleet check takes them, with\n"
+	      "                             500ms, 2s and 16MiB the defaults here\n" },
+	{ .name = "nccl",
+	  .kind = CLI_FLAG,
+	  CHECK_AT(nccl_environ),
+	  .usage =
+	      "  --nccl                     judge the NCCL_* variables of this environment\n" },
+	{ .name = "nccl-env",
+	  .kind = CLI_STRING,
+	  CHECK_AT(nccl_file),
+	  .usage = "  --nccl-env FILE            judge those of a KEY=VALUE file (a job's\n"
+		   "                             environment)\n" },
+	{ .name = "color", .kind = CLI_CALL, .fn = opt_color, .usage = TERM_HELP_COLOR },
+	{ .name = "quiet",
+	  .short_name = 'q',
+	  .kind = CLI_FLAG,
+	  CHECK_AT(o.quiet),
+	  .usage =
+	      "  -q, --quiet                only what is not OK (no fix text), and the summary\n" },
+	{ .name = "verbose",
+	  .short_name = 'v',
+	  .kind = CLI_FLAG,
+	  CHECK_AT(o.verbose),
+	  .usage = "  -v, --verbose              every rule of every object in profile order,\n"
+		   "                             skipped ones too, with its doc, and the\n"
+		   "                             profiles' parameters\n" },
+	{ 0 },
+};
+#undef CHECK_AT
+
+static const struct cli_opt check_client_head[] = {
+	{ .name = "", .usage = "\nClient (--serve):\n" },
+	{ 0 },
+};
+
+const struct cli_cmd check_cli = {
+	.name = "check",
+	.head = check_usage,
+	.collectors = true,
+	.tables = { check_opts, cli_common_opts, check_client_head, client_cli_opts },
+};
+
+/* What the flags say together, and the job's NCCL settings: 0 or -EINVAL (printed). */
+static int check_validate(struct check_args *a, struct nccl_env *job)
+{
 	char err[512] = "";
-	int opt, idx, rc = RULES_UNKNOWN, r;
-	unsigned samples = 0;
-	int64_t t_first = 0, t_last = 0;
 
-	config_defaults(&cfg);
-	/* A prolog waits for us: sample counters 100 ms apart, not serve's 1 s. */
-	cfg.interval_ns = 100000000LL;
-	if (!opts || !job) {
-		fprintf(stderr, "rocewatch check: out of memory\n");
-		free(opts);
-		free(job);
-		return RULES_UNKNOWN;
-	}
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "hvqj", opts, &idx)) != -1) {
-		int64_t ns;
-
-		switch (opt) {
-		case 'h':
-			fputs(check_usage, stdout);
-			cli_print_collectors(stdout);
-			rc = 0;
-			goto free_opts;
-		case 'v':
-			o.verbose = true;
-			continue;
-		case 'q':
-			o.quiet = true;
-			continue;
-		case 'j':
-			o.json = true;
-			o.nfd = false;
-			continue;
-		case OPT_PROFILE:
-		case OPT_PARAM:
-			if (cli_rules_option("check", &spec, opt == OPT_PARAM, optarg))
-				goto free_opts;
-			continue;
-		case OPT_FORMAT:
-			if (strcmp(optarg, "text") && strcmp(optarg, "json") &&
-			    strcmp(optarg, "nfd")) {
-				fprintf(
-				    stderr,
-				    "rocewatch check: --format: '%s' is not text, json or nfd\n",
-				    optarg);
-				goto free_opts;
-			}
-			o.json = !strcmp(optarg, "json");
-			o.nfd = !strcmp(optarg, "nfd");
-			continue;
-		case OPT_COLOR:
-			if (term_color_parse(optarg, &o.color)) {
-				fprintf(
-				    stderr,
-				    "rocewatch check: --color: '%s' is not auto, always or never\n",
-				    optarg);
-				goto free_opts;
-			}
-			continue;
-		case OPT_SERVE:
-			if (strcmp(optarg, "none") && strncmp(optarg, "http://", 7) &&
-			    strncmp(optarg, "https://", 8)) {
-				fprintf(
-				    stderr,
-				    "rocewatch check: --serve: '%s' is not an http:// or https:// "
-				    "URL, or none\n",
-				    optarg);
-				goto free_opts;
-			}
-			serve_url = strcmp(optarg, "none") ? optarg : NULL;
-			serve_given = true;
-			continue;
-		case OPT_NCCL:
-			nccl_environ = true;
-			continue;
-		case OPT_NCCL_ENV:
-			nccl_file = optarg;
-			continue;
-		case OPT_INTERVAL:
-			if (parse_duration(optarg, &ns) || ns <= 0 || ns > 3600000000000LL) {
-				fprintf(stderr,
-					"rocewatch check: --interval: '%s' is not a duration up to "
-					"1h (e.g. 1s, 500ms)\n",
-					optarg);
-				goto free_opts;
-			}
-			cfg.interval_ns = ns;
-			continue;
-		case '?':
-		case ':':
-			cli_bad_option("check", argv, optind);
-			goto free_opts;
-		}
-		r = cli_common(&cfg, opt, optarg, opts[idx].name);
-		if (r)
-			goto free_opts;
-	}
-	if (optind < argc) {
-		fprintf(stderr, "rocewatch check: unexpected argument '%s'\n", argv[optind]);
-		goto free_opts;
-	}
-	if (serve_url && cfg.from) {
+	if (a->serve_url && a->cfg.from) {
 		fprintf(stderr, "rocewatch check: --serve and --from: serve's history is of the "
 				"machine it runs on, not of the snapshot\n");
-		goto free_opts;
+		return -EINVAL;
 	}
 	/* Reading this machine: a serve on it has the history check lacks. */
-	if (!serve_given && reads_this_machine(&cfg))
-		serve_url = CHECK_SERVE_DEFAULT_URL;
-	if (o.quiet && o.verbose) {
+	if (!a->serve_given && reads_this_machine(&a->cfg))
+		a->serve_url = CHECK_SERVE_DEFAULT_URL;
+	if (a->o.quiet && a->o.verbose) {
 		fprintf(stderr, "rocewatch check: -q and -v: one or the other\n");
-		goto free_opts;
+		return -EINVAL;
 	}
-	if (nccl_environ && nccl_file) {
+	if (a->nccl_environ && a->nccl_file) {
 		fprintf(stderr, "rocewatch check: --nccl and --nccl-env: one or the other\n");
-		goto free_opts;
+		return -EINVAL;
 	}
-	if (nccl_environ) {
+	if (client_opts_finish(&a->client))
+		return -EINVAL;
+	if (a->nccl_environ) {
 		extern char **environ;
 
-		if (nccl_env_from_environ(job, environ))
-			goto nomem;
-	} else if (nccl_file && nccl_env_read_file(job, nccl_file, err, sizeof(err))) {
+		if (nccl_env_from_environ(job, environ)) {
+			fprintf(stderr, "rocewatch check: out of memory\n");
+			return -ENOMEM;
+		}
+	} else if (a->nccl_file && nccl_env_read_file(job, a->nccl_file, err, sizeof(err))) {
 		fprintf(stderr, "rocewatch check: --nccl-env %s\n", err);
-		goto free_opts;
+		return -EINVAL;
 	}
+	return 0;
+}
 
-	/* NCCL sees this machine's interfaces through getifaddrs(); a snapshot has its netdevs */
-	if (job->given && reads_this_machine(&cfg) && !nccl_ifaddrs_read(&ifs))
-		job->ifs = &ifs;
+/* The rule files, their diagnostics printed: 0 or -errno. */
+static int check_load_rules(struct check_args *a, struct rules_engine **e)
+{
+	struct rules_diags dg = { 0 };
+	int r = rules_load(&a->spec, e, &dg);
 
-	r = rules_load(&spec, &e, &dg);
 	for (size_t i = 0; i < dg.n; i++) {
 		char line[1024];
 
 		rules_diag_format(&dg.d[i], line, sizeof(line));
 		fprintf(stderr, "rocewatch check: %s\n", line);
 	}
-	if (r)
-		goto free_opts;
+	rules_diags_free(&dg);
+	return r;
+}
 
-	d = calloc(1, sizeof(*d));
-	if (!d)
-		goto nomem;
-	r = daemon_init(d, &cfg, err, sizeof(err));
-	if (!r)
-		r = daemon_start(d, err, sizeof(err));
-	if (r) {
-		fprintf(stderr, "rocewatch check: %s\n", err[0] ? err : strerror(-r));
-		goto fini;
-	}
-	if (d->replay) {
-		size_t n = snapshot_count(d->replay);
+/* The samples check evaluates, and the time they cover. */
+struct check_samples {
+	unsigned n;
+	int64_t t_first, t_last;
+};
+
+/* Collect and evaluate: every snapshot of --from, or one or two samples of this machine. */
+static int check_collect(struct check_args *a, struct rules_engine *e, struct daemon *d,
+			 struct nccl_env *job, struct check_samples *sm)
+{
+	if (daemon_samples(d)) {
+		size_t n = daemon_samples(d);
 
 		/*
 		 * One snapshot has no counter history: its counter rules are
@@ -799,39 +806,38 @@ int cmd_check(int argc, char **argv)
 
 		for (size_t i = 0; i < n; i++) {
 			if (daemon_collect(d, COLLECT_SLOW | COLLECT_FAST) || evaluate(e, d, job))
-				goto fini;
-			t_last = (int64_t)d->m.time.tv_sec * 1000000000LL + d->m.time.tv_nsec;
-			if (!samples++)
-				t_first = t_last;
+				return -EIO;
+			sm->t_last = ts_ns(&d->m.time);
+			if (!sm->n++)
+				sm->t_first = sm->t_last;
 		}
-	} else {
-		daemon_collect(d, COLLECT_SLOW | COLLECT_FAST);
-		if (evaluate(e, d, job))
-			goto fini;
-		t_first = t_last = (int64_t)d->m.time.tv_sec * 1000000000LL + d->m.time.tv_nsec;
-		samples = 1;
-		if (rules_need_history(e)) {
-			sleep_ns(cfg.interval_ns);
-			daemon_collect(d, COLLECT_FAST);
-			if (evaluate(e, d, job))
-				goto fini;
-			t_last = (int64_t)d->m.time.tv_sec * 1000000000LL + d->m.time.tv_nsec;
-			samples = 2;
-		}
+		return 0;
 	}
-	if (!rules_need_history(e))
-		hist = (struct check_history){ 0 };
-	else if (serve_url)
-		check_serve_merge(&hist, e, serve_url, serve_given, d->m.host, real_ns());
-	else
-		check_history_local(&hist, e, d->replay != NULL,
-				    serve_given ? "--serve none" : NULL);
-	if (d->replay && samples == 1 && rules_need_history(e))
-		snprintf(hist.note, sizeof(hist.note),
-			 "counter rules: skipped, one snapshot has no counter history (give "
-			 "--from a JSON array of snapshots to decide them)");
-	rc = (int)rules_status(e);
-	if (o.nfd) {
+	daemon_collect(d, COLLECT_SLOW | COLLECT_FAST);
+	if (evaluate(e, d, job))
+		return -EIO;
+	sm->t_first = sm->t_last = ts_ns(&d->m.time);
+	sm->n = 1;
+	if (rules_need_history(e)) {
+		sleep_ns(a->cfg.interval_ns);
+		daemon_collect(d, COLLECT_FAST);
+		if (evaluate(e, d, job))
+			return -EIO;
+		sm->t_last = ts_ns(&d->m.time);
+		sm->n = 2;
+	}
+	return 0;
+}
+
+/* The report in the format asked for, on stdout: the exit status. */
+static int check_report(const struct check_args *a, const struct rules_engine *e,
+			const struct daemon *d, const struct check_samples *sm,
+			const struct check_history *hist, const struct nccl_env *job)
+{
+	const struct check_opts *o = &a->o;
+	int rc = (int)rules_status(e);
+
+	if (o->nfd) {
 		struct strbuf sb = { 0 };
 
 		/* no expiry: whoever installs the file decides how long it holds */
@@ -843,16 +849,16 @@ int cmd_check(int argc, char **argv)
 			fwrite(sb.buf, 1, sb.len, stdout);
 		}
 		sb_free(&sb);
-	} else if (o.json) {
+	} else if (o->json) {
 		struct strbuf sb = { 0 };
 		struct rules_json_meta meta = { .host = d->m.host,
-						.time_ns = t_last,
-						.samples = samples,
-						.history_source = hist.source,
-						.history_url = hist.url,
-						.history_note = hist.note,
-						.history_from_serve = hist.from_serve,
-						.history_counter_results = hist.counter_results,
+						.time_ns = sm->t_last,
+						.samples = sm->n,
+						.history_source = hist->source,
+						.history_url = hist->url,
+						.history_note = hist->note,
+						.history_from_serve = hist->from_serve,
+						.history_counter_results = hist->counter_results,
 						.m = &d->m,
 						.job = job };
 
@@ -864,26 +870,99 @@ int cmd_check(int argc, char **argv)
 		}
 		sb_free(&sb);
 	} else {
-		print_text(&o, e, &d->m, samples, (double)(t_last - t_first) / 1e9, &hist, job);
+		print_text(o, e, &d->m, sm->n, (double)(sm->t_last - sm->t_first) / 1e9, hist, job);
 	}
 	if (fflush(stdout)) {
 		fprintf(stderr, "rocewatch check: writing the report: %s\n", strerror(errno));
 		rc = RULES_UNKNOWN;
 	}
-fini:
-	if (d)
-		daemon_fini(d);
+	return rc;
+}
+
+/* Set up, collect, evaluate, report, tear down: the exit status. */
+static int check_run(struct check_args *a, struct rules_engine *e, struct nccl_env *job)
+{
+	struct check_history hist = { 0 };
+	struct check_samples sm = { 0 };
+	struct daemon *d = calloc(1, sizeof(*d));
+	char err[512] = "";
+	int rc = RULES_UNKNOWN, r;
+
+	if (!d) {
+		fprintf(stderr, "rocewatch check: out of memory\n");
+		return RULES_UNKNOWN;
+	}
+	r = daemon_init(d, &a->cfg, err, sizeof(err));
+	if (!r)
+		r = daemon_start(d, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "rocewatch check: %s\n", err[0] ? err : strerror(-r));
+		goto out;
+	}
+	if (check_collect(a, e, d, job, &sm))
+		goto out;
+	if (!rules_need_history(e))
+		hist = (struct check_history){ 0 };
+	else if (a->serve_url)
+		check_serve_merge(&hist, e, a->serve_url, &a->client.ho, a->serve_given, d->m.host,
+				  real_ns());
+	else
+		check_history_local(&hist, e, daemon_samples(d) > 0,
+				    a->serve_given ? "--serve none" : NULL);
+	if (daemon_samples(d) && sm.n == 1 && rules_need_history(e))
+		snprintf(hist.note, sizeof(hist.note),
+			 "counter rules: skipped, one snapshot has no counter history (give "
+			 "--from a JSON array of snapshots to decide them)");
+	rc = check_report(a, e, d, &sm, &hist, job);
+out:
+	daemon_fini(d);
 	free(d);
-	goto free_opts;
-nomem:
-	fprintf(stderr, "rocewatch check: out of memory\n");
-	rc = RULES_UNKNOWN;
-free_opts:
+	return rc;
+}
+
+int cmd_check(int argc, char **argv)
+{
+	struct check_args a = { 0 };
+	struct rules_engine *e = NULL;
+	struct nccl_env *job = calloc(1, sizeof(*job));
+	struct nccl_ifaddrs ifs = { 0 };
+	int rc = RULES_UNKNOWN, r, first;
+
+	config_defaults(&a.cfg);
+	/* A prolog waits for us: sample counters 100 ms apart, not serve's 1 s. */
+	a.cfg.interval_ns = 100000000LL;
+	client_opts_init(&a.client, "check");
+	check_serve_client_defaults(&a.client.ho);
+	a.client.connect_timeout_ns = a.client.ho.connect_timeout_ms * 1000000LL;
+	a.client.timeout_ns = a.client.ho.timeout_ms * 1000000LL;
+	if (!job) {
+		fprintf(stderr, "rocewatch check: out of memory\n");
+		config_free(&a.cfg);
+		return RULES_UNKNOWN;
+	}
+	r = cli_parse(&check_cli, (void *const[]){ &a, &a.cfg, NULL, &a.client }, argc, argv,
+		      &first);
+	if (r == 1)
+		rc = 0;
+	if (r)
+		goto out;
+	if (first < argc) {
+		fprintf(stderr, "rocewatch check: unexpected argument '%s'\n", argv[first]);
+		goto out;
+	}
+	if (check_validate(&a, job))
+		goto out;
+	/* NCCL sees this machine's interfaces through getifaddrs(); a snapshot has its netdevs */
+	if (job->given && reads_this_machine(&a.cfg) && !nccl_ifaddrs_read(&ifs))
+		job->ifs = &ifs;
+	if (check_load_rules(&a, &e))
+		goto out;
+	rc = check_run(&a, e, job);
+out:
 	rules_free(e);
-	rules_diags_free(&dg);
-	rules_spec_free(&spec);
-	config_free(&cfg);
-	free(opts);
+	rules_spec_free(&a.spec);
+	client_opts_free(&a.client);
+	config_free(&a.cfg);
 	if (job)
 		nccl_env_free(job);
 	free(job);

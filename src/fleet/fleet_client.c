@@ -27,6 +27,7 @@ void fleet_http_defaults(struct fleet_http_opts *o)
 struct xfer {
 	struct fleet_req *req;
 	CURL *c; /* while in flight */
+	struct curl_slist *headers;
 	size_t cap, max;
 	bool too_big;
 	char errbuf[CURL_ERROR_SIZE];
@@ -83,6 +84,17 @@ static CURL *make_handle(struct xfer *x, const struct fleet_http_opts *o)
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, r->post);
 		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(r->post));
 	}
+	if (r->content_type) {
+		char h[128];
+
+		snprintf(h, sizeof(h), "Content-Type: %s", r->content_type);
+		x->headers = curl_slist_append(NULL, h);
+		if (!x->headers) {
+			curl_easy_cleanup(c);
+			return NULL;
+		}
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, x->headers);
+	}
 	if (o->ca_file)
 		curl_easy_setopt(c, CURLOPT_CAINFO, o->ca_file);
 	if (o->cert_file)
@@ -113,6 +125,7 @@ static void done(CURL *c, CURLcode code, const struct fleet_http_opts *o)
 	curl_easy_getinfo(c, CURLINFO_TOTAL_TIME, &secs);
 	r->seconds = secs;
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->http_code);
+	r->transfer_error = code != CURLE_OK ? curl_easy_strerror(code) : NULL;
 	if (x->too_big) {
 		r->err = -EFBIG;
 		snprintf(r->errmsg, sizeof(r->errmsg), "answer larger than %zu bytes", o->max_body);
@@ -126,13 +139,15 @@ static void done(CURL *c, CURLcode code, const struct fleet_http_opts *o)
 							      : -EIO;
 		snprintf(r->errmsg, sizeof(r->errmsg), "%s",
 			 x->errbuf[0] ? x->errbuf : curl_easy_strerror(code));
+	} else if (r->any_2xx && r->http_code >= 200 && r->http_code < 300) {
+		/* a push: accepted, whatever the answer's body */
 	} else if (r->http_code != 200) {
 		r->err = -EPROTO;
 		snprintf(r->errmsg, sizeof(r->errmsg), "HTTP %ld%s", r->http_code,
 			 r->http_code == 401   ? " (unauthorized: check the basic auth options)"
 			 : r->http_code == 404 ? " (not found: is it a rocewatch serve?)"
 					       : "");
-	} else if (!r->body) {
+	} else if (!r->body && !r->any_2xx) {
 		r->err = -ENODATA;
 		snprintf(r->errmsg, sizeof(r->errmsg), "empty answer");
 	}
@@ -180,6 +195,8 @@ int fleet_http_run(struct fleet_req *reqs, size_t n, const struct fleet_http_opt
 			if (!c || curl_multi_add_handle(multi, c) != CURLM_OK) {
 				if (c)
 					curl_easy_cleanup(c);
+				curl_slist_free_all(x->headers);
+				x->headers = NULL;
 				x->req->err = -ENOMEM;
 				snprintf(x->req->errmsg, sizeof(x->req->errmsg), "out of memory");
 				if (on_done)
@@ -202,6 +219,8 @@ int fleet_http_run(struct fleet_req *reqs, size_t n, const struct fleet_http_opt
 			done(msg->easy_handle, msg->data.result, o);
 			curl_multi_remove_handle(multi, msg->easy_handle);
 			curl_easy_cleanup(msg->easy_handle);
+			curl_slist_free_all(x->headers);
+			x->headers = NULL;
 			x->c = NULL;
 			running--;
 			if (on_done)
@@ -219,6 +238,7 @@ int fleet_http_run(struct fleet_req *reqs, size_t n, const struct fleet_http_opt
 				continue;
 			curl_multi_remove_handle(multi, xs[i].c);
 			curl_easy_cleanup(xs[i].c);
+			curl_slist_free_all(xs[i].headers);
 			free(xs[i].req->body);
 			xs[i].req->body = NULL;
 			xs[i].req->len = 0;

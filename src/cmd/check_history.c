@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * check --serve (check_serve.h).  Only counter rules are taken from serve:
+ * check --serve (check_history.h).  Only counter rules are taken from serve:
  * configuration is what check has just read itself, while serve's view of
  * it may be a slow loop (15 s) old.  A result is taken only for the same
  * profile, rule, object and fingerprint (the definition and the parameter
@@ -11,78 +11,47 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <curl/curl.h>
 #include <jansson.h>
 
-#include "check_serve.h"
+#include "check_history.h"
+#include "fleet_client.h"
 #include "util.h"
 
-#define MAX_BODY (16u << 20)
-
-struct body {
-	char *buf;
-	size_t len;
-	bool too_big;
-};
-
-static size_t on_body(char *p, size_t size, size_t n, void *arg)
-{
-	struct body *b = arg;
-	size_t add = size * n;
-	char *nb;
-
-	if (b->len + add > MAX_BODY) {
-		b->too_big = true;
-		return 0;
-	}
-	nb = realloc(b->buf, b->len + add + 1);
-	if (!nb)
-		return 0;
-	memcpy(nb + b->len, p, add);
-	b->buf = nb;
-	b->len += add;
-	b->buf[b->len] = '\0';
-	return add;
-}
-
-/* GET URL/api/v1/checks into b; 0, or -1 with why. */
-static int fetch(const char *url, struct body *b, char *why, size_t whylen)
+/* GET URL/api/v1/checks into *req; 0, or -1 with why. */
+static int fetch(const char *url, const struct fleet_http_opts *ho, struct fleet_req *req,
+		 char *why, size_t whylen)
 {
 	char full[1024];
 	size_t n = strlen(url);
-	long code = 0;
-	CURL *c;
-	CURLcode r;
 
 	while (n && url[n - 1] == '/')
 		n--;
 	snprintf(full, sizeof(full), "%.*s/api/v1/checks", (int)n, url);
-	c = curl_easy_init();
-	if (!c) {
+	req->url = full;
+	if (fleet_http_run(req, 1, ho, NULL, NULL)) {
 		snprintf(why, whylen, "cannot start an HTTP client");
 		return -1;
 	}
-	curl_easy_setopt(c, CURLOPT_URL, full);
+	req->url = NULL;
+	if (req->err == -EFBIG)
+		snprintf(why, whylen, "the reply is larger than %zu MiB", ho->max_body >> 20);
+	else if (req->transfer_error)
+		snprintf(why, whylen, "%s", req->transfer_error);
+	else if (req->err == -EPROTO)
+		snprintf(why, whylen, "GET /api/v1/checks: HTTP %ld", req->http_code);
+	else if (req->err)
+		snprintf(why, whylen, "GET /api/v1/checks: %s", req->errmsg);
+	return req->err ? -1 : 0;
+}
+
+void check_serve_client_defaults(struct fleet_http_opts *ho)
+{
+	fleet_http_defaults(ho);
 	/* a serve on the node answers at once; a pre-flight must not hang on one that does not */
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 500L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 2000L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
-	r = curl_easy_perform(c);
-	if (r == CURLE_OK)
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-	curl_easy_cleanup(c);
-	if (r != CURLE_OK) {
-		snprintf(why, whylen, "%s",
-			 b->too_big ? "the reply is larger than 16 MiB" : curl_easy_strerror(r));
-		return -1;
-	}
-	if (code != 200) {
-		snprintf(why, whylen, "GET /api/v1/checks: HTTP %ld", code);
-		return -1;
-	}
-	return 0;
+	ho->connect_timeout_ms = 500;
+	ho->timeout_ms = 2000;
+	ho->max_body = 16u << 20;
+	ho->parallel = 1;
 }
 
 static int outcome_parse(const char *s)
@@ -183,20 +152,21 @@ void check_history_local(struct check_history *h, const struct rules_engine *e, 
 }
 
 void check_serve_merge(struct check_history *h, struct rules_engine *e, const char *url,
-		       bool explicit_url, const char *host, int64_t now_ns)
+		       const struct fleet_http_opts *ho, bool explicit_url, const char *host,
+		       int64_t now_ns)
 {
 	const struct rule_result *res;
 	size_t n = rules_results(e, &res), taken = 0, missing = 0;
-	struct body b = { 0 };
+	struct fleet_req b = { 0 };
 	json_error_t je;
 	json_t *root = NULL, *results;
 	char why[400] = "", local[480];
 	int64_t t = 0, obs, win;
 
 	h->url = url;
-	if (fetch(url, &b, why, sizeof(why)))
+	if (fetch(url, ho, &b, why, sizeof(why)))
 		goto fallback;
-	root = json_loadb(b.buf, b.len, 0, &je);
+	root = json_loadb(b.body, b.len, 0, &je);
 	if (!root || strcmp(jstr(root, "schema"), "rocewatch-check")) {
 		snprintf(why, sizeof(why), "the reply is not rule results (/api/v1/checks JSON)");
 		goto fallback;
@@ -236,7 +206,7 @@ void check_serve_merge(struct check_history *h, struct rules_engine *e, const ch
 		taken++;
 	}
 	json_decref(root);
-	free(b.buf);
+	fleet_req_free(&b);
 	h->source = taken ? "serve" : "local";
 	spans(e, &obs, &win, &h->counter_results);
 	h->from_serve = taken;
@@ -264,7 +234,7 @@ void check_serve_merge(struct check_history *h, struct rules_engine *e, const ch
 	return;
 fallback:
 	json_decref(root);
-	free(b.buf);
+	fleet_req_free(&b);
 	snprintf(local, sizeof(local), "no usable rocewatch serve at %s (%s)%s", url, why,
 		 explicit_url ? "" : "; run `rocewatch serve` on the node, or pass --serve URL");
 	check_history_local(h, e, false, local);

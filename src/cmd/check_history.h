@@ -7,8 +7,8 @@
  * and object match and whose history is longer, and says what the verdict
  * rests on either way.
  */
-#ifndef ROCEWATCH_CHECK_SERVE_H
-#define ROCEWATCH_CHECK_SERVE_H
+#ifndef ROCEWATCH_CHECK_HISTORY_H
+#define ROCEWATCH_CHECK_HISTORY_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -30,11 +30,15 @@ struct check_history {
 /*
  * Ask the serve at url (its /api/v1/checks) and adopt its counter-rule
  * results into e for the objects of host.  explicit_url: --serve was given
- * (only changes the wording).  Never fails: an unreachable or unsuitable
- * serve leaves e as it is, with the reason in h->note.
+ * (only changes the wording); ho: the client (TLS, auth, timeouts).  Never fails: an unreachable or
+ * unsuitable serve leaves e as it is, with the reason in h->note.
  */
+struct fleet_http_opts;
 void check_serve_merge(struct check_history *h, struct rules_engine *e, const char *url,
-		       bool explicit_url, const char *host, int64_t now_ns);
+		       const struct fleet_http_opts *ho, bool explicit_url, const char *host,
+		       int64_t now_ns);
+/* check's own client defaults: a serve on the node answers at once (500 ms, 2 s, 16 MiB). */
+void check_serve_client_defaults(struct fleet_http_opts *ho);
 
 /* h for a check without serve: "local" (with the span the rules had) or "snapshot". */
 void check_history_local(struct check_history *h, const struct rules_engine *e, bool snapshot,

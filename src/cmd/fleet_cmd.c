@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include <jansson.h>
-#include <yaml.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -25,36 +24,13 @@
 #include "fleet.h"
 #include "term.h"
 #include "fleet_client.h"
+#include "client_opts.h"
 #include "hostlist.h"
 #include "snapshot.h"
 #include "util.h"
 
 #define FLEET_DEFAULT_PORT    9479
 #define FLEET_DEFAULT_PROFILE "fleet"
-
-enum {
-	OPT_PROFILE = 2000,
-	OPT_FLEET_PROFILE,
-	OPT_PARAM,
-	OPT_FORMAT,
-	OPT_SLURM,
-	OPT_PROMETHEUS,
-	OPT_PORT,
-	OPT_SCHEME,
-	OPT_PARALLEL,
-	OPT_CONNECT_TIMEOUT,
-	OPT_TIMEOUT,
-	OPT_CLIENT_CONFIG,
-	OPT_CA_FILE,
-	OPT_CERT,
-	OPT_KEY,
-	OPT_INSECURE,
-	OPT_USER,
-	OPT_PASSWORD_FILE,
-	OPT_MAX_NAMES,
-	OPT_COLOR,
-	OPT_MAX_BODY,
-};
 
 static const char fleet_usage[] =
     "Usage: rocewatch fleet check [OPTIONS] [NODE|FILE|DIR]...\n"
@@ -82,44 +58,9 @@ static const char fleet_usage[] =
     "  DIR                        every *.json snapshot in it, e.g. gathered with\n"
     "                             `srun --ntasks-per-node=1 --output=DIR/%N.json\n"
     "                             rocewatch snapshot`; snapshots are named by their\n"
-    "                             host\n"
-    "  --slurm                    the nodes of $SLURM_JOB_NODELIST (PrologSlurmctld,\n"
-    "                             salloc, sbatch); an error when it is not set\n"
-    "  --prometheus URL           read the NODEs' facts from this Prometheus instead\n"
-    "                             of asking each node (instant queries on rocewatch's\n"
-    "                             metrics; a NODE matches the instance label, a bare\n"
-    "                             host also host:PORT)\n"
-    "\n"
-    "Rules:\n"
-    "  --fleet-profile NAME|FILE  fleet rules (repeatable; default " FLEET_DEFAULT_PROFILE ")\n"
-    "  --profile NAME|FILE        also evaluate this per-node profile on every node\n"
-    "                             (repeatable; e.g. lossless-roce)\n"
-    "  --param KEY=VALUE          override a profile parameter (repeatable)\n"
-    "\n"
-    "Client (nodes and Prometheus):\n"
-    "  --port PORT                port of a NODE given without one (default 9479)\n"
-    "  --scheme http|https        default http\n"
-    "  --parallel N               requests in flight (default 64)\n"
-    "  --connect-timeout DURATION per node (default 2s)\n"
-    "  --timeout DURATION         whole request per node (default 5s)\n"
-    "  --max-body SIZE            largest answer accepted (default 64MiB)\n"
-    "  --client-config FILE       scheme, tls_config (ca_file, cert_file, key_file,\n"
-    "                             insecure_skip_verify) and basic_auth (username,\n"
-    "                             password_file) as in a Prometheus scrape config;\n"
-    "                             the flags below override it\n"
-    "  --ca-file FILE             CA bundle to verify the nodes' certificates\n"
-    "  --cert FILE, --key FILE    client certificate and key (mutual TLS)\n"
-    "  --insecure-skip-verify     do not verify certificates (testing only)\n"
-    "  --user NAME                basic auth user name\n"
-    "  --password-file FILE       basic auth password (first line of FILE)\n"
-    "\n"
-    "Output:\n"
-    "  --format text|json, -j     report format (default text; -j is json)\n"
-    "  --max-names N              nodes named per rule in the text report (default\n"
-    "                             10; JSON names all)\n"
-    "  --color auto|always|never  colour the text report (default auto)\n"
-    "  -v, --verbose              also list passing nodes' results and skipped rules\n"
-    "  -h, --help                 this help\n"
+    "                             host\n";
+
+static const char fleet_usage_tail[] =
     "\n"
     "Exit codes (Nagios plugin convention, fail closed):\n"
     "  0 OK        every node answered and every rule passed\n"
@@ -132,163 +73,6 @@ static const char fleet_usage[] =
     "\n"
     "Majority: the value held by the most units (nodes, netdevs or ports); a tie\n"
     "has no majority and every unit is named.  See docs/rules.md, \"Fleet rules\".\n";
-
-struct client_cfg {
-	char *scheme;
-	char *ca_file, *cert_file, *key_file;
-	bool insecure;
-	char *username, *password_file;
-	char *password;
-};
-
-static void client_cfg_free(struct client_cfg *c)
-{
-	free(c->scheme);
-	free(c->ca_file);
-	free(c->cert_file);
-	free(c->key_file);
-	free(c->username);
-	free(c->password_file);
-	if (c->password)
-		explicit_bzero(c->password, strlen(c->password));
-	free(c->password);
-	memset(c, 0, sizeof(*c));
-}
-
-static void set_str(char **dst, const char *v)
-{
-	free(*dst);
-	*dst = v ? strdup(v) : NULL;
-}
-
-/* ---- --client-config: the client keys of a Prometheus scrape config ---- */
-
-static int cc_err(const char *file, const yaml_node_t *n, const char *msg, const char *what)
-{
-	fprintf(stderr, "rocewatch fleet: %s:%d:%d: %s%s%s\n", file,
-		n ? (int)n->start_mark.line + 1 : 0, n ? (int)n->start_mark.column + 1 : 0, msg,
-		what ? " " : "", what ? what : "");
-	return -EINVAL;
-}
-
-static int cc_map(yaml_document_t *doc, const char *file, yaml_node_t *map, const char *const *keys,
-		  size_t nk, yaml_node_t **vals)
-{
-	if (map->type != YAML_MAPPING_NODE)
-		return cc_err(file, map, "expected a mapping", NULL);
-	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
-	     p++) {
-		yaml_node_t *k = yaml_document_get_node(doc, p->key);
-		const char *ks =
-		    k->type == YAML_SCALAR_NODE ? (const char *)k->data.scalar.value : "";
-		size_t i;
-
-		for (i = 0; i < nk && strcmp(keys[i], ks); i++)
-			;
-		if (i == nk)
-			return cc_err(file, k, "unknown key", ks);
-		if (vals[i])
-			return cc_err(file, k, "duplicate key", ks);
-		vals[i] = yaml_document_get_node(doc, p->value);
-	}
-	return 0;
-}
-
-static int cc_scalar(const char *file, const yaml_node_t *n, const char *key, char **out)
-{
-	if (!n)
-		return 0;
-	if (n->type != YAML_SCALAR_NODE)
-		return cc_err(file, n, "expected a single value for", key);
-	set_str(out, (const char *)n->data.scalar.value);
-	return *out ? 0 : -ENOMEM;
-}
-
-static int load_client_config(const char *file, struct client_cfg *c)
-{
-	static const char *const top[] = { "scheme", "tls_config", "basic_auth" };
-	static const char *const tls[] = { "ca_file", "cert_file", "key_file",
-					   "insecure_skip_verify" };
-	static const char *const ba[] = { "username", "password_file", "password" };
-	yaml_node_t *tv[3] = { 0 }, *lv[4] = { 0 }, *bv[3] = { 0 }, *root;
-	yaml_parser_t parser;
-	yaml_document_t doc;
-	char *text = NULL, *ins = NULL;
-	size_t len;
-	int r = read_file_all(file, &text, &len);
-
-	if (r) {
-		fprintf(stderr, "rocewatch fleet: --client-config %s: %s\n", file, strerror(-r));
-		return r;
-	}
-	if (!yaml_parser_initialize(&parser)) {
-		free(text);
-		return -ENOMEM;
-	}
-	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-	if (!yaml_parser_load(&parser, &doc)) {
-		fprintf(stderr, "rocewatch fleet: %s:%d:%d: YAML: %s\n", file,
-			(int)parser.problem_mark.line + 1, (int)parser.problem_mark.column + 1,
-			parser.problem ? parser.problem : "syntax error");
-		yaml_parser_delete(&parser);
-		free(text);
-		return -EINVAL;
-	}
-	root = yaml_document_get_root_node(&doc);
-	r = !root ? cc_err(file, NULL, "empty file", NULL) : cc_map(&doc, file, root, top, 3, tv);
-	if (!r && tv[1])
-		r = cc_map(&doc, file, tv[1], tls, 4, lv);
-	if (!r && tv[2])
-		r = cc_map(&doc, file, tv[2], ba, 3, bv);
-	if (!r && bv[2])
-		/* a password in a file the whole fleet copies around is one too many */
-		r = cc_err(file, bv[2], "basic_auth.password: use password_file", NULL);
-	if (!r)
-		r = cc_scalar(file, tv[0], "scheme", &c->scheme);
-	if (!r)
-		r = cc_scalar(file, lv[0], "ca_file", &c->ca_file);
-	if (!r)
-		r = cc_scalar(file, lv[1], "cert_file", &c->cert_file);
-	if (!r)
-		r = cc_scalar(file, lv[2], "key_file", &c->key_file);
-	if (!r)
-		r = cc_scalar(file, lv[3], "insecure_skip_verify", &ins);
-	if (!r && ins) {
-		if (strcmp(ins, "true") && strcmp(ins, "false"))
-			r = cc_err(file, lv[3], "insecure_skip_verify must be true or false", NULL);
-		c->insecure = !strcmp(ins, "true");
-	}
-	if (!r)
-		r = cc_scalar(file, bv[0], "username", &c->username);
-	if (!r)
-		r = cc_scalar(file, bv[1], "password_file", &c->password_file);
-	free(ins);
-	yaml_document_delete(&doc);
-	yaml_parser_delete(&parser);
-	free(text);
-	return r;
-}
-
-static int read_password(struct client_cfg *c)
-{
-	char *text = NULL, *nl;
-	size_t len;
-	int r;
-
-	if (!c->password_file)
-		return 0;
-	r = read_file_all(c->password_file, &text, &len);
-	if (r) {
-		fprintf(stderr, "rocewatch fleet: password file %s: %s\n", c->password_file,
-			strerror(-r));
-		return r;
-	}
-	nl = strchr(text, '\n');
-	if (nl)
-		*nl = '\0';
-	c->password = text;
-	return 0;
-}
 
 /* ---- the node list ---- */
 
@@ -764,7 +548,7 @@ static int eval_nodes(struct fleet_run *fr)
 		struct fleet_member *nm = &fr->nodes[i];
 		const struct rule_result *res;
 		size_t n;
-		int64_t t = (int64_t)nm->m.time.tv_sec * 1000000000LL + nm->m.time.tv_nsec;
+		int64_t t = ts_ns(&nm->m.time);
 		int r;
 
 		if (!nm->answered)
@@ -843,22 +627,6 @@ static void run_free(struct fleet_run *fr)
 	rules_free(fr->e);
 }
 
-static int parse_ms(const char *opt, const char *arg, long *out)
-{
-	int64_t ns;
-
-	if (parse_duration(arg, &ns) || ns <= 0 || ns > 3600000000000LL) {
-		fprintf(stderr,
-			"rocewatch fleet: %s: '%s' is not a duration up to 1h (2s, 500ms)\n", opt,
-			arg);
-		return -EINVAL;
-	}
-	*out = (long)(ns / 1000000);
-	if (!*out)
-		*out = 1;
-	return 0;
-}
-
 static int load_rules(struct fleet_run *fr, struct rules_spec *spec, size_t n_fleet)
 {
 	struct rules_diags dg = { 0 };
@@ -880,231 +648,161 @@ static int load_rules(struct fleet_run *fr, struct rules_spec *spec, size_t n_fl
 	return 0;
 }
 
-static int fleet_check(int argc, char **argv)
+struct fleet_args {
+	struct fleet_run fr;
+	struct rules_spec spec;
+	struct client_opts client;
+	enum term_color color;
+	bool slurm;
+	size_t n_fleet; /* --fleet-profile given */
+	uint16_t port;
+};
+
+static int opt_rules(void *base, const char *name, const char *arg)
 {
-	static const struct option opts[] = {
-		{ "profile", required_argument, NULL, OPT_PROFILE },
-		{ "fleet-profile", required_argument, NULL, OPT_FLEET_PROFILE },
-		{ "param", required_argument, NULL, OPT_PARAM },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "slurm", no_argument, NULL, OPT_SLURM },
-		{ "prometheus", required_argument, NULL, OPT_PROMETHEUS },
-		{ "port", required_argument, NULL, OPT_PORT },
-		{ "scheme", required_argument, NULL, OPT_SCHEME },
-		{ "parallel", required_argument, NULL, OPT_PARALLEL },
-		{ "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		{ "max-body", required_argument, NULL, OPT_MAX_BODY },
-		{ "client-config", required_argument, NULL, OPT_CLIENT_CONFIG },
-		{ "ca-file", required_argument, NULL, OPT_CA_FILE },
-		{ "cert", required_argument, NULL, OPT_CERT },
-		{ "key", required_argument, NULL, OPT_KEY },
-		{ "insecure-skip-verify", no_argument, NULL, OPT_INSECURE },
-		{ "user", required_argument, NULL, OPT_USER },
-		{ "password-file", required_argument, NULL, OPT_PASSWORD_FILE },
-		{ "max-names", required_argument, NULL, OPT_MAX_NAMES },
-		{ "color", required_argument, NULL, OPT_COLOR },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	struct fleet_run fr = { .max_names = 10 };
-	struct rules_spec spec = { 0 };
-	struct client_cfg cc = { 0 }, flags = { 0 };
-	struct fleet_http_opts ho;
-	struct pool pool;
-	const char *client_config = NULL;
-	enum term_color color = TERM_COLOR_AUTO;
-	bool slurm = false, flag_insecure = false;
-	size_t n_fleet = 0;
-	int opt, port = FLEET_DEFAULT_PORT, rc = RULES_UNKNOWN, r;
-	uint64_t u;
+	struct fleet_args *a = base;
+	bool param = !strcmp(name, "param");
 
-	fleet_http_defaults(&ho);
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "hvj", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'h':
-			fputs(fleet_usage, stdout);
-			rc = 0;
-			goto out;
-		case 'v':
-			fr.verbose = true;
-			break;
-		case 'j':
-			fr.json = true;
-			break;
-		case OPT_PROFILE:
-		case OPT_FLEET_PROFILE:
-			n_fleet += opt == OPT_FLEET_PROFILE;
-			if (cli_rules_option("fleet", &spec, false, optarg))
-				goto out;
-			break;
-		case OPT_PARAM:
-			if (cli_rules_option("fleet", &spec, true, optarg))
-				goto out;
-			break;
-		case OPT_FORMAT:
-			if (cli_format_json("fleet", optarg, &fr.json))
-				goto out;
-			break;
-		case OPT_SLURM:
-			slurm = true;
-			break;
-		case OPT_PROMETHEUS:
-			if (strncmp(optarg, "http://", 7) && strncmp(optarg, "https://", 8)) {
-				fprintf(stderr,
-					"rocewatch fleet: --prometheus: '%s' is not an http:// or "
-					"https:// URL\n",
-					optarg);
-				goto out;
-			}
-			fr.prometheus = optarg;
-			break;
-		case OPT_PORT:
-			if (parse_u64(optarg, &u) || !u || u > 65535) {
-				fprintf(stderr,
-					"rocewatch fleet: --port: '%s' is not a port 1-65535\n",
-					optarg);
-				goto out;
-			}
-			port = (int)u;
-			break;
-		case OPT_SCHEME:
-			if (strcmp(optarg, "http") && strcmp(optarg, "https")) {
-				fprintf(stderr,
-					"rocewatch fleet: --scheme: '%s' is not http or https\n",
-					optarg);
-				goto out;
-			}
-			set_str(&flags.scheme, optarg);
-			break;
-		case OPT_PARALLEL:
-			if (parse_u64(optarg, &u) || !u || u > 4096) {
-				fprintf(
-				    stderr,
-				    "rocewatch fleet: --parallel: '%s' is not a number 1-4096\n",
-				    optarg);
-				goto out;
-			}
-			ho.parallel = (int)u;
-			break;
-		case OPT_CONNECT_TIMEOUT:
-			if (parse_ms("--connect-timeout", optarg, &ho.connect_timeout_ms))
-				goto out;
-			break;
-		case OPT_TIMEOUT:
-			if (parse_ms("--timeout", optarg, &ho.timeout_ms))
-				goto out;
-			break;
-		case OPT_MAX_BODY:
-			if (parse_size(optarg, &u) || u < 1024 || u > (1ULL << 32)) {
-				fprintf(
-				    stderr,
-				    "rocewatch fleet: --max-body: '%s' is not a size from 1KiB to "
-				    "4GiB\n",
-				    optarg);
-				goto out;
-			}
-			ho.max_body = (size_t)u;
-			break;
-		case OPT_CLIENT_CONFIG:
-			client_config = optarg;
-			break;
-		case OPT_CA_FILE:
-			set_str(&flags.ca_file, optarg);
-			break;
-		case OPT_CERT:
-			set_str(&flags.cert_file, optarg);
-			break;
-		case OPT_KEY:
-			set_str(&flags.key_file, optarg);
-			break;
-		case OPT_INSECURE:
-			flag_insecure = true;
-			break;
-		case OPT_USER:
-			set_str(&flags.username, optarg);
-			break;
-		case OPT_PASSWORD_FILE:
-			set_str(&flags.password_file, optarg);
-			break;
-		case OPT_MAX_NAMES:
-			if (parse_u64(optarg, &u) || u > 100000) {
-				fprintf(stderr,
-					"rocewatch fleet: --max-names: '%s' is not a number\n",
-					optarg);
-				goto out;
-			}
-			fr.max_names = (size_t)u;
-			break;
-		case OPT_COLOR:
-			if (term_color_parse(optarg, &color)) {
-				fprintf(
-				    stderr,
-				    "rocewatch fleet: --color: '%s' is not auto, always or never\n",
-				    optarg);
-				goto out;
-			}
-			break;
-		default:
-			cli_bad_option("fleet check", argv, optind);
-			goto out;
-		}
-	}
-	if (!fr.json) {
-		struct term t;
+	a->n_fleet += !strcmp(name, "fleet-profile");
+	return cli_rules_option("fleet", &a->spec, param, arg);
+}
 
-		term_init(&t, stdout, color);
-		fr.color = t.color;
-	}
+static int opt_prometheus(void *base, const char *name, const char *arg)
+{
+	struct fleet_args *a = base;
 
-	/* the client: config file, then flags over it */
-	if (client_config && load_client_config(client_config, &cc))
-		goto out;
-#define OVERRIDE(f)                              \
-	do {                                     \
-		if (flags.f)                     \
-			set_str(&cc.f, flags.f); \
-	} while (0)
-	OVERRIDE(scheme);
-	OVERRIDE(ca_file);
-	OVERRIDE(cert_file);
-	OVERRIDE(key_file);
-	OVERRIDE(username);
-	OVERRIDE(password_file);
-#undef OVERRIDE
-	cc.insecure |= flag_insecure;
-	if (cc.scheme && strcmp(cc.scheme, "http") && strcmp(cc.scheme, "https")) {
-		fprintf(stderr, "rocewatch fleet: scheme '%s' is not http or https\n", cc.scheme);
-		goto out;
-	}
-	if (!cc.username != !cc.password_file) {
+	(void)name;
+	if (strncmp(arg, "http://", 7) && strncmp(arg, "https://", 8)) {
 		fprintf(stderr,
-			"rocewatch fleet: basic auth needs both a user name and a password file\n");
-		goto out;
+			"rocewatch fleet: --prometheus: '%s' is not an http:// or https:// URL\n",
+			arg);
+		return -EINVAL;
 	}
-	if (read_password(&cc))
-		goto out;
-	ho.ca_file = cc.ca_file;
-	ho.cert_file = cc.cert_file;
-	ho.key_file = cc.key_file;
-	ho.insecure_skip_verify = cc.insecure;
-	ho.username = cc.username;
-	ho.password = cc.password;
+	a->fr.prometheus = arg;
+	return 0;
+}
 
-	if (load_rules(&fr, &spec, n_fleet))
-		goto out;
+static int opt_format(void *base, const char *name, const char *arg)
+{
+	(void)name;
+	return cli_format_json("fleet", arg, &((struct fleet_args *)base)->fr.json);
+}
 
-	for (int i = optind; i < argc; i++) {
-		r = is_path(argv[i])
-			? add_path(&fr, argv[i])
-			: add_hosts(&fr, argv[i], cc.scheme ? cc.scheme : "http", port);
+static int opt_color(void *base, const char *name, const char *arg)
+{
+	struct fleet_args *a = base;
+
+	(void)name;
+	if (term_color_parse(arg, &a->color)) {
+		fprintf(stderr, "rocewatch fleet: --color: '%s' is not auto, always or never\n",
+			arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+#define FLEET_AT(member) CLI_AT(struct fleet_args, member)
+static const struct cli_opt fleet_opts[] = {
+	{ .name = "slurm",
+	  .kind = CLI_FLAG,
+	  FLEET_AT(slurm),
+	  .usage =
+	      "  --slurm                    the nodes of $SLURM_JOB_NODELIST (PrologSlurmctld,\n"
+	      "                             salloc, sbatch); an error when it is not set\n" },
+	{ .name = "prometheus",
+	  .kind = CLI_CALL,
+	  .fn = opt_prometheus,
+	  .usage =
+	      "  --prometheus URL           read the NODEs' facts from this Prometheus instead\n"
+	      "                             of asking each node (instant queries on rocewatch's\n"
+	      "                             metrics; a NODE matches the instance label, a bare\n"
+	      "                             host also host:PORT)\n" },
+	{ .name = "fleet-profile",
+	  .kind = CLI_CALL,
+	  .fn = opt_rules,
+	  .usage =
+	      "\n"
+	      "Rules:\n"
+	      "  --fleet-profile NAME|FILE  fleet rules (repeatable; default " FLEET_DEFAULT_PROFILE
+	      ")\n" },
+	{ .name = "profile",
+	  .kind = CLI_CALL,
+	  .fn = opt_rules,
+	  .usage =
+	      "  --profile NAME|FILE        also evaluate this per-node profile on every node\n"
+	      "                             (repeatable; e.g. lossless-roce)\n" },
+	{ .name = "param",
+	  .kind = CLI_CALL,
+	  .fn = opt_rules,
+	  .usage = "  --param KEY=VALUE          override a profile parameter (repeatable)\n" },
+	{ .name = "port",
+	  .kind = CLI_COUNT,
+	  FLEET_AT(port),
+	  .min = 1,
+	  .max = 65535,
+	  .bad = "a port 1-65535",
+	  .usage =
+	      "\n"
+	      "Client (nodes and Prometheus):\n"
+	      "  --port PORT                port of a NODE given without one (default 9479)\n" },
+	{ 0 },
+};
+
+static const struct cli_opt fleet_output_opts[] = {
+	{ .name = "format",
+	  .kind = CLI_CALL,
+	  .fn = opt_format,
+	  .usage = "\n"
+		   "Output:\n"
+		   "  --format text|json, -j     report format (default text; -j is json)\n" },
+	{ .name = "", .short_name = 'j', .kind = CLI_FLAG, FLEET_AT(fr.json) },
+	{ .name = "max-names",
+	  .kind = CLI_COUNT,
+	  FLEET_AT(fr.max_names),
+	  .max = 100000,
+	  .bad = "a number",
+	  .usage = "  --max-names N              nodes named per rule in the text report (default\n"
+		   "                             10; JSON names all)\n" },
+	{ .name = "color",
+	  .kind = CLI_CALL,
+	  .fn = opt_color,
+	  .usage = "  --color auto|always|never  colour the text report (default auto)\n" },
+	{ .name = "verbose",
+	  .short_name = 'v',
+	  .kind = CLI_FLAG,
+	  FLEET_AT(fr.verbose),
+	  .usage =
+	      "  -v, --verbose              also list passing nodes' results and skipped rules\n" },
+	{ .name = "help",
+	  .short_name = 'h',
+	  .kind = CLI_HELP,
+	  .usage = "  -h, --help                 this help\n" },
+	{ 0 },
+};
+#undef FLEET_AT
+
+const struct cli_cmd fleet_cli = {
+	.name = "fleet check",
+	.range = "fleet",
+	.head = fleet_usage,
+	.tail = fleet_usage_tail,
+	.tables = { fleet_opts, client_cli_opts, fleet_output_opts },
+};
+
+/* The nodes: NODE, FILE and DIR arguments, then --slurm's list. 0 or -errno (printed). */
+static int fleet_members(struct fleet_args *a, int n, char **args)
+{
+	struct fleet_run *fr = &a->fr;
+	const char *scheme = client_opts_scheme(&a->client);
+
+	for (int i = 0; i < n; i++) {
+		int r = is_path(args[i]) ? add_path(fr, args[i])
+					 : add_hosts(fr, args[i], scheme, a->port);
+
 		if (r)
-			goto out;
+			return r;
 	}
-	if (slurm) {
+	if (a->slurm) {
 		const char *nl = getenv("SLURM_JOB_NODELIST");
 
 		if (!nl || !*nl)
@@ -1112,63 +810,95 @@ static int fleet_check(int argc, char **argv)
 		if (!nl || !*nl) {
 			fprintf(stderr, "rocewatch fleet: --slurm: SLURM_JOB_NODELIST is not set "
 					"(run it from PrologSlurmctld, salloc or sbatch)\n");
-			goto out;
+			return -EINVAL;
 		}
-		if (add_hosts(&fr, nl, cc.scheme ? cc.scheme : "http", port))
-			goto out;
+		if (add_hosts(fr, nl, scheme, a->port))
+			return -EINVAL;
 	}
-	if (!fr.n) {
+	if (!fr->n) {
 		fprintf(stderr, "rocewatch fleet: no nodes given (NODE, FILE, DIR or --slurm; see "
 				"--help)\n");
-		goto out;
+		return -EINVAL;
 	}
+	return 0;
+}
 
-	fr.started_ns = real_ns();
+/* Gather every node, evaluate, report: the exit status. */
+static int fleet_check_run(struct fleet_run *fr, const struct fleet_http_opts *ho)
+{
+	struct pool pool;
+	int rc, r;
+
+	fr->started_ns = real_ns();
 	pool_start(&pool);
 	/* a transfer failure is each node's own outcome: only running out of memory stops us */
-	r = gather_files(&fr, &pool);
-	if (!r && gather_http(&fr, &ho, &pool) == -ENOMEM)
+	r = gather_files(fr, &pool);
+	if (!r && gather_http(fr, ho, &pool) == -ENOMEM)
 		r = -ENOMEM;
 	pool_finish(&pool);
-	if (r || gather_prometheus(&fr, &ho) == -ENOMEM)
+	if (r || gather_prometheus(fr, ho) == -ENOMEM)
 		goto nomem;
-	name_files(&fr);
-	fr.gathered_ns = real_ns();
-	if (fr.per_node && eval_nodes(&fr))
+	name_files(fr);
+	fr->gathered_ns = real_ns();
+	if (fr->per_node && eval_nodes(fr))
 		goto nomem;
 
-	fr.fnodes = calloc(fr.n, sizeof(*fr.fnodes));
-	if (!fr.fnodes)
+	fr->fnodes = calloc(fr->n, sizeof(*fr->fnodes));
+	if (!fr->fnodes)
 		goto nomem;
-	for (size_t i = 0; i < fr.n; i++) {
-		fr.fnodes[i].name = fr.nodes[i].name;
-		fr.fnodes[i].m = fr.nodes[i].answered ? &fr.nodes[i].m : NULL;
-		fr.fnodes[i].outcome = fr.nodes[i].outcome;
+	for (size_t i = 0; i < fr->n; i++) {
+		fr->fnodes[i].name = fr->nodes[i].name;
+		fr->fnodes[i].m = fr->nodes[i].answered ? &fr->nodes[i].m : NULL;
+		fr->fnodes[i].outcome = fr->nodes[i].outcome;
 	}
-	if (rules_evaluate_fleet(fr.e, fr.fnodes, fr.n, fr.gathered_ns))
+	if (rules_evaluate_fleet(fr->e, fr->fnodes, fr->n, fr->gathered_ns))
 		goto nomem;
-	fr.status = fleet_verdict(&fr);
-	rc = (int)fr.status;
-	if ((fr.json ? fleet_report_json(&fr) : fleet_report_text(&fr)) || fflush(stdout)) {
+	fr->status = fleet_verdict(fr);
+	rc = (int)fr->status;
+	if ((fr->json ? fleet_report_json(fr) : fleet_report_text(fr)) || fflush(stdout)) {
 		fprintf(stderr, "rocewatch fleet: writing the report: %s\n", strerror(errno));
 		rc = RULES_UNKNOWN;
 	}
-	goto out;
+	return rc;
 nomem:
 	fprintf(stderr, "rocewatch fleet: out of memory\n");
-	rc = RULES_UNKNOWN;
+	return RULES_UNKNOWN;
+}
+
+static int fleet_check(int argc, char **argv)
+{
+	struct fleet_args a = { .fr = { .max_names = 10 },
+				.color = TERM_COLOR_AUTO,
+				.port = FLEET_DEFAULT_PORT };
+	int rc = RULES_UNKNOWN, r, first;
+
+	client_opts_init(&a.client, "fleet");
+	r = cli_parse(&fleet_cli, (void *const[]){ &a, &a.client, &a }, argc, argv, &first);
+	if (r == 1)
+		rc = 0;
+	if (r)
+		goto out;
+	if (!a.fr.json) {
+		struct term t;
+
+		term_init(&t, stdout, a.color);
+		a.fr.color = t.color;
+	}
+	if (client_opts_finish(&a.client) || load_rules(&a.fr, &a.spec, a.n_fleet) ||
+	    fleet_members(&a, argc - first, argv + first))
+		goto out;
+	rc = fleet_check_run(&a.fr, &a.client.ho);
 out:
-	run_free(&fr);
-	rules_spec_free(&spec);
-	client_cfg_free(&cc);
-	client_cfg_free(&flags);
+	run_free(&a.fr);
+	rules_spec_free(&a.spec);
+	client_opts_free(&a.client);
 	return rc;
 }
 
 int cmd_fleet(int argc, char **argv)
 {
 	if (argc < 2 || (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		fputs(fleet_usage, argc < 2 ? stderr : stdout);
+		cli_print_help(&fleet_cli, argc < 2 ? stderr : stdout);
 		return argc < 2 ? RULES_UNKNOWN : 0;
 	}
 	if (strcmp(argv[1], "check")) {

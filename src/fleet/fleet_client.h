@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The fleet client: what `rocewatch fleet` fetches from other machines.
+ * The outbound HTTP client: what rocewatch fetches from other machines
+ * (fleet check, probe, check --serve, serve --probe.peers) and what it pushes
+ * to them (Alertmanager).
  * Many GETs (or form POSTs) in parallel over one libcurl multi handle,
  * bounded in concurrency, each with a connect and a total timeout and a
  * body size limit; TLS and basic auth as a Prometheus scrape config spells
@@ -32,6 +34,8 @@ void fleet_http_defaults(struct fleet_http_opts *o);
 struct fleet_req {
 	const char *url;  /* in */
 	const char *post; /* in: a form body to POST (Prometheus queries), or NULL for GET */
+	const char *content_type; /* in: the POST body's type when not a form (a JSON push) */
+	bool any_2xx;		  /* in: any 2xx is success, with or without a body (a push) */
 	/* out */
 	int err;	/* 0: HTTP 200 with a body; else -errno-like, errmsg says what */
 	long http_code; /* 0 when no response came */
@@ -39,6 +43,7 @@ struct fleet_req {
 	size_t len;
 	double seconds;	  /* how long the request took */
 	char errmsg[256]; /* "connect: Connection refused", "timed out after 2000 ms", ... */
+	const char *transfer_error; /* libcurl's short text of a failed transfer, or NULL */
 };
 
 /*

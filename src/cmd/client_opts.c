@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: MIT
+/* The outbound HTTP client's flags and --client-config (client_opts.h). */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yaml.h>
+
+#include "client_opts.h"
+#include "util.h"
+
+static void client_cfg_free(struct client_cfg *c)
+{
+	free(c->scheme);
+	free(c->ca_file);
+	free(c->cert_file);
+	free(c->key_file);
+	free(c->username);
+	free(c->password_file);
+	if (c->password)
+		explicit_bzero(c->password, strlen(c->password));
+	free(c->password);
+	memset(c, 0, sizeof(*c));
+}
+
+static void set_str(char **dst, const char *v)
+{
+	free(*dst);
+	*dst = v ? strdup(v) : NULL;
+}
+
+/* ---- --client-config: the client keys of a Prometheus scrape config ---- */
+
+static int cc_err(const char *cmd, const char *file, const yaml_node_t *n, const char *msg,
+		  const char *what)
+{
+	fprintf(stderr, "rocewatch %s: %s:%d:%d: %s%s%s\n", cmd, file,
+		n ? (int)n->start_mark.line + 1 : 0, n ? (int)n->start_mark.column + 1 : 0, msg,
+		what ? " " : "", what ? what : "");
+	return -EINVAL;
+}
+
+static int cc_map(const char *cmd, yaml_document_t *doc, const char *file, yaml_node_t *map,
+		  const char *const *keys, size_t nk, yaml_node_t **vals)
+{
+	if (map->type != YAML_MAPPING_NODE)
+		return cc_err(cmd, file, map, "expected a mapping", NULL);
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+	     p++) {
+		yaml_node_t *k = yaml_document_get_node(doc, p->key);
+		const char *ks =
+		    k->type == YAML_SCALAR_NODE ? (const char *)k->data.scalar.value : "";
+		size_t i;
+
+		for (i = 0; i < nk && strcmp(keys[i], ks); i++)
+			;
+		if (i == nk)
+			return cc_err(cmd, file, k, "unknown key", ks);
+		if (vals[i])
+			return cc_err(cmd, file, k, "duplicate key", ks);
+		vals[i] = yaml_document_get_node(doc, p->value);
+	}
+	return 0;
+}
+
+static int cc_scalar(const char *cmd, const char *file, const yaml_node_t *n, const char *key,
+		     char **out)
+{
+	if (!n)
+		return 0;
+	if (n->type != YAML_SCALAR_NODE)
+		return cc_err(cmd, file, n, "expected a single value for", key);
+	set_str(out, (const char *)n->data.scalar.value);
+	return *out ? 0 : -ENOMEM;
+}
+
+static int load_client_config(const char *cmd, const char *file, struct client_cfg *c)
+{
+	static const char *const top[] = { "scheme", "tls_config", "basic_auth" };
+	static const char *const tls[] = { "ca_file", "cert_file", "key_file",
+					   "insecure_skip_verify" };
+	static const char *const ba[] = { "username", "password_file", "password" };
+	yaml_node_t *tv[3] = { 0 }, *lv[4] = { 0 }, *bv[3] = { 0 }, *root;
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	char *text = NULL, *ins = NULL;
+	size_t len;
+	int r = read_file_all(file, &text, &len);
+
+	if (r) {
+		fprintf(stderr, "rocewatch %s: --client-config %s: %s\n", cmd, file, strerror(-r));
+		return r;
+	}
+	if (!yaml_parser_initialize(&parser)) {
+		free(text);
+		return -ENOMEM;
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	if (!yaml_parser_load(&parser, &doc)) {
+		fprintf(stderr, "rocewatch %s: %s:%d:%d: YAML: %s\n", cmd, file,
+			(int)parser.problem_mark.line + 1, (int)parser.problem_mark.column + 1,
+			parser.problem ? parser.problem : "syntax error");
+		yaml_parser_delete(&parser);
+		free(text);
+		return -EINVAL;
+	}
+	root = yaml_document_get_root_node(&doc);
+	r = !root ? cc_err(cmd, file, NULL, "empty file", NULL)
+		  : cc_map(cmd, &doc, file, root, top, 3, tv);
+	if (!r && tv[1])
+		r = cc_map(cmd, &doc, file, tv[1], tls, 4, lv);
+	if (!r && tv[2])
+		r = cc_map(cmd, &doc, file, tv[2], ba, 3, bv);
+	if (!r && bv[2])
+		/* a password in a file the whole fleet copies around is one too many */
+		r = cc_err(cmd, file, bv[2], "basic_auth.password: use password_file", NULL);
+	if (!r)
+		r = cc_scalar(cmd, file, tv[0], "scheme", &c->scheme);
+	if (!r)
+		r = cc_scalar(cmd, file, lv[0], "ca_file", &c->ca_file);
+	if (!r)
+		r = cc_scalar(cmd, file, lv[1], "cert_file", &c->cert_file);
+	if (!r)
+		r = cc_scalar(cmd, file, lv[2], "key_file", &c->key_file);
+	if (!r)
+		r = cc_scalar(cmd, file, lv[3], "insecure_skip_verify", &ins);
+	if (!r && ins) {
+		if (strcmp(ins, "true") && strcmp(ins, "false"))
+			r = cc_err(cmd, file, lv[3], "insecure_skip_verify must be true or false",
+				   NULL);
+		c->insecure = !strcmp(ins, "true");
+	}
+	if (!r)
+		r = cc_scalar(cmd, file, bv[0], "username", &c->username);
+	if (!r)
+		r = cc_scalar(cmd, file, bv[1], "password_file", &c->password_file);
+	free(ins);
+	yaml_document_delete(&doc);
+	yaml_parser_delete(&parser);
+	free(text);
+	return r;
+}
+
+static int read_password(const char *cmd, struct client_cfg *c)
+{
+	char *text = NULL, *nl;
+	size_t len;
+	int r;
+
+	if (!c->password_file)
+		return 0;
+	r = read_file_all(c->password_file, &text, &len);
+	if (r) {
+		fprintf(stderr, "rocewatch %s: password file %s: %s\n", cmd, c->password_file,
+			strerror(-r));
+		return r;
+	}
+	nl = strchr(text, '\n');
+	if (nl)
+		*nl = '\0';
+	c->password = text;
+	return 0;
+}
+
+static int opt_scheme(void *base, const char *name, const char *arg)
+{
+	struct client_opts *c = base;
+
+	(void)name;
+	if (strcmp(arg, "http") && strcmp(arg, "https")) {
+		fprintf(stderr, "rocewatch %s: --scheme: '%s' is not http or https\n", c->cmd, arg);
+		return -EINVAL;
+	}
+	set_str(&c->flags.scheme, arg);
+	return 0;
+}
+
+static int opt_str(void *base, const char *name, const char *arg)
+{
+	struct client_opts *c = base;
+	char **to = !strcmp(name, "ca-file") ? &c->flags.ca_file
+		    : !strcmp(name, "cert")  ? &c->flags.cert_file
+		    : !strcmp(name, "key")   ? &c->flags.key_file
+		    : !strcmp(name, "user")  ? &c->flags.username
+					     : &c->flags.password_file;
+
+	set_str(to, arg);
+	return *to ? 0 : -ENOMEM;
+}
+
+#define TIMEOUT(n, member, text)                                                                \
+	{                                                                                       \
+		.name = n, .kind = CLI_DURATION, CLI_AT(struct client_opts, member), .min = 1,  \
+		.max = 3600000000000LL, .bad = "a duration up to 1h (2s, 500ms)", .usage = text \
+	}
+const struct cli_opt client_cli_opts[] = {
+	{ .name = "scheme",
+	  .kind = CLI_CALL,
+	  .fn = opt_scheme,
+	  .usage = "  --scheme http|https        default http\n" },
+	{ .name = "parallel",
+	  .kind = CLI_COUNT,
+	  CLI_AT(struct client_opts, ho.parallel),
+	  .min = 1,
+	  .max = 4096,
+	  .bad = "a number 1-4096",
+	  .usage = "  --parallel N               requests in flight (default 64)\n" },
+	TIMEOUT("connect-timeout", connect_timeout_ns,
+		"  --connect-timeout DURATION per node (default 2s)\n"),
+	TIMEOUT("timeout", timeout_ns,
+		"  --timeout DURATION         whole request per node (default 5s)\n"),
+	{ .name = "max-body",
+	  .kind = CLI_SIZE,
+	  CLI_AT(struct client_opts, ho.max_body),
+	  .min = 1024,
+	  .max = 1LL << 32,
+	  .bad = "a size from 1KiB to 4GiB",
+	  .usage = "  --max-body SIZE            largest answer accepted (default 64MiB)\n" },
+	{ .name = "client-config",
+	  .kind = CLI_STRING,
+	  CLI_AT(struct client_opts, config),
+	  .usage =
+	      "  --client-config FILE       scheme, tls_config (ca_file, cert_file, key_file,\n"
+	      "                             insecure_skip_verify) and basic_auth (username,\n"
+	      "                             password_file) as in a Prometheus scrape config;\n"
+	      "                             the flags below override it\n" },
+	{ .name = "ca-file",
+	  .kind = CLI_CALL,
+	  .fn = opt_str,
+	  .usage = "  --ca-file FILE             CA bundle to verify the nodes' certificates\n" },
+	{ .name = "cert",
+	  .kind = CLI_CALL,
+	  .fn = opt_str,
+	  .usage = "  --cert FILE, --key FILE    client certificate and key (mutual TLS)\n" },
+	{ .name = "key", .kind = CLI_CALL, .fn = opt_str },
+	{ .name = "insecure-skip-verify",
+	  .kind = CLI_FLAG,
+	  CLI_AT(struct client_opts, insecure),
+	  .usage = "  --insecure-skip-verify     do not verify certificates (testing only)\n" },
+	{ .name = "user",
+	  .kind = CLI_CALL,
+	  .fn = opt_str,
+	  .usage = "  --user NAME                basic auth user name\n" },
+	{ .name = "password-file",
+	  .kind = CLI_CALL,
+	  .fn = opt_str,
+	  .usage = "  --password-file FILE       basic auth password (first line of FILE)\n" },
+	{ 0 },
+};
+#undef TIMEOUT
+
+void client_opts_init(struct client_opts *c, const char *cmd)
+{
+	memset(c, 0, sizeof(*c));
+	c->cmd = cmd;
+	fleet_http_defaults(&c->ho);
+	c->connect_timeout_ns = c->ho.connect_timeout_ms * 1000000LL;
+	c->timeout_ns = c->ho.timeout_ms * 1000000LL;
+}
+
+static long ms_of(int64_t ns)
+{
+	return ns / 1000000 ? (long)(ns / 1000000) : 1;
+}
+
+int client_opts_finish(struct client_opts *c)
+{
+	struct client_cfg *cc = &c->cc;
+
+	if (c->config && load_client_config(c->cmd, c->config, cc))
+		return -EINVAL;
+#define OVERRIDE(f)                                  \
+	do {                                         \
+		if (c->flags.f)                      \
+			set_str(&cc->f, c->flags.f); \
+	} while (0)
+	OVERRIDE(scheme);
+	OVERRIDE(ca_file);
+	OVERRIDE(cert_file);
+	OVERRIDE(key_file);
+	OVERRIDE(username);
+	OVERRIDE(password_file);
+#undef OVERRIDE
+	cc->insecure |= c->insecure;
+	if (cc->scheme && strcmp(cc->scheme, "http") && strcmp(cc->scheme, "https")) {
+		fprintf(stderr, "rocewatch %s: scheme '%s' is not http or https\n", c->cmd,
+			cc->scheme);
+		return -EINVAL;
+	}
+	if (!cc->username != !cc->password_file) {
+		fprintf(stderr,
+			"rocewatch %s: basic auth needs both a user name and a password file\n",
+			c->cmd);
+		return -EINVAL;
+	}
+	if (read_password(c->cmd, cc))
+		return -EINVAL;
+	c->ho.connect_timeout_ms = ms_of(c->connect_timeout_ns);
+	c->ho.timeout_ms = ms_of(c->timeout_ns);
+	c->ho.ca_file = cc->ca_file;
+	c->ho.cert_file = cc->cert_file;
+	c->ho.key_file = cc->key_file;
+	c->ho.insecure_skip_verify = cc->insecure;
+	c->ho.username = cc->username;
+	c->ho.password = cc->password;
+	return 0;
+}
+
+const char *client_opts_scheme(const struct client_opts *c)
+{
+	return c->cc.scheme ? c->cc.scheme : "http";
+}
+
+void client_opts_free(struct client_opts *c)
+{
+	client_cfg_free(&c->cc);
+	client_cfg_free(&c->flags);
+}

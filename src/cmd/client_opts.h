@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The outbound HTTP client's flags, one set for every command that asks
+ * another machine: fleet check (nodes, Prometheus), probe (the nodes' probe
+ * info) and check --serve.  Timeouts, a body bound, TLS (CA file, client
+ * certificate, insecure) and basic auth, from flags or a --client-config file
+ * in the Prometheus scrape-config spelling (flags over the file).  The
+ * requests themselves go through fleet_http_run() (fleet_client.h).
+ */
+#ifndef ROCEWATCH_CLIENT_OPTS_H
+#define ROCEWATCH_CLIENT_OPTS_H
+
+#include <stdbool.h>
+
+#include "cli.h"
+#include "fleet_client.h"
+
+struct client_cfg {
+	char *scheme;
+	char *ca_file, *cert_file, *key_file;
+	bool insecure;
+	char *username, *password_file;
+	char *password;
+};
+
+struct client_opts {
+	const char *cmd; /* in messages: "fleet" */
+	int64_t connect_timeout_ns, timeout_ns;
+	const char *config;	 /* --client-config */
+	struct client_cfg flags; /* from the flags */
+	bool insecure;
+	struct client_cfg cc;	   /* the file, then the flags over it */
+	struct fleet_http_opts ho; /* what client_opts_finish() hands the requests */
+};
+
+/* --scheme ... --password-file; base: struct client_opts. */
+extern const struct cli_opt client_cli_opts[];
+
+void client_opts_init(struct client_opts *c, const char *cmd);
+/*
+ * After parsing: read --client-config, lay the flags over it, read the
+ * password file and fill c->ho.  0, or -errno after one line on stderr.
+ */
+int client_opts_finish(struct client_opts *c);
+/* "http" unless the flags or the file say https. */
+const char *client_opts_scheme(const struct client_opts *c);
+void client_opts_free(struct client_opts *c);
+
+#endif

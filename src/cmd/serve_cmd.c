@@ -1,0 +1,910 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rocewatch serve: the fast loop polls counters, the slow loop (and netlink
+ * notifications) re-read configuration.  A poll only marks /metrics stale:
+ * the first scrape after it renders the page (once, however many scrapers
+ * ask), so polling ten times a second costs no rendering between scrapes.
+ */
+#include <errno.h>
+#include <malloc.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "http.h"
+#include "nfd.h"
+#include "recorder.h"
+#include "webconfig.h"
+#include "webtls.h"
+#include "cli.h"
+#include "commands.h"
+#include "daemon.h"
+#include "privdrop.h"
+#include "probe_responder.h"
+#include "probe_serve.h"
+#include "recorder_rules.h"
+#include "alerts_serve.h"
+#include "rules_serve.h"
+#include "status_serve.h"
+#include "snapshot.h"
+#include "util.h"
+
+enum {
+	DOC_METRICS,
+	/* rendered on the first request after each poll, then shared (http.h) */
+	DOC_STATE,
+	DOC_CHECKS,
+	DOC_ALERTS,
+	DOC_STATUS,
+};
+
+struct serve {
+	struct rw_config cfg;
+	struct daemon d;
+	struct http_server *http;
+	struct prom_renderer pr;
+	struct recorder *rec;
+	struct recorder_opts rec_opts;
+	regex_t rec_ethtool;
+	bool has_rec_ethtool;
+	struct recorder_rules rr;
+	struct rules_serve rules;
+	struct alerts_serve alerts;
+	struct status_serve status;
+	const char *telemetry_path; /* --web.telemetry-path */
+	/* --nfd.feature-file: rewritten when it changes or half its expiry is gone */
+	const char *nfd_path;
+	struct strbuf nfd_body, nfd_file;
+	int64_t nfd_written_ns;
+	struct web_config web;
+	bool has_web;
+	bool capture_api;
+	int64_t capture_min_interval_ns;
+	int64_t last_api_capture_ns; /* monotonic, under capture_lock */
+	pthread_mutex_t capture_lock;
+	struct http_opts hopts;
+	const char *user;
+	bool probe;
+	struct probe_responder *responder;
+	struct probe_serve ps;
+	/* from the command line */
+	const char *listen_addr, *web_file;
+	struct http_route routes[8];
+	bool daemon_up;
+};
+
+/* How long NFD keeps the labels without a rewrite: several slow polls, at least 5 min. */
+static int64_t nfd_ttl_ns(const struct serve *s)
+{
+	int64_t t = 4 * s->d.cfg->config_interval_ns;
+
+	return t > 300000000000LL ? t : 300000000000LL;
+}
+
+/* A daemon hook after the rules' own: the feature file of this poll's results. */
+static void nfd_after_poll(void *arg, struct node_model *m, unsigned what)
+{
+	struct serve *s = arg;
+	int64_t now = real_ns(), ttl = nfd_ttl_ns(s);
+	struct strbuf body = { 0 };
+	int r;
+
+	(void)what;
+	if (!s->rules.e)
+		return;
+	nfd_render(&body, s->rules.e, m, 0);
+	if (!body.oom && s->nfd_written_ns && now - s->nfd_written_ns < ttl / 2 &&
+	    s->nfd_body.len == body.len && !memcmp(s->nfd_body.buf, body.buf, body.len)) {
+		sb_free(&body);
+		return;
+	}
+	sb_free(&s->nfd_body);
+	s->nfd_body = body;
+	sb_reset(&s->nfd_file);
+	nfd_render(&s->nfd_file, s->rules.e, m, (now + ttl) / 1000000000LL);
+	r = s->nfd_file.oom ? -ENOMEM : nfd_write_file(s->nfd_path, &s->nfd_file);
+	if (r) {
+		rw_log_once(LOG_LVL_ERROR, "nfd", "--nfd.feature-file: %s: %s (said once)",
+			    s->nfd_path, strerror(-r));
+		return;
+	}
+	rw_log_once_reset("nfd");
+	s->nfd_written_ns = now;
+}
+
+static int render_state(void *arg, struct strbuf *out)
+{
+	struct serve *s = arg;
+	/* the probe QPs other nodes send to, beside the model (docs/snapshot.md) */
+	struct json_t *probe = s->responder ? probe_responder_json(s->responder) : NULL;
+	int r;
+
+	pthread_mutex_lock(&s->d.lock);
+	r = snapshot_write_with(out, &s->d.m, 1, "probe", probe);
+	pthread_mutex_unlock(&s->d.lock);
+	return r ? 500 : 200;
+}
+
+/* GET /api/v1/probe: where `rocewatch probe` on another node sends its probes. */
+static int render_probe(void *arg, struct strbuf *out)
+{
+	struct serve *s = arg;
+
+	if (!s->responder) {
+		sb_puts(out, "{\"error\":\"the probe responder is off: start serve with "
+			     "--probe\"}\n");
+		return 404;
+	}
+	return probe_responder_render(s->responder, out);
+}
+
+/* POST /api/v1/capture: cut a capture file around now (see recorder.h). */
+static int render_capture(void *arg, struct strbuf *out)
+{
+	struct serve *s = arg;
+	char file[4096];
+	int64_t now;
+	int r;
+
+	if (!s->capture_api) {
+		sb_puts(out, "{\"error\":\"the capture API is off: start serve with "
+			     "--web.enable-capture-api\"}\n");
+		return 403;
+	}
+	if (!s->rec) {
+		sb_puts(out, "{\"error\":\"recording is off: start serve with --record DIR\"}\n");
+		return 409;
+	}
+	/* Whoever can reach the port can ask: each ask costs a file, so they are spaced. */
+	pthread_mutex_lock(&s->capture_lock);
+	now = mono_ns();
+	if (s->last_api_capture_ns && now - s->last_api_capture_ns < s->capture_min_interval_ns) {
+		pthread_mutex_unlock(&s->capture_lock);
+		sb_printf(out,
+			  "{\"error\":\"too many captures: at most one every %.3g s "
+			  "(--record.capture-min-interval)\"}\n",
+			  (double)s->capture_min_interval_ns / 1e9);
+		return 429;
+	}
+	s->last_api_capture_ns = now;
+	pthread_mutex_unlock(&s->capture_lock);
+	r = recorder_capture(s->rec, "api", file, sizeof(file));
+	if (r) {
+		sb_puts(out, "{\"error\":\"out of memory\"}\n");
+		return 500;
+	}
+	sb_puts(out, "{\"status\":\"accepted\",\"file\":\"");
+	sb_label_escape(out, file); /* escapes \\ \" and newline, as JSON wants */
+	sb_printf(out, "\",\"written_after_seconds\":%.3f}\n",
+		  (double)s->rec_opts.capture_after_ns / 1e9);
+	return 202;
+}
+
+static int render_healthz(void *arg, struct strbuf *out)
+{
+	struct serve *s = arg;
+	int64_t last = __atomic_load_n(&s->d.stats.last_poll_ns, __ATOMIC_RELAXED);
+	int64_t age = real_ns() - last;
+
+	/* Stalled: no poll finished for three fast intervals. */
+	if (!last || age > 3 * s->d.cfg->interval_ns) {
+		sb_printf(out, "stalled: last poll %.1f s ago\n", last ? (double)age / 1e9 : -1.0);
+		return 503;
+	}
+	sb_puts(out, "ok\n");
+	return 200;
+}
+
+/* /metrics, on demand: rendered at the first scrape after a poll, then shared. */
+static int render_metrics(void *arg, struct strbuf *out)
+{
+	struct serve *s = arg;
+	int r;
+
+	pthread_mutex_lock(&s->d.lock);
+	if (!s->d.stats.fast_polls) {
+		pthread_mutex_unlock(&s->d.lock);
+		sb_puts(out, "no data yet: the first poll has not finished\n");
+		return 503;
+	}
+	r = daemon_render_metrics(&s->d, &s->pr, out);
+	pthread_mutex_unlock(&s->d.lock);
+	if (r) {
+		rw_log_once(LOG_LVL_ERROR, "render-metrics",
+			    "cannot render /metrics: out of memory");
+		return 500;
+	}
+	rw_log_once_reset("render-metrics");
+	return 200;
+}
+
+/* After a poll: what the documents show is stale now. */
+static void publish(struct serve *s)
+{
+	http_invalidate(s->http, DOC_METRICS);
+	http_invalidate(s->http, DOC_STATE);
+	http_invalidate(s->http, DOC_CHECKS);
+	http_invalidate(s->http, DOC_ALERTS);
+	http_invalidate(s->http, DOC_STATUS);
+}
+
+/* Wait until deadline (monotonic ns) for a notification or a signal. */
+static bool wait_events(struct serve *s, int64_t deadline)
+{
+	struct pollfd pfd[RW_MAX_COLLECTORS];
+	int fds[RW_MAX_COLLECTORS], idx[RW_MAX_COLLECTORS];
+	int n = daemon_event_fds(&s->d, fds, idx, RW_MAX_COLLECTORS);
+	bool dirty = false;
+
+	for (int i = 0; i < n; i++)
+		pfd[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+	while (!rw_sig_stop) {
+		int64_t now = mono_ns(), left = deadline - now;
+		int r;
+
+		if (left <= 0)
+			break;
+		r = poll(pfd, (nfds_t)n, (int)((left + 999999) / 1000000));
+		if (r < 0 && errno != EINTR)
+			break;
+		for (int i = 0; r > 0 && i < n; i++)
+			if (pfd[i].revents & POLLIN)
+				dirty |= daemon_event(&s->d, idx[i]);
+		if (dirty)
+			break; /* configuration changed: poll now, not at the next tick */
+	}
+	return dirty;
+}
+
+/* --web.listen-address: a malformed address is bad usage (2); one that cannot be bound, 1 */
+static int opt_listen(void *base, const char *name, const char *arg)
+{
+	struct serve *s = base;
+	char host[256];
+	int port;
+
+	(void)name;
+	if (http_parse_listen(arg, host, sizeof(host), &port)) {
+		fprintf(stderr, "rocewatch serve: --web.listen-address: '%s' is not [HOST]:PORT\n",
+			arg);
+		return -EINVAL;
+	}
+	s->listen_addr = arg;
+	return 0;
+}
+
+static int opt_telemetry_path(void *base, const char *name, const char *arg)
+{
+	struct serve *s = base;
+
+	(void)name;
+	if (arg[0] != '/' || strspn(arg, "/") == strlen(arg) || strpbrk(arg, "?# ")) {
+		fprintf(stderr,
+			"rocewatch serve: --web.telemetry-path: '%s' is not a path other than / "
+			"(e.g. /metrics)\n",
+			arg);
+		return -EINVAL;
+	}
+	s->telemetry_path = arg;
+	return 0;
+}
+
+static int opt_rec_ethtool(void *base, const char *name, const char *arg)
+{
+	struct serve *s = base;
+
+	(void)name;
+	if (s->has_rec_ethtool)
+		regfree(&s->rec_ethtool);
+	s->has_rec_ethtool = false;
+	if (config_regex(&s->rec_ethtool, "--record.ethtool-include", arg))
+		return -EINVAL;
+	s->has_rec_ethtool = true;
+	return 0;
+}
+
+#define SERVE_AT(member) CLI_AT(struct serve, member)
+#define REC_DURATION(n, member, text)                              \
+	{                                                          \
+		.name = n, .kind = CLI_DURATION, SERVE_AT(member), \
+		.bad = "a duration (e.g. 24h, 5m)", .usage = text  \
+	}
+static const struct cli_opt serve_opts[] = {
+	{ .name = "web.listen-address",
+	  .kind = CLI_CALL,
+	  .fn = opt_listen,
+	  .usage = "  --web.listen-address [HOST]:PORT   where to listen (default :9479, every\n"
+		   "                             address)\n" },
+	{ .name = "web.telemetry-path",
+	  .kind = CLI_CALL,
+	  .fn = opt_telemetry_path,
+	  .usage =
+	      "  --web.telemetry-path PATH  where the metrics are served (default /metrics)\n" },
+	{ .name = "web.config.file",
+	  .kind = CLI_STRING,
+	  SERVE_AT(web_file),
+	  .usage =
+	      "  --web.config.file FILE     TLS, client certificates, basic auth, headers and a\n"
+	      "                             rate limit, in the Prometheus exporter-toolkit\n"
+	      "                             format (docs/web-config.md)\n" },
+	{ .name = "web.enable-capture-api",
+	  .kind = CLI_FLAG,
+	  SERVE_AT(capture_api),
+	  .usage = "  --web.enable-capture-api   allow POST /api/v1/capture (off: 403)\n" },
+	{ .name = "web.read-timeout",
+	  .kind = CLI_DURATION,
+	  SERVE_AT(hopts.read_timeout_ns),
+	  .min = 100000000LL,
+	  .max = 3600000000000LL,
+	  .bad = "a duration from 100ms to 1h",
+	  .usage =
+	      "  --web.read-timeout DURATION   a request must arrive whole within this (10s)\n" },
+	{ .name = "web.max-connections",
+	  .kind = CLI_COUNT,
+	  SERVE_AT(hopts.max_connections),
+	  .min = 4,
+	  .max = 65536,
+	  .bad = "a number from 4 to 65536",
+	  .usage =
+	      "  --web.max-connections N    connections at once (512; a quarter per address)\n" },
+	{ .name = "user",
+	  .kind = CLI_STRING,
+	  SERVE_AT(user),
+	  .usage =
+	      "  --user NAME                run as this user after setup (started as root)\n" },
+	{ .name = "interval",
+	  .kind = CLI_DURATION,
+	  SERVE_AT(cfg.interval_ns),
+	  .min = 1,
+	  .floor = 100000000LL,
+	  .floor_text = "100ms",
+	  .bad = "a duration (e.g. 1s, 500ms)",
+	  .usage =
+	      "  --interval DURATION        fast loop: counters (default 1s, at least 100ms)\n" },
+	{ .name = "config-interval",
+	  .kind = CLI_DURATION,
+	  SERVE_AT(cfg.config_interval_ns),
+	  .min = 1,
+	  .bad = "a duration (e.g. 1s, 500ms)",
+	  .usage = "  --config-interval DURATION slow loop: configuration (default 15s)\n" },
+	{ .name = "record",
+	  .kind = CLI_STRING,
+	  SERVE_AT(rec_opts.dir),
+	  .usage = "  --record DIR               flight recorder: keep changed counters and every\n"
+		   "                             configuration change in DIR/rocewatch.db\n" },
+	REC_DURATION("record.retention", rec_opts.retention_ns,
+		     "  --record.retention DURATION   keep this much history (default 24h)\n"),
+	{ .name = "record.max-size",
+	  .kind = CLI_SIZE,
+	  SERVE_AT(rec_opts.max_size),
+	  .min = REC_MIN_MAX_SIZE,
+	  .bad = "a size of at least 256KiB (e.g. 256MiB, 1G)",
+	  .usage =
+	      "  --record.max-size BYTES    keep the database under this size (default 256MiB)\n" },
+	REC_DURATION(
+	    "record.capture-before", rec_opts.capture_before_ns,
+	    "  --record.capture-before DURATION / --record.capture-after DURATION\n"
+	    "                             window of a capture around its trigger (5m / 1m)\n"),
+	REC_DURATION("record.capture-after", rec_opts.capture_after_ns, NULL),
+	REC_DURATION(
+	    "record.capture-retention", rec_opts.capture_retention_ns,
+	    "  --record.capture-retention DURATION / --record.capture-max-size BYTES\n"
+	    "                             delete capture files older than this / the oldest\n"
+	    "                             while they take more than this (7d / 256MiB)\n"),
+	{ .name = "record.capture-max-size",
+	  .kind = CLI_SIZE,
+	  SERVE_AT(rec_opts.capture_max_size),
+	  .bad = "a size (e.g. 256MiB, 1G; 0 for no bound)" },
+	REC_DURATION(
+	    "record.capture-min-interval", capture_min_interval_ns,
+	    "  --record.capture-min-interval DURATION  POST /api/v1/capture at most once per\n"
+	    "                             this (1m; 429 in between)\n"),
+	{ .name = "record.ethtool-include",
+	  .kind = CLI_CALL,
+	  .fn = opt_rec_ethtool,
+	  .usage =
+	      "  --record.ethtool-include REGEX   also record these driver stats (default: the\n"
+	      "                             --collector.ethtool.include ones)\n" },
+	{ .name = "nfd.feature-file",
+	  .kind = CLI_STRING,
+	  SERVE_AT(nfd_path),
+	  .usage =
+	      "  --nfd.feature-file PATH    keep a Node Feature Discovery feature file there\n"
+	      "                             (roce-ready, status, ...; see check --format nfd)\n" },
+	{ .name = "probe",
+	  .kind = CLI_FLAG,
+	  SERVE_AT(probe),
+	  .usage =
+	      "  --probe                    answer RDMA probes (`rocewatch probe`) on a UD QP\n"
+	      "                             of every RoCE port; its QPN and GID at\n"
+	      "                             /api/v1/probe (off by default)\n" },
+	{ 0 },
+};
+
+static const struct cli_opt serve_version_opt[] = {
+	{ .name = "version",
+	  .kind = CLI_VERSION,
+	  .usage = "  --version                  print the version and exit\n" },
+	{ 0 },
+};
+#undef REC_DURATION
+#undef SERVE_AT
+
+const struct cli_cmd serve_cli = {
+	.name = "serve",
+	.head = "Usage: rocewatch serve [OPTIONS]\n\n"
+		"Run the exporter.  Counters are polled in the background every --interval and\n"
+		"configuration every --config-interval (and at once on link notifications);\n"
+		"/metrics serves the values of the last poll.\n\n"
+		"Options:\n",
+	.tail = "\nSignals: SIGTERM/SIGINT stop; SIGHUP reloads rule files; SIGUSR1 writes a\n"
+		"capture of the recording (with --record).\n"
+		"Exit status: 0 stopped by a signal, 1 could not start (a collector asked for by\n"
+		"name, the recording, the listen address taken), 2 bad usage.\n"
+		"Endpoints: / (status page: the verdict, what fails and how to fix it, alerts,\n"
+		"the last minutes of pause/retry/CNP/discard rates per RDMA port), /metrics,\n"
+		"/healthz, /api/v1/state (snapshot JSON),\n"
+		"/api/v1/checks (rule results JSON, see docs/rules.md), /api/v1/alerts,\n"
+		"/api/v1/probe (the probe QPs, with --probe).\n",
+	.collectors = true,
+	.tables = { serve_opts, probe_serve_opts, serve_version_opt, rules_serve_opts,
+		    alerts_serve_opts, cli_common_opts },
+};
+
+/* Defaults, before the command line: 0, or -ENOMEM. */
+static int serve_init(struct serve *s)
+{
+	config_defaults(&s->cfg);
+	alerts_serve_init(&s->alerts);
+	probe_serve_init(&s->ps);
+	s->rec_opts = (struct recorder_opts){
+		.retention_ns = REC_DEFAULT_RETENTION_NS,
+		.max_size = REC_DEFAULT_MAX_SIZE,
+		.capture_before_ns = REC_DEFAULT_CAPTURE_BEFORE_NS,
+		.capture_after_ns = REC_DEFAULT_CAPTURE_AFTER_NS,
+		.capture_retention_ns = REC_DEFAULT_CAPTURE_RETENTION_NS,
+		.capture_max_size = REC_DEFAULT_CAPTURE_MAX_SIZE,
+	};
+	s->capture_min_interval_ns = 60LL * 1000000000LL;
+	s->listen_addr = ":9479";
+	s->telemetry_path = "/metrics";
+	pthread_mutex_init(&s->capture_lock, NULL);
+	return 0;
+}
+
+/* The endpoints; /metrics at --web.telemetry-path. */
+static void serve_routes(struct serve *s)
+{
+	const struct http_route routes[] = {
+		{ "/", HTTP_GET, "text/html; charset=utf-8", DOC_STATUS, status_serve_render,
+		  &s->status },
+		{ "/metrics", HTTP_GET, "text/plain; version=0.0.4; charset=utf-8", DOC_METRICS,
+		  render_metrics, s },
+		{ "/healthz", HTTP_GET, "text/plain; charset=utf-8", -1, render_healthz, s },
+		{ "/api/v1/state", HTTP_GET, "application/json", DOC_STATE, render_state, s },
+		{ "/api/v1/checks", HTTP_GET, "application/json", DOC_CHECKS,
+		  rules_serve_render_checks, &s->rules },
+		{ "/api/v1/alerts", HTTP_GET, "application/json", DOC_ALERTS,
+		  alerts_serve_render_json, &s->alerts },
+		{ "/api/v1/capture", HTTP_POST, "application/json", -1, render_capture, s },
+		{ "/api/v1/probe", HTTP_GET, "application/json", -1, render_probe, s },
+	};
+
+	_Static_assert(sizeof(routes) == sizeof(s->routes), "serve: routes[] size");
+	memcpy(s->routes, routes, sizeof(routes));
+}
+
+/* What the flags say together, and the web config: 0 or -EINVAL (printed; bad usage). */
+static int serve_validate(struct serve *s)
+{
+	char err[512] = "";
+
+	if (s->ps.peers.n && !s->probe) {
+		fprintf(stderr, "rocewatch serve: --probe.peers needs --probe (the probes leave "
+				"from the responder's QP)\n");
+		return -EINVAL;
+	}
+	if (s->cfg.config_interval_ns < s->cfg.interval_ns)
+		s->cfg.config_interval_ns = s->cfg.interval_ns;
+	for (size_t i = 0; i < ARRAY_SIZE(s->routes); i++) {
+		if (i != 1 && !strcmp(s->routes[i].path, s->telemetry_path)) {
+			fprintf(
+			    stderr,
+			    "rocewatch serve: --web.telemetry-path: %s is already an endpoint\n",
+			    s->telemetry_path);
+			return -EINVAL;
+		}
+	}
+	s->routes[1].path = s->telemetry_path; /* the /metrics entry */
+	s->hopts.listen_addr = s->listen_addr;
+	/* Before anything starts: a bad web config must not leave a server half up. */
+	if (!s->web_file)
+		return 0;
+	if (web_config_load(&s->web, s->web_file, err, sizeof(err))) {
+		fprintf(stderr, "rocewatch serve: --web.config.file: %s\n", err);
+		web_config_free(&s->web);
+		return -EINVAL;
+	}
+	s->has_web = true;
+	s->hopts.web = &s->web;
+	/*
+	 * As in exporter-toolkit, a file that sets neither TLS nor users is valid
+	 * (Go logs "TLS is disabled" at info).  But asking for a web config and
+	 * getting plain HTTP open to anyone is what an empty template, a comment
+	 * left in, or a bare tls_server_config: gives: say so, loudly.
+	 */
+	if (!s->web.tls && !web_config_auth(&s->web))
+		log_warn("--web.config.file %s sets neither TLS (tls_server_config with "
+			 "cert_file and key_file) nor basic_auth_users: serving plain HTTP "
+			 "with no authentication",
+			 s->web_file);
+	/* The certificate, key and CA too: a bad file is a bad configuration. */
+	if (s->web.tls) {
+		struct web_tls *t;
+
+		if (web_tls_new(&t, &s->web, err, sizeof(err))) {
+			fprintf(stderr, "rocewatch serve: --web.config.file: %s\n", err);
+			return -EINVAL;
+		}
+		web_tls_free(t);
+	}
+	return 0;
+}
+
+/* The recorder and its two hooks, after the rules' hook: 0 or -errno (printed). */
+static int serve_start_recorder(struct serve *s)
+{
+	char err[512] = "";
+	int r;
+
+	s->rec_opts.interval_ns = s->cfg.interval_ns;
+	s->rr.rs = &s->rules;
+	s->rec_opts.rule_results = recorder_rules_results;
+	s->rec_opts.rule_results_arg = &s->rr;
+	s->rec_opts.ethtool_include = s->has_rec_ethtool	   ? &s->rec_ethtool
+				      : s->cfg.has_ethtool_include ? &s->cfg.ethtool_include
+								   : NULL;
+	r = recorder_open(&s->rec, &s->rec_opts, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "rocewatch serve: %s\n", err);
+		return r;
+	}
+	s->rr.rec = s->rec;
+	/* after the rules' hook, before the recorder's: outcome changes join this poll */
+	r = daemon_add_hook(&s->d, &(struct daemon_hook){ .name = "recorder-rules",
+							  .after_poll = recorder_rules_after_poll,
+							  .arg = &s->rr });
+	if (!r)
+		r = daemon_add_hook(&s->d, &(struct daemon_hook){ .name = "recorder",
+								  .after_poll = recorder_after_poll,
+								  .render = recorder_render,
+								  .arg = s->rec });
+	if (r)
+		fprintf(stderr, "rocewatch serve: recorder: %s\n", strerror(-r));
+	return r;
+}
+
+/* The probe responder and, with peers, the probes to them: 0 or -errno (printed). */
+static int serve_start_probe(struct serve *s)
+{
+	char err[512] = "";
+	int r, dscp;
+
+	if (s->responder && s->ps.peers.n) {
+		/* the traffic class the jobs use: the profiles' roce_dscp */
+		r = probe_profile_dscp(s->rules.e, &dscp, NULL);
+		if (r || (r = probe_serve_setup(&s->ps, s->responder, dscp))) {
+			fprintf(stderr, "rocewatch serve: --probe.peers: %s\n",
+				r == -ENOENT ? "the profiles have no roce_dscp parameter"
+					     : strerror(-r));
+			return r;
+		}
+	}
+	if (s->responder && probe_responder_run(s->responder, err, sizeof(err))) {
+		fprintf(stderr, "rocewatch serve: --probe: %s\n", err);
+		return -EIO;
+	}
+	return probe_serve_start(&s->ps, &s->d) ? -EIO : 0;
+}
+
+static int stage_rules(struct serve *s)
+{
+	return rules_serve_start(&s->rules, &s->d) ? -EIO : 0;
+}
+
+/* A SIGHUP reload in flight takes the daemon's lock: join it before the daemon goes. */
+static void stop_rules(struct serve *s)
+{
+	rules_serve_stop(&s->rules);
+}
+
+/* After the rules' hook: this poll's results. */
+static int stage_nfd(struct serve *s)
+{
+	int r;
+
+	if (!s->nfd_path)
+		return 0;
+	r = daemon_add_hook(
+	    &s->d, &(struct daemon_hook){ .name = "nfd", .after_poll = nfd_after_poll, .arg = s });
+	if (r)
+		fprintf(stderr, "rocewatch serve: --nfd.feature-file: %s\n", strerror(-r));
+	return r;
+}
+
+static int stage_recorder(struct serve *s)
+{
+	return s->rec_opts.dir ? serve_start_recorder(s) : 0;
+}
+
+static void stop_recorder(struct serve *s)
+{
+	recorder_close(s->rec); /* after HTTP (POST /api/v1/capture uses it), before the model */
+	s->rec = NULL;
+	recorder_rules_fini(&s->rr);
+}
+
+/* Before the server answers: GET / reads what it sets up. */
+static int stage_status(struct serve *s)
+{
+	return status_serve_start(&s->status, &s->d, &s->rules, &s->alerts, s->telemetry_path)
+		   ? -EIO
+		   : 0;
+}
+
+static void stop_probe(struct serve *s)
+{
+	probe_serve_fini(&s->ps); /* its thread hands the responder peer info */
+	s->ps.r = NULL;
+	probe_responder_stop(s->responder); /* after HTTP: /api/v1/probe reads it */
+	s->responder = NULL;
+}
+
+static int stage_alerts(struct serve *s)
+{
+	return alerts_serve_start(&s->alerts, &s->d, &s->rules, s->rec, http_port(s->http)) ? -EIO
+											    : 0;
+}
+
+static void stop_alerts(struct serve *s)
+{
+	alerts_serve_fini(&s->alerts); /* the pusher thread; no poll runs any more */
+}
+
+/* Last: from here on requests are answered, and every document has its source. */
+static int stage_http(struct serve *s)
+{
+	char err[512] = "";
+	int r = http_run(s->http, err, sizeof(err));
+
+	if (r)
+		fprintf(stderr, "rocewatch serve: %s\n", err);
+	return r;
+}
+
+static void stop_http(struct serve *s)
+{
+	http_stop(s->http);
+	s->http = NULL;
+}
+
+/*
+ * serve's pipeline, in order.  Each stage starts after the one above it, and
+ * the daemon hooks it adds run after every poll in this order: the rules
+ * first, then what reads their results (the NFD file, the recorder, the
+ * status page, the alerts).  The hook array is sized from .hooks, so a stage
+ * that adds more than it declares fails at start-up, loudly.  Teardown is the
+ * table read backwards: the server stops answering first.
+ */
+struct serve_stage {
+	const char *name;
+	int hooks;		       /* at most this many daemon hooks */
+	int (*start)(struct serve *s); /* 0 or -errno, said on stderr */
+	void (*stop)(struct serve *s); /* NULL-safe, also when start failed or never ran */
+};
+
+static const struct serve_stage serve_pipeline[] = {
+	{ "rules", 1, stage_rules, stop_rules },
+	{ "nfd", 1, stage_nfd, NULL },
+	{ "recorder", 2, stage_recorder, stop_recorder },
+	{ "status", 1, stage_status, NULL }, /* its fini after the daemon's: serve_teardown() */
+	{ "probe", 1, serve_start_probe, stop_probe },
+	{ "alerts", 1, stage_alerts, stop_alerts },
+	{ "http", 0, stage_http, stop_http },
+};
+
+static int pipeline_hooks(void)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(serve_pipeline); i++)
+		n += serve_pipeline[i].hooks;
+	return n;
+}
+
+/* Everything before the loop, in the order it must happen: 0 or -errno (printed). */
+static int serve_setup(struct serve *s)
+{
+	struct priv_needs pn;
+	char err[512] = "", caps[128];
+	int r;
+
+	r = daemon_init(&s->d, &s->cfg, err, sizeof(err));
+	s->daemon_up = true;
+	if (!r)
+		r = daemon_start(&s->d, err, sizeof(err));
+	if (!r && (r = daemon_reserve_hooks(&s->d, pipeline_hooks())))
+		snprintf(err, sizeof(err), "out of memory");
+	if (r) {
+		fprintf(stderr, "rocewatch serve: %s\n", err[0] ? err : strerror(-r));
+		return r;
+	}
+	s->d.live_time = true;
+	/* As root still: the port may be privileged, the key file root's own. */
+	r = http_start(&s->http, &s->hopts, s->routes, ARRAY_SIZE(s->routes), err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "rocewatch serve: %s\n", err);
+		return r;
+	}
+	/* No RDMA port to answer on is a start-up error, said before anything runs. */
+	if (s->probe) {
+		r = probe_responder_open(&s->responder, err, sizeof(err));
+		if (r) {
+			fprintf(stderr, "rocewatch serve: --probe: %s\n", err);
+			return r;
+		}
+	}
+	/* Setup is done and no thread exists yet: keep what the collectors still use. */
+	priv_needs_of(&pn, &s->cfg, s->d.c_ready, s->user);
+	r = priv_drop(&pn, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "rocewatch serve: %s\n", err);
+		return r;
+	}
+	priv_describe(&pn, caps, sizeof(caps));
+	for (size_t i = 0; i < ARRAY_SIZE(serve_pipeline); i++)
+		if ((r = serve_pipeline[i].start(s)))
+			return r;
+	daemon_install_signals();
+	log_info("listening on %s (port %d, %s%s), polling every %.3f s, configuration every "
+		 "%.3f s; capabilities kept: %s",
+		 s->listen_addr, http_port(s->http), http_tls(s->http) ? "https" : "http",
+		 web_config_auth(s->has_web ? &s->web : NULL) ? ", basic auth" : "",
+		 (double)s->cfg.interval_ns / 1e9, (double)s->cfg.config_interval_ns / 1e9, caps);
+	return 0;
+}
+
+/* What a signal asks for between polls. */
+static void serve_signals(struct serve *s)
+{
+	if (rw_sig_usr1) {
+		rw_sig_usr1 = 0;
+		if (s->rec)
+			recorder_capture(s->rec, "sigusr1", NULL, 0);
+		else
+			log_warn("SIGUSR1: no capture without --record DIR");
+	}
+	if (rw_sig_hup) {
+		/* parsed on its own thread: the next poll is not delayed by it */
+		rw_sig_hup = 0;
+		rules_serve_reload(&s->rules);
+	}
+}
+
+/* The two loops, until SIGTERM/SIGINT. */
+static void serve_run(struct serve *s)
+{
+	int64_t next_fast = mono_ns(), next_slow = next_fast;
+	bool dirty = true, early = false;
+
+	while (!rw_sig_stop) {
+		int64_t now = mono_ns();
+		unsigned what = COLLECT_FAST;
+
+		pthread_mutex_lock(&s->d.lock); /* a scrape renders the stats meanwhile */
+		s->d.stats.lag_seconds = now > next_fast ? (double)(now - next_fast) / 1e9 : 0;
+		pthread_mutex_unlock(&s->d.lock);
+		if (dirty || now >= next_slow) {
+			what |= COLLECT_SLOW;
+			next_slow = now + s->cfg.config_interval_ns;
+		}
+		daemon_collect(&s->d, what);
+		publish(s);
+		/*
+		 * A burst of connections (a thread each) leaves freed memory in the
+		 * allocator, resident for good: give it back on configuration polls.
+		 */
+		if (what & COLLECT_SLOW)
+			malloc_trim(0);
+		serve_signals(s);
+		/*
+		 * Only a poll on the tick moves the tick: an early one (a notification) must not,
+		 * or a burst of link events would push the next counter poll out by an interval
+		 * per event and /healthz would call us stalled.
+		 */
+		if (!early)
+			next_fast += s->cfg.interval_ns;
+		now = mono_ns();
+		if (next_fast <= now) {
+			/* Overran: skip the missed ticks rather than bursting to catch up. */
+			pthread_mutex_lock(&s->d.lock);
+			s->d.stats.overruns++;
+			pthread_mutex_unlock(&s->d.lock);
+			next_fast = now + s->cfg.interval_ns;
+		}
+		dirty = early = wait_events(s, next_fast);
+	}
+	log_info("stopping");
+}
+
+/* Undo serve_setup(): the pipeline backwards, then the model and what reads it. */
+static void serve_teardown(struct serve *s)
+{
+	for (size_t i = ARRAY_SIZE(serve_pipeline); i-- > 0;)
+		if (serve_pipeline[i].stop)
+			serve_pipeline[i].stop(s);
+	stop_http(s);  /* when setup failed before the pipeline */
+	stop_probe(s); /* likewise: the responder is opened before it */
+	if (s->daemon_up)
+		daemon_fini(&s->d);
+	status_serve_fini(&s->status); /* after the daemon: its hook feeds the history */
+	prom_renderer_free(&s->pr);
+	sb_free(&s->nfd_body);
+	sb_free(&s->nfd_file);
+}
+
+/* What parsing and validation hold. */
+static void serve_free(struct serve *s)
+{
+	probe_serve_fini(&s->ps);    /* a no-op after teardown; the peer list when not */
+	rules_serve_fini(&s->rules); /* after the daemon: its hook points here */
+	if (s->has_rec_ethtool)
+		regfree(&s->rec_ethtool);
+	if (s->has_web)
+		web_config_free(&s->web); /* after the server: it reads it */
+	config_free(&s->cfg);
+	pthread_mutex_destroy(&s->capture_lock);
+	free(s);
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	struct serve *s = calloc(1, sizeof(*s));
+	int rc = 2, r, first;
+
+	/*
+	 * HTTP serves a thread per connection, and glibc gives threads arenas of
+	 * their own (up to 8 a core), each keeping what it once held: two arenas
+	 * are plenty for a poll loop and a few scrapes.
+	 */
+	mallopt(M_ARENA_MAX, 2);
+	if (!s) {
+		fprintf(stderr, "rocewatch serve: out of memory\n");
+		return 1;
+	}
+	serve_init(s);
+	serve_routes(s);
+	r = cli_parse(&serve_cli, (void *const[]){ s, &s->ps, s, &s->rules, &s->alerts, &s->cfg },
+		      argc, argv, &first);
+	if (r == 1)
+		rc = 0;
+	if (r)
+		goto out;
+	if (first < argc) {
+		fprintf(stderr, "rocewatch serve: unexpected argument '%s'\n", argv[first]);
+		goto out;
+	}
+	if (serve_validate(s))
+		goto out;
+	rc = 1;
+	if (!serve_setup(s)) {
+		serve_run(s);
+		rc = 0;
+	}
+	serve_teardown(s);
+out:
+	serve_free(s);
+	return rc;
+}
