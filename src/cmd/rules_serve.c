@@ -196,6 +196,9 @@ void rules_serve_reload(struct rules_serve *rs)
 
 void rules_serve_stop(struct rules_serve *rs)
 {
+	/* never started (serve stopped before its pipeline): no lock, no thread */
+	if (!rs->d)
+		return;
 	pthread_mutex_lock(&rs->rl_lock);
 	rs->rl_again = false;
 	pthread_mutex_unlock(&rs->rl_lock);
