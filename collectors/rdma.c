@@ -243,6 +243,24 @@ static void fill_port(struct collector_ctx *cc, struct rdma_priv *rp, struct nod
 			 fp->port);
 		rdma_cdir_scan(&pp->pe, path, "counters_ext");
 	}
+
+	/* optional counters: only RDMA netlink tells them (no sysfs file says enabled) */
+	if (fp->nl && rp->nl.nl) {
+		struct rdma_optional opt;
+		char err[160] = "";
+
+		r = rdma_nl_optional(rp, o, fp->dev_index, &opt, err, sizeof(err));
+		if (r == -EINVAL) /* a kernel without STAT_GET_STATUS, or a port without stats */
+			r = -EOPNOTSUPP;
+		/* before 5.16 the command does not exist: EOPNOTSUPP, absent "unsupported" */
+		if (r && absent_from_errno(r) != ABS_UNSUPPORTED)
+			rw_log_once(LOG_LVL_INFO, "rdma:optional",
+				    "rdma: %s/%u: optional counters: %s", o->name, o->port,
+				    err[0] ? err : strerror(-r));
+		rdma_fill_optional(o, &opt, r);
+	} else {
+		rdma_fill_optional(o, NULL, -EOPNOTSUPP);
+	}
 }
 
 static int collect_slow(struct collector_ctx *cc, struct rdma_priv *rp, struct node_model *m)

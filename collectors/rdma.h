@@ -153,6 +153,23 @@ int rdma_nl_enumerate(struct rdma_priv *rp, struct found *f, char *err, size_t e
 int rdma_nl_hw_counters(struct rdma_priv *rp, struct object *o, uint32_t dev_index, char *err,
 			size_t errlen);
 
+/* Optional counters of a port (kernel >= 5.16): off after every driver load. */
+struct rdma_optional {
+	unsigned int supported, cc_disabled;
+	char enabled[RW_STR_MAX];	    /* names, comma separated */
+	char cc_disabled_names[RW_STR_MAX]; /* cc_* supported but off */
+};
+typedef int (*rdma_opt_cb)(void *arg, const char *name, bool enabled);
+/* Parse a RDMA_NLDEV_CMD_STAT_GET_STATUS reply: cb for each optional counter. */
+int rdma_nl_parse_optional(const struct nlmsghdr *nlh, rdma_opt_cb cb, void *arg, char *err,
+			   size_t errlen);
+/* The rdma_opt_cb that fills a struct rdma_optional. */
+int rdma_optional_add(void *arg, const char *name, bool enabled);
+int rdma_nl_optional(struct rdma_priv *rp, struct object *o, uint32_t dev_index,
+		     struct rdma_optional *opt, char *err, size_t errlen);
+/* The optional-counter fields from opt, or absent with err (-errno). */
+void rdma_fill_optional(struct object *o, const struct rdma_optional *opt, int err);
+
 /* ---- rdma_sysfs.c ---- */
 
 /* Port state names as the kernel's sysfs prints them ("ACTIVE", "LinkUp"). */
