@@ -33,11 +33,11 @@ static enum rules_status profile_status(const struct rules_engine *e,
 	for (size_t i = 0; i < n; i++) {
 		const struct rule_result *x = &res[i];
 
-		if (strcmp(x->rule->profile, pi->name) || x->rule->severity == SEV_INFO)
+		if (strcmp(x->rule->profile, pi->name) || rule_result_severity(x) == SEV_INFO)
 			continue;
 		any = true;
 		if (x->outcome == RULE_FAIL)
-			*(x->rule->severity == SEV_CRITICAL ? &crit : &warn) = true;
+			*(rule_result_severity(x) == SEV_CRITICAL ? &crit : &warn) = true;
 		else if (x->outcome == RULE_UNKNOWN)
 			unk = true;
 	}

@@ -401,7 +401,7 @@ static void doc_html(struct page *pg, const char *doc)
 static int rank(const struct rule_result *x)
 {
 	if (x->outcome == RULE_FAIL)
-		return (int)x->rule->severity; /* 0 critical, 1 warning, 2 info */
+		return (int)rule_result_severity(x); /* 0 critical, 1 warning, 2 info */
 	return x->outcome == RULE_UNKNOWN ? 3 : -1;
 }
 
@@ -420,12 +420,12 @@ static void problem(struct page *pg, size_t first, size_t end, int rk)
 		if (!x0) {
 			x0 = x;
 			sb_printf(pg->out, "<article class=\"problem %s\" data-rule=\"",
-				  rk == 3 ? "unknown" : rule_severity_name(x->rule->severity));
+				  rk == 3 ? "unknown" : rule_severity_name(rule_result_severity(x)));
 			esc(pg, x->rule->name);
 			sb_printf(pg->out, "\">\n<h3><span class=\"tag %s\">%s %s</span><code>",
-				  rk == 3 ? "unknown" : rule_severity_name(x->rule->severity),
+				  rk == 3 ? "unknown" : rule_severity_name(rule_result_severity(x)),
 				  rule_outcome_name(x->outcome),
-				  rule_severity_name(x->rule->severity));
+				  rule_severity_name(rule_result_severity(x)));
 			esc(pg, x->rule->name);
 			puts_(pg, "</code> <span class=\"prof\">");
 			esc(pg, x->rule->profile);
@@ -851,7 +851,7 @@ static void folded(struct page *pg, enum rule_outcome o, const char *id, const c
 		puts_(pg, "<tr><td><code>");
 		esc(pg, x->rule->name);
 		sb_printf(pg->out, "</code></td><td>%s</td><td>",
-			  rule_severity_name(x->rule->severity));
+			  rule_severity_name(rule_result_severity(x)));
 		esc(pg, label);
 		puts_(pg, "</td><td>");
 		esc(pg, o == RULE_SKIP ? x->reason : x->summary);
@@ -962,8 +962,8 @@ int status_page_render(struct strbuf *out, const struct status_page_input *in)
 		cnt[x->outcome]++;
 		nprob += rank(x) >= 0;
 		if (x->outcome == RULE_FAIL) {
-			crit += x->rule->severity == SEV_CRITICAL;
-			warn += x->rule->severity == SEV_WARNING;
+			crit += rule_result_severity(x) == SEV_CRITICAL;
+			warn += rule_result_severity(x) == SEV_WARNING;
 		}
 	}
 	head(&pg, st, cnt, crit, warn);

@@ -207,10 +207,10 @@ static void print_row(struct report *rp, const struct rule_result *x)
 
 	rule_name(rp, x, name, sizeof(name));
 	term_printf(t, "  ");
-	term_code(t, term_outcome_color(x->outcome, x->rule->severity));
+	term_code(t, term_outcome_color(x->outcome, rule_result_severity(x)));
 	term_printf(t, "%-7s", rule_outcome_name(x->outcome));
 	term_code(t, TERM_RESET);
-	term_printf(t, "  %-8s  %s", rule_severity_name(x->rule->severity), name);
+	term_printf(t, "  %-8s  %s", rule_severity_name(rule_result_severity(x)), name);
 	if (!text[0]) {
 		term_newline(t);
 	} else if (rp->table) {
@@ -255,7 +255,7 @@ static void print_row(struct report *rp, const struct rule_result *x)
 static int severity_rank(const struct rule_result *x)
 {
 	if (x->outcome == RULE_FAIL)
-		return (int)x->rule->severity; /* critical, warning, info */
+		return (int)rule_result_severity(x); /* critical, warning, info */
 	return x->outcome == RULE_UNKNOWN ? 3 : 4;
 }
 
@@ -447,8 +447,8 @@ static void print_text(const struct check_opts *o, const struct rules_engine *e,
 		cnt[x->outcome]++;
 		problems += is_problem(x);
 		if (x->outcome == RULE_FAIL)
-			crit += x->rule->severity == SEV_CRITICAL,
-			    warn += x->rule->severity == SEV_WARNING;
+			crit += rule_result_severity(x) == SEV_CRITICAL,
+			    warn += rule_result_severity(x) == SEV_WARNING;
 		rule_name(&rp, x, name, sizeof(name));
 		if (shown(&rp, x) && (int)strlen(name) > rp.wname)
 			rp.wname = (int)strlen(name);
