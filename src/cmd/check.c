@@ -250,6 +250,41 @@ static void print_row(struct report *rp, const struct rule_result *x)
 	term_wrap(t, ROW_NAME_COL, doc, true);
 	t->width = width;
 	term_code(t, TERM_RESET);
+	if (x->rule->action && x->outcome == RULE_FAIL) {
+		term_printf(t, "%*saction: %s", ROW_NAME_COL, "", rule_action_name(x->rule->action));
+		term_newline(t);
+	}
+}
+
+/*
+ * The health verdict, when a health rule (one with a class) is what fails:
+ * configuration-only reports keep their shape.
+ */
+static void print_verdict(struct report *rp)
+{
+	const struct rule_result *res;
+	size_t n = rules_results(rp->e, &res);
+	bool health = false, seen[RACT__COUNT] = { false };
+	struct term *t = &rp->t;
+	enum node_verdict v;
+	int k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (res[i].outcome != RULE_FAIL)
+			continue;
+		health |= res[i].rule->cls != RCLASS_NONE;
+		seen[res[i].rule->action] = true;
+	}
+	if (!health)
+		return;
+	v = rules_verdict(rp->e);
+	term_printf(t, "node verdict: %s%s", node_verdict_name(v),
+		    v == VERDICT_FATAL ? " (drain)" : "");
+	for (int a = 1; a < RACT__COUNT; a++)
+		if (seen[a])
+			term_printf(t, "%s%s", k++ ? ", " : "; do: ",
+				    rule_action_name((enum rule_action)a));
+	term_newline(t);
 }
 
 static int severity_rank(const struct rule_result *x)
@@ -319,6 +354,7 @@ static void section_head(struct report *rp, const struct check_history *h, unsig
 	term_printf(t, "%s", rules_status_name(st));
 	term_code(t, TERM_RESET);
 	term_newline(t);
+	print_verdict(rp);
 	sb_printf(&line, "profile%s ", np > 1 ? "s" : "");
 	for (size_t p = 0; p < np; p++) {
 		const struct rules_profile_info *pi = rules_profile(rp->e, p);

@@ -560,6 +560,7 @@ int cmd_serve(int argc, char **argv)
 			continue;
 		case OPT_RULES_PROFILE:
 		case OPT_RULES_PARAM:
+		case OPT_RULES_STATE_DIR:
 			if (rules_serve_option(&s->rules, opt, optarg))
 				goto free_opts;
 			continue;
