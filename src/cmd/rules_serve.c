@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 
 #include "cli.h"
@@ -146,8 +147,13 @@ int rules_serve_start(struct rules_serve *rs, struct daemon *d)
 		snprintf(rs->state_path, sizeof(rs->state_path), "%s/health.state", dir);
 	}
 	if (rs->state_path[0]) {
-		char msg[512];
+		char msg[512], dir[4096];
 
+		/* the unit's StateDirectory= exists; a --state-dir of one's own may not yet */
+		strlcpy0(dir, rs->state_path, sizeof(dir));
+		*strrchr(dir, '/') = '\0';
+		if (dir[0] && mkdir(dir, 0750) && errno != EEXIST)
+			log_warn("rules: --state-dir %s: %s", dir, strerror(errno));
 		read_boot_id(rs, d->cfg ? d->cfg->procfs_root : NULL);
 		if (rules_health_load(rs->e, rs->state_path, rs->boot_id, msg, sizeof(msg)))
 			log_warn("rules: health memory: %s", msg);
