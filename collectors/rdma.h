@@ -36,6 +36,7 @@
 
 struct rdma_priv {
 	struct rw_nl nl; /* nl.nl NULL: sysfs only */
+	const struct rw_config *cfg; /* --rdma-device-include/-exclude */
 	bool live;	 /* sysfs_root is this machine's /sys */
 	/* Roots leave room for a device, a port and a file in a PATH_MAX path. */
 	char ib[PATH_MAX - 1024];  /* <sysfs>/class/infiniband */
@@ -55,6 +56,9 @@ struct cdir {
 	size_t n;
 	dev_t dev; /* the directory the files were opened in */
 	ino_t ino;
+	/* the last read: errno of a file that failed as firmware-restricted functions do
+	 * (EIO, EPERM, EACCES, EOPNOTSUPP), 0 if none did */
+	int restricted_err;
 };
 
 /* Per port, on obj->cpriv[idx]; freed by the collector's obj_free. */
@@ -65,6 +69,8 @@ struct port_priv {
 	struct cdir hw;	    /* hw_counters/, when not over netlink */
 	struct cdir pc;	    /* counters/ */
 	struct cdir pe;	    /* counters_ext/ (mlx4), preferred over counters/ */
+	/* counter reads that fail as on a firmware-restricted PF: not again before retry_ns */
+	int64_t retry_ns, backoff_ns;
 };
 
 /* One RDMA_NLDEV_CMD_GET reply: a device. */

@@ -283,6 +283,15 @@ int rdma_nl_enumerate(struct rdma_priv *rp, struct found *f, char *err, size_t e
 
 	if (r)
 		return r;
+	/* an excluded device (a firmware-restricted PF) is not asked about its ports */
+	{
+		size_t k = 0;
+
+		for (size_t i = 0; i < f->nd; i++)
+			if (config_rdma_wanted(rp->cfg, f->d[i].name))
+				f->d[k++] = f->d[i];
+		f->nd = k;
+	}
 	for (size_t i = 0; i < f->nd; i++) {
 		size_t first = f->n;
 

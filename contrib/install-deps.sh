@@ -19,7 +19,8 @@ set -eu
 #          the host's binaries), librsvg2-bin (the SVG is rendered),
 #          prometheus-node-exporter (bench-quick compares against it)
 #          openssl (certificates), apache2-utils (htpasswd), wrk (HTTP load),
-#          chromium (the status page rendered headless, e2e)
+#          chromium (the status page rendered headless, e2e), strace (proves an
+#          excluded RDMA device is never opened: tests/cli/test-rdma-exclude.sh)
 #   BENCH  `make bench`: hyperfine on top; strace counts the system calls of a
 #          collection in the vm guest (tests/vm/scenarios/perf-live.sh)
 #   FUZZ   `make fuzz`: libFuzzer's runtime for Debian 12's clang (14)
@@ -30,7 +31,7 @@ libcrypt-dev libcap-ng-dev"
 RUN="rdma-core"
 TEST="libcmocka-dev curl iproute2 ethtool prometheus prometheus-alertmanager
 prometheus-node-exporter jq qemu-system-x86 busybox-static kmod cpio perftest ibverbs-utils
-librsvg2-bin openssl apache2-utils wrk chromium"
+librsvg2-bin openssl apache2-utils wrk chromium strace"
 BENCH="hyperfine strace"
 # make deb (debian/control's Build-Depends beyond BUILD) and the deploy tests
 # (lintian, systemd-analyze and the /bin/kill the unit reloads with, manifest YAML, man pages)

@@ -95,7 +95,8 @@ static json_t *result_json(const struct rule_result *x, const struct node_model 
 	json_object_set_new(j, "profile", json_string(ri->profile));
 	json_object_set_new(j, "rule", json_string(ri->name));
 	/* the severity it counts with: critical once a degraded rule escalated */
-	json_object_set_new(j, "severity", json_string(rule_severity_name(rule_result_severity(x))));
+	json_object_set_new(j, "severity",
+			    json_string(rule_severity_name(rule_result_severity(x))));
 	json_object_set_new(j, "scope", json_string(obj_kind_name(ri->scope)));
 	if (ri->cls) {
 		json_object_set_new(j, "class", json_string(rule_class_name(rule_result_class(x))));
@@ -191,8 +192,8 @@ int rules_json_write(struct strbuf *out, const struct rules_engine *e,
 				seen[res[i].rule->action] = true;
 		for (int a = 1; a < RACT__COUNT; a++)
 			if (seen[a])
-				json_array_append_new(acts,
-						      json_string(rule_action_name((enum rule_action)a)));
+				json_array_append_new(
+				    acts, json_string(rule_action_name((enum rule_action)a)));
 		json_object_set_new(root, "actions", acts);
 	}
 	for (size_t p = 0; p < rules_profile_count(e); p++)

@@ -163,8 +163,9 @@ void rx_health_note(struct rules_engine *e, struct rule_result *x, int64_t wall_
 	}
 	{
 		char s[RULE_SUMMARY_MAX];
-		int n = snprintf(s, sizeof(s), "escalated to fatal: %u failures in %gh; last: ",
-				 (unsigned)h->n, (double)ri->escalate_window_ns / 3.6e12);
+		int n = snprintf(s, sizeof(s),
+				 "escalated to fatal: %u failures in %gh; last: ", (unsigned)h->n,
+				 (double)ri->escalate_window_ns / 3.6e12);
 
 		if (n > 0 && (size_t)n < sizeof(s))
 			strlcpy0(s + n, x->summary[0] ? x->summary : "-", sizeof(s) - (size_t)n);
@@ -439,7 +440,8 @@ int rules_health_load(struct rules_engine *e, const char *path, const char *boot
 
 			r = parse_ring(&l, &pr);
 			if (r || !same_boot) {
-				/* after a reboot every counter started again: no history spans it */
+				/* after a reboot every counter started again: no history spans it
+				 */
 				free(pr.t);
 				free(pr.mask);
 				free(pr.acc);
@@ -506,7 +508,8 @@ void rx_health_apply_pending(struct rules_engine *e)
 			memcpy(g->total, pr->total, sizeof(g->total));
 			memcpy(g->t, pr->t, (size_t)pr->n * sizeof(*g->t));
 			memcpy(g->mask, pr->mask, (size_t)pr->n);
-			memcpy(g->acc, pr->acc, (size_t)pr->n * (size_t)pr->ncomp * sizeof(*g->acc));
+			memcpy(g->acc, pr->acc,
+			       (size_t)pr->n * (size_t)pr->ncomp * sizeof(*g->acc));
 			break;
 		}
 	}

@@ -529,8 +529,8 @@ static int load_params(struct loader *ld, const yaml_node_t *map, struct rprofil
 
 /* ---- rules ---- */
 
-static const char *const rule_keys[] = { "name", "scope", "when", "expr", "severity", "for",
-					 "summary", "doc", "each", "by", "class", "action" };
+static const char *const rule_keys[] = { "name",    "scope", "when", "expr", "severity", "for",
+					 "summary", "doc",   "each", "by",   "class",	 "action" };
 enum {
 	RK_NAME,
 	RK_SCOPE,
@@ -540,8 +540,8 @@ enum {
 	RK_FOR,
 	RK_SUMMARY,
 	RK_DOC,
-	RK_EACH, /* fleet rules: the kind of the units compared */
-	RK_BY,	 /* fleet rules: how units are grouped */
+	RK_EACH,   /* fleet rules: the kind of the units compared */
+	RK_BY,	   /* fleet rules: how units are grouped */
 	RK_CLASS,  /* health rules: fatal or degraded */
 	RK_ACTION, /* what to do about a failure */
 	RK__N
@@ -557,8 +557,8 @@ static double param_number(const struct rprofile *pf, const char *name, double d
 }
 
 /* class: fatal|degraded (severity follows), action: one of the vocabulary. */
-static int load_class_action(struct loader *ld, const struct rprofile *pf, const yaml_node_t *const *kv,
-			     struct rule_info *ri)
+static int load_class_action(struct loader *ld, const struct rprofile *pf,
+			     const yaml_node_t *const *kv, struct rule_info *ri)
 {
 	const char *s;
 	double n, w;
@@ -578,8 +578,9 @@ static int load_class_action(struct loader *ld, const struct rprofile *pf, const
 			return -EINVAL;
 		}
 		if (ri->fleet) {
-			lerr(ld, kv[RK_CLASS], "class: fleet rules judge the fleet, not a node's "
-					       "health");
+			lerr(ld, kv[RK_CLASS],
+			     "class: fleet rules judge the fleet, not a node's "
+			     "health");
 			return -EINVAL;
 		}
 	}
@@ -594,7 +595,8 @@ static int load_class_action(struct loader *ld, const struct rprofile *pf, const
 				break;
 		if (a == RACT__COUNT) {
 			lerr(ld, kv[RK_ACTION],
-			     "action must be one of fix-config, reset-link, reseat-or-replace-cable, "
+			     "action must be one of fix-config, reset-link, "
+			     "reseat-or-replace-cable, "
 			     "drain-node, reload-driver, contact-vendor, not '%s'",
 			     s);
 			return -EINVAL;
@@ -770,7 +772,8 @@ static int load_rule(struct loader *ld, const yaml_node_t *map, struct rprofile 
 	r.info.line = (int)map->start_mark.line + 1;
 	r.profile = pidx;
 	for (int i = 0; i < RK__N; i++)
-		if (!kv[i] && (i == RK_SCOPE || i == RK_EXPR || (i == RK_SEVERITY && !kv[RK_CLASS]))) {
+		if (!kv[i] &&
+		    (i == RK_SCOPE || i == RK_EXPR || (i == RK_SEVERITY && !kv[RK_CLASS]))) {
 			lerr(ld, map, "rule '%s' has no %s", name, rule_keys[i]);
 			bad = -EINVAL;
 		}

@@ -251,7 +251,8 @@ static void print_row(struct report *rp, const struct rule_result *x)
 	t->width = width;
 	term_code(t, TERM_RESET);
 	if (x->rule->action && x->outcome == RULE_FAIL) {
-		term_printf(t, "%*saction: %s", ROW_NAME_COL, "", rule_action_name(x->rule->action));
+		term_printf(t, "%*saction: %s", ROW_NAME_COL, "",
+			    rule_action_name(x->rule->action));
 		term_newline(t);
 	}
 }
@@ -282,8 +283,8 @@ static void print_verdict(struct report *rp)
 		    v == VERDICT_FATAL ? " (drain)" : "");
 	for (int a = 1; a < RACT__COUNT; a++)
 		if (seen[a])
-			term_printf(t, "%s%s", k++ ? ", " : "; do: ",
-				    rule_action_name((enum rule_action)a));
+			term_printf(t, "%s%s",
+				    k++ ? ", " : "; do: ", rule_action_name((enum rule_action)a));
 	term_newline(t);
 }
 

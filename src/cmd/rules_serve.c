@@ -15,7 +15,8 @@ int rules_serve_option(struct rules_serve *rs, int opt, const char *arg)
 	if (opt == OPT_RULES_STATE_DIR) {
 		if (!*arg || snprintf(rs->state_path, sizeof(rs->state_path), "%s/health.state",
 				      arg) >= (int)sizeof(rs->state_path)) {
-			fprintf(stderr, "rocewatch serve: --state-dir: '%s' is not a usable directory\n",
+			fprintf(stderr,
+				"rocewatch serve: --state-dir: '%s' is not a usable directory\n",
 				arg);
 			return -EINVAL;
 		}

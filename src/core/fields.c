@@ -646,6 +646,12 @@ const struct field_desc fields[F__COUNT] = {
 	[F_PORT_OPTIONAL_CC_DISABLED_NAMES] =
 	    PORT(.src = SRC_RDMA, .path = "optional_counters.cc_disabled_names", .type = VT_STR,
 		 .config = true),
+	[F_PORT_COUNTERS_BACKED_OFF] =
+	    PORT(.src = SRC_RDMA, .path = "counters_backed_off", .type = VT_BOOL, .mtype = MT_GAUGE,
+		 .metric = "rocewatch_rdma_counters_backed_off",
+		 .help = "1 while rocewatch does not read the port's counters because reads failed "
+			 "with EIO, EPERM or EOPNOTSUPP (firmware-restricted functions); retried "
+			 "after a minute, then at most hourly."),
 };
 
 int field_lookup(enum obj_kind kind, const char *path)
