@@ -131,6 +131,9 @@ void nfd_render(struct strbuf *out, const struct rules_engine *e, const struct n
 	sb_printf(out, NFD_PREFIX "roce-ready=%s\n",
 		  st == RULES_OK || st == RULES_WARNING ? "true" : "false");
 	sb_printf(out, NFD_PREFIX "status=%s\n", status_names[st]);
+	/* healthy, degraded, fatal, unknown: a NodeFeatureRule taints fatal NoSchedule
+	 * (contrib/node-problem-detector/nodefeaturerule-noschedule.yaml) */
+	sb_printf(out, NFD_PREFIX "health=%s\n", node_verdict_name(rules_verdict(e)));
 	for (size_t p = 0; p < rules_profile_count(e); p++) {
 		const struct rules_profile_info *pi = rules_profile(e, p);
 

@@ -339,6 +339,31 @@ static void head(struct page *pg, enum rules_status st, const size_t cnt[RULE__O
 			  cnt[RULE_SKIP]);
 	else
 		puts_(pg, "no rules are loaded");
+	if (in->e) {
+		/* the health verdict and what to do, from the failing rules' declared actions */
+		const struct rule_result *res;
+		size_t n = rules_results(in->e, &res);
+		enum node_verdict v = rules_verdict(in->e);
+		bool seen[RACT__COUNT] = { false };
+		int k = 0;
+
+		for (size_t i = 0; i < n; i++)
+			if (res[i].outcome == RULE_FAIL)
+				seen[res[i].rule->action] = true;
+		puts_(pg, "</p>\n<p id=\"health\">node verdict: <span id=\"node-verdict\">");
+		esc(pg, node_verdict_name(v));
+		puts_(pg, "</span>");
+		if (v == VERDICT_FATAL)
+			puts_(pg, " (drain)");
+		for (int a = 1; a < RACT__COUNT; a++) {
+			if (!seen[a])
+				continue;
+			puts_(pg, k++ ? ", " : "; do: ");
+			puts_(pg, "<span class=\"action\">");
+			esc(pg, rule_action_name((enum rule_action)a));
+			puts_(pg, "</span>");
+		}
+	}
 	puts_(pg, "</p>\n<p id=\"profile\">");
 	if (in->e)
 		profiles_line(pg);
