@@ -108,6 +108,8 @@ check "a foreign file is reported in one line" wait_until 5 grep -q "rules: heal
 check "... and only once" [ "$(grep -c 'health memory:' "$TMPD/serve.log")" -eq 1 ]
 check "... and started afresh: one episode (serve replays in live time), not more" wait_until 10 is carrier_stable eth2 "1 False fail degraded"
 check "... and replaced by a good file" wait_until 10 grep -q "^rocewatch-health-state 1$" "$state/health.state"
+check "/api/v1/state carries the verdict, the action and the failing rule beside the model" bash -c \
+	"curl -sf '$url/api/v1/state' | python3 -c 'import json,sys; d=json.load(sys.stdin); h=d[\"health\"]; assert d[\"schema\"]==\"rocewatch-snapshot\"; assert (h[\"verdict\"], h[\"actions\"], [(f[\"rule\"], f[\"object\"][\"device\"], f[\"class\"]) for f in h[\"failing\"]]) == (\"degraded\", [\"reseat-or-replace-cable\"], [(\"carrier_stable\", \"eth2\", \"degraded\")]), h'"
 kill9
 printf 'rocewatch-health-state 1\nboot x\nesc zz\n' >"$state/health.state"
 : >"$TMPD/serve.log"
