@@ -14,6 +14,11 @@
 
 #include <cmocka.h>
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "engine.h"
 #include "netdev.h"
 #include "nlmsg_build.h"
 #include "rdma.h"
@@ -272,12 +277,124 @@ static void optional_counters(void **state)
 	model_free(&m);
 }
 
+/* ---- escalation memory and counter history across an engine's restart ---- */
+
+static const char flap_yaml[] = "profile: t\n"
+				"params: { escalate_after: 2, escalate_window_hours: 1 }\n"
+				"rules:\n"
+				"  - name: carrier_stable\n"
+				"    scope: netdev\n"
+				"    expr: increase(carrier.changes, 10s) == 0\n"
+				"    class: degraded\n"
+				"    action: reset-link\n"
+				"    doc: flaps\n";
+
+static struct rules_engine *flap_engine(void)
+{
+	struct rules_diags dg = { 0 };
+	struct rules_engine *e = NULL;
+
+	assert_int_equal(rules_load_buffer("t.yaml", flap_yaml, strlen(flap_yaml), NULL, &e, &dg),
+			 0);
+	rules_diags_free(&dg);
+	return e;
+}
+
+/* Evaluate with carrier.changes = v at t seconds; the one result. */
+static const struct rule_result *at(struct rules_engine *e, struct node_model *m, int t, int64_t v)
+{
+	const struct rule_result *res;
+
+	field_set_int(m->netdevs[0], F_NETDEV_CARRIER_CHANGES, v);
+	m->time.tv_sec = 1796205600 + t;
+	assert_int_equal(rules_evaluate(e, m, (int64_t)m->time.tv_sec * SEC), 0);
+	assert_int_equal(rules_results(e, &res), 1);
+	return res;
+}
+
+static void state_across_restart(void **state)
+{
+	char dir[] = "/tmp/rw-health-XXXXXX", path[64], msg[256];
+	const struct rule_result *x;
+	struct rules_engine *e;
+	struct node_model m;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/health.state", dir);
+	model_init(&m);
+	model_add_netdev(&m, "eth2");
+
+	e = flap_engine();
+	assert_int_equal(rules_health_load(e, path, "boot-a", msg, sizeof(msg)), 0); /* none yet */
+	x = at(e, &m, 0, 2);
+	x = at(e, &m, 5, 4); /* a flap: episode 1 */
+	assert_int_equal(x->outcome, RULE_FAIL);
+	assert_int_equal(x->episodes, 1);
+	assert_true(rules_health_dirty(e));
+	x = at(e, &m, 30, 4);
+	assert_int_equal(x->outcome, RULE_PASS);
+	assert_int_equal(rules_health_save(e, path, "boot-a"), 0);
+	assert_false(rules_health_dirty(e));
+	rules_free(e);
+
+	/* same boot: the history is back, so a flap while we were away is episode 2: fatal */
+	e = flap_engine();
+	assert_int_equal(rules_health_load(e, path, "boot-a", msg, sizeof(msg)), 0);
+	x = at(e, &m, 35, 6);
+	assert_int_equal(x->outcome, RULE_FAIL);
+	assert_int_equal(x->episodes, 2);
+	assert_true(x->escalated);
+	assert_int_equal(rule_result_severity(x), SEV_CRITICAL);
+	assert_int_equal(rules_verdict(e), VERDICT_FATAL);
+	rules_free(e);
+
+	/* after a reboot: the episodes are remembered, the counter history is not */
+	e = flap_engine();
+	assert_int_equal(rules_health_load(e, path, "boot-b", msg, sizeof(msg)), 0);
+	x = at(e, &m, 35, 6);
+	assert_int_equal(x->outcome, RULE_UNKNOWN); /* one sample: no increase yet, no event */
+	x = at(e, &m, 40, 6);
+	assert_int_equal(x->outcome, RULE_PASS);
+	assert_int_equal(x->episodes, 1);
+	assert_false(x->escalated);
+	assert_int_equal(rules_verdict(e), VERDICT_HEALTHY);
+	rules_free(e);
+
+	/* a foreign file and a corrupt one: -EINVAL, one line saying which, a fresh start */
+	f = fopen(path, "w");
+	fputs("{\"not\": \"ours\"}\n", f);
+	fclose(f);
+	e = flap_engine();
+	assert_int_equal(rules_health_load(e, path, "boot-a", msg, sizeof(msg)), -EINVAL);
+	assert_non_null(strstr(msg, "not a rocewatch health state file"));
+	assert_null(strchr(msg, '\n'));
+	x = at(e, &m, 50, 6);
+	assert_int_equal(x->episodes, 0);
+	rules_free(e);
+	f = fopen(path, "w");
+	fputs(
+	    "rocewatch-health-state 1\nboot boot-a\nesc 00000000000000zz 0000000000000001 0 1 5\n",
+	    f);
+	fclose(f);
+	e = flap_engine();
+	assert_int_equal(rules_health_load(e, path, "boot-a", msg, sizeof(msg)), -EINVAL);
+	assert_non_null(strstr(msg, "health.state:3: corrupt record"));
+	rules_free(e);
+
+	unlink(path);
+	rmdir(dir);
+	model_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(fec_per_lane),	  cmocka_unit_test(fec_malformed),
-		cmocka_unit_test(phy_stat_names), cmocka_unit_test(ber_over_time),
-		cmocka_unit_test(carrier_counts), cmocka_unit_test(optional_counters),
+		cmocka_unit_test(fec_per_lane),		cmocka_unit_test(fec_malformed),
+		cmocka_unit_test(phy_stat_names),	cmocka_unit_test(ber_over_time),
+		cmocka_unit_test(carrier_counts),	cmocka_unit_test(optional_counters),
+		cmocka_unit_test(state_across_restart),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
