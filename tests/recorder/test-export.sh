@@ -40,8 +40,8 @@ def ident(name, labels):
     return name + "{" + ",".join(sorted(labels)) + "}"
 want = {}
 for line in open(sys.argv[1]):
-    # rule results and alert states are derived, not recorded (replay recomputes them)
-    if line.startswith("#") or not line.strip() or line.startswith(("rocewatch_", "process_", "roce_rule", "roce_alert", "ALERTS")):
+    # rule results, alert states and the node verdict are derived, not recorded (replay recomputes them)
+    if line.startswith("#") or not line.strip() or line.startswith(("rocewatch_", "process_", "roce_rule", "roce_alert", "roce_node_verdict", "ALERTS")):
         continue
     m = re.match(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$', line.strip())
     labels = re.findall(r'([a-zA-Z_]\w*)="((?:[^"\\]|\\.)*)"', m.group(3) or "")
