@@ -175,7 +175,8 @@ json_t *rules_health_json(const struct rules_engine *e)
 	}
 	for (int a = 1; a < RACT__COUNT; a++)
 		if (seen[a])
-			json_array_append_new(acts, json_string(rule_action_name((enum rule_action)a)));
+			json_array_append_new(acts,
+					      json_string(rule_action_name((enum rule_action)a)));
 	json_object_set_new(h, "verdict", json_string(node_verdict_name(rules_verdict(e))));
 	json_object_set_new(h, "actions", acts);
 	json_object_set_new(h, "failing", failing);

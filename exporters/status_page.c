@@ -445,7 +445,8 @@ static void problem(struct page *pg, size_t first, size_t end, int rk)
 		if (!x0) {
 			x0 = x;
 			sb_printf(pg->out, "<article class=\"problem %s\" data-rule=\"",
-				  rk == 3 ? "unknown" : rule_severity_name(rule_result_severity(x)));
+				  rk == 3 ? "unknown"
+					  : rule_severity_name(rule_result_severity(x)));
 			esc(pg, x->rule->name);
 			sb_printf(pg->out, "\">\n<h3><span class=\"tag %s\">%s %s</span><code>",
 				  rk == 3 ? "unknown" : rule_severity_name(rule_result_severity(x)),

@@ -99,7 +99,7 @@ struct rule_info {
 	bool fleet;	     /* scope: fleet, evaluated by rules_evaluate_fleet() only */
 	enum fleet_by by;
 	enum rule_severity severity;
-	int64_t for_ns;	      /* `for:` (0 if none); used by the alert layer */
+	int64_t for_ns; /* `for:` (0 if none); used by the alert layer */
 	enum rule_class cls;
 	enum rule_action action;
 	/* degraded rules: failures (episodes) within window_ns that make it fatal */

@@ -45,7 +45,7 @@ extern const struct option common_options[];
 	"  --netdev-exclude REGEX     skip netdevs whose whole name matches\n"               \
 	"  --rdma-device-include REGEX  only RDMA devices whose whole name matches\n"        \
 	"  --rdma-device-exclude REGEX  never open or ask about RDMA devices whose whole\n"  \
-	"                             name matches (firmware-restricted PFs)\n"             \
+	"                             name matches (firmware-restricted PFs)\n"              \
 	"  --collector.NAME / --no-collector.NAME   enable / disable a collector\n"          \
 	"  --collector.ethtool.include REGEX   also export these driver stats by name\n"     \
 	"  --collector.wire.port PORT UDP port the wire view counts as RoCE v2 (4791)\n"     \

@@ -536,9 +536,8 @@ const struct field_desc fields[F__COUNT] = {
 		   .help = "Carrier changes of the network device (rtnetlink IFLA_CARRIER_CHANGES: "
 			   "link flaps count two)."),
 	[F_NETDEV_CARRIER_UP_COUNT] =
-	    NETDEV(.src = SRC_LINK, .path = "carrier.up_count", .type = VT_INT,
-		   .mtype = MT_COUNTER, .metric = "roce_netdev_carrier_transitions_total",
-		   .labels = "to=\"up\"",
+	    NETDEV(.src = SRC_LINK, .path = "carrier.up_count", .type = VT_INT, .mtype = MT_COUNTER,
+		   .metric = "roce_netdev_carrier_transitions_total", .labels = "to=\"up\"",
 		   .help = "Carrier transitions by direction (rtnetlink IFLA_CARRIER_UP_COUNT, "
 			   "IFLA_CARRIER_DOWN_COUNT; kernel >= 4.16)."),
 	[F_NETDEV_CARRIER_DOWN_COUNT] =
@@ -571,8 +570,7 @@ const struct field_desc fields[F__COUNT] = {
 	    NETDEV(.src = SRC_ETHTOOL,
 		   .rep = { RCAT_DISCARD, "rx", "uncorrectable FEC blocks", "blocks" },
 		   .path = "fec.uncorrectable_blocks", .type = VT_INT, .mtype = MT_COUNTER,
-		   .metric = "roce_netdev_fec_blocks_total",
-		   .labels = "outcome=\"uncorrectable\""),
+		   .metric = "roce_netdev_fec_blocks_total", .labels = "outcome=\"uncorrectable\""),
 	[F_NETDEV_FEC_CORRECTED_BITS] =
 	    NETDEV(.src = SRC_ETHTOOL, .path = "fec.corrected_bits", .type = VT_INT,
 		   .mtype = MT_COUNTER, .metric = "roce_netdev_fec_corrected_bits_total",
@@ -633,10 +631,9 @@ const struct field_desc fields[F__COUNT] = {
 		   .path = "pcie.outbound_stalled_wr_events", .type = VT_INT, .mtype = MT_COUNTER,
 		   .metric = "roce_netdev_pcie_outbound_stalled_seconds_total",
 		   .labels = "op=\"write\""),
-	/* RDMA netlink RDMA_NLDEV_CMD_STAT_GET_STATUS (kernel >= 5.16); off after each driver load */
-	[F_PORT_OPTIONAL_COUNTERS] =
-	    PORT(.src = SRC_RDMA, .path = "optional_counters.enabled", .type = VT_STR,
-		 .config = true),
+	/* RDMA_NLDEV_CMD_STAT_GET_STATUS (kernel >= 5.16); off again after each driver load */
+	[F_PORT_OPTIONAL_COUNTERS] = PORT(.src = SRC_RDMA, .path = "optional_counters.enabled",
+					  .type = VT_STR, .config = true),
 	[F_PORT_OPTIONAL_CC_DISABLED] =
 	    PORT(.src = SRC_RDMA, .path = "optional_counters.cc_disabled", .type = VT_INT,
 		 .config = true, .mtype = MT_GAUGE,
@@ -814,7 +811,7 @@ const struct counter_desc hw_counter_descs[] = {
 	{ .name = "rx_icrc_encapsulated",
 	  .metric = "roce_rdma_received_icrc_errors_total",
 	  .help = "RoCE packets received with an ICRC error (mlx5 rx_icrc_encapsulated)." },
-	/* mlx5 optional counters (RDMA netlink only, once `rdma statistic set ... optional-counters`) */
+	/* mlx5 optional counters: RDMA netlink only, once enabled (`rdma statistic set`) */
 	{ .name = "cc_rx_ce_pkts",
 	  .rep = { RCAT_CNP, "rx", "ECN CE packets (optional counter)", "packets" },
 	  .metric = "roce_rdma_cc_rx_ce_packets_total",
@@ -880,7 +877,7 @@ const struct counter_desc port_counter_descs[] = {
 	{ .name = "excessive_buffer_overrun_errors",
 	  .rep = { RCAT_LINK, NULL, "excessive buffer overruns", "errors" },
 	  .metric = "roce_rdma_port_excessive_buffer_overrun_errors_total",
-	  .help = "Times consecutive receive buffer overruns exceeded the port's threshold (IBTA)." },
+	  .help = "Times consecutive receive buffer overruns passed the port's threshold (IBTA)." },
 	{ .name = "port_rcv_constraint_errors",
 	  .metric = "roce_rdma_port_receive_constraint_errors_total",
 	  .help = "Packets received and discarded for partition or raw-packet constraints." },
