@@ -26,6 +26,8 @@ const struct option common_options[] = {
 	{ "log.format", required_argument, NULL, OPT_LOG_FORMAT },
 	{ "netdev-include", required_argument, NULL, OPT_NETDEV_INCLUDE },
 	{ "netdev-exclude", required_argument, NULL, OPT_NETDEV_EXCLUDE },
+	{ "rdma-device-include", required_argument, NULL, OPT_RDMA_INCLUDE },
+	{ "rdma-device-exclude", required_argument, NULL, OPT_RDMA_EXCLUDE },
 	{ "collector.ethtool.include", required_argument, NULL, OPT_ETHTOOL_INCLUDE },
 	{ "collector.wire.port", required_argument, NULL, OPT_WIRE_PORT },
 	{ "help", no_argument, NULL, 'h' },
@@ -140,6 +142,22 @@ int cli_common(struct rw_config *cfg, int opt, const char *arg, const char *long
 		if (config_regex(&cfg->netdev_exclude, "--netdev-exclude", arg))
 			return -EINVAL;
 		cfg->has_netdev_exclude = true;
+		return 0;
+	case OPT_RDMA_INCLUDE:
+		if (cfg->has_rdma_include)
+			regfree(&cfg->rdma_include);
+		cfg->has_rdma_include = false;
+		if (config_regex(&cfg->rdma_include, "--rdma-device-include", arg))
+			return -EINVAL;
+		cfg->has_rdma_include = true;
+		return 0;
+	case OPT_RDMA_EXCLUDE:
+		if (cfg->has_rdma_exclude)
+			regfree(&cfg->rdma_exclude);
+		cfg->has_rdma_exclude = false;
+		if (config_regex(&cfg->rdma_exclude, "--rdma-device-exclude", arg))
+			return -EINVAL;
+		cfg->has_rdma_exclude = true;
 		return 0;
 	case OPT_ETHTOOL_INCLUDE:
 		if (cfg->has_ethtool_include)

@@ -25,6 +25,8 @@ enum {
 	OPT_WIRE_PORT,
 	OPT_LOG_FORMAT,
 	OPT_DEVFS_ROOT,
+	OPT_RDMA_INCLUDE,
+	OPT_RDMA_EXCLUDE,
 	OPT_HELP,
 	OPT__COMMON_END,
 };
@@ -41,6 +43,9 @@ extern const struct option common_options[];
 	"                             of reading this machine\n"                             \
 	"  --netdev-include REGEX     only netdevs whose whole name matches\n"               \
 	"  --netdev-exclude REGEX     skip netdevs whose whole name matches\n"               \
+	"  --rdma-device-include REGEX  only RDMA devices whose whole name matches\n"        \
+	"  --rdma-device-exclude REGEX  never open or ask about RDMA devices whose whole\n"  \
+	"                             name matches (firmware-restricted PFs)\n"              \
 	"  --collector.NAME / --no-collector.NAME   enable / disable a collector\n"          \
 	"  --collector.ethtool.include REGEX   also export these driver stats by name\n"     \
 	"  --collector.wire.port PORT UDP port the wire view counts as RoCE v2 (4791)\n"     \

@@ -230,6 +230,16 @@ static int replay_next(struct daemon *d)
 			nds[i]->seen = config_netdev_wanted(d->cfg, nds[i]->name);
 		model_sweep(&d->m, OBJ_NETDEV);
 	}
+	/* --rdma-device-include/--rdma-device-exclude: likewise */
+	if (d->cfg->has_rdma_include || d->cfg->has_rdma_exclude) {
+		struct object **ps;
+		size_t n = model_objects(&d->m, OBJ_RDMA_PORT, &ps);
+
+		model_begin(&d->m, OBJ_RDMA_PORT);
+		for (size_t i = 0; i < n; i++)
+			ps[i]->seen = config_rdma_wanted(d->cfg, ps[i]->name);
+		model_sweep(&d->m, OBJ_RDMA_PORT);
+	}
 	if (d->replay_pos + 1 < snapshot_count(d->replay))
 		d->replay_pos++;
 	return 0;

@@ -19,18 +19,23 @@
 enum {
 	OPT_RULES_PROFILE = 2000, /* clear of every command's own option ids */
 	OPT_RULES_PARAM,
+	OPT_RULES_STATE_DIR,
 };
 
 #define RULES_SERVE_OPTIONS                                        \
 	{ "profile", required_argument, NULL, OPT_RULES_PROFILE }, \
+	{ "param", required_argument, NULL, OPT_RULES_PARAM },     \
 	{                                                          \
-		"param", required_argument, NULL, OPT_RULES_PARAM  \
+		"state-dir", required_argument, NULL, OPT_RULES_STATE_DIR \
 	}
 
 #define RULES_SERVE_HELP                                                                        \
 	"  --profile NAME|FILE        rule profile to evaluate after every poll\n"           \
 	"                             (repeatable; default " RULES_DEFAULT_PROFILE ")\n"        \
-	"  --param KEY=VALUE          override a profile parameter (repeatable)\n"
+	"  --param KEY=VALUE          override a profile parameter (repeatable)\n"                \
+	"  --state-dir DIR            keep health memory (escalations, counter history)\n"     \
+	"                             in DIR/health.state across restarts (default\n"          \
+	"                             $STATE_DIRECTORY, set by systemd's StateDirectory=)\n"
 
 struct rules_serve {
 	struct rules_spec spec;
@@ -48,6 +53,11 @@ struct rules_serve {
 	pthread_mutex_t rl_lock; /* the three flags below */
 	pthread_t rl_thr;
 	bool rl_running, rl_again, rl_joinable;
+	/* health memory: DIR/health.state, "" without one */
+	char state_path[4096];
+	char boot_id[40];
+	int64_t state_saved_ns; /* monotonic: last save */
+	int state_err;		/* last save's -errno, said once */
 };
 
 /* --profile / --param; 0 or -EINVAL (printed). */
