@@ -271,8 +271,14 @@ static int ethtool_collect(struct collector_ctx *cc, struct node_model *m, unsig
 		}
 		if (what & COLLECT_SLOW)
 			collect_slow(p, o, d);
-		if (what & COLLECT_FAST)
+		if (what & COLLECT_FAST) {
 			ethtool_collect_stats(p, o, d);
+			if (!p->family_tried)
+				ethtool_resolve_family(p);
+			ethtool_collect_fec(p, o, d);
+			ethtool_ber_update(
+			    &d->ber, o, (int64_t)m->mono.tv_sec * 1000000000LL + m->mono.tv_nsec);
+		}
 	}
 	return 0;
 }

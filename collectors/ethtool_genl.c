@@ -135,7 +135,7 @@ static struct nlmsghdr *genl_msg(struct ethtool_priv *p, uint16_t type, uint8_t 
 }
 
 /* Resolve the "ethtool" family once; without it (no CONFIG_ETHTOOL_NETLINK) use the ioctl. */
-static void resolve_family(struct ethtool_priv *p)
+void ethtool_resolve_family(struct ethtool_priv *p)
 {
 	const struct nlmsghdr *reply;
 	struct nlmsghdr *nlh;
@@ -218,7 +218,7 @@ void ethtool_collect_pause(struct ethtool_priv *p, struct object *o)
 	int r;
 
 	if (!p->family_tried)
-		resolve_family(p);
+		ethtool_resolve_family(p);
 	if (!p->family) {
 		collect_pause_ioctl(p, o);
 		return;

@@ -56,6 +56,13 @@ static const struct {
 	{ "rx_out_of_buffer", F_NETDEV_RX_OUT_OF_BUFFER },
 	{ "link_down_events_phy", F_NETDEV_LINK_DOWN_EVENTS },
 	{ "rx_crc_errors_phy", F_NETDEV_RX_CRC_ERRORS },
+	/* PHY and PCIe health (mlx5 counters.rst: Physical Port Counters, PCIe counters) */
+	{ "rx_corrected_bits_phy", F_NETDEV_PHY_CORRECTED_BITS },
+	{ "rx_pcs_symbol_err_phy", F_NETDEV_PHY_SYMBOL_ERRORS },
+	{ "outbound_pci_stalled_rd", F_NETDEV_PCI_STALLED_RD },
+	{ "outbound_pci_stalled_wr", F_NETDEV_PCI_STALLED_WR },
+	{ "outbound_pci_stalled_rd_events", F_NETDEV_PCI_STALLED_RD_EVENTS },
+	{ "outbound_pci_stalled_wr_events", F_NETDEV_PCI_STALLED_WR_EVENTS },
 };
 
 /*
@@ -159,6 +166,13 @@ bool ethtool_map_stat(const char *name, struct ethtool_stat_target *t)
 			return true;
 		}
 	}
+	/* mlx5 rx_err_lane_N_phy: errors per physical lane (up to 8 on a 400G/800G port) */
+	if (!strncmp(name, "rx_err_lane_", 12) && name[12] >= '0' && name[12] <= '7' &&
+	    !strcmp(name + 13, "_phy")) {
+		t->field = F_NETDEV_PHY_LANE_ERRORS;
+		t->prio = (int8_t)(name[12] - '0');
+		return true;
+	}
 	rx = !strncmp(name, "rx_prio", 7);
 	if (!rx && strncmp(name, "tx_prio", 7))
 		return false;
@@ -191,6 +205,7 @@ static void stat_fields_absent(struct object *o, int err)
 		if (prio_stats[i].tx >= 0)
 			field_absent_errno(o, (enum field_id)prio_stats[i].tx, err);
 	}
+	field_absent_errno(o, F_NETDEV_PHY_LANE_ERRORS, err);
 }
 
 /* ---- guarded buffers ---- */

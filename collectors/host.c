@@ -75,6 +75,7 @@ struct host_priv {
 	bool proc_live; /* procfs_root is this machine's /proc */
 	char proc[PATH_MAX], sys[PATH_MAX], dev[PATH_MAX];
 	char slurmd_pid[24]; /* last seen slurmd, checked first at the next poll */
+	const struct rw_config *cfg;
 	/* kallsyms verdict, valid while /proc/modules hashes the same */
 	bool dmabuf_cached;
 	uint64_t modules_hash;
@@ -556,6 +557,8 @@ static int list_nics(struct host_priv *hp, struct chains *nics)
 
 		if (de->d_name[0] == '.' || strlen(de->d_name) >= RW_NAME_MAX)
 			continue;
+		if (!config_rdma_wanted(hp->cfg, de->d_name))
+			continue; /* excluded: nothing of it is read */
 		/* Software devices (rxe, siw) have no PCI function behind them. */
 		snprintf(path, sizeof(path), "%s/%s/device", dir, de->d_name);
 		if (!realpath(path, real))
@@ -671,6 +674,7 @@ static int host_init(struct collector_ctx *cc)
 	if (!hp)
 		return -ENOMEM;
 	cc->priv = hp;
+	hp->cfg = cc->cfg;
 	if (strlen(cc->cfg->procfs_root) >= sizeof(hp->proc) ||
 	    strlen(cc->cfg->sysfs_root) >= sizeof(hp->sys) ||
 	    strlen(cc->cfg->devfs_root) >= sizeof(hp->dev)) {

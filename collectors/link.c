@@ -23,10 +23,16 @@
 #include <netlink/netlink.h>
 #include <netlink/route/addr.h>
 #include <netlink/route/link.h>
+#include <linux/if_link.h>
 #include <linux/rtnetlink.h>
 
 #include "collector.h"
+#include "netdev.h"
+#include "nl.h"
 #include "util.h"
+
+/* One RTM_NEWLINK of a dump is ~2 KiB with its stats; the kernel fills what the buffer holds. */
+#define LINK_RXBUF (64 * 1024)
 
 struct link_priv {
 	struct nl_sock *sk; /* requests */
@@ -36,7 +42,133 @@ struct link_priv {
 	int events;
 	bool live;	    /* --sysfs-root is this machine's /sys */
 	char net[PATH_MAX]; /* not live: ROOT/class/net */
+	struct rw_nl raw; /* RTM_GETLINK over libmnl: the carrier counts libnl does not parse */
 };
+
+/* Per netdev, on obj->cpriv: the carrier rocewatch saw last, for the transitions it saw. */
+struct link_dev {
+	bool have;
+	bool carrier;
+	uint64_t seen;
+	int64_t last_change; /* unix seconds, 0: none seen */
+};
+
+static const struct rw_nl_policy carrier_pol[IFLA_CARRIER_DOWN_COUNT + 1] = {
+	RW_NL_U32(IFLA_CARRIER_CHANGES),
+	RW_NL_U32(IFLA_CARRIER_UP_COUNT),
+	RW_NL_U32(IFLA_CARRIER_DOWN_COUNT),
+};
+static const struct rw_nl_set carrier_set = RW_NL_SET("IFLA", carrier_pol);
+
+int link_parse_carrier(const struct nlmsghdr *nlh, struct link_carrier *c, char *err, size_t errlen)
+{
+	const struct nlattr *tb[IFLA_CARRIER_DOWN_COUNT + 1];
+	const struct ifinfomsg *ifi;
+	int r;
+
+	memset(c, 0, sizeof(*c));
+	if (nlh->nlmsg_type != RTM_NEWLINK) {
+		snprintf(err, errlen, "not an RTM_NEWLINK (type %u)", nlh->nlmsg_type);
+		return -EBADMSG;
+	}
+	if (nlh->nlmsg_len < MNL_NLMSG_HDRLEN + sizeof(*ifi)) {
+		snprintf(err, errlen, "RTM_NEWLINK: %u bytes, shorter than its ifinfomsg",
+			 nlh->nlmsg_len);
+		return -EBADMSG;
+	}
+	ifi = mnl_nlmsg_get_payload(nlh);
+	c->ifindex = ifi->ifi_index;
+	r = rw_nl_parse_msg(&carrier_set, nlh, sizeof(*ifi), tb, NULL, err, errlen);
+	if (r)
+		return r;
+	/* IFLA_CARRIER_CHANGES since 3.15, the up/down counts since 4.16 */
+	if (tb[IFLA_CARRIER_CHANGES]) {
+		c->have_changes = true;
+		c->changes = mnl_attr_get_u32(tb[IFLA_CARRIER_CHANGES]);
+	}
+	if (tb[IFLA_CARRIER_UP_COUNT] && tb[IFLA_CARRIER_DOWN_COUNT]) {
+		c->have_updown = true;
+		c->up = mnl_attr_get_u32(tb[IFLA_CARRIER_UP_COUNT]);
+		c->down = mnl_attr_get_u32(tb[IFLA_CARRIER_DOWN_COUNT]);
+	}
+	return 0;
+}
+
+void link_fill_carrier(struct object *o, const struct link_carrier *c)
+{
+	if (c->have_changes)
+		field_set_int(o, F_NETDEV_CARRIER_CHANGES, c->changes);
+	else
+		field_absent(o, F_NETDEV_CARRIER_CHANGES, ABS_UNSUPPORTED, EOPNOTSUPP);
+	if (c->have_updown) {
+		field_set_int(o, F_NETDEV_CARRIER_UP_COUNT, c->up);
+		field_set_int(o, F_NETDEV_CARRIER_DOWN_COUNT, c->down);
+	} else {
+		field_absent(o, F_NETDEV_CARRIER_UP_COUNT, ABS_UNSUPPORTED, EOPNOTSUPP);
+		field_absent(o, F_NETDEV_CARRIER_DOWN_COUNT, ABS_UNSUPPORTED, EOPNOTSUPP);
+	}
+}
+
+static int on_link(const struct nlmsghdr *nlh, void *arg, char *err, size_t errlen)
+{
+	struct node_model *m = arg;
+	struct link_carrier c;
+	struct object *o;
+	int r;
+
+	r = link_parse_carrier(nlh, &c, err, errlen);
+	if (r)
+		return r;
+	o = model_netdev_by_ifindex(m, c.ifindex);
+	if (o)
+		link_fill_carrier(o, &c);
+	return 0;
+}
+
+/* The kernel's carrier counts for every netdev of m; absent with why when the dump fails. */
+static void collect_carrier_counts(struct link_priv *lp, struct node_model *m)
+{
+	char req[MNL_NLMSG_HDRLEN + 32], err[192] = "";
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(req);
+	struct ifinfomsg *ifi;
+	int r = lp->raw.nl ? 0 : -ENOTCONN;
+
+	if (!r) {
+		nlh->nlmsg_type = RTM_GETLINK;
+		nlh->nlmsg_flags = NLM_F_DUMP;
+		ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+		ifi->ifi_family = AF_UNSPEC;
+		r = rw_nl_exchange(&lp->raw, nlh, RTM_NEWLINK, on_link, m, err, sizeof(err));
+	}
+	if (!r)
+		return;
+	rw_log_once(LOG_LVL_WARN, "link:carrier", "link: carrier counts: %s%s%s", strerror(-r),
+		    err[0] ? ": " : "", err);
+	for (size_t i = 0; i < m->n_netdevs; i++) {
+		field_absent_errno(m->netdevs[i], F_NETDEV_CARRIER_CHANGES, r);
+		field_absent_errno(m->netdevs[i], F_NETDEV_CARRIER_UP_COUNT, r);
+		field_absent_errno(m->netdevs[i], F_NETDEV_CARRIER_DOWN_COUNT, r);
+	}
+}
+
+/* A carrier transition rocewatch saw itself (poll to poll, or brought by a notification). */
+static void note_carrier(struct object *o, struct link_dev *ld, bool carrier)
+{
+	struct timespec now;
+
+	if (ld->have && ld->carrier != carrier) {
+		clock_gettime(CLOCK_REALTIME, &now);
+		ld->seen++;
+		ld->last_change = now.tv_sec;
+	}
+	ld->have = true;
+	ld->carrier = carrier;
+	field_set_int(o, F_NETDEV_CARRIER_SEEN, (int64_t)ld->seen);
+	if (ld->last_change)
+		field_set_int(o, F_NETDEV_CARRIER_LAST_CHANGE, ld->last_change);
+	else
+		field_absent(o, F_NETDEV_CARRIER_LAST_CHANGE, ABS_NO_DATA, 0);
+}
 
 static int nl2errno(int nlerr)
 {
@@ -91,6 +223,9 @@ static int link_init(struct collector_ctx *cc)
 		snprintf(cc->detail, sizeof(cc->detail), "link cache: %s", nl_geterror(r));
 		return nl2errno(r);
 	}
+	r = rw_nl_open(&lp->raw, NETLINK_ROUTE, LINK_RXBUF, 2000);
+	if (r) /* the counts are absent then, with this reason */
+		log_warn("link: no rtnetlink socket for carrier counts: %s", strerror(-r));
 	r = rtnl_addr_alloc_cache(lp->sk, &lp->addrs);
 	if (r < 0)
 		lp->addrs = NULL; /* addresses are a nicety; links are not */
@@ -125,6 +260,7 @@ static void link_fini(struct collector_ctx *cc)
 		nl_socket_free(lp->sk);
 	if (lp->ev)
 		nl_socket_free(lp->ev);
+	rw_nl_close(&lp->raw);
 	free(lp);
 	cc->priv = NULL;
 }
@@ -155,6 +291,7 @@ struct fill_ctx {
 	struct node_model *m;
 	const struct rw_config *cfg;
 	struct link_priv *lp;
+	int idx;
 };
 
 static void append_name(char *buf, size_t size, const char *name)
@@ -199,6 +336,12 @@ static void fill_link(struct nl_object *obj, void *arg)
 	rtnl_link_operstate2str(rtnl_link_get_operstate(l), buf, sizeof(buf));
 	field_set_str(o, F_NETDEV_OPERSTATE, buf);
 	field_set_bool(o, F_NETDEV_CARRIER, rtnl_link_get_carrier(l) > 0);
+	if (!o->cpriv[fc->idx])
+		o->cpriv[fc->idx] = calloc(1, sizeof(struct link_dev));
+	if (o->cpriv[fc->idx])
+		note_carrier(o, o->cpriv[fc->idx], rtnl_link_get_carrier(l) > 0);
+	else
+		field_absent_errno(o, F_NETDEV_CARRIER_SEEN, -ENOMEM);
 	field_set_str(o, F_NETDEV_KIND, rtnl_link_get_type(l) ? rtnl_link_get_type(l) : "device");
 
 	master = rtnl_link_get_master(l);
@@ -363,7 +506,7 @@ static int collect_tree(struct collector_ctx *cc, struct link_priv *lp, struct n
 static int link_collect(struct collector_ctx *cc, struct node_model *m, unsigned what)
 {
 	struct link_priv *lp = cc->priv;
-	struct fill_ctx fc = { .m = m, .cfg = cc->cfg, .lp = lp };
+	struct fill_ctx fc = { .m = m, .cfg = cc->cfg, .lp = lp, .idx = cc->idx };
 	int r;
 
 	if (!(what & COLLECT_SLOW))
@@ -382,6 +525,7 @@ static int link_collect(struct collector_ctx *cc, struct node_model *m, unsigned
 	model_begin(m, OBJ_NETDEV);
 	nl_cache_foreach(lp->links, fill_link, &fc);
 	model_sweep(m, OBJ_NETDEV);
+	collect_carrier_counts(lp, m);
 	if (lp->addrs && nl_cache_refill(lp->sk, lp->addrs) >= 0)
 		nl_cache_foreach(lp->addrs, fill_addr, &fc);
 	return 0;
@@ -397,4 +541,5 @@ const struct collector link_collector = {
 	.fini = link_fini,
 	.event_fd = link_event_fd,
 	.event = link_event,
+	.obj_free = free,
 };

@@ -31,6 +31,20 @@
 #include "collector.h"
 #include "nl.h"
 
+/* ---- link.c (the rest of it is libnl's) ---- */
+
+/* The kernel's carrier counts of one RTM_NEWLINK. */
+struct link_carrier {
+	int ifindex;
+	bool have_changes, have_updown;
+	uint32_t changes, up, down;
+};
+/* Parse an RTM_NEWLINK (as rtnl_fill_ifinfo() lays it out): 0 or -EBADMSG. */
+int link_parse_carrier(const struct nlmsghdr *nlh, struct link_carrier *c, char *err,
+		       size_t errlen);
+/* The carrier count fields of o; what the message lacked is absent "unsupported". */
+void link_fill_carrier(struct object *o, const struct link_carrier *c);
+
 /* ---- ethtool.c ---- */
 
 /*
@@ -42,6 +56,15 @@ typedef int (*ethtool_ioctl_fn)(void *arg, const char *ifname, void *cmd);
 void ethtool_set_ioctl(struct collector_ctx *cc, ethtool_ioctl_fn fn, void *arg);
 
 struct ethtool_stat_target;
+
+/* Two anchors of a corrected-bits counter, for the pre-FEC BER (ethtool_fec.c). */
+struct ber_state {
+	int n;	       /* anchors held */
+	int src;       /* the field they are of */
+	int64_t speed; /* Mb/s they were taken at */
+	uint64_t bits[2];
+	int64_t t[2];
+};
 
 /* The collector's state, shared by the ethtool*.c files. */
 struct ethtool_priv {
@@ -63,6 +86,8 @@ struct ethtool_dev {
 	struct ethtool_stats *stats;
 	size_t stats_maplen;
 	struct ethtool_stat_target *map; /* n_stats entries */
+	int fec_err; /* > 0: FEC_GET unsupported here (errno), not asked again */
+	struct ber_state ber;
 };
 
 int ethtool_call(struct ethtool_priv *p, const char *ifname, void *cmd);
@@ -110,8 +135,35 @@ int ethtool_parse_pause(const void *buf, size_t len, uint16_t family, struct eth
 void ethtool_fill_pause(struct object *o, const struct ethtool_pause *p);
 /* Parse a CTRL_CMD_NEWFAMILY reply: the family id. */
 int genl_parse_family(const void *buf, size_t len, uint16_t *id, char *err, size_t errlen);
+/* Resolve the "ethtool" genetlink family once (p->family 0 when there is none). */
+void ethtool_resolve_family(struct ethtool_priv *p);
 /* PAUSE_GET (or GPAUSEPARAM) for one device: the pause fields, or all absent with why. */
 void ethtool_collect_pause(struct ethtool_priv *p, struct object *o);
+
+/* ---- ethtool_fec.c ---- */
+
+struct ethtool_fec_stat {
+	uint8_t n;     /* values: 0 = not kept, else the total then one per lane */
+	uint64_t v[9]; /* total + ETHTOOL_MAX_LANES */
+};
+
+struct ethtool_fec {
+	bool have_active;
+	uint32_t active; /* a link mode bit: ETHTOOL_LINK_MODE_FEC_*_BIT */
+	struct ethtool_fec_stat corrected, uncorrectable, corrected_bits;
+};
+
+/* "rs", "baser", "llrs", "off" for a link mode bit; NULL for any other. */
+const char *ethtool_fec_mode_name(uint32_t link_mode_bit);
+/* Parse an ETHTOOL_MSG_FEC_GET_REPLY of genetlink family `family`. */
+int ethtool_parse_fec(const void *buf, size_t len, uint16_t family, struct ethtool_fec *f,
+		      char *err, size_t errlen);
+/* The FEC fields from a parsed reply, or all absent with err (-errno) when it failed. */
+void ethtool_fill_fec(struct object *o, const struct ethtool_fec *f, int err);
+/* FEC_GET with statistics for one device (fast loop). */
+void ethtool_collect_fec(struct ethtool_priv *p, struct object *o, struct ethtool_dev *d);
+/* The pre-FEC BER field from o's corrected-bits counter and speed at now_ns (monotonic). */
+void ethtool_ber_update(struct ber_state *b, struct object *o, int64_t now_ns);
 
 /* ---- dcb.c ---- */
 

@@ -254,6 +254,24 @@ static void fill_port(struct collector_ctx *cc, struct rdma_priv *rp, struct nod
 			rdma_cdir_scan(&pp->dh, path, "device hw_counters");
 		}
 	}
+
+	/* optional counters: only RDMA netlink tells them (no sysfs file says enabled) */
+	if (fp->nl && rp->nl.nl) {
+		struct rdma_optional opt;
+		char err[160] = "";
+
+		r = rdma_nl_optional(rp, o, fp->dev_index, &opt, err, sizeof(err));
+		if (r == -EINVAL) /* a kernel without STAT_GET_STATUS, or a port without stats */
+			r = -EOPNOTSUPP;
+		/* before 5.16 the command does not exist: EOPNOTSUPP, absent "unsupported" */
+		if (r && absent_from_errno(r) != ABS_UNSUPPORTED)
+			rw_log_once(LOG_LVL_INFO, "rdma:optional",
+				    "rdma: %s/%u: optional counters: %s", o->name, o->port,
+				    err[0] ? err : strerror(-r));
+		rdma_fill_optional(o, &opt, r);
+	} else {
+		rdma_fill_optional(o, NULL, -EOPNOTSUPP);
+	}
 }
 
 static int collect_slow(struct collector_ctx *cc, struct rdma_priv *rp, struct node_model *m)
@@ -302,8 +320,62 @@ free_found:
 	return r;
 }
 
+/* A port's counters failed as a restricted PF's do: at most once a minute, then an hour. */
+#define BACKOFF_MIN_NS (60LL * 1000000000LL)
+#define BACKOFF_MAX_NS (3600LL * 1000000000LL)
+
+/* Retrying a backed-off port: open its counter files again, the failed ones included. */
+static void reopen_counters(struct rdma_priv *rp, struct object *o, struct port_priv *pp)
+{
+	char path[PATH_MAX];
+
+	rdma_cdir_close(&pp->hw);
+	rdma_cdir_close(&pp->pc);
+	rdma_cdir_close(&pp->pe);
+	if (!pp->hw_nl) {
+		snprintf(path, sizeof(path), "%s/%s/ports/%u/hw_counters", rp->ib, o->name,
+			 o->port);
+		rdma_cdir_scan(&pp->hw, path, "hw_counters");
+	}
+	snprintf(path, sizeof(path), "%s/%s/ports/%u/counters", rp->ib, o->name, o->port);
+	rdma_cdir_scan(&pp->pc, path, "counters");
+	snprintf(path, sizeof(path), "%s/%s/ports/%u/counters_ext", rp->ib, o->name, o->port);
+	rdma_cdir_scan(&pp->pe, path, "counters_ext");
+}
+
+/* After a read: back off (and say so once) or recover. */
+static void judge_reads(struct object *o, struct port_priv *pp, int64_t now)
+{
+	int err = pp->hw.restricted_err	  ? pp->hw.restricted_err
+		  : pp->pc.restricted_err ? pp->pc.restricted_err
+					  : pp->pe.restricted_err;
+	char key[96];
+
+	snprintf(key, sizeof(key), "rdma:backoff:%s/%u", o->name, o->port);
+	if (!err) {
+		if (pp->backoff_ns)
+			log_info("rdma: %s/%u: counter reads work again", o->name, o->port);
+		rw_log_once_reset(key);
+		pp->backoff_ns = pp->retry_ns = 0;
+		field_set_bool(o, F_PORT_COUNTERS_BACKED_OFF, false);
+		return;
+	}
+	pp->backoff_ns = pp->backoff_ns ? pp->backoff_ns * 2 : BACKOFF_MIN_NS;
+	if (pp->backoff_ns > BACKOFF_MAX_NS)
+		pp->backoff_ns = BACKOFF_MAX_NS;
+	pp->retry_ns = now + pp->backoff_ns;
+	rw_log_once(LOG_LVL_WARN, key,
+		    "rdma: %s/%u: counter reads fail (%s), as on a firmware-restricted function: "
+		    "backed off, retried after 1 min and then at most hourly; "
+		    "--rdma-device-exclude '%s' stops touching it",
+		    o->name, o->port, strerror(err), o->name);
+	field_set_bool(o, F_PORT_COUNTERS_BACKED_OFF, true);
+}
+
 static void collect_fast(struct collector_ctx *cc, struct rdma_priv *rp, struct node_model *m)
 {
+	int64_t now = (int64_t)m->mono.tv_sec * 1000000000LL + m->mono.tv_nsec;
+
 	struct object **ports;
 	size_t n = model_objects(m, OBJ_RDMA_PORT, &ports);
 
@@ -317,6 +389,13 @@ static void collect_fast(struct collector_ctx *cc, struct rdma_priv *rp, struct 
 		if (!pp || pp->gone) {
 			vendor_fill_port(o, pp ? &pp->vc : NULL, false); /* absent, not stale */
 			continue;
+		}
+		if (pp->retry_ns) {
+			if (now < pp->retry_ns) {
+				vendor_fill_port(o, &pp->vc, false); /* backed off: absent, not stale */
+				continue; /* not a file of it is read */
+			}
+			reopen_counters(rp, o, pp);
 		}
 		if (pp->hw_nl && rp->nl.nl) {
 			char err[192];
@@ -356,6 +435,8 @@ static void collect_fast(struct collector_ctx *cc, struct rdma_priv *rp, struct 
 			pp->gone = true;
 			cset_clear(&o->cs[CSET_HW]);
 			cset_clear(&o->cs[CSET_PORT]);
+		} else if (!r) {
+			judge_reads(o, pp, now);
 		}
 		vendor_fill_port(o, &pp->vc, false);
 	}
@@ -389,6 +470,7 @@ static int rdma_init(struct collector_ctx *cc)
 	if (!rp)
 		return -ENOMEM;
 	cc->priv = rp;
+	rp->cfg = cc->cfg;
 	if ((size_t)snprintf(rp->ib, sizeof(rp->ib), "%s/class/infiniband", cc->cfg->sysfs_root) >=
 		sizeof(rp->ib) ||
 	    (size_t)snprintf(rp->net, sizeof(rp->net), "%s/class/net", cc->cfg->sysfs_root) >=

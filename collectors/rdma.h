@@ -37,6 +37,7 @@
 
 struct rdma_priv {
 	struct rw_nl nl; /* nl.nl NULL: sysfs only */
+	const struct rw_config *cfg; /* --rdma-device-include/-exclude */
 	bool live;	 /* sysfs_root is this machine's /sys */
 	/* Roots leave room for a device, a port and a file in a PATH_MAX path. */
 	char ib[PATH_MAX - 1024];  /* <sysfs>/class/infiniband */
@@ -56,6 +57,9 @@ struct cdir {
 	size_t n;
 	dev_t dev; /* the directory the files were opened in */
 	ino_t ino;
+	/* the last read: errno of a file that failed as firmware-restricted functions do
+	 * (EIO, EPERM, EACCES, EOPNOTSUPP), 0 if none did */
+	int restricted_err;
 };
 
 /* Per port, on obj->cpriv[idx]; freed by the collector's obj_free. */
@@ -68,6 +72,8 @@ struct port_priv {
 	struct cdir pe;	    /* counters_ext/ (mlx4), preferred over counters/ */
 	struct cdir dh;	    /* the device's own hw_counters/ (mana), on port 1 only */
 	struct vendor_cache vc; /* where the driver's names sit in CSET_HW */
+	/* counter reads that fail as on a firmware-restricted PF: not again before retry_ns */
+	int64_t retry_ns, backoff_ns;
 };
 
 /* One RDMA_NLDEV_CMD_GET reply: a device. */
@@ -155,6 +161,23 @@ int rdma_nl_enumerate(struct rdma_priv *rp, struct found *f, char *err, size_t e
  */
 int rdma_nl_hw_counters(struct rdma_priv *rp, struct object *o, uint32_t dev_index, char *err,
 			size_t errlen);
+
+/* Optional counters of a port (kernel >= 5.16): off after every driver load. */
+struct rdma_optional {
+	unsigned int supported, cc_disabled;
+	char enabled[RW_STR_MAX];	    /* names, comma separated */
+	char cc_disabled_names[RW_STR_MAX]; /* cc_* supported but off */
+};
+typedef int (*rdma_opt_cb)(void *arg, const char *name, bool enabled);
+/* Parse a RDMA_NLDEV_CMD_STAT_GET_STATUS reply: cb for each optional counter. */
+int rdma_nl_parse_optional(const struct nlmsghdr *nlh, rdma_opt_cb cb, void *arg, char *err,
+			   size_t errlen);
+/* The rdma_opt_cb that fills a struct rdma_optional. */
+int rdma_optional_add(void *arg, const char *name, bool enabled);
+int rdma_nl_optional(struct rdma_priv *rp, struct object *o, uint32_t dev_index,
+		     struct rdma_optional *opt, char *err, size_t errlen);
+/* The optional-counter fields from opt, or absent with err (-errno). */
+void rdma_fill_optional(struct object *o, const struct rdma_optional *opt, int err);
 
 /* ---- rdma_sysfs.c ---- */
 

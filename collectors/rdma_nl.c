@@ -42,6 +42,8 @@ static const struct rw_nl_policy nldev_pol[RDMA_NLDEV_ATTR_MAX] = {
 	RW_NL_NEST(RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY),
 	RW_NL_STR(RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME, 256),
 	RW_NL_U64(RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE),
+	RW_NL_U32(RDMA_NLDEV_ATTR_STAT_HWCOUNTER_INDEX),
+	RW_NL_U8(RDMA_NLDEV_ATTR_STAT_HWCOUNTER_DYNAMIC),
 };
 static const struct rw_nl_set nldev_set = RW_NL_SET("RDMA_NLDEV_ATTR", nldev_pol);
 
@@ -281,6 +283,15 @@ int rdma_nl_enumerate(struct rdma_priv *rp, struct found *f, char *err, size_t e
 
 	if (r)
 		return r;
+	/* an excluded device (a firmware-restricted PF) is not asked about its ports */
+	{
+		size_t k = 0;
+
+		for (size_t i = 0; i < f->nd; i++)
+			if (config_rdma_wanted(rp->cfg, f->d[i].name))
+				f->d[k++] = f->d[i];
+		f->nd = k;
+	}
 	for (size_t i = 0; i < f->nd; i++) {
 		size_t first = f->n;
 
@@ -345,4 +356,118 @@ int rdma_nl_hw_counters(struct rdma_priv *rp, struct object *o, uint32_t dev_ind
 
 	return nldev_request(rp, RDMA_NLDEV_CMD_STAT_GET, 0, dev_index, o->port, on_stat, &sa, err,
 			     errlen);
+}
+
+/* ---- optional counters (RDMA_NLDEV_CMD_STAT_GET_STATUS, kernel >= 5.16) ---- */
+
+struct opt_entry {
+	const struct nlattr *name, *dynamic;
+};
+
+static int opt_attr(const struct nlattr *a, unsigned int type, void *data, char *err, size_t errlen)
+{
+	struct opt_entry *oe = data;
+
+	(void)err;
+	(void)errlen;
+	if (type == RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME)
+		oe->name = a;
+	else if (type == RDMA_NLDEV_ATTR_STAT_HWCOUNTER_DYNAMIC)
+		oe->dynamic = a;
+	return 0;
+}
+
+struct opt_walk {
+	rdma_opt_cb cb;
+	void *arg;
+};
+
+static int opt_entry(const struct nlattr *e, unsigned int type, void *data, char *err,
+		     size_t errlen)
+{
+	struct opt_walk *ow = data;
+	struct opt_entry oe = { 0 };
+	int r;
+
+	if (type != RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY)
+		return 0;
+	r = rw_nl_walk_nested(&nldev_set, e, opt_attr, &oe, err, errlen);
+	if (r)
+		return r;
+	if (!oe.name) {
+		snprintf(err, errlen, "RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY without its NAME");
+		return -EBADMSG;
+	}
+	/* Only the optional counters carry DYNAMIC (its value: enabled); the rest always count. */
+	if (!oe.dynamic)
+		return 0;
+	return ow->cb(ow->arg, mnl_attr_get_str(oe.name), mnl_attr_get_u8(oe.dynamic) != 0);
+}
+
+int rdma_nl_parse_optional(const struct nlmsghdr *nlh, rdma_opt_cb cb, void *arg, char *err,
+			   size_t errlen)
+{
+	static const char what[] = "RDMA_NLDEV_CMD_STAT_GET_STATUS reply";
+	struct opt_walk ow = { .cb = cb, .arg = arg };
+	nldev_tb tb;
+	int r = rw_nl_parse_msg(&nldev_set, nlh, 0, tb, NULL, err, errlen);
+
+	if (!r)
+		r = need(tb, what, RDMA_NLDEV_ATTR_STAT_HWCOUNTERS, err, errlen);
+	if (r)
+		return r;
+	return rw_nl_walk_nested(&nldev_set, tb[RDMA_NLDEV_ATTR_STAT_HWCOUNTERS], opt_entry, &ow,
+				 err, errlen);
+}
+
+static int on_optional(const struct nlmsghdr *nlh, void *arg, char *err, size_t errlen)
+{
+	return rdma_nl_parse_optional(nlh, rdma_optional_add, arg, err, errlen);
+}
+
+int rdma_nl_optional(struct rdma_priv *rp, struct object *o, uint32_t dev_index,
+		     struct rdma_optional *opt, char *err, size_t errlen)
+{
+	memset(opt, 0, sizeof(*opt));
+	return nldev_request(rp, RDMA_NLDEV_CMD_STAT_GET_STATUS, 0, dev_index, o->port, on_optional,
+			     opt, err, errlen);
+}
+
+static void list_add(char *buf, size_t size, const char *name)
+{
+	size_t len = strlen(buf);
+
+	if (len + (len ? 1 : 0) + strlen(name) >= size)
+		return; /* the count stays right; the list is for people */
+	snprintf(buf + len, size - len, "%s%s", len ? "," : "", name);
+}
+
+int rdma_optional_add(void *arg, const char *name, bool enabled)
+{
+	struct rdma_optional *opt = arg;
+
+	opt->supported++;
+	if (enabled) {
+		list_add(opt->enabled, sizeof(opt->enabled), name);
+		return 0;
+	}
+	/* the congestion counters (mlx5 cc_rx_ce_pkts, cc_rx_cnp_pkts, cc_tx_cnp_pkts) */
+	if (!strncmp(name, "cc_", 3)) {
+		opt->cc_disabled++;
+		list_add(opt->cc_disabled_names, sizeof(opt->cc_disabled_names), name);
+	}
+	return 0;
+}
+
+void rdma_fill_optional(struct object *o, const struct rdma_optional *opt, int err)
+{
+	if (err) {
+		field_absent_errno(o, F_PORT_OPTIONAL_COUNTERS, err);
+		field_absent_errno(o, F_PORT_OPTIONAL_CC_DISABLED, err);
+		field_absent_errno(o, F_PORT_OPTIONAL_CC_DISABLED_NAMES, err);
+		return;
+	}
+	field_set_str(o, F_PORT_OPTIONAL_COUNTERS, opt->enabled);
+	field_set_int(o, F_PORT_OPTIONAL_CC_DISABLED, opt->cc_disabled);
+	field_set_str(o, F_PORT_OPTIONAL_CC_DISABLED_NAMES, opt->cc_disabled_names);
 }

@@ -247,6 +247,7 @@ int rdma_cdir_read(struct cdir *d, struct counter_set *cs, const char *dev, uint
 	bool ext = !strcmp(what, "counters_ext");
 	bool devwide = !strcmp(what, "device hw_counters");
 
+	d->restricted_err = 0;
 	for (size_t i = 0; i < d->n; i++) {
 		struct cfile *f = &d->f[i];
 		uint64_t v;
@@ -272,6 +273,12 @@ int rdma_cdir_read(struct cdir *d, struct counter_set *cs, const char *dev, uint
 		if (r == -ENODEV)
 			return r; /* the device was unregistered under us */
 		f->bad = true;
+		if (r == -EIO || r == -EPERM || r == -EACCES || r == -EOPNOTSUPP) {
+			/* the port backs off as a whole and says so once (rdma.c) */
+			if (!d->restricted_err)
+				d->restricted_err = -r;
+			continue;
+		}
 		{
 			char key[160];
 
@@ -337,6 +344,9 @@ int rdma_sysfs_enumerate(struct rdma_priv *rp, struct found *f)
 		return errno == ENOENT ? 0 : -errno; /* no RDMA stack: no devices */
 	while ((de = readdir(dir))) {
 		if (de->d_name[0] == '.' || strlen(de->d_name) >= RW_NAME_MAX)
+			continue;
+		/* excluded: not a file of it is opened, not even its ports/ directory */
+		if (!config_rdma_wanted(rp->cfg, de->d_name))
 			continue;
 		if (array_grow(&f->d, &f->capd, f->nd, sizeof(*f->d), 8)) {
 			closedir(dir);

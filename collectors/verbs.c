@@ -49,6 +49,7 @@ struct verbs_priv {
 	struct vdev *d;
 	size_t n, cap;
 	bool live;
+	const struct rw_config *cfg;
 };
 
 /* enum ibv_mtu: IBV_MTU_256 = 1 ... IBV_MTU_4096 = 5; 0 for anything else. */
@@ -158,6 +159,10 @@ static int refresh_devices(struct verbs_priv *vp)
 		struct vdev *v;
 
 		if (!name || strlen(name) >= RW_NAME_MAX)
+			continue;
+		/* libibverbs listed it (sysfs attributes only); an excluded device is never opened
+		 */
+		if (!config_rdma_wanted(vp->cfg, name))
 			continue;
 		v = vdev_find(vp, name);
 		if (!v)
@@ -289,6 +294,7 @@ static int verbs_init(struct collector_ctx *cc)
 	if (!vp)
 		return -ENOMEM;
 	cc->priv = vp;
+	vp->cfg = cc->cfg;
 	vp->live = realpath(cc->cfg->sysfs_root, real) && !strcmp(real, "/sys");
 	return 0;
 }

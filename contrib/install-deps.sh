@@ -20,7 +20,8 @@ set -eu
 #          the host's binaries), librsvg2-bin (the SVG is rendered),
 #          prometheus-node-exporter (bench-quick compares against it)
 #          openssl (certificates), apache2-utils (htpasswd), wrk (HTTP load),
-#          chromium (the status page rendered headless, e2e)
+#          chromium (the status page rendered headless, e2e), strace (proves an
+#          excluded RDMA device is never opened: tests/cli/test-rdma-exclude.sh)
 #   BENCH  `make bench`: hyperfine on top; strace counts the system calls of a
 #          collection in the vm guest (tests/vm/scenarios/perf-live.sh)
 #   FUZZ   `make fuzz`: libFuzzer's runtime for Debian 12's clang (14)
@@ -31,7 +32,7 @@ libcrypt-dev libcap-ng-dev"
 RUN="rdma-core"
 TEST="libcmocka-dev curl iproute2 ethtool prometheus prometheus-alertmanager
 prometheus-node-exporter jq qemu-system-x86 busybox-static kmod cpio perftest ibverbs-utils
-librsvg2-bin openssl apache2-utils wrk chromium"
+librsvg2-bin openssl apache2-utils wrk chromium strace"
 # The vm tier's test-only kernel module (tests/vm/rwnic/) is built against the headers of
 # the kernel the guests boot: the newest linux-image-6.1.0-NN-amd64 apt knows, as
 # tests/vm/vmlib.sh picks it (gcc and make come with linux-headers' dependencies).

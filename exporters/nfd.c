@@ -33,11 +33,11 @@ static enum rules_status profile_status(const struct rules_engine *e,
 	for (size_t i = 0; i < n; i++) {
 		const struct rule_result *x = &res[i];
 
-		if (strcmp(x->rule->profile, pi->name) || x->rule->severity == SEV_INFO)
+		if (strcmp(x->rule->profile, pi->name) || rule_result_severity(x) == SEV_INFO)
 			continue;
 		any = true;
 		if (x->outcome == RULE_FAIL)
-			*(x->rule->severity == SEV_CRITICAL ? &crit : &warn) = true;
+			*(rule_result_severity(x) == SEV_CRITICAL ? &crit : &warn) = true;
 		else if (x->outcome == RULE_UNKNOWN)
 			unk = true;
 	}
@@ -131,6 +131,9 @@ void nfd_render(struct strbuf *out, const struct rules_engine *e, const struct n
 	sb_printf(out, NFD_PREFIX "roce-ready=%s\n",
 		  st == RULES_OK || st == RULES_WARNING ? "true" : "false");
 	sb_printf(out, NFD_PREFIX "status=%s\n", status_names[st]);
+	/* healthy, degraded, fatal, unknown: a NodeFeatureRule taints fatal NoSchedule
+	 * (contrib/node-problem-detector/nodefeaturerule-noschedule.yaml) */
+	sb_printf(out, NFD_PREFIX "health=%s\n", node_verdict_name(rules_verdict(e)));
 	for (size_t p = 0; p < rules_profile_count(e); p++) {
 		const struct rules_profile_info *pi = rules_profile(e, p);
 

@@ -49,6 +49,55 @@ void prom_alerts_render(struct strbuf *sb, const struct alert_table *t)
 			alert_series(sb, "roce_alert_pending", &t->a[i]);
 }
 
+static void object_labels(struct strbuf *sb, int *first, const struct rule_result *x)
+{
+	char port[12];
+
+	prom_label(sb, first, "profile", x->rule->profile);
+	prom_label(sb, first, "rule", x->rule->name);
+	if (x->kind != OBJ_NODE)
+		prom_label(sb, first, "device", x->device);
+	if (x->kind == OBJ_RDMA_PORT) {
+		snprintf(port, sizeof(port), "%u", x->port);
+		prom_label(sb, first, "port", port);
+		prom_label(sb, first, "netdev", x->netdev);
+	}
+}
+
+/* Health over time: the node verdict, and per degraded result its episodes and escalation. */
+static void render_health(struct strbuf *sb, const struct rules_engine *e,
+			  const struct rule_result *res, size_t n)
+{
+	int first;
+
+	prom_family(sb, "roce_node_verdict", "gauge",
+		    "Node verdict of the rules: 0 healthy, 1 degraded (slow: look soon), 2 fatal "
+		    "(jobs fail: drain), 3 unknown.");
+	prom_sample1_u64(sb, "roce_node_verdict", NULL, NULL, (uint64_t)rules_verdict(e));
+	prom_family(sb, "roce_rule_failure_episodes", "gauge",
+		    "Times a degraded health rule started failing on the object within its "
+		    "escalation window (kept across restarts with --state-dir).");
+	for (size_t i = 0; i < n; i++) {
+		if (res[i].rule->cls != RCLASS_DEGRADED || res[i].outcome >= RULE__OUTCOMES)
+			continue;
+		first = 1;
+		prom_sample_begin(sb, "roce_rule_failure_episodes");
+		object_labels(sb, &first, &res[i]);
+		prom_sample_end_u64(sb, first, res[i].episodes);
+	}
+	prom_family(sb, "roce_rule_escalated", "gauge",
+		    "1 if a degraded health rule failed escalate_after times within its window "
+		    "and now counts as fatal.");
+	for (size_t i = 0; i < n; i++) {
+		if (res[i].rule->cls != RCLASS_DEGRADED || res[i].outcome >= RULE__OUTCOMES)
+			continue;
+		first = 1;
+		prom_sample_begin(sb, "roce_rule_escalated");
+		object_labels(sb, &first, &res[i]);
+		prom_sample_end_u64(sb, first, res[i].escalated);
+	}
+}
+
 void prom_rules_render(struct strbuf *sb, const struct rules_engine *e,
 		       const struct prom_rules_state *st)
 {
@@ -88,6 +137,7 @@ void prom_rules_render(struct strbuf *sb, const struct rules_engine *e,
 		    "Overall result of the rules as a Nagios code: 0 OK, 1 WARNING, 2 CRITICAL, "
 		    "3 UNKNOWN (what `rocewatch check` would exit with).");
 		prom_sample1_u64(sb, "roce_rules_status", NULL, NULL, (uint64_t)rules_status(e));
+		render_health(sb, e, res, n);
 		prom_family(sb, "rocewatch_rules_loaded", "gauge", "Rules loaded, per profile.");
 		for (size_t p = 0; p < rules_profile_count(e); p++) {
 			prom_sample1_u64(sb, "rocewatch_rules_loaded", "profile",

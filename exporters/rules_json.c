@@ -134,8 +134,18 @@ static json_t *result_json(const struct rule_result *x, const struct node_model 
 
 	json_object_set_new(j, "profile", json_string(ri->profile));
 	json_object_set_new(j, "rule", json_string(ri->name));
-	json_object_set_new(j, "severity", json_string(rule_severity_name(ri->severity)));
+	/* the severity it counts with: critical once a degraded rule escalated */
+	json_object_set_new(j, "severity",
+			    json_string(rule_severity_name(rule_result_severity(x))));
 	json_object_set_new(j, "scope", json_string(obj_kind_name(ri->scope)));
+	if (ri->cls) {
+		json_object_set_new(j, "class", json_string(rule_class_name(rule_result_class(x))));
+		json_object_set_new(j, "escalated", json_boolean(x->escalated));
+		if (ri->cls == RCLASS_DEGRADED)
+			json_object_set_new(j, "episodes", json_integer(x->episodes));
+	}
+	if (ri->action)
+		json_object_set_new(j, "action", json_string(rule_action_name(ri->action)));
 	json_object_set_new(o, "kind", json_string(obj_kind_name(x->kind)));
 	if (x->kind != OBJ_NODE)
 		json_object_set_new(o, "device", json_string(x->device));
@@ -164,6 +174,54 @@ static json_t *result_json(const struct rule_result *x, const struct node_model 
 		rules_doc_for(x, m, doc, sizeof(doc));
 	json_object_set_new(j, "doc", json_string(m || x->outcome == RULE_UNKNOWN ? doc : ri->doc));
 	return j;
+}
+
+json_t *rules_health_json(const struct rules_engine *e)
+{
+	const struct rule_result *res;
+	size_t n = rules_results(e, &res);
+	json_t *h = json_object(), *acts = json_array(), *failing = json_array();
+	bool seen[RACT__COUNT] = { false };
+
+	if (!h || !acts || !failing) {
+		json_decref(h);
+		json_decref(acts);
+		json_decref(failing);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct rule_result *x = &res[i];
+		json_t *f, *o;
+
+		if (x->outcome != RULE_FAIL || rule_result_severity(x) == SEV_INFO)
+			continue;
+		seen[x->rule->action] = true;
+		f = json_object();
+		o = json_object();
+		json_object_set_new(o, "kind", json_string(obj_kind_name(x->kind)));
+		if (x->kind != OBJ_NODE)
+			json_object_set_new(o, "device", json_string(x->device));
+		if (x->kind == OBJ_RDMA_PORT)
+			json_object_set_new(o, "port", json_integer(x->port));
+		json_object_set_new(f, "rule", json_string(x->rule->name));
+		json_object_set_new(f, "profile", json_string(x->rule->profile));
+		json_object_set_new(f, "object", o);
+		json_object_set_new(f, "class", json_string(rule_class_name(rule_result_class(x))));
+		json_object_set_new(f, "severity",
+				    json_string(rule_severity_name(rule_result_severity(x))));
+		json_object_set_new(f, "action", json_string(rule_action_name(x->rule->action)));
+		json_object_set_new(f, "escalated", json_boolean(x->escalated));
+		json_object_set_new(f, "summary", json_string(x->summary));
+		json_array_append_new(failing, f);
+	}
+	for (int a = 1; a < RACT__COUNT; a++)
+		if (seen[a])
+			json_array_append_new(acts,
+					      json_string(rule_action_name((enum rule_action)a)));
+	json_object_set_new(h, "verdict", json_string(node_verdict_name(rules_verdict(e))));
+	json_object_set_new(h, "actions", acts);
+	json_object_set_new(h, "failing", failing);
+	return h;
 }
 
 int rules_json_write(struct strbuf *out, const struct rules_engine *e,
@@ -212,6 +270,21 @@ int rules_json_write(struct strbuf *out, const struct rules_engine *e,
 	}
 	json_object_set_new(root, "status", json_string(rules_status_name(st)));
 	json_object_set_new(root, "exit_code", json_integer(st));
+	json_object_set_new(root, "verdict", json_string(node_verdict_name(rules_verdict(e))));
+	{
+		/* what to do, once per action, in the order of the vocabulary (most local first) */
+		json_t *acts = json_array();
+		bool seen[RACT__COUNT] = { false };
+
+		for (size_t i = 0; i < n; i++)
+			if (res[i].outcome == RULE_FAIL && res[i].rule->action)
+				seen[res[i].rule->action] = true;
+		for (int a = 1; a < RACT__COUNT; a++)
+			if (seen[a])
+				json_array_append_new(
+				    acts, json_string(rule_action_name((enum rule_action)a)));
+		json_object_set_new(root, "actions", acts);
+	}
 	for (size_t p = 0; p < rules_profile_count(e); p++)
 		json_array_append_new(profiles, profile_json(e, p));
 	for (size_t i = 0; i < n; i++) {

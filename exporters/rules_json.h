@@ -34,6 +34,12 @@ struct rules_json_meta {
 };
 
 /* Append the report; 0 or -ENOMEM. */
+/*
+ * The node's health in one object: {"verdict", "actions", "failing": [{rule,
+ * profile, object, class, severity, action, escalated, summary}]}, for
+ * /api/v1/state beside the model.  NULL on out of memory.
+ */
+struct json_t *rules_health_json(const struct rules_engine *e);
 int rules_json_write(struct strbuf *out, const struct rules_engine *e,
 		     const struct rules_json_meta *meta, bool pretty);
 

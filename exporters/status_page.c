@@ -363,6 +363,31 @@ static void head(struct page *pg, enum rules_status st, const size_t cnt[RULE__O
 			  cnt[RULE_SKIP]);
 	else
 		puts_(pg, "no rules are loaded");
+	if (in->e) {
+		/* the health verdict and what to do, from the failing rules' declared actions */
+		const struct rule_result *res;
+		size_t n = rules_results(in->e, &res);
+		enum node_verdict v = rules_verdict(in->e);
+		bool seen[RACT__COUNT] = { false };
+		int k = 0;
+
+		for (size_t i = 0; i < n; i++)
+			if (res[i].outcome == RULE_FAIL)
+				seen[res[i].rule->action] = true;
+		puts_(pg, "</p>\n<p id=\"health\">node verdict: <span id=\"node-verdict\">");
+		esc(pg, node_verdict_name(v));
+		puts_(pg, "</span>");
+		if (v == VERDICT_FATAL)
+			puts_(pg, " (drain)");
+		for (int a = 1; a < RACT__COUNT; a++) {
+			if (!seen[a])
+				continue;
+			puts_(pg, k++ ? ", " : "; do: ");
+			puts_(pg, "<span class=\"action\">");
+			esc(pg, rule_action_name((enum rule_action)a));
+			puts_(pg, "</span>");
+		}
+	}
 	puts_(pg, "</p>\n<p id=\"profile\">");
 	if (in->e)
 		profiles_line(pg);
@@ -425,7 +450,7 @@ static void doc_html(struct page *pg, const char *doc)
 static int rank(const struct rule_result *x)
 {
 	if (x->outcome == RULE_FAIL)
-		return (int)x->rule->severity; /* 0 critical, 1 warning, 2 info */
+		return (int)rule_result_severity(x); /* 0 critical, 1 warning, 2 info */
 	return x->outcome == RULE_UNKNOWN ? 3 : -1;
 }
 
@@ -444,12 +469,13 @@ static void problem(struct page *pg, size_t first, size_t end, int rk)
 		if (!x0) {
 			x0 = x;
 			sb_printf(pg->out, "<article class=\"problem %s\" data-rule=\"",
-				  rk == 3 ? "unknown" : rule_severity_name(x->rule->severity));
+				  rk == 3 ? "unknown"
+					  : rule_severity_name(rule_result_severity(x)));
 			esc(pg, x->rule->name);
 			sb_printf(pg->out, "\">\n<h3><span class=\"tag %s\">%s %s</span><code>",
-				  rk == 3 ? "unknown" : rule_severity_name(x->rule->severity),
+				  rk == 3 ? "unknown" : rule_severity_name(rule_result_severity(x)),
 				  rule_outcome_name(x->outcome),
-				  rule_severity_name(x->rule->severity));
+				  rule_severity_name(rule_result_severity(x)));
 			esc(pg, x->rule->name);
 			puts_(pg, "</code> <span class=\"prof\">");
 			esc(pg, x->rule->profile);
@@ -956,7 +982,7 @@ static void folded(struct page *pg, enum rule_outcome o, const char *id, const c
 		puts_(pg, "<tr><td><code>");
 		esc(pg, x->rule->name);
 		sb_printf(pg->out, "</code></td><td>%s</td><td>",
-			  rule_severity_name(x->rule->severity));
+			  rule_severity_name(rule_result_severity(x)));
 		esc(pg, label);
 		puts_(pg, "</td><td>");
 		esc(pg, o == RULE_SKIP ? x->reason : x->summary);
@@ -1067,8 +1093,8 @@ int status_page_render(struct strbuf *out, const struct status_page_input *in)
 		cnt[x->outcome]++;
 		nprob += rank(x) >= 0;
 		if (x->outcome == RULE_FAIL) {
-			crit += x->rule->severity == SEV_CRITICAL;
-			warn += x->rule->severity == SEV_WARNING;
+			crit += rule_result_severity(x) == SEV_CRITICAL;
+			warn += rule_result_severity(x) == SEV_WARNING;
 		}
 	}
 	head(&pg, st, cnt, crit, warn);

@@ -284,7 +284,7 @@ void alerts_feed_rules(struct alert_table *t, const struct rules_engine *e, int6
 		char port[12] = "";
 		struct alert_obs o = {
 			.rule = r->rule->name,
-			.severity = rule_severity_name(r->rule->severity),
+			.severity = rule_severity_name(rule_result_severity(r)),
 			.profile = r->rule->profile,
 			.device = r->device,
 			.summary = r->summary,

@@ -600,6 +600,8 @@ int rules_evaluate(struct rules_engine *e, const struct node_model *m, int64_t t
 		if (r)
 			return r;
 	}
+	if (e->n_pend)
+		rx_health_apply_pending(e);
 	for (size_t ri = 0; ri < e->n_rules; ri++) {
 		const struct rrule *r = &e->rules[ri];
 		const struct object *const *objs;
@@ -620,6 +622,8 @@ int rules_evaluate(struct rules_engine *e, const struct node_model *m, int64_t t
 				skip_outside(&e->profiles[r->profile], r->info.scope, &cx, x);
 			else
 				eval_one(e, r, &cx, x);
+			rx_health_note(e, x,
+				       (int64_t)m->time.tv_sec * 1000000000LL + m->time.tv_nsec);
 		}
 	}
 	for (size_t p = 0; p < e->n_profiles; p++) {
@@ -762,10 +766,10 @@ enum rules_status rules_status(const struct rules_engine *e)
 	for (size_t i = 0; e->synced && i < e->n_res; i++) {
 		const struct rule_result *x = &e->res[i];
 
-		if (x->rule->severity == SEV_INFO)
+		if (rule_result_severity(x) == SEV_INFO)
 			continue;
 		if (x->outcome == RULE_FAIL) {
-			if (x->rule->severity == SEV_CRITICAL)
+			if (rule_result_severity(x) == SEV_CRITICAL)
 				crit = true;
 			else
 				warn = true;
@@ -789,7 +793,18 @@ void rules_adopt_history(struct rules_engine *new_e, struct rules_engine *old_e)
 {
 	struct objid *ids[OBJ__COUNT] = { 0 };
 
-	if (!old_e || !old_e->synced || new_e->synced)
+	if (!old_e)
+		return;
+	/* escalation memory follows the results: a reload is not a fresh start */
+	if (!new_e->hm) {
+		new_e->hm = old_e->hm;
+		new_e->n_hm = old_e->n_hm;
+		new_e->cap_hm = old_e->cap_hm;
+		new_e->hm_dirty = old_e->hm_dirty;
+		old_e->hm = NULL;
+		old_e->n_hm = old_e->cap_hm = 0;
+	}
+	if (!old_e->synced || new_e->synced)
 		return;
 	for (int k = OBJ_NETDEV; k < OBJ__COUNT; k++) {
 		ids[k] = malloc((old_e->n_ids[k] ? old_e->n_ids[k] : 1) * sizeof(*ids[k]));
@@ -816,6 +831,7 @@ void rules_free(struct rules_engine *e)
 	for (int k = 0; k < OBJ__COUNT; k++)
 		free(e->ids[k]);
 	rx_fleet_free(e);
+	rx_health_free(e);
 	free(e->rules);
 	free(e->profiles);
 	arena_free(&e->arena);

@@ -25,6 +25,7 @@
 #define RULES_DEFAULT_PROFILE "lossless-roce"
 #define RULE_SUMMARY_MAX      256
 #define RULE_REASON_MAX	      192
+#define RULE_ESCALATE_MAX     32 /* failure episodes remembered per result */
 
 enum rule_outcome {
 	RULE_PASS,
@@ -38,6 +39,39 @@ enum rule_severity {
 	SEV_CRITICAL,
 	SEV_WARNING,
 	SEV_INFO,
+};
+
+/*
+ * What a failure means for the jobs on the node (health rules): fatal, the
+ * job will fail (drain); degraded, it will be slow (look soon).  Declared
+ * by `class:`; fatal is severity critical, degraded warning.  A degraded
+ * result that failed `escalate_after` times within `escalate_window_hours`
+ * (profile parameters, 5 in 24 h by default) is escalated: fatal.
+ */
+enum rule_class {
+	RCLASS_NONE,
+	RCLASS_FATAL,
+	RCLASS_DEGRADED,
+};
+
+/* What an operator should do about a failure: a fixed vocabulary (`action:`). */
+enum rule_action {
+	RACT_NONE,
+	RACT_FIX_CONFIG,
+	RACT_RESET_LINK,
+	RACT_RESEAT_OR_REPLACE_CABLE,
+	RACT_DRAIN_NODE,
+	RACT_RELOAD_DRIVER,
+	RACT_CONTACT_VENDOR,
+	RACT__COUNT,
+};
+
+/* The node's health from its results: the worst class failing. */
+enum node_verdict {
+	VERDICT_HEALTHY,
+	VERDICT_DEGRADED,
+	VERDICT_FATAL,
+	VERDICT_UNKNOWN,
 };
 
 /* Overall status, with the Nagios plugin exit code as its value. */
@@ -65,7 +99,12 @@ struct rule_info {
 	bool fleet;	     /* scope: fleet, evaluated by rules_evaluate_fleet() only */
 	enum fleet_by by;
 	enum rule_severity severity;
-	int64_t for_ns;	      /* `for:` (0 if none); used by the alert layer */
+	int64_t for_ns; /* `for:` (0 if none); used by the alert layer */
+	enum rule_class cls;
+	enum rule_action action;
+	/* degraded rules: failures (episodes) within window_ns that make it fatal */
+	int escalate_after;
+	int64_t escalate_window_ns;
 	const char *when_src; /* NULL if no guard */
 	const char *expr_src;
 	const char *summary_src; /* NULL if none */
@@ -114,7 +153,22 @@ struct rule_result {
 	char summary[RULE_SUMMARY_MAX];
 	char reason[RULE_REASON_MAX]; /* unknown: "pfc.enabled absent: unsupported"; skip: the guard
 				       */
+	/* degraded rules: failure episodes within the escalation window, and whether that made it
+	 * fatal (the outcome is then fail, severity critical) */
+	uint16_t episodes;
+	bool escalated;
 };
+
+/* The severity a result counts with: the rule's, critical once escalated. */
+static inline enum rule_severity rule_result_severity(const struct rule_result *x)
+{
+	return x->escalated ? SEV_CRITICAL : x->rule->severity;
+}
+/* The class a result counts with: the rule's, fatal once escalated. */
+static inline enum rule_class rule_result_class(const struct rule_result *x)
+{
+	return x->escalated ? RCLASS_FATAL : x->rule->cls;
+}
 
 /* Load-time diagnostics, each with file:line:col (1-based; 0 = not applicable). */
 struct rules_diag {
@@ -327,6 +381,39 @@ void rules_fleet_describe(const struct fleet_result *x, const struct fleet_node 
 
 const char *rule_outcome_name(enum rule_outcome o);
 const char *rule_severity_name(enum rule_severity s);
+/* "fatal", "degraded", "" for none. */
+const char *rule_class_name(enum rule_class c);
+/* "fix-config", "reset-link", ...; "" for none. */
+const char *rule_action_name(enum rule_action a);
+const char *node_verdict_name(enum node_verdict v);
+/*
+ * The node verdict of the last evaluation: fatal when a fatal (or escalated)
+ * result fails, degraded when a degraded one does, unknown when a health
+ * rule is unknown or nothing was evaluated, healthy otherwise.  Rules without
+ * a class count by severity (critical as fatal, warning as degraded).
+ */
+enum node_verdict rules_verdict(const struct rules_engine *e);
+
+/*
+ * Health memory across restarts, kill -9 and reboots: the failure episodes
+ * of degraded rules (wall-clock times: they survive a reboot) and the
+ * counter history of rate/increase/delta (kept only within one boot: after
+ * a reboot every counter starts again, and a history that spans it would
+ * read the new counts as a reset).  A small text file written whole to
+ * PATH.tmp, then renamed over PATH.
+ *
+ * rules_health_load: 0 when loaded (or PATH does not exist), -EINVAL for a
+ * corrupt or foreign file and -errno for an unreadable one, with msg saying
+ * so in one line; the engine then starts afresh.  Entries of rules or
+ * objects that no longer exist, or whose definition changed, are dropped.
+ * boot_id: /proc/sys/kernel/random/boot_id ("" when unknown: no counter
+ * history is restored).
+ */
+int rules_health_load(struct rules_engine *e, const char *path, const char *boot_id, char *msg,
+		      size_t msglen);
+int rules_health_save(const struct rules_engine *e, const char *path, const char *boot_id);
+/* Has escalation memory changed since the last save (a new failure episode)? */
+bool rules_health_dirty(const struct rules_engine *e);
 /*
  * Does the rule judge the job rather than the node: a node rule whose guard or
  * expression reads a job.* fact (check --nccl)?  Reports put its results in a

@@ -602,8 +602,8 @@ static int load_params(struct loader *ld, const yaml_node_t *map, struct rprofil
 
 /* ---- rules ---- */
 
-static const char *const rule_keys[] = { "name", "scope",   "when", "expr", "severity",
-					 "for",	 "summary", "doc",  "each", "by" };
+static const char *const rule_keys[] = { "name",    "scope", "when", "expr", "severity", "for",
+					 "summary", "doc",   "each", "by",   "class",	 "action" };
 enum {
 	RK_NAME,
 	RK_SCOPE,
@@ -613,10 +613,85 @@ enum {
 	RK_FOR,
 	RK_SUMMARY,
 	RK_DOC,
-	RK_EACH, /* fleet rules: the kind of the units compared */
-	RK_BY,	 /* fleet rules: how units are grouped */
+	RK_EACH,   /* fleet rules: the kind of the units compared */
+	RK_BY,	   /* fleet rules: how units are grouped */
+	RK_CLASS,  /* health rules: fatal or degraded */
+	RK_ACTION, /* what to do about a failure */
 	RK__N
 };
+
+/* A profile parameter's number, or def when the profile does not declare it. */
+static double param_number(const struct rprofile *pf, const char *name, double def)
+{
+	for (size_t i = 0; i < pf->info.n_params; i++)
+		if (!strcmp(pf->params[i].name, name) && pf->params[i].type == RT_NUM)
+			return pf->params[i].v.v.n;
+	return def;
+}
+
+/* class: fatal|degraded (severity follows), action: one of the vocabulary. */
+static int load_class_action(struct loader *ld, const struct rprofile *pf,
+			     const yaml_node_t *const *kv, struct rule_info *ri)
+{
+	const char *s;
+	double n, w;
+
+	if (kv[RK_CLASS]) {
+		s = want_scalar(ld, kv[RK_CLASS], "class");
+		if (!s)
+			return -EINVAL;
+		if (!strcmp(s, "fatal")) {
+			ri->cls = RCLASS_FATAL;
+			ri->severity = SEV_CRITICAL;
+		} else if (!strcmp(s, "degraded")) {
+			ri->cls = RCLASS_DEGRADED;
+			ri->severity = SEV_WARNING;
+		} else {
+			lerr(ld, kv[RK_CLASS], "class must be fatal or degraded, not '%s'", s);
+			return -EINVAL;
+		}
+		if (ri->fleet) {
+			lerr(ld, kv[RK_CLASS],
+			     "class: fleet rules judge the fleet, not a node's "
+			     "health");
+			return -EINVAL;
+		}
+	}
+	if (kv[RK_ACTION]) {
+		int a;
+
+		s = want_scalar(ld, kv[RK_ACTION], "action");
+		if (!s)
+			return -EINVAL;
+		for (a = 1; a < RACT__COUNT; a++)
+			if (!strcmp(s, rule_action_name((enum rule_action)a)))
+				break;
+		if (a == RACT__COUNT) {
+			lerr(ld, kv[RK_ACTION],
+			     "action must be one of fix-config, reset-link, "
+			     "reseat-or-replace-cable, "
+			     "drain-node, reload-driver, contact-vendor, not '%s'",
+			     s);
+			return -EINVAL;
+		}
+		ri->action = (enum rule_action)a;
+	}
+	if (ri->cls != RCLASS_DEGRADED)
+		return 0;
+	/* NVSentinel's RepeatedNICDegradation: 5 degradations in 24 h are fatal */
+	n = param_number(pf, "escalate_after", 5);
+	w = param_number(pf, "escalate_window_hours", 24);
+	if (n < 0 || n > RULE_ESCALATE_MAX || w <= 0 || w > 24 * 366) {
+		lerr(ld, kv[RK_CLASS],
+		     "escalate_after must be 0 (never) to %d and escalate_window_hours above 0 "
+		     "and at most a year",
+		     RULE_ESCALATE_MAX);
+		return -EINVAL;
+	}
+	ri->escalate_after = (int)n;
+	ri->escalate_window_ns = (int64_t)(w * 3600.0 * 1e9);
+	return 0;
+}
 
 static struct expr *parse_expr_node(struct loader *ld, struct parse_ctx *pc, const yaml_node_t *n,
 				    const char *key, const char **src_out)
@@ -733,7 +808,7 @@ static int load_rule(struct loader *ld, const yaml_node_t *map, struct rprofile 
 		if (!key || i == RK__N) {
 			lerr(ld, k,
 			     "unknown rule key '%s' (keys: name, scope, when, expr, severity, for, "
-			     "summary, doc; fleet rules also each, by)",
+			     "summary, doc, class, action; fleet rules also each, by)",
 			     key ? key : "?");
 			bad = -EINVAL;
 			continue;
@@ -771,7 +846,8 @@ static int load_rule(struct loader *ld, const yaml_node_t *map, struct rprofile 
 	r.info.line = (int)map->start_mark.line + 1;
 	r.profile = pidx;
 	for (int i = 0; i < RK__N; i++)
-		if (!kv[i] && (i == RK_SCOPE || i == RK_EXPR || i == RK_SEVERITY)) {
+		if (!kv[i] &&
+		    (i == RK_SCOPE || i == RK_EXPR || (i == RK_SEVERITY && !kv[RK_CLASS]))) {
 			lerr(ld, map, "rule '%s' has no %s", name, rule_keys[i]);
 			bad = -EINVAL;
 		}
@@ -790,19 +866,33 @@ static int load_rule(struct loader *ld, const yaml_node_t *map, struct rprofile 
 	}
 	if (load_fleet_keys(ld, kv[RK_EACH], kv[RK_BY], &r.info))
 		return -EINVAL;
-	s = want_scalar(ld, kv[RK_SEVERITY], "severity");
-	if (!s)
+	if (load_class_action(ld, pf, kv, &r.info))
 		return -EINVAL;
-	if (!strcmp(s, "critical"))
-		r.info.severity = SEV_CRITICAL;
-	else if (!strcmp(s, "warning"))
-		r.info.severity = SEV_WARNING;
-	else if (!strcmp(s, "info"))
-		r.info.severity = SEV_INFO;
-	else {
-		lerr(ld, kv[RK_SEVERITY], "severity must be critical, warning or info, not '%s'",
-		     s);
-		return -EINVAL;
+	if (kv[RK_SEVERITY]) {
+		enum rule_severity sev;
+
+		s = want_scalar(ld, kv[RK_SEVERITY], "severity");
+		if (!s)
+			return -EINVAL;
+		if (!strcmp(s, "critical"))
+			sev = SEV_CRITICAL;
+		else if (!strcmp(s, "warning"))
+			sev = SEV_WARNING;
+		else if (!strcmp(s, "info"))
+			sev = SEV_INFO;
+		else {
+			lerr(ld, kv[RK_SEVERITY],
+			     "severity must be critical, warning or info, not '%s'", s);
+			return -EINVAL;
+		}
+		if (r.info.cls && sev != r.info.severity) {
+			lerr(ld, kv[RK_SEVERITY],
+			     "severity %s contradicts class %s (fatal is critical, degraded is "
+			     "warning): give one of them",
+			     s, rule_class_name(r.info.cls));
+			return -EINVAL;
+		}
+		r.info.severity = sev;
 	}
 	if (kv[RK_FOR]) {
 		s = want_scalar(ld, kv[RK_FOR], "for");
@@ -874,6 +964,8 @@ static int load_rule(struct loader *ld, const yaml_node_t *map, struct rprofile 
 	h = rx_fnv1a(h, r.info.name, strlen(r.info.name) + 1);
 	h = rx_fnv1a(h, &r.info.scope, sizeof(r.info.scope));
 	h = rx_fnv1a(h, &r.info.severity, sizeof(r.info.severity));
+	h = rx_fnv1a(h, &r.info.cls, sizeof(r.info.cls));
+	h = rx_fnv1a(h, &r.info.action, sizeof(r.info.action));
 	h = rx_fnv1a(h, &r.info.for_ns, sizeof(r.info.for_ns));
 	h = rx_fnv1a(h, &r.info.fleet, sizeof(r.info.fleet));
 	h = rx_fnv1a(h, &r.info.by, sizeof(r.info.by));

@@ -399,6 +399,26 @@ struct objid {
 	uint32_t port;
 };
 
+/* Escalation memory of one result (health.c). */
+struct hmem {
+	uint64_t key, fp;
+	bool failing; /* the last decided outcome was fail: the episode goes on */
+	uint8_t n;
+	int64_t t[RULE_ESCALATE_MAX]; /* wall-clock starts of the failure episodes, oldest first */
+};
+
+/* A counter history read from the state file, waiting for its result to exist. */
+struct pending_ring {
+	uint64_t key, fp;
+	int idx, ncomp, n;
+	bool have_prev;
+	uint8_t prev_mask;
+	double prev_raw[RW_PRIO_COUNT], total[RW_PRIO_COUNT];
+	int64_t *t;
+	uint8_t *mask;
+	double *acc;
+};
+
 struct rules_engine {
 	struct arena arena;
 	struct rprofile *profiles;
@@ -420,12 +440,24 @@ struct rules_engine {
 	bool single_sample; /* counter rules are skipped, not unknown */
 	uint8_t fields_used[F__COUNT];
 
+	/* health memory (health.c) */
+	struct hmem *hm;
+	size_t n_hm, cap_hm;
+	bool hm_dirty;
+	struct pending_ring *pend;
+	size_t n_pend;
+
 	/* fleet rules: results of the last rules_evaluate_fleet(), rebuilt each time */
 	struct fleet_result *fres;
 	size_t n_fres;
 };
 
 void rx_fleet_free(struct rules_engine *e);
+
+/* health.c: escalation after a result was decided at wall-clock time wall_ns */
+void rx_health_note(struct rules_engine *e, struct rule_result *x, int64_t wall_ns);
+void rx_health_apply_pending(struct rules_engine *e);
+void rx_health_free(struct rules_engine *e);
 
 int rx_slot_init(const struct rrule *r, struct slot_state *st);
 void rx_slot_free(const struct rrule *r, struct slot_state *st);

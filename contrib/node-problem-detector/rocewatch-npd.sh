@@ -18,7 +18,9 @@ case $rc in
 	exit 0
 	;;
 2)
-	echo "rocewatch check CRITICAL: $failing"
+	# a failing health rule adds the verdict and what to do ("node verdict: fatal (drain); do: ...")
+	verdict=$(printf '%s\n' "$out" | sed -n 's/^node verdict: \(fatal.*\)$/\1/p' | head -n 1)
+	echo "rocewatch check CRITICAL: $failing${verdict:+ (node verdict $verdict)}"
 	exit 1
 	;;
 *)

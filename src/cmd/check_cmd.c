@@ -192,10 +192,10 @@ static void print_row(struct report *rp, const struct rule_result *x)
 
 	rule_name(rp, x, name, sizeof(name));
 	term_printf(t, "  ");
-	term_code(t, term_outcome_color(x->outcome, x->rule->severity));
+	term_code(t, term_outcome_color(x->outcome, rule_result_severity(x)));
 	term_printf(t, "%-7s", rule_outcome_name(x->outcome));
 	term_code(t, TERM_RESET);
-	term_printf(t, "  %-8s  %s", rule_severity_name(x->rule->severity), name);
+	term_printf(t, "  %-8s  %s", rule_severity_name(rule_result_severity(x)), name);
 	if (!text[0]) {
 		term_newline(t);
 	} else if (rp->table) {
@@ -240,6 +240,42 @@ static void print_row(struct report *rp, const struct rule_result *x)
 	term_wrap(t, ROW_NAME_COL, doc, true);
 	t->width = width;
 	term_code(t, TERM_RESET);
+	if (x->rule->action && x->outcome == RULE_FAIL) {
+		term_printf(t, "%*saction: %s", ROW_NAME_COL, "",
+			    rule_action_name(x->rule->action));
+		term_newline(t);
+	}
+}
+
+/*
+ * The health verdict, when a health rule (one with a class) is what fails:
+ * configuration-only reports keep their shape.
+ */
+static void print_verdict(struct report *rp)
+{
+	const struct rule_result *res;
+	size_t n = rules_results(rp->e, &res);
+	bool health = false, seen[RACT__COUNT] = { false };
+	struct term *t = &rp->t;
+	enum node_verdict v;
+	int k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (res[i].outcome != RULE_FAIL)
+			continue;
+		health |= res[i].rule->cls != RCLASS_NONE;
+		seen[res[i].rule->action] = true;
+	}
+	if (!health)
+		return;
+	v = rules_verdict(rp->e);
+	term_printf(t, "node verdict: %s%s", node_verdict_name(v),
+		    v == VERDICT_FATAL ? " (drain)" : "");
+	for (int a = 1; a < RACT__COUNT; a++)
+		if (seen[a])
+			term_printf(t, "%s%s",
+				    k++ ? ", " : "; do: ", rule_action_name((enum rule_action)a));
+	term_newline(t);
 }
 
 #define RANK_COUNT 7
@@ -248,8 +284,8 @@ static void print_row(struct report *rp, const struct rule_result *x)
 static int severity_rank(const struct rule_result *x)
 {
 	if (x->outcome == RULE_FAIL)
-		return (int)x->rule->severity; /* critical, warning, info */
-	return x->outcome == RULE_UNKNOWN ? 3 + (int)x->rule->severity : 6;
+		return (int)rule_result_severity(x); /* critical, warning, info */
+	return x->outcome == RULE_UNKNOWN ? 3 + (int)rule_result_severity(x) : 6;
 }
 
 /* "NCCL_IB_TC=0152: 106; NCCL_IB_TC=0152 is read as 106 (octal)" */
@@ -372,6 +408,7 @@ static void section_head(struct report *rp, const struct check_history *h, unsig
 	term_printf(t, "%s", rules_status_name(st));
 	term_code(t, TERM_RESET);
 	term_newline(t);
+	print_verdict(rp);
 	sb_printf(&line, "profile%s ", np > 1 ? "s" : "");
 	for (size_t p = 0; p < np; p++) {
 		const struct rules_profile_info *pi = rules_profile(rp->e, p);
@@ -500,8 +537,8 @@ static void print_text(const struct check_opts *o, const struct rules_engine *e,
 		cnt[x->outcome]++;
 		problems += is_problem(x);
 		if (x->outcome == RULE_FAIL)
-			crit += x->rule->severity == SEV_CRITICAL,
-			    warn += x->rule->severity == SEV_WARNING;
+			crit += rule_result_severity(x) == SEV_CRITICAL,
+			    warn += rule_result_severity(x) == SEV_WARNING;
 		rule_name(&rp, x, name, sizeof(name));
 		if (shown(&rp, x) && (int)strlen(name) > rp.wname)
 			rp.wname = (int)strlen(name);

@@ -19,6 +19,8 @@ enum {
 	OPT_LOG_FORMAT,
 	OPT_NETDEV_INCLUDE,
 	OPT_NETDEV_EXCLUDE,
+	OPT_RDMA_INCLUDE,
+	OPT_RDMA_EXCLUDE,
 	OPT_ETHTOOL_INCLUDE,
 	OPT_WIRE_PORT,
 };
@@ -80,6 +82,22 @@ static int common_option(struct rw_config *cfg, int opt, const char *arg, const 
 		if (config_regex(&cfg->netdev_exclude, "--netdev-exclude", arg))
 			return -EINVAL;
 		cfg->has_netdev_exclude = true;
+		return 0;
+	case OPT_RDMA_INCLUDE:
+		if (cfg->has_rdma_include)
+			regfree(&cfg->rdma_include);
+		cfg->has_rdma_include = false;
+		if (config_regex(&cfg->rdma_include, "--rdma-device-include", arg))
+			return -EINVAL;
+		cfg->has_rdma_include = true;
+		return 0;
+	case OPT_RDMA_EXCLUDE:
+		if (cfg->has_rdma_exclude)
+			regfree(&cfg->rdma_exclude);
+		cfg->has_rdma_exclude = false;
+		if (config_regex(&cfg->rdma_exclude, "--rdma-device-exclude", arg))
+			return -EINVAL;
+		cfg->has_rdma_exclude = true;
 		return 0;
 	case OPT_ETHTOOL_INCLUDE:
 		if (cfg->has_ethtool_include)
@@ -213,6 +231,8 @@ static int opt_common(void *base, const char *name, const char *arg)
 		  : !strcmp(name, "log.format")				   ? OPT_LOG_FORMAT
 		  : !strcmp(name, "netdev-include")			   ? OPT_NETDEV_INCLUDE
 		  : !strcmp(name, "netdev-exclude")			   ? OPT_NETDEV_EXCLUDE
+		  : !strcmp(name, "rdma-device-include")		   ? OPT_RDMA_INCLUDE
+		  : !strcmp(name, "rdma-device-exclude")		   ? OPT_RDMA_EXCLUDE
 		  : !strcmp(name, "collector.ethtool.include")		   ? OPT_ETHTOOL_INCLUDE
 									   : OPT_WIRE_PORT;
 
@@ -265,6 +285,15 @@ const struct cli_opt cli_common_opts[] = {
 	  .kind = CLI_CALL,
 	  .fn = opt_common,
 	  .usage = "  --netdev-exclude REGEX     skip netdevs whose whole name matches\n" },
+	{ .name = "rdma-device-include",
+	  .kind = CLI_CALL,
+	  .fn = opt_common,
+	  .usage = "  --rdma-device-include REGEX  only RDMA devices whose whole name matches\n" },
+	{ .name = "rdma-device-exclude",
+	  .kind = CLI_CALL,
+	  .fn = opt_common,
+	  .usage = "  --rdma-device-exclude REGEX  never open or ask about RDMA devices whose whole\n"
+		   "                             name matches (firmware-restricted PFs)\n" },
 	{ .name = "collector.",
 	  .prefix = true,
 	  .kind = CLI_CALL_FLAG,

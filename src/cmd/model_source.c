@@ -75,6 +75,16 @@ static int snapshot_collect(struct model_source *src, struct node_model *m, unsi
 			nds[i]->seen = config_netdev_wanted(cfg, nds[i]->name);
 		model_sweep(m, OBJ_NETDEV);
 	}
+	/* --rdma-device-include/--rdma-device-exclude: likewise */
+	if (cfg->has_rdma_include || cfg->has_rdma_exclude) {
+		struct object **ps;
+		size_t n = model_objects(m, OBJ_RDMA_PORT, &ps);
+
+		model_begin(m, OBJ_RDMA_PORT);
+		for (size_t i = 0; i < n; i++)
+			ps[i]->seen = config_rdma_wanted(cfg, ps[i]->name);
+		model_sweep(m, OBJ_RDMA_PORT);
+	}
 	if (ss->pos + 1 < snapshot_count(ss->sf))
 		ss->pos++;
 	return 0;

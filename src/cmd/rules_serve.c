@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 
 #include "cli.h"
@@ -12,6 +14,16 @@ static int opt_rules(void *base, const char *name, const char *arg)
 {
 	struct rules_serve *rs = base;
 
+	if (!strcmp(name, "state-dir")) {
+		if (!*arg || snprintf(rs->state_path, sizeof(rs->state_path), "%s/health.state",
+				      arg) >= (int)sizeof(rs->state_path)) {
+			fprintf(stderr,
+				"rocewatch serve: --state-dir: '%s' is not a usable directory\n",
+				arg);
+			return -EINVAL;
+		}
+		return 0;
+	}
 	return cli_rules_option("serve", &rs->spec, !strcmp(name, "param"), arg) ? -EINVAL : 0;
 }
 
@@ -26,12 +38,58 @@ const struct cli_opt rules_serve_opts[] = {
 	  .kind = CLI_CALL,
 	  .fn = opt_rules,
 	  .usage = "  --param KEY=VALUE          override a profile parameter (repeatable)\n" },
+	{ .name = "state-dir",
+	  .kind = CLI_CALL,
+	  .fn = opt_rules,
+	  .usage = "  --state-dir DIR            keep health memory (escalations, counter history)\n"
+		   "                             in DIR/health.state across restarts (default\n"
+		   "                             $STATE_DIRECTORY, set by systemd's StateDirectory=)\n" },
 	{ 0 },
 };
 
 static int64_t model_ns(const struct node_model *m)
 {
 	return ts_ns(&m->time);
+}
+
+/*
+ * Often enough that a kill -9 loses little counter history, rarely enough to
+ * cost nothing; a new failure episode of a degraded rule is saved at once.
+ */
+#define STATE_SAVE_NS (10LL * 1000000000LL)
+
+static void save_state(struct rules_serve *rs, bool force)
+{
+	int64_t now = mono_ns();
+	int r;
+
+	if (!rs->state_path[0] || !rs->e)
+		return;
+	if (!force && !rules_health_dirty(rs->e) && now - rs->state_saved_ns < STATE_SAVE_NS)
+		return;
+	rs->state_saved_ns = now;
+	r = rules_health_save(rs->e, rs->state_path, rs->boot_id);
+	if (r && r != rs->state_err)
+		log_warn("rules: cannot save health memory to %s: %s", rs->state_path,
+			 strerror(-r));
+	else if (!r && rs->state_err)
+		log_info("rules: health memory saved to %s again", rs->state_path);
+	rs->state_err = r;
+}
+
+static void read_boot_id(struct rules_serve *rs, const char *procfs)
+{
+	char path[512];
+	FILE *f;
+
+	rs->boot_id[0] = '\0';
+	snprintf(path, sizeof(path), "%s/sys/kernel/random/boot_id", procfs ? procfs : "/proc");
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(rs->boot_id, sizeof(rs->boot_id), f))
+		rs->boot_id[strcspn(rs->boot_id, "\n ")] = '\0';
+	fclose(f);
 }
 
 /* Called with the model lock held, after every poll. */
@@ -59,6 +117,8 @@ static void after_poll(void *arg, struct node_model *m, unsigned what)
 			    strerror(-r));
 	else
 		rw_log_once_reset("rules-eval");
+	if (!r)
+		save_state(rs, false);
 }
 
 static void render(struct strbuf *sb, void *arg)
@@ -102,6 +162,28 @@ int rules_serve_start(struct rules_serve *rs, struct daemon *d)
 	if (r)
 		return r;
 	rs->st.reload_ok = true;
+	if (!rs->state_path[0] && getenv("STATE_DIRECTORY") && *getenv("STATE_DIRECTORY")) {
+		/* systemd's StateDirectory= (a list, ':'-separated: the first is ours) */
+		char dir[4000];
+
+		strlcpy0(dir, getenv("STATE_DIRECTORY"), sizeof(dir));
+		dir[strcspn(dir, ":")] = '\0';
+		snprintf(rs->state_path, sizeof(rs->state_path), "%s/health.state", dir);
+	}
+	if (rs->state_path[0]) {
+		char msg[512], dir[4096];
+
+		/* the unit's StateDirectory= exists; a --state-dir of one's own may not yet */
+		strlcpy0(dir, rs->state_path, sizeof(dir));
+		*strrchr(dir, '/') = '\0';
+		if (dir[0] && mkdir(dir, 0750) && errno != EEXIST)
+			log_warn("rules: --state-dir %s: %s", dir, strerror(errno));
+		read_boot_id(rs, d->cfg ? d->cfg->procfs_root : NULL);
+		if (rules_health_load(rs->e, rs->state_path, rs->boot_id, msg, sizeof(msg)))
+			log_warn("rules: health memory: %s", msg);
+		else
+			log_info("rules: health memory in %s", rs->state_path);
+	}
 	r = daemon_add_hook(d, &hook);
 	if (r) {
 		fprintf(stderr, "rocewatch serve: cannot hook the rules into the poll loop: %s\n",
@@ -235,6 +317,7 @@ int rules_serve_render_checks(void *arg, struct strbuf *out)
 void rules_serve_fini(struct rules_serve *rs)
 {
 	rules_serve_stop(rs);
+	save_state(rs, true);
 	rules_free(rs->e);
 	rs->e = NULL;
 	rules_spec_free(&rs->spec);

@@ -30,6 +30,11 @@ struct rules_serve {
 	pthread_mutex_t rl_lock; /* the three flags below */
 	pthread_t rl_thr;
 	bool rl_running, rl_again, rl_joinable;
+	/* health memory: DIR/health.state, "" without one */
+	char state_path[4096];
+	char boot_id[40];
+	int64_t state_saved_ns; /* monotonic: last save */
+	int state_err;		/* last save's -errno, said once */
 };
 
 /* --profile / --param; base: struct rules_serve (cli.h). */

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <jansson.h>
+
 #include "http.h"
 #include "nfd.h"
 #include "recorder.h"
@@ -26,6 +28,7 @@
 #include "probe_serve.h"
 #include "recorder_rules.h"
 #include "alerts_serve.h"
+#include "rules_json.h"
 #include "rules_serve.h"
 #include "status_serve.h"
 #include "snapshot.h"
@@ -121,8 +124,16 @@ static int render_state(void *arg, struct strbuf *out)
 	struct json_t *probe = s->responder ? probe_responder_json(s->responder) : NULL;
 	int r;
 
+	json_t *members = json_object();
+
 	pthread_mutex_lock(&s->d.lock);
-	r = snapshot_write_with(out, &s->d.m, 1, "probe", probe);
+	if (members && probe)
+		json_object_set(members, "probe", probe);
+	/* the node's health verdict beside the model (docs/snapshot.md) */
+	if (members && s->rules.e)
+		json_object_set_new(members, "health", rules_health_json(s->rules.e));
+	json_decref(probe);
+	r = snapshot_write_members(out, &s->d.m, 1, members);
 	pthread_mutex_unlock(&s->d.lock);
 	return r ? 500 : 200;
 }

@@ -28,6 +28,22 @@ void config_free(struct rw_config *cfg)
 	if (cfg->has_ethtool_include)
 		regfree(&cfg->ethtool_include);
 	cfg->has_netdev_include = cfg->has_netdev_exclude = cfg->has_ethtool_include = false;
+	if (cfg->has_rdma_include)
+		regfree(&cfg->rdma_include);
+	if (cfg->has_rdma_exclude)
+		regfree(&cfg->rdma_exclude);
+	cfg->has_rdma_include = cfg->has_rdma_exclude = false;
+}
+
+bool config_rdma_wanted(const struct rw_config *cfg, const char *dev)
+{
+	if (!cfg)
+		return true;
+	if (cfg->has_rdma_include && regexec(&cfg->rdma_include, dev, 0, NULL, 0))
+		return false;
+	if (cfg->has_rdma_exclude && !regexec(&cfg->rdma_exclude, dev, 0, NULL, 0))
+		return false;
+	return true;
 }
 
 bool config_netdev_wanted(const struct rw_config *cfg, const char *name)

@@ -23,6 +23,9 @@ struct rw_config {
 
 	bool has_netdev_include, has_netdev_exclude, has_ethtool_include;
 	regex_t netdev_include, netdev_exclude, ethtool_include;
+	/* RDMA devices: decided before any of a device's files is opened (restricted PFs) */
+	bool has_rdma_include, has_rdma_exclude;
+	regex_t rdma_include, rdma_exclude;
 
 	int64_t interval_ns;	    /* fast loop */
 	int64_t config_interval_ns; /* slow loop */
@@ -36,6 +39,11 @@ void config_defaults(struct rw_config *cfg);
 void config_free(struct rw_config *cfg);
 /* Does the netdev pass --netdev-include / --netdev-exclude? */
 bool config_netdev_wanted(const struct rw_config *cfg, const char *name);
+/*
+ * Does the RDMA device pass --rdma-device-include / --rdma-device-exclude?
+ * Asked before a collector opens, reads or asks netlink about anything of it.
+ */
+bool config_rdma_wanted(const struct rw_config *cfg, const char *dev);
 /* Compile a regex for a flag; on error, message names the flag and pattern. */
 int config_regex(regex_t *re, const char *flag, const char *pattern);
 

@@ -604,6 +604,133 @@ const struct field_desc fields[F__COUNT] = {
 	    PORT(.src = SRC_RDMA, .path = "rdma.out_of_buffer", .type = VT_INT, .mtype = MT_COUNTER,
 		 .metric = "roce_rdma_out_of_buffer_total",
 		 .help = "Packets dropped for lack of a posted receive WQE."),
+
+	/*
+	 * link health (issue 25).  Carrier counts are the kernel's own
+	 * (IFLA_CARRIER_*, 32-bit, never reset while the netdev lives); the
+	 * transitions the daemon saw itself come from the link collector's
+	 * polls and RTNLGRP_LINK notifications, with the time of the last one.
+	 */
+	[F_NETDEV_CARRIER_CHANGES] =
+	    NETDEV(.src = SRC_LINK, .rep = { RCAT_LINK, NULL, "carrier changes", "changes" },
+		   .path = "carrier.changes", .type = VT_INT, .mtype = MT_COUNTER,
+		   .metric = "roce_netdev_carrier_changes_total",
+		   .help = "Carrier changes of the network device (rtnetlink IFLA_CARRIER_CHANGES: "
+			   "link flaps count two)."),
+	[F_NETDEV_CARRIER_UP_COUNT] =
+	    NETDEV(.src = SRC_LINK, .path = "carrier.up_count", .type = VT_INT, .mtype = MT_COUNTER,
+		   .metric = "roce_netdev_carrier_transitions_total", .labels = "to=\"up\"",
+		   .help = "Carrier transitions by direction (rtnetlink IFLA_CARRIER_UP_COUNT, "
+			   "IFLA_CARRIER_DOWN_COUNT; kernel >= 4.16)."),
+	[F_NETDEV_CARRIER_DOWN_COUNT] =
+	    NETDEV(.src = SRC_LINK, .rep = { RCAT_LINK, NULL, "carrier lost", "events" },
+		   .path = "carrier.down_count", .type = VT_INT, .mtype = MT_COUNTER,
+		   .metric = "roce_netdev_carrier_transitions_total", .labels = "to=\"down\""),
+	[F_NETDEV_CARRIER_SEEN] =
+	    NETDEV(.src = SRC_LINK, .path = "carrier.transitions_seen", .type = VT_INT,
+		   .mtype = MT_COUNTER, .metric = "roce_netdev_carrier_transitions_seen_total",
+		   .help = "Carrier transitions rocewatch itself saw (notifications and polls) "
+			   "since it started; a flap faster than one notification shows in "
+			   "roce_netdev_carrier_changes_total only."),
+	[F_NETDEV_CARRIER_LAST_CHANGE] =
+	    NETDEV(.src = SRC_LINK, .path = "carrier.last_change", .type = VT_INT,
+		   .mtype = MT_GAUGE, .metric = "roce_netdev_carrier_last_change_timestamp_seconds",
+		   .help = "Unix time of the last carrier transition rocewatch saw; absent "
+			   "until it sees one."),
+	[F_NETDEV_FEC_ACTIVE] =
+	    NETDEV(.src = SRC_ETHTOOL, .path = "fec.active", .type = VT_STR, .config = true,
+		   .mtype = MT_INFO, .metric = "roce_netdev_fec_info", .label = "mode",
+		   .help = "Active FEC mode (ethtool netlink FEC_GET: rs, baser, llrs, off); "
+			   "value is always 1."),
+	[F_NETDEV_FEC_CORRECTED] =
+	    NETDEV(.src = SRC_ETHTOOL, .path = "fec.corrected_blocks", .type = VT_INT,
+		   .mtype = MT_COUNTER, .metric = "roce_netdev_fec_blocks_total",
+		   .labels = "outcome=\"corrected\"",
+		   .help = "FEC codewords received, corrected or uncorrectable (ethtool netlink "
+			   "FEC statistics, any driver)."),
+	[F_NETDEV_FEC_UNCORRECTABLE] =
+	    NETDEV(.src = SRC_ETHTOOL,
+		   .rep = { RCAT_DISCARD, "rx", "uncorrectable FEC blocks", "blocks" },
+		   .path = "fec.uncorrectable_blocks", .type = VT_INT, .mtype = MT_COUNTER,
+		   .metric = "roce_netdev_fec_blocks_total", .labels = "outcome=\"uncorrectable\""),
+	[F_NETDEV_FEC_CORRECTED_BITS] =
+	    NETDEV(.src = SRC_ETHTOOL, .path = "fec.corrected_bits", .type = VT_INT,
+		   .mtype = MT_COUNTER, .metric = "roce_netdev_fec_corrected_bits_total",
+		   .help = "Bits the FEC corrected (ethtool netlink FEC statistics)."),
+	[F_NETDEV_FEC_LANE_CORRECTED] =
+	    NETDEV(.src = SRC_ETHTOOL, .path = "fec.lane_corrected_blocks", .type = VT_PRIO_ARRAY,
+		   .mtype = MT_COUNTER, .metric = "roce_netdev_fec_lane_blocks_total",
+		   .labels = "outcome=\"corrected\"", .label = "lane",
+		   .help = "FEC codewords per lane, where the driver counts per lane."),
+	[F_NETDEV_FEC_LANE_UNCORRECTABLE] =
+	    NETDEV(.src = SRC_ETHTOOL, .path = "fec.lane_uncorrectable_blocks",
+		   .type = VT_PRIO_ARRAY, .mtype = MT_COUNTER,
+		   .metric = "roce_netdev_fec_lane_blocks_total",
+		   .labels = "outcome=\"uncorrectable\"", .label = "lane"),
+	[F_NETDEV_FEC_LANE_CORRECTED_BITS] =
+	    NETDEV(.src = SRC_ETHTOOL, .path = "fec.lane_corrected_bits", .type = VT_PRIO_ARRAY,
+		   .mtype = MT_COUNTER, .metric = "roce_netdev_fec_lane_corrected_bits_total",
+		   .label = "lane", .help = "Bits the FEC corrected per lane."),
+	[F_NETDEV_PHY_CORRECTED_BITS] =
+	    NETDEV(.src = SRC_ETHTOOL, .path = "phy.corrected_bits", .type = VT_INT,
+		   .mtype = MT_COUNTER, .metric = "roce_netdev_phy_corrected_bits_total",
+		   .help = "Bits corrected by the PHY (mlx5 rx_corrected_bits_phy)."),
+	[F_NETDEV_PHY_SYMBOL_ERRORS] =
+	    NETDEV(.src = SRC_ETHTOOL, .rep = { RCAT_LINK, "rx", "PCS symbol errors", "errors" },
+		   .path = "phy.symbol_errors", .type = VT_INT, .mtype = MT_COUNTER,
+		   .metric = "roce_netdev_phy_symbol_errors_total",
+		   .help = "Symbol errors the PCS could not correct (mlx5 rx_pcs_symbol_err_phy)."),
+	[F_NETDEV_PHY_LANE_ERRORS] =
+	    NETDEV(.src = SRC_ETHTOOL, .path = "phy.lane_errors", .type = VT_PRIO_ARRAY,
+		   .mtype = MT_COUNTER, .metric = "roce_netdev_phy_lane_errors_total",
+		   .label = "lane", .help = "Errors per physical lane (mlx5 rx_err_lane_N_phy)."),
+	[F_NETDEV_PRE_FEC_BER] =
+	    NETDEV(.src = SRC_ETHTOOL, .path = "ber.pre_fec", .type = VT_FLOAT, .mtype = MT_GAUGE,
+		   .metric = "roce_netdev_pre_fec_bit_error_ratio",
+		   .help = "Pre-FEC bit error ratio: bits the FEC corrected over the bits the link "
+			   "carried at its speed, over the last 10 to 20 seconds; absent (with the "
+			   "reason) without a corrected-bits counter or a link speed."),
+	[F_NETDEV_PCI_STALLED_RD] =
+	    NETDEV(.src = SRC_ETHTOOL, .path = "pcie.outbound_stalled_rd", .type = VT_INT,
+		   .mtype = MT_GAUGE, .metric = "roce_netdev_pcie_outbound_stalled_ratio",
+		   .labels = "op=\"read\"", .scale = 0.01,
+		   .help = "Share of the last second the NIC had outbound PCIe requests it could "
+			   "not issue for lack of credits (mlx5 outbound_pci_stalled_rd/_wr, a "
+			   "percentage in the field)."),
+	[F_NETDEV_PCI_STALLED_WR] =
+	    NETDEV(.src = SRC_ETHTOOL, .path = "pcie.outbound_stalled_wr", .type = VT_INT,
+		   .mtype = MT_GAUGE, .metric = "roce_netdev_pcie_outbound_stalled_ratio",
+		   .labels = "op=\"write\"", .scale = 0.01),
+	[F_NETDEV_PCI_STALLED_RD_EVENTS] =
+	    NETDEV(.src = SRC_ETHTOOL, .rep = { RCAT_PAUSE_TIME, NULL, "PCIe read stall", "s" },
+		   .path = "pcie.outbound_stalled_rd_events", .type = VT_INT, .mtype = MT_COUNTER,
+		   .metric = "roce_netdev_pcie_outbound_stalled_seconds_total",
+		   .labels = "op=\"read\"",
+		   .help = "Seconds in which the outbound PCIe stall was above 30 % (mlx5 "
+			   "outbound_pci_stalled_rd_events/_wr_events)."),
+	[F_NETDEV_PCI_STALLED_WR_EVENTS] =
+	    NETDEV(.src = SRC_ETHTOOL, .rep = { RCAT_PAUSE_TIME, NULL, "PCIe write stall", "s" },
+		   .path = "pcie.outbound_stalled_wr_events", .type = VT_INT, .mtype = MT_COUNTER,
+		   .metric = "roce_netdev_pcie_outbound_stalled_seconds_total",
+		   .labels = "op=\"write\""),
+	/* RDMA_NLDEV_CMD_STAT_GET_STATUS (kernel >= 5.16); off again after each driver load */
+	[F_PORT_OPTIONAL_COUNTERS] = PORT(.src = SRC_RDMA, .path = "optional_counters.enabled",
+					  .type = VT_STR, .config = true),
+	[F_PORT_OPTIONAL_CC_DISABLED] =
+	    PORT(.src = SRC_RDMA, .path = "optional_counters.cc_disabled", .type = VT_INT,
+		 .config = true, .mtype = MT_GAUGE,
+		 .metric = "roce_rdma_optional_cc_counters_disabled",
+		 .help = "Congestion optional counters (cc_*) the port supports but has not "
+			 "enabled (rdma statistic set link DEV/PORT optional-counters ...)."),
+	[F_PORT_OPTIONAL_CC_DISABLED_NAMES] =
+	    PORT(.src = SRC_RDMA, .path = "optional_counters.cc_disabled_names", .type = VT_STR,
+		 .config = true),
+	[F_PORT_COUNTERS_BACKED_OFF] =
+	    PORT(.src = SRC_RDMA, .path = "counters_backed_off", .type = VT_BOOL, .mtype = MT_GAUGE,
+		 .metric = "rocewatch_rdma_counters_backed_off",
+		 .help = "1 while rocewatch does not read the port's counters because reads failed "
+			 "with EIO, EPERM or EOPNOTSUPP (firmware-restricted functions); retried "
+			 "after a minute, then at most hourly."),
 };
 
 int field_lookup(enum obj_kind kind, const char *path)
@@ -754,6 +881,19 @@ const struct counter_desc hw_counter_descs[] = {
 	{ .name = "rx_icrc_encapsulated",
 	  .metric = "roce_rdma_received_icrc_errors_total",
 	  .help = "RoCE packets received with an ICRC error (mlx5 rx_icrc_encapsulated)." },
+	/* mlx5 optional counters: RDMA netlink only, once enabled (`rdma statistic set`) */
+	{ .name = "cc_rx_ce_pkts",
+	  .rep = { RCAT_CNP, "rx", "ECN CE packets (optional counter)", "packets" },
+	  .metric = "roce_rdma_cc_rx_ce_packets_total",
+	  .help = "Packets received with ECN CE (mlx5 optional counter cc_rx_ce_pkts)." },
+	{ .name = "cc_rx_cnp_pkts",
+	  .rep = { RCAT_CNP, "rx", "CNPs received (optional counter)", "packets" },
+	  .metric = "roce_rdma_cc_rx_cnp_packets_total",
+	  .help = "CNPs received (mlx5 optional counter cc_rx_cnp_pkts)." },
+	{ .name = "cc_tx_cnp_pkts",
+	  .rep = { RCAT_CNP, "tx", "CNPs sent (optional counter)", "packets" },
+	  .metric = "roce_rdma_cc_tx_cnp_packets_total",
+	  .help = "CNPs sent (mlx5 optional counter cc_tx_cnp_pkts)." },
 };
 const size_t n_hw_counter_descs = sizeof(hw_counter_descs) / sizeof(hw_counter_descs[0]);
 
@@ -800,6 +940,14 @@ const struct counter_desc port_counter_descs[] = {
 	  .rep = { RCAT_LINK, NULL, "symbol errors", "errors" },
 	  .metric = "roce_rdma_port_symbol_errors_total",
 	  .help = "Symbol errors on the link." },
+	{ .name = "local_link_integrity_errors",
+	  .rep = { RCAT_LINK, NULL, "local link integrity errors", "errors" },
+	  .metric = "roce_rdma_port_local_link_integrity_errors_total",
+	  .help = "Times the local physical errors exceeded the port's threshold (IBTA)." },
+	{ .name = "excessive_buffer_overrun_errors",
+	  .rep = { RCAT_LINK, NULL, "excessive buffer overruns", "errors" },
+	  .metric = "roce_rdma_port_excessive_buffer_overrun_errors_total",
+	  .help = "Times consecutive receive buffer overruns passed the port's threshold (IBTA)." },
 	{ .name = "port_rcv_constraint_errors",
 	  .metric = "roce_rdma_port_receive_constraint_errors_total",
 	  .help = "Packets received and discarded for partition or raw-packet constraints." },

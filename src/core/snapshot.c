@@ -281,6 +281,24 @@ int snapshot_write_with(struct strbuf *out, const struct node_model *m, int pret
 	return r;
 }
 
+int snapshot_write_members(struct strbuf *out, const struct node_model *m, int pretty,
+			   json_t *members)
+{
+	json_t *root = model_to_json(m);
+	int r;
+
+	if (!root) {
+		json_decref(members);
+		return -ENOMEM;
+	}
+	if (members)
+		json_object_update(root, members);
+	json_decref(members);
+	r = json_write_sb(out, root, pretty);
+	json_decref(root);
+	return r;
+}
+
 int snapshot_write_file(const char *path, const struct node_model *m)
 {
 	struct strbuf sb = { 0 };

@@ -32,6 +32,9 @@ int json_write_sb(struct strbuf *out, struct json_t *root, bool pretty);
  * is taken, NULL adds nothing).  Readers ignore top-level members they do not
  * know, so a section beside the model (serve's "probe") needs no new version.
  */
+/* The same with every member of the object members (its reference is taken; NULL: none). */
+int snapshot_write_members(struct strbuf *out, const struct node_model *m, int pretty,
+			   struct json_t *members);
 int snapshot_write_with(struct strbuf *out, const struct node_model *m, int pretty, const char *key,
 			struct json_t *extra);
 int snapshot_write_file(const char *path, const struct node_model *m);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # `make bench`: the optimised build against its floor and prometheus-node-exporter on
-# generated sysfs trees, `fleet check` of 1024 nodes on loopback, then the live RDMA
+# generated sysfs trees, `fleet check` of 1024 nodes on loopback, detection latency
+# against node_exporter + Prometheus (fault -> Alertmanager), then the live RDMA
 # path (netlink against sysfs) in a qemu guest with soft-RoCE devices when the vm tier
 # can run here (root, qemu, a static busybox; BENCH_VM=0 leaves it out).
 set -euo pipefail
@@ -11,6 +12,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 export ROCEWATCH_PROFILE_DIR=${ROCEWATCH_PROFILE_DIR:-$here/../../rules/profiles}
 python3 "$here/bench.py" "$build/rocewatch" "${@:2}"
 python3 "$here/bench_fleet.py" "$build/rocewatch" "${@:2}"
+# fault -> alert at Alertmanager, rocewatch vs node_exporter + Prometheus (root: the netns part)
+python3 "$here/bench_detect.py" "$build/rocewatch"
 if [[ ${BENCH_VM:-1} != 0 ]]; then
 	echo
 	echo "live RDMA path, 8 soft-RoCE devices in a qemu guest (TCG; compare the ratios):"

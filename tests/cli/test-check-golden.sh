@@ -70,6 +70,6 @@ check "COLUMNS=abc: 80 columns" bash -c \
 	"COLUMNS=abc '$ROCEWATCH' check --from '$FX/mtu-1500.json' | cmp -s - <(head -n -1 '$GOLD/check-mtu-1500-80.txt')"
 if command -v script >/dev/null && command -v stty >/dev/null; then
 	check "a 100-column terminal gets 100 columns" bash -c \
-		"script -qec \"stty cols 100; env -u COLUMNS '$ROCEWATCH' check --color never --from '$FX/mtu-1500.json'\" /dev/null | tr -d '\r' | grep -q '^counter rules: decided on 1s of samples (the snapshots), less than their 5m window\$'"
+		"script -qec \"stty cols 100; env -u COLUMNS '$ROCEWATCH' check --color never --from '$FX/mtu-1500.json'\" /dev/null | tr -d '\r' | grep -q '^counter rules: decided on 1s of samples (the snapshots), less than their 1h window\$'"
 fi
 finish

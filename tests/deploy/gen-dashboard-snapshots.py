@@ -2,10 +2,13 @@
 # SPDX-License-Identifier: MIT
 """A JSON array of snapshots in which every counter the Grafana dashboard
 plots moves, for `serve --from` (one sample per poll): the correctly
-configured two-NIC node of tests/fixtures/snapshots/rules/good.json, plus PFC
-pause on the RoCE priority, pause storms (so a rule fails), retries, ACK
-timeouts, out-of-sequence, CNPs and discards growing every sample, and the
-first DSCP-trusting netdev's trust mode flipping every 10 s (configuration drift).
+configured two-NIC node of tests/fixtures/snapshots/rules/good.json (or the
+same node with its link health facts, tests/fixtures/snapshots/health/healthy.json),
+plus PFC pause on the RoCE priority, pause storms (so a rule fails), retries, ACK
+timeouts, out-of-sequence, CNPs and discards growing every sample, the first
+DSCP-trusting netdev's trust mode flipping every 10 s (configuration drift), and
+where the input has them a carrier flap every 2 s, symbol errors, a wandering
+pre-FEC BER and the optional CE/CNP counters.
 
 usage: gen-dashboard-snapshots.py GOOD_JSON OUT [SAMPLES]
 """
@@ -43,6 +46,9 @@ for k in range(n):
         f["prio.rx_discards"] = grow(f["prio.rx_discards"], k, 3)
         f["port.rx_discards"] = f.get("port.rx_discards", 0) + 2 * k
         f["port.tx_discards"] = f.get("port.tx_discards", 0) + k
+        if "carrier.changes" in f:
+            f["carrier.changes"] += 2 * (k // 20)
+            f["ber.pre_fec"] = 1e-9 * (1 + k % 7)
     # configuration drift: the first DSCP-trusting netdev's trust mode flips every 10 s (an info
     # series is always 1: the dashboard must see the new series, not a new value).  Flipping, not
     # changing once, so a Prometheus that starts late still scrapes both modes.
@@ -54,6 +60,11 @@ for k in range(n):
         for name, step in (("out_of_sequence", 5), ("np_cnp_sent", 100), ("rp_cnp_handled", 90),
                            ("local_ack_timeout_err", 1), ("req_transport_retries_exceeded", 1)):
             hw[name] = hw.get(name, 0) + step * k
+        for name, step in (("cc_rx_ce_pkts", 40), ("cc_rx_cnp_pkts", 30), ("cc_tx_cnp_pkts", 20)):
+            if name in hw:
+                hw[name] += step * k
+        if "symbol_error" in p["counters"]["port"]:
+            p["counters"]["port"]["symbol_error"] += k // 10
     samples.append(s)
 with open(out, "w") as f:
     json.dump(samples, f)

@@ -29,7 +29,8 @@ for p in panels:
 titles = " | ".join(p["title"] for p in panels)
 for want in ("Rule outcomes", "drift", "pause frames/s by priority and direction", "Pause-storm",
              "Retries/s", "Out-of-sequence/s", "CNPs sent / handled", "Discards/s",
-             "active_mtu vs netdev MTU", "across the fleet"):
+             "active_mtu vs netdev MTU", "across the fleet", "Carrier flaps", "Pre-FEC BER",
+             "CNP / ECN rates", "Health escalations"):
     assert want in titles, "no panel for %r in %s" % (want, titles)
 PY
 
@@ -77,7 +78,7 @@ PY
 check "Configuration drift counts a trust change and an MTU change (promtool)" drift_test
 
 python3 "$SOURCE_DIR/tests/deploy/gen-dashboard-snapshots.py" \
-	"$SOURCE_DIR/tests/fixtures/snapshots/rules/good.json" "$TMPD/moving.json" 600
+	"$SOURCE_DIR/tests/fixtures/snapshots/health/healthy.json" "$TMPD/moving.json" 600
 rport=$(free_port)
 pport=$(free_port)
 [ "$rport" != "$pport" ] || pport=$((rport + 1))

@@ -41,6 +41,7 @@ out=$(nfd_of good.json)
 check "good node: roce-ready=true, status and profile ok, mtu, PFC 3, exit 0" bash -c "
 	[ \"\$(cat '$TMPD/rc')\" = 0 ] && [ \"\$(grep -v '^#' '$TMPD/nfd')\" = \"${P}roce-ready=true
 ${P}status=ok
+${P}health=healthy
 ${P}profile.lossless-roce=ok
 ${P}active-mtu=4096
 ${P}pfc-priority=3\" ]"
@@ -56,6 +57,21 @@ check "PFC 0+3 on one NIC: roce-ready=false, critical, per-profile outcome, PFC 
 nfd_of cnp-prio-0.json >/dev/null
 check "a warning only: still roce-ready=true, status=warning" bash -c "
 	grep -qx '${P}roce-ready=true' '$TMPD/nfd' && grep -qx '${P}status=warning' '$TMPD/nfd'"
+nfd_of ../health/break-link-not-downed.json >/dev/null
+check "a link that went down: health=fatal (what the NoSchedule rule matches)" grep -qx "${P}health=fatal" "$TMPD/nfd"
+nfd_of ../health/break-carrier-stable.json >/dev/null
+check "a flap: health=degraded, still roce-ready" bash -c "
+	grep -qx '${P}health=degraded' '$TMPD/nfd' && grep -qx '${P}roce-ready=true' '$TMPD/nfd'"
+check "the NoSchedule NodeFeatureRule matches that label" python3 - "$NPD/nodefeaturerule-noschedule.yaml" "${P}health" <<'PY'
+import sys, yaml
+o = yaml.safe_load(open(sys.argv[1]))
+assert o["kind"] == "NodeFeatureRule" and o["apiVersion"].startswith("nfd.k8s-sigs.io/"), o
+r = o["spec"]["rules"][0]
+assert r["taints"] == [{"effect": "NoSchedule", "key": "rocewatch.io/roce-fatal", "value": "true"}], r
+m = r["matchFeatures"][0]
+assert m["feature"] == "local.label", m
+assert m["matchExpressions"][sys.argv[2]] == {"op": "In", "value": ["fatal"]}, m
+PY
 nfd_of mtu-1500.json >/dev/null
 check "MTU 1500: active-mtu=1024 is what the scheduler sees" grep -qx "${P}active-mtu=1024" "$TMPD/nfd"
 nfd_of good.json --profile container >/dev/null
@@ -101,6 +117,9 @@ check "NPD: OK (check 0) -> 0" npd 0 "rocewatch check: .* OK$" --from "$FX/good.
 check "NPD: WARNING (check 1) -> 0, the node stays usable" npd 0 "WARNING$" --from "$FX/cnp-prio-0.json"
 check "NPD: CRITICAL (check 2) -> 1 NonOK, naming the rules" \
 	npd 1 "^rocewatch check CRITICAL: pfc_only_on_roce_priority$" --from "$FX/pfc-0-and-3.json"
+check "NPD: a fatal link -> 1 NonOK, with the verdict and the action" \
+	npd 1 "^rocewatch check CRITICAL: link_not_downed \(node verdict fatal \(drain\); do: reseat-or-replace-cable\)$" \
+	--from "$FX/../health/break-link-not-downed.json"
 check "NPD: UNKNOWN (check 3) -> 2 Unknown" npd 2 "could not decide \(exit 3\)" --from "$FX/good.json" --profile nosuch
 check "NPD: rocewatch missing -> 2 Unknown" bash -c "ROCEWATCH=/nonexistent/rocewatch '$NPD/rocewatch-npd.sh' >/dev/null 2>&1; [ \$? = 2 ]"
 check "NPD plugin config: custom plugin, the condition, both rules on the installed wrapper" python3 - "$NPD/rocewatch-plugin.json" <<'PY'

@@ -106,6 +106,51 @@ static void netlink(void)
 	    error_msg(&mb, 0, 9, -EINVAL, "Port index is not valid"));
 	memset(&mb, 0, sizeof(mb));
 	put("rdma_nl", "dump-failed", mb.b, done_msg(&mb, 0, 9, -EOPNOTSUPP));
+
+	/* link_health: byte 0 picks the parser (0 FEC, 1 carrier, 2 optional counters) */
+	{
+		static const struct {
+			const char *name;
+			int sel;
+		} seeds[] = { { "fec-4-lanes", 0 },	 { "fec-4-lanes-pad", 0 },
+			      { "fec-totals", 0 },	 { "carrier-counts", 1 },
+			      { "carrier-pre-4.16", 1 }, { "optional-off", 2 },
+			      { "optional-on", 2 } };
+		struct msgbuf in;
+
+		for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
+			memset(&mb, 0, sizeof(mb));
+			switch (i) {
+			case 0:
+				len = fec_msg(&mb, 0x15, ETHTOOL_LINK_MODE_FEC_RS_BIT, 4, false,
+					      false);
+				break;
+			case 1:
+				len = fec_msg(&mb, 0x15, ETHTOOL_LINK_MODE_FEC_RS_BIT, 4, false,
+					      true);
+				break;
+			case 2:
+				len = fec_msg(&mb, 0x15, ETHTOOL_LINK_MODE_FEC_BASER_BIT, 0, true,
+					      false);
+				break;
+			case 3:
+				len = newlink_msg(&mb, 7, 5, 3, 2, true);
+				break;
+			case 4:
+				len = newlink_msg(&mb, 7, 5, 0, 0, false);
+				break;
+			case 5:
+				len = nldev_stat_status_msg(&mb, 0, 1, false);
+				break;
+			default:
+				len = nldev_stat_status_msg(&mb, 0, 1, true);
+				break;
+			}
+			in.b[0] = (char)seeds[i].sel;
+			memcpy(in.b + 1, mb.b, len);
+			put("link_health", seeds[i].name, in.b, len + 1);
+		}
+	}
 }
 
 /* The reproducers: byte 0 % 5 named the parser of the harness they were found with. */

@@ -42,6 +42,26 @@ check "MTU change visible within one fast interval (+250 ms slack)" [ "$seen_ms"
 check "link down shown" wait_until 2 has 'roce_netdev_operstate_info{device="vb",operstate="down"} 1'
 check "peer of a downed veth loses carrier" wait_until 2 has 'roce_netdev_carrier{device="va"} 0'
 
+# Flaps: the kernel's carrier counts (rtnetlink IFLA_CARRIER_*) and the transitions
+# rocewatch saw itself, each flap waited for so that both must count it.
+val() { metrics | awk -v k="$1" 'index($0, k" ") == 1 { print $2 }'; }
+c0=$(val 'roce_netdev_carrier_changes_total{device="va"}')
+d0=$(val 'roce_netdev_carrier_transitions_total{device="va",to="down"}')
+s0=$(val 'roce_netdev_carrier_transitions_seen_total{device="va"}')
+check "carrier counts exported" [ -n "$c0" -a -n "$d0" -a -n "$s0" ]
+for i in 1 2 3; do
+	ip -n "$ns" link set vb up
+	wait_until 2 has 'roce_netdev_carrier{device="va"} 1' || die "va never got carrier back"
+	ip -n "$ns" link set vb down
+	wait_until 2 has 'roce_netdev_carrier{device="va"} 0' || die "va never lost carrier"
+done
+check "3 flaps: 6 more kernel carrier changes" wait_until 2 has "roce_netdev_carrier_changes_total{device=\"va\"} $((c0 + 6))"
+check "3 flaps: 3 more carrier downs" has "roce_netdev_carrier_transitions_total{device=\"va\",to=\"down\"} $((d0 + 3))"
+check "3 flaps: 6 more transitions seen by rocewatch" has "roce_netdev_carrier_transitions_seen_total{device=\"va\"} $((s0 + 6))"
+last=$(val 'roce_netdev_carrier_last_change_timestamp_seconds{device="va"}')
+now=$(date +%s)
+check "time of the last transition seen is now" [ -n "$last" -a "${last:-0}" -le "$now" -a "${last:-0}" -ge $((now - 30)) ]
+
 # A new device appears and a deleted one disappears.
 ip -n "$ns" link add vc type veth peer name vd
 check "new device picked up" wait_until 2 has 'roce_netdev_mtu_bytes{device="vc"}'

@@ -41,8 +41,9 @@ def ident(name, labels):
 want = {}
 for line in open(sys.argv[1]):
     # the exporter's own metrics are not recorded, but build_info (what dashboards list
-    # nodes by); rule results and alerts are recomputed by export as replay does
-    if line.startswith("#") or not line.strip() or line.startswith(("process_", "ALERTS")):
+    # nodes by); rule results and alerts are recomputed by export as replay does; the
+    # health verdict and escalations need serve's memory, so they are not compared
+    if line.startswith("#") or not line.strip() or line.startswith(("process_", "ALERTS", "roce_node_verdict", "roce_rule_failure_episodes", "roce_rule_escalated")):
         continue
     if line.startswith("rocewatch_") and not line.startswith("rocewatch_build_info"):
         continue
@@ -59,6 +60,8 @@ for line in open(sys.argv[2]):
         continue
     labels = re.findall(r'([a-zA-Z_]\w*)="((?:[^"\\]|\\.)*)"', m.group(1))
     name = [v for k, v in labels if k == "__name__"][0]
+    if name in ("roce_node_verdict", "roce_rule_failure_episodes", "roce_rule_escalated"):
+        continue  # need serve's health memory: not compared (see above)
     key = ident(name, ['%s="%s"' % l for l in labels if l[0] != "__name__"])
     ts = int(m.group(3))
     if key not in got or ts >= got[key][0]:

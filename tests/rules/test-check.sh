@@ -249,7 +249,7 @@ text_out() {
 		grep -q '^netdev eth2$' "$TMPD/t.txt" &&
 		! grep -q '^rdma_port mlx5_0/1 (eth2)$' "$TMPD/t.txt" &&
 		! grep -q '^  pass  .*critical' "$TMPD/t.txt" &&
-		grep -q '^  pass     59 rules on the node, 2 netdevs, 2 RDMA ports (-v lists them)$' "$TMPD/t.txt" &&
+		grep -q '^  pass     73 rules on the node, 2 netdevs, 2 RDMA ports (-v lists them)$' "$TMPD/t.txt" &&
 		grep -Eq '^  fail +critical +pfc_only_on_roce_priority +PFC enabled on \{0,3\}, expected only \{3\}$' "$TMPD/t.txt" &&
 		grep -q 'mlnx_qos -i eth2 --pfc' "$TMPD/t.txt" &&
 		! grep -qw 'IF' "$TMPD/t.txt" &&
@@ -557,7 +557,7 @@ d = json.load(open(sys.argv[1]))
 h = d["history"]
 assert h["source"] == "local" and h["from_serve"] == 0, h
 assert h["note"].startswith("counter rules: decided on 0.") and h["note"].endswith(
-    "of samples (this check's), less than their 5m window; --serve none"), h
+    "of samples (this check's), less than their 1h window; --serve none"), h
 r = [x for x in d["results"] if x["rule"] == "no_out_of_sequence" and x["object"]["device"] == "mlx5_0"][0]
 assert r["outcome"] == "pass" and r["observed_seconds"] < 1 and "of the 5m window observed)" in r["summary"], r
 PY
@@ -565,7 +565,7 @@ PY
 check "--serve none: decided on this check's 100 ms, and it says so" local_only
 nport=$(free_port)
 check "--serve unreachable: falls back to this check's samples with a clear note" bash -c \
-	"'$ROCEWATCH' check ${TREE[*]} --serve http://127.0.0.1:$nport | grep -q '^counter rules: decided on .* of samples (this check.s), less than their 5m window; no usable rocewatch serve at http://127.0.0.1:$nport (Couldn.t connect to server)\$'"
+	"'$ROCEWATCH' check ${TREE[*]} --serve http://127.0.0.1:$nport | grep -q '^counter rules: decided on .* of samples (this check.s), less than their 1h window; no usable rocewatch serve at http://127.0.0.1:$nport (Couldn.t connect to server)\$'"
 check "--serve with --from is refused (another node's snapshot), exit 3" expect_unknown \
 	"--serve and --from: serve's history is of the machine it runs on" --serve "http://127.0.0.1:$sport" --from "$FX/good.json"
 check "--serve: not a URL, exit 3" expect_unknown "--serve: 'localhost:9479' is not an http:// or https:// URL, or none" --serve localhost:9479

@@ -276,4 +276,128 @@ static inline size_t error_msg(struct msgbuf *mb, size_t len, uint32_t seq, int 
 	return len + MNL_ALIGN(nlh->nlmsg_len);
 }
 
+/*
+ * ETHTOOL_MSG_FEC_GET_REPLY as net/ethtool/fec.c fills it with
+ * ETHTOOL_FLAG_STATS: MODES (a bitset, not read), AUTO, ACTIVE (a link mode
+ * bit), then STATS with each statistic an array of u64, the total first
+ * and one per lane (fec_stats_recalc()); lanes 0 gives total-only arrays,
+ * no_bits an empty CORR_BITS (the driver keeps none); pad as on
+ * architectures where nla_put_64bit() aligns.
+ */
+static inline size_t fec_msg(struct msgbuf *mb, uint16_t family, uint32_t active, int lanes,
+			     bool no_bits, bool pad)
+{
+	struct nlmsghdr *nlh = msg(mb, family);
+	struct genlmsghdr *g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	struct nlattr *n, *bits;
+	uint64_t corr[9] = { 0 }, uncorr[9] = { 0 }, cbits[9] = { 0 };
+	int n_vals = lanes ? lanes + 1 : 1;
+
+	g->cmd = ETHTOOL_MSG_FEC_GET_REPLY;
+	g->version = ETHTOOL_GENL_VERSION;
+	n = mnl_attr_nest_start(nlh, ETHTOOL_A_FEC_HEADER);
+	mnl_attr_put_u32(nlh, ETHTOOL_A_HEADER_DEV_INDEX, 4);
+	mnl_attr_put_strz(nlh, ETHTOOL_A_HEADER_DEV_NAME, "eth2");
+	mnl_attr_nest_end(nlh, n);
+	n = mnl_attr_nest_start(nlh, ETHTOOL_A_FEC_MODES);
+	mnl_attr_put(nlh, ETHTOOL_A_BITSET_NOMASK, 0, NULL);
+	bits = mnl_attr_nest_start(nlh, ETHTOOL_A_BITSET_BITS);
+	mnl_attr_nest_end(nlh, bits);
+	mnl_attr_nest_end(nlh, n);
+	mnl_attr_put_u8(nlh, ETHTOOL_A_FEC_AUTO, 0);
+	if (active)
+		mnl_attr_put_u32(nlh, ETHTOOL_A_FEC_ACTIVE, active);
+	for (int l = 1; l <= lanes; l++) {
+		corr[l] = 1000000ULL * (uint64_t)l;
+		uncorr[l] = (uint64_t)l - 1;
+		cbits[l] = 3000000ULL * (uint64_t)l;
+	}
+	for (int l = 1; l <= lanes; l++) {
+		corr[0] += corr[l];
+		uncorr[0] += uncorr[l];
+		cbits[0] += cbits[l];
+	}
+	if (!lanes) {
+		corr[0] = 123456789012ULL;
+		uncorr[0] = 7;
+		cbits[0] = 987654321ULL;
+	}
+	n = mnl_attr_nest_start(nlh, ETHTOOL_A_FEC_STATS);
+	if (pad)
+		mnl_attr_put(nlh, ETHTOOL_A_FEC_STAT_PAD, 0, NULL);
+	mnl_attr_put(nlh, ETHTOOL_A_FEC_STAT_CORRECTED, (size_t)n_vals * 8, corr);
+	if (pad)
+		mnl_attr_put(nlh, ETHTOOL_A_FEC_STAT_PAD, 0, NULL);
+	mnl_attr_put(nlh, ETHTOOL_A_FEC_STAT_UNCORR, (size_t)n_vals * 8, uncorr);
+	if (pad)
+		mnl_attr_put(nlh, ETHTOOL_A_FEC_STAT_PAD, 0, NULL);
+	mnl_attr_put(nlh, ETHTOOL_A_FEC_STAT_CORR_BITS, no_bits ? 0 : (size_t)n_vals * 8, cbits);
+	mnl_attr_nest_end(nlh, n);
+	return nlh->nlmsg_len;
+}
+
+/*
+ * RDMA_NLDEV_CMD_STAT_GET_STATUS as nldev.c answers it: every counter with
+ * its NAME and INDEX, the optional ones with DYNAMIC (1: enabled).
+ */
+static inline size_t nldev_stat_status_msg(struct msgbuf *mb, size_t len, uint32_t seq,
+					   bool cc_on)
+{
+	static const struct {
+		const char *name;
+		int dynamic; /* -1: not optional */
+	} hw[] = {
+		{ "out_of_sequence", -1 },
+		{ "rx_write_requests", -1 },
+		{ "cc_rx_ce_pkts", 0 },
+		{ "cc_rx_cnp_pkts", 0 },
+		{ "cc_tx_cnp_pkts", 0 },
+		{ "roce_adp_retrans", 1 },
+	};
+	struct nlmsghdr *nlh = msg_at(mb, len, NLDEV(RDMA_NLDEV_CMD_STAT_GET_STATUS), 0, seq);
+	struct nlattr *table, *e;
+
+	mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_DEV_INDEX, 3);
+	mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_DEV_NAME, "mlx5_0");
+	mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_PORT_INDEX, 1);
+	table = mnl_attr_nest_start(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTERS);
+	for (size_t i = 0; i < sizeof(hw) / sizeof(hw[0]); i++) {
+		e = mnl_attr_nest_start(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY);
+		mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME, hw[i].name);
+		mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_INDEX, (uint32_t)i);
+		if (hw[i].dynamic >= 0)
+			mnl_attr_put_u8(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_DYNAMIC,
+					(uint8_t)(hw[i].dynamic || (cc_on && hw[i].name[0] == 'c')));
+		mnl_attr_nest_end(nlh, e);
+	}
+	mnl_attr_nest_end(nlh, table);
+	return len + MNL_ALIGN(nlh->nlmsg_len);
+}
+
+/* RTM_NEWLINK as rtnl_fill_ifinfo() starts it, with the carrier counts (updown: since 4.16). */
+static inline size_t newlink_msg(struct msgbuf *mb, int ifindex, uint32_t changes, uint32_t up,
+				 uint32_t down, bool updown)
+{
+	struct nlmsghdr *nlh = msg(mb, RTM_NEWLINK);
+	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	struct nlattr *n;
+
+	ifi->ifi_index = ifindex;
+	ifi->ifi_flags = 0x11043;
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, "eth2");
+	mnl_attr_put_u32(nlh, IFLA_TXQLEN, 1000);
+	mnl_attr_put_u8(nlh, IFLA_OPERSTATE, 6);
+	mnl_attr_put_u32(nlh, IFLA_MTU, 9000);
+	mnl_attr_put_u8(nlh, IFLA_CARRIER, 1);
+	mnl_attr_put_u32(nlh, IFLA_CARRIER_CHANGES, changes);
+	if (updown) {
+		mnl_attr_put_u32(nlh, IFLA_CARRIER_UP_COUNT, up);
+		mnl_attr_put_u32(nlh, IFLA_CARRIER_DOWN_COUNT, down);
+	}
+	n = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
+	mnl_attr_put_strz(nlh, IFLA_INFO_KIND, "veth");
+	mnl_attr_nest_end(nlh, n);
+	return nlh->nlmsg_len;
+}
+
 #endif

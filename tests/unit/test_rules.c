@@ -301,7 +301,7 @@ static void err_structure(void **state)
 	(void)state;
 	expect_error(HEAD "    scope: netdev\n    exprr: mtu > 0\n    severity: warning\n", NULL,
 		     "t.yaml:6:5: error: unknown rule key 'exprr' (keys: name, scope, when, expr, "
-		     "severity, for, summary, doc; fleet rules also each, by)");
+		     "severity, for, summary, doc, class, action; fleet rules also each, by)");
 	expect_error(HEAD "    scope: netdev\n    severity: warning\n", NULL,
 		     "t.yaml:4:5: error: rule 'r' has no expr");
 	expect_error(HEAD "    scope: netdev\n    expr: mtu > 0\n    severity: fatal\n", NULL,

@@ -101,6 +101,8 @@ static void renders_verdict_fix_sparklines_and_escapes(void **st)
 	sb_putc(&out, '\0');
 	s = out.buf;
 	assert_non_null(strstr(s, "<span id=\"status\">CRITICAL</span>"));
+	/* a critical configuration rule fails: the node verdict is fatal */
+	assert_non_null(strstr(s, "node verdict: <span id=\"node-verdict\">fatal</span> (drain)"));
 	assert_non_null(strstr(s, "<span id=\"host\">node&amp;1</span>"));
 	/* the fix with the device's name, escaped, and the doc's own markup-like text too */
 	assert_non_null(

@@ -62,7 +62,9 @@ if ((GUEST_ID == 0)); then
 	# Per-node by nature: addresses and what derives from them.
 	identity='["ipv4", "node_guid", "gids"]'
 	# "KIND NAME FIELD: A | B" for every field whose value or absence differs; counters and
-	# collector timings are samples, not configuration, and are left out.
+	# collector timings are samples, not configuration, and are left out, and so are the link
+	# health facts that count or rate what happened (carrier.*, fec.*, ber.*, phy.*, pcie.*:
+	# a guest whose link came up twice has counted more carrier changes).
 	diff=$(jq -rn --slurpfile a "$snap" --slurpfile b "$peer/snapshot.json" --argjson skip "$identity" '
 		def view(o): (o.fields // {}) + ((o.absent // {}) | map_values("absent: \(.reason)"));
 		def objs(s): [(s.netdevs[] | {k: "netdev \(.name)", v: view(.)}),
@@ -73,6 +75,7 @@ if ((GUEST_ID == 0)); then
 		[($x | keys) + ($y | keys) | unique[] as $o |
 		 (($x[$o] // {}) | keys) + (($y[$o] // {}) | keys) | unique[] as $f |
 		 select(($skip | index($f)) == null) |
+		 select($f | test("^(carrier|fec|ber|phy|pcie)\\.") | not) |
 		 select($x[$o][$f] != $y[$o][$f]) |
 		 "\($o) \($f): \($x[$o][$f] | tojson) | \($y[$o][$f] | tojson)"] | .[]')
 	printf '%s\n' "$diff" >"$VM_OUT/snapshot-diff.txt"

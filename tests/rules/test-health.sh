@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Link health rules through the real binary: each one fails on the sequence made to break
+# exactly it and passes on a healthy node, in both shipped profiles; a counter reset is no
+# event and an event after a reset is not lost; five degraded episodes escalate to fatal,
+# across a kill -9 and a restart of serve (the state file), and a corrupt state file is
+# said in one line and replaced.
+. "$(dirname "$0")/../lib.sh"
+need_cmd curl
+need_cmd python3
+
+FX="$SOURCE_DIR/tests/fixtures/snapshots/health"
+export COLUMNS=250 NO_COLOR=
+
+# failing FIXTURE PROFILE [args]: "rule@device ..." of the failing results, sorted; and the exit code
+failing() {
+	local fx=$1 profile=$2 rc=0
+	shift 2
+	"$ROCEWATCH" check --from "$FX/$fx" --profile "$profile" --format json "$@" >"$TMPD/o.json" 2>"$TMPD/e" || rc=$?
+	python3 - "$TMPD/o.json" "$rc" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["exit_code"] == int(sys.argv[2])
+assert not [r for r in d["results"] if r["outcome"] == "unknown"], "unknown results"
+print(" ".join(sorted("%s@%s" % (r["rule"], r["object"].get("device", "node"))
+                      for r in d["results"] if r["outcome"] == "fail")), d["verdict"], d["exit_code"])
+PY
+}
+
+health_rules=$(awk '{print $1}' "$FX/cases.txt" | tr '\n' ' ')
+# the healthy node: every health rule evaluated (not skipped), none fails
+evaluated() {
+	"$ROCEWATCH" check --from "$FX/healthy.json" --profile "$1" --format json >"$TMPD/h.json" || [ $? -le 2 ] || return 1
+	python3 - "$TMPD/h.json" "${2:+-}" $health_rules <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+want = set(a for a in sys.argv[2:] if a not in ("-", ""))
+seen = {r["rule"] for r in d["results"] if r["outcome"] == "pass"}
+assert want <= seen, "not evaluated: %s" % sorted(want - seen)
+assert len(sys.argv) > 2 and sys.argv[2] == "-" or d["verdict"] == "healthy", d["verdict"]
+assert not [r for r in d["results"] if r["rule"] in want and r.get("action") and r["outcome"] == "fail"]
+PY
+}
+check "lossless-roce: healthy node, every health rule passes" evaluated lossless-roce
+# (the healthy node has PFC: lossy-roce fails it for that, not for its health)
+check "lossy-roce: healthy node, every health rule passes" evaluated lossy-roce nohealthy
+check "lossless-roce: healthy node, nothing fails" [ "$(failing healthy.json lossless-roce)" = " healthy 0" ]
+
+while read -r rule obj fx; do
+	args=()
+	# a burst above 10/s is above 120/h too: raise the hourly bound to see the burst alone
+	[ "$rule" = symbol_error_burst ] && args=(--param symbol_errors_per_hour=1000000)
+	got=$(failing "$fx" lossless-roce "${args[@]}")
+	check "$rule fails alone on $fx" [ "${got%% *}" = "$rule@$obj" ]
+	got=$(failing "$fx" lossy-roce "${args[@]}" 2>/dev/null || true)
+	check "$rule fails on $fx in lossy-roce too" bash -c "[[ ' $got ' == *' $rule@$obj '* ]]"
+done <"$FX/cases.txt"
+
+check "a fatal rule: verdict fatal, exit 2, its action" bash -c \
+	"'$ROCEWATCH' check --from '$FX/break-link-not-downed.json' --format json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert (d[\"verdict\"], d[\"actions\"], d[\"exit_code\"]) == (\"fatal\", [\"reseat-or-replace-cable\"], 2), d[\"verdict\"]'"
+check "a degraded rule: verdict degraded, exit 1" bash -c \
+	"'$ROCEWATCH' check --from '$FX/break-carrier-stable.json' --format json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert (d[\"verdict\"], d[\"exit_code\"]) == (\"degraded\", 1)'"
+check "the text report says the verdict and the action" bash -c \
+	"'$ROCEWATCH' check --from '$FX/break-carrier-stable.json' | grep -q '^node verdict: degraded; do: reseat-or-replace-cable\$'"
+
+# counter resets (driver reload, reboot, 32-bit wrap): no event; an event after one: counted
+check "counters reset to 0: no event, nothing fails" [ "$(failing driver-reload.json lossless-roce)" = " healthy 0" ]
+check "a link down after the reset is not lost" [ "$(failing driver-reload-then-downed.json lossless-roce)" = "link_not_downed@mlx5_0 fatal 2" ]
+
+# escalation within one run: five flap episodes in 24 h make carrier_stable fatal
+python3 -c "import json,sys; json.dump(json.load(open(sys.argv[1])) + json.load(open(sys.argv[2])), open(sys.argv[3], 'w'))" \
+	"$FX/escalate-part1.json" "$FX/escalate-part2.json" "$TMPD/escalate-all.json"
+esc() {
+	"$ROCEWATCH" check --from "$1" --format json "${@:2}" >"$TMPD/x.json" || true
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=[r for r in d["results"] if r["rule"]=="carrier_stable" and r["object"]["device"]=="eth2"][0]; print(r["episodes"], r["escalated"], r["severity"], r["outcome"], d["verdict"])' "$TMPD/x.json"
+}
+check "5 degraded episodes in 24 h: escalated, critical, fatal (while it passes now)" \
+	[ "$(esc "$TMPD/escalate-all.json")" = "5 True critical fail fatal" ]
+check "3 episodes: still degraded (and passing now)" [ "$(esc "$FX/escalate-part1.json")" = "3 False warning pass healthy" ]
+check "escalate_after=6: not yet" [ "$(esc "$TMPD/escalate-all.json" --param escalate_after=6)" = "5 False warning pass healthy" ]
+
+# ---- across kill -9 and a restart: serve --state-dir ----
+port=$(free_port)
+url="http://127.0.0.1:$port"
+state="$TMPD/state"
+mkdir -p "$state"
+serve_pid=
+start() { # FIXTURE [serve args]
+	"$ROCEWATCH" serve --web.listen-address "127.0.0.1:$port" --interval 100ms "${@:2}" \
+		--from "$1" >>"$TMPD/serve.log" 2>&1 &
+	serve_pid=$!
+	wait_until 10 curl -sf "$url/healthz" || die "serve did not come up: $(cat "$TMPD/serve.log")"
+}
+on_exit '[ -n "$serve_pid" ] && kill -9 $serve_pid 2>/dev/null'
+result() { # RULE DEVICE: episodes escalated outcome
+	curl -sf "$url/api/v1/checks" | python3 -c 'import json,sys; d=json.load(sys.stdin); r=[r for r in d["results"] if r["rule"]==sys.argv[1] and r["object"]["device"]==sys.argv[2]]; print(r[0].get("episodes"), r[0]["escalated"], r[0]["outcome"], d["verdict"]) if r else print("none")' "$1" "$2" 2>/dev/null
+}
+is() { [ "$(result "$1" "$2")" = "$3" ]; }
+kill9() { kill -9 "$serve_pid"; wait "$serve_pid" 2>/dev/null || true; serve_pid=; }
+
+# (escalation and counter history across kill -9 against a real kernel: netns/test-health-serve.sh)
+
+# a corrupt or foreign file: one line, a fresh start, then a good file again
+printf 'not a state file\n' >"$state/health.state"
+: >"$TMPD/serve.log"
+start "$FX/escalate-part1.json" --state-dir "$state"
+check "a foreign file is reported in one line" wait_until 5 grep -q "rules: health memory: $state/health.state: not a rocewatch health state file" "$TMPD/serve.log"
+check "... and only once" [ "$(grep -c 'health memory:' "$TMPD/serve.log")" -eq 1 ]
+check "... and started afresh: one episode (serve replays in live time), not more" wait_until 10 is carrier_stable eth2 "1 False fail degraded"
+check "... and replaced by a good file" wait_until 10 grep -q "^rocewatch-health-state 1$" "$state/health.state"
+check "/api/v1/state carries the verdict, the action and the failing rule beside the model" bash -c \
+	"curl -sf '$url/api/v1/state' | python3 -c 'import json,sys; d=json.load(sys.stdin); h=d[\"health\"]; assert d[\"schema\"]==\"rocewatch-snapshot\"; assert (h[\"verdict\"], h[\"actions\"], [(f[\"rule\"], f[\"object\"][\"device\"], f[\"class\"]) for f in h[\"failing\"]]) == (\"degraded\", [\"reseat-or-replace-cable\"], [(\"carrier_stable\", \"eth2\", \"degraded\")]), h'"
+kill9
+printf 'rocewatch-health-state 1\nboot x\nesc zz\n' >"$state/health.state"
+: >"$TMPD/serve.log"
+start "$FX/escalate-part1.json" --state-dir "$state"
+check "a corrupt record is reported with its line" wait_until 5 grep -q "health.state:3: corrupt record; starting afresh" "$TMPD/serve.log"
+kill -TERM "$serve_pid"; wait "$serve_pid" 2>/dev/null || true; serve_pid=
+check "SIGTERM saves the state" grep -q "^esc " "$state/health.state"
+check "no sanitizer reports" bash -c "! grep -E 'ERROR: AddressSanitizer|runtime error' '$TMPD/serve.log'"
+finish
