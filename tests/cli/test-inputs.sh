@@ -110,7 +110,7 @@ if command -v curl >/dev/null && command -v prlimit >/dev/null; then
 	prlimit --pid "$pid" --nofile=1024:
 	check "descriptors again: every counter is back on /metrics ($want series)" wait_until 20 \
 		bash -c "[ \"\$(curl -sf 'http://127.0.0.1:$port/metrics' | grep -c '^roce_rdma\\|^rdma_')\" = '$want' ]"
-	check "descriptors again: said in the log" grep -Eq 'rdma: .*: [0-9]+ [a-z_]+ counters open again' "$TMPD/fd.log"
+	check "descriptors again: said in the log" wait_until 20 grep -Eq 'rdma: .*: [0-9]+ [a-z_]+ counters open again' "$TMPD/fd.log"
 	kill "$pid"
 	wait "$pid" 2>/dev/null || true
 fi
