@@ -348,15 +348,13 @@ static bool key_is(const char *b, size_t len, size_t i, const char *k, size_t *e
 	return *end && *end - i == kl + 2 && !memcmp(b + i + 1, k, kl);
 }
 
-/*
- * Walk an object at b[i]: for each key, on_key(key position, value position)
- * says whether to go into that value (1: it is an object walked with the
- * same callback, one level deeper).  0, or -EINVAL when malformed.
- */
+/* What the envelope says: {"status": "success", "data": {"result": [...]}}. */
 struct env {
 	bool success;
 	size_t result; /* where the result array starts; 0: none */
 };
+
+/* Walk the object at b[i] (level 0: the answer, 1: its data) for struct env.  0 or -EINVAL. */
 
 static int walk_object(const char *b, size_t len, size_t i, int level, struct env *ev)
 {

@@ -653,10 +653,11 @@ static void name_files(struct fleet_run *fr)
 
 /*
  * Nodes asked of Prometheus per round: each round's models and answers are
- * dropped before the next, so the memory does not grow with the fleet; a
- * round is a few queries (one per metric), so 8 000 nodes are 8 rounds.
+ * dropped before the next, so the memory does not grow with the fleet.  A
+ * round is one query per metric; the largest answer (every port's 64-entry
+ * DSCP map) is about 25 MB for 250 nodes, where 8 000 at once were 800 MB.
  */
-#define PROM_CHUNK 1000
+#define PROM_CHUNK 250
 
 static int gather_prometheus(struct fleet_run *fr, const struct fleet_http_opts *ho)
 {
