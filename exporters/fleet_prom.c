@@ -265,7 +265,6 @@ static void apply_series(struct object *o, int id, json_t *labels, double v)
 	}
 }
 
-
 struct pstate {
 	struct fleet_prom_node *nodes;
 	struct strmap byname;
@@ -418,10 +417,9 @@ static void describe_failure(const struct fleet_req *r, const char *metric, char
 	json_decref(root);
 }
 
-
 /* One query's answer, series by series, into the nodes. */
-static int read_vector(struct pstate *ps, const struct fleet_req *r, const char *metric,
-		       char *err, size_t errlen)
+static int read_vector(struct pstate *ps, const struct fleet_req *r, const char *metric, char *err,
+		       size_t errlen)
 {
 	struct env ev = { 0 };
 	const char *b = r->body;
@@ -451,8 +449,8 @@ static int read_vector(struct pstate *ps, const struct fleet_req *r, const char 
 		if (i < len && b[i] == ']')
 			return 0;
 		if (i >= len || b[i] != ',') {
-			snprintf(err, errlen, "Prometheus: query %s: invalid JSON: result is cut short",
-				 metric);
+			snprintf(err, errlen,
+				 "Prometheus: query %s: invalid JSON: result is cut short", metric);
 			return -EINVAL;
 		}
 		i = ws(b, len, i + 1);

@@ -265,7 +265,9 @@ static int gather_node(struct fleet_acc *fa, size_t ni, const struct fleet_node 
 		   : model_objects((struct node_model *)m, r->info.scope, (struct object ***)&objs);
 	for (size_t oi = 0; oi < nobj; oi++) {
 		const struct object *o = objs ? objs[oi] : node_obj;
-		struct ectx cx = { .m = m, .obj = o, .st = &fa->st, .t = t, .outcome = fn->outcome };
+		struct ectx cx = {
+			.m = m, .obj = o, .st = &fa->st, .t = t, .outcome = fn->outcome
+		};
 		char obj[FLEET_OBJECT_MAX], key[RW_NAME_MAX + 8] = "", why[RULE_REASON_MAX];
 		struct tbuf tb = { why, 0, sizeof(why) };
 		unsigned int seq = (unsigned int)oi;
@@ -315,7 +317,8 @@ static int unit_cmp(const void *a, const void *b)
 
 static int unknown_cmp(const void *a, const void *b)
 {
-	return unit_cmp(&((const struct fleet_unknown *)a)->u, &((const struct fleet_unknown *)b)->u);
+	return unit_cmp(&((const struct fleet_unknown *)a)->u,
+			&((const struct fleet_unknown *)b)->u);
 }
 
 static int group_cmp(const void *a, const void *b)
@@ -442,8 +445,7 @@ static int push_result(struct rules_engine *e, size_t *cap, struct fleet_result 
 }
 
 /* The results of one rule, from its groups (every node added). */
-static int finish_rule(struct rules_engine *e, struct fleet_acc *fa,
-		       const struct fleet_node *nodes)
+static int finish_rule(struct rules_engine *e, struct fleet_acc *fa, const struct fleet_node *nodes)
 {
 	const struct rrule *r = fa->r;
 	struct fleet_result *x;

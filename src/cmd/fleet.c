@@ -406,7 +406,8 @@ static int add_path(struct fleet_run *fr, const char *path)
 
 static int consume(struct fleet_run *fr, struct fleet_member *nm, struct node_model *m);
 
-/* A document (an HTTP body, a file) into a model (its last snapshot), and that through the rules. */
+/* A document (an HTTP body, a file) into a model (its last snapshot), and that through the rules.
+ */
 static void take_snapshot(struct fleet_run *fr, struct fleet_member *nm, const char *buf,
 			  size_t len)
 {
@@ -696,7 +697,8 @@ static int gather_prometheus(struct fleet_run *fr, const struct fleet_http_opts 
 			}
 			model_init(pn[k].m);
 		}
-		r = fr->oom ? -ENOMEM : fleet_prom_gather(fr->prometheus, ho, used, pn, n, err, sizeof(err));
+		r = fr->oom ? -ENOMEM
+			    : fleet_prom_gather(fr->prometheus, ho, used, pn, n, err, sizeof(err));
 		for (size_t k = 0; k < n; k++) {
 			struct fleet_member *nm = &fr->nodes[idx[done + k]];
 
@@ -717,7 +719,8 @@ static int gather_prometheus(struct fleet_run *fr, const struct fleet_http_opts 
 		}
 		done += n;
 		if (r && r != -ENOMEM) {
-			/* Prometheus failed as a whole: the same for the rest, without waiting again */
+			/* Prometheus failed as a whole: the same for the rest, without waiting
+			 * again */
 			for (; done < total; done++)
 				snprintf(fr->nodes[idx[done]].reason,
 					 sizeof(fr->nodes[idx[done]].reason), "%s", err);
