@@ -332,6 +332,7 @@ struct fleet_node {
 struct fleet_unit {
 	size_t node;		       /* index into the nodes given to rules_evaluate_fleet */
 	char object[FLEET_OBJECT_MAX]; /* "" (node), "eth2", "mlx5_0/1" */
+	unsigned int seq;	       /* order among the node's objects of the rule's kind */
 };
 
 struct fleet_unknown {
@@ -370,6 +371,18 @@ struct fleet_result {
  */
 int rules_evaluate_fleet(struct rules_engine *e, const struct fleet_node *nodes, size_t n,
 			 int64_t t_ns);
+/*
+ * The same, one node at a time, so that a fleet of thousands never holds
+ * every node model at once: begin, then add each node that answered (in any
+ * order; its index is the one the results name, and its model may be freed
+ * as soon as add returns: the units keep what they compare, copied), then
+ * finish with every node (m may be NULL by then: only names are read).
+ * The results are those rules_evaluate_fleet() gives for the same nodes,
+ * in the same order.  0 or -ENOMEM (then call finish or rules_free anyway).
+ */
+int rules_fleet_begin(struct rules_engine *e, int64_t t_ns);
+int rules_fleet_add(struct rules_engine *e, size_t node, const struct fleet_node *fn);
+int rules_fleet_finish(struct rules_engine *e, const struct fleet_node *nodes, size_t n);
 size_t rules_fleet_results(const struct rules_engine *e, const struct fleet_result **out);
 /*
  * The value distribution of a result as one line: "63 nodes 9000, gpu017 1500",

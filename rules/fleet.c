@@ -26,7 +26,13 @@ struct gval {
 	struct fleet_value fv;
 	size_t cap;
 	struct val rep; /* the first unit's value: majority() returns it */
+	size_t rep_node;
 	size_t last_node;
+	/* what rep points at, copied: the node model it came from may be freed */
+	char *s;
+	int8_t dscp[RW_DSCP_COUNT];
+	struct gid_table gids;
+	struct pci_pairs pairs;
 };
 
 struct group {
@@ -37,6 +43,17 @@ struct group {
 	size_t n_unknown, cap_unknown;
 	size_t n_units, n_nodes, last_node, units_of_last;
 	bool per_node;
+	size_t first_node; /* where its first unit was: groups are listed in that order */
+	unsigned int first_seq;
+};
+
+/* One fleet rule while nodes are added (rules_fleet_add): its groups so far. */
+struct fleet_acc {
+	const struct rrule *r;
+	struct slot_state st;
+	bool st_ok;
+	struct group *gs;
+	size_t ng, capg;
 };
 
 static void free_result(struct fleet_result *x)
@@ -47,8 +64,11 @@ static void free_result(struct fleet_result *x)
 	free(x->unknown);
 }
 
+static void acc_free(struct rules_engine *e);
+
 void rx_fleet_free(struct rules_engine *e)
 {
+	acc_free(e);
 	for (size_t i = 0; i < e->n_fres; i++)
 		free_result(&e->fres[i]);
 	free(e->fres);
@@ -56,11 +76,72 @@ void rx_fleet_free(struct rules_engine *e)
 	e->n_fres = 0;
 }
 
+static void rep_free(struct gval *gv)
+{
+	free(gv->s);
+	free(gv->gids.e);
+	free(gv->pairs.e);
+	gv->s = NULL;
+	gv->gids.e = NULL;
+	gv->pairs.e = NULL;
+}
+
+/* Make v the value's representative, with what it points at copied. */
+static int keep_rep(struct gval *gv, const struct val *v, enum rtype t, size_t node)
+{
+	rep_free(gv);
+	gv->rep = *v;
+	gv->rep_node = node;
+	switch (t) {
+	case RT_STR:
+		gv->s = strdup(v->v.s ? v->v.s : "");
+		if (!gv->s)
+			return -ENOMEM;
+		gv->rep.v.s = gv->s;
+		break;
+	case RT_DSCPMAP:
+		if (v->v.dscp) {
+			memcpy(gv->dscp, v->v.dscp, sizeof(gv->dscp));
+			gv->rep.v.dscp = gv->dscp;
+		}
+		break;
+	case RT_GIDS:
+		if (v->v.gids) {
+			gv->gids.n = gv->gids.cap = v->v.gids->n;
+			gv->gids.e = malloc((gv->gids.n ? gv->gids.n : 1) * sizeof(*gv->gids.e));
+			if (!gv->gids.e)
+				return -ENOMEM;
+			if (gv->gids.n)
+				memcpy(gv->gids.e, v->v.gids->e, gv->gids.n * sizeof(*gv->gids.e));
+			gv->rep.v.gids = &gv->gids;
+		}
+		break;
+	case RT_PAIRS:
+		if (v->v.pairs) {
+			gv->pairs.n = gv->pairs.cap = v->v.pairs->n;
+			gv->pairs.e =
+			    malloc((gv->pairs.n ? gv->pairs.n : 1) * sizeof(*gv->pairs.e));
+			if (!gv->pairs.e)
+				return -ENOMEM;
+			if (gv->pairs.n)
+				memcpy(gv->pairs.e, v->v.pairs->e,
+				       gv->pairs.n * sizeof(*gv->pairs.e));
+			gv->rep.v.pairs = &gv->pairs;
+		}
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
 static void free_groups(struct group *g, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		for (size_t j = 0; j < g[i].n_vals; j++)
+		for (size_t j = 0; j < g[i].n_vals; j++) {
 			free(g[i].vals[j].fv.units);
+			rep_free(&g[i].vals[j]);
+		}
 		free(g[i].vals);
 		free(g[i].unknown);
 	}
@@ -77,7 +158,8 @@ static void unit_name(const struct object *o, char *buf, size_t len)
 		buf[0] = '\0';
 }
 
-static struct group *find_group(struct group **gs, size_t *n, size_t *cap, const char *key)
+static struct group *find_group(struct group **gs, size_t *n, size_t *cap, const char *key,
+				size_t node, unsigned int seq)
 {
 	struct group *g;
 
@@ -91,6 +173,8 @@ static struct group *find_group(struct group **gs, size_t *n, size_t *cap, const
 	strlcpy0(g->key, key, sizeof(g->key));
 	g->per_node = true;
 	g->last_node = SIZE_MAX;
+	g->first_node = node;
+	g->first_seq = seq;
 	return g;
 }
 
@@ -107,7 +191,8 @@ static void count_unit(struct group *g, size_t node)
 		g->per_node = false;
 }
 
-static int add_unknown(struct group *g, size_t node, const char *obj, const char *reason)
+static int add_unknown(struct group *g, size_t node, unsigned int seq, const char *obj,
+		       const char *reason)
 {
 	struct fleet_unknown *u;
 
@@ -115,14 +200,15 @@ static int add_unknown(struct group *g, size_t node, const char *obj, const char
 		return -ENOMEM;
 	u = &g->unknown[g->n_unknown++];
 	u->u.node = node;
+	u->u.seq = seq;
 	strlcpy0(u->u.object, obj, sizeof(u->u.object));
 	strlcpy0(u->reason, reason, sizeof(u->reason));
 	count_unit(g, node);
 	return 0;
 }
 
-static int add_value(struct group *g, size_t node, const char *obj, const struct val *v,
-		     enum rtype t)
+static int add_value(struct group *g, size_t node, unsigned int seq, const char *obj,
+		     const struct val *v, enum rtype t)
 {
 	char text[FLEET_VALUE_MAX];
 	struct tbuf tb = { text, 0, sizeof(text) };
@@ -144,13 +230,18 @@ static int add_value(struct group *g, size_t node, const char *obj, const struct
 		gv = &g->vals[g->n_vals++];
 		memset(gv, 0, sizeof(*gv));
 		memcpy(gv->fv.text, text, sizeof(text));
-		gv->rep = *v;
 		gv->last_node = SIZE_MAX;
+		if (keep_rep(gv, v, t, node))
+			return -ENOMEM;
+	} else if (node < gv->rep_node && keep_rep(gv, v, t, node)) {
+		/* nodes may come in any order: the first node's value represents it */
+		return -ENOMEM;
 	}
 	if (array_grow(&gv->fv.units, &gv->cap, gv->fv.n_units, sizeof(*gv->fv.units), 4))
 		return -ENOMEM;
 	u = &gv->fv.units[gv->fv.n_units++];
 	u->node = node;
+	u->seq = seq;
 	strlcpy0(u->object, obj, sizeof(u->object));
 	if (node != gv->last_node) {
 		gv->last_node = node;
@@ -160,64 +251,100 @@ static int add_value(struct group *g, size_t node, const char *obj, const struct
 	return 0;
 }
 
-/* Every unit of rule r on every node that answered, into its group. */
-static int gather(const struct rrule *r, const struct fleet_node *nodes, size_t n, int64_t t,
-		  struct slot_state *st, struct group **gs, size_t *ng, size_t *capg)
+/* Every unit of rule r on node ni (which answered), into its group. */
+static int gather_node(struct fleet_acc *fa, size_t ni, const struct fleet_node *fn, int64_t t)
 {
-	for (size_t ni = 0; ni < n; ni++) {
-		const struct node_model *m = nodes[ni].m;
-		struct object *const *objs = NULL;
-		const struct object *node_obj;
-		size_t nobj, rail = 0;
+	const struct rrule *r = fa->r;
+	const struct node_model *m = fn->m;
+	struct object *const *objs = NULL;
+	const struct object *node_obj = &m->node;
+	size_t nobj, rail = 0;
 
-		if (!m)
+	nobj = r->info.scope == OBJ_NODE
+		   ? 1
+		   : model_objects((struct node_model *)m, r->info.scope, (struct object ***)&objs);
+	for (size_t oi = 0; oi < nobj; oi++) {
+		const struct object *o = objs ? objs[oi] : node_obj;
+		struct ectx cx = {
+			.m = m, .obj = o, .st = &fa->st, .t = t, .outcome = fn->outcome
+		};
+		char obj[FLEET_OBJECT_MAX], key[RW_NAME_MAX + 8] = "", why[RULE_REASON_MAX];
+		struct tbuf tb = { why, 0, sizeof(why) };
+		unsigned int seq = (unsigned int)oi;
+		struct group *g;
+		struct val v = { .st = V_OK, .v.b = true };
+
+		why[0] = '\0';
+		if (r->when)
+			v = rx_eval(r->when, &cx);
+		if (v.st == V_OK && !v.v.b)
+			continue; /* not a unit of this rule */
+		unit_name(o, obj, sizeof(obj));
+		if (r->info.by == FLEET_BY_RAIL)
+			snprintf(key, sizeof(key), "rail %zu", rail++);
+		else if (r->info.by == FLEET_BY_DEVICE)
+			snprintf(key, sizeof(key), "%s", o->name);
+		g = find_group(&fa->gs, &fa->ng, &fa->capg, key, ni, seq);
+		if (!g)
+			return -ENOMEM;
+		if (v.st != V_OK) {
+			rx_format_unknown(&tb, &v);
+			if (add_unknown(g, ni, seq, obj, why))
+				return -ENOMEM;
 			continue;
-		node_obj = &m->node;
-		nobj = r->info.scope == OBJ_NODE
-			   ? 1
-			   : model_objects((struct node_model *)m, r->info.scope,
-					   (struct object ***)&objs);
-		for (size_t oi = 0; oi < nobj; oi++) {
-			const struct object *o = objs ? objs[oi] : node_obj;
-			struct ectx cx = {
-				.m = m, .obj = o, .st = st, .t = t, .outcome = nodes[ni].outcome
-			};
-			char obj[FLEET_OBJECT_MAX], key[RW_NAME_MAX + 8] = "", why[RULE_REASON_MAX];
-			struct tbuf tb = { why, 0, sizeof(why) };
-			struct group *g;
-			struct val v = { .st = V_OK, .v.b = true };
-
-			why[0] = '\0';
-			if (r->when)
-				v = rx_eval(r->when, &cx);
-			if (v.st == V_OK && !v.v.b)
-				continue; /* not a unit of this rule */
-			unit_name(o, obj, sizeof(obj));
-			if (r->info.by == FLEET_BY_RAIL)
-				snprintf(key, sizeof(key), "rail %zu", rail++);
-			else if (r->info.by == FLEET_BY_DEVICE)
-				snprintf(key, sizeof(key), "%s", o->name);
-			g = find_group(gs, ng, capg, key);
-			if (!g)
-				return -ENOMEM;
-			if (v.st != V_OK) {
-				rx_format_unknown(&tb, &v);
-				if (add_unknown(g, ni, obj, why))
-					return -ENOMEM;
-				continue;
-			}
-			v = rx_eval(r->subject, &cx);
-			if (v.st != V_OK) {
-				rx_format_unknown(&tb, &v);
-				if (add_unknown(g, ni, obj, why))
-					return -ENOMEM;
-				continue;
-			}
-			if (add_value(g, ni, obj, &v, r->subject->type))
-				return -ENOMEM;
 		}
+		v = rx_eval(r->subject, &cx);
+		if (v.st != V_OK) {
+			rx_format_unknown(&tb, &v);
+			if (add_unknown(g, ni, seq, obj, why))
+				return -ENOMEM;
+			continue;
+		}
+		if (add_value(g, ni, seq, obj, &v, r->subject->type))
+			return -ENOMEM;
 	}
 	return 0;
+}
+
+static int unit_cmp(const void *a, const void *b)
+{
+	const struct fleet_unit *x = a, *y = b;
+
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int unknown_cmp(const void *a, const void *b)
+{
+	return unit_cmp(&((const struct fleet_unknown *)a)->u,
+			&((const struct fleet_unknown *)b)->u);
+}
+
+static int group_cmp(const void *a, const void *b)
+{
+	const struct group *x = a, *y = b;
+
+	if (x->first_node != y->first_node)
+		return x->first_node < y->first_node ? -1 : 1;
+	return x->first_seq < y->first_seq ? -1 : x->first_seq > y->first_seq;
+}
+
+/* Units in node order, groups by their first unit: as if the nodes had come in order. */
+static void order_groups(struct group *gs, size_t ng)
+{
+	if (ng > 1)
+		qsort(gs, ng, sizeof(*gs), group_cmp);
+	for (size_t i = 0; i < ng; i++) {
+		struct group *g = &gs[i];
+
+		for (size_t j = 0; j < g->n_vals; j++)
+			if (g->vals[j].fv.n_units > 1)
+				qsort(g->vals[j].fv.units, g->vals[j].fv.n_units,
+				      sizeof(*g->vals[j].fv.units), unit_cmp);
+		if (g->n_unknown > 1)
+			qsort(g->unknown, g->n_unknown, sizeof(*g->unknown), unknown_cmp);
+	}
 }
 
 static int gval_cmp(const void *a, const void *b)
@@ -317,33 +444,26 @@ static int push_result(struct rules_engine *e, size_t *cap, struct fleet_result 
 	return 0;
 }
 
-static int eval_rule(struct rules_engine *e, size_t *cap, const struct rrule *r,
-		     const struct fleet_node *nodes, size_t n, int64_t t)
+/* The results of one rule, from its groups (every node added). */
+static int finish_rule(struct rules_engine *e, struct fleet_acc *fa, const struct fleet_node *nodes)
 {
-	struct group *gs = NULL;
-	size_t ng = 0, capg = 0, answered = 0;
-	struct slot_state st;
+	const struct rrule *r = fa->r;
 	struct fleet_result *x;
-	int ret;
+	int ret = 0;
 
-	ret = rx_slot_init(r, &st);
-	if (ret)
-		return ret;
-	ret = gather(r, nodes, n, t, &st, &gs, &ng, &capg);
-	for (size_t i = 0; !ret && i < ng; i++) {
-		ret = push_result(e, cap, &x);
+	order_groups(fa->gs, fa->ng);
+	for (size_t i = 0; !ret && i < fa->ng; i++) {
+		ret = push_result(e, &e->cap_fres, &x);
 		if (!ret)
-			ret = finish_group(r, &gs[i], nodes, t, &st, x);
+			ret = finish_group(r, &fa->gs[i], nodes, e->fleet_t, &fa->st, x);
 	}
-	if (!ret && !ng) {
-		ret = push_result(e, cap, &x);
+	if (!ret && !fa->ng) {
+		ret = push_result(e, &e->cap_fres, &x);
 		if (!ret) {
 			x->rule = &r->info;
 			x->outcome = RULE_SKIP;
 			x->majority = -1;
-			for (size_t i = 0; i < n; i++)
-				answered += nodes[i].m != NULL;
-			if (!answered)
+			if (!e->fleet_added)
 				snprintf(x->reason, sizeof(x->reason), "no node answered");
 			else if (r->when)
 				snprintf(x->reason, sizeof(x->reason),
@@ -354,22 +474,84 @@ static int eval_rule(struct rules_engine *e, size_t *cap, const struct rrule *r,
 					 obj_kind_name(r->info.scope));
 		}
 	}
-	free_groups(gs, ng);
-	rx_slot_free(r, &st);
+	return ret;
+}
+
+static void acc_free(struct rules_engine *e)
+{
+	for (size_t i = 0; i < e->n_facc; i++) {
+		struct fleet_acc *fa = &e->facc[i];
+
+		free_groups(fa->gs, fa->ng);
+		if (fa->st_ok)
+			rx_slot_free(fa->r, &fa->st);
+	}
+	free(e->facc);
+	e->facc = NULL;
+	e->n_facc = 0;
+}
+
+int rules_fleet_begin(struct rules_engine *e, int64_t t_ns)
+{
+	size_t n = 0;
+
+	rx_fleet_free(e);
+	for (size_t i = 0; i < e->n_rules; i++)
+		n += e->rules[i].info.fleet;
+	e->fleet_t = t_ns;
+	e->fleet_added = 0;
+	e->cap_fres = 0;
+	e->facc = calloc(n ? n : 1, sizeof(*e->facc));
+	if (!e->facc)
+		return -ENOMEM;
+	for (size_t i = 0; i < e->n_rules; i++) {
+		struct fleet_acc *fa;
+
+		if (!e->rules[i].info.fleet)
+			continue;
+		fa = &e->facc[e->n_facc++];
+		fa->r = &e->rules[i];
+		if (rx_slot_init(fa->r, &fa->st))
+			return -ENOMEM;
+		fa->st_ok = true;
+	}
+	return 0;
+}
+
+int rules_fleet_add(struct rules_engine *e, size_t node, const struct fleet_node *fn)
+{
+	if (!fn->m)
+		return 0;
+	e->fleet_added++;
+	for (size_t i = 0; i < e->n_facc; i++)
+		if (gather_node(&e->facc[i], node, fn, e->fleet_t))
+			return -ENOMEM;
+	return 0;
+}
+
+int rules_fleet_finish(struct rules_engine *e, const struct fleet_node *nodes, size_t n)
+{
+	int ret = 0;
+
+	(void)n;
+	for (size_t i = 0; i < e->n_facc && !ret; i++)
+		ret = finish_rule(e, &e->facc[i], nodes);
+	acc_free(e);
 	return ret;
 }
 
 int rules_evaluate_fleet(struct rules_engine *e, const struct fleet_node *nodes, size_t n,
 			 int64_t t_ns)
 {
-	size_t cap = 0;
-	int r = 0;
+	int r = rules_fleet_begin(e, t_ns);
 
-	rx_fleet_free(e);
-	for (size_t i = 0; i < e->n_rules && !r; i++)
-		if (e->rules[i].info.fleet)
-			r = eval_rule(e, &cap, &e->rules[i], nodes, n, t_ns);
-	return r;
+	for (size_t i = 0; i < n && !r; i++)
+		r = rules_fleet_add(e, i, &nodes[i]);
+	if (r) {
+		acc_free(e);
+		return r;
+	}
+	return rules_fleet_finish(e, nodes, n);
 }
 
 size_t rules_fleet_results(const struct rules_engine *e, const struct fleet_result **out)

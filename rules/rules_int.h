@@ -450,6 +450,10 @@ struct rules_engine {
 	/* fleet rules: results of the last rules_evaluate_fleet(), rebuilt each time */
 	struct fleet_result *fres;
 	size_t n_fres;
+	/* between rules_fleet_begin() and rules_fleet_finish(): one per fleet rule */
+	struct fleet_acc *facc;
+	size_t n_facc, cap_fres, fleet_added;
+	int64_t fleet_t;
 };
 
 void rx_fleet_free(struct rules_engine *e);

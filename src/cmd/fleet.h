@@ -35,7 +35,13 @@ struct fleet_member {
 	bool answered;
 	char reason[640]; /* why not */
 	double seconds;	  /* fetch time (HTTP) */
-	struct node_model m;
+	/*
+	 * Its model only while it is being evaluated: each node's model goes
+	 * through the per-node rules and into the fleet rules' units as soon
+	 * as it is read, then is freed, so that thousands of nodes never sit
+	 * in memory at once (an 8-NIC model is over 100 KiB).
+	 */
+	char host[RW_NAME_MAX]; /* the model's host name */
 	/* per-node rules (--profile) */
 	bool evaluated;
 	enum rules_status status;
@@ -57,6 +63,8 @@ struct fleet_run {
 	int64_t started_ns, gathered_ns;
 	enum rules_status status;
 	bool node_unknown; /* some node did not answer */
+	bool multi;	   /* node rules from several profiles: name them profile/rule */
+	bool oom;	   /* evaluating a node ran out of memory */
 };
 
 enum rules_status fleet_verdict(struct fleet_run *fr);

@@ -97,7 +97,6 @@ static struct fleet_member *add_member(struct fleet_run *fr, const char *name,
 		free(n->where);
 		return NULL;
 	}
-	model_init(&n->m);
 	fr->n++;
 	return n;
 }
@@ -189,20 +188,34 @@ static int add_path(struct fleet_run *fr, const char *path)
 
 /* ---- gathering ---- */
 
-/* A document (an HTTP body, a file) into the member's model: its last snapshot. */
-static void take_snapshot(struct fleet_member *nm, const char *buf, size_t len)
+static int consume(struct fleet_run *fr, struct fleet_member *nm, struct node_model *m);
+
+/* A document (an HTTP body, a file) into a model (its last snapshot), and that through the rules.
+ */
+static void take_snapshot(struct fleet_run *fr, struct fleet_member *nm, const char *buf,
+			  size_t len)
 {
 	char err[512] = "";
-	int r =
-	    snapshot_read_last(nm->name, buf, len, SNAPSHOT_NO_COUNTERS, &nm->m, err, sizeof(err));
+	struct node_model *m = malloc(sizeof(*m));
+	int r;
 
+	if (!m) {
+		snprintf(nm->reason, sizeof(nm->reason), "out of memory");
+		fr->oom = true;
+		return;
+	}
+	model_init(m);
+	r = snapshot_read_last(nm->name, buf, len, SNAPSHOT_NO_COUNTERS, m, err, sizeof(err));
 	/* a file's error starts with its name already; a node's says it answered garbage */
-	if (r)
+	if (r) {
 		snprintf(nm->reason, sizeof(nm->reason), "%s%s",
 			 nm->src == FSRC_HTTP ? "invalid answer: " : "",
 			 err[0] ? err : strerror(-r));
-	else
-		nm->answered = true;
+		model_free(m);
+		free(m);
+		return;
+	}
+	consume(fr, nm, m);
 }
 
 /*
@@ -228,9 +241,10 @@ struct pool {
 	bool closing;
 	pthread_t threads[8];
 	int n_threads;
+	struct fleet_run *fr;
 };
 
-static void run_job(struct job *j)
+static void run_job(struct pool *p, struct job *j)
 {
 	struct fleet_member *nm = j->nm;
 
@@ -242,7 +256,7 @@ static void run_job(struct job *j)
 			return;
 		}
 	}
-	take_snapshot(nm, j->body, j->len);
+	take_snapshot(p->fr, nm, j->body, j->len);
 }
 
 static void *worker(void *arg)
@@ -266,18 +280,19 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&p->lock);
 		if (!j)
 			return NULL;
-		run_job(j);
+		run_job(p, j);
 		free(j->body);
 		free(j);
 	}
 }
 
-static void pool_start(struct pool *p)
+static void pool_start(struct pool *p, struct fleet_run *fr)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int want = cpus > 8 ? 8 : cpus > 1 ? (int)cpus : 0;
 
 	memset(p, 0, sizeof(*p));
+	p->fr = fr;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
 	pthread_cond_init(&p->room, NULL);
@@ -302,7 +317,7 @@ static int pool_submit(struct pool *p, struct fleet_member *nm, char *body, size
 	j->body = body;
 	j->len = len;
 	if (!p->n_threads) {
-		run_job(j);
+		run_job(p, j);
 		free(j->body);
 		free(j);
 		return 0;
@@ -408,61 +423,98 @@ static void name_files(struct fleet_run *fr)
 		bool dup = false;
 		char *h;
 
-		if (nm->src != FSRC_FILE || !nm->answered || !nm->m.host[0])
+		if (nm->src != FSRC_FILE || !nm->answered || !nm->host[0])
 			continue;
 		for (size_t k = 0; k < fr->n && !dup; k++)
-			dup = k != i && (!strcmp(fr->nodes[k].name, nm->m.host) ||
+			dup = k != i && (!strcmp(fr->nodes[k].name, nm->host) ||
 					 (fr->nodes[k].src == FSRC_FILE && fr->nodes[k].answered &&
-					  !strcmp(fr->nodes[k].m.host, nm->m.host)));
-		if (dup || !(h = strdup(nm->m.host)))
+					  !strcmp(fr->nodes[k].host, nm->host)));
+		if (dup || !(h = strdup(nm->host)))
 			continue;
 		free(nm->name);
 		nm->name = h;
 	}
 }
 
+/*
+ * Nodes asked of Prometheus per round: each round's models and answers are
+ * dropped before the next, so the memory does not grow with the fleet.  A
+ * round is one query per metric; the largest answer (every port's 64-entry
+ * DSCP map) is about 25 MB for 250 nodes, where 8 000 at once were 800 MB.
+ */
+#define PROM_CHUNK 250
+
 static int gather_prometheus(struct fleet_run *fr, const struct fleet_http_opts *ho)
 {
 	struct fleet_prom_node *pn;
+	size_t *idx, total = 0, done = 0;
 	bool used[F__COUNT];
-	size_t n = 0;
 	char err[512];
-	int r;
+	int r = 0;
 
 	for (size_t i = 0; i < fr->n; i++)
-		n += fr->nodes[i].src == FSRC_PROMETHEUS;
-	if (!n)
+		total += fr->nodes[i].src == FSRC_PROMETHEUS;
+	if (!total)
 		return 0;
-	pn = calloc(n, sizeof(*pn));
-	if (!pn)
+	pn = calloc(total < PROM_CHUNK ? total : PROM_CHUNK, sizeof(*pn));
+	idx = calloc(total, sizeof(*idx));
+	if (!pn || !idx) {
+		free(pn);
+		free(idx);
 		return -ENOMEM;
-	n = 0;
+	}
+	total = 0;
 	for (size_t i = 0; i < fr->n; i++)
-		if (fr->nodes[i].src == FSRC_PROMETHEUS) {
-			pn[n].name = fr->nodes[i].name;
-			pn[n++].m = &fr->nodes[i].m;
-		}
+		if (fr->nodes[i].src == FSRC_PROMETHEUS)
+			idx[total++] = i;
 	rules_fields_used(fr->e, used);
-	r = fleet_prom_gather(fr->prometheus, ho, used, pn, n, err, sizeof(err));
-	n = 0;
-	for (size_t i = 0; i < fr->n; i++) {
-		struct fleet_member *nm = &fr->nodes[i];
+	while (done < total && !fr->oom) {
+		size_t n = total - done < PROM_CHUNK ? total - done : PROM_CHUNK;
 
-		if (nm->src != FSRC_PROMETHEUS)
-			continue;
-		if (r) {
-			snprintf(nm->reason, sizeof(nm->reason), "%s", err);
-		} else if (pn[n].found) {
-			nm->answered = true;
-			free(nm->where);
-			nm->where = strdup(pn[n].instance);
-		} else {
-			snprintf(nm->reason, sizeof(nm->reason), "%s", pn[n].err);
+		memset(pn, 0, n * sizeof(*pn));
+		for (size_t k = 0; k < n; k++) {
+			pn[k].name = fr->nodes[idx[done + k]].name;
+			pn[k].m = malloc(sizeof(*pn[k].m));
+			if (!pn[k].m) {
+				fr->oom = true;
+				break;
+			}
+			model_init(pn[k].m);
 		}
-		n++;
+		r = fr->oom ? -ENOMEM
+			    : fleet_prom_gather(fr->prometheus, ho, used, pn, n, err, sizeof(err));
+		for (size_t k = 0; k < n; k++) {
+			struct fleet_member *nm = &fr->nodes[idx[done + k]];
+
+			if (r) {
+				snprintf(nm->reason, sizeof(nm->reason), "%s", err);
+			} else if (pn[k].found) {
+				free(nm->where);
+				nm->where = strdup(pn[k].instance);
+				consume(fr, nm, pn[k].m);
+				pn[k].m = NULL;
+			} else {
+				snprintf(nm->reason, sizeof(nm->reason), "%s", pn[k].err);
+			}
+			if (pn[k].m) {
+				model_free(pn[k].m);
+				free(pn[k].m);
+			}
+		}
+		done += n;
+		if (r && r != -ENOMEM) {
+			/* Prometheus failed as a whole: the same for the rest, without waiting
+			 * again */
+			for (; done < total; done++)
+				snprintf(fr->nodes[idx[done]].reason,
+					 sizeof(fr->nodes[idx[done]].reason), "%s", err);
+		}
+		if (r == -ENOMEM)
+			fr->oom = true;
 	}
 	free(pn);
-	return r == -ENOMEM ? r : 0;
+	free(idx);
+	return fr->oom ? -ENOMEM : 0;
 }
 
 /* ---- per-node rules ---- */
@@ -539,39 +591,62 @@ static bool node_rules_multi_profile(const struct rules_engine *e)
 	return false;
 }
 
-static int eval_nodes(struct fleet_run *fr)
+/* The node's own rules (--profile) on its model. */
+static int eval_node(struct fleet_run *fr, struct fleet_member *nm, const struct node_model *m)
 {
-	bool multi = node_rules_multi_profile(fr->e);
+	const struct rule_result *res;
+	size_t n;
+	int64_t t = ts_ns(&m->time);
+	int r;
 
-	rules_set_single_sample(fr->e, true);
-	for (size_t i = 0; i < fr->n; i++) {
-		struct fleet_member *nm = &fr->nodes[i];
-		const struct rule_result *res;
-		size_t n;
-		int64_t t = ts_ns(&nm->m.time);
-		int r;
-
-		if (!nm->answered)
-			continue;
-		rules_reset(fr->e);
-		r = rules_evaluate(fr->e, &nm->m, t);
-		if (r)
-			return r;
-		nm->evaluated = true;
-		nm->status = rules_status(fr->e);
-		n = rules_results(fr->e, &res);
-		for (size_t k = 0; k < n; k++) {
-			nm->counts[res[k].outcome < RULE__OUTCOMES ? res[k].outcome
-								   : RULE_UNKNOWN]++;
-			if ((res[k].outcome == RULE_FAIL || res[k].outcome == RULE_UNKNOWN) &&
-			    keep_result(nm, &res[k]))
-				return -ENOMEM;
-		}
-		if (outcome_text(nm, fr->e, multi))
+	rules_reset(fr->e);
+	r = rules_evaluate(fr->e, m, t);
+	if (r)
+		return r;
+	nm->evaluated = true;
+	nm->status = rules_status(fr->e);
+	n = rules_results(fr->e, &res);
+	for (size_t k = 0; k < n; k++) {
+		nm->counts[res[k].outcome < RULE__OUTCOMES ? res[k].outcome : RULE_UNKNOWN]++;
+		if ((res[k].outcome == RULE_FAIL || res[k].outcome == RULE_UNKNOWN) &&
+		    keep_result(nm, &res[k]))
 			return -ENOMEM;
 	}
+	r = outcome_text(nm, fr->e, fr->multi);
 	rules_reset(fr->e);
-	return 0;
+	return r;
+}
+
+/* One engine for all: the pool's threads take turns. */
+static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/*
+ * A node that answered: its own rules, then its units into the fleet rules;
+ * what the report needs is kept in the member, and the model (taken over)
+ * is freed.
+ */
+static int consume(struct fleet_run *fr, struct fleet_member *nm, struct node_model *m)
+{
+	struct fleet_node fn;
+	int r = 0;
+
+	pthread_mutex_lock(&engine_lock);
+	strlcpy0(nm->host, m->host, sizeof(nm->host));
+	nm->answered = true;
+	if (fr->per_node)
+		r = eval_node(fr, nm, m);
+	if (!r) {
+		fn.name = nm->name;
+		fn.m = m;
+		fn.outcome = nm->outcome;
+		r = rules_fleet_add(fr->e, (size_t)(nm - fr->nodes), &fn);
+	}
+	if (r)
+		fr->oom = true;
+	pthread_mutex_unlock(&engine_lock);
+	model_free(m);
+	free(m);
+	return r;
 }
 
 enum rules_status fleet_verdict(struct fleet_run *fr)
@@ -620,7 +695,6 @@ static void run_free(struct fleet_run *fr)
 		free(fr->nodes[i].where);
 		free(fr->nodes[i].outcome);
 		free(fr->nodes[i].res);
-		model_free(&fr->nodes[i].m);
 	}
 	free(fr->nodes);
 	free(fr->fnodes);
@@ -645,6 +719,8 @@ static int load_rules(struct fleet_run *fr, struct rules_spec *spec, size_t n_fl
 	if (r)
 		return r;
 	fr->per_node = rules_node_count(fr->e) > 0;
+	fr->multi = node_rules_multi_profile(fr->e);
+	rules_set_single_sample(fr->e, true);
 	return 0;
 }
 
@@ -830,28 +906,29 @@ static int fleet_check_run(struct fleet_run *fr, const struct fleet_http_opts *h
 	int rc, r;
 
 	fr->started_ns = real_ns();
-	pool_start(&pool);
+	/* each node's model goes through the rules as it comes, then is dropped */
+	if (rules_fleet_begin(fr->e, fr->started_ns))
+		goto nomem;
+	pool_start(&pool, fr);
 	/* a transfer failure is each node's own outcome: only running out of memory stops us */
 	r = gather_files(fr, &pool);
 	if (!r && gather_http(fr, ho, &pool) == -ENOMEM)
 		r = -ENOMEM;
 	pool_finish(&pool);
-	if (r || gather_prometheus(fr, ho) == -ENOMEM)
+	if (r || fr->oom || gather_prometheus(fr, ho) == -ENOMEM)
 		goto nomem;
 	name_files(fr);
 	fr->gathered_ns = real_ns();
-	if (fr->per_node && eval_nodes(fr))
-		goto nomem;
 
 	fr->fnodes = calloc(fr->n, sizeof(*fr->fnodes));
 	if (!fr->fnodes)
 		goto nomem;
 	for (size_t i = 0; i < fr->n; i++) {
 		fr->fnodes[i].name = fr->nodes[i].name;
-		fr->fnodes[i].m = fr->nodes[i].answered ? &fr->nodes[i].m : NULL;
+		fr->fnodes[i].m = NULL; /* freed as it was evaluated */
 		fr->fnodes[i].outcome = fr->nodes[i].outcome;
 	}
-	if (rules_evaluate_fleet(fr->e, fr->fnodes, fr->n, fr->gathered_ns))
+	if (rules_fleet_finish(fr->e, fr->fnodes, fr->n))
 		goto nomem;
 	fr->status = fleet_verdict(fr);
 	rc = (int)fr->status;

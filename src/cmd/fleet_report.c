@@ -316,7 +316,7 @@ static json_t *node_json(const struct fleet_member *nm)
 	json_object_set_new(j, "where", json_string(nm->where));
 	json_object_set_new(j, "state", json_string(nm->answered ? "ok" : "unknown"));
 	json_object_set_new(j, "reason", nm->answered ? json_null() : json_string(nm->reason));
-	json_object_set_new(j, "host", nm->answered ? json_string(nm->m.host) : json_null());
+	json_object_set_new(j, "host", nm->answered ? json_string(nm->host) : json_null());
 	if (nm->src == FSRC_HTTP)
 		json_object_set_new(j, "seconds", json_real(nm->seconds));
 	if (nm->evaluated) {

@@ -269,33 +269,192 @@ struct pstate {
 	struct fleet_prom_node *nodes;
 	struct strmap byname;
 	double *up; /* per node: NAN none, else the up value */
+	/* while the answers come in */
+	const char *const *metrics;
+	size_t n_up; /* the index of the up query: read last */
+	struct fleet_req *reqs;
+	int err;
+	char *errbuf;
+	size_t errlen;
+	const char *base_url;
 };
 
-/* The result vector of one instant query (root holds it; the caller frees root). */
-static int parse_vector(const struct fleet_req *r, const char *metric, json_t **root_out,
-			json_t **result, char *err, size_t errlen)
+static void apply_series_of(struct pstate *ps, const char *metric, json_t *s);
+
+/*
+ * Reading an answer.  The result vector of 1000 nodes' DSCP maps is half a
+ * million series: as one jansson document that is hundreds of megabytes, so
+ * the envelope is scanned without building it and the series are decoded
+ * one at a time (JSON_DISABLE_EOF_CHECK stops after one value), applied and
+ * dropped.  A body that is not a success vector is decoded whole: it is an
+ * error message, small.
+ */
+static size_t ws(const char *b, size_t len, size_t i)
+{
+	while (i < len && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r'))
+		i++;
+	return i;
+}
+
+/* Past the string at b[i] ('"'), or 0 when it does not end. */
+static size_t skip_string(const char *b, size_t len, size_t i)
+{
+	for (i++; i < len; i++) {
+		if (b[i] == '\\')
+			i++;
+		else if (b[i] == '"')
+			return i + 1;
+	}
+	return 0;
+}
+
+/* Past the value at b[i], or 0 when it is cut short (its content is checked when decoded). */
+static size_t skip_value(const char *b, size_t len, size_t i)
+{
+	size_t depth = 0;
+
+	i = ws(b, len, i);
+	if (i >= len)
+		return 0;
+	if (b[i] == '"')
+		return skip_string(b, len, i);
+	if (b[i] != '{' && b[i] != '[') {
+		while (i < len && !strchr(",}] \t\r\n", b[i]))
+			i++;
+		return i;
+	}
+	for (; i < len; i++) {
+		if (b[i] == '"') {
+			i = skip_string(b, len, i);
+			if (!i)
+				return 0;
+			i--;
+		} else if (b[i] == '{' || b[i] == '[') {
+			depth++;
+		} else if ((b[i] == '}' || b[i] == ']') && --depth == 0) {
+			return i + 1;
+		}
+	}
+	return 0;
+}
+
+/* Is the key at b[i] (a string) exactly k?  *end: past it. */
+static bool key_is(const char *b, size_t len, size_t i, const char *k, size_t *end)
+{
+	size_t kl = strlen(k);
+
+	*end = skip_string(b, len, i);
+	return *end && *end - i == kl + 2 && !memcmp(b + i + 1, k, kl);
+}
+
+/* What the envelope says: {"status": "success", "data": {"result": [...]}}. */
+struct env {
+	bool success;
+	size_t result; /* where the result array starts; 0: none */
+};
+
+/* Walk the object at b[i] (level 0: the answer, 1: its data) for struct env.  0 or -EINVAL. */
+
+static int walk_object(const char *b, size_t len, size_t i, int level, struct env *ev)
+{
+	i = ws(b, len, i);
+	if (i >= len || b[i] != '{')
+		return -EINVAL;
+	i = ws(b, len, i + 1);
+	if (i < len && b[i] == '}')
+		return 0;
+	for (;;) {
+		size_t kend, v, vend;
+		bool is_status = false, is_data = false, is_result = false;
+
+		if (i >= len || b[i] != '"')
+			return -EINVAL;
+		if (level == 0) {
+			is_status = key_is(b, len, i, "status", &kend);
+			if (!is_status)
+				is_data = key_is(b, len, i, "data", &kend);
+		} else {
+			is_result = key_is(b, len, i, "result", &kend);
+		}
+		if (!kend)
+			return -EINVAL;
+		i = ws(b, len, kend);
+		if (i >= len || b[i] != ':')
+			return -EINVAL;
+		v = ws(b, len, i + 1);
+		vend = skip_value(b, len, v);
+		if (!vend)
+			return -EINVAL;
+		if (is_status)
+			ev->success = vend - v == 9 && !memcmp(b + v, "\"success\"", 9);
+		else if (is_data && b[v] == '{' && walk_object(b, len, v, 1, ev))
+			return -EINVAL;
+		else if (is_result && b[v] == '[')
+			ev->result = v;
+		i = ws(b, len, vend);
+		if (i < len && b[i] == '}')
+			return 0;
+		if (i >= len || b[i] != ',')
+			return -EINVAL;
+		i = ws(b, len, i + 1);
+	}
+}
+
+/* The whole body decoded, for its error message. */
+static void describe_failure(const struct fleet_req *r, const char *metric, char *err,
+			     size_t errlen)
 {
 	json_error_t je;
-	json_t *root = json_loadb(r->body, r->len, 0, &je), *st, *data;
+	json_t *root = json_loadb(r->body, r->len, 0, &je), *e;
 
 	if (!root) {
 		snprintf(err, errlen, "Prometheus: query %s: invalid JSON: %s", metric, je.text);
-		return -EINVAL;
+		return;
 	}
-	st = json_object_get(root, "status");
-	data = json_object_get(root, "data");
-	if (!json_is_string(st) || strcmp(json_string_value(st), "success") ||
-	    !json_is_object(data) || !json_is_array(json_object_get(data, "result"))) {
-		json_t *e = json_object_get(root, "error");
+	e = json_object_get(root, "error");
+	snprintf(err, errlen, "Prometheus: query %s: %s", metric,
+		 json_is_string(e) ? json_string_value(e) : "not a success vector");
+	json_decref(root);
+}
 
-		snprintf(err, errlen, "Prometheus: query %s: %s", metric,
-			 json_is_string(e) ? json_string_value(e) : "not a success vector");
-		json_decref(root);
+/* One query's answer, series by series, into the nodes. */
+static int read_vector(struct pstate *ps, const struct fleet_req *r, const char *metric, char *err,
+		       size_t errlen)
+{
+	struct env ev = { 0 };
+	const char *b = r->body;
+	size_t len = r->len, i;
+
+	i = skip_value(b, len, 0);
+	if (!i || ws(b, len, i) != len || walk_object(b, len, 0, 0, &ev) || !ev.success ||
+	    !ev.result) {
+		describe_failure(r, metric, err, errlen);
 		return -EINVAL;
 	}
-	*root_out = root;
-	*result = json_object_get(data, "result");
-	return 0;
+	i = ws(b, len, ev.result + 1);
+	if (i < len && b[i] == ']')
+		return 0;
+	for (;;) {
+		json_error_t je;
+		json_t *s = json_loadb(b + i, len - i, JSON_DISABLE_EOF_CHECK, &je);
+
+		if (!s) {
+			snprintf(err, errlen, "Prometheus: query %s: invalid JSON: %s", metric,
+				 je.text);
+			return -EINVAL;
+		}
+		apply_series_of(ps, metric, s);
+		json_decref(s);
+		i = ws(b, len, i + je.position);
+		if (i < len && b[i] == ']')
+			return 0;
+		if (i >= len || b[i] != ',') {
+			snprintf(err, errlen,
+				 "Prometheus: query %s: invalid JSON: result is cut short", metric);
+			return -EINVAL;
+		}
+		i = ws(b, len, i + 1);
+	}
 }
 
 static bool series_value(json_t *s, double *v)
@@ -309,53 +468,70 @@ static bool series_value(json_t *s, double *v)
 	return *end == '\0' && isfinite(*v);
 }
 
-static void apply_metric(struct pstate *ps, const char *metric, json_t *result)
+/* One series of the answer to the query for metric, into its node's model. */
+static void apply_series_of(struct pstate *ps, const char *metric, json_t *s)
 {
-	size_t i;
-	json_t *s;
+	json_t *labels = json_object_get(s, "metric");
+	const char *inst = label(labels, "instance");
+	struct fleet_prom_node *pn;
+	ssize_t ni;
+	double v;
 
-	json_array_foreach(result, i, s)
-	{
-		json_t *labels = json_object_get(s, "metric");
-		const char *inst = label(labels, "instance");
-		struct fleet_prom_node *pn;
-		ssize_t ni;
-		double v;
-
-		if (!inst || !series_value(s, &v) || (ni = node_of(&ps->byname, inst)) < 0)
-			continue;
-		pn = &ps->nodes[ni];
-		if (!strcmp(metric, "up")) {
-			/* another exporter on the same host is not this node's rocewatch */
-			if (pn->instance[0] && strcmp(pn->instance, inst))
-				continue;
-			if (isnan(ps->up[ni]) || v == 0)
-				ps->up[ni] = v;
-			continue;
-		}
-		if (pn->instance[0] && strcmp(pn->instance, inst)) {
-			/* two rocewatch targets answer to one name: which one is the node? */
-			if (!pn->err[0])
-				snprintf(pn->err, sizeof(pn->err),
-					 "matches several Prometheus instances (%s, %s): name it "
-					 "as host:port",
-					 pn->instance, inst);
-			continue;
-		}
-		strlcpy0(pn->instance, inst, sizeof(pn->instance));
-		pn->found = true;
-		for (int id = 0; id < F__COUNT; id++) {
-			struct object *o;
-
-			if (!fields[id].metric || fields[id].mtype == MT_NONE ||
-			    strcmp(fields[id].metric, metric) ||
-			    !const_labels_match(labels, fields[id].labels))
-				continue;
-			o = object_for(pn->m, fields[id].obj, labels);
-			if (o)
-				apply_series(o, id, labels, v);
-		}
+	if (!inst || !series_value(s, &v) || (ni = node_of(&ps->byname, inst)) < 0)
+		return;
+	pn = &ps->nodes[ni];
+	if (!strcmp(metric, "up")) {
+		/* another exporter on the same host is not this node's rocewatch */
+		if (pn->instance[0] && strcmp(pn->instance, inst))
+			return;
+		if (isnan(ps->up[ni]) || v == 0)
+			ps->up[ni] = v;
+		return;
 	}
+	if (pn->instance[0] && strcmp(pn->instance, inst)) {
+		/* two rocewatch targets answer to one name: which one is the node? */
+		if (!pn->err[0])
+			snprintf(pn->err, sizeof(pn->err),
+				 "matches several Prometheus instances (%s, %s): name it "
+				 "as host:port",
+				 pn->instance, inst);
+		return;
+	}
+	strlcpy0(pn->instance, inst, sizeof(pn->instance));
+	pn->found = true;
+	for (int id = 0; id < F__COUNT; id++) {
+		struct object *o;
+
+		if (!fields[id].metric || fields[id].mtype == MT_NONE ||
+		    strcmp(fields[id].metric, metric) ||
+		    !const_labels_match(labels, fields[id].labels))
+			continue;
+		o = object_for(pn->m, fields[id].obj, labels);
+		if (o)
+			apply_series(o, id, labels, v);
+	}
+}
+
+/* An answer as it arrives: read and dropped at once, but up's, read last. */
+static void prom_done(struct fleet_req *r, void *arg)
+{
+	struct pstate *ps = arg;
+	size_t k = (size_t)(r - ps->reqs);
+
+	if (ps->err)
+		return;
+	if (k == ps->n_up && ps->n_up != SIZE_MAX) {
+		/* every other answer first: a node's own instance is known by then */
+		return;
+	}
+	if (r->err) {
+		snprintf(ps->errbuf, ps->errlen, "Prometheus %s: query %s: %s", ps->base_url,
+			 ps->metrics[k], r->errmsg);
+		ps->err = -EIO;
+	} else {
+		ps->err = read_vector(ps, r, ps->metrics[k], ps->errbuf, ps->errlen);
+	}
+	fleet_req_free(r);
 }
 
 int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
@@ -420,26 +596,22 @@ int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
 		reqs[k].url = url.buf;
 		reqs[k].post = posts[k];
 	}
-	ret = fleet_http_run(reqs, nm, o, NULL, NULL);
+	ps.metrics = metrics;
+	ps.n_up = nm - 1;
+	ps.reqs = reqs;
+	ps.errbuf = err;
+	ps.errlen = errlen;
+	ps.base_url = base_url;
+	ret = fleet_http_run(reqs, nm, o, prom_done, &ps);
 	if (ret) {
 		snprintf(err, errlen, "Prometheus %s: %s", base_url, strerror(-ret));
 		goto out;
 	}
-	for (size_t k = 0; k < nm; k++) {
-		json_t *root, *result;
-
-		if (reqs[k].err) {
-			snprintf(err, errlen, "Prometheus %s: query %s: %s", base_url, metrics[k],
-				 reqs[k].errmsg);
-			ret = -EIO;
-			goto out;
-		}
-		ret = parse_vector(&reqs[k], metrics[k], &root, &result, err, errlen);
-		if (ret)
-			goto out;
-		apply_metric(&ps, metrics[k], result);
-		json_decref(root);
-	}
+	ps.n_up = SIZE_MAX;
+	prom_done(&reqs[nm - 1], &ps);
+	ret = ps.err;
+	if (ret)
+		goto out;
 	for (size_t i = 0; i < n; i++) {
 		struct fleet_prom_node *pn = &nodes[i];
 

@@ -12,6 +12,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 export ROCEWATCH_PROFILE_DIR=${ROCEWATCH_PROFILE_DIR:-$here/../../rules/profiles}
 python3 "$here/bench.py" "$build/rocewatch" "${@:2}"
 python3 "$here/bench_fleet.py" "$build/rocewatch" "${@:2}"
+# fleet check --prometheus of 8 000 nodes backfilled into a real Prometheus (minutes to
+# backfill; BENCH_FLEET_PROM_TSDB=DIR keeps the TSDB for the next run, =0 leaves it out)
+if [[ ${BENCH_FLEET_PROM_TSDB:-} != 0 ]]; then
+	python3 "$here/bench_fleet_prom.py" "$build/rocewatch" \
+		${BENCH_FLEET_PROM_TSDB:+--tsdb "$BENCH_FLEET_PROM_TSDB"}
+fi
 # fault -> alert at Alertmanager, rocewatch vs node_exporter + Prometheus (root: the netns part)
 python3 "$here/bench_detect.py" "$build/rocewatch"
 if [[ ${BENCH_VM:-1} != 0 ]]; then

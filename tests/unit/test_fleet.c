@@ -475,6 +475,75 @@ static void fleet_rails(void **state)
 	set_free(&s);
 }
 
+/* Every result as one line: what a report shows of it. */
+static size_t result_lines(const struct rules_engine *e, const struct set *s, char out[][1536])
+{
+	const struct fleet_result *res;
+	size_t n = rules_fleet_results(e, &res);
+
+	for (size_t i = 0; i < n; i++) {
+		char d[384];
+
+		rules_fleet_describe(&res[i], s->n, 10, d, sizeof(d));
+		snprintf(out[i], 1536, "%s [%s] %s | %s | %s | %s", res[i].rule->name, res[i].group,
+			 rule_outcome_name(res[i].outcome), d, res[i].summary, res[i].reason);
+	}
+	return n;
+}
+
+/*
+ * Nodes added one at a time, in any order, each model freed as soon as it
+ * is added (fleet check's way): the same results, in the same order, as all
+ * nodes evaluated at once; summaries that print a majority string still do.
+ */
+static void fleet_streamed_any_order(void **state)
+{
+	static const char extra[] = "  - name: trust\n"
+				    "    scope: fleet\n"
+				    "    each: netdev\n"
+				    "    when: rdma\n"
+				    "    expr: distinct(trust) == 1\n"
+				    "    summary: \"trust {majority(trust)}\"\n"
+				    "    severity: warning\n"
+				    "    doc: d\n";
+	static const int mtu[] = { 9000, -1, 1500, 9000, 9000, 4200 };
+	static const int64_t rate1[] = { 0, 0, 400000, 200000, 400000, 400000 };
+	char yaml[sizeof(fleet_yaml) + sizeof(extra)];
+	char want[16][1536], got[16][1536];
+	struct rules_engine *e;
+	struct set s = { 0 };
+	size_t nw, ng;
+
+	(void)state;
+	snprintf(yaml, sizeof(yaml), "%s%s", fleet_yaml, extra);
+	for (int i = 0; i < 6; i++)
+		add_node(&s, mtu[i], 400000, rate1[i]);
+	e = load(yaml);
+	assert_int_equal(rules_evaluate_fleet(e, s.n, s.count, 0), 0);
+	nw = result_lines(e, &s, want);
+	assert_true(nw >= 6 && nw < 16);
+	rules_free(e);
+
+	e = load(yaml);
+	assert_int_equal(rules_fleet_begin(e, 0), 0);
+	for (size_t k = s.count; k-- > 0;) {
+		assert_int_equal(rules_fleet_add(e, k, &s.n[k]), 0);
+		/* the model is gone, its memory reused: the units must not point into it */
+		model_free(&s.m[k]);
+		memset(&s.m[k], 0x5a, sizeof(s.m[k]));
+		model_init(&s.m[k]);
+		s.n[k].m = NULL;
+	}
+	assert_int_equal(rules_fleet_finish(e, s.n, s.count), 0);
+	ng = result_lines(e, &s, got);
+	assert_int_equal(ng, nw);
+	for (size_t i = 0; i < nw; i++)
+		assert_string_equal(got[i], want[i]);
+	assert_non_null(strstr(want[nw - 1], "| trust dscp |"));
+	rules_free(e);
+	set_free(&s);
+}
+
 static void fleet_profile_outcome(void **state)
 {
 	struct rules_engine *e = load(fleet_yaml);
@@ -695,6 +764,7 @@ int main(void)
 		cmocka_unit_test(fleet_node_unknown),
 		cmocka_unit_test(fleet_unit_unknown),
 		cmocka_unit_test(fleet_rails),
+		cmocka_unit_test(fleet_streamed_any_order),
 		cmocka_unit_test(fleet_profile_outcome),
 		cmocka_unit_test(fleet_and_node_rules_apart),
 		cmocka_unit_test(fleet_load_errors),
