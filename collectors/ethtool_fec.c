@@ -78,26 +78,16 @@ int ethtool_parse_fec(const void *buf, size_t len, uint16_t family, struct ethto
 	static const uint16_t types[3] = { ETHTOOL_A_FEC_STAT_CORRECTED, ETHTOOL_A_FEC_STAT_UNCORR,
 					   ETHTOOL_A_FEC_STAT_CORR_BITS };
 	struct ethtool_fec_stat *dst[3];
-	const struct nlmsghdr *nlh = buf;
 	const struct nlattr *tb[ETHTOOL_A_FEC_MAX + 1];
 	const struct nlattr *st[ETHTOOL_A_FEC_STAT_CORR_BITS + 1];
-	const struct genlmsghdr *g;
 	int r;
 
 	memset(f, 0, sizeof(*f));
 	dst[0] = &f->corrected;
 	dst[1] = &f->uncorrectable;
 	dst[2] = &f->corrected_bits;
-	r = rw_nl_check_msg(buf, len, sizeof(*g), err, errlen);
-	if (r)
-		return r;
-	g = mnl_nlmsg_get_payload(nlh);
-	if (nlh->nlmsg_type != family || g->cmd != ETHTOOL_MSG_FEC_GET_REPLY) {
-		snprintf(err, errlen, "not an ETHTOOL_MSG_FEC_GET_REPLY (type %u, cmd %u)",
-			 nlh->nlmsg_type, g->cmd);
-		return -EBADMSG;
-	}
-	r = rw_nl_parse_msg(&fec_set, nlh, sizeof(*g), tb, NULL, err, errlen);
+	r = ethtool_parse_reply(buf, len, family, ETHTOOL_MSG_FEC_GET_REPLY,
+				"ETHTOOL_MSG_FEC_GET_REPLY", &fec_set, tb, err, errlen);
 	if (r)
 		return r;
 	/* left out when the driver reports no active mode (fec_fill_reply()) */
@@ -157,26 +147,6 @@ void ethtool_fill_fec(struct object *o, const struct ethtool_fec *f, int err)
 		  &f->corrected_bits, err);
 }
 
-static struct nlmsghdr *fec_request(struct ethtool_priv *p, const struct object *o)
-{
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(p->req);
-	struct genlmsghdr *g;
-	struct nlattr *nest;
-
-	nlh->nlmsg_type = p->family;
-	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
-	g->cmd = ETHTOOL_MSG_FEC_GET;
-	g->version = ETHTOOL_GENL_VERSION;
-	nest = mnl_attr_nest_start(nlh, ETHTOOL_A_FEC_HEADER);
-	if (o->ifindex > 0)
-		mnl_attr_put_u32(nlh, ETHTOOL_A_HEADER_DEV_INDEX, (uint32_t)o->ifindex);
-	else
-		mnl_attr_put_strz(nlh, ETHTOOL_A_HEADER_DEV_NAME, o->name);
-	mnl_attr_put_u32(nlh, ETHTOOL_A_HEADER_FLAGS, ETHTOOL_FLAG_STATS);
-	mnl_attr_nest_end(nlh, nest);
-	return nlh;
-}
-
 void ethtool_collect_fec(struct ethtool_priv *p, struct object *o, struct ethtool_dev *d)
 {
 	const struct nlmsghdr *reply;
@@ -195,7 +165,9 @@ void ethtool_collect_fec(struct ethtool_priv *p, struct object *o, struct ethtoo
 		ethtool_fill_fec(o, &f, -d->fec_err);
 		return;
 	}
-	r = rw_nl_request(&p->genl, fec_request(p, o), &reply, err, sizeof(err));
+	r = rw_nl_request(&p->genl,
+			  ethtool_stats_request(p, ETHTOOL_MSG_FEC_GET, ETHTOOL_A_FEC_HEADER, o),
+			  &reply, err, sizeof(err));
 	if (!r)
 		r = ethtool_parse_fec(reply, reply->nlmsg_len, p->family, &f, err, sizeof(err));
 	if (r) {

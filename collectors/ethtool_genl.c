@@ -70,26 +70,34 @@ static const struct rw_nl_policy pause_stat_pol[ETHTOOL_A_PAUSE_STAT_MAX + 1] = 
 };
 static const struct rw_nl_set pause_stat_set = RW_NL_SET("ETHTOOL_A_PAUSE_STAT", pause_stat_pol);
 
-int ethtool_parse_pause(const void *buf, size_t len, uint16_t family, struct ethtool_pause *p,
-			char *err, size_t errlen)
+int ethtool_parse_reply(const void *buf, size_t len, uint16_t family, uint8_t cmd, const char *what,
+			const struct rw_nl_set *set, const struct nlattr **tb, char *err,
+			size_t errlen)
 {
 	const struct nlmsghdr *nlh = buf;
-	const struct nlattr *tb[ETHTOOL_A_PAUSE_MAX + 1];
-	const struct nlattr *st[ETHTOOL_A_PAUSE_STAT_MAX + 1];
 	const struct genlmsghdr *g;
-	int r;
+	int r = rw_nl_check_msg(buf, len, sizeof(*g), err, errlen);
 
-	memset(p, 0, sizeof(*p));
-	r = rw_nl_check_msg(buf, len, sizeof(*g), err, errlen);
 	if (r)
 		return r;
 	g = mnl_nlmsg_get_payload(nlh);
-	if (nlh->nlmsg_type != family || g->cmd != ETHTOOL_MSG_PAUSE_GET_REPLY) {
-		snprintf(err, errlen, "not an ETHTOOL_MSG_PAUSE_GET_REPLY (type %u, cmd %u)",
-			 nlh->nlmsg_type, g->cmd);
+	if (nlh->nlmsg_type != family || g->cmd != cmd) {
+		snprintf(err, errlen, "not an %s (type %u, cmd %u)", what, nlh->nlmsg_type, g->cmd);
 		return -EBADMSG;
 	}
-	r = rw_nl_parse_msg(&pause_set, nlh, sizeof(*g), tb, NULL, err, errlen);
+	return rw_nl_parse_msg(set, nlh, sizeof(*g), tb, NULL, err, errlen);
+}
+
+int ethtool_parse_pause(const void *buf, size_t len, uint16_t family, struct ethtool_pause *p,
+			char *err, size_t errlen)
+{
+	const struct nlattr *tb[ETHTOOL_A_PAUSE_MAX + 1];
+	const struct nlattr *st[ETHTOOL_A_PAUSE_STAT_MAX + 1];
+	int r;
+
+	memset(p, 0, sizeof(*p));
+	r = ethtool_parse_reply(buf, len, family, ETHTOOL_MSG_PAUSE_GET_REPLY,
+				"ETHTOOL_MSG_PAUSE_GET_REPLY", &pause_set, tb, err, errlen);
 	if (r)
 		return r;
 	if (tb[ETHTOOL_A_PAUSE_AUTONEG]) {
@@ -131,6 +139,21 @@ static struct nlmsghdr *genl_msg(struct ethtool_priv *p, uint16_t type, uint8_t 
 	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
 	g->cmd = cmd;
 	g->version = version;
+	return nlh;
+}
+
+struct nlmsghdr *ethtool_stats_request(struct ethtool_priv *p, uint8_t cmd, uint16_t header,
+				       const struct object *o)
+{
+	struct nlmsghdr *nlh = genl_msg(p, p->family, cmd, ETHTOOL_GENL_VERSION);
+	struct nlattr *nest = mnl_attr_nest_start(nlh, header);
+
+	if (o->ifindex > 0)
+		mnl_attr_put_u32(nlh, ETHTOOL_A_HEADER_DEV_INDEX, (uint32_t)o->ifindex);
+	else
+		mnl_attr_put_strz(nlh, ETHTOOL_A_HEADER_DEV_NAME, o->name);
+	mnl_attr_put_u32(nlh, ETHTOOL_A_HEADER_FLAGS, ETHTOOL_FLAG_STATS);
+	mnl_attr_nest_end(nlh, nest);
 	return nlh;
 }
 
@@ -213,7 +236,6 @@ void ethtool_collect_pause(struct ethtool_priv *p, struct object *o)
 	const struct nlmsghdr *reply;
 	struct ethtool_pause ps = { .have_rx = false };
 	struct nlmsghdr *nlh;
-	struct nlattr *nest;
 	char err[160];
 	int r;
 
@@ -223,15 +245,8 @@ void ethtool_collect_pause(struct ethtool_priv *p, struct object *o)
 		collect_pause_ioctl(p, o);
 		return;
 	}
-	nlh = genl_msg(p, p->family, ETHTOOL_MSG_PAUSE_GET, ETHTOOL_GENL_VERSION);
-	nest = mnl_attr_nest_start(nlh, ETHTOOL_A_PAUSE_HEADER);
-	if (o->ifindex > 0)
-		mnl_attr_put_u32(nlh, ETHTOOL_A_HEADER_DEV_INDEX, (uint32_t)o->ifindex);
-	else
-		mnl_attr_put_strz(nlh, ETHTOOL_A_HEADER_DEV_NAME, o->name);
-	/* ask for the frame counters too (kernel >= 5.13) */
-	mnl_attr_put_u32(nlh, ETHTOOL_A_HEADER_FLAGS, ETHTOOL_FLAG_STATS);
-	mnl_attr_nest_end(nlh, nest);
+	/* with the frame counters too (kernel >= 5.13) */
+	nlh = ethtool_stats_request(p, ETHTOOL_MSG_PAUSE_GET, ETHTOOL_A_PAUSE_HEADER, o);
 	r = rw_nl_request(&p->genl, nlh, &reply, err, sizeof(err));
 	if (!r)
 		r = ethtool_parse_pause(reply, reply->nlmsg_len, p->family, &ps, err, sizeof(err));

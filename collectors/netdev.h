@@ -135,6 +135,16 @@ int ethtool_parse_pause(const void *buf, size_t len, uint16_t family, struct eth
 void ethtool_fill_pause(struct object *o, const struct ethtool_pause *p);
 /* Parse a CTRL_CMD_NEWFAMILY reply: the family id. */
 int genl_parse_family(const void *buf, size_t len, uint16_t *id, char *err, size_t errlen);
+/*
+ * Check a reply of genetlink family `family` is command `cmd` (named `what` in
+ * the error) and parse its top-level attributes through `set` into tb.
+ */
+int ethtool_parse_reply(const void *buf, size_t len, uint16_t family, uint8_t cmd, const char *what,
+			const struct rw_nl_set *set, const struct nlattr **tb, char *err,
+			size_t errlen);
+/* A GET request of `cmd` for o, its `header` nest asking for statistics, in p->req. */
+struct nlmsghdr *ethtool_stats_request(struct ethtool_priv *p, uint8_t cmd, uint16_t header,
+				       const struct object *o);
 /* Resolve the "ethtool" genetlink family once (p->family 0 when there is none). */
 void ethtool_resolve_family(struct ethtool_priv *p);
 /* PAUSE_GET (or GPAUSEPARAM) for one device: the pause fields, or all absent with why. */
