@@ -42,7 +42,7 @@ struct link_priv {
 	int events;
 	bool live;	    /* --sysfs-root is this machine's /sys */
 	char net[PATH_MAX]; /* not live: ROOT/class/net */
-	struct rw_nl raw; /* RTM_GETLINK over libmnl: the carrier counts libnl does not parse */
+	struct rw_nl raw;   /* RTM_GETLINK over libmnl: the carrier counts libnl does not parse */
 };
 
 /* Per netdev, on obj->cpriv: the carrier rocewatch saw last, for the transitions it saw. */

@@ -392,8 +392,9 @@ static void collect_fast(struct collector_ctx *cc, struct rdma_priv *rp, struct 
 		}
 		if (pp->retry_ns) {
 			if (now < pp->retry_ns) {
-				vendor_fill_port(o, &pp->vc, false); /* backed off: absent, not stale */
-				continue; /* not a file of it is read */
+				/* backed off: absent, not stale, and not a file of it is read */
+				vendor_fill_port(o, &pp->vc, false);
+				continue;
 			}
 			reopen_counters(rp, o, pp);
 		}

@@ -36,9 +36,9 @@
 /* ---- rdma.c: the state the files share ---- */
 
 struct rdma_priv {
-	struct rw_nl nl; /* nl.nl NULL: sysfs only */
+	struct rw_nl nl;	     /* nl.nl NULL: sysfs only */
 	const struct rw_config *cfg; /* --rdma-device-include/-exclude */
-	bool live;	 /* sysfs_root is this machine's /sys */
+	bool live;		     /* sysfs_root is this machine's /sys */
 	/* Roots leave room for a device, a port and a file in a PATH_MAX path. */
 	char ib[PATH_MAX - 1024];  /* <sysfs>/class/infiniband */
 	char net[PATH_MAX - 1024]; /* <sysfs>/class/net */
@@ -64,13 +64,13 @@ struct cdir {
 
 /* Per port, on obj->cpriv[idx]; freed by the collector's obj_free. */
 struct port_priv {
-	uint32_t dev_index; /* RDMA netlink device index */
-	bool hw_nl;	    /* hw counters over RDMA_NLDEV_CMD_STAT_GET */
-	bool gone;	    /* a counter read said ENODEV: the device went away */
-	struct cdir hw;	    /* hw_counters/, when not over netlink */
-	struct cdir pc;	    /* counters/ */
-	struct cdir pe;	    /* counters_ext/ (mlx4), preferred over counters/ */
-	struct cdir dh;	    /* the device's own hw_counters/ (mana), on port 1 only */
+	uint32_t dev_index;	/* RDMA netlink device index */
+	bool hw_nl;		/* hw counters over RDMA_NLDEV_CMD_STAT_GET */
+	bool gone;		/* a counter read said ENODEV: the device went away */
+	struct cdir hw;		/* hw_counters/, when not over netlink */
+	struct cdir pc;		/* counters/ */
+	struct cdir pe;		/* counters_ext/ (mlx4), preferred over counters/ */
+	struct cdir dh;		/* the device's own hw_counters/ (mana), on port 1 only */
 	struct vendor_cache vc; /* where the driver's names sit in CSET_HW */
 	/* counter reads that fail as on a firmware-restricted PF: not again before retry_ns */
 	int64_t retry_ns, backoff_ns;

@@ -262,8 +262,8 @@ int rdma_cdir_read(struct cdir *d, struct counter_set *cs, const char *dev, uint
 
 			/* a device-wide counter may share a port counter's name (mana) */
 			if (devwide) {
-				snprintf(dname, sizeof(dname), "device:%.*s",
-					 RW_CNAME_MAX - 8, f->name);
+				snprintf(dname, sizeof(dname), "device:%.*s", RW_CNAME_MAX - 8,
+					 f->name);
 				name = dname;
 			}
 			if (rdma_cset_put(cs, &f->slot, name, v) < 0)

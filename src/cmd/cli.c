@@ -292,8 +292,9 @@ const struct cli_opt cli_common_opts[] = {
 	{ .name = "rdma-device-exclude",
 	  .kind = CLI_CALL,
 	  .fn = opt_common,
-	  .usage = "  --rdma-device-exclude REGEX  never open or ask about RDMA devices whose whole\n"
-		   "                             name matches (firmware-restricted PFs)\n" },
+	  .usage =
+	      "  --rdma-device-exclude REGEX  never open or ask about RDMA devices whose whole\n"
+	      "                             name matches (firmware-restricted PFs)\n" },
 	{ .name = "collector.",
 	  .prefix = true,
 	  .kind = CLI_CALL_FLAG,

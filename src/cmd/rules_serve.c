@@ -41,9 +41,11 @@ const struct cli_opt rules_serve_opts[] = {
 	{ .name = "state-dir",
 	  .kind = CLI_CALL,
 	  .fn = opt_rules,
-	  .usage = "  --state-dir DIR            keep health memory (escalations, counter history)\n"
-		   "                             in DIR/health.state across restarts (default\n"
-		   "                             $STATE_DIRECTORY, set by systemd's StateDirectory=)\n" },
+	  .usage =
+	      "  --state-dir DIR            keep health memory (escalations, counter history)\n"
+	      "                             in DIR/health.state across restarts (default\n"
+	      "                             $STATE_DIRECTORY, set by systemd's "
+	      "StateDirectory=)\n" },
 	{ 0 },
 };
 

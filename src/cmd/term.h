@@ -25,8 +25,8 @@
 /* Narrower than this and nothing fits; wider and lines become hard to read. */
 #define TERM_MIN_WIDTH 40
 #define TERM_MAX_WIDTH 400
-#define TERM_HELP_COLOR                                                                       \
-	"  --color auto|always|never  colour the text report (default auto: on a\n"     \
+#define TERM_HELP_COLOR                                                             \
+	"  --color auto|always|never  colour the text report (default auto: on a\n" \
 	"                             terminal, unless NO_COLOR is set)\n"
 
 enum term_color {

@@ -145,7 +145,8 @@ const struct field_desc fields[F__COUNT] = {
 	[F_JOB_IB_TC_PRIORITY] =
 	    NODE(.src = SRC_JOB, .path = "job.ib_tc_priority", .type = VT_INT, .config = true),
 	/* "" or the first value NCCL reads differently from how it looks */
-	[F_JOB_READING] = NODE(.src = SRC_JOB, .path = "job.reading", .type = VT_STR, .config = true),
+	[F_JOB_READING] =
+	    NODE(.src = SRC_JOB, .path = "job.reading", .type = VT_STR, .config = true),
 	[F_JOB_DEBUG_TUNING] =
 	    NODE(.src = SRC_JOB, .path = "job.debug_tuning", .type = VT_STR, .config = true),
 

@@ -113,11 +113,11 @@ struct wire_counts {
 
 struct object {
 	enum obj_kind kind;
-	char name[RW_NAME_MAX]; /* netdev name, RDMA device name, host name */
-	uint32_t port;		/* rdma_port: port number */
-	int ifindex;		/* netdev: its ifindex; rdma_port: bound netdev's */
-	bool seen;		/* touched by the current collection */
-	struct object *netdev;	/* rdma_port -> its netdev object, or NULL */
+	char name[RW_NAME_MAX];	    /* netdev name, RDMA device name, host name */
+	uint32_t port;		    /* rdma_port: port number */
+	int ifindex;		    /* netdev: its ifindex; rdma_port: bound netdev's */
+	bool seen;		    /* touched by the current collection */
+	struct object *netdev;	    /* rdma_port -> its netdev object, or NULL */
 	char rdma_dev[RW_NAME_MAX]; /* netdev: the RDMA device bound to it, "" when none */
 	struct field_val f[F__COUNT];
 	struct counter_set cs[CSET__COUNT];

@@ -18,7 +18,8 @@ struct export_opts {
 	 * recording's host, "rocewatch")
 	 */
 	const char *instance, *job;
-	/* rules run over the recording as replay runs them: their results and alerts (NULL: none) */
+	/* rules run over the recording as replay runs them: their results and alerts (NULL: none)
+	 */
 	struct rules_engine *e;
 };
 

@@ -13,11 +13,11 @@
 #include "engine.h"
 
 struct replay_opts {
-	const char *db;		   /* recording directory or capture file */
-	int64_t since_ms;	   /* transitions in [since, until] are reported */
-	int64_t until_ms;	   /* (INT64_MIN / INT64_MAX: all) */
-	struct rules_engine *e;	   /* the rules to run; the caller keeps it */
-	int width;		   /* text: columns to fit (0: PM_DEFAULT_WIDTH) */
+	const char *db;		/* recording directory or capture file */
+	int64_t since_ms;	/* transitions in [since, until] are reported */
+	int64_t until_ms;	/* (INT64_MIN / INT64_MAX: all) */
+	struct rules_engine *e; /* the rules to run; the caller keeps it */
+	int width;		/* text: columns to fit (0: PM_DEFAULT_WIDTH) */
 };
 
 struct replay;

@@ -340,19 +340,14 @@ static inline size_t fec_msg(struct msgbuf *mb, uint16_t family, uint32_t active
  * RDMA_NLDEV_CMD_STAT_GET_STATUS as nldev.c answers it: every counter with
  * its NAME and INDEX, the optional ones with DYNAMIC (1: enabled).
  */
-static inline size_t nldev_stat_status_msg(struct msgbuf *mb, size_t len, uint32_t seq,
-					   bool cc_on)
+static inline size_t nldev_stat_status_msg(struct msgbuf *mb, size_t len, uint32_t seq, bool cc_on)
 {
 	static const struct {
 		const char *name;
 		int dynamic; /* -1: not optional */
 	} hw[] = {
-		{ "out_of_sequence", -1 },
-		{ "rx_write_requests", -1 },
-		{ "cc_rx_ce_pkts", 0 },
-		{ "cc_rx_cnp_pkts", 0 },
-		{ "cc_tx_cnp_pkts", 0 },
-		{ "roce_adp_retrans", 1 },
+		{ "out_of_sequence", -1 }, { "rx_write_requests", -1 }, { "cc_rx_ce_pkts", 0 },
+		{ "cc_rx_cnp_pkts", 0 },   { "cc_tx_cnp_pkts", 0 },	{ "roce_adp_retrans", 1 },
 	};
 	struct nlmsghdr *nlh = msg_at(mb, len, NLDEV(RDMA_NLDEV_CMD_STAT_GET_STATUS), 0, seq);
 	struct nlattr *table, *e;
@@ -366,8 +361,9 @@ static inline size_t nldev_stat_status_msg(struct msgbuf *mb, size_t len, uint32
 		mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME, hw[i].name);
 		mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_INDEX, (uint32_t)i);
 		if (hw[i].dynamic >= 0)
-			mnl_attr_put_u8(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_DYNAMIC,
-					(uint8_t)(hw[i].dynamic || (cc_on && hw[i].name[0] == 'c')));
+			mnl_attr_put_u8(
+			    nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_DYNAMIC,
+			    (uint8_t)(hw[i].dynamic || (cc_on && hw[i].name[0] == 'c')));
 		mnl_attr_nest_end(nlh, e);
 	}
 	mnl_attr_nest_end(nlh, table);
