@@ -9,7 +9,8 @@
 #    fact rocewatch derives from those names (pfc.rx_pause[p], prio.rx_bytes[p], ...) equals
 #    the value ethtool prints under that name; a later write with the same names moves the
 #    values, and /metrics follows within two fast polls;
-#  - rwnic's FEC counters reach `ethtool -I --show-fec` per lane (rocewatch has no FEC fact);
+#  - rwnic's FEC counters reach `ethtool -I --show-fec` per lane, and rocewatch's FEC facts
+#    (issue 25: mode, blocks, corrected bits, per lane) equal what ethtool shows;
 #  - a counter of 2^64 - 1 (past INT64_MAX) is in the snapshot with its magnitude, not as -1;
 #  - pause settings (`ethtool -a`), pause frame statistics (`ethtool -I --show-pause`), the
 #    pfc-prevention-tout tunable (`ethtool --get-tunable`), speed, driver, firmware and bus
@@ -122,8 +123,7 @@ nulls=$(jq -r '[paths(. == null) | map(tostring) | join(".")] | join(" ")' "$VM_
 	vm_fail "ethtool -I --show-pause statistics are not rwnic's 11/13: $(cat "$VM_OUT/ethtool-pause.json")"
 
 # FEC: rwnic's counters as the kernel's FEC netlink code reports them (the 6.1 core sums the
-# lanes into the total). rocewatch reads no FEC fact yet; this keeps the device side honest for
-# the scenario that will compare one.
+# lanes into the total); rocewatch's FEC facts are compared with this below.
 vm_rwnic_set "$if" fec "corrected 99
 uncorrectable 2
 corrected_bits 77
@@ -210,6 +210,21 @@ for p in 0 3 7; do
 		"$(jq -r --argjson p $p '.["pfc.rx_pause_duration_us"][$p] / 1e6' "$VM_OUT/expected.json")"
 done
 vm_log "ok: /metrics has all $nm ethtool-derived series of $if with ethtool's values; speed, pfc-prevention-tout and pause durations scaled right"
+
+# FEC through ethtool netlink (FEC_GET with statistics), as `ethtool -I --show-fec` read it above
+fec=$VM_OUT/ethtool-fec.json
+number roce_netdev_fec_blocks_total device="$if" outcome=corrected \
+	"$(jq '.[0].statistics.corrected_blocks.total' "$fec")"
+number roce_netdev_fec_blocks_total device="$if" outcome=uncorrectable \
+	"$(jq '.[0].statistics.uncorrectable_blocks.total' "$fec")"
+number roce_netdev_fec_corrected_bits_total device="$if" \
+	"$(jq '.[0].statistics.corrected_bits.total' "$fec")"
+for l in 0 1; do
+	number roce_netdev_fec_lane_blocks_total device="$if" outcome=corrected lane=$l \
+		"$(jq ".[0].statistics.corrected_blocks.lanes[$l]" "$fec")"
+done
+number roce_netdev_fec_info device="$if" mode="$(jq -r '.[0].active[0] | ascii_downcase' "$fec")" 1
+vm_log "ok: /metrics FEC mode, corrected/uncorrectable blocks, corrected bits and per-lane blocks = ethtool -I --show-fec"
 
 # --- new values under the same names reach /metrics --------------------------------------------
 polls() { rw_metric "$1" rocewatch_polls_total loop=fast; }
