@@ -252,6 +252,11 @@ metric_is() { # metric_is NAME LABEL=VALUE... WANT: fetch /metrics, compare one 
 }
 state_is() { metric_is roce_rdma_port_state_info device="$RWN_DEV" port=1 state="$1" 1; }
 downs=$(awk '$1 == "link_down_events_phy" { print $2 }' "$VM_OUT/stats-2.txt")
+# the kernel's own carrier counts (IFLA_CARRIER_*: issue 25's flap facts) before the flaps
+rw_fetch /metrics "$metrics"
+changes0=$(rw_metric "$metrics" roce_netdev_carrier_changes_total device="$if")
+kdowns0=$(rw_metric "$metrics" roce_netdev_carrier_transitions_total device="$if" to=down)
+[[ -n $changes0 && -n $kdowns0 ]] || vm_fail "/metrics has no carrier counts for $if"
 for flap in 1 2; do
 	vm_rwnic_set "$if" carrier 0
 	vm_wait_until 30 "carrier 0 of $if on /metrics" metric_is roce_netdev_carrier device="$if" 0
@@ -268,6 +273,12 @@ for flap in 1 2; do
 		metric_is roce_netdev_link_down_events_total device="$if" "$downs"
 	vm_log "ok: flap $flap: carrier and $RWN_DEV/1 went down and came back on /metrics; link_down_events $downs"
 done
+vm_expect_eq "$(rw_metric "$metrics" roce_netdev_carrier_changes_total device="$if")" \
+	"$((changes0 + 4))" "carrier changes of $if after two flaps (IFLA_CARRIER_CHANGES)"
+vm_expect_eq "$(rw_metric "$metrics" roce_netdev_carrier_transitions_total device="$if" to=down)" \
+	"$((kdowns0 + 2))" "carrier downs of $if after two flaps (IFLA_CARRIER_DOWN_COUNT)"
+vm_expect_eq "$(cat "/sys/class/net/$if/carrier_changes")" "$((changes0 + 4))" \
+	"sysfs carrier_changes of $if"
 rw_serve_stop
 
 # --- lossless-roce: passes as configured, each rule fails on its one setting -------------------
