@@ -693,10 +693,7 @@ static const struct cli_opt check_opts[] = {
 	      "  --profile NAME|FILE        profile to check (repeatable; default\n"
 	      "                             " RULES_DEFAULT_PROFILE "); NAME is looked up in\n"
 	      "                             $ROCEWATCH_PROFILE_DIR and the installed profiles\n" },
-	{ .name = "param",
-	  .kind = CLI_CALL,
-	  .fn = opt_rules,
-	  .usage = "  --param KEY=VALUE          override a profile parameter (repeatable)\n" },
+	CLI_OPT_PARAM(opt_rules),
 	{ .name = "format",
 	  .kind = CLI_CALL,
 	  .fn = opt_format,

@@ -65,6 +65,14 @@ struct cli_opt {
 #define CLI_AT(type, member) .off = offsetof(type, member), .size = sizeof(((type *)0)->member)
 #define CLI_TABLES_MAX	     8
 
+/* --param KEY=VALUE, the same row wherever profiles are loaded; fn adds it to a rules_spec */
+#define CLI_OPT_PARAM(f)                                                                       \
+	{                                                                                      \
+		.name = "param", .kind = CLI_CALL, .fn = (f),                                  \
+		.usage =                                                                       \
+		    "  --param KEY=VALUE          override a profile parameter (repeatable)\n" \
+	}
+
 struct cli_cmd {
 	const char *name;  /* "serve", "fleet check": in every message */
 	const char *range; /* the command named in range errors, when not .name */

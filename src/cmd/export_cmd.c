@@ -70,10 +70,7 @@ static const struct cli_opt export_opts[] = {
 	  .usage =
 	      "  --profile NAME|FILE        profile whose rules run over the recording\n"
 	      "                             (repeatable; default " RULES_DEFAULT_PROFILE ")\n" },
-	{ .name = "param",
-	  .kind = CLI_CALL,
-	  .fn = opt_rules,
-	  .usage = "  --param KEY=VALUE          override a profile parameter (repeatable)\n" },
+	CLI_OPT_PARAM(opt_rules),
 	{ .name = "no-rules",
 	  .kind = CLI_FLAG,
 	  CLI_AT(struct export_args, no_rules),

@@ -807,10 +807,7 @@ static const struct cli_opt fleet_opts[] = {
 	  .usage =
 	      "  --profile NAME|FILE        also evaluate this per-node profile on every node\n"
 	      "                             (repeatable; e.g. lossless-roce)\n" },
-	{ .name = "param",
-	  .kind = CLI_CALL,
-	  .fn = opt_rules,
-	  .usage = "  --param KEY=VALUE          override a profile parameter (repeatable)\n" },
+	CLI_OPT_PARAM(opt_rules),
 	{ .name = "port",
 	  .kind = CLI_COUNT,
 	  FLEET_AT(port),

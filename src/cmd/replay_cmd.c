@@ -39,10 +39,7 @@ static const struct cli_opt replay_opts[] = {
 	      "                             the keyframe at or before it)\n"
 	      "  --profile NAME|FILE        profile to run (repeatable; "
 	      "default " RULES_DEFAULT_PROFILE ")\n" },
-	{ .name = "param",
-	  .kind = CLI_CALL,
-	  .fn = opt_rules,
-	  .usage = "  --param KEY=VALUE          override a profile parameter (repeatable)\n" },
+	CLI_OPT_PARAM(opt_rules),
 	{ .name = "format",
 	  .kind = CLI_CALL,
 	  .fn = opt_format,

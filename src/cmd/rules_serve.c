@@ -34,10 +34,7 @@ const struct cli_opt rules_serve_opts[] = {
 	  .usage =
 	      "  --profile NAME|FILE        rule profile to evaluate after every poll\n"
 	      "                             (repeatable; default " RULES_DEFAULT_PROFILE ")\n" },
-	{ .name = "param",
-	  .kind = CLI_CALL,
-	  .fn = opt_rules,
-	  .usage = "  --param KEY=VALUE          override a profile parameter (repeatable)\n" },
+	CLI_OPT_PARAM(opt_rules),
 	{ .name = "state-dir",
 	  .kind = CLI_CALL,
 	  .fn = opt_rules,
