@@ -102,6 +102,39 @@ static void describe(struct alert *a, const struct alert_obs *o)
 }
 
 /*
+ * RoceRuleUnknown's text, made again only when what it is made from (the
+ * reason, the hint) changed: an unknown rule stays unknown for many polls.
+ */
+static void describe_unknown(struct alert *u, const struct alert_obs *o)
+{
+	const char *why = o->value ? o->value : "a field is absent";
+	uint64_t k = fnv1a_str(why);
+	struct alert_obs uo = *o;
+	char summary[256], hint[512];
+
+	if (o->unknown_doc)
+		k = fnv1a(o->unknown_doc, strlen(o->unknown_doc), k);
+	k |= 1; /* 0: never described */
+	if (u->described == k)
+		return;
+	u->described = k;
+	snprintf(summary, sizeof(summary), "rule %s cannot be evaluated: %s", o->rule, why);
+	uo.severity = "info";
+	uo.summary = summary;
+	if (o->unknown_doc) {
+		uo.doc = o->unknown_doc;
+	} else if (o->unknown_of) {
+		rules_unknown_hint(o->unknown_of, hint, sizeof(hint));
+		uo.doc = hint;
+	} else {
+		uo.doc = "Not decided: a fact the rule needs could not be read "
+			 "(nothing was seen to fail); `rocewatch check` says which "
+			 "and how to let rocewatch read it.";
+	}
+	describe(u, &uo);
+}
+
+/*
  * The state machine for one observation, its alerts already found: ai is
  * the rule's own alert, *ui its RoceRuleUnknown or -1 (then it is made here
  * when the outcome is unknown, and *ui says where).  Indices, not pointers:
@@ -152,21 +185,8 @@ static void observe_at(struct alert_table *t, size_t ai, long *ui, const struct 
 		return;
 	u = &t->a[*ui];
 	u->seen = true;
-	if (o->outcome == AO_UNKNOWN) {
-		struct alert_obs uo = *o;
-		char summary[256];
-
-		snprintf(summary, sizeof(summary), "rule %s cannot be evaluated: %s", o->rule,
-			 o->value ? o->value : "a field is absent");
-		uo.severity = "info";
-		uo.summary = summary;
-		uo.doc = o->unknown_doc
-			     ? o->unknown_doc
-			     : "Not decided: a fact the rule needs could not be read "
-			       "(nothing was seen to fail); `rocewatch check` says which "
-			       "and how to let rocewatch read it.";
-		describe(u, &uo);
-	}
+	if (o->outcome == AO_UNKNOWN)
+		describe_unknown(u, o);
 	step(t, u, o->outcome == AO_UNKNOWN, t->unknown_for_ns, now);
 }
 
@@ -200,8 +220,11 @@ void alerts_gc(struct alert_table *t, bool keep_undelivered)
 		bool drop =
 		    a->state == ALERT_INACTIVE && !a->seen && !(keep_undelivered && a->resolved);
 
-		if (!drop)
-			t->a[w++] = *a;
+		if (drop)
+			continue;
+		if (w != i) /* an alert is 1.4 KB: most rounds drop none */
+			t->a[w] = *a;
+		w++;
 	}
 	/* alerts moved: the positions alerts_feed_rules keeps are wrong now */
 	if (w != t->n)
@@ -295,13 +318,10 @@ void alerts_feed_rules(struct alert_table *t, const struct rules_engine *e, int6
 			.outcome = outcome_of(r->outcome),
 		};
 		struct alert *a;
-		char hint[512];
 		long ui;
 
-		if (r->outcome == RULE_UNKNOWN) {
-			rules_unknown_hint(r, hint, sizeof(hint));
-			o.unknown_doc = hint;
-		}
+		if (r->outcome == RULE_UNKNOWN)
+			o.unknown_of = r;
 		if (!indexed) {
 			o.port = port_of(r, port);
 			alerts_observe(t, &o, now);

@@ -36,6 +36,7 @@ struct alert {
 	char description[768];
 	char value[96];	      /* the value or reason behind the outcome */
 	uint64_t fingerprint; /* of the rule definition: a changed rule starts over */
+	uint64_t described;   /* RoceRuleUnknown: hash of what its text was made from */
 	enum alert_state state;
 	int64_t active_since; /* ns: first failing evaluation of this episode */
 	int64_t fired_at;     /* ns: when it became firing */
@@ -73,6 +74,8 @@ struct alert_obs {
 	 * failure nobody saw.  NULL: a generic line.
 	 */
 	const char *unknown_doc;
+	/* Or the result to make it from (rules_unknown_hint()), only when it changes. */
+	const struct rule_result *unknown_of;
 	uint64_t fingerprint;
 	int64_t for_ns;
 	enum alert_outcome outcome;

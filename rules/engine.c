@@ -280,20 +280,36 @@ void rx_render_template(const struct tmpl *t, const char *fallback, struct ectx 
 	}
 }
 
+/* v then unit, as "%" PRId64 "%s" would, without printf (every windowed rule, every poll). */
+static void put_count(char *buf, size_t len, int64_t v, const char *unit)
+{
+	char tmp[40], *p = tmp + 24;
+	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		*--p = '-';
+	strlcpy0(tmp + 24, unit, sizeof(tmp) - 24);
+	strlcpy0(buf, p, len);
+}
+
 void rules_format_duration(int64_t ns, char *buf, size_t len)
 {
 	int64_t s = ns / 1000000000LL;
 
 	if (ns >= 3600000000000LL && !(ns % 3600000000000LL))
-		snprintf(buf, len, "%" PRId64 "h", s / 3600);
+		put_count(buf, len, s / 3600, "h");
 	else if (ns >= 60000000000LL && !(ns % 60000000000LL))
-		snprintf(buf, len, "%" PRId64 "m", s / 60);
-	else if (ns >= 60000000000LL)
-		snprintf(buf, len, "%" PRId64 "m%02" PRId64 "s", s / 60, s % 60);
-	else if (ns >= 10000000000LL)
-		snprintf(buf, len, "%" PRId64 "s", s);
-	else if (!(ns % 1000000000LL))
-		snprintf(buf, len, "%" PRId64 "s", s);
+		put_count(buf, len, s / 60, "m");
+	else if (ns >= 60000000000LL) {
+		char sec[] = { 'm', (char)('0' + s % 60 / 10), (char)('0' + s % 10), 's', '\0' };
+
+		put_count(buf, len, s / 60, sec); /* "%dm%02ds" */
+	} else if (ns >= 10000000000LL || !(ns % 1000000000LL))
+		put_count(buf, len, s, "s");
 	else
 		snprintf(buf, len, "%.1fs", (double)ns / 1e9);
 }
@@ -464,11 +480,14 @@ static void note_window(const struct ectx *cx, struct rule_result *x)
 	if (!cx->windowed)
 		return;
 	rules_format_duration(cx->window_ns, w, sizeof(w));
+	if (cx->observed_ns >= cx->window_ns) {
+		tb_puts(&tb, " (over the last ");
+		tb_puts(&tb, w);
+		tb_puts(&tb, ")");
+		return;
+	}
 	rules_format_duration(cx->observed_ns, obs, sizeof(obs));
-	if (cx->observed_ns >= cx->window_ns)
-		tb_printf(&tb, " (over the last %s)", w);
-	else
-		tb_printf(&tb, " (only %s of the %s window observed)", obs, w);
+	tb_printf(&tb, " (only %s of the %s window observed)", obs, w);
 }
 
 static void render_summary(const struct rrule *r, struct ectx *cx, struct rule_result *x)

@@ -160,6 +160,27 @@ static void ring_push(struct ring *r, const struct val *x, int64_t t, bool raw)
  */
 #define COUNTER_SATURATED 4294967295.0
 
+/*
+ * The newest sample before the newest that is at or before cut, else the
+ * oldest: its position from the oldest.  Samples are in time order (a step
+ * back empties the ring), so a binary search: a ring spans its window, and
+ * scanning it from either end costs a pass over it on every evaluation.
+ */
+static int window_start(const struct ring *r, int64_t cut)
+{
+	int lo = 0, hi = r->n - 2; /* the answer is in [lo, hi] */
+
+	while (lo < hi) {
+		int mid = lo + (hi - lo + 1) / 2;
+
+		if (r->t[ring_idx(r, mid)] <= cut)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
 static void note_window(struct ectx *cx, const struct ring *r, int64_t observed)
 {
 	if (!cx->windowed || observed < cx->observed_ns)
@@ -180,12 +201,8 @@ static struct val counter_fn(const struct expr *e, const struct val *x, struct e
 
 	ring_push(r, x, cx->t, fn == FN_DELTA);
 	now = ring_idx(r, r->n - 1);
-	/* The newest sample at or before now - window; else the oldest kept. */
-	for (int i = r->n - 2; i >= 0; i--) {
-		start = ring_idx(r, i);
-		if (r->t[start] <= cx->t - r->window_ns)
-			break;
-	}
+	if (r->n >= 2)
+		start = ring_idx(r, window_start(r, cx->t - r->window_ns));
 	note_window(cx, r, start < 0 ? 0 : r->t[now] - r->t[start]);
 	if (start < 0)
 		return unknown_err(e, VE_NEED_SAMPLES, r->n);

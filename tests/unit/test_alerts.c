@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The alert state machine: pending -> firing after `for`, flapping, resolve, reload. */
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -416,9 +417,47 @@ static void unknown_alert_describes_the_unread_fact(void **state)
 	/* the rule's own alert keeps its fix for when it fails */
 	a = alert_of(&t, "pfc_on", "", "eth2");
 	assert_non_null(a);
+	/* the text is made again when the reason changes, and only then */
+	field_absent(model_netdev(&m, "eth3"), F_NETDEV_PFC_ENABLED, ABS_PERMISSION, 13);
+	assert_int_equal(rules_evaluate(e, &m, S(2)), 0);
+	alerts_feed_rules(&t, e, S(2));
+	u = alert_of(&t, ALERT_UNKNOWN_NAME, "pfc_on", "eth3");
+	assert_non_null(strstr(u->description, "not allowed to read pfc.enabled"));
+	assert_non_null(strstr(u->summary, "absent: permission"));
+	assert_int_equal(u->state, ALERT_FIRING);
 	rules_free(e);
 	alerts_free(&t);
 	model_free(&m);
+}
+
+/* Durations in summaries, written without printf: what printf wrote before. */
+static void durations_read_as_before(void **state)
+{
+	static const int64_t ns[] = { 0, 250000000, 1000000000, 1500000000, 9950000000LL,
+				      10000000000LL, 59999999999LL, 60000000000LL, 65000000000LL,
+				      3599000000000LL, 3600000000000LL, 7200000000000LL,
+				      7260000000000LL, -5000000000LL, INT64_MAX };
+	char got[32], want[32];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+		int64_t s = ns[i] / 1000000000LL;
+
+		if (ns[i] >= 3600000000000LL && !(ns[i] % 3600000000000LL))
+			snprintf(want, sizeof(want), "%" PRId64 "h", s / 3600);
+		else if (ns[i] >= 60000000000LL && !(ns[i] % 60000000000LL))
+			snprintf(want, sizeof(want), "%" PRId64 "m", s / 60);
+		else if (ns[i] >= 60000000000LL)
+			snprintf(want, sizeof(want), "%" PRId64 "m%02" PRId64 "s", s / 60, s % 60);
+		else if (ns[i] >= 10000000000LL || !(ns[i] % 1000000000LL))
+			snprintf(want, sizeof(want), "%" PRId64 "s", s);
+		else
+			snprintf(want, sizeof(want), "%.1fs", (double)ns[i] / 1e9);
+		rules_format_duration(ns[i], got, sizeof(got));
+		assert_string_equal(got, want);
+	}
+	rules_format_duration(7260000000000LL, got, 3); /* cut, never overrun */
+	assert_string_equal(got, "12");
 }
 
 /* ---- delivery: one Alertmanager that never answers beside a healthy one ---- */
@@ -543,6 +582,7 @@ int main(void)
 		cmocka_unit_test(encodes_alertmanager_v2),
 		cmocka_unit_test(feed_rules_remaps_on_reload_and_objects),
 		cmocka_unit_test(unknown_alert_describes_the_unread_fact),
+		cmocka_unit_test(durations_read_as_before),
 		cmocka_unit_test(silent_alertmanager_does_not_starve_a_healthy_one),
 	};
 
