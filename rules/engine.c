@@ -269,14 +269,16 @@ void rx_render_template(const struct tmpl *t, const char *fallback, struct ectx 
 			continue;
 		}
 		v = rx_eval(p->e, cx);
-		if (v.st == V_OK)
+		if (v.st == V_OK) {
 			rx_format_val(&tb, &v,
 				      p->e->type == RT_ANY && v.at ? v.at->type : p->e->type);
-		else if (v.st == V_ABSENT)
-			tb_printf(&tb, "absent (%s)",
-				  absent_reason_name((enum absent_reason)v.why));
-		else
+		} else if (v.st == V_ABSENT) {
+			tb_puts(&tb, "absent (");
+			tb_puts(&tb, absent_reason_name((enum absent_reason)v.why));
+			tb_puts(&tb, ")");
+		} else {
 			tb_puts(&tb, "unknown");
+		}
 	}
 }
 
@@ -487,7 +489,11 @@ static void note_window(const struct ectx *cx, struct rule_result *x)
 		return;
 	}
 	rules_format_duration(cx->observed_ns, obs, sizeof(obs));
-	tb_printf(&tb, " (only %s of the %s window observed)", obs, w);
+	tb_puts(&tb, " (only ");
+	tb_puts(&tb, obs);
+	tb_puts(&tb, " of the ");
+	tb_puts(&tb, w);
+	tb_puts(&tb, " window observed)");
 }
 
 static void render_summary(const struct rrule *r, struct ectx *cx, struct rule_result *x)
@@ -523,7 +529,8 @@ static void eval_one(const struct rules_engine *e, const struct rrule *r, struct
 		}
 		if (!v.v.b) {
 			o = RULE_SKIP;
-			tb_printf(&rb, "guard false: %s", r->info.when_src);
+			tb_puts(&rb, "guard false: ");
+			tb_puts(&rb, r->info.when_src);
 			x->summary[0] = '\0';
 			x->window_ns = x->observed_ns = 0;
 			goto out;
@@ -556,7 +563,10 @@ static void guard_fields(const struct expr *g, struct ectx *cx, struct tbuf *tb,
 	switch (g->kind) {
 	case N_FIELD:
 		v = rx_eval(g, cx);
-		tb_printf(tb, "%s%.*s=", (*n)++ ? ", " : "", g->len, g->src + g->off);
+		if ((*n)++)
+			tb_puts(tb, ", ");
+		tb_putn(tb, g->src + g->off, (size_t)g->len);
+		tb_puts(tb, "=");
 		if (v.st == V_OK)
 			rx_format_val(tb, &v, g->type);
 		else
@@ -599,8 +609,12 @@ static void skip_outside(const struct rprofile *pf, enum obj_kind k, struct ectx
 	int n = 0;
 
 	x->reason[0] = '\0';
-	tb_printf(&rb, "outside the profile: it applies to %s where %s (here ", obj_kind_name(k),
-		  pf->info.applies_src[k]);
+	/* pieces, not tb_printf(): every result outside a profile, every poll */
+	tb_puts(&rb, "outside the profile: it applies to ");
+	tb_puts(&rb, obj_kind_name(k));
+	tb_puts(&rb, " where ");
+	tb_puts(&rb, pf->info.applies_src[k]);
+	tb_puts(&rb, " (here ");
 	guard_fields(pf->applies[k], cx, &rb, &n);
 	tb_puts(&rb, ")");
 	x->summary[0] = '\0';

@@ -904,7 +904,8 @@ void rx_format_unknown(struct tbuf *tb, const struct val *v)
 	if (v->st == V_ABSENT) {
 		if (v->extra >= 0 && at && at->type == RT_ARRAY)
 			tb_printf(tb, "[%d]", v->extra);
-		tb_printf(tb, " absent: %s", absent_reason_name((enum absent_reason)v->why));
+		tb_puts(tb, " absent: ");
+		tb_puts(tb, absent_reason_name((enum absent_reason)v->why));
 		if (v->err && v->why != ABS_UNSUPPORTED)
 			tb_printf(tb, " (%s)", strerror(v->err));
 		return;
