@@ -10,8 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <curl/curl.h>
-
+#include "curl_api.h"
 #include "fleet_client.h"
 #include "util.h"
 
@@ -61,84 +60,84 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *arg)
 	return n;
 }
 
-static CURL *make_handle(struct xfer *x, const struct fleet_http_opts *o)
+static CURL *make_handle(const struct curl_api *cu, struct xfer *x, const struct fleet_http_opts *o)
 {
-	CURL *c = curl_easy_init();
+	CURL *c = cu->easy_init();
 	struct fleet_req *r = x->req;
 
 	if (!c)
 		return NULL;
-	curl_easy_setopt(c, CURLOPT_URL, r->url);
-	curl_easy_setopt(c, CURLOPT_PRIVATE, x);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, o->connect_timeout_ms);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, o->timeout_ms);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, x);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, x->errbuf);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "rocewatch-fleet/" ROCEWATCH_VERSION);
+	cu->easy_setopt(c, CURLOPT_URL, r->url);
+	cu->easy_setopt(c, CURLOPT_PRIVATE, x);
+	cu->easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	cu->easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, o->connect_timeout_ms);
+	cu->easy_setopt(c, CURLOPT_TIMEOUT_MS, o->timeout_ms);
+	cu->easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	cu->easy_setopt(c, CURLOPT_WRITEDATA, x);
+	cu->easy_setopt(c, CURLOPT_ERRORBUFFER, x->errbuf);
+	cu->easy_setopt(c, CURLOPT_USERAGENT, "rocewatch-fleet/" ROCEWATCH_VERSION);
 	/* only http(s), and no redirects: a node answers for itself */
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+	cu->easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	cu->easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
 	if (r->post) {
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, r->post);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(r->post));
+		cu->easy_setopt(c, CURLOPT_POSTFIELDS, r->post);
+		cu->easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(r->post));
 	}
 	if (r->content_type) {
 		char h[128];
 
 		snprintf(h, sizeof(h), "Content-Type: %s", r->content_type);
-		x->headers = curl_slist_append(NULL, h);
+		x->headers = cu->slist_append(NULL, h);
 		if (!x->headers) {
-			curl_easy_cleanup(c);
+			cu->easy_cleanup(c);
 			return NULL;
 		}
-		curl_easy_setopt(c, CURLOPT_HTTPHEADER, x->headers);
+		cu->easy_setopt(c, CURLOPT_HTTPHEADER, x->headers);
 	}
 	if (o->ca_file)
-		curl_easy_setopt(c, CURLOPT_CAINFO, o->ca_file);
+		cu->easy_setopt(c, CURLOPT_CAINFO, o->ca_file);
 	if (o->cert_file)
-		curl_easy_setopt(c, CURLOPT_SSLCERT, o->cert_file);
+		cu->easy_setopt(c, CURLOPT_SSLCERT, o->cert_file);
 	if (o->key_file)
-		curl_easy_setopt(c, CURLOPT_SSLKEY, o->key_file);
+		cu->easy_setopt(c, CURLOPT_SSLKEY, o->key_file);
 	if (o->insecure_skip_verify) {
-		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
-		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+		cu->easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+		cu->easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
 	if (o->username) {
-		curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-		curl_easy_setopt(c, CURLOPT_USERNAME, o->username);
-		curl_easy_setopt(c, CURLOPT_PASSWORD, o->password ? o->password : "");
+		cu->easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		cu->easy_setopt(c, CURLOPT_USERNAME, o->username);
+		cu->easy_setopt(c, CURLOPT_PASSWORD, o->password ? o->password : "");
 	}
 	return c;
 }
 
 /* A finished transfer: its outcome in the request. */
-static void done(CURL *c, CURLcode code, const struct fleet_http_opts *o)
+static void done(const struct curl_api *cu, CURL *c, CURLcode code, const struct fleet_http_opts *o)
 {
 	struct xfer *x = NULL;
 	struct fleet_req *r;
 	double secs = 0;
 
-	curl_easy_getinfo(c, CURLINFO_PRIVATE, (char **)&x);
+	cu->easy_getinfo(c, CURLINFO_PRIVATE, (char **)&x);
 	r = x->req;
-	curl_easy_getinfo(c, CURLINFO_TOTAL_TIME, &secs);
+	cu->easy_getinfo(c, CURLINFO_TOTAL_TIME, &secs);
 	r->seconds = secs;
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->http_code);
-	r->transfer_error = code != CURLE_OK ? curl_easy_strerror(code) : NULL;
+	cu->easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->http_code);
+	r->transfer_error = code != CURLE_OK ? cu->easy_strerror(code) : NULL;
 	if (x->too_big) {
 		r->err = -EFBIG;
 		snprintf(r->errmsg, sizeof(r->errmsg), "answer larger than %zu bytes", o->max_body);
 	} else if (code == CURLE_OPERATION_TIMEDOUT) {
 		r->err = -ETIMEDOUT;
 		snprintf(r->errmsg, sizeof(r->errmsg), "timed out after %.1f s (%.200s)", secs,
-			 x->errbuf[0] ? x->errbuf : curl_easy_strerror(code));
+			 x->errbuf[0] ? x->errbuf : cu->easy_strerror(code));
 	} else if (code != CURLE_OK) {
 		r->err = code == CURLE_COULDNT_CONNECT	      ? -ECONNREFUSED
 			 : code == CURLE_COULDNT_RESOLVE_HOST ? -EHOSTUNREACH
 							      : -EIO;
 		snprintf(r->errmsg, sizeof(r->errmsg), "%s",
-			 x->errbuf[0] ? x->errbuf : curl_easy_strerror(code));
+			 x->errbuf[0] ? x->errbuf : cu->easy_strerror(code));
 	} else if (r->any_2xx && r->http_code >= 200 && r->http_code < 300) {
 		/* a push: accepted, whatever the answer's body */
 	} else if (r->http_code != 200) {
@@ -163,22 +162,36 @@ int fleet_http_run(struct fleet_req *reqs, size_t n, const struct fleet_http_opt
 {
 	size_t next = 0, running = 0, par = o->parallel > 0 ? (size_t)o->parallel : 1;
 	struct xfer *xs = calloc(n ? n : 1, sizeof(*xs));
+	char why[256];
+	const struct curl_api *cu = curl_api(why, sizeof(why));
 	CURLM *multi;
 	int ret = 0;
 
 	if (!xs)
 		return -ENOMEM;
-	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
+	if (!cu) {
+		/* every request says why, as when the machinery fails */
+		for (size_t i = 0; i < n; i++) {
+			reqs[i].err = -ELIBACC;
+			strlcpy0(reqs[i].errmsg, why, sizeof(reqs[i].errmsg));
+			if (on_done)
+				on_done(&reqs[i], arg);
+		}
+		rw_log_once(LOG_LVL_ERROR, "curl", "%s", why);
+		free(xs);
+		return -ELIBACC;
+	}
+	if (cu->global_init(CURL_GLOBAL_DEFAULT)) {
 		free(xs);
 		return -EIO;
 	}
-	multi = curl_multi_init();
+	multi = cu->multi_init();
 	if (!multi) {
 		ret = -ENOMEM;
 		goto global;
 	}
 	/* a new connection per node: they are different hosts anyway */
-	curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)par);
+	cu->multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)par);
 	while (next < n || running) {
 		CURLMsg *msg;
 		int still, left;
@@ -191,11 +204,11 @@ int fleet_http_run(struct fleet_req *reqs, size_t n, const struct fleet_http_opt
 			x->max = o->max_body;
 			x->req->err = 0;
 			x->req->errmsg[0] = '\0';
-			c = make_handle(x, o);
-			if (!c || curl_multi_add_handle(multi, c) != CURLM_OK) {
+			c = make_handle(cu, x, o);
+			if (!c || cu->multi_add_handle(multi, c) != CURLM_OK) {
 				if (c)
-					curl_easy_cleanup(c);
-				curl_slist_free_all(x->headers);
+					cu->easy_cleanup(c);
+				cu->slist_free_all(x->headers);
 				x->headers = NULL;
 				x->req->err = -ENOMEM;
 				snprintf(x->req->errmsg, sizeof(x->req->errmsg), "out of memory");
@@ -206,27 +219,27 @@ int fleet_http_run(struct fleet_req *reqs, size_t n, const struct fleet_http_opt
 			x->c = c;
 			running++;
 		}
-		if (curl_multi_perform(multi, &still) != CURLM_OK) {
+		if (cu->multi_perform(multi, &still) != CURLM_OK) {
 			ret = -EIO;
 			break;
 		}
-		while ((msg = curl_multi_info_read(multi, &left))) {
+		while ((msg = cu->multi_info_read(multi, &left))) {
 			if (msg->msg != CURLMSG_DONE)
 				continue;
 			struct xfer *x = NULL;
 
-			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
-			done(msg->easy_handle, msg->data.result, o);
-			curl_multi_remove_handle(multi, msg->easy_handle);
-			curl_easy_cleanup(msg->easy_handle);
-			curl_slist_free_all(x->headers);
+			cu->easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+			done(cu, msg->easy_handle, msg->data.result, o);
+			cu->multi_remove_handle(multi, msg->easy_handle);
+			cu->easy_cleanup(msg->easy_handle);
+			cu->slist_free_all(x->headers);
 			x->headers = NULL;
 			x->c = NULL;
 			running--;
 			if (on_done)
 				on_done(x->req, arg);
 		}
-		if (running && curl_multi_poll(multi, NULL, 0, 100, NULL) != CURLM_OK) {
+		if (running && cu->multi_poll(multi, NULL, 0, 100, NULL) != CURLM_OK) {
 			ret = -EIO;
 			break;
 		}
@@ -236,9 +249,9 @@ int fleet_http_run(struct fleet_req *reqs, size_t n, const struct fleet_http_opt
 		for (size_t i = 0; i < next; i++) {
 			if (!xs[i].c)
 				continue;
-			curl_multi_remove_handle(multi, xs[i].c);
-			curl_easy_cleanup(xs[i].c);
-			curl_slist_free_all(xs[i].headers);
+			cu->multi_remove_handle(multi, xs[i].c);
+			cu->easy_cleanup(xs[i].c);
+			cu->slist_free_all(xs[i].headers);
 			free(xs[i].req->body);
 			xs[i].req->body = NULL;
 			xs[i].req->len = 0;
@@ -254,9 +267,9 @@ int fleet_http_run(struct fleet_req *reqs, size_t n, const struct fleet_http_opt
 			if (reqs[i].err == -EIO && !strcmp(reqs[i].errmsg, "transfer aborted"))
 				on_done(&reqs[i], arg);
 	}
-	curl_multi_cleanup(multi);
+	cu->multi_cleanup(multi);
 global:
-	curl_global_cleanup();
+	cu->global_cleanup();
 	free(xs);
 	return ret;
 }

@@ -55,6 +55,10 @@ check "serve under env -i: /metrics has lossless-roce rule results" \
 	grep -qE '^roce_rule_result\{profile="lossless-roce",' "$TMPD/metrics"
 check "serve under env -i: /metrics has the fixture's RDMA port" \
 	grep -q 'device="mlx5_0"' "$TMPD/metrics"
+# libcurl (and the OpenSSL, Kerberos, LDAP it brings) is opened by the first
+# outbound request only: a serve without an Alertmanager never maps it
+check "serve without an Alertmanager has not loaded libcurl or libcrypto" \
+	bash -c "! grep -qE '/lib(curl|crypto)[.-]' /proc/$pid/maps"
 kill "$pid"
 rc=0
 wait "$pid" || rc=$?
