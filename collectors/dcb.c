@@ -2,7 +2,7 @@
 /*
  * dcb: IEEE 802.1Qaz/802.1Qbb state over rtnetlink RTM_GETDCB (net/dcb/dcbnl.c),
  * with libmnl.  One DCB_CMD_IEEE_GET per device per poll: its reply carries
- * ETS, PFC (with the per-priority requests/indications counters), the
+ * ETS, the TC max rates, PFC (with the per-priority requests/indications counters), the
  * receive buffers, the APP table and, since dcbnl_ieee_fill() adds it after
  * the nest, the DCBX mode.  DCB_CMD_GDCBX is asked only when that is missing.
  *
@@ -57,6 +57,7 @@ static const struct rw_nl_set top_set = RW_NL_SET("DCB_ATTR", top_pol);
 /* The struct payloads are copied whole, so their sizes must match exactly. */
 static const struct rw_nl_policy ieee_pol[DCB_ATTR_IEEE_MAX + 1] = {
 	RW_NL_STRUCT(DCB_ATTR_IEEE_ETS, struct ieee_ets),
+	RW_NL_STRUCT(DCB_ATTR_IEEE_MAXRATE, struct ieee_maxrate),
 	RW_NL_STRUCT(DCB_ATTR_IEEE_PFC, struct ieee_pfc),
 	RW_NL_NEST(DCB_ATTR_IEEE_APP_TABLE),
 	RW_NL_STRUCT(DCB_ATTR_DCB_BUFFER, struct dcbnl_buffer),
@@ -128,7 +129,7 @@ static void parse_ieee_nest(const struct nlattr *nest, struct dcb_ieee *d, char 
 
 	if (rw_nl_parse_nested(&ieee_set, nest, it, bad, e, sizeof(e))) {
 		/* the nest itself is cut: nothing in it can be trusted */
-		d->ets_err = d->pfc_err = d->buffer_err = d->app_err = -EBADMSG;
+		d->ets_err = d->maxrate_err = d->pfc_err = d->buffer_err = d->app_err = -EBADMSG;
 		first_err(err, errlen, e, any);
 		return;
 	}
@@ -136,6 +137,8 @@ static void parse_ieee_nest(const struct nlattr *nest, struct dcb_ieee *d, char 
 		first_err(err, errlen, e, any);
 	if (bad[DCB_ATTR_IEEE_ETS])
 		d->ets_err = -EBADMSG;
+	if (bad[DCB_ATTR_IEEE_MAXRATE])
+		d->maxrate_err = -EBADMSG;
 	if (bad[DCB_ATTR_IEEE_PFC])
 		d->pfc_err = -EBADMSG;
 	if (bad[DCB_ATTR_DCB_BUFFER])
@@ -145,6 +148,11 @@ static void parse_ieee_nest(const struct nlattr *nest, struct dcb_ieee *d, char 
 	if (it[DCB_ATTR_IEEE_ETS]) {
 		d->have_ets = true;
 		memcpy(&d->ets, mnl_attr_get_payload(it[DCB_ATTR_IEEE_ETS]), sizeof(d->ets));
+	}
+	if (it[DCB_ATTR_IEEE_MAXRATE]) {
+		d->have_maxrate = true;
+		memcpy(&d->maxrate, mnl_attr_get_payload(it[DCB_ATTR_IEEE_MAXRATE]),
+		       sizeof(d->maxrate));
 	}
 	if (it[DCB_ATTR_IEEE_PFC]) {
 		d->have_pfc = true;
@@ -201,7 +209,7 @@ int dcb_parse_ieee(const void *buf, size_t len, struct dcb_ieee *d, char *err, s
 		d->dcbx = mnl_attr_get_u8(tb[DCB_ATTR_DCBX]);
 	}
 	if (bad[DCB_ATTR_IEEE]) {
-		d->ets_err = d->pfc_err = d->buffer_err = d->app_err = -EBADMSG;
+		d->ets_err = d->maxrate_err = d->pfc_err = d->buffer_err = d->app_err = -EBADMSG;
 	} else if (!tb[DCB_ATTR_IEEE]) {
 		snprintf(err, errlen, "no DCB_ATTR_IEEE nest");
 		return -EBADMSG;
@@ -313,6 +321,13 @@ void dcb_fill(struct object *o, const struct dcb_ieee *d, bool config)
 		field_absent_errno(o, F_NETDEV_ETS_PRIO_TC, part_err(d->ets_err));
 		field_absent_errno(o, F_NETDEV_ETS_TC_TSA, part_err(d->ets_err));
 		field_absent_errno(o, F_NETDEV_ETS_TC_BW, part_err(d->ets_err));
+	}
+	/* Only drivers with ieee_getmaxrate send it (mlx5, mlx4, ...); 0 is "no limit". */
+	if (d->have_maxrate) {
+		for (int tc = 0; tc < RW_PRIO_COUNT; tc++)
+			field_set_prio(o, F_NETDEV_ETS_TC_MAXRATE, tc, d->maxrate.tc_maxrate[tc]);
+	} else {
+		field_absent_errno(o, F_NETDEV_ETS_TC_MAXRATE, part_err(d->maxrate_err));
 	}
 	if (d->have_buffer) {
 		set_array8(o, F_NETDEV_PRIO_BUFFER, d->buffer.prio2buffer);
@@ -541,8 +556,8 @@ static int dcb_event(struct collector_ctx *cc)
 const struct collector dcb_collector = {
 	.name = "dcb",
 	.source = SRC_DCB,
-	.help = "IEEE DCB: PFC (enabled set, delay, requests/indications), ETS, APP table "
-		"(DSCP -> priority, trust), DCBX mode, buffers (rtnetlink RTM_GETDCB)",
+	.help = "IEEE DCB: PFC (enabled set, delay, requests/indications), ETS, TC max rates, "
+		"APP table (DSCP -> priority, trust), DCBX mode, buffers (rtnetlink RTM_GETDCB)",
 	.default_enabled = true,
 	.init = dcb_init,
 	.collect = dcb_collect,

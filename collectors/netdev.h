@@ -178,15 +178,16 @@ void ethtool_ber_update(struct ber_state *b, struct object *o, int64_t now_ns);
 /* ---- dcb.c ---- */
 
 struct dcb_ieee {
-	bool have_ets, have_pfc, have_buffer, have_dcbx;
+	bool have_ets, have_maxrate, have_pfc, have_buffer, have_dcbx;
 	/*
 	 * -EBADMSG: the attribute was in the reply but broke its policy row;
 	 * dcb_fill() blanks the fields it carries and no others.
 	 */
-	int ets_err, pfc_err, buffer_err, app_err, dcbx_err;
+	int ets_err, maxrate_err, pfc_err, buffer_err, app_err, dcbx_err;
 	/* dcb_parse_ieee() failed for some attributes only: the rest of d holds */
 	bool partial;
 	struct ieee_ets ets;
+	struct ieee_maxrate maxrate; /* kbit/s per TC, 0 = no limit */
 	struct ieee_pfc pfc;
 	struct dcbnl_buffer buffer;
 	uint8_t dcbx;

@@ -376,6 +376,17 @@ const struct field_desc fields[F__COUNT] = {
 	    NETDEV(.src = SRC_DCB, .path = "ets.tc_bw", .type = VT_PRIO_ARRAY, .config = true,
 		   .mtype = MT_GAUGE, .metric = "roce_ets_tc_bandwidth_percent", .label = "tc",
 		   .help = "ETS bandwidth share of the TC in percent."),
+	/*
+	 * dcbnl's unit is kbit/s (mlx5 and mlx4 getmaxrate); iproute2's dcb before
+	 * 6.18 wrongly took it for bytes/s, both ways.  Exported in bytes/s, as
+	 * roce_netdev_speed_bytes, so the two can be divided.
+	 */
+	[F_NETDEV_ETS_TC_MAXRATE] =
+	    NETDEV(.src = SRC_DCB, .path = "ets.tc_maxrate_kbps", .type = VT_PRIO_ARRAY,
+		   .config = true, .mtype = MT_GAUGE, .metric = "roce_ets_tc_max_rate_bytes",
+		   .label = "tc", .scale = 125.0,
+		   .help = "Transmit rate limit of the TC in bytes per second (IEEE 802.1Qaz "
+			   "maxrate, dcbnl tc_maxrate); 0 means no limit."),
 	[F_NETDEV_DSCP_MAP] =
 	    NETDEV(.src = SRC_DCB, .path = "dscp2prio", .type = VT_DSCP_MAP, .config = true,
 		   .mtype = MT_GAUGE, .metric = "roce_dscp_priority", .label = "dscp",

@@ -77,6 +77,7 @@ static void netlink(void)
 	put("dcb_ieee", "mlx5-ieee-get", mb.b, ieee_msg(&mb, BAD_NONE));
 	put("dcb_ieee", "bad-buffer", mb.b, ieee_msg(&mb, BAD_BUFFER));
 	put("dcb_ieee", "bad-pfc", mb.b, ieee_msg(&mb, BAD_PFC));
+	put("dcb_ieee", "bad-maxrate", mb.b, ieee_msg(&mb, BAD_MAXRATE));
 	put("dcb_ieee", "bad-app-dscp", mb.b, ieee_msg(&mb, BAD_APP));
 	put("dcb_ieee", "bad-dcbx", mb.b, ieee_msg(&mb, BAD_DCBX));
 	put("dcb_ieee", "cut-nest", mb.b, ieee_msg(&mb, CUT_NEST));

@@ -47,6 +47,9 @@ static inline void build_model(struct node_model *m)
 	map[26] = 3;
 	map[48] = 6;
 	field_set_dscp_map(a, F_NETDEV_DSCP_MAP, map);
+	/* dcbnl's kbit/s: TC3 capped at 25 Gbit/s, the other TCs unlimited (0) */
+	for (int tc = 0; tc < RW_PRIO_COUNT; tc++)
+		field_set_prio(a, F_NETDEV_ETS_TC_MAXRATE, tc, tc == 3 ? 25000000 : 0);
 	cset_set(&a->cs[CSET_ETHTOOL], "rx_discards_phy", 7);
 	cset_set(&a->cs[CSET_ETHTOOL], "rx_prio3_pause", 1234);
 	/* a name that needs escaping must survive: */

@@ -63,6 +63,7 @@ enum bad_part {
 	BAD_BUFFER,
 	BAD_PFC,
 	BAD_ETS,
+	BAD_MAXRATE,
 	BAD_APP,
 	BAD_DCBX,
 	CUT_NEST
@@ -74,6 +75,8 @@ static inline size_t ieee_msg(struct msgbuf *mb, enum bad_part bad)
 	struct nlmsghdr *nlh = msg(mb, RTM_GETDCB);
 	struct dcbmsg *dm = mnl_nlmsg_put_extra_header(nlh, sizeof(*dm));
 	struct ieee_ets ets = { .ets_cap = 8, .prio_tc = { 1, 0, 2, 3, 4, 5, 6, 7 } };
+	/* kbit/s: TC3 capped at 25 Gbit/s, the others unlimited (0) */
+	struct ieee_maxrate maxrate = { .tc_maxrate = { [3] = 25000000 } };
 	struct ieee_pfc pfc = { .pfc_cap = 8, .pfc_en = 1 << 3, .delay = 7 };
 	struct dcbnl_buffer b = { .prio2buffer = { [3] = 1 }, .total_size = 262016 };
 	struct nlattr *ieee, *app;
@@ -87,6 +90,11 @@ static inline size_t ieee_msg(struct msgbuf *mb, enum bad_part bad)
 		mnl_attr_put(nlh, DCB_ATTR_IEEE_ETS, sizeof(twelve), twelve);
 	else
 		mnl_attr_put(nlh, DCB_ATTR_IEEE_ETS, sizeof(ets), &ets);
+	/* dcbnl_ieee_fill() puts the max rates right after ETS */
+	if (bad == BAD_MAXRATE)
+		mnl_attr_put(nlh, DCB_ATTR_IEEE_MAXRATE, sizeof(twelve), twelve);
+	else
+		mnl_attr_put(nlh, DCB_ATTR_IEEE_MAXRATE, sizeof(maxrate), &maxrate);
 	pfc.requests[3] = 1234;
 	pfc.indications[3] = 5678;
 	if (bad == BAD_PFC)

@@ -93,7 +93,13 @@ static size_t build_ieee(char *buf, enum ieee_variant v)
 	memcpy(ets.tc_tx_bw, bw, 8);
 	mnl_attr_put(nlh, DCB_ATTR_IEEE_ETS, sizeof(ets), &ets);
 
-	memset(&maxrate, 0, sizeof(maxrate)); /* not read: must be skipped */
+	/*
+	 * mlx5e_dcbnl_ieee_getmaxrate(): kbit/s, from the port's 100 Mbit/s or
+	 * 1 Gbit/s units; 0 for "no limit".  TC3 at 25 Gbit/s, TC1 at 800 Mbit/s.
+	 */
+	memset(&maxrate, 0, sizeof(maxrate));
+	maxrate.tc_maxrate[3] = 25 * 1000 * 1000;
+	maxrate.tc_maxrate[1] = 8 * 100 * 1000;
 	mnl_attr_put(nlh, DCB_ATTR_IEEE_MAXRATE, sizeof(maxrate), &maxrate);
 
 	memset(&pfc, 0, sizeof(pfc));
@@ -204,7 +210,7 @@ static void dcb_mlx5_port(void **state)
 
 	(void)state;
 	assert_int_equal(parse_ieee_exact(buf, len, &d, err), 0);
-	assert_true(d.have_pfc && d.have_ets && d.have_buffer && d.have_dcbx);
+	assert_true(d.have_pfc && d.have_ets && d.have_maxrate && d.have_buffer && d.have_dcbx);
 	assert_int_equal(d.pfc.pfc_en, 1 << 3);
 	assert_int_equal(d.n_dscp, 64);
 	assert_int_equal(d.dscp[26], 3);
@@ -224,6 +230,10 @@ static void dcb_mlx5_port(void **state)
 	assert_int_equal(o->f[F_NETDEV_ETS_PRIO_TC].v.arr[0], 1);
 	assert_int_equal(o->f[F_NETDEV_ETS_TC_TSA].v.arr[6], IEEE_8021QAZ_TSA_STRICT);
 	assert_int_equal(o->f[F_NETDEV_ETS_TC_BW].v.arr[3], 40);
+	assert_int_equal(o->f[F_NETDEV_ETS_TC_MAXRATE].mask, 0xff);
+	assert_int_equal(o->f[F_NETDEV_ETS_TC_MAXRATE].v.arr[3], 25000000);
+	assert_int_equal(o->f[F_NETDEV_ETS_TC_MAXRATE].v.arr[1], 800000);
+	assert_int_equal(o->f[F_NETDEV_ETS_TC_MAXRATE].v.arr[0], 0); /* no limit, not absent */
 	assert_int_equal(o->f[F_NETDEV_DSCP_MAP].v.dscp[26], 3);
 	assert_int_equal(o->f[F_NETDEV_DSCP_MAP].v.dscp[48], 6);
 	assert_string_equal(o->f[F_NETDEV_TRUST].v.s, "dscp");
@@ -263,7 +273,7 @@ static void dcb_no_dscp_is_pcp_and_no_dcbx(void **state)
 	mnl_attr_nest_end(nlh, ieee);
 	assert_int_equal(parse_ieee_exact(buf, nlh->nlmsg_len, &d, err), 0);
 	assert_int_equal(d.n_dscp, 0);
-	assert_false(d.have_pfc || d.have_ets || d.have_buffer || d.have_dcbx);
+	assert_false(d.have_pfc || d.have_ets || d.have_maxrate || d.have_buffer || d.have_dcbx);
 
 	struct node_model m;
 	struct object *o;
@@ -275,6 +285,8 @@ static void dcb_no_dscp_is_pcp_and_no_dcbx(void **state)
 	assert_int_equal(o->f[F_NETDEV_PFC_ENABLED].state, ABS_UNSUPPORTED);
 	assert_int_equal(o->f[F_NETDEV_PFC_REQUESTS].state, ABS_UNSUPPORTED);
 	assert_int_equal(o->f[F_NETDEV_BUFFER_TOTAL].state, ABS_UNSUPPORTED);
+	/* a driver without ieee_getmaxrate (most of them) sends no DCB_ATTR_IEEE_MAXRATE */
+	assert_int_equal(o->f[F_NETDEV_ETS_TC_MAXRATE].state, ABS_UNSUPPORTED);
 	/* DCBX left for the GDCBX request */
 	assert_int_equal(o->f[F_NETDEV_DCBX_MODE].state, ABS_NOT_COLLECTED);
 	model_free(&m);
@@ -1329,6 +1341,13 @@ static void exposition(void **state)
 	assert_non_null(
 	    strstr(out.buf, "roce_ecn_enabled{device=\"eth2\",role=\"np\",priority=\"3\"} 1\n"));
 	assert_non_null(strstr(out.buf, "roce_cnp_dscp{device=\"eth2\"} 48\n"));
+	/* kbit/s as bytes/s: 25 Gbit/s, 800 Mbit/s, and 0 for no limit */
+	assert_non_null(
+	    strstr(out.buf, "roce_ets_tc_max_rate_bytes{device=\"eth2\",tc=\"3\"} 3125000000\n"));
+	assert_non_null(
+	    strstr(out.buf, "roce_ets_tc_max_rate_bytes{device=\"eth2\",tc=\"1\"} 100000000\n"));
+	assert_non_null(
+	    strstr(out.buf, "roce_ets_tc_max_rate_bytes{device=\"eth2\",tc=\"0\"} 0\n"));
 	assert_non_null(
 	    strstr(out.buf, "roce_dcqcn_param{device=\"eth2\",param=\"np_cnp_dscp\"} 48\n"));
 	assert_non_null(strstr(out.buf, "roce_rdma_cm_default_tos{device=\"mlx5_0\",port=\"1\""));

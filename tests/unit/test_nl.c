@@ -324,6 +324,7 @@ static const enum field_id carried[][5] = {
 	[BAD_PFC] = { F_NETDEV_PFC_ENABLED, F_NETDEV_PFC_CAP, F_NETDEV_PFC_DELAY,
 		      F_NETDEV_PFC_REQUESTS, F_NETDEV_PFC_INDICATIONS },
 	[BAD_ETS] = { F_NETDEV_ETS_PRIO_TC, F_NETDEV_ETS_TC_TSA, F_NETDEV_ETS_TC_BW },
+	[BAD_MAXRATE] = { F_NETDEV_ETS_TC_MAXRATE },
 	[BAD_APP] = { F_NETDEV_DSCP_MAP, F_NETDEV_TRUST },
 	[BAD_DCBX] = { F_NETDEV_DCBX_MODE, F_NETDEV_DCBX_HOST },
 };
@@ -345,6 +346,7 @@ static void dcb_bad_attribute_blanks_only_its_fields(void **state)
 		{ BAD_BUFFER, "DCB_ATTR_DCB_BUFFER: payload 12 bytes, want 44" },
 		{ BAD_PFC, "DCB_ATTR_IEEE_PFC: payload 12 bytes, want 136" },
 		{ BAD_ETS, "DCB_ATTR_IEEE_ETS: payload 12 bytes, want 59" },
+		{ BAD_MAXRATE, "DCB_ATTR_IEEE_MAXRATE: payload 12 bytes, want 64" },
 		{ BAD_APP, "DCB_ATTR_IEEE_APP: DSCP 99 -> priority 5 out of range" },
 		{ BAD_DCBX, "DCB_ATTR_DCBX: payload 2 bytes, want 1" },
 	};
@@ -394,6 +396,7 @@ static void dcb_bad_attribute_blanks_only_its_fields(void **state)
 		dcb_fill(o, &d, true);
 		assert_int_equal(o->f[F_NETDEV_PFC_ENABLED].v.set, 1 << 3);
 		assert_int_equal(o->f[F_NETDEV_PFC_REQUESTS].v.arr[3], 1234);
+		assert_int_equal(o->f[F_NETDEV_ETS_TC_MAXRATE].v.arr[3], 25000000);
 		assert_string_equal(o->f[F_NETDEV_TRUST].v.s, "dscp");
 		assert_int_equal(o->f[F_NETDEV_DSCP_MAP].v.dscp[26], 3);
 		assert_string_equal(o->f[F_NETDEV_DCBX_MODE].v.s, "host,ieee");
@@ -415,6 +418,7 @@ static void dcb_bad_attribute_blanks_only_its_fields(void **state)
 		dcb_fill(o, &d, true);
 		assert_int_equal(o->f[F_NETDEV_PFC_ENABLED].state, ABS_ERROR);
 		assert_int_equal(o->f[F_NETDEV_BUFFER_TOTAL].state, ABS_ERROR);
+		assert_int_equal(o->f[F_NETDEV_ETS_TC_MAXRATE].state, ABS_ERROR);
 		assert_int_equal(o->f[F_NETDEV_TRUST].state, ABS_ERROR);
 		assert_string_equal(o->f[F_NETDEV_DCBX_MODE].v.s, "host,ieee");
 		model_free(&m);

@@ -631,6 +631,35 @@ static void eval_summary_and_status(void **state)
 	model_free(&m);
 }
 
+/* A dcb fact as a rule sees it: the TC max rates, in dcbnl's kbit/s, 0 for "no limit". */
+static void eval_tc_maxrate(void **state)
+{
+	struct node_model m;
+	struct rules_engine *e;
+	struct found f;
+
+	(void)state;
+	build_model(&m);
+	e = load_ok(
+	    "profile: t\nparams: {tc: 3}\nrules:\n"
+	    "  - name: roce_tc_unlimited\n    scope: netdev\n    severity: warning\n"
+	    "    expr: ets.tc_maxrate_kbps[$tc] == 0\n"
+	    "    summary: \"TC {$tc} capped at {ets.tc_maxrate_kbps[$tc]} kbit/s\"\n" RULE(
+		"others_unlimited", "netdev", "max(ets.tc_maxrate_kbps[{0..2, 4..7}]) == 0"));
+	assert_int_equal(rules_evaluate(e, &m, 1), 0);
+	f = result(e, "roce_tc_unlimited", "eth2");
+	assert_int_equal(f.outcome, RULE_FAIL);
+	assert_string_equal(f.summary, "TC 3 capped at 25000000 kbit/s");
+	assert_int_equal(result(e, "others_unlimited", "eth2").outcome, RULE_PASS);
+	/* eth3 has no max rates (a driver without ieee_getmaxrate): unknown, never a pass */
+	assert_int_equal(result(e, "roce_tc_unlimited", "eth3").outcome, RULE_UNKNOWN);
+	field_set_prio(model_netdev(&m, "eth2"), F_NETDEV_ETS_TC_MAXRATE, 3, 0);
+	assert_int_equal(rules_evaluate(e, &m, 2), 0);
+	assert_int_equal(result(e, "roce_tc_unlimited", "eth2").outcome, RULE_PASS);
+	rules_free(e);
+	model_free(&m);
+}
+
 /* applies_to: a profile keeps off the objects it is not about, and says why */
 static void applies_to(void **state)
 {
@@ -1120,6 +1149,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(err_params),
 		cmocka_unit_test(eval_outcomes),
 		cmocka_unit_test(eval_summary_and_status),
+		cmocka_unit_test(eval_tc_maxrate),
 		cmocka_unit_test(eval_if),
 		cmocka_unit_test(applies_to),
 		cmocka_unit_test(counter_reset_and_wrap),

@@ -6,8 +6,8 @@
 # top, judged against iproute2's `dcb`:
 #  - `dcb` sets PFC (on 3, delay 4096), ETS, the APP table (DSCP 26 -> 3, 48 -> 6), buffers,
 #    maxrate and DCBX; the driver's PFC requests/indications come from its debugfs. rocewatch's
-#    snapshot fields (pfc.*, ets.*, dscp2prio, trust, dcbx.*, buffer.*) equal `dcb -j [-s] ...
-#    show`, value for value, and so do the series on /metrics;
+#    snapshot fields (pfc.*, ets.* with the TC max rates, dscp2prio, trust, dcbx.*, buffer.*)
+#    equal `dcb -j [-s] ... show`, value for value, and so do the series on /metrics;
 #  - rwnic's debugfs contract (tests/vm/rwnic/README.md): bad writes to each file get EINVAL
 #    and leave the state as it was;
 #  - a `dcb` change reaches /metrics with at most one fast poll in between (the RTNLGRP_DCB
@@ -102,15 +102,26 @@ vm_expect_eq "$got" '[[false,false,false,true,false,false,false,false],4096,[0,0
 vm_expect_eq "$(jq -c .dscp_prio "$VM_OUT/dcb-app.json")" '[[26,3],[48,6]]' "dcb app show: dscp_prio"
 vm_expect_eq "$(jq -c .tc_maxrate "$VM_OUT/dcb-maxrate.json")" '[0,0,3125000000,0,0,0,0,0]' \
 	"dcb maxrate show: tc_maxrate (bytes/s as dcb prints it)"
+# The kernel's tc_maxrate is kbit/s (mlx5e_dcbnl_ieee_getmaxrate). iproute2 before 6.18 passed
+# the rate it parsed (bytes/s) and printed the kernel's number unconverted, so with it the
+# kernel holds 3125000000 kbit/s; from 6.18 (e7d4c060, "dcb: fix tc-maxrate unit conversions")
+# it divides by 125 on set and multiplies on show. Both print 3125000000 for 25Gbit: which
+# one ran decides what the driver holds.
+[[ $(dcb -V 2>&1) =~ iproute2-([0-9]+)\.([0-9]+) ]] || vm_fail "cannot tell dcb's version: $(dcb -V 2>&1)"
+dcb_kbps=1
+((BASH_REMATCH[1] > 6 || (BASH_REMATCH[1] == 6 && BASH_REMATCH[2] >= 18))) && dcb_kbps=125
+vm_log "dcb is iproute2 ${BASH_REMATCH[1]}.${BASH_REMATCH[2]}: the kernel's kbit/s are dcb's tc_maxrate / $dcb_kbps"
 
-# jq: the dcb JSON files as $pfc, $ets, $app, $buffer, $dcbx.
+# jq: the dcb JSON files as $pfc, $ets, $maxrate, $app, $buffer, $dcbx.
 refs=(--slurpfile pfc "$VM_OUT/dcb-pfc.json" --slurpfile ets "$VM_OUT/dcb-ets.json"
+	--slurpfile maxrate "$VM_OUT/dcb-maxrate.json"
 	--slurpfile app "$VM_OUT/dcb-app.json" --slurpfile buffer "$VM_OUT/dcb-buffer.json"
 	--slurpfile dcbx "$VM_OUT/dcb-dcbx.json")
 # rocewatch field -> the value dcb shows, in rocewatch's encoding.
 expect='
 def tsa: {"strict": 0, "cbs": 1, "ets": 2, "vendor": 255}[.];
-($pfc[0]) as $p | ($ets[0]) as $e | ($app[0]) as $a | ($buffer[0]) as $b | ($dcbx[0]) as $x |
+($pfc[0]) as $p | ($ets[0]) as $e | ($maxrate[0]) as $r | ($app[0]) as $a | ($buffer[0]) as $b |
+($dcbx[0]) as $x |
 {
   "pfc.enabled": [$p.prio_pfc | to_entries[] | select(.value) | .key],
   "pfc.cap": $p.pfc_cap,
@@ -120,6 +131,7 @@ def tsa: {"strict": 0, "cbs": 1, "ets": 2, "vendor": 255}[.];
   "ets.prio_tc": $e.prio_tc,
   "ets.tc_tsa": [$e.tc_tsa[] | tsa],
   "ets.tc_bw": $e.tc_bw,
+  "ets.tc_maxrate_kbps": [$r.tc_maxrate[] / $per],
   "dscp2prio": ($a.dscp_prio | map({key: (.[0] | tostring), value: .[1]}) | from_entries),
   "trust": (if ($a.dscp_prio | length) > 0 then "dscp" else "pcp" end),
   "dcbx.mode": ([["host", "host"], ["lld_managed", "lld"], ["cee", "cee"], ["ieee", "ieee"],
@@ -131,7 +143,7 @@ def tsa: {"strict": 0, "cbs": 1, "ets": 2, "vendor": 255}[.];
 }'
 
 want=$VM_OUT/expected.json
-jq -n "${refs[@]}" "$expect" >"$want" || vm_fail "reading dcb's JSON failed (see $VM_OUT/dcb-*.json)"
+jq -n "${refs[@]}" --argjson per "$dcb_kbps" "$expect" >"$want" || vm_fail "reading dcb's JSON failed (see $VM_OUT/dcb-*.json)"
 
 snap=$VM_OUT/snapshot.json
 rw_snapshot "$snap"
@@ -139,7 +151,7 @@ diff=$(rw_jq "$snap" --slurpfile w "$want" --arg n "$if" 'netdev($n) as $o |
 	[$w[0] | to_entries[] | field($o; .key) as $got | select($got != .value) |
 	 "\(.key): rocewatch \($got | tojson) dcb \(.value | tojson)"] | join("; ")')
 [[ -z $diff ]] || vm_fail "snapshot of $if differs from dcb: $diff"
-vm_log "ok: snapshot $if pfc.{enabled,cap,delay,requests,indications}, ets.{prio_tc,tc_tsa,tc_bw}, dscp2prio, trust, dcbx.{mode,host}, buffer.{prio_buffer,size,total} = dcb"
+vm_log "ok: snapshot $if pfc.{enabled,cap,delay,requests,indications}, ets.{prio_tc,tc_tsa,tc_bw,tc_maxrate_kbps}, dscp2prio, trust, dcbx.{mode,host}, buffer.{prio_buffer,size,total} = dcb"
 
 # --- /metrics: the same values, as the exporter renders them -----------------------------------
 # Every series of the expected set must be on /metrics exactly (name, labels in rocewatch's
@@ -154,6 +166,7 @@ jq -r --arg n "$if" '"device=\"\($n)\"" as $d |
 	prio("roce_ets_priority_tc"; "priority"; .["ets.prio_tc"]),
 	prio("roce_ets_tc_tsa"; "tc"; .["ets.tc_tsa"]),
 	prio("roce_ets_tc_bandwidth_percent"; "tc"; .["ets.tc_bw"]),
+	prio("roce_ets_tc_max_rate_bytes"; "tc"; [.["ets.tc_maxrate_kbps"][] * 125]),
 	(.dscp2prio | to_entries[] | "roce_dscp_priority{\($d),dscp=\"\(.key)\"} \(.value)"),
 	"roce_qos_trust_info{\($d),trust=\"\(.trust)\"} 1",
 	"roce_dcbx_mode_info{\($d),mode=\"\(.["dcbx.mode"])\"} 1",
@@ -163,8 +176,8 @@ jq -r --arg n "$if" '"device=\"\($n)\"" as $d |
 	"roce_dcb_buffer_total_bytes{\($d)} \(.["buffer.total"])"' "$want" >"$VM_OUT/metrics-expected.txt" ||
 	vm_fail "building the expected /metrics lines failed"
 n=$(wc -l <"$VM_OUT/metrics-expected.txt")
-# 8 x 8 per-priority/TC/buffer series, 2 DSCP entries, 6 single ones
-((n == 72)) || vm_fail "$n expected /metrics lines, not 72: the reference is incomplete"
+# 9 x 8 per-priority/TC/buffer series, 2 DSCP entries, 6 single ones
+((n == 80)) || vm_fail "$n expected /metrics lines, not 80: the reference is incomplete"
 
 rw_serve_start 9481 --interval 2s --config-interval 10m
 metrics=$VM_OUT/metrics.txt
