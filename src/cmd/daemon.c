@@ -120,10 +120,6 @@ int daemon_collect(struct daemon *d, unsigned what)
 	return r;
 }
 
-struct hooks_arg {
-	struct daemon *d;
-};
-
 static void render_hooks(struct strbuf *sb, void *arg)
 {
 	struct daemon *d = arg;
