@@ -919,6 +919,7 @@ static int check_run(struct check_args *a, struct rules_engine *e, struct nccl_e
 	struct check_history hist = { 0 };
 	struct check_samples sm = { 0 };
 	struct daemon *d = calloc(1, sizeof(*d));
+	struct model_source *src;
 	char err[512] = "";
 	int rc = RULES_UNKNOWN, r;
 
@@ -926,9 +927,11 @@ static int check_run(struct check_args *a, struct rules_engine *e, struct nccl_e
 		fprintf(stderr, "rocewatch check: out of memory\n");
 		return RULES_UNKNOWN;
 	}
-	r = daemon_init(d, &a->cfg, err, sizeof(err));
-	if (!r)
+	r = model_source_open(&src, &a->cfg, err, sizeof(err));
+	if (!r) {
+		daemon_init(d, &a->cfg, src);
 		r = daemon_start(d, err, sizeof(err));
+	}
 	if (r) {
 		fprintf(stderr, "rocewatch check: %s\n", err[0] ? err : strerror(-r));
 		goto out;
@@ -949,7 +952,8 @@ static int check_run(struct check_args *a, struct rules_engine *e, struct nccl_e
 			 "--from a JSON array of snapshots to decide them)");
 	rc = check_report(a, e, d, &sm, &hist, job);
 out:
-	daemon_fini(d);
+	if (d->src) /* daemon_init() ran */
+		daemon_fini(d);
 	free(d);
 	return rc;
 }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The collection engine shared by every command: runs the collectors (or
- * asks another model source, model_source.h) into the node model, and in `serve` drives the fast
- * and slow loops.  Consumers of the model (rules, recorder, exporters) hook
- * in after each poll; they never call collectors themselves.
+ * The collection engine shared by every command: asks its model source
+ * (model_source.h: this machine's collectors or a snapshot file, it does not
+ * know which) for the node model once per poll, under the model lock, and
+ * times the polls; `serve` drives the fast and slow loops.  Consumers of the
+ * model (rules, recorder, exporters) hook in after each poll; they never
+ * call collectors or sources themselves.
  */
 #ifndef ROCEWATCH_DAEMON_H
 #define ROCEWATCH_DAEMON_H
@@ -32,13 +34,9 @@ struct daemon_hook {
 struct daemon {
 	struct rw_config *cfg;
 	struct node_model m;
-	pthread_mutex_t lock; /* the model, for HTTP render callbacks */
-	struct collector_ctx cc[RW_MAX_COLLECTORS];
-	bool c_on[RW_MAX_COLLECTORS];	       /* enabled by configuration */
-	bool c_ready[RW_MAX_COLLECTORS];       /* init() succeeded */
-	int64_t c_retry_ns[RW_MAX_COLLECTORS]; /* backoff: next attempt (monotonic) */
-	struct model_source *src;	       /* NULL: this machine's collectors */
-	bool live_time; /* serve: stamp a source's samples with the current time */
+	pthread_mutex_t lock;	  /* the model, for HTTP render callbacks */
+	struct model_source *src; /* owned: closed by daemon_fini() */
+	bool live_time;		  /* serve: a sample's time is the poll's, not the source's own */
 	struct poll_stats stats;
 	struct daemon_hook *hooks; /* daemon_reserve_hooks() */
 	int n_hooks, max_hooks;
@@ -48,12 +46,13 @@ struct daemon {
 extern volatile sig_atomic_t rw_sig_stop, rw_sig_hup, rw_sig_usr1;
 void daemon_install_signals(void);
 
-int daemon_init(struct daemon *d, struct rw_config *cfg, char *err, size_t errlen);
+/* A daemon over src (model_source_open()), which it owns from now on: daemon_fini() closes it. */
+void daemon_init(struct daemon *d, struct rw_config *cfg, struct model_source *src);
 /*
- * Start every enabled collector now.  One the user enabled by name
- * (--collector.NAME) that cannot start is an error: -errno, err says which
- * and why.  Default-enabled ones that cannot start are logged once and
- * retried by daemon_collect(), as if daemon_start() had not been called.
+ * Start the source now, before the first poll.  For this machine's
+ * collectors: one the user enabled by name (--collector.NAME) that cannot
+ * start is an error: -errno, err says which and why; default-enabled ones
+ * that cannot start are logged once and retried every 60 s.
  */
 int daemon_start(struct daemon *d, char *err, size_t errlen);
 /*
@@ -61,7 +60,12 @@ int daemon_start(struct daemon *d, char *err, size_t errlen);
  * collectors (as many as polled), N for a snapshot file of N.
  */
 size_t daemon_samples(const struct daemon *d);
-/* One pass: COLLECT_FAST and/or COLLECT_SLOW.  Runs the hooks. */
+/* running[i]: collector i of the table has started (all false for a snapshot file). */
+void daemon_running(const struct daemon *d, bool running[RW_MAX_COLLECTORS]);
+/*
+ * One pass (COLLECT_FAST and/or COLLECT_SLOW): the source's 0 or -errno.
+ * Runs the hooks, also after a failed pass.
+ */
 int daemon_collect(struct daemon *d, unsigned what);
 /*
  * Room for exactly n hooks (serve sizes it from its pipeline table), before
@@ -73,9 +77,9 @@ int daemon_add_hook(struct daemon *d, const struct daemon_hook *h);
 int daemon_render_metrics(struct daemon *d, struct prom_renderer *pr, struct strbuf *out);
 void daemon_fini(struct daemon *d);
 
-/* How many collector event fds; fills fds/idx (up to max). */
+/* How many event fds the source has (none for a snapshot file); fills fds/idx (up to max). */
 int daemon_event_fds(struct daemon *d, int *fds, int *idx, int max);
-/* Drain collector idx's notifications; true when configuration must be re-read. */
+/* Drain notification idx's events; true when configuration must be re-read. */
 bool daemon_event(struct daemon *d, int idx);
 
 #endif

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* A snapshot file as the source of the node model (model_source.h). */
+/* A snapshot file as the source of the node model, and the choice of source (model_source.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +36,19 @@ static int file_stat(struct snapshot_source *ss, bool *changed)
 	return 0;
 }
 
+/* Drop the objects of kind whose name the configuration does not want. */
+static void keep_wanted(struct node_model *m, enum obj_kind kind, const struct rw_config *cfg,
+			bool (*wanted)(const struct rw_config *cfg, const char *name))
+{
+	struct object **objs;
+	size_t n = model_objects(m, kind, &objs);
+
+	model_begin(m, kind);
+	for (size_t i = 0; i < n; i++)
+		objs[i]->seen = wanted(cfg, objs[i]->name);
+	model_sweep(m, kind);
+}
+
 static int snapshot_collect(struct model_source *src, struct node_model *m, unsigned what)
 {
 	struct snapshot_source *ss = (struct snapshot_source *)src;
@@ -65,26 +78,11 @@ static int snapshot_collect(struct model_source *src, struct node_model *m, unsi
 		rw_log_once(LOG_LVL_ERROR, "from-apply", "--from: %s", err);
 		return r;
 	}
-	/* --netdev-include/--netdev-exclude filter a snapshot as they filter the machine */
-	if (cfg->has_netdev_include || cfg->has_netdev_exclude) {
-		struct object **nds;
-		size_t n = model_objects(m, OBJ_NETDEV, &nds);
-
-		model_begin(m, OBJ_NETDEV);
-		for (size_t i = 0; i < n; i++)
-			nds[i]->seen = config_netdev_wanted(cfg, nds[i]->name);
-		model_sweep(m, OBJ_NETDEV);
-	}
-	/* --rdma-device-include/--rdma-device-exclude: likewise */
-	if (cfg->has_rdma_include || cfg->has_rdma_exclude) {
-		struct object **ps;
-		size_t n = model_objects(m, OBJ_RDMA_PORT, &ps);
-
-		model_begin(m, OBJ_RDMA_PORT);
-		for (size_t i = 0; i < n; i++)
-			ps[i]->seen = config_rdma_wanted(cfg, ps[i]->name);
-		model_sweep(m, OBJ_RDMA_PORT);
-	}
+	/* --netdev-include/--netdev-exclude and --rdma-device-*: as they filter the machine */
+	if (cfg->has_netdev_include || cfg->has_netdev_exclude)
+		keep_wanted(m, OBJ_NETDEV, cfg, config_netdev_wanted);
+	if (cfg->has_rdma_include || cfg->has_rdma_exclude)
+		keep_wanted(m, OBJ_RDMA_PORT, cfg, config_rdma_wanted);
 	if (ss->pos + 1 < snapshot_count(ss->sf))
 		ss->pos++;
 	return 0;
@@ -125,4 +123,12 @@ int snapshot_source_open(struct model_source **out, const struct rw_config *cfg,
 	file_stat(ss, &changed);
 	*out = &ss->src;
 	return 0;
+}
+
+int model_source_open(struct model_source **out, const struct rw_config *cfg, char *err,
+		      size_t errlen)
+{
+	if (cfg->from)
+		return snapshot_source_open(out, cfg, err, errlen);
+	return live_source_open(out, cfg, collectors, n_collectors, NULL, err, errlen);
 }

@@ -1,32 +1,79 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Where a poll's node model comes from when it is not this machine's
- * collectors: a source the daemon asks for each poll without knowing what
- * it is.  The one such source today is a snapshot file (--from: one snapshot
- * or a JSON array of them, followed when the file is replaced).  Commands
- * ask the daemon how many samples its source holds (daemon_samples()), never
- * what it is.
+ * Where a poll's node model comes from: a source the daemon asks once per
+ * poll without knowing what it is.  Two exist:
+ *
+ *   live_source.c    this machine's collectors (a collector table): starts
+ *                    them, retries those that cannot start every 60 s,
+ *                    backs off those whose collect() fails (2, 4, 8 ...
+ *                    polls, at most 60 s) and keeps their collector_status
+ *                    in the model; links ports to netdevs after each pass.
+ *   model_source.c   a snapshot file (--from: one snapshot or a JSON array
+ *                    of them, followed when the file is replaced), and
+ *                    model_source_open(), which picks one of the two from
+ *                    the configuration.
+ *
+ * Commands open the source the configuration names and hand it to the
+ * daemon (daemon_init()); after that they ask the daemon, never the source,
+ * and do not know which it is (daemon_samples() says how many samples it
+ * holds, daemon_running() which collectors run).
  */
 #ifndef ROCEWATCH_MODEL_SOURCE_H
 #define ROCEWATCH_MODEL_SOURCE_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
+#include "collector.h"
 #include "config.h"
 #include "model.h"
 
 struct model_source {
-	const char *name; /* "snapshot": in messages */
+	const char *name; /* "snapshot", "live": in messages */
+	/*
+	 * Optional: start now, before the first collect(): 0, or -errno with
+	 * err saying why (the source cannot be used).
+	 */
+	int (*start)(struct model_source *src, struct node_model *m, char *err, size_t errlen);
 	/* Fill m for one poll (what: COLLECT_FAST/COLLECT_SLOW): 0 or -errno (said once). */
 	int (*collect)(struct model_source *src, struct node_model *m, unsigned what);
-	/* How many samples it holds: each collect() moves to the next, the last repeats. */
+	/* Optional: how many samples it holds; each collect() moves to the next, the last repeats.
+	 */
 	size_t (*samples)(const struct model_source *src);
+	/* Optional: running[i] for each collector of the table that has started. */
+	void (*running)(const struct model_source *src, bool running[RW_MAX_COLLECTORS]);
+	/* Optional: fds that become readable on a kernel notification, up to max; idx[] for
+	 * event(). */
+	int (*event_fds)(struct model_source *src, int *fds, int *idx, int max);
+	/* Drain notification idx; true when configuration must be re-read now. */
+	bool (*event)(struct model_source *src, int idx);
+	/* Safe after a failed start(). */
 	void (*close)(struct model_source *src);
 };
+
+/*
+ * The source cfg names: --from FILE, else this machine's collectors (the
+ * table in collectors/collectors.c).  0, or -errno with err saying why.
+ */
+int model_source_open(struct model_source **out, const struct rw_config *cfg, char *err,
+		      size_t errlen);
 
 /* --from FILE as a source: 0, or -errno with err naming the file and why. */
 int snapshot_source_open(struct model_source **out, const struct rw_config *cfg, char *err,
 			 size_t errlen);
+
+/*
+ * A collector table (n entries, at most RW_MAX_COLLECTORS) as a source;
+ * cfg->collector_enable[] is indexed by position in it.  A collector the
+ * user enabled by name (collector_enable[i] > 0) that cannot start makes
+ * start() fail naming it; default-enabled ones that cannot start are logged
+ * once and retried by collect() every 60 s.  now: the monotonic clock in ns
+ * (NULL: mono_ns()), which times the retries, the backoff and each
+ * collector's duration.  0, or -errno with err saying why.
+ */
+int live_source_open(struct model_source **out, const struct rw_config *cfg,
+		     const struct collector *const *table, int n, int64_t (*now)(void), char *err,
+		     size_t errlen);
 
 #endif

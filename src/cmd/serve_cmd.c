@@ -738,14 +738,18 @@ static int pipeline_hooks(void)
 /* Everything before the loop, in the order it must happen: 0 or -errno (printed). */
 static int serve_setup(struct serve *s)
 {
+	struct model_source *src;
 	struct priv_needs pn;
+	bool running[RW_MAX_COLLECTORS];
 	char err[512] = "", caps[128];
 	int r;
 
-	r = daemon_init(&s->d, &s->cfg, err, sizeof(err));
-	s->daemon_up = true;
-	if (!r)
+	r = model_source_open(&src, &s->cfg, err, sizeof(err));
+	if (!r) {
+		daemon_init(&s->d, &s->cfg, src);
+		s->daemon_up = true;
 		r = daemon_start(&s->d, err, sizeof(err));
+	}
 	if (!r && (r = daemon_reserve_hooks(&s->d, pipeline_hooks())))
 		snprintf(err, sizeof(err), "out of memory");
 	if (r) {
@@ -768,7 +772,8 @@ static int serve_setup(struct serve *s)
 		}
 	}
 	/* Setup is done and no thread exists yet: keep what the collectors still use. */
-	priv_needs_of(&pn, &s->cfg, s->d.c_ready, s->user);
+	daemon_running(&s->d, running);
+	priv_needs_of(&pn, &s->cfg, running, s->user);
 	r = priv_drop(&pn, err, sizeof(err));
 	if (r) {
 		fprintf(stderr, "rocewatch serve: %s\n", err);

@@ -49,16 +49,20 @@ const struct cli_cmd snapshot_cli = {
 /* One collection written to a.out: the exit status. */
 static int snapshot_run(struct snapshot_args *a)
 {
-	struct daemon d;
+	struct model_source *src;
+	struct daemon d = { 0 };
 	char err[512] = "";
 	int rc = 0, r;
 
-	r = daemon_init(&d, &a->cfg, err, sizeof(err));
-	if (!r)
+	r = model_source_open(&src, &a->cfg, err, sizeof(err));
+	if (!r) {
+		daemon_init(&d, &a->cfg, src);
 		r = daemon_start(&d, err, sizeof(err));
+	}
 	if (r) {
 		fprintf(stderr, "rocewatch snapshot: %s\n", err[0] ? err : strerror(-r));
-		daemon_fini(&d);
+		if (d.src) /* daemon_init() ran */
+			daemon_fini(&d);
 		return 1;
 	}
 	daemon_collect(&d, COLLECT_SLOW | COLLECT_FAST);

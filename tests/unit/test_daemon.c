@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * The daemon driven by a fake model source: it asks the source once per
- * poll and does not know what it is; the hooks run after it, in the order
- * added, also after a failed poll; the hook array holds what was reserved
- * and says so past it; a source's samples are what daemon_samples() says.
+ * The daemon and its model sources.  A fake source: the daemon asks it once
+ * per poll and does not know what it is; the hooks run after it, in the
+ * order added, also after a failed poll; the hook array holds what was
+ * reserved and says so past it; a source's samples are what
+ * daemon_samples() says.  The live source over a fake collector table and
+ * a fake clock (no test here waits on the machine): a collector that cannot
+ * start is retried after 60 s and not before; one whose collect() fails is
+ * backed off 2, 4, 8 ... polls, at most 60 s, and collects every poll again
+ * once it succeeds; one enabled by name that cannot start fails
+ * daemon_start() with its name, before any other collector starts.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -12,10 +18,14 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "daemon.h"
+#include "util.h"
+
+#define SEC 1000000000LL
 
 static const char *snap = "good.json";
 
@@ -45,7 +55,9 @@ static size_t fake_samples(const struct model_source *src)
 
 static void fake_close(struct model_source *src)
 {
-	(void)src;
+	struct fake *f = (struct fake *)src;
+
+	f->order[f->n_order++] = 'x';
 }
 
 static void hook_a(void *arg, struct node_model *m, unsigned what)
@@ -66,22 +78,20 @@ static void hook_b(void *arg, struct node_model *m, unsigned what)
 	f->order[f->n_order++] = 'b';
 }
 
-/* A daemon whose source is f (it starts on a snapshot file, then swaps it). */
+/* A daemon over the fake source f (not a snapshot file, not the collectors). */
 static void daemon_on(struct daemon *d, struct rw_config *cfg, struct fake *f)
 {
 	char err[256] = "";
 
 	config_defaults(cfg);
-	cfg->from = snap;
-	assert_int_equal(daemon_init(d, cfg, err, sizeof(err)), 0);
-	assert_int_equal(daemon_start(d, err, sizeof(err)), 0);
-	d->src->close(d->src);
 	*f = (struct fake){ .src = { .name = "fake",
 				     .collect = fake_collect,
 				     .samples = fake_samples,
 				     .close = fake_close },
 			    .samples = 3 };
-	d->src = &f->src;
+	daemon_init(d, cfg, &f->src);
+	/* a source without start(): nothing to start */
+	assert_int_equal(daemon_start(d, err, sizeof(err)), 0);
 }
 
 static void polls_ask_the_source_then_the_hooks(void **state)
@@ -89,10 +99,18 @@ static void polls_ask_the_source_then_the_hooks(void **state)
 	struct rw_config cfg;
 	struct daemon d;
 	struct fake f;
+	bool running[RW_MAX_COLLECTORS];
+	int fds[2], idx[2];
 
 	(void)state;
 	daemon_on(&d, &cfg, &f);
 	assert_int_equal(daemon_samples(&d), 3);
+	/* a source with no collectors and no events: none running, nothing to wait on */
+	memset(running, 1, sizeof(running));
+	daemon_running(&d, running);
+	for (int i = 0; i < RW_MAX_COLLECTORS; i++)
+		assert_false(running[i]);
+	assert_int_equal(daemon_event_fds(&d, fds, idx, 2), 0);
 	assert_int_equal(daemon_reserve_hooks(&d, 2), 0);
 	assert_int_equal(
 	    daemon_add_hook(&d,
@@ -110,12 +128,11 @@ static void polls_ask_the_source_then_the_hooks(void **state)
 	assert_int_equal(daemon_collect(&d, COLLECT_FAST), -EIO);
 	assert_int_equal(daemon_collect(&d, COLLECT_FAST), 0);
 	assert_int_equal(f.polls, 3);
-	/* the source, then the hooks in the order added: also after the failed poll */
-	assert_string_equal(f.order, "sabsabsab");
 	assert_int_equal(d.stats.fast_polls, 3);
 	assert_int_equal(d.stats.slow_polls, 1);
-	d.src = NULL; /* ours, on the stack */
 	daemon_fini(&d);
+	/* the source, then the hooks in the order added, also after the failed poll; closed once */
+	assert_string_equal(f.order, "sabsabsabx");
 	config_free(&cfg);
 }
 
@@ -130,9 +147,349 @@ static void live_time_stamps_the_poll(void **state)
 	d.live_time = true; /* serve --from: the sample is now */
 	assert_int_equal(daemon_collect(&d, COLLECT_FAST), 0);
 	assert_true(d.m.time.tv_sec > 1000000000);
-	d.src = NULL;
 	daemon_fini(&d);
 	config_free(&cfg);
+}
+
+/* The configuration picks the source: --from FILE holds its file's samples, else the machine. */
+static void configuration_picks_the_source(void **state)
+{
+	struct model_source *src;
+	struct rw_config cfg;
+	struct daemon d;
+	char err[256] = "";
+
+	(void)state;
+	config_defaults(&cfg);
+	cfg.from = snap;
+	assert_int_equal(model_source_open(&src, &cfg, err, sizeof(err)), 0);
+	daemon_init(&d, &cfg, src);
+	assert_int_equal(daemon_start(&d, err, sizeof(err)), 0);
+	assert_int_equal(daemon_samples(&d), 2); /* seq-ok.json: two snapshots */
+	assert_int_equal(daemon_collect(&d, COLLECT_FAST | COLLECT_SLOW), 0);
+	daemon_fini(&d);
+
+	cfg.from = "/nonexistent/snap.json";
+	assert_int_not_equal(model_source_open(&src, &cfg, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "/nonexistent/snap.json"));
+
+	/* no --from: this machine's collectors, as many samples as polled */
+	cfg.from = NULL;
+	assert_int_equal(model_source_open(&src, &cfg, err, sizeof(err)), 0);
+	daemon_init(&d, &cfg, src);
+	assert_int_equal(daemon_samples(&d), 0);
+	daemon_fini(&d); /* never started: nothing of the collectors to undo */
+	config_free(&cfg);
+}
+
+/* The fake collector table: what each does is set by the test, what happened is counted. */
+static int64_t fake_now;
+
+static int64_t fake_clock(void)
+{
+	return fake_now;
+}
+
+struct fake_coll {
+	int init_fails;	   /* init() fails this many times, then succeeds */
+	int init_err;	   /* with this */
+	int collect_fails; /* collect() fails while > 0 (counted down); < 0: always */
+	int inits, collects, finis, events;
+	int pipe[2];
+};
+
+static struct fake_coll fc[3];
+
+static int fc_init(struct collector_ctx *cc)
+{
+	struct fake_coll *c = &fc[cc->idx];
+
+	c->inits++;
+	if (c->init_fails-- > 0) {
+		snprintf(cc->detail, sizeof(cc->detail), "no device here");
+		return c->init_err;
+	}
+	return 0;
+}
+
+static int fc_collect(struct collector_ctx *cc, struct node_model *m, unsigned what)
+{
+	struct fake_coll *c = &fc[cc->idx];
+
+	(void)m;
+	(void)what;
+	c->collects++;
+	if (c->collect_fails) {
+		if (c->collect_fails > 0)
+			c->collect_fails--;
+		return -EIO;
+	}
+	return 0;
+}
+
+static void fc_fini(struct collector_ctx *cc)
+{
+	fc[cc->idx].finis++;
+}
+
+static int fc_event_fd(struct collector_ctx *cc)
+{
+	return fc[cc->idx].pipe[0];
+}
+
+static int fc_event(struct collector_ctx *cc)
+{
+	fc[cc->idx].events++;
+	return 1;
+}
+
+static const struct collector coll_a = { .name = "alpha",
+					 .source = SRC_NONE,
+					 .default_enabled = true,
+					 .init = fc_init,
+					 .collect = fc_collect,
+					 .fini = fc_fini,
+					 .event_fd = fc_event_fd,
+					 .event = fc_event };
+static const struct collector coll_b = { .name = "beta",
+					 .source = SRC_NONE,
+					 .default_enabled = true,
+					 .init = fc_init,
+					 .collect = fc_collect,
+					 .fini = fc_fini };
+static const struct collector coll_c = { .name = "gamma",
+					 .source = SRC_NONE,
+					 .default_enabled = false,
+					 .init = fc_init,
+					 .collect = fc_collect,
+					 .fini = fc_fini };
+static const struct collector *const table[] = { &coll_a, &coll_b, &coll_c };
+
+static int setup_live(void **state)
+{
+	(void)state;
+	memset(fc, 0, sizeof(fc));
+	for (size_t i = 0; i < ARRAY_SIZE(fc); i++)
+		fc[i].pipe[0] = fc[i].pipe[1] = -1;
+	fake_now = 1000 * SEC;
+	return 0;
+}
+
+/* A daemon over the fake table; daemon_start()'s result. */
+static int live_on(struct daemon *d, struct rw_config *cfg, char *err, size_t errlen)
+{
+	struct model_source *src;
+
+	assert_int_equal(
+	    live_source_open(&src, cfg, table, (int)ARRAY_SIZE(table), fake_clock, err, errlen), 0);
+	daemon_init(d, cfg, src);
+	return daemon_start(d, err, errlen);
+}
+
+/* One poll at fake time t (seconds after the start); did collector i collect in it? */
+static bool poll_at(struct daemon *d, int64_t t, int i)
+{
+	int before = fc[i].collects;
+
+	fake_now = 1000 * SEC + t;
+	assert_int_equal(daemon_collect(d, COLLECT_FAST), 0);
+	return fc[i].collects > before;
+}
+
+static void start_is_retried_after_60s(void **state)
+{
+	struct rw_config cfg;
+	struct daemon d;
+	bool running[RW_MAX_COLLECTORS];
+	int fds[4], idx[4];
+	char err[256] = "";
+
+	(void)state;
+	config_defaults(&cfg);
+	assert_int_equal(pipe(fc[0].pipe), 0);
+	fc[0].init_fails = 2;
+	fc[0].init_err = -ENODEV;
+	/* default-enabled and cannot start: not an error, logged and retried */
+	assert_int_equal(live_on(&d, &cfg, err, sizeof(err)), 0);
+	assert_int_equal(fc[0].inits, 1);
+	assert_int_equal(fc[0].finis, 1); /* a failed init is undone */
+	assert_int_equal(fc[1].inits, 1);
+	assert_int_equal(fc[2].inits, 0); /* off by default: never started */
+	assert_string_equal(d.m.coll[0].name, "alpha");
+	assert_true(d.m.coll[0].enabled);
+	assert_false(d.m.coll[2].enabled);
+	assert_int_equal(d.m.coll[0].err, -ENODEV);
+	assert_int_equal(d.m.coll[0].failures, 1);
+	assert_string_equal(d.m.coll[0].detail, "no device here");
+	daemon_running(&d, running);
+	assert_false(running[0]);
+	assert_true(running[1]);
+	assert_false(running[2]);
+	/* no events from a collector that has not started */
+	assert_int_equal(daemon_event_fds(&d, fds, idx, 4), 0);
+
+	/* every poll of the first minute: not tried again, the others collect */
+	for (int64_t t = 0; t < 60 * SEC; t += SEC / 2) {
+		assert_false(poll_at(&d, t, 0));
+		assert_int_equal(fc[1].collects, (int)(t / (SEC / 2)) + 1);
+	}
+	assert_false(poll_at(&d, 60 * SEC - 1, 0));
+	assert_int_equal(fc[0].inits, 1);
+	/* at 60 s: tried, fails again; the next try is 60 s after that */
+	assert_false(poll_at(&d, 60 * SEC, 0));
+	assert_int_equal(fc[0].inits, 2);
+	assert_int_equal(d.m.coll[0].failures, 2);
+	assert_false(poll_at(&d, 120 * SEC - 1, 0));
+	assert_int_equal(fc[0].inits, 2);
+	/* at 120 s it starts and collects in the same poll; its failures are forgotten */
+	assert_true(poll_at(&d, 120 * SEC, 0));
+	assert_int_equal(fc[0].inits, 3);
+	assert_int_equal(d.m.coll[0].failures, 0);
+	assert_int_equal(d.m.coll[0].err, 0);
+	assert_string_equal(d.m.coll[0].detail, "");
+	assert_true(poll_at(&d, 121 * SEC, 0));
+	daemon_running(&d, running);
+	assert_true(running[0]);
+	/* started: its notifications are the daemon's to wait on */
+	assert_int_equal(daemon_event_fds(&d, fds, idx, 4), 1);
+	assert_int_equal(fds[0], fc[0].pipe[0]);
+	assert_true(daemon_event(&d, idx[0]));
+	assert_int_equal(fc[0].events, 1);
+	daemon_fini(&d);
+	assert_int_equal(fc[0].finis, 3); /* two failed starts, then the close */
+	assert_int_equal(fc[1].finis, 1);
+	assert_int_equal(fc[2].finis, 0);
+	close(fc[0].pipe[0]);
+	close(fc[0].pipe[1]);
+	config_free(&cfg);
+}
+
+static void failing_collect_backs_off(void **state)
+{
+	/* polls at which beta collects while it keeps failing: gaps 2, 4, 8, 16, 32, then 60 s */
+	static const int64_t tries[] = { 0, 2, 6, 14, 30, 62, 122, 182 };
+	struct rw_config cfg;
+	struct daemon d;
+	char err[256] = "";
+	size_t k = 0;
+
+	(void)state;
+	config_defaults(&cfg); /* --interval 1s: a poll a second */
+	fc[1].collect_fails = -1;
+	assert_int_equal(live_on(&d, &cfg, err, sizeof(err)), 0);
+	for (int64_t t = 0; t <= 182; t++) {
+		bool ran = poll_at(&d, t * SEC, 1);
+
+		if (ran) {
+			assert_true(k < ARRAY_SIZE(tries));
+			assert_int_equal(t, tries[k]);
+			k++;
+			assert_int_equal(d.m.coll[1].failures, k);
+			assert_int_equal(d.m.coll[1].err, -EIO);
+			assert_string_equal(d.m.coll[1].detail, strerror(EIO));
+		} else {
+			assert_true(k < ARRAY_SIZE(tries) && t < tries[k]);
+		}
+		/* alpha, which works, collects every poll meanwhile */
+		assert_int_equal(fc[0].collects, (int)t + 1);
+	}
+	assert_int_equal(k, ARRAY_SIZE(tries));
+	/* it works again: collected at its next try, then every poll */
+	fc[1].collect_fails = 0;
+	for (int64_t t = 183; t < 242; t++)
+		assert_false(poll_at(&d, t * SEC, 1));
+	assert_true(poll_at(&d, 242 * SEC, 1));
+	assert_int_equal(d.m.coll[1].failures, 0);
+	assert_int_equal(d.m.coll[1].err, 0);
+	assert_string_equal(d.m.coll[1].detail, "");
+	for (int64_t t = 243; t < 250; t++)
+		assert_true(poll_at(&d, t * SEC, 1));
+	/* a new failure starts the backoff from 2 polls again */
+	fc[1].collect_fails = 1;
+	assert_true(poll_at(&d, 250 * SEC, 1));
+	assert_false(poll_at(&d, 251 * SEC, 1));
+	assert_true(poll_at(&d, 252 * SEC, 1));
+	assert_true(poll_at(&d, 253 * SEC, 1));
+	daemon_fini(&d);
+	config_free(&cfg);
+}
+
+/* The backoff is counted in intervals: at --interval 5s, 10, 20, 40 s, then 60 s. */
+static void backoff_follows_the_interval(void **state)
+{
+	static const int64_t tries[] = { 0, 10, 30, 70, 130, 190 };
+	struct rw_config cfg;
+	struct daemon d;
+	char err[256] = "";
+	size_t k = 0;
+
+	(void)state;
+	config_defaults(&cfg);
+	cfg.interval_ns = 5 * SEC;
+	fc[1].collect_fails = -1;
+	assert_int_equal(live_on(&d, &cfg, err, sizeof(err)), 0);
+	for (int64_t t = 0; t <= 190; t += 5)
+		if (poll_at(&d, t * SEC, 1)) {
+			assert_true(k < ARRAY_SIZE(tries));
+			assert_int_equal(t, tries[k++]);
+		}
+	assert_int_equal(k, ARRAY_SIZE(tries));
+	daemon_fini(&d);
+	config_free(&cfg);
+}
+
+static void named_collector_that_cannot_start_fails_start(void **state)
+{
+	struct rw_config cfg;
+	struct daemon d;
+	char err[256] = "";
+
+	(void)state;
+	config_defaults(&cfg);
+	cfg.collector_enable[2] = 1; /* --collector.gamma */
+	fc[2].init_fails = 1000;
+	fc[2].init_err = -EACCES;
+	assert_int_equal(live_on(&d, &cfg, err, sizeof(err)), -EACCES);
+	assert_string_equal(err, "gamma: cannot start: no device here");
+	/* said before anything else started */
+	assert_int_equal(fc[0].inits, 0);
+	assert_int_equal(fc[1].inits, 0);
+	daemon_fini(&d);
+	assert_int_equal(fc[2].finis, 1); /* its failed init, undone once */
+
+	/* the same collector only on by default: logged, not an error */
+	cfg.collector_enable[2] = -1;
+	memset(fc, 0, sizeof(fc));
+	fc[0].init_fails = 1000;
+	fc[0].init_err = -EACCES;
+	assert_int_equal(live_on(&d, &cfg, err, sizeof(err)), 0);
+	assert_int_equal(fc[1].inits, 1);
+	daemon_fini(&d);
+
+	/* --no-collector.beta: never started, never collected */
+	memset(fc, 0, sizeof(fc));
+	cfg.collector_enable[1] = 0;
+	assert_int_equal(live_on(&d, &cfg, err, sizeof(err)), 0);
+	assert_false(poll_at(&d, 0, 1));
+	assert_int_equal(fc[1].inits, 0);
+	assert_false(d.m.coll[1].enabled);
+	daemon_fini(&d);
+	config_free(&cfg);
+}
+
+static void live_source_refuses_a_table_too_long(void **state)
+{
+	struct model_source *src = NULL;
+	struct rw_config cfg;
+	char err[256] = "";
+
+	(void)state;
+	config_defaults(&cfg);
+	assert_int_equal(
+	    live_source_open(&src, &cfg, table, RW_MAX_COLLECTORS + 1, NULL, err, sizeof(err)),
+	    -EINVAL);
+	assert_null(src);
+	assert_non_null(strstr(err, "at most"));
 }
 
 int main(int argc, char **argv)
@@ -140,6 +497,12 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(polls_ask_the_source_then_the_hooks),
 		cmocka_unit_test(live_time_stamps_the_poll),
+		cmocka_unit_test(configuration_picks_the_source),
+		cmocka_unit_test_setup(start_is_retried_after_60s, setup_live),
+		cmocka_unit_test_setup(failing_collect_backs_off, setup_live),
+		cmocka_unit_test_setup(backoff_follows_the_interval, setup_live),
+		cmocka_unit_test_setup(named_collector_that_cannot_start_fails_start, setup_live),
+		cmocka_unit_test(live_source_refuses_a_table_too_long),
 	};
 
 	if (argc > 1)
