@@ -223,31 +223,22 @@ struct loader {
 	yaml_document_t doc;
 };
 
-static void lerr(struct loader *ld, const yaml_node_t *n, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* A diagnostic at n's line and column (none without n); lerr() and lwarn() say which. */
+static void ldiag(struct loader *ld, const yaml_node_t *n, bool warn, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
-static void lerr(struct loader *ld, const yaml_node_t *n, const char *fmt, ...)
+static void ldiag(struct loader *ld, const yaml_node_t *n, bool warn, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
 	vdiag(ld->dg, ld->file, n ? (int)n->start_mark.line + 1 : 0,
-	      n ? (int)n->start_mark.column + 1 : 0, false, fmt, ap);
+	      n ? (int)n->start_mark.column + 1 : 0, warn, fmt, ap);
 	va_end(ap);
 }
 
-static void lwarn(struct loader *ld, const yaml_node_t *n, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void lwarn(struct loader *ld, const yaml_node_t *n, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vdiag(ld->dg, ld->file, n ? (int)n->start_mark.line + 1 : 0,
-	      n ? (int)n->start_mark.column + 1 : 0, true, fmt, ap);
-	va_end(ap);
-}
+#define lerr(ld, n, ...)  ldiag(ld, n, false, __VA_ARGS__)
+#define lwarn(ld, n, ...) ldiag(ld, n, true, __VA_ARGS__)
 
 static int index_lines(struct loader *ld)
 {
@@ -600,6 +591,44 @@ static int load_params(struct loader *ld, const yaml_node_t *map, struct rprofil
 	return bad;
 }
 
+/*
+ * Sort a mapping's values into v[] by the key table names[]; kn[] keeps each key's node so a
+ * duplicate can name the line of the first. Unknown and duplicate keys are reported and
+ * skipped, so one run reports them all: returns -EINVAL if there was any, else 0.
+ * what is "" or "rule " (the error's noun); help lists the keys for the error.
+ */
+static int split_mapping(struct loader *ld, const yaml_node_t *map, const char *const *names,
+			 int n, const char *what, const char *help, const yaml_node_t **v,
+			 const yaml_node_t **kn)
+{
+	int bad = 0;
+
+	for (yaml_node_pair_t *pair = map->data.mapping.pairs.start;
+	     pair < map->data.mapping.pairs.top; pair++) {
+		yaml_node_t *k = ynode(ld, pair->key);
+		const char *key = scalar(k);
+		int i;
+
+		for (i = 0; key && i < n; i++)
+			if (!strcmp(key, names[i]))
+				break;
+		if (!key || i == n) {
+			lerr(ld, k, "unknown %skey '%s' (keys: %s)", what, key ? key : "?", help);
+			bad = -EINVAL;
+			continue;
+		}
+		if (v[i]) {
+			lerr(ld, k, "duplicate key '%s' (first at line %d)", key,
+			     (int)kn[i]->start_mark.line + 1);
+			bad = -EINVAL;
+			continue;
+		}
+		v[i] = ynode(ld, pair->value);
+		kn[i] = k;
+	}
+	return bad;
+}
+
 /* ---- rules ---- */
 
 static const char *const rule_keys[] = { "name",    "scope", "when", "expr", "severity", "for",
@@ -796,32 +825,10 @@ static int load_rule(struct loader *ld, const yaml_node_t *map, struct rprofile 
 		lerr(ld, map, "each rule is a mapping with name, scope, expr and severity");
 		return -EINVAL;
 	}
-	for (yaml_node_pair_t *pair = map->data.mapping.pairs.start;
-	     pair < map->data.mapping.pairs.top; pair++) {
-		yaml_node_t *k = ynode(ld, pair->key);
-		const char *key = scalar(k);
-		int i;
-
-		for (i = 0; key && i < RK__N; i++)
-			if (!strcmp(key, rule_keys[i]))
-				break;
-		if (!key || i == RK__N) {
-			lerr(ld, k,
-			     "unknown rule key '%s' (keys: name, scope, when, expr, severity, for, "
-			     "summary, doc, class, action; fleet rules also each, by)",
-			     key ? key : "?");
-			bad = -EINVAL;
-			continue;
-		}
-		if (kv[i]) {
-			lerr(ld, k, "duplicate key '%s' (first at line %d)", key,
-			     (int)kn[i]->start_mark.line + 1);
-			bad = -EINVAL;
-			continue;
-		}
-		kv[i] = ynode(ld, pair->value);
-		kn[i] = k;
-	}
+	bad = split_mapping(ld, map, rule_keys, RK__N, "rule ",
+			    "name, scope, when, expr, severity, for, summary, doc, class, action; "
+			    "fleet rules also each, by",
+			    kv, kn);
 	if (!kv[RK_NAME]) {
 		lerr(ld, map, "rule has no name");
 		return -EINVAL;
@@ -1094,8 +1101,8 @@ enum {
 
 static int load_document(struct loader *ld)
 {
-	yaml_node_t *root = yaml_document_get_root_node(&ld->doc), *v[TK__N] = { 0 },
-		    *kn[TK__N] = { 0 };
+	const yaml_node_t *root = yaml_document_get_root_node(&ld->doc), *v[TK__N] = { 0 },
+			  *kn[TK__N] = { 0 };
 	struct rules_engine *e = ld->e;
 	struct rprofile pf = { 0 };
 	size_t pidx = e->n_profiles;
@@ -1113,32 +1120,8 @@ static int load_document(struct loader *ld)
 		    "a profile is a mapping with profile, description, params, requires and rules");
 		return -EINVAL;
 	}
-	for (yaml_node_pair_t *pair = root->data.mapping.pairs.start;
-	     pair < root->data.mapping.pairs.top; pair++) {
-		yaml_node_t *k = ynode(ld, pair->key);
-		const char *key = scalar(k);
-		int i;
-
-		for (i = 0; key && i < TK__N; i++)
-			if (!strcmp(key, top_keys[i]))
-				break;
-		if (!key || i == TK__N) {
-			lerr(ld, k,
-			     "unknown key '%s' (keys: profile, description, params, requires, "
-			     "applies_to, rules)",
-			     key ? key : "?");
-			bad = -EINVAL;
-			continue;
-		}
-		if (v[i]) {
-			lerr(ld, k, "duplicate key '%s' (first at line %d)", key,
-			     (int)kn[i]->start_mark.line + 1);
-			bad = -EINVAL;
-			continue;
-		}
-		v[i] = ynode(ld, pair->value);
-		kn[i] = k;
-	}
+	bad = split_mapping(ld, root, top_keys, TK__N, "",
+			    "profile, description, params, requires, applies_to, rules", v, kn);
 	if (!v[TK_PROFILE]) {
 		lerr(ld, root, "missing 'profile: NAME'");
 		return -EINVAL;
