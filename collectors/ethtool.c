@@ -285,8 +285,7 @@ static int ethtool_collect(struct collector_ctx *cc, struct node_model *m, unsig
 			if (!p->family_tried)
 				ethtool_resolve_family(p);
 			ethtool_collect_fec(p, o, d);
-			ethtool_ber_update(
-			    &d->ber, o, (int64_t)m->mono.tv_sec * 1000000000LL + m->mono.tv_nsec);
+			ethtool_ber_update(&d->ber, o, ts_ns(&m->mono));
 		}
 	}
 	return 0;

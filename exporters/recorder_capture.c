@@ -340,16 +340,10 @@ void *recorder_capture_main(void *arg)
 			}
 		}
 		if (!j) {
-			struct timespec ts;
+			struct timespec ts = ns_ts(real_ns() + 200 * 1000000LL);
 
 			if (r->stop_capture)
 				break;
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += 200 * 1000000L;
-			if (ts.tv_nsec >= 1000000000L) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000L;
-			}
 			pthread_cond_timedwait(&r->cv_capture, &r->mu, &ts);
 			continue;
 		}

@@ -595,7 +595,7 @@ static int evaluate(struct rules_engine *e, struct daemon *d, struct nccl_env *j
 
 static void sleep_ns(int64_t ns)
 {
-	struct timespec ts = { ns / 1000000000LL, ns % 1000000000LL };
+	struct timespec ts = ns_ts(ns);
 
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
