@@ -402,6 +402,28 @@ static bool valid_name(const char *s, bool allow_dash)
 	return true;
 }
 
+/*
+ * The name a rule (name:) or a profile (profile:) must have, present and as
+ * valid_name() takes it for its kind: NULL after saying why.
+ */
+static const char *want_name(struct loader *ld, const yaml_node_t *map, const yaml_node_t *v,
+			     bool profile)
+{
+	const char *s;
+
+	if (!v) {
+		lerr(ld, map, profile ? "missing 'profile: NAME'" : "rule has no name");
+		return NULL;
+	}
+	s = want_scalar(ld, v, profile ? "profile" : "name");
+	if (s && !valid_name(s, profile)) {
+		lerr(ld, v, "%s name '%s': use lower-case letters, %s", profile ? "profile" : "rule",
+		     s, profile ? "digits, '-', '_' and '.'" : "digits and _ (start with a letter)");
+		return NULL;
+	}
+	return s;
+}
+
 /* ---- parameters ---- */
 
 static void param_text(struct loader *ld, struct rparam *pm)
@@ -829,19 +851,9 @@ static int load_rule(struct loader *ld, const yaml_node_t *map, struct rprofile 
 			    "name, scope, when, expr, severity, for, summary, doc, class, action; "
 			    "fleet rules also each, by",
 			    kv, kn);
-	if (!kv[RK_NAME]) {
-		lerr(ld, map, "rule has no name");
-		return -EINVAL;
-	}
-	name = want_scalar(ld, kv[RK_NAME], "name");
+	name = want_name(ld, map, kv[RK_NAME], false);
 	if (!name)
 		return -EINVAL;
-	if (!valid_name(name, false)) {
-		lerr(ld, kv[RK_NAME],
-		     "rule name '%s': use lower-case letters, digits and _ (start with a letter)",
-		     name);
-		return -EINVAL;
-	}
 	for (size_t i = pf->info.n_rules ? e->n_rules - pf->info.n_rules : e->n_rules;
 	     i < e->n_rules; i++)
 		if (!strcmp(e->rules[i].info.name, name)) {
@@ -1122,18 +1134,9 @@ static int load_document(struct loader *ld)
 	}
 	bad = split_mapping(ld, root, top_keys, TK__N, "",
 			    "profile, description, params, requires, applies_to, rules", v, kn);
-	if (!v[TK_PROFILE]) {
-		lerr(ld, root, "missing 'profile: NAME'");
-		return -EINVAL;
-	}
-	s = want_scalar(ld, v[TK_PROFILE], "profile");
+	s = want_name(ld, root, v[TK_PROFILE], true);
 	if (!s)
 		return -EINVAL;
-	if (!valid_name(s, true)) {
-		lerr(ld, v[TK_PROFILE],
-		     "profile name '%s': use lower-case letters, digits, '-', '_' and '.'", s);
-		return -EINVAL;
-	}
 	for (size_t i = 0; i < e->n_profiles; i++)
 		if (!strcmp(e->profiles[i].info.name, s)) {
 			lerr(ld, v[TK_PROFILE], "profile '%s' is already loaded from %s", s,
