@@ -1285,52 +1285,57 @@ static int finish(struct rules_engine *e, const struct rules_spec *spec, const b
 	return dg->n_errors ? -EINVAL : 0;
 }
 
+/* A loader into a new engine: 0, or -ENOMEM. */
+static int loader_start(struct loader *ld, const struct rules_spec *spec, struct rules_diags *dg)
+{
+	*ld = (struct loader){ .e = engine_new(), .dg = dg, .spec = spec };
+	if (!ld->e || !(ld->param_used = calloc(spec->n_params + 1, sizeof(bool))) ||
+	    !(ld->param_blamed = calloc(spec->n_params + 1, sizeof(bool)))) {
+		free(ld->param_used);
+		free(ld->e);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* After loading (r: -ENOMEM, or whatever was said is in dg): *out is the engine, or r. */
+static int loader_end(struct loader *ld, int r, struct rules_engine **out)
+{
+	if (r != -ENOMEM)
+		r = finish(ld->e, ld->spec, ld->param_used, ld->dg);
+	free(ld->param_used);
+	free(ld->param_blamed);
+	if (r) {
+		rules_free(ld->e);
+		return r;
+	}
+	*out = ld->e;
+	return 0;
+}
+
 int rules_load_buffer(const char *name, const char *text, size_t len, const struct rules_spec *spec,
 		      struct rules_engine **out, struct rules_diags *diags)
 {
-	struct rules_engine *e = engine_new();
-	struct loader ld = { .e = e, .dg = diags, .spec = spec };
 	static const struct rules_spec none;
-	int r;
+	struct loader ld;
 
 	*out = NULL;
-	if (!spec)
-		ld.spec = &none;
-	if (!e || !(ld.param_used = calloc(ld.spec->n_params + 1, sizeof(bool))) ||
-	    !(ld.param_blamed = calloc(ld.spec->n_params + 1, sizeof(bool)))) {
-		free(ld.param_used);
-		free(e);
+	if (loader_start(&ld, spec ? spec : &none, diags))
 		return -ENOMEM;
-	}
-	r = load_text(&ld, name, text, len);
-	if (r != -ENOMEM)
-		r = finish(e, ld.spec, ld.param_used, diags);
-	free(ld.param_used);
-	free(ld.param_blamed);
-	if (r) {
-		rules_free(e);
-		return r;
-	}
-	*out = e;
-	return 0;
+	return loader_end(&ld, load_text(&ld, name, text, len), out);
 }
 
 int rules_load(const struct rules_spec *spec, struct rules_engine **out, struct rules_diags *diags)
 {
 	static const char *const def[] = { RULES_DEFAULT_PROFILE };
-	struct rules_engine *e = engine_new();
-	struct loader ld = { .e = e, .dg = diags, .spec = spec };
+	struct loader ld;
 	const char *const *names = spec->n_profiles ? (const char *const *)spec->profiles : def;
 	size_t n = spec->n_profiles ? spec->n_profiles : 1;
 	int r = 0;
 
 	*out = NULL;
-	if (!e || !(ld.param_used = calloc(spec->n_params + 1, sizeof(bool))) ||
-	    !(ld.param_blamed = calloc(spec->n_params + 1, sizeof(bool)))) {
-		free(ld.param_used);
-		free(e);
+	if (loader_start(&ld, spec, diags))
 		return -ENOMEM;
-	}
 	for (size_t i = 0; i < n; i++) {
 		char path[4096], searched[1024], builtins[256] = "";
 		const struct rules_builtin *b = NULL;
@@ -1380,14 +1385,5 @@ int rules_load(const struct rules_spec *spec, struct rules_engine **out, struct 
 			break;
 		}
 	}
-	if (!r)
-		r = finish(e, spec, ld.param_used, diags);
-	free(ld.param_used);
-	free(ld.param_blamed);
-	if (r) {
-		rules_free(e);
-		return r;
-	}
-	*out = e;
-	return 0;
+	return loader_end(&ld, r, out);
 }
