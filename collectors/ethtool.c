@@ -51,6 +51,19 @@ int ethtool_call(struct ethtool_priv *p, const char *ifname, void *cmd)
 	return p->ioctl(p->ioctl_arg, ifname, cmd);
 }
 
+int ethtool_get(struct ethtool_priv *p, const char *ifname, void *cmd, size_t len, uint32_t id,
+		const char *what)
+{
+	int r;
+
+	memset(cmd, 0, len);
+	memcpy(cmd, &id, sizeof(id));
+	r = ethtool_call(p, ifname, cmd);
+	if (r)
+		ethtool_note_err(ifname, what, r, NULL);
+	return r;
+}
+
 void ethtool_set_ioctl(struct collector_ctx *cc, ethtool_ioctl_fn fn, void *arg)
 {
 	struct ethtool_priv *p = cc->priv;
@@ -101,11 +114,7 @@ static int collect_drvinfo(struct ethtool_priv *p, struct object *o)
 	struct ethtool_drvinfo di;
 	int r;
 
-	memset(&di, 0, sizeof(di));
-	di.cmd = ETHTOOL_GDRVINFO;
-	r = ethtool_call(p, o->name, &di);
-	if (r)
-		ethtool_note_err(o->name, "GDRVINFO", r, NULL);
+	r = ethtool_get(p, o->name, &di, sizeof(di), ETHTOOL_GDRVINFO, "GDRVINFO");
 	set_str_or_absent(o, F_NETDEV_DRIVER, di.driver, sizeof(di.driver), r);
 	set_str_or_absent(o, F_NETDEV_FIRMWARE, di.fw_version, sizeof(di.fw_version), r);
 	set_str_or_absent(o, F_NETDEV_BUS, di.bus_info, sizeof(di.bus_info), r);
@@ -276,8 +285,7 @@ static int ethtool_collect(struct collector_ctx *cc, struct node_model *m, unsig
 			if (!p->family_tried)
 				ethtool_resolve_family(p);
 			ethtool_collect_fec(p, o, d);
-			ethtool_ber_update(
-			    &d->ber, o, (int64_t)m->mono.tv_sec * 1000000000LL + m->mono.tv_nsec);
+			ethtool_ber_update(&d->ber, o, ts_ns(&m->mono));
 		}
 	}
 	return 0;

@@ -219,11 +219,7 @@ static void collect_pause_ioctl(struct ethtool_priv *p, struct object *o)
 	struct ethtool_pause ps = { .have_autoneg = true, .have_rx = true, .have_tx = true };
 	int r;
 
-	memset(&pp, 0, sizeof(pp));
-	pp.cmd = ETHTOOL_GPAUSEPARAM;
-	r = ethtool_call(p, o->name, &pp);
-	if (r)
-		ethtool_note_err(o->name, "GPAUSEPARAM", r, NULL);
+	r = ethtool_get(p, o->name, &pp, sizeof(pp), ETHTOOL_GPAUSEPARAM, "GPAUSEPARAM");
 	/* the ioctl has no frame counters: those stay unsupported */
 	ps.autoneg = pp.autoneg;
 	ps.rx = pp.rx_pause;

@@ -91,6 +91,12 @@ struct ethtool_dev {
 };
 
 int ethtool_call(struct ethtool_priv *p, const char *ifname, void *cmd);
+/*
+ * A get whose struct starts with its command word, as ethtool's fixed-size ones do:
+ * zeroed, cmd set to id, asked, and a failure noted under what ("GDRVINFO").
+ */
+int ethtool_get(struct ethtool_priv *p, const char *ifname, void *cmd, size_t len, uint32_t id,
+		const char *what);
 /* "Not here" causes are quiet; anything else is said once per device and cause. */
 void ethtool_note_err(const char *dev, const char *what, int err, const char *detail);
 

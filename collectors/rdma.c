@@ -374,7 +374,7 @@ static void judge_reads(struct object *o, struct port_priv *pp, int64_t now)
 
 static void collect_fast(struct collector_ctx *cc, struct rdma_priv *rp, struct node_model *m)
 {
-	int64_t now = (int64_t)m->mono.tv_sec * 1000000000LL + m->mono.tv_nsec;
+	int64_t now = ts_ns(&m->mono);
 
 	struct object **ports;
 	size_t n = model_objects(m, OBJ_RDMA_PORT, &ports);

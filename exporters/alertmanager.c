@@ -261,11 +261,8 @@ static void *sender(void *arg)
 			continue;
 		}
 		if (b->next_try_ns > now) {
-			struct timespec ts;
-			int64_t wake = real_ns() + (b->next_try_ns - now);
+			struct timespec ts = ns_ts(real_ns() + (b->next_try_ns - now));
 
-			ts.tv_sec = wake / 1000000000LL;
-			ts.tv_nsec = wake % 1000000000LL;
 			pthread_cond_timedwait(&d->cond, &p->lock, &ts);
 			continue;
 		}

@@ -42,6 +42,59 @@ static int cap_exec(sqlite3 *db, const char *sql, const int64_t *args, int nargs
 	return -EIO;
 }
 
+/* Statements run in order, each binding the first nargs of the caller's numbers as ?1..?n. */
+struct cap_step {
+	const char *sql;
+	int nargs;
+};
+
+static int cap_steps(sqlite3 *db, const struct cap_step *steps, size_t n, const int64_t *args,
+		     char *err, size_t errlen)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = cap_exec(db, steps[i].sql, args, steps[i].nargs, err, errlen);
+	return rc;
+}
+
+/*
+ * The state at the window's start, as a keyframe at its first poll (?1), from
+ * the keyframe at or before it (?2), then every row up to the window's end (?3).
+ * max() makes SQLite take the bare columns from the row holding the maximum
+ * (https://www.sqlite.org/lang_select.html#bareagg): the last value of each
+ * series at the first poll.
+ */
+static const struct cap_step cap_from_first_poll[] = {
+	{ "INSERT INTO cap.samples SELECT ?1, series_id, value FROM"
+	  " (SELECT series_id, value, max(t_ms) FROM main.samples"
+	  "  WHERE t_ms >= ?2 AND t_ms <= ?1 GROUP BY series_id)"
+	  " WHERE value IS NOT NULL",
+	  2 },
+	{ "INSERT INTO cap.config SELECT ?1, series_id, value, absent FROM"
+	  " (SELECT series_id, value, absent, max(t_ms) FROM main.config"
+	  "  WHERE t_ms >= ?2 AND t_ms <= ?1 GROUP BY series_id)"
+	  " WHERE value IS NOT NULL OR absent <> '" ABS_GONE_NAME "'",
+	  2 },
+	{ "INSERT INTO cap.samples SELECT * FROM main.samples WHERE t_ms > ?1 AND t_ms <= ?3", 3 },
+	{ "INSERT INTO cap.config SELECT * FROM main.config WHERE t_ms > ?1 AND t_ms <= ?3", 3 },
+	{ "INSERT INTO cap.polls SELECT * FROM main.polls WHERE t_ms >= ?1 AND t_ms <= ?3", 3 },
+	{ "UPDATE cap.polls SET keyframe = 1, dropped = 0,"
+	  " n_samples = (SELECT count(*) FROM cap.samples WHERE t_ms = ?1),"
+	  " n_config = (SELECT count(*) FROM cap.config WHERE t_ms = ?1)"
+	  " WHERE t_ms = ?1",
+	  1 },
+};
+
+/* What every capture holds whatever its window: the series, their runs, the events in [?1, ?2]. */
+static const struct cap_step cap_always[] = {
+	{ "INSERT INTO cap.series SELECT * FROM main.series", 0 },
+	{ "INSERT INTO cap.runs SELECT * FROM main.runs WHERE run IN"
+	  " (SELECT DISTINCT run FROM cap.polls)",
+	  0 },
+	{ "INSERT INTO cap.events SELECT * FROM main.events WHERE t_ms >= ?1 AND t_ms <= ?2", 2 },
+};
+
 static int cap_meta(sqlite3 *db, const char *key, const char *val)
 {
 	sqlite3_stmt *st;
@@ -134,56 +187,13 @@ static int write_capture(struct recorder *r, struct capture_job *j, char *err, s
 		a[0] = p0;
 		a[1] = kf;
 		a[2] = j->end_ms;
-		/*
-		 * max() makes SQLite take the bare columns from the row holding the
-		 * maximum (https://www.sqlite.org/lang_select.html#bareagg): the
-		 * last value of each series at p0.
-		 */
-		if ((rc = cap_exec(db,
-				   "INSERT INTO cap.samples SELECT ?1, series_id, value FROM"
-				   " (SELECT series_id, value, max(t_ms) FROM main.samples"
-				   "  WHERE t_ms >= ?2 AND t_ms <= ?1 GROUP BY series_id)"
-				   " WHERE value IS NOT NULL",
-				   a, 2, err, errlen)) ||
-		    (rc = cap_exec(db,
-				   "INSERT INTO cap.config SELECT ?1, series_id, value, absent FROM"
-				   " (SELECT series_id, value, absent, max(t_ms) FROM main.config"
-				   "  WHERE t_ms >= ?2 AND t_ms <= ?1 GROUP BY series_id)"
-				   " WHERE value IS NOT NULL OR absent <> '" ABS_GONE_NAME "'",
-				   a, 2, err, errlen)) ||
-		    (rc = cap_exec(db,
-				   "INSERT INTO cap.samples SELECT * FROM main.samples"
-				   " WHERE t_ms > ?1 AND t_ms <= ?3",
-				   a, 3, err, errlen)) ||
-		    (rc = cap_exec(db,
-				   "INSERT INTO cap.config SELECT * FROM main.config"
-				   " WHERE t_ms > ?1 AND t_ms <= ?3",
-				   a, 3, err, errlen)) ||
-		    (rc = cap_exec(db,
-				   "INSERT INTO cap.polls SELECT * FROM main.polls"
-				   " WHERE t_ms >= ?1 AND t_ms <= ?3",
-				   a, 3, err, errlen)) ||
-		    (rc =
-			 cap_exec(db,
-				  "UPDATE cap.polls SET keyframe = 1, dropped = 0,"
-				  " n_samples = (SELECT count(*) FROM cap.samples WHERE t_ms = ?1),"
-				  " n_config = (SELECT count(*) FROM cap.config WHERE t_ms = ?1)"
-				  " WHERE t_ms = ?1",
-				  a, 1, err, errlen)))
+		if ((rc = cap_steps(db, cap_from_first_poll, ARRAY_SIZE(cap_from_first_poll), a,
+				    err, errlen)))
 			goto close_db;
 	}
 	a[0] = j->start_ms;
 	a[1] = j->end_ms;
-	if ((rc = cap_exec(db, "INSERT INTO cap.series SELECT * FROM main.series", NULL, 0, err,
-			   errlen)) ||
-	    (rc = cap_exec(db,
-			   "INSERT INTO cap.runs SELECT * FROM main.runs WHERE run IN"
-			   " (SELECT DISTINCT run FROM cap.polls)",
-			   NULL, 0, err, errlen)) ||
-	    (rc = cap_exec(db,
-			   "INSERT INTO cap.events SELECT * FROM main.events"
-			   " WHERE t_ms >= ?1 AND t_ms <= ?2",
-			   a, 2, err, errlen)))
+	if ((rc = cap_steps(db, cap_always, ARRAY_SIZE(cap_always), a, err, errlen)))
 		goto close_db;
 	pthread_mutex_lock(&r->mu);
 	rc = cap_meta(db, "host", r->host);
@@ -330,16 +340,10 @@ void *recorder_capture_main(void *arg)
 			}
 		}
 		if (!j) {
-			struct timespec ts;
+			struct timespec ts = ns_ts(real_ns() + 200 * 1000000LL);
 
 			if (r->stop_capture)
 				break;
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += 200 * 1000000L;
-			if (ts.tv_nsec >= 1000000000L) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000L;
-			}
 			pthread_cond_timedwait(&r->cv_capture, &r->mu, &ts);
 			continue;
 		}

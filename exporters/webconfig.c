@@ -307,27 +307,50 @@ static int walk_map(struct wparse *p, const yaml_node_t *map, const char *prefix
 	return 0;
 }
 
-/* A list of names from table[] (stride bytes apart, the name first): indexes into out[]. */
-static int get_name_list(struct wparse *p, const yaml_node_t *n, const char *key, const void *table,
-			 size_t n_table, size_t stride, const char *what, int *out, size_t *n_out)
+/* The entries of the list at key, none when it is null: 0, or -EINVAL after saying why. */
+static int list_items(struct wparse *p, const yaml_node_t *n, const char *key,
+		      const yaml_node_item_t **it, const yaml_node_item_t **end)
 {
-	*n_out = 0;
+	*it = *end = NULL;
 	if (is_null(n))
 		return 0;
 	if (want_kind(p, n, key, YAML_SEQUENCE_NODE))
 		return -EINVAL;
-	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
-	     it++) {
-		yaml_node_t *e = node(p, *it);
+	*it = n->data.sequence.items.start;
+	*end = n->data.sequence.items.top;
+	return 0;
+}
+
+/* Entry number i of a list, a value within the bound on every list; NULL after saying why. */
+static const yaml_node_t *list_entry(struct wparse *p, int id, const char *key, size_t i)
+{
+	const yaml_node_t *e = node(p, id);
+
+	if (!e || want_kind(p, e, key, YAML_SCALAR_NODE))
+		return NULL;
+	if (i >= WEB_MAX_LIST) {
+		werr(p, e, key, "more than %d entries", WEB_MAX_LIST);
+		return NULL;
+	}
+	return e;
+}
+
+/* A list of names from table[] (stride bytes apart, the name first): indexes into out[]. */
+static int get_name_list(struct wparse *p, const yaml_node_t *n, const char *key, const void *table,
+			 size_t n_table, size_t stride, const char *what, int *out, size_t *n_out)
+{
+	const yaml_node_item_t *it, *end;
+
+	*n_out = 0;
+	if (list_items(p, n, key, &it, &end))
+		return -EINVAL;
+	for (; it < end; it++) {
+		const yaml_node_t *e = list_entry(p, *it, key, *n_out);
 		const char *v;
 		size_t i;
 
-		if (!e || want_kind(p, e, key, YAML_SCALAR_NODE))
+		if (!e)
 			return -EINVAL;
-		if (*n_out >= WEB_MAX_LIST) {
-			werr(p, e, key, "more than %d entries", WEB_MAX_LIST);
-			return -EINVAL;
-		}
 		v = (const char *)e->data.scalar.value;
 		for (i = 0; i < n_table; i++)
 			if (!strcmp(v, *(const char *const *)((const char *)table + i * stride)))
@@ -344,22 +367,17 @@ static int get_name_list(struct wparse *p, const yaml_node_t *n, const char *key
 static int get_string_list(struct wparse *p, const yaml_node_t *n, const char *key, char ***out,
 			   size_t *n_out)
 {
-	if (is_null(n))
-		return 0;
-	if (want_kind(p, n, key, YAML_SEQUENCE_NODE))
+	const yaml_node_item_t *it, *end;
+
+	if (list_items(p, n, key, &it, &end))
 		return -EINVAL;
-	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
-	     it++) {
-		yaml_node_t *e = node(p, *it);
+	for (; it < end; it++) {
+		const yaml_node_t *e = list_entry(p, *it, key, *n_out);
 		char *s = NULL, **nl;
 		int r;
 
 		if (!e)
 			return -EINVAL;
-		if (*n_out >= WEB_MAX_LIST) {
-			werr(p, e, key, "more than %d entries", WEB_MAX_LIST);
-			return -EINVAL;
-		}
 		r = get_string(p, e, key, &s);
 		if (r)
 			return r;

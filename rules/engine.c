@@ -655,8 +655,7 @@ int rules_evaluate(struct rules_engine *e, const struct node_model *m, int64_t t
 				skip_outside(&e->profiles[r->profile], r->info.scope, &cx, x);
 			else
 				eval_one(e, r, &cx, x);
-			rx_health_note(e, x,
-				       (int64_t)m->time.tv_sec * 1000000000LL + m->time.tv_nsec);
+			rx_health_note(e, x, ts_ns(&m->time));
 		}
 	}
 	for (size_t p = 0; p < e->n_profiles; p++) {

@@ -223,31 +223,22 @@ struct loader {
 	yaml_document_t doc;
 };
 
-static void lerr(struct loader *ld, const yaml_node_t *n, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* A diagnostic at n's line and column (none without n); lerr() and lwarn() say which. */
+static void ldiag(struct loader *ld, const yaml_node_t *n, bool warn, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
-static void lerr(struct loader *ld, const yaml_node_t *n, const char *fmt, ...)
+static void ldiag(struct loader *ld, const yaml_node_t *n, bool warn, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
 	vdiag(ld->dg, ld->file, n ? (int)n->start_mark.line + 1 : 0,
-	      n ? (int)n->start_mark.column + 1 : 0, false, fmt, ap);
+	      n ? (int)n->start_mark.column + 1 : 0, warn, fmt, ap);
 	va_end(ap);
 }
 
-static void lwarn(struct loader *ld, const yaml_node_t *n, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void lwarn(struct loader *ld, const yaml_node_t *n, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vdiag(ld->dg, ld->file, n ? (int)n->start_mark.line + 1 : 0,
-	      n ? (int)n->start_mark.column + 1 : 0, true, fmt, ap);
-	va_end(ap);
-}
+#define lerr(ld, n, ...)  ldiag(ld, n, false, __VA_ARGS__)
+#define lwarn(ld, n, ...) ldiag(ld, n, true, __VA_ARGS__)
 
 static int index_lines(struct loader *ld)
 {
@@ -409,6 +400,28 @@ static bool valid_name(const char *s, bool allow_dash)
 		      (allow_dash && (*p == '-' || *p == '.'))))
 			return false;
 	return true;
+}
+
+/*
+ * The name a rule (name:) or a profile (profile:) must have, present and as
+ * valid_name() takes it for its kind: NULL after saying why.
+ */
+static const char *want_name(struct loader *ld, const yaml_node_t *map, const yaml_node_t *v,
+			     bool profile)
+{
+	const char *s;
+
+	if (!v) {
+		lerr(ld, map, profile ? "missing 'profile: NAME'" : "rule has no name");
+		return NULL;
+	}
+	s = want_scalar(ld, v, profile ? "profile" : "name");
+	if (s && !valid_name(s, profile)) {
+		lerr(ld, v, "%s name '%s': use lower-case letters, %s", profile ? "profile" : "rule",
+		     s, profile ? "digits, '-', '_' and '.'" : "digits and _ (start with a letter)");
+		return NULL;
+	}
+	return s;
 }
 
 /* ---- parameters ---- */
@@ -596,6 +609,44 @@ static int load_params(struct loader *ld, const yaml_node_t *map, struct rprofil
 		param_text(ld, pm);
 		pf->info.n_params++;
 	next:;
+	}
+	return bad;
+}
+
+/*
+ * Sort a mapping's values into v[] by the key table names[]; kn[] keeps each key's node so a
+ * duplicate can name the line of the first. Unknown and duplicate keys are reported and
+ * skipped, so one run reports them all: returns -EINVAL if there was any, else 0.
+ * what is "" or "rule " (the error's noun); help lists the keys for the error.
+ */
+static int split_mapping(struct loader *ld, const yaml_node_t *map, const char *const *names,
+			 int n, const char *what, const char *help, const yaml_node_t **v,
+			 const yaml_node_t **kn)
+{
+	int bad = 0;
+
+	for (yaml_node_pair_t *pair = map->data.mapping.pairs.start;
+	     pair < map->data.mapping.pairs.top; pair++) {
+		yaml_node_t *k = ynode(ld, pair->key);
+		const char *key = scalar(k);
+		int i;
+
+		for (i = 0; key && i < n; i++)
+			if (!strcmp(key, names[i]))
+				break;
+		if (!key || i == n) {
+			lerr(ld, k, "unknown %skey '%s' (keys: %s)", what, key ? key : "?", help);
+			bad = -EINVAL;
+			continue;
+		}
+		if (v[i]) {
+			lerr(ld, k, "duplicate key '%s' (first at line %d)", key,
+			     (int)kn[i]->start_mark.line + 1);
+			bad = -EINVAL;
+			continue;
+		}
+		v[i] = ynode(ld, pair->value);
+		kn[i] = k;
 	}
 	return bad;
 }
@@ -796,45 +847,13 @@ static int load_rule(struct loader *ld, const yaml_node_t *map, struct rprofile 
 		lerr(ld, map, "each rule is a mapping with name, scope, expr and severity");
 		return -EINVAL;
 	}
-	for (yaml_node_pair_t *pair = map->data.mapping.pairs.start;
-	     pair < map->data.mapping.pairs.top; pair++) {
-		yaml_node_t *k = ynode(ld, pair->key);
-		const char *key = scalar(k);
-		int i;
-
-		for (i = 0; key && i < RK__N; i++)
-			if (!strcmp(key, rule_keys[i]))
-				break;
-		if (!key || i == RK__N) {
-			lerr(ld, k,
-			     "unknown rule key '%s' (keys: name, scope, when, expr, severity, for, "
-			     "summary, doc, class, action; fleet rules also each, by)",
-			     key ? key : "?");
-			bad = -EINVAL;
-			continue;
-		}
-		if (kv[i]) {
-			lerr(ld, k, "duplicate key '%s' (first at line %d)", key,
-			     (int)kn[i]->start_mark.line + 1);
-			bad = -EINVAL;
-			continue;
-		}
-		kv[i] = ynode(ld, pair->value);
-		kn[i] = k;
-	}
-	if (!kv[RK_NAME]) {
-		lerr(ld, map, "rule has no name");
-		return -EINVAL;
-	}
-	name = want_scalar(ld, kv[RK_NAME], "name");
+	bad = split_mapping(ld, map, rule_keys, RK__N, "rule ",
+			    "name, scope, when, expr, severity, for, summary, doc, class, action; "
+			    "fleet rules also each, by",
+			    kv, kn);
+	name = want_name(ld, map, kv[RK_NAME], false);
 	if (!name)
 		return -EINVAL;
-	if (!valid_name(name, false)) {
-		lerr(ld, kv[RK_NAME],
-		     "rule name '%s': use lower-case letters, digits and _ (start with a letter)",
-		     name);
-		return -EINVAL;
-	}
 	for (size_t i = pf->info.n_rules ? e->n_rules - pf->info.n_rules : e->n_rules;
 	     i < e->n_rules; i++)
 		if (!strcmp(e->rules[i].info.name, name)) {
@@ -1094,8 +1113,8 @@ enum {
 
 static int load_document(struct loader *ld)
 {
-	yaml_node_t *root = yaml_document_get_root_node(&ld->doc), *v[TK__N] = { 0 },
-		    *kn[TK__N] = { 0 };
+	const yaml_node_t *root = yaml_document_get_root_node(&ld->doc), *v[TK__N] = { 0 },
+			  *kn[TK__N] = { 0 };
 	struct rules_engine *e = ld->e;
 	struct rprofile pf = { 0 };
 	size_t pidx = e->n_profiles;
@@ -1113,44 +1132,11 @@ static int load_document(struct loader *ld)
 		    "a profile is a mapping with profile, description, params, requires and rules");
 		return -EINVAL;
 	}
-	for (yaml_node_pair_t *pair = root->data.mapping.pairs.start;
-	     pair < root->data.mapping.pairs.top; pair++) {
-		yaml_node_t *k = ynode(ld, pair->key);
-		const char *key = scalar(k);
-		int i;
-
-		for (i = 0; key && i < TK__N; i++)
-			if (!strcmp(key, top_keys[i]))
-				break;
-		if (!key || i == TK__N) {
-			lerr(ld, k,
-			     "unknown key '%s' (keys: profile, description, params, requires, "
-			     "applies_to, rules)",
-			     key ? key : "?");
-			bad = -EINVAL;
-			continue;
-		}
-		if (v[i]) {
-			lerr(ld, k, "duplicate key '%s' (first at line %d)", key,
-			     (int)kn[i]->start_mark.line + 1);
-			bad = -EINVAL;
-			continue;
-		}
-		v[i] = ynode(ld, pair->value);
-		kn[i] = k;
-	}
-	if (!v[TK_PROFILE]) {
-		lerr(ld, root, "missing 'profile: NAME'");
-		return -EINVAL;
-	}
-	s = want_scalar(ld, v[TK_PROFILE], "profile");
+	bad = split_mapping(ld, root, top_keys, TK__N, "",
+			    "profile, description, params, requires, applies_to, rules", v, kn);
+	s = want_name(ld, root, v[TK_PROFILE], true);
 	if (!s)
 		return -EINVAL;
-	if (!valid_name(s, true)) {
-		lerr(ld, v[TK_PROFILE],
-		     "profile name '%s': use lower-case letters, digits, '-', '_' and '.'", s);
-		return -EINVAL;
-	}
 	for (size_t i = 0; i < e->n_profiles; i++)
 		if (!strcmp(e->profiles[i].info.name, s)) {
 			lerr(ld, v[TK_PROFILE], "profile '%s' is already loaded from %s", s,
@@ -1299,52 +1285,57 @@ static int finish(struct rules_engine *e, const struct rules_spec *spec, const b
 	return dg->n_errors ? -EINVAL : 0;
 }
 
+/* A loader into a new engine: 0, or -ENOMEM. */
+static int loader_start(struct loader *ld, const struct rules_spec *spec, struct rules_diags *dg)
+{
+	*ld = (struct loader){ .e = engine_new(), .dg = dg, .spec = spec };
+	if (!ld->e || !(ld->param_used = calloc(spec->n_params + 1, sizeof(bool))) ||
+	    !(ld->param_blamed = calloc(spec->n_params + 1, sizeof(bool)))) {
+		free(ld->param_used);
+		free(ld->e);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* After loading (r: -ENOMEM, or whatever was said is in dg): *out is the engine, or r. */
+static int loader_end(struct loader *ld, int r, struct rules_engine **out)
+{
+	if (r != -ENOMEM)
+		r = finish(ld->e, ld->spec, ld->param_used, ld->dg);
+	free(ld->param_used);
+	free(ld->param_blamed);
+	if (r) {
+		rules_free(ld->e);
+		return r;
+	}
+	*out = ld->e;
+	return 0;
+}
+
 int rules_load_buffer(const char *name, const char *text, size_t len, const struct rules_spec *spec,
 		      struct rules_engine **out, struct rules_diags *diags)
 {
-	struct rules_engine *e = engine_new();
-	struct loader ld = { .e = e, .dg = diags, .spec = spec };
 	static const struct rules_spec none;
-	int r;
+	struct loader ld;
 
 	*out = NULL;
-	if (!spec)
-		ld.spec = &none;
-	if (!e || !(ld.param_used = calloc(ld.spec->n_params + 1, sizeof(bool))) ||
-	    !(ld.param_blamed = calloc(ld.spec->n_params + 1, sizeof(bool)))) {
-		free(ld.param_used);
-		free(e);
+	if (loader_start(&ld, spec ? spec : &none, diags))
 		return -ENOMEM;
-	}
-	r = load_text(&ld, name, text, len);
-	if (r != -ENOMEM)
-		r = finish(e, ld.spec, ld.param_used, diags);
-	free(ld.param_used);
-	free(ld.param_blamed);
-	if (r) {
-		rules_free(e);
-		return r;
-	}
-	*out = e;
-	return 0;
+	return loader_end(&ld, load_text(&ld, name, text, len), out);
 }
 
 int rules_load(const struct rules_spec *spec, struct rules_engine **out, struct rules_diags *diags)
 {
 	static const char *const def[] = { RULES_DEFAULT_PROFILE };
-	struct rules_engine *e = engine_new();
-	struct loader ld = { .e = e, .dg = diags, .spec = spec };
+	struct loader ld;
 	const char *const *names = spec->n_profiles ? (const char *const *)spec->profiles : def;
 	size_t n = spec->n_profiles ? spec->n_profiles : 1;
 	int r = 0;
 
 	*out = NULL;
-	if (!e || !(ld.param_used = calloc(spec->n_params + 1, sizeof(bool))) ||
-	    !(ld.param_blamed = calloc(spec->n_params + 1, sizeof(bool)))) {
-		free(ld.param_used);
-		free(e);
+	if (loader_start(&ld, spec, diags))
 		return -ENOMEM;
-	}
 	for (size_t i = 0; i < n; i++) {
 		char path[4096], searched[1024], builtins[256] = "";
 		const struct rules_builtin *b = NULL;
@@ -1394,14 +1385,5 @@ int rules_load(const struct rules_spec *spec, struct rules_engine **out, struct 
 			break;
 		}
 	}
-	if (!r)
-		r = finish(e, spec, ld.param_used, diags);
-	free(ld.param_used);
-	free(ld.param_blamed);
-	if (r) {
-		rules_free(e);
-		return r;
-	}
-	*out = e;
-	return 0;
+	return loader_end(&ld, r, out);
 }

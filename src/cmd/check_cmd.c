@@ -595,7 +595,7 @@ static int evaluate(struct rules_engine *e, struct daemon *d, struct nccl_env *j
 
 static void sleep_ns(int64_t ns)
 {
-	struct timespec ts = { ns / 1000000000LL, ns % 1000000000LL };
+	struct timespec ts = ns_ts(ns);
 
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
@@ -686,14 +686,11 @@ static int opt_serve(void *base, const char *name, const char *arg)
 
 #define CHECK_AT(member) CLI_AT(struct check_args, member)
 static const struct cli_opt check_opts[] = {
-	{ .name = "profile",
-	  .kind = CLI_CALL,
-	  .fn = opt_rules,
-	  .usage =
-	      "  --profile NAME|FILE        profile to check (repeatable; default\n"
-	      "                             " RULES_DEFAULT_PROFILE "); NAME is looked up in\n"
-	      "                             $ROCEWATCH_PROFILE_DIR and the installed profiles\n" },
-	CLI_OPT_PARAM(opt_rules),
+	CLI_OPT_RULES(
+	    opt_rules,
+	    "  --profile NAME|FILE        profile to check (repeatable; default\n"
+	    "                             " RULES_DEFAULT_PROFILE "); NAME is looked up in\n"
+	    "                             $ROCEWATCH_PROFILE_DIR and the installed profiles\n"),
 	{ .name = "format",
 	  .kind = CLI_CALL,
 	  .fn = opt_format,

@@ -321,10 +321,7 @@ const struct cli_opt cli_common_opts[] = {
 	  .kind = CLI_CALL,
 	  .fn = opt_common,
 	  .usage = "  --log.format FORMAT        logfmt (default) or json, with timestamps\n" },
-	{ .name = "help",
-	  .short_name = 'h',
-	  .kind = CLI_HELP,
-	  .usage = "  -h, --help                 this help\n" },
+	CLI_OPT_HELP,
 	{ 0 },
 };
 #undef ROOT

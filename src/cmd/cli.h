@@ -65,12 +65,27 @@ struct cli_opt {
 #define CLI_AT(type, member) .off = offsetof(type, member), .size = sizeof(((type *)0)->member)
 #define CLI_TABLES_MAX	     8
 
-/* --param KEY=VALUE, the same row wherever profiles are loaded; fn adds it to a rules_spec */
-#define CLI_OPT_PARAM(f)                                                                       \
+/*
+ * Rows that read the same in every command that takes them.  CLI_OPT_RULES is two
+ * rows: --profile (its help says what the command does with the rules) and
+ * --param KEY=VALUE, both handed to f, which adds them to a rules_spec.
+ */
+#define CLI_OPT_RULES(f, profile_usage)                                                        \
+	{ .name = "profile", .kind = CLI_CALL, .fn = (f), .usage = (profile_usage) },          \
 	{                                                                                      \
 		.name = "param", .kind = CLI_CALL, .fn = (f),                                  \
 		.usage =                                                                       \
 		    "  --param KEY=VALUE          override a profile parameter (repeatable)\n" \
+	}
+#define CLI_OPT_OUTPUT(type, member)                                                               \
+	{                                                                                          \
+		.name = "output", .short_name = 'o', .kind = CLI_STRING, CLI_AT(type, member),     \
+		.usage = "  -o, --output FILE          write to FILE instead of standard output\n" \
+	}
+#define CLI_OPT_HELP                                                 \
+	{                                                            \
+		.name = "help", .short_name = 'h', .kind = CLI_HELP, \
+		.usage = "  -h, --help                 this help\n"  \
 	}
 
 struct cli_cmd {

@@ -64,26 +64,16 @@ static const struct cli_opt export_opts[] = {
 	  .kind = CLI_CALL,
 	  .fn = opt_label,
 	  .usage = "  --job NAME                 the job label (default rocewatch)\n" },
-	{ .name = "profile",
-	  .kind = CLI_CALL,
-	  .fn = opt_rules,
-	  .usage =
-	      "  --profile NAME|FILE        profile whose rules run over the recording\n"
-	      "                             (repeatable; default " RULES_DEFAULT_PROFILE ")\n" },
-	CLI_OPT_PARAM(opt_rules),
+	CLI_OPT_RULES(
+	    opt_rules,
+	    "  --profile NAME|FILE        profile whose rules run over the recording\n"
+	    "                             (repeatable; default " RULES_DEFAULT_PROFILE ")\n"),
 	{ .name = "no-rules",
 	  .kind = CLI_FLAG,
 	  CLI_AT(struct export_args, no_rules),
 	  .usage = "  --no-rules                 no rule results or alerts\n" },
-	{ .name = "output",
-	  .short_name = 'o',
-	  .kind = CLI_STRING,
-	  CLI_AT(struct export_args, out),
-	  .usage = "  -o, --output FILE          write to FILE instead of standard output\n" },
-	{ .name = "help",
-	  .short_name = 'h',
-	  .kind = CLI_HELP,
-	  .usage = "  -h, --help                 this help\n" },
+	CLI_OPT_OUTPUT(struct export_args, out),
+	CLI_OPT_HELP,
 	{ 0 },
 };
 

@@ -801,13 +801,10 @@ static const struct cli_opt fleet_opts[] = {
 	      "Rules:\n"
 	      "  --fleet-profile NAME|FILE  fleet rules (repeatable; default " FLEET_DEFAULT_PROFILE
 	      ")\n" },
-	{ .name = "profile",
-	  .kind = CLI_CALL,
-	  .fn = opt_rules,
-	  .usage =
-	      "  --profile NAME|FILE        also evaluate this per-node profile on every node\n"
-	      "                             (repeatable; e.g. lossless-roce)\n" },
-	CLI_OPT_PARAM(opt_rules),
+	CLI_OPT_RULES(
+	    opt_rules,
+	    "  --profile NAME|FILE        also evaluate this per-node profile on every node\n"
+	    "                             (repeatable; e.g. lossless-roce)\n"),
 	{ .name = "port",
 	  .kind = CLI_COUNT,
 	  FLEET_AT(port),
@@ -846,10 +843,7 @@ static const struct cli_opt fleet_output_opts[] = {
 	  FLEET_AT(fr.verbose),
 	  .usage =
 	      "  -v, --verbose              also list passing nodes' results and skipped rules\n" },
-	{ .name = "help",
-	  .short_name = 'h',
-	  .kind = CLI_HELP,
-	  .usage = "  -h, --help                 this help\n" },
+	CLI_OPT_HELP,
 	{ 0 },
 };
 #undef FLEET_AT

@@ -610,10 +610,7 @@ static const struct cli_opt probe_output_opts[] = {
 	  .usage = "\n"
 		   "  --format text|json, -j     report format (default text; -j is json)\n" },
 	{ .name = "", .short_name = 'j', .kind = CLI_FLAG, PROBE_AT(pr.json) },
-	{ .name = "help",
-	  .short_name = 'h',
-	  .kind = CLI_HELP,
-	  .usage = "  -h, --help                 this help\n" },
+	CLI_OPT_HELP,
 	{ 0 },
 };
 #undef PROBE_AT

@@ -168,13 +168,10 @@ static void *fetch_main(void *arg)
 	while (!ps->stop) {
 		bool all;
 		struct timespec ts;
-		int64_t wait;
 
 		pthread_mutex_unlock(&ps->lock);
 		all = fetch_all(ps);
-		wait = all ? REFRESH_NS : RETRY_NS;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += wait / 1000000000LL;
+		ts = ns_ts(real_ns() + (all ? REFRESH_NS : RETRY_NS));
 		pthread_mutex_lock(&ps->lock);
 		while (!ps->stop && pthread_cond_timedwait(&ps->cond, &ps->lock, &ts) != ETIMEDOUT)
 			;

@@ -31,24 +31,18 @@ static int opt_format(void *base, const char *name, const char *arg)
 }
 
 static const struct cli_opt replay_opts[] = {
-	{ .name = "profile",
-	  .kind = CLI_CALL,
-	  .fn = opt_rules,
-	  .usage =
-	      "                             (the rules still see the polls before --since, from\n"
-	      "                             the keyframe at or before it)\n"
-	      "  --profile NAME|FILE        profile to run (repeatable; "
-	      "default " RULES_DEFAULT_PROFILE ")\n" },
-	CLI_OPT_PARAM(opt_rules),
+	CLI_OPT_RULES(
+	    opt_rules,
+	    "                             (the rules still see the polls before --since, from\n"
+	    "                             the keyframe at or before it)\n"
+	    "  --profile NAME|FILE        profile to run (repeatable; "
+	    "default " RULES_DEFAULT_PROFILE ")\n"),
 	{ .name = "format",
 	  .kind = CLI_CALL,
 	  .fn = opt_format,
 	  .usage = "  --format text|json         output (default text); -j is json\n" },
 	{ .name = "", .short_name = 'j', .kind = CLI_FLAG, CLI_AT(struct replay_args, json) },
-	{ .name = "help",
-	  .short_name = 'h',
-	  .kind = CLI_HELP,
-	  .usage = "  -h, --help                 this help\n" },
+	CLI_OPT_HELP,
 	{ 0 },
 };
 

@@ -115,15 +115,8 @@ static const struct cli_opt report_opts[] = {
 	  .kind = CLI_CALL_FLAG,
 	  .fn = opt_json,
 	  .usage = "  -j                         same as --format json\n" },
-	{ .name = "output",
-	  .short_name = 'o',
-	  .kind = CLI_STRING,
-	  CLI_AT(struct report_args, out),
-	  .usage = "  -o, --output FILE          write to FILE instead of standard output\n" },
-	{ .name = "help",
-	  .short_name = 'h',
-	  .kind = CLI_HELP,
-	  .usage = "  -h, --help                 this help\n" },
+	CLI_OPT_OUTPUT(struct report_args, out),
+	CLI_OPT_HELP,
 	{ 0 },
 };
 

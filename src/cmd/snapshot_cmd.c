@@ -18,11 +18,7 @@ struct snapshot_args {
 };
 
 static const struct cli_opt snapshot_opts[] = {
-	{ .name = "output",
-	  .short_name = 'o',
-	  .kind = CLI_STRING,
-	  CLI_AT(struct snapshot_args, out),
-	  .usage = "  -o, --output FILE          write to FILE instead of standard output\n" },
+	CLI_OPT_OUTPUT(struct snapshot_args, out),
 	{ .name = "",
 	  .short_name = 'j',
 	  .kind = CLI_FLAG,

@@ -666,8 +666,7 @@ static int apply_one(json_t *s, struct node_model *m, struct perr *pe, const cha
 
 		if (ns < 0)
 			return fail(pe, where, "time_unix_ns: %" PRId64 " is before 1970", ns);
-		m->time.tv_sec = ns / 1000000000LL;
-		m->time.tv_nsec = ns % 1000000000LL;
+		m->time = ns_ts(ns);
 	} else if ((v = json_object_get(s, "time"))) {
 		int64_t ns;
 		int tr;
@@ -683,8 +682,7 @@ static int apply_one(json_t *s, struct node_model *m, struct perr *pe, const cha
 		if (tr)
 			return fail(pe, where, "time: '%s' is not an RFC 3339 UTC time",
 				    json_string_value(v));
-		m->time.tv_sec = ns / 1000000000LL;
-		m->time.tv_nsec = ns % 1000000000LL;
+		m->time = ns_ts(ns);
 	}
 
 	colls = json_object_get(s, "collectors");

@@ -109,6 +109,11 @@ static inline int64_t ts_ns(const struct timespec *ts)
 {
 	return (int64_t)ts->tv_sec * 1000000000LL + ts->tv_nsec;
 }
+/* And back: ns as a timespec. */
+static inline struct timespec ns_ts(int64_t ns)
+{
+	return (struct timespec){ .tv_sec = ns / 1000000000LL, .tv_nsec = ns % 1000000000LL };
+}
 int64_t mono_ns(void);
 int64_t real_ns(void);
 /* RFC 3339 UTC with milliseconds. */

@@ -605,8 +605,7 @@ static void evaluate(struct xport *x, const struct rec_poll *p)
 
 	rec_model_sweep(&x->rm);
 	model_link_ports(&x->rm);
-	x->rm.time.tv_sec = p->t_ms / 1000;
-	x->rm.time.tv_nsec = (p->t_ms % 1000) * 1000000;
+	x->rm.time = ns_ts(p->t_ms * 1000000LL);
 	if (rules_evaluate(x->e, &x->rm, now))
 		return; /* out of memory: the results stay as they were */
 	alerts_feed_rules(&x->at, x->e, now);

@@ -99,8 +99,7 @@ static void on_poll_end(void *arg, const struct rec_poll *p)
 
 	rec_model_sweep(&rp->m);
 	model_link_ports(&rp->m);
-	rp->m.time.tv_sec = p->t_ms / 1000;
-	rp->m.time.tv_nsec = (p->t_ms % 1000) * 1000000;
+	rp->m.time = ns_ts(p->t_ms * 1000000LL);
 	if (rules_evaluate(rp->e, &rp->m, now)) {
 		rp->eval_errors++;
 		return;
