@@ -271,6 +271,9 @@ struct pstate {
 	double *up; /* per node: NAN none, else the up value */
 	/* while the answers come in */
 	const char *const *metrics;
+	/* per query k, the rows its metric fills: ids[first[k] .. first[k + 1]) */
+	int ids[F__COUNT];
+	size_t first[F__COUNT + 2];
 	size_t n_up; /* the index of the up query: read last */
 	struct fleet_req *reqs;
 	int err;
@@ -279,7 +282,7 @@ struct pstate {
 	const char *base_url;
 };
 
-static void apply_series_of(struct pstate *ps, const char *metric, json_t *s);
+static void apply_series_of(struct pstate *ps, size_t k, json_t *s);
 
 /*
  * Reading an answer.  The result vector of 1000 nodes' DSCP maps is half a
@@ -418,9 +421,10 @@ static void describe_failure(const struct fleet_req *r, const char *metric, char
 }
 
 /* One query's answer, series by series, into the nodes. */
-static int read_vector(struct pstate *ps, const struct fleet_req *r, const char *metric, char *err,
+static int read_vector(struct pstate *ps, const struct fleet_req *r, size_t k, char *err,
 		       size_t errlen)
 {
+	const char *metric = ps->metrics[k];
 	struct env ev = { 0 };
 	const char *b = r->body;
 	size_t len = r->len, i;
@@ -443,7 +447,7 @@ static int read_vector(struct pstate *ps, const struct fleet_req *r, const char 
 				 je.text);
 			return -EINVAL;
 		}
-		apply_series_of(ps, metric, s);
+		apply_series_of(ps, k, s);
 		json_decref(s);
 		i = ws(b, len, i + je.position);
 		if (i < len && b[i] == ']')
@@ -469,8 +473,9 @@ static bool series_value(json_t *s, double *v)
 }
 
 /* One series of the answer to the query for metric, into its node's model. */
-static void apply_series_of(struct pstate *ps, const char *metric, json_t *s)
+static void apply_series_of(struct pstate *ps, size_t k, json_t *s)
 {
+	const char *metric = ps->metrics[k];
 	json_t *labels = json_object_get(s, "metric");
 	const char *inst = label(labels, "instance");
 	struct fleet_prom_node *pn;
@@ -499,12 +504,11 @@ static void apply_series_of(struct pstate *ps, const char *metric, json_t *s)
 	}
 	strlcpy0(pn->instance, inst, sizeof(pn->instance));
 	pn->found = true;
-	for (int id = 0; id < F__COUNT; id++) {
+	for (size_t j = ps->first[k]; j < ps->first[k + 1]; j++) {
+		int id = ps->ids[j];
 		struct object *o;
 
-		if (!fields[id].metric || fields[id].mtype == MT_NONE ||
-		    strcmp(fields[id].metric, metric) ||
-		    !const_labels_match(labels, fields[id].labels))
+		if (!const_labels_match(labels, fields[id].labels))
 			continue;
 		o = object_for(pn->m, fields[id].obj, labels);
 		if (o)
@@ -529,7 +533,7 @@ static void prom_done(struct fleet_req *r, void *arg)
 			 ps->metrics[k], r->errmsg);
 		ps->err = -EIO;
 	} else {
-		ps->err = read_vector(ps, r, ps->metrics[k], ps->errbuf, ps->errlen);
+		ps->err = read_vector(ps, r, k, ps->errbuf, ps->errlen);
 	}
 	fleet_req_free(r);
 }
@@ -559,6 +563,15 @@ int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
 	}
 	/* last, so a node's own instance is known when its up series is read */
 	metrics[nm++] = "up";
+	/* the rows each answer fills, found once rather than for each of millions of series */
+	for (size_t k = 0, j = 0; k < nm; k++) {
+		ps.first[k] = j;
+		for (int id = 0; id < F__COUNT; id++)
+			if (fields[id].metric && fields[id].mtype != MT_NONE &&
+			    !strcmp(fields[id].metric, metrics[k]))
+				ps.ids[j++] = id;
+		ps.first[k + 1] = j;
+	}
 	ps.up = malloc((n ? n : 1) * sizeof(*ps.up));
 	reqs = calloc(nm, sizeof(*reqs));
 	posts = calloc(nm, sizeof(*posts));
