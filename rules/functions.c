@@ -97,28 +97,14 @@ static bool check_counter(struct call_check *c)
 	return add_ring(c);
 }
 
-static struct val eval_counter(const struct expr *e, struct ectx *cx, enum counter_kind k)
+/* rate, increase and delta: which of them, the row says */
+static struct val eval_counter(const struct expr *e, struct ectx *cx)
 {
 	struct val v = arg0(e, cx);
 
 	if (v.st != V_OK)
 		return v;
-	return rx_counter(e, &v, cx, k);
-}
-
-static struct val eval_rate(const struct expr *e, struct ectx *cx)
-{
-	return eval_counter(e, cx, CTR_RATE);
-}
-
-static struct val eval_increase(const struct expr *e, struct ectx *cx)
-{
-	return eval_counter(e, cx, CTR_INCREASE);
-}
-
-static struct val eval_delta(const struct expr *e, struct ectx *cx)
-{
-	return eval_counter(e, cx, CTR_DELTA);
+	return rx_counter(e, &v, cx, e->u.call.fn->counter);
 }
 
 /* ---- count, min, max, sum: over sets, tables and per-priority arrays ---- */
@@ -491,12 +477,12 @@ static struct val eval_majority(const struct expr *e, struct ectx *cx)
 
 /* In this order in the "unknown function" error: aggregates last. */
 static const struct rx_func funcs[] = {
-	{ "rate", 2, 2, RT_NUM, .arg = { NUM_OR_ARRAY }, .history = true, .check = check_counter,
-	  .eval = eval_rate },
-	{ "increase", 2, 2, RT_NUM, .arg = { NUM_OR_ARRAY }, .history = true,
-	  .check = check_counter, .eval = eval_increase },
-	{ "delta", 2, 2, RT_NUM, .arg = { NUM_OR_ARRAY }, .history = true, .check = check_counter,
-	  .eval = eval_delta },
+	{ "rate", 2, 2, RT_NUM, .arg = { NUM_OR_ARRAY }, .counter = CTR_RATE,
+	  .check = check_counter, .eval = eval_counter },
+	{ "increase", 2, 2, RT_NUM, .arg = { NUM_OR_ARRAY }, .counter = CTR_INCREASE,
+	  .check = check_counter, .eval = eval_counter },
+	{ "delta", 2, 2, RT_NUM, .arg = { NUM_OR_ARRAY }, .counter = CTR_DELTA,
+	  .check = check_counter, .eval = eval_counter },
 	{ "count", 1, 1, RT_NUM,
 	  .arg = { { RTM(RT_SET) | RTM(RT_ARRAY) | RTM(RT_GIDS) | RTM(RT_PAIRS),
 		     "a set, a per-priority array or a GID table" } },
@@ -559,7 +545,7 @@ bool rx_func_check(struct call_check *c)
 {
 	const struct rx_func *b = c->e->u.call.fn;
 
-	if (b->history && c->pc->fleet != FC_NONE)
+	if (b->counter && c->pc->fleet != FC_NONE)
 		return rx_call_err(
 		    c, c->e->off,
 		    "%s(): a fleet rule sees one sample per node, so no counter history", b->name);

@@ -364,6 +364,7 @@ static inline struct val rx_err(const struct expr *at, enum verr why, int extra)
 int rx_range_extra(double d);
 
 enum counter_kind {
+	CTR_NONE,     /* not a counter function */
 	CTR_INCREASE, /* growth over the window, across resets */
 	CTR_RATE,     /* that per second of the span covered */
 	CTR_DELTA,    /* last - first (gauges) */
@@ -403,7 +404,8 @@ struct rx_func {
 	/* what arg[] cannot say, run after it; false after rx_call_err() */
 	bool (*check)(struct call_check *c);
 	struct val (*eval)(const struct expr *e, struct ectx *cx);
-	bool history;	/* keeps samples across polls: not in fleet rules */
+	/* rate/increase/delta: keeps samples across polls, so not in fleet rules */
+	enum counter_kind counter;
 	bool aggregate; /* fleet rules: reads the group of units, top level only */
 };
 
