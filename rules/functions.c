@@ -543,15 +543,15 @@ void rx_func_names(struct tbuf *tb)
 
 bool rx_func_check(struct call_check *c)
 {
-	const struct rx_func *b = c->e->u.call.fn;
+	const struct rx_func *fn = c->e->u.call.fn;
 
-	if (b->counter && c->pc->fleet != FC_NONE)
+	if (fn->counter && c->pc->fleet != FC_NONE)
 		return rx_call_err(
 		    c, c->e->off,
-		    "%s(): a fleet rule sees one sample per node, so no counter history", b->name);
-	for (int i = 0; i < c->n && i < (int)ARRAY_SIZE(b->arg); i++)
-		if (b->arg[i].types && !check_arg(c, i, b->arg[i].want, b->arg[i].types))
+		    "%s(): a fleet rule sees one sample per node, so no counter history", fn->name);
+	for (int i = 0; i < c->n && i < (int)ARRAY_SIZE(fn->arg); i++)
+		if (fn->arg[i].types && !check_arg(c, i, fn->arg[i].want, fn->arg[i].types))
 			return false;
-	c->e->type = b->type;
-	return !b->check || b->check(c);
+	c->e->type = fn->type;
+	return !fn->check || fn->check(c);
 }
