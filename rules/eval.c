@@ -20,41 +20,6 @@
 #include "rules_int.h"
 #include "util.h"
 
-static struct val unknown_err(const struct expr *at, enum verr why, int extra)
-{
-	return (
-	    struct val){ .st = V_ERROR, .why = (uint8_t)why, .at = at, .extra = (int16_t)extra };
-}
-
-static struct val num(double n)
-{
-	return (struct val){ .st = V_OK, .v.n = n };
-}
-
-static struct val boolean(bool b)
-{
-	return (struct val){ .st = V_OK, .v.b = b };
-}
-
-/*
- * The kernel's RoCE path MTU for a netdev MTU: iboe_get_mtu() in
- * include/rdma/ib_addr.h subtracts the RoCE headers it may need
- * (IB_GRH_BYTES 40 + IB_UDP_BYTES 8 + IB_BTH_BYTES 12 + IB_EXT_XRC_BYTES 4 +
- * IB_EXT_ATOMICETH_BYTES 28 + IB_ICRC_BYTES 4 = 96, include/rdma/ib_pack.h)
- * and takes the largest IB MTU that fits; 0 when not even 256 fits (mlx4 and
- * hns then use 256).  So 1500 -> 1024, 2200 -> 2048, >= 4192 -> 4096.
- */
-int rules_ib_mtu_for(int64_t netdev_mtu)
-{
-	static const int ib_mtus[] = { 4096, 2048, 1024, 512, 256 };
-	int64_t payload = netdev_mtu - (40 + 8 + 12 + 4 + 28 + 4);
-
-	for (size_t i = 0; i < ARRAY_SIZE(ib_mtus); i++)
-		if (payload >= ib_mtus[i])
-			return ib_mtus[i];
-	return 0;
-}
-
 /* ---- history rings ---- */
 
 int rx_ring_init(struct ring *r, const struct ring_spec *spec)
@@ -190,34 +155,34 @@ static void note_window(struct ectx *cx, const struct ring *r, int64_t observed)
 	cx->windowed = true;
 }
 
-static struct val counter_fn(const struct expr *e, const struct val *x, struct ectx *cx)
+struct val rx_counter(const struct expr *e, const struct val *x, struct ectx *cx,
+		      enum counter_kind k)
 {
 	struct ring *r = &cx->st->rings[e->u.call.ring];
-	enum func_id fn = e->u.call.fn;
 	int start = -1, now;
 	double secs;
 	struct val out = { .st = V_OK };
 	uint8_t mask;
 
-	ring_push(r, x, cx->t, fn == FN_DELTA);
+	ring_push(r, x, cx->t, k == CTR_DELTA);
 	now = ring_idx(r, r->n - 1);
 	if (r->n >= 2)
 		start = ring_idx(r, window_start(r, cx->t - r->window_ns));
 	note_window(cx, r, start < 0 ? 0 : r->t[now] - r->t[start]);
 	if (start < 0)
-		return unknown_err(e, VE_NEED_SAMPLES, r->n);
+		return rx_err(e, VE_NEED_SAMPLES, r->n);
 	for (int p = 0; p < r->ncomp; p++)
 		if ((r->mask[now] & (1u << p)) && r->prev_raw[p] == COUNTER_SATURATED)
-			return unknown_err(e, VE_SATURATED, r->ncomp == 1 ? -1 : p);
+			return rx_err(e, VE_SATURATED, r->ncomp == 1 ? -1 : p);
 	secs = (double)(r->t[now] - r->t[start]) / 1e9;
 	mask = r->mask[now];
-	if (fn == FN_DELTA)
+	if (k == CTR_DELTA)
 		mask &= r->mask[start];
 	for (int p = 0; p < r->ncomp; p++) {
 		double d =
 		    r->acc[(size_t)now * r->ncomp + p] - r->acc[(size_t)start * r->ncomp + p];
 
-		if (fn == FN_RATE)
+		if (k == CTR_RATE)
 			d = secs > 0 ? d / secs : 0;
 		if (r->ncomp == 1)
 			out.v.n = d;
@@ -249,7 +214,7 @@ static struct val eval_field(const struct expr *e, struct ectx *cx)
 	struct val v = { .st = V_OK };
 
 	if (!o)
-		return unknown_err(e, VE_NO_LINK, 0);
+		return rx_err(e, VE_NO_LINK, 0);
 	f = &o->f[e->u.field.id];
 	if (f->state != ABS_NONE)
 		return (struct val){
@@ -301,7 +266,7 @@ static struct val eval_cset(const struct expr *e, struct ectx *cx)
 	int i;
 
 	if (!o)
-		return unknown_err(e, VE_NO_LINK, 0);
+		return rx_err(e, VE_NO_LINK, 0);
 	cs = &o->cs[e->u.cs.cset];
 	/*
 	 * Names stay where they are until a name is added: found (or not) once
@@ -325,7 +290,7 @@ static struct val eval_cset(const struct expr *e, struct ectx *cx)
 				     .at = e,
 				     .extra = -1 };
 	}
-	return num((double)cs->vals[i]);
+	return rx_num((double)cs->vals[i]);
 }
 
 /* ---- operators ---- */
@@ -336,7 +301,7 @@ static struct val eval_cset(const struct expr *e, struct ectx *cx)
  * RANGE_HUGE when it does not.
  */
 #define RANGE_HUGE INT16_MIN
-static int range_extra(double d)
+int rx_range_extra(double d)
 {
 	return d > -32768.0 && d < 32768.0 ? (int)d : RANGE_HUGE;
 }
@@ -366,11 +331,11 @@ static struct val eval_index(const struct expr *e, struct ectx *cx)
 	}
 	if (e->u.index.base->type == RT_DSCPMAP) {
 		if (!to_index(&ix, RW_DSCP_COUNT, &i))
-			return unknown_err(e, VE_RANGE, range_extra(ix.v.n));
-		return num(b.v.dscp[i]);
+			return rx_err(e, VE_RANGE, rx_range_extra(ix.v.n));
+		return rx_num(b.v.dscp[i]);
 	}
 	if (!to_index(&ix, RW_PRIO_COUNT, &i))
-		return unknown_err(e, VE_RANGE, range_extra(ix.v.n));
+		return rx_err(e, VE_RANGE, rx_range_extra(ix.v.n));
 	if (!(b.mask & (1u << i))) {
 		/* The array is there but not this priority (mlx5 shows pause counters only with PFC
 		 * on). */
@@ -379,7 +344,7 @@ static struct val eval_index(const struct expr *e, struct ectx *cx)
 				     .at = e->u.index.base,
 				     .extra = (int16_t)i };
 	}
-	return num(b.v.a[i]);
+	return rx_num(b.v.a[i]);
 }
 
 static struct val eval_setlit(const struct expr *e, struct ectx *cx)
@@ -399,9 +364,9 @@ static struct val eval_setlit(const struct expr *e, struct ectx *cx)
 				return b;
 		}
 		if (!to_index(&a, RW_DSCP_COUNT, &lo))
-			return unknown_err(e->u.set.lo[i], VE_RANGE, range_extra(a.v.n));
+			return rx_err(e->u.set.lo[i], VE_RANGE, rx_range_extra(a.v.n));
 		if (!to_index(&b, RW_DSCP_COUNT, &hi))
-			return unknown_err(e->u.set.hi[i], VE_RANGE, range_extra(b.v.n));
+			return rx_err(e->u.set.hi[i], VE_RANGE, rx_range_extra(b.v.n));
 		for (int v = lo; v <= hi; v++)
 			bits |= 1ULL << v;
 	}
@@ -422,17 +387,17 @@ static struct val eval_binary(const struct expr *e, struct ectx *cx)
 
 	if (op == TK_AND) {
 		if ((a.st == V_OK && !a.v.b) || (b.st == V_OK && !b.v.b))
-			return boolean(false);
+			return rx_bool(false);
 		if (a.st != V_OK)
 			return a;
-		return b.st != V_OK ? b : boolean(true);
+		return b.st != V_OK ? b : rx_bool(true);
 	}
 	if (op == TK_OR) {
 		if ((a.st == V_OK && a.v.b) || (b.st == V_OK && b.v.b))
-			return boolean(true);
+			return rx_bool(true);
 		if (a.st != V_OK)
 			return a;
-		return b.st != V_OK ? b : boolean(false);
+		return b.st != V_OK ? b : rx_bool(false);
 	}
 	if (a.st != V_OK)
 		return a;
@@ -455,7 +420,7 @@ static struct val eval_binary(const struct expr *e, struct ectx *cx)
 			c = a.v.set == b.v.set;
 			break;
 		}
-		return boolean(op == TK_EQ ? c : !c);
+		return rx_bool(op == TK_EQ ? c : !c);
 	case TK_LT:
 	case TK_LE:
 	case TK_GT:
@@ -465,37 +430,37 @@ static struct val eval_binary(const struct expr *e, struct ectx *cx)
 			bool sub = !(a.v.set & ~b.v.set), sup = !(b.v.set & ~a.v.set),
 			     eq = a.v.set == b.v.set;
 
-			return boolean(op == TK_LE   ? sub
+			return rx_bool(op == TK_LE   ? sub
 				       : op == TK_GE ? sup
 				       : op == TK_LT ? sub && !eq
 						     : sup && !eq);
 		}
 		c = cmp_num(a.v.n, b.v.n);
-		return boolean(op == TK_LT   ? c < 0
+		return rx_bool(op == TK_LT   ? c < 0
 			       : op == TK_LE ? c <= 0
 			       : op == TK_GT ? c > 0
 					     : c >= 0);
 	case TK_IN: {
 		int i;
 
-		return boolean(to_index(&a, RW_DSCP_COUNT, &i) && (b.v.set & (1ULL << i)));
+		return rx_bool(to_index(&a, RW_DSCP_COUNT, &i) && (b.v.set & (1ULL << i)));
 	}
 	case TK_PLUS:
-		return num(a.v.n + b.v.n);
+		return rx_num(a.v.n + b.v.n);
 	case TK_MINUS:
 		if (t == RT_SET)
 			return (struct val){ .st = V_OK, .v.set = a.v.set & ~b.v.set };
-		return num(a.v.n - b.v.n);
+		return rx_num(a.v.n - b.v.n);
 	case TK_STAR:
-		return num(a.v.n * b.v.n);
+		return rx_num(a.v.n * b.v.n);
 	case TK_SLASH:
 		if (b.v.n == 0)
-			return unknown_err(e, VE_DIV_ZERO, 0);
-		return num(a.v.n / b.v.n);
+			return rx_err(e, VE_DIV_ZERO, 0);
+		return rx_num(a.v.n / b.v.n);
 	case TK_PERCENT:
 		if (b.v.n == 0)
-			return unknown_err(e, VE_DIV_ZERO, 0);
-		return num(fmod(a.v.n, b.v.n));
+			return rx_err(e, VE_DIV_ZERO, 0);
+		return rx_num(fmod(a.v.n, b.v.n));
 	case TK_PIPE:
 		return (struct val){ .st = V_OK, .v.set = a.v.set | b.v.set };
 	case TK_AMP:
@@ -503,219 +468,7 @@ static struct val eval_binary(const struct expr *e, struct ectx *cx)
 	default:
 		break;
 	}
-	return unknown_err(e, VE_RANGE, 0);
-}
-
-/* ---- functions ---- */
-
-static bool gid_family(const char *gid, const char *fam)
-{
-	bool v4 = !strncasecmp(gid, "0000:0000:0000:0000:0000:ffff:", 30);
-	bool ll = !strncasecmp(gid, "fe80:", 5);
-
-	if (!strcmp(fam, "ipv4"))
-		return v4;
-	if (!strcmp(fam, "link-local"))
-		return ll;
-	if (!strcmp(fam, "ipv6"))
-		return !v4 && !ll;
-	return true;
-}
-
-static bool gid_zero(const char *gid)
-{
-	for (const char *p = gid; *p; p++)
-		if (*p != '0' && *p != ':')
-			return false;
-	return true;
-}
-
-static struct val eval_call(const struct expr *e, struct ectx *cx)
-{
-	struct expr *const *args = e->u.call.args;
-	struct val a[3], v;
-	int n = e->u.call.n;
-
-	switch (e->u.call.fn) {
-	case FN_RATE:
-	case FN_INCREASE:
-	case FN_DELTA:
-		v = rx_eval(args[0], cx);
-		if (v.st != V_OK)
-			return v;
-		return counter_fn(e, &v, cx);
-	case FN_PRESENT:
-		v = rx_eval(args[0], cx);
-		return boolean(v.st == V_OK);
-	case FN_SUPPORTED:
-		v = rx_eval(args[0], cx);
-		/*
-		 * false only when there is nothing to check: the device lacks it,
-		 * nobody collects it, nothing was measured yet, or no link
-		 */
-		return boolean(
-		    !((v.st == V_ABSENT && (v.why == ABS_UNSUPPORTED ||
-					    v.why == ABS_NOT_COLLECTED || v.why == ABS_NO_DATA)) ||
-		      (v.st == V_ERROR && v.why == VE_NO_LINK)));
-	case FN_COALESCE: {
-		struct val found = { 0 }, first = { 0 };
-		bool have = false;
-
-		/* evaluate all, so counter functions inside see every sample */
-		for (int i = 0; i < n; i++) {
-			v = rx_eval(args[i], cx);
-			if (!have && v.st == V_OK) {
-				found = v;
-				have = true;
-			}
-			if (!i)
-				first = v;
-		}
-		return have ? found : first;
-	}
-	case FN_MIN:
-	case FN_MAX:
-		if (n >= 2) {
-			double best = 0;
-			struct val bad = { .st = V_OK };
-
-			/* evaluate all, so counter functions inside see every sample */
-			for (int i = 0; i < n; i++) {
-				v = rx_eval(args[i], cx);
-				if (v.st != V_OK && bad.st == V_OK)
-					bad = v;
-				if (v.st == V_OK &&
-				    (!i || (e->u.call.fn == FN_MIN ? v.v.n < best : v.v.n > best)))
-					best = v.v.n;
-			}
-			if (bad.st != V_OK)
-				return bad;
-			return num(best);
-		}
-		/* one per-priority array: */
-		/* fall through */
-	case FN_SUM:
-	case FN_COUNT: {
-		double acc = 0;
-		bool first = true;
-
-		v = rx_eval(args[0], cx);
-		if (v.st != V_OK)
-			return v;
-		switch (args[0]->type) {
-		case RT_SET:
-			return num(__builtin_popcountll(v.v.set));
-		case RT_GIDS:
-			return num(v.v.gids ? (double)v.v.gids->n : 0);
-		case RT_PAIRS:
-			return num(v.v.pairs ? (double)v.v.pairs->n : 0);
-		default:
-			break;
-		}
-		/* over the present priorities; an empty array gives 0 */
-		for (int p = 0; p < RW_PRIO_COUNT; p++) {
-			double x = v.v.a[p];
-
-			if (!(v.mask & (1u << p)))
-				continue;
-			switch (e->u.call.fn) {
-			case FN_COUNT:
-				acc += x > 0;
-				break;
-			case FN_SUM:
-				acc += x;
-				break;
-			case FN_MIN:
-				acc = first || x < acc ? x : acc;
-				break;
-			default:
-				acc = first || x > acc ? x : acc;
-				break;
-			}
-			first = false;
-		}
-		return num(acc);
-	}
-	case FN_ABS:
-	case FN_IB_MTU_FOR:
-	case FN_TOS_DSCP:
-		v = rx_eval(args[0], cx);
-		if (v.st != V_OK)
-			return v;
-		if (e->u.call.fn == FN_ABS)
-			return num(fabs(v.v.n));
-		if (e->u.call.fn == FN_IB_MTU_FOR) {
-			/* no MTU is near 2^63; NaN and the like are not MTUs */
-			if (!(fabs(v.v.n) < 1e15))
-				return unknown_err(e, VE_RANGE, range_extra(v.v.n));
-			return num(rules_ib_mtu_for((int64_t)v.v.n));
-		}
-		/* The ToS byte is DSCP << 2 | ECN (RFC 2474, RFC 3168). */
-		if (!(v.v.n >= 0 && v.v.n <= 255) || v.v.n != floor(v.v.n))
-			return unknown_err(e, VE_RANGE, range_extra(v.v.n));
-		return num((double)((int)v.v.n >> 2));
-	case FN_GID_COUNT: {
-		struct val nd = { .st = V_OK, .v.s = NULL };
-		size_t cnt = 0;
-
-		if (n == 4) {
-			nd = rx_eval(args[3], cx);
-			if (nd.st != V_OK)
-				return nd;
-		}
-		for (int i = 0; i < 3; i++) {
-			a[i] = rx_eval(args[i], cx);
-			if (a[i].st != V_OK)
-				return a[i];
-		}
-		for (size_t i = 0; a[0].v.gids && i < a[0].v.gids->n; i++) {
-			const struct gid_entry *g = &a[0].v.gids->e[i];
-
-			if (gid_zero(g->gid))
-				continue; /* an unused table entry */
-			if (strcmp(a[1].v.s, "any") && strcasecmp(a[1].v.s, g->type))
-				continue;
-			if (nd.v.s && strcmp(nd.v.s, g->netdev))
-				continue;
-			if (gid_family(g->gid, a[2].v.s))
-				cnt++;
-		}
-		return num((double)cnt);
-	}
-	case FN_IF: {
-		struct val c = rx_eval(args[0], cx), b[2];
-
-		/* both branches, so counter functions inside see every sample */
-		b[0] = rx_eval(args[1], cx);
-		b[1] = rx_eval(args[2], cx);
-		if (c.st != V_OK)
-			return c;
-		v = b[c.v.b ? 0 : 1];
-		/* a mixed-type if() (summaries only) is printed as the branch it took */
-		if (v.st == V_OK && args[c.v.b ? 1 : 2]->type != RT_ANY)
-			v.at = args[c.v.b ? 1 : 2];
-		return v;
-	}
-	case FN_DISTINCT:
-	case FN_OUTLIERS:
-	case FN_COUNT_NODES:
-	case FN_MAJORITY:
-		/* the argument was evaluated unit by unit (fleet.c); these read the group */
-		if (!cx->agg)
-			return unknown_err(e, VE_RANGE, 0);
-		if (e->u.call.fn == FN_DISTINCT)
-			return num((double)cx->agg->distinct);
-		if (e->u.call.fn == FN_OUTLIERS)
-			return num((double)cx->agg->outliers);
-		if (e->u.call.fn == FN_COUNT_NODES)
-			return num((double)cx->agg->nodes);
-		if (!cx->agg->have_majority)
-			return unknown_err(e, VE_NO_MAJORITY, 0);
-		return cx->agg->majority;
-	case FN__COUNT:
-		break;
-	}
-	return unknown_err(e, VE_RANGE, 0);
+	return rx_err(e, VE_RANGE, 0);
 }
 
 struct val rx_eval(const struct expr *e, struct ectx *cx)
@@ -738,12 +491,12 @@ struct val rx_eval(const struct expr *e, struct ectx *cx)
 		if (v.st != V_OK)
 			return v;
 		if (e->u.un.op == TK_NOT)
-			return boolean(!v.v.b);
-		return num(-v.v.n);
+			return rx_bool(!v.v.b);
+		return rx_num(-v.v.n);
 	case N_BINARY:
 		return eval_binary(e, cx);
 	case N_CALL:
-		return eval_call(e, cx);
+		return e->u.call.fn->eval(e, cx);
 	case N_OUTCOME:
 		if (!cx->outcome)
 			return (struct val){
@@ -751,7 +504,7 @@ struct val rx_eval(const struct expr *e, struct ectx *cx)
 			};
 		return (struct val){ .st = V_OK, .v.s = cx->outcome };
 	}
-	return unknown_err(e, VE_RANGE, 0);
+	return rx_err(e, VE_RANGE, 0);
 }
 
 /* ---- text ---- */

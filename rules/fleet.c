@@ -135,6 +135,23 @@ static int keep_rep(struct gval *gv, const struct val *v, enum rtype t, size_t n
 	return 0;
 }
 
+/*
+ * gv's representative, pointing at gv's own copies: keep_rep() pointed it at
+ * them, but a gval moves after that (the array grows, qsort orders it).
+ */
+static struct val rep_of(const struct gval *gv, enum rtype t)
+{
+	struct val v = gv->rep;
+
+	if (t == RT_DSCPMAP && v.v.dscp)
+		v.v.dscp = gv->dscp;
+	else if (t == RT_GIDS && v.v.gids)
+		v.v.gids = &gv->gids;
+	else if (t == RT_PAIRS && v.v.pairs)
+		v.v.pairs = &gv->pairs;
+	return v;
+}
+
 static void free_groups(struct group *g, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -405,7 +422,7 @@ static int finish_group(const struct rrule *r, struct group *g, const struct fle
 	agg.outliers = known - (x->majority >= 0 ? x->values[0].n_units : 0);
 	agg.have_majority = x->majority >= 0;
 	if (agg.have_majority)
-		agg.majority = g->vals[0].rep;
+		agg.majority = rep_of(&g->vals[0], r->subject->type);
 
 	v = rx_eval(r->expr, &cx);
 	if (!known) {

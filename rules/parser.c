@@ -34,36 +34,6 @@ struct parser {
 	bool failed;
 };
 
-static const struct fn_desc {
-	const char *name;
-	int min, max; /* arity; max -1 = any */
-} fns[FN__COUNT] = {
-	[FN_RATE] = { "rate", 2, 2 },
-	[FN_INCREASE] = { "increase", 2, 2 },
-	[FN_DELTA] = { "delta", 2, 2 },
-	[FN_COUNT] = { "count", 1, 1 },
-	[FN_MIN] = { "min", 1, -1 },
-	[FN_MAX] = { "max", 1, -1 },
-	[FN_SUM] = { "sum", 1, 1 },
-	[FN_ABS] = { "abs", 1, 1 },
-	[FN_IB_MTU_FOR] = { "ib_mtu_for", 1, 1 },
-	[FN_TOS_DSCP] = { "tos_dscp", 1, 1 },
-	[FN_GID_COUNT] = { "gid_count", 3, 4 },
-	[FN_PRESENT] = { "present", 1, 1 },
-	[FN_SUPPORTED] = { "supported", 1, 1 },
-	[FN_COALESCE] = { "coalesce", 2, -1 },
-	[FN_IF] = { "if", 3, 3 },
-	[FN_DISTINCT] = { "distinct", 1, 1 },
-	[FN_MAJORITY] = { "majority", 1, 1 },
-	[FN_OUTLIERS] = { "outliers", 1, 1 },
-	[FN_COUNT_NODES] = { "count_nodes", 0, 0 },
-};
-
-static bool is_aggregate(enum func_id fn)
-{
-	return fn == FN_DISTINCT || fn == FN_MAJORITY || fn == FN_OUTLIERS || fn == FN_COUNT_NODES;
-}
-
 static const char *const cset_names[CSET__COUNT] = {
 	[CSET_ETHTOOL] = "ethtool",
 	[CSET_HW] = "hw",
@@ -98,6 +68,12 @@ const char *rx_type_name(enum rtype t)
 static void perr(struct parser *p, int off, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+void rx_parse_verr(struct parse_ctx *pc, int off, const char *fmt, va_list ap)
+{
+	pc->err_off = off;
+	vsnprintf(pc->err, sizeof(pc->err), fmt, ap);
+}
+
 static void perr(struct parser *p, int off, const char *fmt, ...)
 {
 	va_list ap;
@@ -105,9 +81,8 @@ static void perr(struct parser *p, int off, const char *fmt, ...)
 	if (p->failed)
 		return;
 	p->failed = true;
-	p->pc->err_off = off;
 	va_start(ap, fmt);
-	vsnprintf(p->pc->err, sizeof(p->pc->err), fmt, ap);
+	rx_parse_verr(p->pc, off, fmt, ap);
 	va_end(ap);
 }
 
@@ -177,8 +152,7 @@ static int end_of(const struct expr *e)
 static bool dur_misuse(struct parser *p, const struct expr *e)
 {
 	if (e && e->type == RT_DUR) {
-		perr(p, e->off,
-		     "a duration is only allowed as the window of rate(), increase() or delta()");
+		perr(p, e->off, RX_DUR_ONLY_IN_WINDOW);
 		return true;
 	}
 	return false;
@@ -504,239 +478,35 @@ static struct expr *parse_set(struct parser *p)
 	return e;
 }
 
-static enum func_id find_fn(const char *name)
-{
-	for (int i = 0; i < FN__COUNT; i++)
-		if (!strcmp(fns[i].name, name))
-			return (enum func_id)i;
-	return FN__COUNT;
-}
-
-static bool arg_type(struct parser *p, const struct expr *call, struct expr *a, int i,
-		     const char *want, bool ok)
-{
-	if (dur_misuse(p, a))
-		return false;
-	if (!ok)
-		perr(p, a->off, "%s(): argument %d must be %s, not %s", fns[call->u.call.fn].name,
-		     i + 1, want, rx_type_name(a->type));
-	return ok;
-}
-
+/* The call's types, by its row; the first error goes to the parse context. */
 static bool check_call(struct parser *p, struct expr *e)
 {
-	struct expr **a = e->u.call.args;
-	int n = e->u.call.n;
-	enum func_id fn = e->u.call.fn;
+	struct call_check c = { .pc = p->pc, .e = e, .a = e->u.call.args, .n = e->u.call.n };
 
-	switch (fn) {
-	case FN_RATE:
-	case FN_INCREASE:
-	case FN_DELTA: {
-		struct parse_ctx *pc = p->pc;
-
-		if (pc->fleet != FC_NONE) {
-			perr(p, e->off,
-			     "%s(): a fleet rule sees one sample per node, so no counter history",
-			     fns[fn].name);
-			return false;
-		}
-		if (!arg_type(p, e, a[0], 0, "a number or a per-priority array",
-			      a[0]->type == RT_NUM || a[0]->type == RT_ARRAY))
-			return false;
-		if (a[1]->kind != N_CONST || a[1]->type != RT_DUR) {
-			perr(p, a[1]->off, "%s(): argument 2 must be a window like 5m or 30s",
-			     fns[fn].name);
-			return false;
-		}
-		if (a[1]->u.c.v.dur <= 0) {
-			perr(p, a[1]->off, "%s(): the window must be longer than 0", fns[fn].name);
-			return false;
-		}
-		for (int i = 0; i < pc->n_rings; i++) {
-			/*
-			 * Pushing the same sample twice at one time is a no-op
-			 * for the ring, so identical calls can share it.
-			 */
-			if (pc->rings[i].len == e->len &&
-			    !memcmp(pc->rings[i].text, e->src + e->off, (size_t)e->len)) {
-				e->u.call.ring = i;
-				e->type = a[0]->type;
-				return true;
-			}
-		}
-		if (pc->n_rings == pc->cap_rings) {
-			int nc = pc->cap_rings ? pc->cap_rings * 2 : 4;
-			struct ring_spec *nr = arena_alloc(pc->arena, (size_t)nc * sizeof(*nr));
-
-			if (!nr) {
-				perr(p, e->off, "out of memory");
-				return false;
-			}
-			if (pc->n_rings)
-				memcpy(nr, pc->rings, (size_t)pc->n_rings * sizeof(*nr));
-			pc->rings = nr;
-			pc->cap_rings = nc;
-		}
-		pc->rings[pc->n_rings] = (struct ring_spec){
-			.ncomp = a[0]->type == RT_ARRAY ? RW_PRIO_COUNT : 1,
-			.window_ns = a[1]->u.c.v.dur,
-			.text = e->src + e->off,
-			.len = e->len,
-		};
-		e->u.call.ring = pc->n_rings++;
-		e->type = a[0]->type;
+	if (rx_func_check(&c))
 		return true;
-	}
-	case FN_COUNT:
-		if (!arg_type(p, e, a[0], 0, "a set, a per-priority array or a GID table",
-			      a[0]->type == RT_SET || a[0]->type == RT_ARRAY ||
-				  a[0]->type == RT_GIDS || a[0]->type == RT_PAIRS))
-			return false;
-		e->type = RT_NUM;
-		return true;
-	case FN_MIN:
-	case FN_MAX:
-		if (n == 1) {
-			if (!arg_type(p, e, a[0], 0,
-				      "a per-priority array (or give two or more numbers)",
-				      a[0]->type == RT_ARRAY))
-				return false;
-		} else {
-			for (int i = 0; i < n; i++)
-				if (!arg_type(p, e, a[i], i, "a number", a[i]->type == RT_NUM))
-					return false;
-		}
-		e->type = RT_NUM;
-		return true;
-	case FN_SUM:
-		if (!arg_type(p, e, a[0], 0, "a per-priority array", a[0]->type == RT_ARRAY))
-			return false;
-		e->type = RT_NUM;
-		return true;
-	case FN_ABS:
-	case FN_IB_MTU_FOR:
-	case FN_TOS_DSCP:
-		if (!arg_type(p, e, a[0], 0, "a number", a[0]->type == RT_NUM))
-			return false;
-		e->type = RT_NUM;
-		return true;
-	case FN_GID_COUNT:
-		if (!arg_type(p, e, a[0], 0, "a GID table (gids)", a[0]->type == RT_GIDS) ||
-		    !arg_type(p, e, a[1], 1,
-			      "a GID type string (\"RoCE v2\", \"RoCE v1\", \"IB\", \"any\")",
-			      a[1]->type == RT_STR) ||
-		    !arg_type(
-			p, e, a[2], 2,
-			"an address family string (\"ipv4\", \"ipv6\", \"link-local\", \"any\")",
-			a[2]->type == RT_STR))
-			return false;
-		if (n == 4 &&
-		    !arg_type(p, e, a[3], 3, "a netdev name (netdev_name)", a[3]->type == RT_STR))
-			return false;
-		if (a[2]->kind == N_CONST && strcmp(a[2]->u.c.v.s, "ipv4") &&
-		    strcmp(a[2]->u.c.v.s, "ipv6") && strcmp(a[2]->u.c.v.s, "link-local") &&
-		    strcmp(a[2]->u.c.v.s, "any")) {
-			perr(p, a[2]->off,
-			     "gid_count(): family must be \"ipv4\", \"ipv6\", \"link-local\" or "
-			     "\"any\"");
-			return false;
-		}
-		e->type = RT_NUM;
-		return true;
-	case FN_PRESENT:
-	case FN_SUPPORTED:
-		if (dur_misuse(p, a[0]))
-			return false;
-		e->type = RT_BOOL;
-		return true;
-	case FN_COALESCE:
-		for (int i = 0; i < n; i++) {
-			if (dur_misuse(p, a[i]))
-				return false;
-			if (a[i]->type != a[0]->type) {
-				perr(p, a[i]->off,
-				     "coalesce(): argument %d is %s, argument 1 is %s", i + 1,
-				     rx_type_name(a[i]->type), rx_type_name(a[0]->type));
-				return false;
-			}
-		}
-		e->type = a[0]->type;
-		return true;
-	case FN_IF:
-		if (!arg_type(p, e, a[0], 0, "a condition (true or false)",
-			      a[0]->type == RT_BOOL) ||
-		    dur_misuse(p, a[1]) || dur_misuse(p, a[2]))
-			return false;
-		if (a[1]->type == a[2]->type) {
-			e->type = a[1]->type;
-			return true;
-		}
-		if (!p->pc->in_template) {
-			perr(p, a[2]->off,
-			     "if(): argument 3 is %s, argument 2 is %s (only a summary may mix "
-			     "them)",
-			     rx_type_name(a[2]->type), rx_type_name(a[1]->type));
-			return false;
-		}
-		e->type = RT_ANY; /* printed as the branch taken */
-		return true;
-	case FN_DISTINCT:
-	case FN_MAJORITY:
-	case FN_OUTLIERS: {
-		struct parse_ctx *pc = p->pc;
-		enum rtype t = a[0]->type;
-
-		if (dur_misuse(p, a[0]))
-			return false;
-		if (t != RT_NUM && t != RT_BOOL && t != RT_STR && t != RT_SET && t != RT_ARRAY &&
-		    t != RT_DSCPMAP) {
-			perr(p, a[0]->off, "%s(): a %s is not compared across nodes", fns[fn].name,
-			     rx_type_name(t));
-			return false;
-		}
-		if (!pc->subject) {
-			pc->subject = a[0];
-		} else if (pc->subject->len != a[0]->len ||
-			   memcmp(pc->subject->src + pc->subject->off, a[0]->src + a[0]->off,
-				  (size_t)a[0]->len)) {
-			perr(p, a[0]->off,
-			     "a fleet rule compares one value: '%.*s' here, '%.*s' before (write "
-			     "one rule per value)",
-			     a[0]->len, a[0]->src + a[0]->off, pc->subject->len,
-			     pc->subject->src + pc->subject->off);
-			return false;
-		}
-		e->type = fn == FN_MAJORITY ? t : RT_NUM;
-		return true;
-	}
-	case FN_COUNT_NODES:
-		e->type = RT_NUM;
-		return true;
-	case FN__COUNT:
-		break;
-	}
+	p->failed = true;
 	return false;
 }
 
 static struct expr *parse_call(struct parser *p)
 {
 	int start = p->tok.off, n = 0, cap = 4;
-	enum func_id fn = find_fn(p->tok.str);
+	const struct rx_func *fn = rx_func_find(p->tok.str);
 	struct expr **args, *e;
 	const char *name = p->tok.str;
 
 	enum fleet_ctx saved = p->pc->fleet;
 
-	if (fn == FN__COUNT) {
-		perr(p, start,
-		     "unknown function '%s' (functions: rate, increase, delta, count, min, max, "
-		     "sum, abs, ib_mtu_for, tos_dscp, gid_count, present, supported, coalesce, if; "
-		     "in fleet rules distinct, majority, outliers, count_nodes)",
-		     name);
+	if (!fn) {
+		char list[256] = "";
+		struct tbuf tb = { .buf = list, .cap = sizeof(list) };
+
+		rx_func_names(&tb);
+		perr(p, start, "unknown function '%s' (functions: %s)", name, list);
 		return NULL;
 	}
-	if (is_aggregate(fn)) {
+	if (fn->aggregate) {
 		if (saved != FC_TOP) {
 			perr(p, start,
 			     "%s() compares units across nodes: only at the top of a fleet rule's "
@@ -783,16 +553,16 @@ static struct expr *parse_call(struct parser *p)
 	advance(p); /* ) */
 	if (!e || p->failed)
 		return NULL;
-	if (n < fns[fn].min || (fns[fn].max >= 0 && n > fns[fn].max)) {
-		if (fns[fn].min == fns[fn].max)
-			perr(p, start, "%s() takes %d argument%s, got %d", name, fns[fn].min,
-			     fns[fn].min == 1 ? "" : "s", n);
-		else if (fns[fn].max > 0)
-			perr(p, start, "%s() takes %d to %d arguments, got %d", name, fns[fn].min,
-			     fns[fn].max, n);
+	if (n < fn->min || (fn->max >= 0 && n > fn->max)) {
+		if (fn->min == fn->max)
+			perr(p, start, "%s() takes %d argument%s, got %d", name, fn->min,
+			     fn->min == 1 ? "" : "s", n);
+		else if (fn->max > 0)
+			perr(p, start, "%s() takes %d to %d arguments, got %d", name, fn->min,
+			     fn->max, n);
 		else
-			perr(p, start, "%s() takes at least %d argument%s, got %d", name,
-			     fns[fn].min, fns[fn].min == 1 ? "" : "s", n);
+			perr(p, start, "%s() takes at least %d argument%s, got %d", name, fn->min,
+			     fn->min == 1 ? "" : "s", n);
 		return NULL;
 	}
 	for (int i = 0; i < n; i++)

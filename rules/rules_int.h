@@ -4,7 +4,8 @@
  * evaluator and the engine's internal state.  Which file exports what:
  *   lexer.c   rx_lex_*            tokens of one expression string
  *   parser.c  rx_parse, rx_parse_template   typed AST (type errors here)
- *   eval.c    rx_eval, rx_format_val, rx_ring_*   values, functions, history
+ *   functions.c  rx_func_*   the functions (rate, count, ...): one row each
+ *   eval.c    rx_eval, rx_format_val, rx_ring_*, rx_counter   values, history
  *   loader.c  rules_load*, rules_profile_path, rules_spec_*, diagnostics
  *   engine.c  rules_evaluate, results, status
  *   fleet.c   rules_evaluate_fleet: fleet rules over a set of node models
@@ -169,30 +170,6 @@ enum hop {
 	HOP_NODE,
 };
 
-enum func_id {
-	FN_RATE,
-	FN_INCREASE,
-	FN_DELTA,
-	FN_COUNT,
-	FN_MIN,
-	FN_MAX,
-	FN_SUM,
-	FN_ABS,
-	FN_IB_MTU_FOR,
-	FN_TOS_DSCP,
-	FN_GID_COUNT,
-	FN_PRESENT,
-	FN_SUPPORTED,
-	FN_COALESCE,
-	FN_IF,
-	/* fleet rules: aggregates over the units of a group */
-	FN_DISTINCT,
-	FN_MAJORITY,
-	FN_OUTLIERS,
-	FN_COUNT_NODES,
-	FN__COUNT,
-};
-
 /*
  * How deep an expression may nest, counting both the parser's recursion
  * (parentheses, unary operators, arguments) and the height of the tree it
@@ -201,6 +178,8 @@ enum func_id {
  * too: a few hundred small frames.  Real rules nest a dozen levels.
  */
 #define RX_MAX_DEPTH 256
+
+struct rx_func; /* a function of the language: functions.c */
 
 struct expr {
 	enum node_kind kind;
@@ -235,7 +214,7 @@ struct expr {
 			struct expr *a, *b;
 		} bin;
 		struct {
-			enum func_id fn;
+			const struct rx_func *fn;
 			int n;
 			struct expr **args;
 			int ring; /* history ring index for rate/increase/delta */
@@ -292,6 +271,12 @@ struct parse_ctx {
 
 /* Parse one expression of src[0..len) into a typed AST; NULL on error (pc->err). */
 struct expr *rx_parse(struct parse_ctx *pc, const char *src, int len);
+/* Record a parse error at offset off of the expression. */
+void rx_parse_verr(struct parse_ctx *pc, int off, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+
+#define RX_DUR_ONLY_IN_WINDOW \
+	"a duration is only allowed as the window of rate(), increase() or delta()"
 
 /* A summary template: text with {expr} parts. */
 struct tmpl_part {
@@ -357,6 +342,82 @@ struct ectx {
 };
 
 struct val rx_eval(const struct expr *e, struct ectx *cx);
+
+static inline struct val rx_num(double n)
+{
+	return (struct val){ .st = V_OK, .v.n = n };
+}
+
+static inline struct val rx_bool(bool b)
+{
+	return (struct val){ .st = V_OK, .v.b = b };
+}
+
+/* Unknown because of an error at node at (extra: see struct val). */
+static inline struct val rx_err(const struct expr *at, enum verr why, int extra)
+{
+	return (
+	    struct val){ .st = V_ERROR, .why = (uint8_t)why, .at = at, .extra = (int16_t)extra };
+}
+
+/* A number as the VE_RANGE diagnostic shows it (it keeps an int16). */
+int rx_range_extra(double d);
+
+enum counter_kind {
+	CTR_NONE,     /* not a counter function */
+	CTR_INCREASE, /* growth over the window, across resets */
+	CTR_RATE,     /* that per second of the span covered */
+	CTR_DELTA,    /* last - first (gauges) */
+};
+
+/* rate/increase/delta of x: pushes x into the call's history ring. */
+struct val rx_counter(const struct expr *e, const struct val *x, struct ectx *cx,
+		      enum counter_kind k);
+
+/* ---- the functions of the language (functions.c) ---- */
+
+struct tbuf;
+
+#define RTM(t) (1u << (t))
+/* any type but a duration (which only a counter's window may be) */
+#define RTM_VALUE (((RTM(RT_ANY) << 1) - 1) & ~RTM(RT_DUR))
+
+/* A call being type-checked, as a function row's check sees it. */
+struct call_check {
+	struct parse_ctx *pc;
+	struct expr *e;	 /* the call: e->u.call.fn is its row; the check may set e->type */
+	struct expr **a; /* its arguments */
+	int n;
+};
+
+struct rx_func_arg {
+	unsigned int types; /* RTM() bits of the accepted types; 0: left to check */
+	const char *want;   /* "argument N must be WANT, not ..." */
+};
+
+struct rx_func {
+	const char *name;
+	int min, max;	 /* arity; max -1: any */
+	enum rtype type; /* of the result, unless check sets it */
+	/* argument i: its accepted types (a duration never); types 0 or i >= 4: left to check */
+	struct rx_func_arg arg[4];
+	/* what arg[] cannot say, run after it; false after rx_call_err() */
+	bool (*check)(struct call_check *c);
+	struct val (*eval)(const struct expr *e, struct ectx *cx);
+	/* rate/increase/delta: keeps samples across polls, so not in fleet rules */
+	enum counter_kind counter;
+	bool aggregate; /* fleet rules: reads the group of units, top level only */
+};
+
+/* The row named name, or NULL. */
+const struct rx_func *rx_func_find(const char *name);
+/* "rate, increase, ...; in fleet rules distinct, ...": for "unknown function". */
+void rx_func_names(struct tbuf *tb);
+/* Types a call whose arity is right; false with pc->err set. */
+bool rx_func_check(struct call_check *c);
+/* A check's error at offset off of the expression: returns false, to be returned at once. */
+bool rx_call_err(struct call_check *c, int off, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Bounded text writer (no allocation). */
 struct tbuf {

@@ -372,13 +372,129 @@ static int get_set(json_t *v, int n, uint64_t *out, struct perr *pe, const char 
 	return 0;
 }
 
+/* 8 entries, null where the driver has none */
+static int prio_array_from_json(struct object *o, int id, json_t *v, struct perr *pe,
+				const char *where)
+{
+	uint64_t u;
+	size_t i;
+	json_t *e;
+
+	if (!json_is_array(v) || json_array_size(v) != RW_PRIO_COUNT)
+		return fail(pe, where, "expected an array of 8 integers or nulls");
+	json_array_foreach(v, i, e)
+	{
+		if (json_is_null(e))
+			continue;
+		if (!json_u64(e, &u))
+			return fail(pe, where,
+				    "element %zu: expected a non-negative integer or null", i);
+		field_set_prio(o, id, (int)i, u);
+	}
+	if (o->f[id].state != ABS_NONE) { /* all null: present but empty */
+		o->f[id].state = ABS_NONE;
+		o->f[id].mask = 0;
+	}
+	return 0;
+}
+
+static int dscp_map_from_json(struct object *o, int id, json_t *v, struct perr *pe,
+			      const char *where)
+{
+	int8_t map[RW_DSCP_COUNT];
+	const char *k;
+	json_t *e;
+
+	if (!json_is_object(v))
+		return fail(pe, where, "expected an object mapping DSCP to priority");
+	memset(map, -1, sizeof(map));
+	json_object_foreach(v, k, e)
+	{
+		int64_t dscp;
+
+		if (parse_i64(k, &dscp) || dscp < 0 || dscp >= RW_DSCP_COUNT)
+			return fail(pe, where, "key '%s': expected a DSCP 0..63", k);
+		if (!json_is_integer(e) || json_integer_value(e) < 0 ||
+		    json_integer_value(e) >= RW_PRIO_COUNT)
+			return fail(pe, where, "DSCP %s: expected a priority 0..7", k);
+		map[dscp] = (int8_t)json_integer_value(e);
+	}
+	field_set_dscp_map(o, id, map);
+	return 0;
+}
+
+static int gids_from_json(struct object *o, int id, json_t *v, struct perr *pe, const char *where)
+{
+	struct gid_table *t = &o->gids;
+	size_t i;
+	json_t *e;
+
+	if (!json_is_array(v))
+		return fail(pe, where, "expected an array of GID entries");
+	t->n = 0;
+	json_array_foreach(v, i, e)
+	{
+		json_int_t idx;
+		const char *gid, *type, *nd = "";
+		json_error_t je;
+
+		if (json_unpack_ex(e, &je, JSON_STRICT, "{s:I,s:s,s:s,s?s}", "index", &idx, "gid",
+				   &gid, "type", &type, "netdev", &nd))
+			return fail(pe, where, "entry %zu: %s", i, je.text);
+		if (array_grow(&t->e, &t->cap, t->n, sizeof(*t->e), 8))
+			return -ENOMEM;
+		t->e[t->n].index = (uint32_t)idx;
+		strlcpy0(t->e[t->n].gid, gid, sizeof(t->e[t->n].gid));
+		strlcpy0(t->e[t->n].type, type, sizeof(t->e[t->n].type));
+		strlcpy0(t->e[t->n].netdev, nd, sizeof(t->e[t->n].netdev));
+		t->n++;
+	}
+	o->f[id].state = ABS_NONE;
+	o->f[id].v.gids = t;
+	return 0;
+}
+
+static int pci_pairs_from_json(struct object *o, int id, json_t *v, struct perr *pe,
+			       const char *where)
+{
+	struct pci_pairs *t = &o->pairs;
+	size_t i;
+	json_t *e;
+
+	if (!json_is_array(v))
+		return fail(pe, where, "expected an array of GPU/NIC paths");
+	t->n = 0;
+	json_array_foreach(v, i, e)
+	{
+		const char *gpu, *nic, *path;
+		json_error_t je;
+		size_t p;
+
+		if (json_unpack_ex(e, &je, JSON_STRICT, "{s:s,s:s,s:s}", "gpu", &gpu, "nic", &nic,
+				   "path", &path))
+			return fail(pe, where, "entry %zu: %s", i, je.text);
+		for (p = 1; p < ARRAY_SIZE(pci_path_names); p++)
+			if (!strcmp(pci_path_names[p], path))
+				break;
+		if (p == ARRAY_SIZE(pci_path_names))
+			return fail(pe, where, "entry %zu: unknown path '%s' (PIX, PXB, PHB, SYS)",
+				    i, path);
+		if (array_grow(&t->e, &t->cap, t->n, sizeof(*t->e), 8))
+			return -ENOMEM;
+		strlcpy0(t->e[t->n].gpu, gpu, sizeof(t->e[t->n].gpu));
+		strlcpy0(t->e[t->n].nic, nic, sizeof(t->e[t->n].nic));
+		t->e[t->n].path = (enum pci_path)p;
+		t->n++;
+	}
+	o->f[id].state = ABS_NONE;
+	o->f[id].v.pairs = t;
+	return 0;
+}
+
 static int json_to_value(struct object *o, int id, json_t *v, struct perr *pe, const char *where)
 {
 	const struct field_desc *d = &fields[id];
-	uint64_t bits, u;
-	size_t i;
-	json_t *e;
-	const char *k;
+	uint64_t bits;
 
 	switch (d->type) {
 	case VT_INT:
@@ -414,103 +530,13 @@ static int json_to_value(struct object *o, int id, json_t *v, struct perr *pe, c
 		field_set_dset(o, id, bits);
 		return 0;
 	case VT_PRIO_ARRAY:
-		if (!json_is_array(v) || json_array_size(v) != RW_PRIO_COUNT)
-			return fail(pe, where, "expected an array of 8 integers or nulls");
-		json_array_foreach(v, i, e)
-		{
-			if (json_is_null(e))
-				continue;
-			if (!json_u64(e, &u))
-				return fail(pe, where,
-					    "element %zu: expected a non-negative integer or null",
-					    i);
-			field_set_prio(o, id, (int)i, u);
-		}
-		if (o->f[id].state != ABS_NONE) { /* all null: present but empty */
-			o->f[id].state = ABS_NONE;
-			o->f[id].mask = 0;
-		}
-		return 0;
-	case VT_DSCP_MAP: {
-		int8_t map[RW_DSCP_COUNT];
-
-		if (!json_is_object(v))
-			return fail(pe, where, "expected an object mapping DSCP to priority");
-		memset(map, -1, sizeof(map));
-		json_object_foreach(v, k, e)
-		{
-			int64_t dscp;
-
-			if (parse_i64(k, &dscp) || dscp < 0 || dscp >= RW_DSCP_COUNT)
-				return fail(pe, where, "key '%s': expected a DSCP 0..63", k);
-			if (!json_is_integer(e) || json_integer_value(e) < 0 ||
-			    json_integer_value(e) >= RW_PRIO_COUNT)
-				return fail(pe, where, "DSCP %s: expected a priority 0..7", k);
-			map[dscp] = (int8_t)json_integer_value(e);
-		}
-		field_set_dscp_map(o, id, map);
-		return 0;
-	}
-	case VT_GIDS: {
-		struct gid_table *t = &o->gids;
-
-		if (!json_is_array(v))
-			return fail(pe, where, "expected an array of GID entries");
-		t->n = 0;
-		json_array_foreach(v, i, e)
-		{
-			json_int_t idx;
-			const char *gid, *type, *nd = "";
-			json_error_t je;
-
-			if (json_unpack_ex(e, &je, JSON_STRICT, "{s:I,s:s,s:s,s?s}", "index", &idx,
-					   "gid", &gid, "type", &type, "netdev", &nd))
-				return fail(pe, where, "entry %zu: %s", i, je.text);
-			if (array_grow(&t->e, &t->cap, t->n, sizeof(*t->e), 8))
-				return -ENOMEM;
-			t->e[t->n].index = (uint32_t)idx;
-			strlcpy0(t->e[t->n].gid, gid, sizeof(t->e[t->n].gid));
-			strlcpy0(t->e[t->n].type, type, sizeof(t->e[t->n].type));
-			strlcpy0(t->e[t->n].netdev, nd, sizeof(t->e[t->n].netdev));
-			t->n++;
-		}
-		o->f[id].state = ABS_NONE;
-		o->f[id].v.gids = t;
-		return 0;
-	}
-	case VT_PCI_PAIRS: {
-		struct pci_pairs *t = &o->pairs;
-
-		if (!json_is_array(v))
-			return fail(pe, where, "expected an array of GPU/NIC paths");
-		t->n = 0;
-		json_array_foreach(v, i, e)
-		{
-			const char *gpu, *nic, *path;
-			json_error_t je;
-			size_t p;
-
-			if (json_unpack_ex(e, &je, JSON_STRICT, "{s:s,s:s,s:s}", "gpu", &gpu, "nic",
-					   &nic, "path", &path))
-				return fail(pe, where, "entry %zu: %s", i, je.text);
-			for (p = 1; p < ARRAY_SIZE(pci_path_names); p++)
-				if (!strcmp(pci_path_names[p], path))
-					break;
-			if (p == ARRAY_SIZE(pci_path_names))
-				return fail(pe, where,
-					    "entry %zu: unknown path '%s' (PIX, PXB, PHB, SYS)", i,
-					    path);
-			if (array_grow(&t->e, &t->cap, t->n, sizeof(*t->e), 8))
-				return -ENOMEM;
-			strlcpy0(t->e[t->n].gpu, gpu, sizeof(t->e[t->n].gpu));
-			strlcpy0(t->e[t->n].nic, nic, sizeof(t->e[t->n].nic));
-			t->e[t->n].path = (enum pci_path)p;
-			t->n++;
-		}
-		o->f[id].state = ABS_NONE;
-		o->f[id].v.pairs = t;
-		return 0;
-	}
+		return prio_array_from_json(o, id, v, pe, where);
+	case VT_DSCP_MAP:
+		return dscp_map_from_json(o, id, v, pe, where);
+	case VT_GIDS:
+		return gids_from_json(o, id, v, pe, where);
+	case VT_PCI_PAIRS:
+		return pci_pairs_from_json(o, id, v, pe, where);
 	}
 	return fail(pe, where, "unsupported type");
 }

@@ -544,6 +544,46 @@ static void fleet_streamed_any_order(void **state)
 	set_free(&s);
 }
 
+/*
+ * majority() of a value held by pointer (a DSCP map): the values of a group
+ * are sorted by count after they are gathered, so the majority seen second
+ * moves to the front; it must still read its own map, not the slot it left.
+ */
+static void fleet_majority_of_a_map(void **state)
+{
+	static const char yaml[] = "profile: t\n"
+				   "rules:\n"
+				   "  - name: dscp26\n"
+				   "    scope: fleet\n"
+				   "    each: netdev\n"
+				   "    when: rdma\n"
+				   "    expr: majority(dscp2prio)[26] == 3\n"
+				   "    summary: \"DSCP 26 -> {majority(dscp2prio)[26]}\"\n"
+				   "    severity: warning\n"
+				   "    doc: d\n";
+	struct rules_engine *e = load(yaml);
+	const struct fleet_result *x;
+	struct set s = { 0 };
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		int8_t map[RW_DSCP_COUNT];
+
+		add_node(&s, 9000, 400000, 0);
+		memset(map, -1, sizeof(map));
+		map[26] = i == 0 ? 0 : 3; /* n0 first, alone; n1 and n2 the majority */
+		field_set_dscp_map(model_netdev(&s.m[i], "eth2"), F_NETDEV_DSCP_MAP, map);
+	}
+	assert_int_equal(rules_evaluate_fleet(e, s.n, s.count, 0), 0);
+	x = result(e, "dscp26", "");
+	assert_int_equal(x->n_values, 2);
+	assert_int_equal(x->majority, 0);
+	assert_string_equal(x->summary, "DSCP 26 -> 3");
+	assert_int_equal(x->outcome, RULE_PASS);
+	rules_free(e);
+	set_free(&s);
+}
+
 static void fleet_profile_outcome(void **state)
 {
 	struct rules_engine *e = load(fleet_yaml);
@@ -767,6 +807,7 @@ int main(void)
 		cmocka_unit_test(fleet_streamed_any_order),
 		cmocka_unit_test(fleet_profile_outcome),
 		cmocka_unit_test(fleet_and_node_rules_apart),
+		cmocka_unit_test(fleet_majority_of_a_map),
 		cmocka_unit_test(fleet_load_errors),
 		cmocka_unit_test(fleet_shipped_profile),
 		cmocka_unit_test(snapshot_from_buffer),

@@ -221,6 +221,61 @@ static void err_functions(void **state)
 		     "\"link-local\" or \"any\"");
 }
 
+/* A table row of docs/rules.md (a line starting with '|') that shows `name(`. */
+static bool documented(const char *doc, const char *name)
+{
+	char want[64];
+
+	snprintf(want, sizeof(want), "`%s(", name);
+	for (const char *l = doc; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *end = strchr(l, '\n'), *hit;
+
+		while (*l == ' ')
+			l++;
+		hit = strstr(l, want);
+		if (*l == '|' && hit && (!end || hit < end))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Every function of the language has its line in docs/rules.md: the names
+ * come from the "unknown function" error, which lists the table's rows.
+ */
+static void functions_documented(void **state)
+{
+	const char *yaml = HEAD "    scope: netdev\n    expr: nosuch() > 0\n    severity: info\n";
+	struct rules_diags dg = { 0 };
+	struct rules_engine *e = NULL;
+	char path[4096], *doc, *list = NULL, *p;
+	int n = 0;
+
+	(void)state;
+	assert_int_not_equal(rules_load_buffer("t.yaml", yaml, strlen(yaml), NULL, &e, &dg), 0);
+	for (size_t i = 0; i < dg.n && !list; i++)
+		if (!dg.d[i].warning)
+			list = strstr(dg.d[i].msg, "(functions: ");
+	assert_non_null(list);
+	list += strlen("(functions: ");
+	snprintf(path, sizeof(path), "%s/docs/rules.md", source_dir);
+	doc = slurp(path);
+	assert_non_null(doc);
+	for (p = strtok(list, ",;)"); p; p = strtok(NULL, ",;)")) {
+		while (*p == ' ')
+			p++;
+		if (!strncmp(p, "in fleet rules ", 15))
+			p += 15;
+		if (!documented(doc, p))
+			fprintf(stderr, "docs/rules.md has no table row for %s()\n", p);
+		assert_true(documented(doc, p));
+		n++;
+	}
+	assert_true(n >= 19); /* the list was read */
+	free(doc);
+	rules_diags_free(&dg);
+}
+
 static void err_lexer_and_syntax(void **state)
 {
 	(void)state;
@@ -1143,6 +1198,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(err_unknown_field),
 		cmocka_unit_test(err_type_mismatch),
 		cmocka_unit_test(err_functions),
+		cmocka_unit_test(functions_documented),
 		cmocka_unit_test(err_lexer_and_syntax),
 		cmocka_unit_test(err_positions_in_scalars),
 		cmocka_unit_test(err_structure),
