@@ -86,8 +86,31 @@ static ssize_t node_of(const struct strmap *byname, const char *inst)
 	return i >= 0 ? (ssize_t)i : -1;
 }
 
+/*
+ * One series of an answer, decoded by hand: {"metric": {labels}, "value":
+ * [time, "v"]}.  jansson built and freed a document for each of millions
+ * of series, about 25 000 instructions a series; this reads the bytes once.
+ */
+#define SERIES_LABELS 64
+struct series {
+	size_t n;
+	const char *k[SERIES_LABELS], *v[SERIES_LABELS];
+	double value;
+	bool have_value;
+	size_t used;
+	char text[8192]; /* the decoded names and values */
+};
+
+static const char *label(const struct series *labels, const char *k)
+{
+	for (size_t i = 0; i < labels->n; i++)
+		if (!strcmp(labels->k[i], k))
+			return labels->v[i];
+	return NULL;
+}
+
 /* Do the series' labels carry the row's constant labels (`direction="rx",role="np"`)? */
-static bool const_labels_match(json_t *labels, const char *want)
+static bool const_labels_match(const struct series *labels, const char *want)
 {
 	char buf[160], *save = NULL, *tok;
 
@@ -97,7 +120,7 @@ static bool const_labels_match(json_t *labels, const char *want)
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(tok, '='), *v;
 		size_t vl;
-		json_t *have;
+		const char *have;
 
 		if (!eq)
 			return false;
@@ -108,21 +131,16 @@ static bool const_labels_match(json_t *labels, const char *want)
 			v[vl - 1] = '\0';
 			v++;
 		}
-		have = json_object_get(labels, tok);
-		if (!json_is_string(have) || strcmp(json_string_value(have), v))
+		have = label(labels, tok);
+		if (!have || strcmp(have, v))
 			return false;
 	}
 	return true;
 }
 
-static const char *label(json_t *labels, const char *k)
-{
-	json_t *v = json_object_get(labels, k);
 
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
-static struct object *object_for(struct node_model *m, enum obj_kind k, json_t *labels)
+static struct object *object_for(struct node_model *m, enum obj_kind k,
+				 const struct series *labels)
 {
 	const char *dev = label(labels, "device"), *port = label(labels, "port"),
 		   *nd = label(labels, "netdev");
@@ -153,7 +171,7 @@ static struct object *object_for(struct node_model *m, enum obj_kind k, json_t *
 }
 
 /* An element label (priority, dscp, tc, buffer) as an index below max, or -1. */
-static int index_label(json_t *labels, const char *k, int max)
+static int index_label(const struct series *labels, const char *k, int max)
 {
 	const char *s = label(labels, k);
 	uint64_t v;
@@ -164,7 +182,7 @@ static int index_label(json_t *labels, const char *k, int max)
 }
 
 /* One series into the fields of row id. */
-static void apply_series(struct object *o, int id, json_t *labels, double v)
+static void apply_series(struct object *o, int id, const struct series *labels, double v)
 {
 	const struct field_desc *d = &fields[id];
 	double raw = d->scale ? v / d->scale : v;
@@ -275,6 +293,7 @@ struct pstate {
 	int ids[F__COUNT];
 	size_t first[F__COUNT + 2];
 	size_t n_up; /* the index of the up query: read last */
+	struct series s; /* the series being read */
 	struct fleet_req *reqs;
 	int err;
 	char *errbuf;
@@ -282,7 +301,7 @@ struct pstate {
 	const char *base_url;
 };
 
-static void apply_series_of(struct pstate *ps, size_t k, json_t *s);
+static void apply_series_of(struct pstate *ps, size_t k, const struct series *s);
 
 /*
  * Reading an answer.  The result vector of 1000 nodes' DSCP maps is half a
@@ -302,11 +321,21 @@ static size_t ws(const char *b, size_t len, size_t i)
 /* Past the string at b[i] ('"'), or 0 when it does not end. */
 static size_t skip_string(const char *b, size_t len, size_t i)
 {
-	for (i++; i < len; i++) {
-		if (b[i] == '\\')
-			i++;
-		else if (b[i] == '"')
-			return i + 1;
+	size_t start = ++i;
+
+	while (i < len) {
+		const char *qp = memchr(b + i, '"', len - i);
+		size_t q, k;
+
+		if (!qp)
+			return 0;
+		/* escaped when an odd run of backslashes stands before it */
+		q = k = (size_t)(qp - b);
+		while (k > start && b[k - 1] == '\\')
+			k--;
+		if (!((q - k) & 1))
+			return q + 1;
+		i = q + 1;
 	}
 	return 0;
 }
@@ -350,28 +379,235 @@ static bool key_is(const char *b, size_t len, size_t i, const char *k, size_t *e
 	return *end && *end - i == kl + 2 && !memcmp(b + i + 1, k, kl);
 }
 
+/* n bytes into s->text; false when there is no room. */
+static bool put_bytes(struct series *s, const char *p, size_t n)
+{
+	if (s->used + n >= sizeof(s->text))
+		return false;
+	memcpy(s->text + s->used, p, n);
+	s->used += n;
+	return true;
+}
+
+/* c as UTF-8 into s->text; false when there is no room. */
+static bool put_utf8(struct series *s, uint32_t c)
+{
+	char u[4];
+	size_t n;
+
+	if (c < 0x80) {
+		u[0] = (char)c;
+		n = 1;
+	} else if (c < 0x800) {
+		u[0] = (char)(0xc0 | c >> 6);
+		u[1] = (char)(0x80 | (c & 0x3f));
+		n = 2;
+	} else if (c < 0x10000) {
+		u[0] = (char)(0xe0 | c >> 12);
+		u[1] = (char)(0x80 | (c >> 6 & 0x3f));
+		u[2] = (char)(0x80 | (c & 0x3f));
+		n = 3;
+	} else {
+		u[0] = (char)(0xf0 | c >> 18);
+		u[1] = (char)(0x80 | (c >> 12 & 0x3f));
+		u[2] = (char)(0x80 | (c >> 6 & 0x3f));
+		u[3] = (char)(0x80 | (c & 0x3f));
+		n = 4;
+	}
+	return put_bytes(s, u, n);
+}
+
+/* Four hex digits at b[i]: the value, or -1. */
+static long hex4(const char *b, size_t len, size_t i)
+{
+	long v = 0;
+
+	if (i + 4 > len)
+		return -1;
+	for (size_t j = i; j < i + 4; j++) {
+		int c = b[j], d = c >= '0' && c <= '9'	 ? c - '0'
+				  : c >= 'a' && c <= 'f' ? c - 'a' + 10
+				  : c >= 'A' && c <= 'F' ? c - 'A' + 10
+							 : -1;
+
+		if (d < 0)
+			return -1;
+		v = v * 16 + d;
+	}
+	return v;
+}
+
+/*
+ * The string at b[i] ('"') decoded into s->text (escapes, \uXXXX with
+ * surrogate pairs); *out points at it.  Past the string, or 0: malformed,
+ * a control byte or NUL in it, or no room.
+ */
+static size_t read_string(const char *b, size_t len, size_t i, struct series *s, const char **out)
+{
+	static const char esc_in[] = "\"\\/bfnrt", esc_out[] = "\"\\/\b\f\n\r\t";
+
+	if (i >= len || b[i] != '"')
+		return 0;
+	*out = s->text + s->used;
+	for (i++; i < len; i++) {
+		unsigned char c = (unsigned char)b[i];
+		uint32_t u;
+		long h, lo;
+		const char *e;
+
+		if (c == '"') {
+			if (s->used >= sizeof(s->text))
+				return 0;
+			s->text[s->used++] = '\0';
+			return i + 1;
+		}
+		if (c < 0x20)
+			return 0;
+		if (c != '\\') {
+			size_t j = i + 1;
+
+			/* a run of plain bytes at once; UTF-8 passes as it is */
+			while (j < len && b[j] != '"' && b[j] != '\\' && (unsigned char)b[j] >= 0x20)
+				j++;
+			if (!put_bytes(s, b + i, j - i))
+				return 0;
+			i = j - 1;
+			continue;
+		}
+		if (++i >= len)
+			return 0;
+		if (b[i] != 'u') {
+			e = strchr(esc_in, b[i]);
+			if (!e || !*e || !put_utf8(s, (unsigned char)esc_out[e - esc_in]))
+				return 0;
+			continue;
+		}
+		h = hex4(b, len, i + 1);
+		i += 4;
+		if (h < 0)
+			return 0;
+		u = (uint32_t)h;
+		if (u >= 0xd800 && u < 0xdc00) {
+			if (i + 2 >= len || b[i + 1] != '\\' || b[i + 2] != 'u')
+				return 0;
+			lo = hex4(b, len, i + 3);
+			if (lo < 0xdc00 || lo >= 0xe000)
+				return 0;
+			u = 0x10000 + ((u - 0xd800) << 10) + ((uint32_t)lo - 0xdc00);
+			i += 6;
+		} else if (u >= 0xdc00 && u < 0xe000) {
+			return 0;
+		}
+		if (!u || !put_utf8(s, u))
+			return 0;
+	}
+	return 0;
+}
+
+/* Calls fn(b, i: the value's position, s, key) for each key of the object at b[i]. */
+static size_t read_object(const char *b, size_t len, size_t i, struct series *s,
+			  size_t (*fn)(const char *b, size_t len, size_t i, struct series *s,
+				       const char *key))
+{
+	i = ws(b, len, i);
+	if (i >= len || b[i] != '{')
+		return 0;
+	i = ws(b, len, i + 1);
+	if (i < len && b[i] == '}')
+		return i + 1;
+	for (;;) {
+		const char *key;
+
+		i = read_string(b, len, i, s, &key);
+		if (!i)
+			return 0;
+		i = ws(b, len, i);
+		if (i >= len || b[i] != ':')
+			return 0;
+		i = fn(b, len, ws(b, len, i + 1), s, key);
+		if (!i)
+			return 0;
+		i = ws(b, len, i);
+		if (i < len && b[i] == '}')
+			return i + 1;
+		if (i >= len || b[i] != ',')
+			return 0;
+		i = ws(b, len, i + 1);
+	}
+}
+
+/* A label: its value, a string. */
+static size_t read_label(const char *b, size_t len, size_t i, struct series *s, const char *key)
+{
+	if (s->n >= SERIES_LABELS)
+		return 0;
+	i = read_string(b, len, i, s, &s->v[s->n]);
+	if (i)
+		s->k[s->n++] = key;
+	return i;
+}
+
+/* [time, "value"]: the value, when it is a finite number. */
+static size_t read_sample(const char *b, size_t len, size_t i, struct series *s)
+{
+	const char *txt;
+	char *end;
+
+	if (i >= len || b[i] != '[')
+		return 0;
+	i = skip_value(b, len, i + 1); /* the time */
+	if (!i || (i = ws(b, len, i)) >= len || b[i] != ',')
+		return 0;
+	i = read_string(b, len, ws(b, len, i + 1), s, &txt);
+	if (!i || (i = ws(b, len, i)) >= len || b[i] != ']')
+		return 0;
+	s->value = strtod(txt, &end);
+	s->have_value = end != txt && *end == '\0' && isfinite(s->value);
+	return i + 1;
+}
+
+static size_t series_key(const char *b, size_t len, size_t i, struct series *s, const char *key)
+{
+	if (!strcmp(key, "metric"))
+		return read_object(b, len, i, s, read_label);
+	if (!strcmp(key, "value"))
+		return read_sample(b, len, i, s);
+	return skip_value(b, len, i);
+}
+
+/* The series at b[i] into s: past it, or 0 when it is not one. */
+static size_t read_series(const char *b, size_t len, size_t i, struct series *s)
+{
+	s->n = s->used = 0;
+	s->have_value = false;
+	return read_object(b, len, i, s, series_key);
+}
+
 /* What the envelope says: {"status": "success", "data": {"result": [...]}}. */
 struct env {
 	bool success;
 	size_t result; /* where the result array starts; 0: none */
 };
 
-/* Walk the object at b[i] (level 0: the answer, 1: its data) for struct env.  0 or -EINVAL. */
-
-static int walk_object(const char *b, size_t len, size_t i, int level, struct env *ev)
+/*
+ * Walk the object at b[i] (level 0: the answer, 1: its data) for struct env:
+ * past it, or 0 when malformed.  The data object is walked, not skipped
+ * first: each pass over an answer of millions of series costs.
+ */
+static size_t walk_object(const char *b, size_t len, size_t i, int level, struct env *ev)
 {
 	i = ws(b, len, i);
 	if (i >= len || b[i] != '{')
-		return -EINVAL;
+		return 0;
 	i = ws(b, len, i + 1);
 	if (i < len && b[i] == '}')
-		return 0;
+		return i + 1;
 	for (;;) {
 		size_t kend, v, vend;
 		bool is_status = false, is_data = false, is_result = false;
 
 		if (i >= len || b[i] != '"')
-			return -EINVAL;
+			return 0;
 		if (level == 0) {
 			is_status = key_is(b, len, i, "status", &kend);
 			if (!is_status)
@@ -380,25 +616,26 @@ static int walk_object(const char *b, size_t len, size_t i, int level, struct en
 			is_result = key_is(b, len, i, "result", &kend);
 		}
 		if (!kend)
-			return -EINVAL;
+			return 0;
 		i = ws(b, len, kend);
 		if (i >= len || b[i] != ':')
-			return -EINVAL;
+			return 0;
 		v = ws(b, len, i + 1);
-		vend = skip_value(b, len, v);
+		if (is_data && v < len && b[v] == '{')
+			vend = walk_object(b, len, v, 1, ev);
+		else
+			vend = skip_value(b, len, v);
 		if (!vend)
-			return -EINVAL;
+			return 0;
 		if (is_status)
 			ev->success = vend - v == 9 && !memcmp(b + v, "\"success\"", 9);
-		else if (is_data && b[v] == '{' && walk_object(b, len, v, 1, ev))
-			return -EINVAL;
 		else if (is_result && b[v] == '[')
 			ev->result = v;
 		i = ws(b, len, vend);
 		if (i < len && b[i] == '}')
-			return 0;
+			return i + 1;
 		if (i >= len || b[i] != ',')
-			return -EINVAL;
+			return 0;
 		i = ws(b, len, i + 1);
 	}
 }
@@ -429,9 +666,8 @@ static int read_vector(struct pstate *ps, const struct fleet_req *r, size_t k, c
 	const char *b = r->body;
 	size_t len = r->len, i;
 
-	i = skip_value(b, len, 0);
-	if (!i || ws(b, len, i) != len || walk_object(b, len, 0, 0, &ev) || !ev.success ||
-	    !ev.result) {
+	i = walk_object(b, len, 0, 0, &ev);
+	if (!i || ws(b, len, i) != len || !ev.success || !ev.result) {
 		describe_failure(r, metric, err, errlen);
 		return -EINVAL;
 	}
@@ -439,17 +675,17 @@ static int read_vector(struct pstate *ps, const struct fleet_req *r, size_t k, c
 	if (i < len && b[i] == ']')
 		return 0;
 	for (;;) {
-		json_error_t je;
-		json_t *s = json_loadb(b + i, len - i, JSON_DISABLE_EOF_CHECK, &je);
+		size_t end = read_series(b, len, i, &ps->s);
 
-		if (!s) {
-			snprintf(err, errlen, "Prometheus: query %s: invalid JSON: %s", metric,
-				 je.text);
+		if (!end) {
+			snprintf(err, errlen,
+				 "Prometheus: query %s: invalid JSON: a series at byte %zu is not "
+				 "{\"metric\": {...}, \"value\": [time, \"value\"]}",
+				 metric, i);
 			return -EINVAL;
 		}
-		apply_series_of(ps, k, s);
-		json_decref(s);
-		i = ws(b, len, i + je.position);
+		apply_series_of(ps, k, &ps->s);
+		i = ws(b, len, end);
 		if (i < len && b[i] == ']')
 			return 0;
 		if (i >= len || b[i] != ',') {
@@ -461,28 +697,16 @@ static int read_vector(struct pstate *ps, const struct fleet_req *r, size_t k, c
 	}
 }
 
-static bool series_value(json_t *s, double *v)
-{
-	json_t *val = json_object_get(s, "value"), *txt = json_array_get(val, 1);
-	char *end;
-
-	if (!json_is_string(txt))
-		return false;
-	*v = strtod(json_string_value(txt), &end);
-	return *end == '\0' && isfinite(*v);
-}
-
 /* One series of the answer to the query for metric, into its node's model. */
-static void apply_series_of(struct pstate *ps, size_t k, json_t *s)
+static void apply_series_of(struct pstate *ps, size_t k, const struct series *labels)
 {
 	const char *metric = ps->metrics[k];
-	json_t *labels = json_object_get(s, "metric");
 	const char *inst = label(labels, "instance");
 	struct fleet_prom_node *pn;
+	double v = labels->value;
 	ssize_t ni;
-	double v;
 
-	if (!inst || !series_value(s, &v) || (ni = node_of(&ps->byname, inst)) < 0)
+	if (!inst || !labels->have_value || (ni = node_of(&ps->byname, inst)) < 0)
 		return;
 	pn = &ps->nodes[ni];
 	if (!strcmp(metric, "up")) {

@@ -7,11 +7,15 @@
   fake-node.py PORT auth USER PASS FILE    FILE, only with that basic auth (else 401)
   fake-node.py PORT tls CERT KEY FILE      FILE over TLS
   fake-node.py PORT many FILE       FILE for every request, whatever the Host (bench)
+  fake-node.py PORT prom [cut]      a Prometheus whose answers for nodes n1 and n2 spell
+                                    labels with JSON escapes (\u0031, a surrogate pair, \")
+                                    and keys in either order; cut: the MTU answer ends early
 
 Writes "ready" on stdout once it listens.
 """
 import base64
 import http.server
+import urllib.parse
 import socketserver
 import ssl
 import sys
@@ -54,6 +58,25 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.end_headers()
                 return
         self.send(200, body)
+
+
+    # Prometheus's /api/v1/query, as its JSON encoder may spell it
+    def do_POST(self):
+        form = urllib.parse.parse_qs(self.rfile.read(int(self.headers["Content-Length"])).decode())
+        metric = form["query"][0].split("{")[0]
+        if metric == "up":
+            result = ('{"metric":{"__name__":"up","instance":"n1:9479"},"value":[1,"1"]},'
+                      '{"value":[1,"1"],"metric":{"instance":"n2:9479","__name__":"up"}}')
+        elif metric == "roce_netdev_mtu_bytes":
+            result = ('{"metric":{"device":"eth\\u0030","instance":"n\\u0031:9479",'
+                      '"x":"\\ud83d\\ude00 \\"q\\" \\\\"},"value":[1,"9000"]},'
+                      '{"value":[1.5,"9000"],"metric":{"instance":"n2:9479","device":"eth0"}}')
+        else:
+            result = ""
+        data = '{"status":"success","data":{"resultType":"vector","result":[%s]}}' % result
+        if metric == "roce_netdev_mtu_bytes" and args[:1] == ["cut"]:
+            data = data[:len(data) // 2]
+        self.send(200, data.encode())
 
 
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):

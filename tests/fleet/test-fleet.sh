@@ -223,6 +223,18 @@ printf 'basic_auth:\n  username: u\n  password: inline\n' >"$TMPD/bad.yml"
 check "--client-config refuses an inline password, naming the place" bash -c "
 	'$ROCEWATCH' fleet check --client-config '$TMPD/bad.yml' x >'$TMPD/bad.txt' 2>&1; [ \$? -eq 3 ] &&
 	grep -q '$TMPD/bad.yml:3:13: basic_auth.password: use password_file' '$TMPD/bad.txt'"
+# --prometheus reads answers series by series with its own decoder: JSON escapes in
+# label values, keys in any order, and an answer that ends early
+fake prom prom
+fake promcut prom cut
+wait_until 20 ready prom || die "fake Prometheus did not come up"
+wait_until 20 ready promcut || die "fake Prometheus (cut) did not come up"
+check "--prometheus: escaped labels decoded (n\\u0031 is n1), both nodes answered" bash -c "
+	'$ROCEWATCH' fleet check -j --prometheus http://\$(echo $(node prom)) n1 n2 >'$TMPD/prom.json'
+	python3 -c \"import json; d=json.load(open('$TMPD/prom.json')); assert d['counts']['answered'] == 2, d['counts']\""
+check "--prometheus: an answer that ends early is an error naming its query (exit 3)" bash -c "
+	'$ROCEWATCH' fleet check --prometheus http://\$(echo $(node promcut)) n1 n2 >'$TMPD/promcut.txt' 2>&1
+	[ \$? -eq 3 ] && grep -q 'query roce_netdev_mtu_bytes: invalid JSON' '$TMPD/promcut.txt'"
 if command -v openssl >/dev/null; then
 	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
 		-addext subjectAltName=IP:127.0.0.1 -keyout "$TMPD/key.pem" -out "$TMPD/cert.pem" \
