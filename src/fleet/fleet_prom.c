@@ -585,9 +585,14 @@ static size_t read_series(const char *b, size_t len, size_t i, struct series *s)
 
 /* What the envelope says: {"status": "success", "data": {"result": [...]}}. */
 struct env {
-	bool success;
-	size_t result; /* where the result array starts; 0: none */
+	bool success, result;
+	struct pstate *ps; /* the result's series go into its nodes as they are read */
+	size_t k;	   /* for query k */
+	size_t bad;	   /* where a series is not one (0: none) */
+	bool cut;	   /* the result array ends early */
 };
+
+static size_t read_result(const char *b, size_t len, size_t i, struct env *ev);
 
 /*
  * Walk the object at b[i] (level 0: the answer, 1: its data) for struct env:
@@ -623,14 +628,14 @@ static size_t walk_object(const char *b, size_t len, size_t i, int level, struct
 		v = ws(b, len, i + 1);
 		if (is_data && v < len && b[v] == '{')
 			vend = walk_object(b, len, v, 1, ev);
+		else if (is_result && v < len && b[v] == '[')
+			vend = read_result(b, len, v, ev);
 		else
 			vend = skip_value(b, len, v);
 		if (!vend)
 			return 0;
 		if (is_status)
 			ev->success = vend - v == 9 && !memcmp(b + v, "\"success\"", 9);
-		else if (is_result && b[v] == '[')
-			ev->result = v;
 		i = ws(b, len, vend);
 		if (i < len && b[i] == '}')
 			return i + 1;
@@ -662,36 +667,52 @@ static int read_vector(struct pstate *ps, const struct fleet_req *r, size_t k, c
 		       size_t errlen)
 {
 	const char *metric = ps->metrics[k];
-	struct env ev = { 0 };
-	const char *b = r->body;
-	size_t len = r->len, i;
+	struct env ev = { .ps = ps, .k = k };
+	size_t i = walk_object(r->body, r->len, 0, 0, &ev);
 
-	i = walk_object(b, len, 0, 0, &ev);
-	if (!i || ws(b, len, i) != len || !ev.success || !ev.result) {
+	if (ev.bad) {
+		snprintf(err, errlen,
+			 "Prometheus: query %s: invalid JSON: a series at byte %zu is not "
+			 "{\"metric\": {...}, \"value\": [time, \"value\"]}",
+			 metric, ev.bad);
+		return -EINVAL;
+	}
+	if (ev.cut) {
+		snprintf(err, errlen, "Prometheus: query %s: invalid JSON: result is cut short",
+			 metric);
+		return -EINVAL;
+	}
+	if (!i || ws(r->body, r->len, i) != r->len || !ev.success || !ev.result) {
 		describe_failure(r, metric, err, errlen);
 		return -EINVAL;
 	}
-	i = ws(b, len, ev.result + 1);
+	return 0;
+}
+
+/*
+ * The result array at b[i], series by series into the nodes as it is read
+ * (the envelope is walked once): past it, or 0 (ev->bad or ev->cut says why).
+ */
+static size_t read_result(const char *b, size_t len, size_t i, struct env *ev)
+{
+	ev->result = true;
+	i = ws(b, len, i + 1);
 	if (i < len && b[i] == ']')
-		return 0;
+		return i + 1;
 	for (;;) {
-		size_t end = read_series(b, len, i, &ps->s);
+		size_t end = read_series(b, len, i, &ev->ps->s);
 
 		if (!end) {
-			snprintf(err, errlen,
-				 "Prometheus: query %s: invalid JSON: a series at byte %zu is not "
-				 "{\"metric\": {...}, \"value\": [time, \"value\"]}",
-				 metric, i);
-			return -EINVAL;
+			ev->bad = i ? i : 1;
+			return 0;
 		}
-		apply_series_of(ps, k, &ps->s);
+		apply_series_of(ev->ps, ev->k, &ev->ps->s);
 		i = ws(b, len, end);
 		if (i < len && b[i] == ']')
-			return 0;
+			return i + 1;
 		if (i >= len || b[i] != ',') {
-			snprintf(err, errlen,
-				 "Prometheus: query %s: invalid JSON: result is cut short", metric);
-			return -EINVAL;
+			ev->cut = true;
+			return 0;
 		}
 		i = ws(b, len, i + 1);
 	}
