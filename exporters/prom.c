@@ -136,19 +136,37 @@ static double scaled(const struct field_desc *d, double v)
 	return d->scale ? v * d->scale : v;
 }
 
+/*
+ * A sample of row d: its name, the object's labels, the row's constant ones
+ * and, for an element, label="index".  Returns `first` for the sample's end.
+ */
+static int row_sample(struct strbuf *sb, const struct field_desc *d, const struct object *o,
+		      const char *label, int index)
+{
+	int first = 1;
+
+	prom_sample_begin(sb, d->metric);
+	object_labels(sb, &first, o);
+	const_labels(sb, &first, d->labels);
+	if (label) {
+		char lv[12];
+
+		snprintf(lv, sizeof(lv), "%d", index);
+		prom_label(sb, &first, label, lv);
+	}
+	return first;
+}
+
 static void emit_value(struct strbuf *sb, const struct field_desc *d, const struct object *o,
 		       const struct field_val *f)
 {
-	char lv[8];
+	char lv[12];
 	int first;
 
 	switch (d->type) {
 	case VT_INT:
 	case VT_BOOL:
-		first = 1;
-		prom_sample_begin(sb, d->metric);
-		object_labels(sb, &first, o);
-		const_labels(sb, &first, d->labels);
+		first = row_sample(sb, d, o, NULL, 0);
 		if (d->scale)
 			prom_sample_end_double(sb, first, scaled(d, (double)f->v.i));
 		else if (f->v.i < 0)
@@ -157,33 +175,18 @@ static void emit_value(struct strbuf *sb, const struct field_desc *d, const stru
 			prom_sample_end_u64(sb, first, (uint64_t)f->v.i);
 		break;
 	case VT_FLOAT:
-		first = 1;
-		prom_sample_begin(sb, d->metric);
-		object_labels(sb, &first, o);
-		const_labels(sb, &first, d->labels);
-		prom_sample_end_double(sb, first, scaled(d, f->v.d));
+		prom_sample_end_double(sb, row_sample(sb, d, o, NULL, 0), scaled(d, f->v.d));
 		break;
 	case VT_PRIOSET:
-		for (int p = 0; p < RW_PRIO_COUNT; p++) {
-			first = 1;
-			snprintf(lv, sizeof(lv), "%d", p);
-			prom_sample_begin(sb, d->metric);
-			object_labels(sb, &first, o);
-			const_labels(sb, &first, d->labels);
-			prom_label(sb, &first, d->label, lv);
-			prom_sample_end_u64(sb, first, (f->v.set >> p) & 1);
-		}
+		for (int p = 0; p < RW_PRIO_COUNT; p++)
+			prom_sample_end_u64(sb, row_sample(sb, d, o, d->label, p),
+					    (f->v.set >> p) & 1);
 		break;
 	case VT_PRIO_ARRAY:
 		for (int p = 0; p < RW_PRIO_COUNT; p++) {
 			if (!(f->mask & (1u << p)))
 				continue;
-			first = 1;
-			snprintf(lv, sizeof(lv), "%d", p);
-			prom_sample_begin(sb, d->metric);
-			object_labels(sb, &first, o);
-			const_labels(sb, &first, d->labels);
-			prom_label(sb, &first, d->label, lv);
+			first = row_sample(sb, d, o, d->label, p);
 			if (d->scale)
 				prom_sample_end_double(sb, first, scaled(d, (double)f->v.arr[p]));
 			else
@@ -191,16 +194,10 @@ static void emit_value(struct strbuf *sb, const struct field_desc *d, const stru
 		}
 		break;
 	case VT_DSCP_MAP:
-		for (int i = 0; i < RW_DSCP_COUNT; i++) {
-			if (f->v.dscp[i] < 0)
-				continue;
-			first = 1;
-			snprintf(lv, sizeof(lv), "%d", i);
-			prom_sample_begin(sb, d->metric);
-			object_labels(sb, &first, o);
-			prom_label(sb, &first, d->label, lv);
-			prom_sample_end_u64(sb, first, (uint64_t)f->v.dscp[i]);
-		}
+		for (int i = 0; i < RW_DSCP_COUNT; i++)
+			if (f->v.dscp[i] >= 0)
+				prom_sample_end_u64(sb, row_sample(sb, d, o, d->label, i),
+						    (uint64_t)f->v.dscp[i]);
 		break;
 	case VT_GIDS:
 		for (size_t i = 0; f->v.gids && i < f->v.gids->n; i++) {

@@ -295,6 +295,17 @@ bool recorder_any_standing(struct recorder *r)
 	return any;
 }
 
+void recorder_opts_defaults(struct recorder_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->retention_ns = REC_DEFAULT_RETENTION_NS;
+	o->max_size = REC_DEFAULT_MAX_SIZE;
+	o->capture_before_ns = REC_DEFAULT_CAPTURE_BEFORE_NS;
+	o->capture_after_ns = REC_DEFAULT_CAPTURE_AFTER_NS;
+	o->capture_retention_ns = REC_DEFAULT_CAPTURE_RETENTION_NS;
+	o->capture_max_size = REC_DEFAULT_CAPTURE_MAX_SIZE;
+}
+
 int recorder_open(struct recorder **out, const struct recorder_opts *o, char *err, size_t errlen)
 {
 	struct recorder *r = calloc(1, sizeof(*r));

@@ -54,6 +54,8 @@ struct recorder_opts {
 
 struct recorder;
 
+/* o zeroed, with the defaults above: the caller sets dir and interval_ns. */
+void recorder_opts_defaults(struct recorder_opts *o);
 /* Open or create DIR/rocewatch.db and start the writer; err says why not. */
 int recorder_open(struct recorder **out, const struct recorder_opts *o, char *err, size_t errlen);
 /* The daemon hook (model lock held): diff the model into the next batch. */

@@ -470,14 +470,7 @@ static int serve_init(struct serve *s)
 	config_defaults(&s->cfg);
 	alerts_serve_init(&s->alerts);
 	probe_serve_init(&s->ps);
-	s->rec_opts = (struct recorder_opts){
-		.retention_ns = REC_DEFAULT_RETENTION_NS,
-		.max_size = REC_DEFAULT_MAX_SIZE,
-		.capture_before_ns = REC_DEFAULT_CAPTURE_BEFORE_NS,
-		.capture_after_ns = REC_DEFAULT_CAPTURE_AFTER_NS,
-		.capture_retention_ns = REC_DEFAULT_CAPTURE_RETENTION_NS,
-		.capture_max_size = REC_DEFAULT_CAPTURE_MAX_SIZE,
-	};
+	recorder_opts_defaults(&s->rec_opts);
 	s->capture_min_interval_ns = 60LL * 1000000000LL;
 	s->listen_addr = ":9479";
 	s->telemetry_path = "/metrics";

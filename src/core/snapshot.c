@@ -661,6 +661,17 @@ static int object_from_json(struct object *o, json_t *j, struct perr *pe, const 
 	return 0;
 }
 
+/* A netdev or port just added (NULL: no memory) filled from its JSON object v. */
+static int object_in(struct object *o, json_t *v, json_t *ifindex, struct perr *pe,
+		     const char *where)
+{
+	if (!o)
+		return -ENOMEM;
+	o->seen = true;
+	o->ifindex = json_is_integer(ifindex) ? (int)json_integer_value(ifindex) : 0;
+	return object_from_json(o, v, pe, where);
+}
+
 static int apply_one(json_t *s, struct node_model *m, struct perr *pe, const char *where)
 {
 	json_t *v, *node, *nds, *pts, *colls;
@@ -751,7 +762,6 @@ static int apply_one(json_t *s, struct node_model *m, struct perr *pe, const cha
 	json_array_foreach(nds, i, v)
 	{
 		json_t *n = json_object_get(v, "name"), *ix = json_object_get(v, "ifindex");
-		struct object *o;
 
 		snprintf(w, sizeof(w), "%s.netdevs[%zu]", where, i);
 		if (!json_is_string(n) || !json_string_length(n) ||
@@ -760,12 +770,7 @@ static int apply_one(json_t *s, struct node_model *m, struct perr *pe, const cha
 		if (model_netdev(m, json_string_value(n)) &&
 		    model_netdev(m, json_string_value(n))->seen)
 			return fail(pe, w, "duplicate netdev '%s'", json_string_value(n));
-		o = model_add_netdev(m, json_string_value(n));
-		if (!o)
-			return -ENOMEM;
-		o->seen = true;
-		o->ifindex = json_is_integer(ix) ? (int)json_integer_value(ix) : 0;
-		r = object_from_json(o, v, pe, w);
+		r = object_in(model_add_netdev(m, json_string_value(n)), v, ix, pe, w);
 		if (r)
 			return r;
 	}
@@ -786,12 +791,8 @@ static int apply_one(json_t *s, struct node_model *m, struct perr *pe, const cha
 		if (o && o->seen)
 			return fail(pe, w, "duplicate port %s/%d", json_string_value(d),
 				    (int)json_integer_value(p));
-		o = model_add_port(m, json_string_value(d), (uint32_t)json_integer_value(p));
-		if (!o)
-			return -ENOMEM;
-		o->seen = true;
-		o->ifindex = json_is_integer(ix) ? (int)json_integer_value(ix) : 0;
-		r = object_from_json(o, v, pe, w);
+		r = object_in(model_add_port(m, json_string_value(d), (uint32_t)json_integer_value(p)),
+			      v, ix, pe, w);
 		if (r)
 			return r;
 	}

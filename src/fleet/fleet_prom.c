@@ -504,10 +504,15 @@ static size_t read_string(const char *b, size_t len, size_t i, struct series *s,
 	return 0;
 }
 
-/* Calls fn(b, i: the value's position, s, key) for each key of the object at b[i]. */
-static size_t read_object(const char *b, size_t len, size_t i, struct series *s,
-			  size_t (*fn)(const char *b, size_t len, size_t i, struct series *s,
-				       const char *key))
+/*
+ * For each member of the object at b[i]: fn(b, len, key, value, arg), key
+ * and value the positions of the member's key (its '"') and value; fn
+ * returns the position past the value, or 0 to stop.  Past the object, or 0
+ * when it is malformed or fn stopped.
+ */
+typedef size_t member_fn(const char *b, size_t len, size_t key, size_t value, void *arg);
+
+static size_t each_member(const char *b, size_t len, size_t i, member_fn *fn, void *arg)
 {
 	i = ws(b, len, i);
 	if (i >= len || b[i] != '{')
@@ -516,15 +521,14 @@ static size_t read_object(const char *b, size_t len, size_t i, struct series *s,
 	if (i < len && b[i] == '}')
 		return i + 1;
 	for (;;) {
-		const char *key;
+		size_t key = i;
 
-		i = read_string(b, len, i, s, &key);
-		if (!i)
+		if (i >= len || b[i] != '"' || !(i = skip_string(b, len, i)))
 			return 0;
 		i = ws(b, len, i);
 		if (i >= len || b[i] != ':')
 			return 0;
-		i = fn(b, len, ws(b, len, i + 1), s, key);
+		i = fn(b, len, key, ws(b, len, i + 1), arg);
 		if (!i)
 			return 0;
 		i = ws(b, len, i);
@@ -536,14 +540,16 @@ static size_t read_object(const char *b, size_t len, size_t i, struct series *s,
 	}
 }
 
-/* A label: its value, a string. */
-static size_t read_label(const char *b, size_t len, size_t i, struct series *s, const char *key)
+/* A label: its name and value, strings. */
+static size_t read_label(const char *b, size_t len, size_t key, size_t i, void *arg)
 {
-	if (s->n >= SERIES_LABELS)
+	struct series *s = arg;
+
+	if (s->n >= SERIES_LABELS || !read_string(b, len, key, s, &s->k[s->n]))
 		return 0;
 	i = read_string(b, len, i, s, &s->v[s->n]);
 	if (i)
-		s->k[s->n++] = key;
+		s->n++;
 	return i;
 }
 
@@ -566,12 +572,14 @@ static size_t read_sample(const char *b, size_t len, size_t i, struct series *s)
 	return i + 1;
 }
 
-static size_t series_key(const char *b, size_t len, size_t i, struct series *s, const char *key)
+static size_t series_member(const char *b, size_t len, size_t key, size_t i, void *arg)
 {
-	if (!strcmp(key, "metric"))
-		return read_object(b, len, i, s, read_label);
-	if (!strcmp(key, "value"))
-		return read_sample(b, len, i, s);
+	size_t end;
+
+	if (key_is(b, len, key, "metric", &end))
+		return each_member(b, len, i, read_label, arg);
+	if (key_is(b, len, key, "value", &end))
+		return read_sample(b, len, i, arg);
 	return skip_value(b, len, i);
 }
 
@@ -580,11 +588,12 @@ static size_t read_series(const char *b, size_t len, size_t i, struct series *s)
 {
 	s->n = s->used = 0;
 	s->have_value = false;
-	return read_object(b, len, i, s, series_key);
+	return each_member(b, len, i, series_member, s);
 }
 
 /* What the envelope says: {"status": "success", "data": {"result": [...]}}. */
 struct env {
+	int level; /* 0: the answer's members, 1: its data's */
 	bool success, result;
 	struct pstate *ps; /* the result's series go into its nodes as they are read */
 	size_t k;	   /* for query k */
@@ -595,54 +604,27 @@ struct env {
 static size_t read_result(const char *b, size_t len, size_t i, struct env *ev);
 
 /*
- * Walk the object at b[i] (level 0: the answer, 1: its data) for struct env:
- * past it, or 0 when malformed.  The data object is walked, not skipped
- * first: each pass over an answer of millions of series costs.
+ * The answer's members (level 0) and its data's (level 1), for struct env.
+ * The data object is walked, not skipped first: each pass over an answer of
+ * millions of series costs.
  */
-static size_t walk_object(const char *b, size_t len, size_t i, int level, struct env *ev)
+static size_t answer_member(const char *b, size_t len, size_t key, size_t v, void *arg)
 {
-	i = ws(b, len, i);
-	if (i >= len || b[i] != '{')
-		return 0;
-	i = ws(b, len, i + 1);
-	if (i < len && b[i] == '}')
-		return i + 1;
-	for (;;) {
-		size_t kend, v, vend;
-		bool is_status = false, is_data = false, is_result = false;
+	struct env *ev = arg;
+	size_t end, vend;
 
-		if (i >= len || b[i] != '"')
-			return 0;
-		if (level == 0) {
-			is_status = key_is(b, len, i, "status", &kend);
-			if (!is_status)
-				is_data = key_is(b, len, i, "data", &kend);
-		} else {
-			is_result = key_is(b, len, i, "result", &kend);
-		}
-		if (!kend)
-			return 0;
-		i = ws(b, len, kend);
-		if (i >= len || b[i] != ':')
-			return 0;
-		v = ws(b, len, i + 1);
-		if (is_data && v < len && b[v] == '{')
-			vend = walk_object(b, len, v, 1, ev);
-		else if (is_result && v < len && b[v] == '[')
-			vend = read_result(b, len, v, ev);
-		else
-			vend = skip_value(b, len, v);
-		if (!vend)
-			return 0;
-		if (is_status)
-			ev->success = vend - v == 9 && !memcmp(b + v, "\"success\"", 9);
-		i = ws(b, len, vend);
-		if (i < len && b[i] == '}')
-			return i + 1;
-		if (i >= len || b[i] != ',')
-			return 0;
-		i = ws(b, len, i + 1);
+	if (ev->level == 0 && key_is(b, len, key, "data", &end) && v < len && b[v] == '{') {
+		ev->level = 1;
+		vend = each_member(b, len, v, answer_member, ev);
+		ev->level = 0;
+		return vend;
 	}
+	if (ev->level == 1 && key_is(b, len, key, "result", &end) && v < len && b[v] == '[')
+		return read_result(b, len, v, ev);
+	vend = skip_value(b, len, v);
+	if (vend && ev->level == 0 && key_is(b, len, key, "status", &end))
+		ev->success = vend - v == 9 && !memcmp(b + v, "\"success\"", 9);
+	return vend;
 }
 
 /* The whole body decoded, for its error message. */
@@ -668,7 +650,7 @@ static int read_vector(struct pstate *ps, const struct fleet_req *r, size_t k, c
 {
 	const char *metric = ps->metrics[k];
 	struct env ev = { .ps = ps, .k = k };
-	size_t i = walk_object(r->body, r->len, 0, 0, &ev);
+	size_t i = each_member(r->body, r->len, 0, answer_member, &ev);
 
 	if (ev.bad) {
 		snprintf(err, errlen,

@@ -132,14 +132,7 @@ int main(int argc, char **argv)
 	int n_eth = argc > 4 ? atoi(argv[4]) : 300;
 	int n_hw = argc > 5 ? atoi(argv[5]) : 60;
 	bool all = argc > 6 && !strcmp(argv[6], "all");
-	struct recorder_opts o = {
-		.dir = dir,
-		.interval_ns = 100000000,
-		.retention_ns = REC_DEFAULT_RETENTION_NS,
-		.max_size = REC_DEFAULT_MAX_SIZE,
-		.capture_before_ns = REC_DEFAULT_CAPTURE_BEFORE_NS,
-		.capture_after_ns = REC_DEFAULT_CAPTURE_AFTER_NS,
-	};
+	struct recorder_opts o;
 	struct recorder_counters c0, c1;
 	struct recorder *r;
 	struct node_model m;
@@ -154,6 +147,9 @@ int main(int argc, char **argv)
 			argv[0]);
 		return 2;
 	}
+	recorder_opts_defaults(&o);
+	o.dir = dir;
+	o.interval_ns = 100000000;
 	regcomp(&any, ".*", REG_EXTENDED | REG_NOSUB);
 	if (argc > 7)
 		churn = atoi(argv[7]);
