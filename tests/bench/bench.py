@@ -32,7 +32,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.parse
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -271,6 +273,46 @@ def compare(a, sizes, work, secs, quick):
     return out
 
 
+def abuse(url, requests_total, threads=32):
+    """What a scanner and broken clients send, on many connections at once: scrapes of
+    every page, unknown paths, garbage and over-long request lines, oversized headers,
+    chunked POSTs, requests cut off half-way.  Returns how many got an answer."""
+    host, port = urllib.parse.urlsplit(url).netloc.split(":")
+    port = int(port)
+    shapes = [
+        b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        b"GET /api/v1/state HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        b"GET /nope/%00/../../etc/passwd HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        b"\x16\x03\x01\x02\x00garbage that is not HTTP\r\n\r\n",
+        b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n",
+        b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 20000 + b"\r\n\r\n",
+        b"POST /api/v1/state HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"ffffff\r\n" + b"c" * 4096,
+        b"GET /metrics HTTP/1.1\r\nHo",  # cut off: the server's read timeout ends it
+    ]
+    answered = [0]
+    lock = threading.Lock()
+
+    def worker(k):
+        for i in range(k, requests_total, threads):
+            try:
+                with socket.create_connection((host, port), timeout=5) as c:
+                    c.sendall(shapes[i % len(shapes)])
+                    c.shutdown(socket.SHUT_WR)
+                    if c.recv(64):
+                        with lock:
+                            answered[0] += 1
+            except OSError:
+                pass
+
+    ts = [threading.Thread(target=worker, args=(k,)) for k in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return answered[0]
+
+
 def latency(url, seconds):
     """Median and p99 of /metrics latency under a steady load (wrk if present)."""
     if shutil.which("wrk"):
@@ -349,6 +391,13 @@ def main():
             ne_med, ne_p99 = latency(ne.url, secs)
             rw_mem, ne_mem = mem_kib(rw.p.pid), mem_kib(ne.p.pid)
             rw_rss, ne_rss = rw_mem[0], ne_mem[0]
+            n_abuse = 800 if a.quick else 4000
+            t0 = time.monotonic()
+            answered = abuse(rw.url, n_abuse)
+            abuse_s = time.monotonic() - t0
+            time.sleep(2)
+            get(rw.url)  # still serving
+            rw_after = mem_kib(rw.p.pid)
         finally:
             rw.stop()
             ne.stop()
@@ -360,6 +409,12 @@ def main():
               % (rw_med, rw_p99, ne_med, ne_p99, ne_med / rw_med if rw_med else 0))
         print("resident memory after warm-up: rocewatch %.1f MiB (PSS %.1f, private %.1f), node_exporter %.1f MiB (PSS %.1f, private %.1f)"
               % (rw_rss / 1024, rw_mem[1] / 1024, rw_mem[2] / 1024, ne_rss / 1024, ne_mem[1] / 1024, ne_mem[2] / 1024))
+        results["rss_after_abuse_kib"] = rw_after[0]
+        print("resident memory after an abuse run (%d connections from 32 threads in %.1f s, %d "
+              "answered: scrapes, unknown paths, garbage, 9 KB request lines, 20 KB headers, "
+              "chunked POSTs, requests cut off): rocewatch %.1f MiB (PSS %.1f, private %.1f), "
+              "%+.1f MiB" % (n_abuse, abuse_s, answered, rw_after[0] / 1024, rw_after[1] / 1024,
+                             rw_after[2] / 1024, (rw_after[0] - rw_rss) / 1024))
         cw = check_wall(a.binary, tree, 3 if a.quick else 20)
         results["check_ms"] = cw
         print("rocewatch check wall time, 8 devices: %s" % ("%.1f ms" % cw if cw is not None else "n/a (no check command)"))
