@@ -45,6 +45,29 @@ EOF
 start tls "$TMPD/web.yml"
 wait_until 15 up || die "serve did not come up: $(cat "$TMPD/tls.log")"
 url="https://localhost:$port"
+# A TLS handshake's small records must not wait on Nagle and the peer's delayed ACK
+# (~40 ms a handshake on loopback): every accepted connection gets TCP_NODELAY before
+# anything is sent.  Seen from outside with strace rather than timed.
+if command -v strace >/dev/null; then
+	sport=$(free_port)
+	strace -f -qq -e trace=accept4,setsockopt -o "$TMPD/nodelay.strace" \
+		"$ROCEWATCH" serve --web.listen-address "127.0.0.1:$sport" --interval 200ms --from "$FX" \
+		--web.config.file "$TMPD/web.yml" >"$TMPD/nodelay.log" 2>&1 &
+	spid=$!
+	on_exit "kill $spid"
+	wait_until 30 curl -s -o /dev/null --cacert "$C/ca.crt" "https://localhost:$sport/healthz" ||
+		die "serve under strace did not come up: $(cat "$TMPD/nodelay.log")"
+	kill $(pgrep -P "$spid") # serve; strace ends with it
+	wait "$spid" 2>/dev/null || true
+	check "each accepted connection gets TCP_NODELAY" python3 -c "
+import re, sys
+text = open('$TMPD/nodelay.strace').read()
+acc = [m.group(1) for m in re.finditer(r'accept4\\(\\d+, .*\\) = (\\d+)', text)]
+nd = set(re.findall(r'setsockopt\\((\\d+), SOL_TCP, TCP_NODELAY, \\[1\\]', text))
+sys.exit(0 if acc and set(acc) <= nd else 'accepted %s, TCP_NODELAY on %s' % (acc, sorted(nd)))"
+else
+	echo "# TCP_NODELAY not checked: no strace (contrib/install-deps.sh test)"
+fi
 check "TLS + basic auth: /metrics 200 with the right password" \
 	[ "$(code -u alice:s3cret "$url/metrics")" = 200 ]
 check "the exposition comes over TLS" bash -c \
