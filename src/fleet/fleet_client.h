@@ -75,5 +75,13 @@ struct fleet_prom_node {
 int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
 		      const bool used[F__COUNT], struct fleet_prom_node *nodes, size_t n, char *err,
 		      size_t errlen);
+/*
+ * One answer of Prometheus's /api/v1/query (len bytes at body, not
+ * necessarily terminated) to the query for metric, read into the nodes as
+ * fleet_prom_gather() reads each answer it gets: 0, or -EINVAL with err
+ * naming the query and what is wrong.  For the fuzz harness and tests.
+ */
+int fleet_prom_read(const char *metric, const char *body, size_t len,
+		    struct fleet_prom_node *nodes, size_t n, char *err, size_t errlen);
 
 #endif

@@ -895,3 +895,37 @@ out:
 	strmap_free(&ps.byname);
 	return ret;
 }
+
+int fleet_prom_read(const char *metric, const char *body, size_t len,
+		    struct fleet_prom_node *nodes, size_t n, char *err, size_t errlen)
+{
+	const char *metrics[] = { metric, "up" };
+	struct pstate *ps = calloc(1, sizeof(*ps)); /* its series buffer is 8 KiB */
+	struct fleet_req r = { .body = (char *)body, .len = len };
+	int ret = -ENOMEM;
+
+	err[0] = '\0';
+	if (!ps)
+		return -ENOMEM;
+	ps->nodes = nodes;
+	ps->metrics = metrics;
+	ps->up = malloc((n ? n : 1) * sizeof(*ps->up));
+	if (!ps->up)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		ps->up[i] = NAN;
+		if (strmap_put(&ps->byname, nodes[i].name, (int64_t)i))
+			goto out;
+	}
+	for (int id = 0; id < F__COUNT; id++)
+		if (fields[id].metric && fields[id].mtype != MT_NONE &&
+		    !strcmp(fields[id].metric, metric))
+			ps->ids[ps->first[1]++] = id;
+	ps->first[2] = ps->first[1];
+	ret = read_vector(ps, &r, 0, err, errlen);
+out:
+	free(ps->up);
+	strmap_free(&ps->byname);
+	free(ps);
+	return ret;
+}

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "engine.h"
+#include "fleet_client.h"
 #include "hostlist.h"
 #include "model.h"
 #include "snapshot.h"
@@ -792,6 +793,69 @@ static void snapshot_without_counters(void **state)
 	model_free(&m);
 }
 
+/* A Prometheus answer read by hand: escapes, key order, IPv6 instances, DSCP maps, errors. */
+static void prometheus_answers(void **state)
+{
+	static const char mtu[] =
+	    "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["
+	    "{\"metric\":{\"device\":\"eth\\u0030\",\"instance\":\"n\\u0031:9479\","
+	    "\"x\":\"\\ud83d\\ude00 \\\"q\\\" \\\\\"},\"value\":[1.5,\"9000\"]},"
+	    "{\"value\":[1,\"1500\"],\"metric\":{\"instance\":\"n2:9479\",\"device\":\"eth0\"}},"
+	    "{\"metric\":{\"instance\":\"other:9479\",\"device\":\"eth0\"},\"value\":[1,\"1\"]}"
+	    "]}}";
+	static const char dscp[] =
+	    "{\"status\":\"success\",\"data\":{\"result\":["
+	    "{\"metric\":{\"device\":\"eth0\",\"dscp\":\"26\",\"instance\":\"[::1]:9479\"},"
+	    "\"value\":[1,\"3\"]},"
+	    "{\"metric\":{\"device\":\"eth0\",\"dscp\":\"48\",\"instance\":\"[::1]:9479\"},"
+	    "\"value\":[1,\"6\"]}],\"resultType\":\"vector\"}}";
+	static const char error[] = "{\"status\":\"error\",\"errorType\":\"bad_data\","
+				    "\"error\":\"1:1: parse error\"}";
+	const char *names[] = { "n1", "n2", "[::1]" };
+	struct fleet_prom_node nodes[3];
+	struct node_model m[3];
+	const struct object *o;
+	char err[256];
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		model_init(&m[i]);
+		memset(&nodes[i], 0, sizeof(nodes[i]));
+		nodes[i].name = names[i];
+		nodes[i].m = &m[i];
+	}
+	assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", mtu, strlen(mtu), nodes, 3, err,
+					 sizeof(err)),
+			 0);
+	assert_true(nodes[0].found);
+	assert_string_equal(nodes[0].instance, "n1:9479"); /* \u0031 decoded */
+	o = model_netdev(&m[0], "eth0");
+	assert_non_null(o);
+	assert_int_equal(o->f[F_NETDEV_MTU].v.i, 9000);
+	assert_int_equal(model_netdev(&m[1], "eth0")->f[F_NETDEV_MTU].v.i, 1500);
+	assert_false(nodes[2].found);
+
+	assert_int_equal(fleet_prom_read("roce_dscp_priority", dscp, strlen(dscp), nodes, 3, err,
+					 sizeof(err)),
+			 0);
+	o = model_netdev(&m[2], "eth0");
+	assert_non_null(o);
+	assert_int_equal(o->f[F_NETDEV_DSCP_MAP].v.dscp[26], 3);
+	assert_int_equal(o->f[F_NETDEV_DSCP_MAP].v.dscp[48], 6);
+	assert_int_equal(o->f[F_NETDEV_DSCP_MAP].v.dscp[0], -1);
+
+	assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", error, strlen(error), nodes, 3,
+					 err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "Prometheus: query roce_netdev_mtu_bytes: 1:1: parse error");
+	assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", mtu, 100, nodes, 3, err,
+					 sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "query roce_netdev_mtu_bytes: invalid JSON"));
+	for (int i = 0; i < 3; i++)
+		model_free(&m[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -812,6 +876,7 @@ int main(void)
 		cmocka_unit_test(fleet_shipped_profile),
 		cmocka_unit_test(snapshot_from_buffer),
 		cmocka_unit_test(snapshot_without_counters),
+		cmocka_unit_test(prometheus_answers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
