@@ -791,8 +791,9 @@ static int apply_one(json_t *s, struct node_model *m, struct perr *pe, const cha
 		if (o && o->seen)
 			return fail(pe, w, "duplicate port %s/%d", json_string_value(d),
 				    (int)json_integer_value(p));
-		r = object_in(model_add_port(m, json_string_value(d), (uint32_t)json_integer_value(p)),
-			      v, ix, pe, w);
+		r = object_in(
+		    model_add_port(m, json_string_value(d), (uint32_t)json_integer_value(p)), v, ix,
+		    pe, w);
 		if (r)
 			return r;
 	}

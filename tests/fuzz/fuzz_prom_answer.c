@@ -17,9 +17,14 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const metrics[] = {
-		"roce_netdev_mtu_bytes", "roce_pfc_enabled",	 "roce_dscp_priority",
-		"roce_rdma_gid_info",	 "roce_netdev_info",	 "roce_host_gpu_nic_pci_distance",
-		"up",			 "not_a_rocewatch_metric",
+		"roce_netdev_mtu_bytes",
+		"roce_pfc_enabled",
+		"roce_dscp_priority",
+		"roce_rdma_gid_info",
+		"roce_netdev_info",
+		"roce_host_gpu_nic_pci_distance",
+		"up",
+		"not_a_rocewatch_metric",
 	};
 	const char *names[] = { "n1", "n2:9479", "[::1]" };
 	struct fleet_prom_node nodes[3];
