@@ -8,6 +8,14 @@
  * labels say which field, the object labels (device, port, netdev) which
  * object, and the value is divided by the row's scale.  What has no series
  * stays absent (not_collected), never 0.
+ *
+ * Two kinds of row are asked for in an encoded form instead (enum enc):
+ * a DSCP map is 64 series per netdev and a priority set 8, and at 8 000
+ * nodes those are 4.6 of the 5.2 million series an answer would carry;
+ * Prometheus's JSON encoding of them, not the query, took ~35 s.  So
+ * Prometheus folds each object's elements into a few numbers that decode
+ * back to exactly what the series said (see dscp_query() and
+ * prioset_query() for why they are exact).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -84,6 +92,82 @@ static ssize_t node_of(const struct strmap *byname, const char *inst)
 	snprintf(host, sizeof(host), "%.*s", (int)(colon - inst), inst);
 	i = strmap_get(byname, host);
 	return i >= 0 ? (ssize_t)i : -1;
+}
+
+/*
+ * How a query asks for its metric: its series as they are, or folded by
+ * Prometheus into a few exact numbers per object.
+ */
+enum enc {
+	ENC_SERIES,
+	ENC_DSCP,    /* VT_DSCP_MAP rows: base-9 digits, 16 DSCPs a number */
+	ENC_PRIOSET, /* VT_PRIOSET rows: a bitmask of the 8 priorities */
+};
+
+#define DSCP_DIGITS 16 /* DSCPs folded into one number */
+#define DSCP_GROUPS (RW_DSCP_COUNT / DSCP_DIGITS)
+#define DSCP_BASE   9 /* a digit: 0 no mapping, else 1 + the priority */
+/* the label the encoded DSCP answer names its group of 16 by (a name no exporter uses) */
+#define DSCP_GROUP_LABEL "rocewatch_dscp_group"
+
+/*
+ * The DSCP map of each object as DSCP_GROUPS numbers, one per group g of 16
+ * DSCPs: the sum over the DSCPs d of the group that have a series of
+ * (priority + 1) * 9^(d mod 16).  Why this is exact:
+ * - each term is an integer (a priority is an integer 0..7: the query takes
+ *   floor() of values in [0, 8), exactly what the series decoder kept,
+ *   truncating, before) times a power of 9 below 9^16;
+ * - every partial sum, in whatever order Prometheus adds, is an integer at
+ *   most 8 * (9^0 + ... + 9^15) = 9^16 - 1 < 2^53, so float64 holds each
+ *   one exactly and no rounding happens anywhere;
+ * - the digits are 1..8, below the base, so no term carries into another:
+ *   base-9 digit j of the sum is DSCP 16g + j's priority + 1, or 0 when it
+ *   has no series.  Absent stays apart from priority 0.
+ * - Prometheus writes a sample with strconv 'f', -1 (the shortest text that
+ *   reads back as the same float64) and strtod reads it back exactly.
+ * The weights are a constant vector built in the query (label_replace on
+ * vector(), one series per DSCP, labelled with its group), matched on the
+ * DSCP label; `sum without` drops only that label, so each object's labels
+ * (device, port, netdev, constant labels, job) stay as the series had them.
+ * Values outside [0, 8) are left out, as the series decoder skipped them.
+ */
+static void dscp_query(struct strbuf *q, const char *metric, const char *label,
+		       const struct strbuf *match)
+{
+	sb_printf(q, "sum without (%s) ((floor(%s", label, metric);
+	sb_add(q, match->buf, match->len);
+	sb_printf(q, " >= 0 < %d) + 1) * on (%s) group_left (" DSCP_GROUP_LABEL ") (",
+		  RW_PRIO_COUNT, label);
+	for (int g = 0; g < DSCP_GROUPS; g++) {
+		uint64_t w = 1;
+
+		sb_printf(q, "%slabel_replace(", g ? " or " : "");
+		for (int j = 0; j < DSCP_DIGITS; j++, w *= DSCP_BASE)
+			sb_printf(q, "%slabel_replace(vector(%llu), \"%s\", \"%d\", \"\", \"\")",
+				  j ? " or " : "", (unsigned long long)w, label,
+				  g * DSCP_DIGITS + j);
+		sb_printf(q, ", \"" DSCP_GROUP_LABEL "\", \"%d\", \"\", \"\")", g);
+	}
+	sb_puts(q, "))");
+}
+
+/*
+ * A priority set as one number per object: the sum over the priorities p
+ * with a non-zero series of 2^p.  Exact: at most 255, integers all along.
+ * `!= bool 0` is the series decoder's test (a value that is not 0 sets the
+ * bit; rocewatch exports 0 and 1), and the non-finite values it skipped are
+ * left out first.
+ */
+static void prioset_query(struct strbuf *q, const char *metric, const char *label,
+			  const struct strbuf *match)
+{
+	sb_printf(q, "sum without (%s) ((%s", label, metric);
+	sb_add(q, match->buf, match->len);
+	sb_printf(q, " > -Inf < +Inf != bool 0) * on (%s) group_left () (", label);
+	for (int p = 0; p < RW_PRIO_COUNT; p++)
+		sb_printf(q, "%slabel_replace(vector(%u), \"%s\", \"%d\", \"\", \"\")",
+			  p ? " or " : "", 1u << p, label, p);
+	sb_puts(q, "))");
 }
 
 /*
@@ -283,6 +367,44 @@ static void apply_series(struct object *o, int id, const struct series *labels, 
 	}
 }
 
+/*
+ * One number of an encoded answer into row id (see dscp_query() and
+ * prioset_query()): 0, or -ERANGE when it is not what the query can give
+ * (not an integer, out of range, no group): never a map guessed at.
+ */
+static int apply_encoded(struct object *o, int id, enum enc enc, const struct series *labels,
+			 double v)
+{
+	struct field_val *f = &o->f[id];
+
+	if (enc == ENC_PRIOSET) {
+		if (!(v >= 0 && v < 1 << RW_PRIO_COUNT && v == floor(v)))
+			return -ERANGE;
+		field_set_set(o, id,
+			      (uint8_t)((f->state == ABS_NONE ? f->v.set : 0) | (unsigned)v));
+		return 0;
+	} else {
+		/* 9^16: a group's sum is below it, and at least 1 (one DSCP, priority 0) */
+		const double limit = 1853020188851841.0;
+		int g = index_label(labels, DSCP_GROUP_LABEL, DSCP_GROUPS);
+		int8_t map[RW_DSCP_COUNT];
+		uint64_t u;
+
+		if (g < 0 || !(v >= 1 && v < limit && v == floor(v)))
+			return -ERANGE;
+		if (f->state == ABS_NONE)
+			memcpy(map, f->v.dscp, sizeof(map));
+		else
+			memset(map, -1, sizeof(map));
+		u = (uint64_t)v;
+		for (int j = 0; j < DSCP_DIGITS; j++, u /= DSCP_BASE)
+			if (u % DSCP_BASE)
+				map[g * DSCP_DIGITS + j] = (int8_t)(u % DSCP_BASE - 1);
+		field_set_dscp_map(o, id, map);
+		return 0;
+	}
+}
+
 struct pstate {
 	struct fleet_prom_node *nodes;
 	struct strmap byname;
@@ -292,6 +414,7 @@ struct pstate {
 	/* per query k, the rows its metric fills: ids[first[k] .. first[k + 1]) */
 	int ids[F__COUNT];
 	size_t first[F__COUNT + 2];
+	enum enc enc[F__COUNT + 1]; /* per query */
 	size_t n_up; /* the index of the up query: read last */
 	struct series s; /* the series being read */
 	struct fleet_req *reqs;
@@ -301,7 +424,7 @@ struct pstate {
 	const char *base_url;
 };
 
-static void apply_series_of(struct pstate *ps, size_t k, const struct series *s);
+static int apply_series_of(struct pstate *ps, size_t k, const struct series *s);
 
 /*
  * Reading an answer.  The result vector of 1000 nodes' DSCP maps is half a
@@ -599,6 +722,7 @@ struct env {
 	size_t k;	   /* for query k */
 	size_t bad;	   /* where a series is not one (0: none) */
 	bool cut;	   /* the result array ends early */
+	bool undecodable;  /* an encoded value is not one the query gives (ps->errbuf says) */
 };
 
 static size_t read_result(const char *b, size_t len, size_t i, struct env *ev);
@@ -652,6 +776,8 @@ static int read_vector(struct pstate *ps, const struct fleet_req *r, size_t k, c
 	struct env ev = { .ps = ps, .k = k };
 	size_t i = each_member(r->body, r->len, 0, answer_member, &ev);
 
+	if (ev.undecodable)
+		return -ERANGE;
 	if (ev.bad) {
 		snprintf(err, errlen,
 			 "Prometheus: query %s: invalid JSON: a series at byte %zu is not "
@@ -688,7 +814,10 @@ static size_t read_result(const char *b, size_t len, size_t i, struct env *ev)
 			ev->bad = i ? i : 1;
 			return 0;
 		}
-		apply_series_of(ev->ps, ev->k, &ev->ps->s);
+		if (apply_series_of(ev->ps, ev->k, &ev->ps->s)) {
+			ev->undecodable = true;
+			return 0;
+		}
 		i = ws(b, len, end);
 		if (i < len && b[i] == ']')
 			return i + 1;
@@ -700,8 +829,11 @@ static size_t read_result(const char *b, size_t len, size_t i, struct env *ev)
 	}
 }
 
-/* One series of the answer to the query for metric, into its node's model. */
-static void apply_series_of(struct pstate *ps, size_t k, const struct series *labels)
+/*
+ * One series of the answer to the query for metric, into its node's model:
+ * 0, or -ERANGE (ps->errbuf says why) when an encoded value cannot be decoded.
+ */
+static int apply_series_of(struct pstate *ps, size_t k, const struct series *labels)
 {
 	const char *metric = ps->metrics[k];
 	const char *inst = label(labels, "instance");
@@ -710,15 +842,15 @@ static void apply_series_of(struct pstate *ps, size_t k, const struct series *la
 	ssize_t ni;
 
 	if (!inst || !labels->have_value || (ni = node_of(&ps->byname, inst)) < 0)
-		return;
+		return 0;
 	pn = &ps->nodes[ni];
 	if (!strcmp(metric, "up")) {
 		/* another exporter on the same host is not this node's rocewatch */
 		if (pn->instance[0] && strcmp(pn->instance, inst))
-			return;
+			return 0;
 		if (isnan(ps->up[ni]) || v == 0)
 			ps->up[ni] = v;
-		return;
+		return 0;
 	}
 	if (pn->instance[0] && strcmp(pn->instance, inst)) {
 		/* two rocewatch targets answer to one name: which one is the node? */
@@ -727,7 +859,7 @@ static void apply_series_of(struct pstate *ps, size_t k, const struct series *la
 				 "matches several Prometheus instances (%s, %s): name it "
 				 "as host:port",
 				 pn->instance, inst);
-		return;
+		return 0;
 	}
 	strlcpy0(pn->instance, inst, sizeof(pn->instance));
 	pn->found = true;
@@ -738,9 +870,28 @@ static void apply_series_of(struct pstate *ps, size_t k, const struct series *la
 		if (!const_labels_match(labels, fields[id].labels))
 			continue;
 		o = object_for(pn->m, fields[id].obj, labels);
-		if (o)
+		if (!o)
+			continue;
+		if (ps->enc[k] == ENC_SERIES) {
 			apply_series(o, id, labels, v);
+		} else if (apply_encoded(o, id, ps->enc[k], labels, v)) {
+			const char *dev = label(labels, "device"),
+				   *g = label(labels, DSCP_GROUP_LABEL);
+
+			snprintf(ps->errbuf, ps->errlen,
+				 "Prometheus: query %s (%s, encoded): %s%s%s%s%s: %.17g is not a "
+				 "value the query gives (%s): not decoded",
+				 metric, ps->enc[k] == ENC_DSCP ? "DSCP map" : "priority set", inst,
+				 dev ? " device " : "", dev ? dev : "",
+				 ps->enc[k] == ENC_DSCP ? " group " : "",
+				 ps->enc[k] == ENC_DSCP ? (g ? g : "(none)") : "", v,
+				 ps->enc[k] == ENC_DSCP
+				     ? "an integer in [1, 9^16) with a " DSCP_GROUP_LABEL " 0..3"
+				     : "an integer in [0, 255]");
+			return -ERANGE;
+		}
 	}
+	return 0;
 }
 
 /* An answer as it arrives: read and dropped at once, but up's, read last. */
@@ -763,6 +914,26 @@ static void prom_done(struct fleet_req *r, void *arg)
 		ps->err = read_vector(ps, r, k, ps->errbuf, ps->errlen);
 	}
 	fleet_req_free(r);
+}
+
+/* How query k asks: encoded when every row its metric fills is of one encoded kind. */
+static enum enc query_enc(const struct pstate *ps, size_t k)
+{
+	enum enc e = ENC_SERIES;
+
+	for (size_t j = ps->first[k]; j < ps->first[k + 1]; j++) {
+		const struct field_desc *d = &fields[ps->ids[j]];
+		enum enc this = d->type == VT_DSCP_MAP	? ENC_DSCP
+				: d->type == VT_PRIOSET ? ENC_PRIOSET
+							: ENC_SERIES;
+
+		if (this == ENC_SERIES || !d->label ||
+		    (j > ps->first[k] &&
+		     (this != e || strcmp(d->label, fields[ps->ids[j - 1]].label))))
+			return ENC_SERIES;
+		e = this;
+	}
+	return e;
 }
 
 int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
@@ -798,6 +969,7 @@ int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
 			    !strcmp(fields[id].metric, metrics[k]))
 				ps.ids[j++] = id;
 		ps.first[k + 1] = j;
+		ps.enc[k] = query_enc(&ps, k);
 	}
 	ps.up = malloc((n ? n : 1) * sizeof(*ps.up));
 	reqs = calloc(nm, sizeof(*reqs));
@@ -821,8 +993,14 @@ int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
 	for (size_t k = 0; k < nm; k++) {
 		struct strbuf q = { 0 }, body = { 0 };
 
-		sb_puts(&q, metrics[k]);
-		sb_add(&q, match.buf, match.len);
+		if (ps.enc[k] == ENC_DSCP) {
+			dscp_query(&q, metrics[k], fields[ps.ids[ps.first[k]]].label, &match);
+		} else if (ps.enc[k] == ENC_PRIOSET) {
+			prioset_query(&q, metrics[k], fields[ps.ids[ps.first[k]]].label, &match);
+		} else {
+			sb_puts(&q, metrics[k]);
+			sb_add(&q, match.buf, match.len);
+		}
 		sb_puts(&body, "query=");
 		if (q.buf)
 			url_encode(&body, q.buf);

@@ -84,7 +84,8 @@ def queried_metrics(binary):
         def do_POST(self):
             body = self.rfile.read(int(self.headers["Content-Length"])).decode()
             q = urllib.parse.parse_qs(body)["query"][0]
-            seen.append(q.split("{", 1)[0])
+            # the metric is the query's one selector, also inside an encoded DSCP map or PFC set
+            seen.append(re.search(r"([a-zA-Z_:][a-zA-Z0-9_:]*)\{", q).group(1))
             d = json.dumps({"status": "success",
                             "data": {"resultType": "vector", "result": []}}).encode()
             self.send_response(200)
