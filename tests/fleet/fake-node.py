@@ -78,8 +78,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
                       '"x":"\\ud83d\\ude00 \\"q\\" \\\\"},"value":[1,"9000"]},'
                       '{"value":[1.5,"9000"],"metric":{"instance":"n2:9479","device":"eth0"}}')
         elif metric == "roce_dscp_priority" and "rocewatch_dscp_group" in query:
-            result = ",".join(dscp_encoded(n, "eth0", m) for n, m in dscp_maps())
-            if args[:1] == ["badenc"]:
+            # one query per group of 16 DSCPs, named by the group label its weights carry
+            groups = [int(g) for g in re.findall(r'"rocewatch_dscp_group", "([0-9])"', query)]
+            result = ",".join(x for x in (dscp_encoded(n, "eth0", m, groups)
+                                          for n, m in dscp_maps()) if x)
+            if args[:1] == ["badenc"] and groups == [0]:
                 # not an integer: no sum of (priority + 1) * 9^k gives it
                 result = result.replace('"value":[1,"', '"value":[1,"0.5', 1)
         elif metric == "roce_rdma_port_info":
@@ -107,10 +110,10 @@ def dscp_maps():
     return (("n1", good), ("n2", odd))
 
 
-def dscp_encoded(node, dev, m):
-    """The four series the encoded DSCP query gives: per group of 16, sum (prio+1) * 9^(d%16)."""
+def dscp_encoded(node, dev, m, groups):
+    """The series an encoded DSCP query gives: per group of 16, sum (prio+1) * 9^(d%16)."""
     out = []
-    for g in range(4):
+    for g in groups:
         v = sum((p + 1) * 9 ** (d % 16) for d, p in m.items() if d // 16 == g)
         if v:
             out.append('{"metric":{"instance":"%s:9479","device":"%s","rocewatch_dscp_group":"%d"},'
