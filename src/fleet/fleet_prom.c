@@ -11,11 +11,14 @@
  *
  * Two kinds of row are asked for in an encoded form instead (enum enc):
  * a DSCP map is 64 series per netdev and a priority set 8, and at 8 000
- * nodes those are 4.6 of the 5.2 million series an answer would carry;
- * Prometheus's JSON encoding of them, not the query, took ~35 s.  So
- * Prometheus folds each object's elements into a few numbers that decode
- * back to exactly what the series said (see dscp_query() and
- * prioset_query() for why they are exact).
+ * nodes those are 4.6 of the 5.2 million series, about 700 MB of JSON for
+ * Prometheus to write and rocewatch to read.  Prometheus folds each
+ * object's elements into a few numbers that decode back to exactly what the
+ * series said (see dscp_query() and prioset_query() for why they are
+ * exact).  Measured at 8 000 nodes (Prometheus 2.42, 2 cores): rocewatch's
+ * CPU 6.9 -> 2.4 s, its peak 158 -> 133 MiB; Prometheus's CPU stays about
+ * the same, its arithmetic costing what the JSON did, and selecting the
+ * series is a floor no encoding removes.
  */
 #include <ctype.h>
 #include <errno.h>
