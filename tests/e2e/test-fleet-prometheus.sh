@@ -14,11 +14,11 @@ need_cmd curl
 
 FX="$SOURCE_DIR/tests/fixtures/snapshots/fleet"
 ports=()
-files=(good mtu-1500 gid-index-5 pfc-4 dscp-48-to-5 dscp-app-only)
+files=(good mtu-1500 gid-index-5 pfc-4 dscp/dscp-48-to-5 dscp/dscp-app-only)
 for f in "${files[@]}"; do
 	p=$(free_port)
 	"$ROCEWATCH" serve --web.listen-address "127.0.0.1:$p" --interval 1s --from "$FX/$f.json" \
-		>"$TMPD/serve-$f.log" 2>&1 &
+		>"$TMPD/serve-${f##*/}.log" 2>&1 &
 	on_exit "kill $!"
 	ports+=("$p")
 	wait_until 20 curl -sf "http://127.0.0.1:$p/healthz" || die "serve $f did not come up"
