@@ -15,7 +15,8 @@ that records its queries), plus `up`.  They are written for N nodes
 
 Reported per binary: wall time, peak RSS (wait4 on that process alone), the verdict,
 and Prometheus's own time for the queries (the sum of
-prometheus_http_request_duration_seconds{handler="/api/v1/query"} over the run), so
+prometheus_http_request_duration_seconds{handler="/api/v1/query"} over the run: queries
+that run side by side each count in full) and the CPU its process spent over the run, so
 what is rocewatch's cost and what is the query's can be told apart.  --before BINARY
 runs an older build on the same Prometheus and checks both give the same verdicts.
 
@@ -84,7 +85,8 @@ def queried_metrics(binary):
         def do_POST(self):
             body = self.rfile.read(int(self.headers["Content-Length"])).decode()
             q = urllib.parse.parse_qs(body)["query"][0]
-            seen.append(q.split("{", 1)[0])
+            # the metric is the query's one selector, also inside an encoded DSCP map or PFC set
+            seen.append(re.search(r"([a-zA-Z_:][a-zA-Z0-9_:]*)\{", q).group(1))
             d = json.dumps({"status": "success",
                             "data": {"resultType": "vector", "result": []}}).encode()
             self.send_response(200)
@@ -148,8 +150,16 @@ def prom_query_seconds(base):
     return s, c
 
 
-def run_check(binary, base, hostlist):
+def proc_cpu(pid):
+    """User + system CPU seconds of a process so far (/proc/PID/stat utime, stime)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_check(binary, base, hostlist, prom_pid):
     s0, c0 = prom_query_seconds(base)
+    p0 = proc_cpu(prom_pid)
     out = tempfile.TemporaryFile()
     t0 = time.monotonic()
     # the older build holds whole answers: let it take them (600 MB for 8 000 nodes' DSCP maps)
@@ -161,13 +171,15 @@ def run_check(binary, base, hostlist):
     err = p.stderr.read().decode()
     p.returncode = os.waitstatus_to_exitcode(status)
     s1, c1 = prom_query_seconds(base)
+    p1 = proc_cpu(prom_pid)
     out.seek(0)
     try:
         d = json.loads(out.read())
     except ValueError:
         raise SystemExit("%s printed no JSON (exit %d): %s" % (binary, p.returncode, err[-500:]))
     return {"wall": wall, "rss_kib": ru.ru_maxrss, "cpu": ru.ru_utime + ru.ru_stime,
-            "exit": p.returncode, "json": d, "prom_s": s1 - s0, "queries": int(c1 - c0)}
+            "exit": p.returncode, "json": d, "prom_s": s1 - s0, "queries": int(c1 - c0),
+            "prom_cpu": p1 - p0}
 
 
 def verdicts(d):
@@ -242,20 +254,21 @@ def main():
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_ok(base + "/-/ready", "prometheus", prom)
         hostlist = "node[00001-%05d]" % nodes
-        print("%-8s %8s %8s %10s %12s %8s  %s" % ("build", "wall", "CPU", "peak RSS",
-                                                  "Prom. query", "queries", "verdict"))
+        print("%-8s %8s %8s %10s %12s %9s %8s  %s" % ("build", "wall", "CPU", "peak RSS",
+                                                       "Prom. query", "Prom. CPU", "queries",
+                                                       "verdict"))
         seen = {}
         bins = ([("before", a.before)] if a.before else []) + [("this", a.binary)]
         for _ in range(runs):
             for label, b in bins:
-                x = run_check(b, base, hostlist)
+                x = run_check(b, base, hostlist, prom.pid)
                 d = x["json"]
                 if d["counts"]["answered"] != d["counts"]["nodes"] or d["counts"]["nodes"] != nodes:
                     bad = [n for n in d["nodes"] if n.get("state") != "ok"][:1]
                     raise SystemExit("%s: not every node answered: %s %s" % (label, d["counts"], bad))
-                print("%-8s %7.2fs %7.2fs %6d MiB %11.2fs %8d  %s (exit %d)"
+                print("%-8s %7.2fs %7.2fs %6d MiB %11.2fs %8.2fs %8d  %s (exit %d)"
                       % (label, x["wall"], x["cpu"], x["rss_kib"] // 1024, x["prom_s"],
-                         x["queries"], d["status"], x["exit"]))
+                         x["prom_cpu"], x["queries"], d["status"], x["exit"]))
                 v = verdicts(d)
                 if label in seen and seen[label] != v:
                     raise SystemExit("%s: verdicts differ between runs" % label)

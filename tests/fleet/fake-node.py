@@ -7,13 +7,17 @@
   fake-node.py PORT auth USER PASS FILE    FILE, only with that basic auth (else 401)
   fake-node.py PORT tls CERT KEY FILE      FILE over TLS
   fake-node.py PORT many FILE       FILE for every request, whatever the Host (bench)
-  fake-node.py PORT prom [cut]      a Prometheus whose answers for nodes n1 and n2 spell
+  fake-node.py PORT prom [cut|badenc]   a Prometheus whose answers for nodes n1 and n2 spell
                                     labels with JSON escapes (\u0031, a surrogate pair, \")
-                                    and keys in either order; cut: the MTU answer ends early
+                                    and keys in either order; cut: the MTU answer ends early.
+                                    DSCP maps and PFC sets are answered as fleet check asks
+                                    for them, encoded (n2: DSCP 48 -> 5, DSCP 63 unmapped,
+                                    PFC on 4); badenc: a DSCP map that does not decode
 
 Writes "ready" on stdout once it listens.
 """
 import base64
+import re
 import http.server
 import urllib.parse
 import socketserver
@@ -63,7 +67,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
     # Prometheus's /api/v1/query, as its JSON encoder may spell it
     def do_POST(self):
         form = urllib.parse.parse_qs(self.rfile.read(int(self.headers["Content-Length"])).decode())
-        metric = form["query"][0].split("{")[0]
+        query = form["query"][0]
+        # the metric is the one selector in the query, plain or inside the encoding
+        metric = re.search(r"([a-zA-Z_:][a-zA-Z0-9_:]*)\{", query).group(1)
         if metric == "up":
             result = ('{"metric":{"__name__":"up","instance":"n1:9479"},"value":[1,"1"]},'
                       '{"value":[1,"1"],"metric":{"instance":"n2:9479","__name__":"up"}}')
@@ -71,12 +77,48 @@ class Handler(http.server.BaseHTTPRequestHandler):
             result = ('{"metric":{"device":"eth\\u0030","instance":"n\\u0031:9479",'
                       '"x":"\\ud83d\\ude00 \\"q\\" \\\\"},"value":[1,"9000"]},'
                       '{"value":[1.5,"9000"],"metric":{"instance":"n2:9479","device":"eth0"}}')
+        elif metric == "roce_dscp_priority" and "rocewatch_dscp_group" in query:
+            # one query per group of 16 DSCPs, named by the group label its weights carry
+            groups = [int(g) for g in re.findall(r'"rocewatch_dscp_group", "([0-9])"', query)]
+            result = ",".join(x for x in (dscp_encoded(n, "eth0", m, groups)
+                                          for n, m in dscp_maps()) if x)
+            if args[:1] == ["badenc"] and groups == [0]:
+                # not an integer: no sum of (priority + 1) * 9^k gives it
+                result = result.replace('"value":[1,"', '"value":[1,"0.5', 1)
+        elif metric == "roce_rdma_port_info":
+            # the RDMA port that makes eth0 a RoCE netdev (the fleet rules' guard)
+            result = ",".join('{"metric":{"instance":"%s:9479","device":"mlx5_0","port":"1",'
+                              '"netdev":"eth0","link_layer":"Ethernet"},"value":[1,"1"]}'
+                              % n for n in ("n1", "n2"))
+        elif metric == "roce_pfc_enabled" and "sum without (priority)" in query:
+            result = ",".join('{"metric":{"instance":"%s:9479","device":"eth0"},"value":[1,"%d"]}'
+                              % (n, 1 << p) for n, p in (("n1", 3), ("n2", 4)))
         else:
             result = ""
         data = '{"status":"success","data":{"resultType":"vector","result":[%s]}}' % result
         if metric == "roce_netdev_mtu_bytes" and args[:1] == ["cut"]:
             data = data[:len(data) // 2]
         self.send(200, data.encode())
+
+
+def dscp_maps():
+    """n1: DSCP 8p..8p+7 on priority p; n2 the same but DSCP 48 on 5 and 63 unmapped."""
+    good = {d: d // 8 for d in range(64)}
+    odd = dict(good)
+    odd[48] = 5
+    del odd[63]
+    return (("n1", good), ("n2", odd))
+
+
+def dscp_encoded(node, dev, m, groups):
+    """The series an encoded DSCP query gives: per group of 16, sum (prio+1) * 9^(d%16)."""
+    out = []
+    for g in groups:
+        v = sum((p + 1) * 9 ** (d % 16) for d, p in m.items() if d // 16 == g)
+        if v:
+            out.append('{"metric":{"instance":"%s:9479","device":"%s","rocewatch_dscp_group":"%d"},'
+                       '"value":[1,"%d"]}' % (node, dev, g, v))
+    return ",".join(out)
 
 
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):

@@ -227,11 +227,29 @@ check "--client-config refuses an inline password, naming the place" bash -c "
 # label values, keys in any order, and an answer that ends early
 fake prom prom
 fake promcut prom cut
+fake prombad prom badenc
 wait_until 20 ready prom || die "fake Prometheus did not come up"
 wait_until 20 ready promcut || die "fake Prometheus (cut) did not come up"
+wait_until 20 ready prombad || die "fake Prometheus (badenc) did not come up"
 check "--prometheus: escaped labels decoded (n\\u0031 is n1), both nodes answered" bash -c "
 	'$ROCEWATCH' fleet check -j --prometheus http://\$(echo $(node prom)) n1 n2 >'$TMPD/prom.json'
 	python3 -c \"import json; d=json.load(open('$TMPD/prom.json')); assert d['counts']['answered'] == 2, d['counts']\""
+# DSCP maps and PFC sets are asked for encoded (fleet_prom.c): decoded digit by digit, an
+# unmapped DSCP stays unmapped, and a value the encoding cannot give is an error, not a map
+check "--prometheus: encoded DSCP maps and PFC sets decoded exactly (n2: 48 -> 5, 63 unmapped, PFC {4})" python3 -c "
+import json
+d = json.load(open('$TMPD/prom.json'))
+r = {x['rule']: {o['node']: o['value'] for o in x['outliers']} for x in d['results']}
+m = {k: k // 8 for k in range(64)}
+enc = lambda m: '{' + ','.join('%d:%d' % kv for kv in sorted(m.items())) + '}'
+n1 = enc(m)
+m[48] = 5
+del m[63]
+assert r['dscp_map'] == {'n1': n1, 'n2': enc(m)}, r['dscp_map']
+assert r['pfc_priorities'] == {'n1': '{3}', 'n2': '{4}'}, r['pfc_priorities']"
+check "--prometheus: an encoded value that does not decode is an error naming its query (exit 3)" bash -c "
+	'$ROCEWATCH' fleet check --prometheus http://\$(echo $(node prombad)) n1 n2 >'$TMPD/prombad.txt' 2>&1
+	[ \$? -eq 3 ] && tr -s ' \n' ' ' <'$TMPD/prombad.txt' | grep -q 'query roce_dscp_priority (DSCP map, encoded): n1:9479 device eth0 group 0: 0.5[0-9]* is not a value the query gives'"
 check "--prometheus: an answer that ends early is an error naming its query (exit 3)" bash -c "
 	'$ROCEWATCH' fleet check --prometheus http://\$(echo $(node promcut)) n1 n2 >'$TMPD/promcut.txt' 2>&1
 	[ \$? -eq 3 ] && grep -q 'query roce_netdev_mtu_bytes: invalid JSON' '$TMPD/promcut.txt'"
