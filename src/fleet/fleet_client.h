@@ -78,8 +78,10 @@ int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
 /*
  * One answer of Prometheus's /api/v1/query (len bytes at body, not
  * necessarily terminated) to the query for metric, read into the nodes as
- * fleet_prom_gather() reads each answer it gets: 0, or -EINVAL with err
- * naming the query and what is wrong.  For the fuzz harness and tests.
+ * fleet_prom_gather() reads each answer it gets (a DSCP map's or priority
+ * set's metric in the encoded form it asks for): 0, or -EINVAL (not an
+ * answer) or -ERANGE (a number the encoding cannot give) with err naming
+ * the query and what is wrong.  For the fuzz harness and tests.
  */
 int fleet_prom_read(const char *metric, const char *body, size_t len,
 		    struct fleet_prom_node *nodes, size_t n, char *err, size_t errlen);

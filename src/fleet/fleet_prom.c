@@ -234,9 +234,7 @@ static bool const_labels_match(const struct series *labels, const char *want)
 	return true;
 }
 
-
-static struct object *object_for(struct node_model *m, enum obj_kind k,
-				 const struct series *labels)
+static struct object *object_for(struct node_model *m, enum obj_kind k, const struct series *labels)
 {
 	const char *dev = label(labels, "device"), *port = label(labels, "port"),
 		   *nd = label(labels, "netdev");
@@ -430,8 +428,8 @@ struct pstate {
 	int ids[NQ_MAX];
 	size_t first[NQ_MAX + 1];
 	enum enc enc[NQ_MAX]; /* per query */
-	size_t n_up; /* the index of the up query: read last */
-	struct series s; /* the series being read */
+	size_t n_up;	      /* the index of the up query: read last */
+	struct series s;      /* the series being read */
 	struct fleet_req *reqs;
 	int err;
 	char *errbuf;
@@ -605,7 +603,8 @@ static size_t read_string(const char *b, size_t len, size_t i, struct series *s,
 			size_t j = i + 1;
 
 			/* a run of plain bytes at once; UTF-8 passes as it is */
-			while (j < len && b[j] != '"' && b[j] != '\\' && (unsigned char)b[j] >= 0x20)
+			while (j < len && b[j] != '"' && b[j] != '\\' &&
+			       (unsigned char)b[j] >= 0x20)
 				j++;
 			if (!put_bytes(s, b + i, j - i))
 				return 0;
@@ -1110,8 +1109,8 @@ out:
 	return ret;
 }
 
-int fleet_prom_read(const char *metric, const char *body, size_t len,
-		    struct fleet_prom_node *nodes, size_t n, char *err, size_t errlen)
+int fleet_prom_read(const char *metric, const char *body, size_t len, struct fleet_prom_node *nodes,
+		    size_t n, char *err, size_t errlen)
 {
 	const char *metrics[] = { metric, "up" };
 	struct pstate *ps = calloc(1, sizeof(*ps)); /* its series buffer is 8 KiB */
@@ -1136,6 +1135,9 @@ int fleet_prom_read(const char *metric, const char *body, size_t len,
 		    !strcmp(fields[id].metric, metric))
 			ps->ids[ps->first[1]++] = id;
 	ps->first[2] = ps->first[1];
+	ps->enc[0] = query_enc(ps, 0); /* DSCP maps and priority sets come encoded */
+	ps->errbuf = err;
+	ps->errlen = errlen;
 	ret = read_vector(ps, &r, 0, err, errlen);
 out:
 	free(ps->up);

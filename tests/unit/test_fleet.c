@@ -803,12 +803,20 @@ static void prometheus_answers(void **state)
 	    "{\"value\":[1,\"1500\"],\"metric\":{\"instance\":\"n2:9479\",\"device\":\"eth0\"}},"
 	    "{\"metric\":{\"instance\":\"other:9479\",\"device\":\"eth0\"},\"value\":[1,\"1\"]}"
 	    "]}}";
+	/* encoded as fleet check asks: (priority + 1) * 9^(dscp mod 16), a number per 16 DSCPs */
 	static const char dscp[] =
 	    "{\"status\":\"success\",\"data\":{\"result\":["
-	    "{\"metric\":{\"device\":\"eth0\",\"dscp\":\"26\",\"instance\":\"[::1]:9479\"},"
-	    "\"value\":[1,\"3\"]},"
-	    "{\"metric\":{\"device\":\"eth0\",\"dscp\":\"48\",\"instance\":\"[::1]:9479\"},"
-	    "\"value\":[1,\"6\"]}],\"resultType\":\"vector\"}}";
+	    "{\"metric\":{\"device\":\"eth0\",\"rocewatch_dscp_group\":\"1\","
+	    "\"instance\":\"[::1]:9479\"},\"value\":[1,\"13947137604\"]},"
+	    "{\"metric\":{\"device\":\"eth0\",\"rocewatch_dscp_group\":\"3\","
+	    "\"instance\":\"[::1]:9479\"},\"value\":[1,\"7\"]}],\"resultType\":\"vector\"}}";
+	/* a priority set as a bitmask, and one number the encoding cannot give */
+	static const char pfc[] = "{\"status\":\"success\",\"data\":{\"result\":["
+				  "{\"metric\":{\"device\":\"eth0\",\"instance\":\"n1:9479\"},"
+				  "\"value\":[1,\"8\"]}]}}";
+	static const char pfc_bad[] = "{\"status\":\"success\",\"data\":{\"result\":["
+				      "{\"metric\":{\"device\":\"eth0\",\"instance\":\"n1:9479\"},"
+				      "\"value\":[1,\"8.5\"]}]}}";
 	static const char error[] = "{\"status\":\"error\",\"errorType\":\"bad_data\","
 				    "\"error\":\"1:1: parse error\"}";
 	const char *names[] = { "n1", "n2", "[::1]" };
@@ -843,6 +851,16 @@ static void prometheus_answers(void **state)
 	assert_int_equal(o->f[F_NETDEV_DSCP_MAP].v.dscp[26], 3);
 	assert_int_equal(o->f[F_NETDEV_DSCP_MAP].v.dscp[48], 6);
 	assert_int_equal(o->f[F_NETDEV_DSCP_MAP].v.dscp[0], -1);
+	assert_int_equal(o->f[F_NETDEV_DSCP_MAP].v.dscp[25], -1);
+
+	assert_int_equal(fleet_prom_read("roce_pfc_enabled", pfc, strlen(pfc), nodes, 3, err,
+					 sizeof(err)),
+			 0);
+	assert_int_equal(model_netdev(&m[0], "eth0")->f[F_NETDEV_PFC_ENABLED].v.set, 1u << 3);
+	assert_int_equal(fleet_prom_read("roce_pfc_enabled", pfc_bad, strlen(pfc_bad), nodes, 3,
+					 err, sizeof(err)),
+			 -ERANGE);
+	assert_non_null(strstr(err, "query roce_pfc_enabled"));
 
 	assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", error, strlen(error), nodes, 3,
 					 err, sizeof(err)),
