@@ -417,8 +417,9 @@ static const char *want_name(struct loader *ld, const yaml_node_t *map, const ya
 	}
 	s = want_scalar(ld, v, profile ? "profile" : "name");
 	if (s && !valid_name(s, profile)) {
-		lerr(ld, v, "%s name '%s': use lower-case letters, %s", profile ? "profile" : "rule",
-		     s, profile ? "digits, '-', '_' and '.'" : "digits and _ (start with a letter)");
+		lerr(ld, v, "%s name '%s': use lower-case letters, %s",
+		     profile ? "profile" : "rule", s,
+		     profile ? "digits, '-', '_' and '.'" : "digits and _ (start with a letter)");
 		return NULL;
 	}
 	return s;
@@ -619,8 +620,8 @@ static int load_params(struct loader *ld, const yaml_node_t *map, struct rprofil
  * skipped, so one run reports them all: returns -EINVAL if there was any, else 0.
  * what is "" or "rule " (the error's noun); help lists the keys for the error.
  */
-static int split_mapping(struct loader *ld, const yaml_node_t *map, const char *const *names,
-			 int n, const char *what, const char *help, const yaml_node_t **v,
+static int split_mapping(struct loader *ld, const yaml_node_t *map, const char *const *names, int n,
+			 const char *what, const char *help, const yaml_node_t **v,
 			 const yaml_node_t **kn)
 {
 	int bad = 0;

@@ -64,10 +64,10 @@ static const struct cli_opt export_opts[] = {
 	  .kind = CLI_CALL,
 	  .fn = opt_label,
 	  .usage = "  --job NAME                 the job label (default rocewatch)\n" },
-	CLI_OPT_RULES(
-	    opt_rules,
-	    "  --profile NAME|FILE        profile whose rules run over the recording\n"
-	    "                             (repeatable; default " RULES_DEFAULT_PROFILE ")\n"),
+	CLI_OPT_RULES(opt_rules,
+		      "  --profile NAME|FILE        profile whose rules run over the recording\n"
+		      "                             (repeatable; default " RULES_DEFAULT_PROFILE
+		      ")\n"),
 	{ .name = "no-rules",
 	  .kind = CLI_FLAG,
 	  CLI_AT(struct export_args, no_rules),

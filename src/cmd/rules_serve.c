@@ -28,10 +28,10 @@ static int opt_rules(void *base, const char *name, const char *arg)
 }
 
 const struct cli_opt rules_serve_opts[] = {
-	CLI_OPT_RULES(
-	    opt_rules,
-	    "  --profile NAME|FILE        rule profile to evaluate after every poll\n"
-	    "                             (repeatable; default " RULES_DEFAULT_PROFILE ")\n"),
+	CLI_OPT_RULES(opt_rules,
+		      "  --profile NAME|FILE        rule profile to evaluate after every poll\n"
+		      "                             (repeatable; default " RULES_DEFAULT_PROFILE
+		      ")\n"),
 	{ .name = "state-dir",
 	  .kind = CLI_CALL,
 	  .fn = opt_rules,

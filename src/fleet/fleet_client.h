@@ -83,7 +83,7 @@ int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
  * answer) or -ERANGE (a number the encoding cannot give) with err naming
  * the query and what is wrong.  For the fuzz harness and tests.
  */
-int fleet_prom_read(const char *metric, const char *body, size_t len,
-		    struct fleet_prom_node *nodes, size_t n, char *err, size_t errlen);
+int fleet_prom_read(const char *metric, const char *body, size_t len, struct fleet_prom_node *nodes,
+		    size_t n, char *err, size_t errlen);
 
 #endif

@@ -433,10 +433,21 @@ static void unknown_alert_describes_the_unread_fact(void **state)
 /* Durations in summaries, written without printf: what printf wrote before. */
 static void durations_read_as_before(void **state)
 {
-	static const int64_t ns[] = { 0, 250000000, 1000000000, 1500000000, 9950000000LL,
-				      10000000000LL, 59999999999LL, 60000000000LL, 65000000000LL,
-				      3599000000000LL, 3600000000000LL, 7200000000000LL,
-				      7260000000000LL, -5000000000LL, INT64_MAX };
+	static const int64_t ns[] = { 0,
+				      250000000,
+				      1000000000,
+				      1500000000,
+				      9950000000LL,
+				      10000000000LL,
+				      59999999999LL,
+				      60000000000LL,
+				      65000000000LL,
+				      3599000000000LL,
+				      3600000000000LL,
+				      7200000000000LL,
+				      7260000000000LL,
+				      -5000000000LL,
+				      INT64_MAX };
 	char got[32], want[32];
 
 	(void)state;

@@ -832,9 +832,9 @@ static void prometheus_answers(void **state)
 		nodes[i].name = names[i];
 		nodes[i].m = &m[i];
 	}
-	assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", mtu, strlen(mtu), nodes, 3, err,
-					 sizeof(err)),
-			 0);
+	assert_int_equal(
+	    fleet_prom_read("roce_netdev_mtu_bytes", mtu, strlen(mtu), nodes, 3, err, sizeof(err)),
+	    0);
 	assert_true(nodes[0].found);
 	assert_string_equal(nodes[0].instance, "n1:9479"); /* \u0031 decoded */
 	o = model_netdev(&m[0], "eth0");
@@ -843,9 +843,9 @@ static void prometheus_answers(void **state)
 	assert_int_equal(model_netdev(&m[1], "eth0")->f[F_NETDEV_MTU].v.i, 1500);
 	assert_false(nodes[2].found);
 
-	assert_int_equal(fleet_prom_read("roce_dscp_priority", dscp, strlen(dscp), nodes, 3, err,
-					 sizeof(err)),
-			 0);
+	assert_int_equal(
+	    fleet_prom_read("roce_dscp_priority", dscp, strlen(dscp), nodes, 3, err, sizeof(err)),
+	    0);
 	o = model_netdev(&m[2], "eth0");
 	assert_non_null(o);
 	assert_int_equal(o->f[F_NETDEV_DSCP_MAP].v.dscp[26], 3);
@@ -853,9 +853,8 @@ static void prometheus_answers(void **state)
 	assert_int_equal(o->f[F_NETDEV_DSCP_MAP].v.dscp[0], -1);
 	assert_int_equal(o->f[F_NETDEV_DSCP_MAP].v.dscp[25], -1);
 
-	assert_int_equal(fleet_prom_read("roce_pfc_enabled", pfc, strlen(pfc), nodes, 3, err,
-					 sizeof(err)),
-			 0);
+	assert_int_equal(
+	    fleet_prom_read("roce_pfc_enabled", pfc, strlen(pfc), nodes, 3, err, sizeof(err)), 0);
 	assert_int_equal(model_netdev(&m[0], "eth0")->f[F_NETDEV_PFC_ENABLED].v.set, 1u << 3);
 	assert_int_equal(fleet_prom_read("roce_pfc_enabled", pfc_bad, strlen(pfc_bad), nodes, 3,
 					 err, sizeof(err)),
@@ -866,9 +865,9 @@ static void prometheus_answers(void **state)
 					 err, sizeof(err)),
 			 -EINVAL);
 	assert_string_equal(err, "Prometheus: query roce_netdev_mtu_bytes: 1:1: parse error");
-	assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", mtu, 100, nodes, 3, err,
-					 sizeof(err)),
-			 -EINVAL);
+	assert_int_equal(
+	    fleet_prom_read("roce_netdev_mtu_bytes", mtu, 100, nodes, 3, err, sizeof(err)),
+	    -EINVAL);
 	assert_non_null(strstr(err, "query roce_netdev_mtu_bytes: invalid JSON"));
 	for (int i = 0; i < 3; i++)
 		model_free(&m[i]);
