@@ -950,6 +950,37 @@ static enum enc query_enc(const struct pstate *ps, size_t k)
 	return e;
 }
 
+/*
+ * Query k reads metric: the rows it fills from ids[j] on, found once rather
+ * than for each of millions of series, and how it is asked.  The next free
+ * position in ids.
+ */
+static size_t rows_of(struct pstate *ps, size_t k, const char *metric, size_t j)
+{
+	ps->first[k] = j;
+	for (int id = 0; id < F__COUNT; id++)
+		if (fields[id].metric && fields[id].mtype != MT_NONE &&
+		    !strcmp(fields[id].metric, metric))
+			ps->ids[j++] = id;
+	ps->first[k + 1] = j;
+	ps->enc[k] = query_enc(ps, k);
+	return j;
+}
+
+/* The nodes by name, and no up value yet: 0 or -ENOMEM. */
+static int index_nodes(struct pstate *ps, size_t n)
+{
+	ps->up = malloc((n ? n : 1) * sizeof(*ps->up));
+	if (!ps->up)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		ps->up[i] = NAN;
+		if (strmap_put(&ps->byname, ps->nodes[i].name, (int64_t)i))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
 		      const bool used[F__COUNT], struct fleet_prom_node *nodes, size_t n, char *err,
 		      size_t errlen)
@@ -984,14 +1015,8 @@ int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
 	for (size_t u = 0, j = 0; u < nm; u++) {
 		size_t j0 = j, n_ids, parts;
 
-		ps.first[nq] = j;
-		for (int id = 0; id < F__COUNT; id++)
-			if (fields[id].metric && fields[id].mtype != MT_NONE &&
-			    !strcmp(fields[id].metric, metrics[u]))
-				ps.ids[j++] = id;
-		ps.first[nq + 1] = j;
+		j = rows_of(&ps, nq, metrics[u], j);
 		n_ids = j - j0;
-		ps.enc[nq] = query_enc(&ps, nq);
 		parts = ps.enc[nq] == ENC_DSCP ? DSCP_GROUPS : 1;
 		for (size_t g = 0; g < parts; g++, nq++) {
 			if (g) {
@@ -1005,19 +1030,11 @@ int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
 			qpart[nq] = (int)g;
 		}
 	}
-	ps.up = malloc((n ? n : 1) * sizeof(*ps.up));
 	reqs = calloc(nq, sizeof(*reqs));
 	posts = calloc(nq, sizeof(*posts));
-	if (!ps.up || !reqs || !posts) {
+	if (!reqs || !posts || index_nodes(&ps, n)) {
 		ret = -ENOMEM;
 		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		ps.up[i] = NAN;
-		if (strmap_put(&ps.byname, nodes[i].name, (int64_t)i)) {
-			ret = -ENOMEM;
-			goto out;
-		}
 	}
 	instance_matcher(&match, nodes, n);
 	sb_puts(&url, base_url);
@@ -1122,20 +1139,10 @@ int fleet_prom_read(const char *metric, const char *body, size_t len, struct fle
 		return -ENOMEM;
 	ps->nodes = nodes;
 	ps->metrics = metrics;
-	ps->up = malloc((n ? n : 1) * sizeof(*ps->up));
-	if (!ps->up)
+	if (index_nodes(ps, n))
 		goto out;
-	for (size_t i = 0; i < n; i++) {
-		ps->up[i] = NAN;
-		if (strmap_put(&ps->byname, nodes[i].name, (int64_t)i))
-			goto out;
-	}
-	for (int id = 0; id < F__COUNT; id++)
-		if (fields[id].metric && fields[id].mtype != MT_NONE &&
-		    !strcmp(fields[id].metric, metric))
-			ps->ids[ps->first[1]++] = id;
-	ps->first[2] = ps->first[1];
-	ps->enc[0] = query_enc(ps, 0); /* DSCP maps and priority sets come encoded */
+	/* as fleet_prom_gather() asks: DSCP maps and priority sets encoded */
+	ps->first[2] = rows_of(ps, 0, metric, 0);
 	ps->errbuf = err;
 	ps->errlen = errlen;
 	ret = read_vector(ps, &r, 0, err, errlen);
