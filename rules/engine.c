@@ -285,13 +285,8 @@ void rx_render_template(const struct tmpl *t, const char *fallback, struct ectx 
 /* v then unit, as "%" PRId64 "%s" would, without printf (every windowed rule, every poll). */
 static void put_count(char *buf, size_t len, int64_t v, const char *unit)
 {
-	char tmp[40], *p = tmp + 24;
-	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+	char tmp[40], *p = u64_digits(tmp + 24, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
 
-	do {
-		*--p = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
 	if (v < 0)
 		*--p = '-';
 	strlcpy0(tmp + 24, unit, sizeof(tmp) - 24);

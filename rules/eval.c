@@ -550,13 +550,10 @@ static void fmt_num(struct tbuf *tb, double d)
 	 * gives, "-0" included.
 	 */
 	if (d == floor(d) && fabs(d) < 9007199254740992.0) {
-		char tmp[24], *p = tmp + sizeof(tmp);
+		char tmp[24], *p;
 		uint64_t u = d < 0 ? (uint64_t) - (int64_t)d : (uint64_t)d;
 
-		do {
-			*--p = (char)('0' + u % 10);
-			u /= 10;
-		} while (u);
+		p = u64_digits(tmp + sizeof(tmp), u);
 		if (signbit(d))
 			*--p = '-';
 		tb_putn(tb, p, (size_t)(tmp + sizeof(tmp) - p));

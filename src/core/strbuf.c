@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "strbuf.h"
+#include "util.h"
 
 void sb_reset(struct strbuf *sb)
 {
@@ -83,12 +84,8 @@ void sb_printf(struct strbuf *sb, const char *fmt, ...)
 
 void sb_u64(struct strbuf *sb, uint64_t v)
 {
-	char tmp[24], *p = tmp + sizeof(tmp);
+	char tmp[24], *p = u64_digits(tmp + sizeof(tmp), v);
 
-	do {
-		*--p = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
 	sb_add(sb, p, (size_t)(tmp + sizeof(tmp) - p));
 }
 

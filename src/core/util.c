@@ -250,6 +250,15 @@ int array_grow(void *arrp, size_t *cap, size_t n, size_t elem, size_t first)
 	return 0;
 }
 
+char *u64_digits(char *end, uint64_t v)
+{
+	do {
+		*--end = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return end;
+}
+
 size_t strlcpy0(char *dst, const char *src, size_t size)
 {
 	size_t len = strlen(src);

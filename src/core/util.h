@@ -63,6 +63,11 @@ uint64_t fnv1a_str(const char *s);
 
 /* Copy with truncation, always terminated. */
 size_t strlcpy0(char *dst, const char *src, size_t size);
+/*
+ * The decimal digits of v written backwards, ending just before end (room
+ * for 20): where they start.  Without printf, for the paths every poll takes.
+ */
+char *u64_digits(char *end, uint64_t v);
 /* Trim trailing whitespace in place. */
 char *rstrip(char *s);
 
