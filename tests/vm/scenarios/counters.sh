@@ -41,10 +41,13 @@ vm_log "+ ${bw[*]} (server, then client to $ip)"
 "${bw[@]}" >"$VM_OUT/ib_write_bw-server.txt" 2>&1 &
 server=$!
 vm_wait_listening 18515 30
-rc=0
+rc=0 rcs=0
 "${bw[@]}" "$ip" >"$VM_OUT/ib_write_bw-client.txt" 2>&1 || rc=$?
-wait "$server" || rc=$((rc ? rc : $?))
-((rc == 0)) || vm_fail "ib_write_bw exited $rc: $(tail -n 3 "$VM_OUT/ib_write_bw-client.txt" | tr '\n' ' ')"
+wait "$server" || rcs=$?
+vm_perftest_ran "$rc" "$VM_OUT/ib_write_bw-client.txt" "$VM_OUT/ib_write_bw-server.txt" ||
+	vm_fail "ib_write_bw exited $rc: $(tail -n 3 "$VM_OUT/ib_write_bw-client.txt" | tr '\n' ' ')"
+vm_perftest_ran "$rcs" "$VM_OUT/ib_write_bw-server.txt" "$VM_OUT/ib_write_bw-client.txt" ||
+	vm_fail "ib_write_bw (server) exited $rcs: $(tail -n 3 "$VM_OUT/ib_write_bw-server.txt" | tr '\n' ' ')"
 
 # The port is quiet from here on: rocewatch and rdma read the same numbers.
 snap=$VM_OUT/snapshot.json stat=$VM_OUT/rdma-statistic.json

@@ -88,7 +88,8 @@ else
 	rc=0
 	wait "$server" || rc=$?
 fi
-((rc == 0)) || vm_fail "ib_write_bw exited $rc: $(tail -n 3 "$VM_OUT/ib_write_bw.txt" | tr '\n' ' ')"
+vm_perftest_ran "$rc" "$VM_OUT/ib_write_bw.txt" "$(vm_guest_dir "$(vm_peer_id)")/ib_write_bw.txt" ||
+	vm_fail "ib_write_bw exited $rc: $(tail -n 3 "$VM_OUT/ib_write_bw.txt" | tr '\n' ' ')"
 vm_barrier traffic-done 120
 
 # --- the counters moved, and the rule saw it ---------------------------------------------------
