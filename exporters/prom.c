@@ -235,6 +235,22 @@ static void emit_value(struct strbuf *sb, const struct field_desc *d, const stru
 	}
 }
 
+/* The whole value as one label of an info series (field_desc.compact). */
+static void emit_compact(struct strbuf *sb, const struct field_desc *d, const struct object *o,
+			 const struct field_val *f)
+{
+	char text[RW_DSCP_COUNT + 1];
+	int first = 1;
+
+	if (field_compact_text(f, d->type, text, sizeof(text)))
+		return;
+	prom_sample_begin(sb, d->compact.metric);
+	object_labels(sb, &first, o);
+	const_labels(sb, &first, d->labels);
+	prom_label(sb, &first, d->compact.label, text);
+	prom_sample_end_u64(sb, first, 1);
+}
+
 /* An info family: consecutive string rows of one metric become one series per object. */
 static int emit_info_group(struct strbuf *sb, const struct node_model *m, int start)
 {
@@ -303,6 +319,17 @@ static void render_fields(struct strbuf *sb, const struct node_model *m)
 		for (size_t k = 0; k < n; k++)
 			if (objs[k]->f[i].state == ABS_NONE)
 				emit_value(sb, d, objs[k], &objs[k]->f[i]);
+		if (d->compact.metric) {
+			/* its own family, right after the per-element one */
+			drop_empty_family(sb, mark, hdr_end);
+			mark = sb->len;
+			prom_family(sb, d->compact.metric, "gauge", d->compact.help);
+			hdr_end = sb->len;
+			prev = d->compact.metric;
+			for (size_t k = 0; k < n; k++)
+				if (objs[k]->f[i].state == ABS_NONE)
+					emit_compact(sb, d, objs[k], &objs[k]->f[i]);
+		}
 	}
 	if (prev)
 		drop_empty_family(sb, mark, hdr_end);

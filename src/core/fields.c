@@ -342,7 +342,11 @@ const struct field_desc fields[F__COUNT] = {
 	[F_NETDEV_PFC_ENABLED] =
 	    NETDEV(.src = SRC_DCB, .path = "pfc.enabled", .type = VT_PRIOSET, .config = true,
 		   .mtype = MT_GAUGE, .metric = "roce_pfc_enabled", .label = "priority",
-		   .help = "1 if IEEE PFC is enabled on the priority (dcbnl pfc_en)."),
+		   .help = "1 if IEEE PFC is enabled on the priority (dcbnl pfc_en).",
+		   .compact = { "roce_pfc_enabled_info", "priorities",
+				"roce_pfc_enabled as one series: character p of priorities is 1 "
+				"if PFC is enabled on priority p (\"00010000\": priority 3 "
+				"only); value is always 1." }),
 	[F_NETDEV_PFC_CAP] =
 	    NETDEV(.src = SRC_DCB, .path = "pfc.cap", .type = VT_INT, .config = true,
 		   .mtype = MT_GAUGE, .metric = "roce_pfc_capable_priorities",
@@ -391,7 +395,11 @@ const struct field_desc fields[F__COUNT] = {
 	    NETDEV(.src = SRC_DCB, .path = "dscp2prio", .type = VT_DSCP_MAP, .config = true,
 		   .mtype = MT_GAUGE, .metric = "roce_dscp_priority", .label = "dscp",
 		   .help =
-		       "Priority a DSCP value is mapped to (dcbnl APP table or qos/dscp2prio)."),
+		       "Priority a DSCP value is mapped to (dcbnl APP table or qos/dscp2prio).",
+		   .compact = { "roce_dscp_map_info", "map",
+				"roce_dscp_priority as one series: character d of map is the "
+				"priority DSCP d is mapped to, - if unmapped; value is always "
+				"1." }),
 	[F_NETDEV_TRUST] =
 	    NETDEV(.src = SRC_DCB, .path = "trust", .type = VT_STR, .config = true,
 		   .mtype = MT_INFO, .metric = "roce_qos_trust_info", .label = "trust",

@@ -276,6 +276,18 @@ struct report_desc {
 	const char *unit; /* of the total, after scale */
 };
 
+/*
+ * A priority set or DSCP map also exported whole, as one info series whose
+ * label holds every element ("00010000", "0000…3…"): Prometheus selects one
+ * series per netdev instead of 8 or 64, which is what `fleet check
+ * --prometheus` pays for at thousands of nodes.  See field_compact_text().
+ */
+struct compact_desc {
+	const char *metric;
+	const char *label;
+	const char *help;
+};
+
 struct field_desc {
 	const char *path; /* dotted path inside the object: "pfc.enabled" */
 	enum obj_kind obj;
@@ -289,6 +301,7 @@ struct field_desc {
 	const char *help;
 	enum field_source src;	/* the collector that fills it */
 	struct report_desc rep; /* counters a post-mortem looks at */
+	struct compact_desc compact; /* VT_PRIOSET, VT_DSCP_MAP: the whole value as one label */
 };
 
 extern const struct field_desc fields[F__COUNT];

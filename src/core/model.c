@@ -258,6 +258,52 @@ void field_set_dscp_map(struct object *o, enum field_id id, const int8_t map[RW_
 	memcpy(fv(o, id)->v.dscp, map, RW_DSCP_COUNT);
 }
 
+int field_compact_text(const struct field_val *f, enum value_type t, char *buf, size_t len)
+{
+	int n = t == VT_PRIOSET ? RW_PRIO_COUNT : t == VT_DSCP_MAP ? RW_DSCP_COUNT : 0;
+
+	if (!n || len <= (size_t)n)
+		return -EINVAL;
+	for (int i = 0; i < n; i++) {
+		if (t == VT_PRIOSET)
+			buf[i] = (char)('0' + ((f->v.set >> i) & 1));
+		else /* every source keeps a priority in 0..7 or -1 (snapshot.c, dcb.c) */
+			buf[i] = f->v.dscp[i] >= 0 && f->v.dscp[i] < RW_PRIO_COUNT
+					 ? (char)('0' + f->v.dscp[i])
+					 : '-';
+	}
+	buf[n] = '\0';
+	return 0;
+}
+
+int field_compact_parse(struct object *o, enum field_id id, const char *text)
+{
+	enum value_type t = fields[id].type;
+	size_t n = t == VT_PRIOSET ? RW_PRIO_COUNT : t == VT_DSCP_MAP ? RW_DSCP_COUNT : 0;
+	int8_t map[RW_DSCP_COUNT];
+	uint8_t set = 0;
+
+	if (!n || strlen(text) != n)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		char c = text[i];
+
+		if (t == VT_PRIOSET && (c == '0' || c == '1'))
+			set |= (uint8_t)((c - '0') << i);
+		else if (t == VT_DSCP_MAP && c >= '0' && c < '0' + RW_PRIO_COUNT)
+			map[i] = (int8_t)(c - '0');
+		else if (t == VT_DSCP_MAP && c == '-')
+			map[i] = -1;
+		else
+			return -EINVAL;
+	}
+	if (t == VT_PRIOSET)
+		field_set_set(o, id, set);
+	else
+		field_set_dscp_map(o, id, map);
+	return 0;
+}
+
 enum absent_reason absent_from_errno(int err)
 {
 	if (err < 0)

@@ -178,6 +178,17 @@ void field_set_set(struct object *o, enum field_id id, uint8_t set);
 void field_set_dset(struct object *o, enum field_id id, uint64_t set);
 void field_set_prio(struct object *o, enum field_id id, int prio, uint64_t v);
 void field_set_dscp_map(struct object *o, enum field_id id, const int8_t map[RW_DSCP_COUNT]);
+
+/*
+ * The compact form of a VT_PRIOSET or VT_DSCP_MAP value (fields[].compact):
+ * one character per element, so always 8 or 64 characters.  A priority set
+ * "00010000": character p is 1 when p is in the set.  A DSCP map: character
+ * d is DSCP d's priority, '-' when it is unmapped.  field_compact_text()
+ * needs len > 64 for a map; field_compact_parse() sets field id from the
+ * text, -EINVAL (the field untouched) for any other text.
+ */
+int field_compact_text(const struct field_val *f, enum value_type t, char *buf, size_t len);
+int field_compact_parse(struct object *o, enum field_id id, const char *text);
 /* Mark absent: err is a positive or negative errno (0 for none). */
 void field_absent(struct object *o, enum field_id id, enum absent_reason why, int err);
 /* Map an errno to its absent reason (EOPNOTSUPP -> unsupported, ...). */
