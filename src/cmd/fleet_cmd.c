@@ -446,6 +446,7 @@ static void name_files(struct fleet_run *fr)
 
 static int gather_prometheus(struct fleet_run *fr, const struct fleet_http_opts *ho)
 {
+	struct fleet_prom_instances *known = NULL;
 	struct fleet_prom_node *pn;
 	size_t *idx, total = 0, done = 0;
 	bool used[F__COUNT];
@@ -468,6 +469,13 @@ static int gather_prometheus(struct fleet_run *fr, const struct fleet_http_opts 
 		if (fr->nodes[i].src == FSRC_PROMETHEUS)
 			idx[total++] = i;
 	rules_fields_used(fr->e, used);
+	/* once for all rounds: each then asks for exactly its nodes' instances */
+	r = fleet_prom_instances_get(fr->prometheus, ho, &known, err, sizeof(err));
+	if (r == -ENOMEM)
+		fr->oom = true;
+	for (; r == -EIO && done < total; done++)
+		snprintf(fr->nodes[idx[done]].reason, sizeof(fr->nodes[idx[done]].reason), "%s",
+			 err);
 	while (done < total && !fr->oom) {
 		size_t n = total - done < PROM_CHUNK ? total - done : PROM_CHUNK;
 
@@ -482,7 +490,8 @@ static int gather_prometheus(struct fleet_run *fr, const struct fleet_http_opts 
 			model_init(pn[k].m);
 		}
 		r = fr->oom ? -ENOMEM
-			    : fleet_prom_gather(fr->prometheus, ho, used, pn, n, err, sizeof(err));
+			    : fleet_prom_gather(fr->prometheus, ho, known, used, pn, n, err,
+						sizeof(err));
 		for (size_t k = 0; k < n; k++) {
 			struct fleet_member *nm = &fr->nodes[idx[done + k]];
 
@@ -514,6 +523,7 @@ static int gather_prometheus(struct fleet_run *fr, const struct fleet_http_opts 
 	}
 	free(pn);
 	free(idx);
+	fleet_prom_instances_free(known);
 	return fr->oom ? -ENOMEM : 0;
 }
 

@@ -1,24 +1,24 @@
 // SPDX-License-Identifier: MIT
 /*
  * Node models from a Prometheus: for a fleet too large to fan out to, read
- * the facts rocewatch already exports.  One instant query per metric the
- * rules need, all nodes at once (`instance=~"a(:[0-9]+)?|b(:[0-9]+)?"`, sent
- * as a form POST so a long node list fits), and each series turned back
- * into a field through its field-table row: the metric name and constant
- * labels say which field, the object labels (device, port, netdev) which
- * object, and the value is divided by the row's scale.  What has no series
- * stays absent (not_collected), never 0.
+ * the facts rocewatch already exports.  The instances Prometheus knows are
+ * listed once (/api/v1/label/instance/values); then one instant query per
+ * metric the rules need, of exactly the instances that belong to the nodes
+ * (`instance=~"a:9479|b:9479"`, literal alternatives Prometheus looks up in
+ * its index, sent as a form POST so a long list fits), and each series turned
+ * back into a field through its field-table row: the metric name and
+ * constant labels say which field, the object labels (device, port, netdev)
+ * which object, and the value is divided by the row's scale.  What has no
+ * series stays absent (not_collected), never 0.
  *
- * Two kinds of row are asked for in an encoded form instead (enum enc):
- * a DSCP map is 64 series per netdev and a priority set 8, and at 8 000
- * nodes those are 4.6 of the 5.2 million series, about 700 MB of JSON for
- * Prometheus to write and rocewatch to read.  Prometheus folds each
- * object's elements into a few numbers that decode back to exactly what the
- * series said (see dscp_query() and prioset_query() for why they are
- * exact).  Measured at 8 000 nodes (Prometheus 2.42, 2 cores): rocewatch's
- * CPU 6.9 -> 2.4 s, its peak 158 -> 133 MiB; Prometheus's CPU stays about
- * the same, its arithmetic costing what the JSON did, and selecting the
- * series is a floor no encoding removes.
+ * A DSCP map is 64 series per netdev and a priority set 8: at 8 000 nodes
+ * 4.6 of 5.3 million series, and selecting them was most of Prometheus's
+ * CPU before any arithmetic.  serve exports each also whole, as one series
+ * (fields[].compact, field_compact_text()), and that is what is asked for
+ * (enum enc ENC_COMPACT).  A node without those series (an older rocewatch)
+ * is asked again for the per-element series, folded by Prometheus into a few
+ * numbers that decode back to exactly what the series said (dscp_query(),
+ * prioset_query()).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -63,21 +63,6 @@ static void regex_quote(struct strbuf *sb, const char *s)
 	}
 }
 
-/* instance=~"..." matching every node: a bare host also matches host:PORT. */
-static void instance_matcher(struct strbuf *sb, const struct fleet_prom_node *nodes, size_t n)
-{
-	sb_puts(sb, "{instance=~\"");
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			sb_putc(sb, '|');
-		regex_quote(sb, nodes[i].name);
-		/* "[::1]:9479" and "gpu1:9479" carry a port; "gpu1" and "10.0.0.1" do not */
-		if (!strchr(nodes[i].name, ':') || nodes[i].name[strlen(nodes[i].name) - 1] == ']')
-			sb_puts(sb, "(:[0-9]+)?");
-	}
-	sb_puts(sb, "\"}");
-}
-
 /* The node an instance label belongs to: exactly, or as host with :PORT stripped. */
 static ssize_t node_of(const struct strmap *byname, const char *inst)
 {
@@ -105,6 +90,7 @@ enum enc {
 	ENC_SERIES,
 	ENC_DSCP,    /* VT_DSCP_MAP rows: base-9 digits, 16 DSCPs a number */
 	ENC_PRIOSET, /* VT_PRIOSET rows: a bitmask of the 8 priorities */
+	ENC_COMPACT, /* a row's compact metric: the whole value in one label */
 };
 
 #define DSCP_DIGITS 16 /* DSCPs folded into one number */
@@ -415,8 +401,11 @@ static int apply_encoded(struct object *o, int id, enum enc enc, const struct se
 	}
 }
 
-/* queries at most: one per metric and up, a DSCP map's in DSCP_GROUPS parts */
-#define NQ_MAX (F__COUNT * DSCP_GROUPS + 1)
+/*
+ * queries at most: one per metric and up, a DSCP map's in DSCP_GROUPS parts,
+ * and each compact metric's again, encoded, for the nodes that lack it
+ */
+#define NQ_MAX (F__COUNT * (DSCP_GROUPS + 1) + 1)
 
 struct pstate {
 	struct fleet_prom_node *nodes;
@@ -424,6 +413,10 @@ struct pstate {
 	double *up; /* per node: NAN none, else the up value */
 	/* while the answers come in */
 	const char *const *metrics;
+	const char *qmetric[NQ_MAX]; /* fleet_prom_gather's metrics */
+	int qpart[NQ_MAX];	     /* a DSCP map's group */
+	char *posts[NQ_MAX];
+	uint32_t *seen; /* per node: the compact rows (compact_bit()) it had a series of */
 	/* per query k, the rows its metric fills: ids[first[k] .. first[k + 1]) */
 	int ids[NQ_MAX];
 	size_t first[NQ_MAX + 1];
@@ -844,6 +837,43 @@ static size_t read_result(const char *b, size_t len, size_t i, struct env *ev)
 }
 
 /*
+ * The compact rows by their place among the table's compact rows, for
+ * pstate.seen; 0 past 32 of them (their nodes are then asked again, encoded:
+ * slower, never wrong).
+ */
+static uint32_t compact_bit(int id)
+{
+	int n = 0;
+
+	for (int i = 0; i < id; i++)
+		n += fields[i].compact.metric != NULL;
+	return n < 32 ? 1u << n : 0;
+}
+
+/* A compact series into row id: 0, or -ERANGE (ps->errbuf says why). */
+static int apply_compact(struct pstate *ps, struct object *o, int id, const struct series *labels,
+			 const char *inst)
+{
+	const struct compact_desc *c = &fields[id].compact;
+	const char *t = label(labels, c->label), *dev = label(labels, "device");
+	char shown[72];
+	size_t i;
+
+	if (t && !field_compact_parse(o, id, t))
+		return 0;
+	/* what it said, printable and cut short */
+	for (i = 0; t && t[i] && i + 1 < sizeof(shown); i++)
+		shown[i] = t[i] >= 0x20 && t[i] < 0x7f ? t[i] : '?';
+	shown[i] = '\0';
+	snprintf(ps->errbuf, ps->errlen,
+		 "Prometheus: query %s: %s%s%s: %s=\"%s\"%s is not %d characters %s: not decoded",
+		 c->metric, inst, dev ? " device " : "", dev ? dev : "", c->label, shown,
+		 t && t[i] ? "..." : "", fields[id].type == VT_PRIOSET ? RW_PRIO_COUNT : RW_DSCP_COUNT,
+		 fields[id].type == VT_PRIOSET ? "0 or 1" : "0-7 or -");
+	return -ERANGE;
+}
+
+/*
  * One series of the answer to the query for metric, into its node's model:
  * 0, or -ERANGE (ps->errbuf says why) when an encoded value cannot be decoded.
  */
@@ -888,6 +918,10 @@ static int apply_series_of(struct pstate *ps, size_t k, const struct series *lab
 			continue;
 		if (ps->enc[k] == ENC_SERIES) {
 			apply_series(o, id, labels, v);
+		} else if (ps->enc[k] == ENC_COMPACT) {
+			if (apply_compact(ps, o, id, labels, inst))
+				return -ERANGE;
+			ps->seen[ni] |= compact_bit(id);
 		} else if (apply_encoded(o, id, ps->enc[k], labels, v)) {
 			const char *dev = label(labels, "device"),
 				   *g = label(labels, DSCP_GROUP_LABEL);
@@ -957,13 +991,20 @@ static enum enc query_enc(const struct pstate *ps, size_t k)
  */
 static size_t rows_of(struct pstate *ps, size_t k, const char *metric, size_t j)
 {
+	bool compact = false;
+
 	ps->first[k] = j;
 	for (int id = 0; id < F__COUNT; id++)
+		if (fields[id].compact.metric && !strcmp(fields[id].compact.metric, metric)) {
+			ps->ids[j++] = id;
+			compact = true;
+		}
+	for (int id = 0; id < F__COUNT && !compact; id++)
 		if (fields[id].metric && fields[id].mtype != MT_NONE &&
 		    !strcmp(fields[id].metric, metric))
 			ps->ids[j++] = id;
 	ps->first[k + 1] = j;
-	ps->enc[k] = query_enc(ps, k);
+	ps->enc[k] = compact ? ENC_COMPACT : query_enc(ps, k);
 	return j;
 }
 
@@ -971,7 +1012,8 @@ static size_t rows_of(struct pstate *ps, size_t k, const char *metric, size_t j)
 static int index_nodes(struct pstate *ps, size_t n)
 {
 	ps->up = malloc((n ? n : 1) * sizeof(*ps->up));
-	if (!ps->up)
+	ps->seen = calloc(n ? n : 1, sizeof(*ps->seen));
+	if (!ps->up || !ps->seen)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		ps->up[i] = NAN;
@@ -981,107 +1023,215 @@ static int index_nodes(struct pstate *ps, size_t n)
 	return 0;
 }
 
-int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
-		      const bool used[F__COUNT], struct fleet_prom_node *nodes, size_t n, char *err,
-		      size_t errlen)
+/*
+ * The queries for metric from query nq on (a DSCP map's in DSCP_GROUPS
+ * parts, each filling the same rows): the next free query.
+ */
+static size_t plan(struct pstate *ps, size_t nq, size_t *j, const char *metric)
 {
-	struct pstate ps = { .nodes = nodes };
-	const char *metrics[F__COUNT + 1], *qmetric[NQ_MAX];
-	int qpart[NQ_MAX];
-	struct fleet_req *reqs = NULL;
+	size_t j0 = *j, n_ids, parts;
+
+	*j = rows_of(ps, nq, metric, *j);
+	n_ids = *j - j0;
+	parts = ps->enc[nq] == ENC_DSCP ? DSCP_GROUPS : 1;
+	for (size_t g = 0; g < parts; g++, nq++) {
+		if (g) {
+			ps->first[nq] = *j;
+			memcpy(&ps->ids[*j], &ps->ids[j0], n_ids * sizeof(ps->ids[0]));
+			*j += n_ids;
+			ps->first[nq + 1] = *j;
+			ps->enc[nq] = ps->enc[nq - 1];
+		}
+		ps->qmetric[nq] = metric;
+		ps->qpart[nq] = (int)g;
+	}
+	return nq;
+}
+
+/* Query k as a form body (ps->posts[k]): 0 or -ENOMEM. */
+static int query_body(struct pstate *ps, size_t k, const struct strbuf *match)
+{
+	struct strbuf q = { 0 }, body = { 0 };
+	const char *metric = ps->metrics[k];
+
+	if (ps->enc[k] == ENC_DSCP) {
+		dscp_query(&q, metric, fields[ps->ids[ps->first[k]]].label, match, ps->qpart[k]);
+	} else if (ps->enc[k] == ENC_PRIOSET) {
+		prioset_query(&q, metric, fields[ps->ids[ps->first[k]]].label, match);
+	} else {
+		sb_puts(&q, metric);
+		sb_add(&q, match->buf, match->len);
+	}
+	sb_puts(&body, "query=");
+	if (q.buf)
+		url_encode(&body, q.buf);
+	sb_free(&q);
+	if (body.oom || q.oom) {
+		sb_free(&body);
+		return -ENOMEM;
+	}
+	ps->posts[k] = body.buf;
+	return 0;
+}
+
+/*
+ * Queries k0 .. k1 - 1 at once, each answer read as it comes and up's last:
+ * 0, or -errno with ps->errbuf saying why.
+ */
+static int run_batch(struct pstate *ps, size_t k0, size_t k1, const struct strbuf *match,
+		     const char *url, const struct fleet_http_opts *o)
+{
+	int r = 0;
+
+	for (size_t k = k0; k < k1 && !r; k++) {
+		r = query_body(ps, k, match);
+		ps->reqs[k].url = url;
+		ps->reqs[k].post = ps->posts[k];
+	}
+	if (!r && k1 > k0)
+		r = fleet_http_run(&ps->reqs[k0], k1 - k0, o, prom_done, ps);
+	if (r) {
+		snprintf(ps->errbuf, ps->errlen, "Prometheus %s: %s", ps->base_url, strerror(-r));
+		return r;
+	}
+	if (ps->n_up >= k0 && ps->n_up < k1) {
+		size_t u = ps->n_up;
+
+		ps->n_up = SIZE_MAX;
+		prom_done(&ps->reqs[u], ps);
+	}
+	return ps->err;
+}
+
+/*
+ * instance=~"..." for the nodes: when the instances Prometheus knows were
+ * listed, exactly those of them that belong to a node ("a:9479|b:9479", a
+ * set Prometheus looks up in its index); else each node's name with an
+ * optional port, a pattern it must try on every instance it has.  The
+ * number of alternatives (0: no node has any series).
+ */
+static size_t instance_matcher(struct strbuf *sb, const struct pstate *ps, size_t n,
+			       const struct fleet_prom_instances *known)
+{
+	size_t w = 0;
+
+	sb_puts(sb, "{instance=~\"");
+	for (size_t i = 0; known && i < known->n; i++)
+		if (node_of(&ps->byname, known->v[i]) >= 0) {
+			if (w++)
+				sb_putc(sb, '|');
+			regex_quote(sb, known->v[i]);
+		}
+	for (size_t i = 0; !known && i < n; i++, w++) {
+		const char *name = ps->nodes[i].name;
+
+		if (i)
+			sb_putc(sb, '|');
+		regex_quote(sb, name);
+		/* "[::1]:9479" and "gpu1:9479" carry a port; "gpu1" and "10.0.0.1" do not */
+		if (!strchr(name, ':') || name[strlen(name) - 1] == ']')
+			sb_puts(sb, "(:[0-9]+)?");
+	}
+	sb_puts(sb, "\"}");
+	return w;
+}
+
+/*
+ * The nodes that had series but none of compact query k's (a rocewatch from
+ * before the compact metrics, or one whose netdevs have no such value): that
+ * row asked for again the way it was before, encoded, of those nodes alone
+ * and by the instance each answered as.  Queries from *nq on.
+ */
+static int ask_without_compact(struct pstate *ps, size_t k, size_t n, size_t *nq, size_t *j,
+			       const char *url, const struct fleet_http_opts *o)
+{
+	uint32_t bit = compact_bit(ps->ids[ps->first[k]]);
+	struct strbuf match = { 0 };
+	size_t w = 0, k0 = *nq;
+	int r;
+
+	sb_puts(&match, "{instance=~\"");
+	for (size_t i = 0; i < n; i++) {
+		const struct fleet_prom_node *pn = &ps->nodes[i];
+
+		if (!pn->found || pn->err[0] || (ps->seen[i] & bit))
+			continue;
+		if (w++)
+			sb_putc(&match, '|');
+		regex_quote(&match, pn->instance);
+	}
+	sb_puts(&match, "\"}");
+	if (!w || match.oom) {
+		sb_free(&match);
+		return w ? -ENOMEM : 0;
+	}
+	*nq = plan(ps, *nq, j, fields[ps->ids[ps->first[k]]].metric);
+	r = run_batch(ps, k0, *nq, &match, url, o);
+	sb_free(&match);
+	return r;
+}
+
+int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
+		      const struct fleet_prom_instances *known, const bool used[F__COUNT],
+		      struct fleet_prom_node *nodes, size_t n, char *err, size_t errlen)
+{
+	struct pstate *ps = calloc(1, sizeof(*ps));
+	const char *metrics[F__COUNT + 1];
 	struct strbuf match = { 0 }, url = { 0 };
-	char **posts = NULL;
-	size_t nm = 0, nq = 0;
+	size_t nm = 0, nq = 0, nq1, j = 0, alts;
 	int ret = 0;
 
 	err[0] = '\0';
+	if (!ps)
+		return -ENOMEM;
+	ps->nodes = nodes;
 	for (int id = 0; id < F__COUNT; id++) {
+		/* a priority set or DSCP map: its one series per object, not its 8 or 64 */
+		const char *name = fields[id].compact.metric ? fields[id].compact.metric
+							     : fields[id].metric;
 		bool dup = false;
 
 		if (!used[id] || !fields[id].metric || fields[id].mtype == MT_NONE)
 			continue;
 		for (size_t k = 0; k < nm && !dup; k++)
-			dup = !strcmp(metrics[k], fields[id].metric);
+			dup = !strcmp(metrics[k], name);
 		if (!dup)
-			metrics[nm++] = fields[id].metric;
+			metrics[nm++] = name;
 	}
 	/* last, so a node's own instance is known when its up series is read */
 	metrics[nm++] = "up";
-	/*
-	 * The rows each answer fills, found once rather than for each of millions
-	 * of series; a DSCP map's query in its DSCP_GROUPS parts, each filling the
-	 * same rows.
-	 */
-	for (size_t u = 0, j = 0; u < nm; u++) {
-		size_t j0 = j, n_ids, parts;
-
-		j = rows_of(&ps, nq, metrics[u], j);
-		n_ids = j - j0;
-		parts = ps.enc[nq] == ENC_DSCP ? DSCP_GROUPS : 1;
-		for (size_t g = 0; g < parts; g++, nq++) {
-			if (g) {
-				ps.first[nq] = j;
-				memcpy(&ps.ids[j], &ps.ids[j0], n_ids * sizeof(ps.ids[0]));
-				j += n_ids;
-				ps.first[nq + 1] = j;
-				ps.enc[nq] = ps.enc[nq - 1];
-			}
-			qmetric[nq] = metrics[u];
-			qpart[nq] = (int)g;
-		}
-	}
-	reqs = calloc(nq, sizeof(*reqs));
-	posts = calloc(nq, sizeof(*posts));
-	if (!reqs || !posts || index_nodes(&ps, n)) {
+	for (size_t u = 0; u < nm; u++)
+		nq = plan(ps, nq, &j, metrics[u]);
+	nq1 = nq;
+	ps->metrics = ps->qmetric;
+	ps->n_up = nq - 1;
+	ps->reqs = calloc(NQ_MAX, sizeof(*ps->reqs));
+	ps->errbuf = err;
+	ps->errlen = errlen;
+	ps->base_url = base_url;
+	if (!ps->reqs || index_nodes(ps, n)) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	instance_matcher(&match, nodes, n);
 	sb_puts(&url, base_url);
 	while (url.len && url.buf[url.len - 1] == '/')
 		url.buf[--url.len] = '\0';
 	sb_puts(&url, "/api/v1/query");
-	for (size_t k = 0; k < nq; k++) {
-		struct strbuf q = { 0 }, body = { 0 };
-
-		if (ps.enc[k] == ENC_DSCP) {
-			dscp_query(&q, qmetric[k], fields[ps.ids[ps.first[k]]].label, &match,
-				   qpart[k]);
-		} else if (ps.enc[k] == ENC_PRIOSET) {
-			prioset_query(&q, qmetric[k], fields[ps.ids[ps.first[k]]].label, &match);
-		} else {
-			sb_puts(&q, qmetric[k]);
-			sb_add(&q, match.buf, match.len);
-		}
-		sb_puts(&body, "query=");
-		if (q.buf)
-			url_encode(&body, q.buf);
-		sb_free(&q);
-		if (body.oom || url.oom || match.oom) {
-			sb_free(&body);
-			ret = -ENOMEM;
-			goto out;
-		}
-		posts[k] = body.buf;
-		reqs[k].url = url.buf;
-		reqs[k].post = posts[k];
-	}
-	ps.metrics = qmetric;
-	ps.n_up = nq - 1;
-	ps.reqs = reqs;
-	ps.errbuf = err;
-	ps.errlen = errlen;
-	ps.base_url = base_url;
-	ret = fleet_http_run(reqs, nq, o, prom_done, &ps);
-	if (ret) {
-		snprintf(err, errlen, "Prometheus %s: %s", base_url, strerror(-ret));
+	alts = instance_matcher(&match, ps, n, known);
+	if (url.oom || match.oom) {
+		ret = -ENOMEM;
 		goto out;
 	}
-	ps.n_up = SIZE_MAX;
-	prom_done(&reqs[nq - 1], &ps);
-	ret = ps.err;
+	/* no instance Prometheus knows is one of these nodes': nothing to ask */
+	if (!alts)
+		goto verdicts;
+	ret = run_batch(ps, 0, nq1, &match, url.buf, o);
+	for (size_t k = 0; k < nq1 && !ret; k++)
+		if (ps->enc[k] == ENC_COMPACT)
+			ret = ask_without_compact(ps, k, n, &nq, &j, url.buf, o);
 	if (ret)
 		goto out;
+verdicts:
 	for (size_t i = 0; i < n; i++) {
 		struct fleet_prom_node *pn = &nodes[i];
 
@@ -1089,17 +1239,17 @@ int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
 			pn->found = false;
 			continue;
 		}
-		if (pn->found && !isnan(ps.up[i]) && ps.up[i] == 0) {
+		if (pn->found && !isnan(ps->up[i]) && ps->up[i] == 0) {
 			/* the series left are the last scrape's: fail closed */
 			pn->found = false;
 			snprintf(pn->err, sizeof(pn->err),
 				 "Prometheus: target %s is down (up == 0)", pn->instance);
 		} else if (!pn->found) {
 			snprintf(pn->err, sizeof(pn->err), "%s",
-				 isnan(ps.up[i]) ? "Prometheus has no series for this instance "
-						   "(not scraped, or gone for longer than the "
-						   "lookback)"
-				 : ps.up[i] == 0
+				 isnan(ps->up[i]) ? "Prometheus has no series for this instance "
+						    "(not scraped, or gone for longer than the "
+						    "lookback)"
+				 : ps->up[i] == 0
 				     ? "Prometheus: the target is down (up == 0)"
 				     : "Prometheus scrapes it but has no rocewatch series "
 				       "for it (not a rocewatch serve?)");
@@ -1109,21 +1259,136 @@ int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
 		}
 	}
 out:
-	for (size_t k = 0; reqs && k < nq; k++) {
-		fleet_req_free(&reqs[k]);
-		if (posts)
-			free(posts[k]);
+	for (size_t k = 0; ps->reqs && k < nq; k++) {
+		fleet_req_free(&ps->reqs[k]);
+		free(ps->posts[k]);
 	}
 	if (ret)
 		for (size_t i = 0; i < n; i++)
 			nodes[i].found = false;
-	free(reqs);
-	free(posts);
-	free(ps.up);
+	free(ps->reqs);
+	free(ps->up);
+	free(ps->seen);
 	sb_free(&match);
 	sb_free(&url);
-	strmap_free(&ps.byname);
+	strmap_free(&ps->byname);
+	free(ps);
 	return ret;
+}
+
+/* /api/v1/label/instance/values: {"status": "success", "data": ["a:9479", ...]} */
+struct lv_state {
+	bool success, data, oom;
+	size_t cap;
+	struct fleet_prom_instances *inst;
+	struct series s; /* each value decoded in its text */
+};
+
+static size_t lv_strings(const char *b, size_t len, size_t i, struct lv_state *st)
+{
+	struct fleet_prom_instances *in = st->inst;
+
+	st->data = true;
+	i = ws(b, len, i + 1);
+	if (i < len && b[i] == ']')
+		return i + 1;
+	for (;;) {
+		const char *str;
+
+		st->s.used = 0;
+		if (!(i = read_string(b, len, i, &st->s, &str)))
+			return 0;
+		if (array_grow(&in->v, &st->cap, in->n, sizeof(*in->v), 256) ||
+		    !(in->v[in->n] = strdup(str))) {
+			st->oom = true;
+			return 0;
+		}
+		in->n++;
+		i = ws(b, len, i);
+		if (i < len && b[i] == ']')
+			return i + 1;
+		if (i >= len || b[i] != ',')
+			return 0;
+		i = ws(b, len, i + 1);
+	}
+}
+
+static size_t lv_member(const char *b, size_t len, size_t key, size_t v, void *arg)
+{
+	struct lv_state *st = arg;
+	size_t end, vend;
+
+	if (key_is(b, len, key, "data", &end) && v < len && b[v] == '[')
+		return lv_strings(b, len, v, st);
+	vend = skip_value(b, len, v);
+	if (vend && key_is(b, len, key, "status", &end))
+		st->success = vend - v == 9 && !memcmp(b + v, "\"success\"", 9);
+	return vend;
+}
+
+int fleet_prom_instances_parse(const char *body, size_t len, struct fleet_prom_instances **out)
+{
+	struct lv_state *st = calloc(1, sizeof(*st));
+	size_t i;
+	int r;
+
+	*out = NULL;
+	if (!st || !(st->inst = calloc(1, sizeof(*st->inst)))) {
+		free(st);
+		return -ENOMEM;
+	}
+	i = each_member(body, len, 0, lv_member, st);
+	r = st->oom ? -ENOMEM
+	    : !i || ws(body, len, i) != len || !st->success || !st->data ? -EINVAL
+									  : 0;
+	if (r)
+		fleet_prom_instances_free(st->inst);
+	else
+		*out = st->inst;
+	free(st);
+	return r;
+}
+
+int fleet_prom_instances_get(const char *base_url, const struct fleet_http_opts *o,
+			     struct fleet_prom_instances **out, char *err, size_t errlen)
+{
+	struct fleet_req r = { 0 };
+	struct strbuf url = { 0 };
+	int ret;
+
+	*out = NULL;
+	sb_puts(&url, base_url);
+	while (url.len && url.buf[url.len - 1] == '/')
+		url.buf[--url.len] = '\0';
+	sb_puts(&url, "/api/v1/label/instance/values");
+	if (url.oom) {
+		sb_free(&url);
+		return -ENOMEM;
+	}
+	r.url = url.buf;
+	ret = fleet_http_run(&r, 1, o, NULL, NULL);
+	if (ret) {
+		snprintf(err, errlen, "Prometheus %s: %s", base_url, strerror(-ret));
+	} else if (r.err && !r.http_code) {
+		/* no answer at all: the queries would wait for none as long again */
+		snprintf(err, errlen, "Prometheus %s: GET /api/v1/label/instance/values: %s",
+			 base_url, r.errmsg);
+		ret = -EIO;
+	} else {
+		ret = r.err ? r.err : fleet_prom_instances_parse(r.body, r.len, out);
+	}
+	fleet_req_free(&r);
+	sb_free(&url);
+	return ret;
+}
+
+void fleet_prom_instances_free(struct fleet_prom_instances *in)
+{
+	for (size_t i = 0; in && i < in->n; i++)
+		free(in->v[i]);
+	if (in)
+		free(in->v);
+	free(in);
 }
 
 int fleet_prom_read(const char *metric, const char *body, size_t len, struct fleet_prom_node *nodes,
@@ -1148,6 +1413,7 @@ int fleet_prom_read(const char *metric, const char *body, size_t len, struct fle
 	ret = read_vector(ps, &r, 0, err, errlen);
 out:
 	free(ps->up);
+	free(ps->seen);
 	strmap_free(&ps->byname);
 	free(ps);
 	return ret;

@@ -78,21 +78,40 @@ def scrape_one(binary):
 
 
 def queried_metrics(binary):
-    """The metrics fleet check asks Prometheus for, from a stub that answers empty vectors."""
+    """The metrics fleet check asks Prometheus for, from a stub that records its queries.
+
+    The stub answers a plain selector of a metric that is not an info metric with one
+    series of node1, and everything else with nothing: node1 then has series but no
+    compact DSCP map or PFC set (roce_dscp_map_info, roce_pfc_enabled_info), so fleet
+    check also asks for the per-element metrics, as it does of a node running an older
+    rocewatch.  Both forms are kept: a real Prometheus holds both, and --before asks for
+    the older one.
+    """
     seen = []
 
     class Stub(http.server.BaseHTTPRequestHandler):
-        def do_POST(self):
-            body = self.rfile.read(int(self.headers["Content-Length"])).decode()
-            q = urllib.parse.parse_qs(body)["query"][0]
-            # the metric is the query's one selector, also inside an encoded DSCP map or PFC set
-            seen.append(re.search(r"([a-zA-Z_:][a-zA-Z0-9_:]*)\{", q).group(1))
-            d = json.dumps({"status": "success",
-                            "data": {"resultType": "vector", "result": []}}).encode()
+        def answer(self, data):
+            d = json.dumps({"status": "success", "data": data}).encode()
             self.send_response(200)
             self.send_header("Content-Length", str(len(d)))
             self.end_headers()
             self.wfile.write(d)
+
+        def do_GET(self):
+            # /api/v1/label/instance/values
+            self.answer(["node1:9479"])
+
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers["Content-Length"])).decode()
+            q = urllib.parse.parse_qs(body)["query"][0]
+            # the metric is the query's one selector, also inside an encoded DSCP map or PFC set
+            name = re.search(r"([a-zA-Z_:][a-zA-Z0-9_:]*)\{", q).group(1)
+            seen.append(name)
+            result = []
+            if re.fullmatch(r"[a-z_:]+\{[^}]*\}", q) and not name.endswith("_info") and name != "up":
+                result = [{"metric": {"__name__": name, "instance": "node1:9479"},
+                           "value": [1, "1"]}]
+            self.answer({"resultType": "vector", "result": result})
 
         def log_message(self, *a):
             pass

@@ -7,12 +7,20 @@
   fake-node.py PORT auth USER PASS FILE    FILE, only with that basic auth (else 401)
   fake-node.py PORT tls CERT KEY FILE      FILE over TLS
   fake-node.py PORT many FILE       FILE for every request, whatever the Host (bench)
-  fake-node.py PORT prom [cut|badenc]   a Prometheus whose answers for nodes n1 and n2 spell
+  fake-node.py PORT prom [cut|badenc|badcompact|nolist]
+                                    a Prometheus whose answers for nodes n1 and n2 spell
                                     labels with JSON escapes (\u0031, a surrogate pair, \")
                                     and keys in either order; cut: the MTU answer ends early.
-                                    DSCP maps and PFC sets are answered as fleet check asks
-                                    for them, encoded (n2: DSCP 48 -> 5, DSCP 63 unmapped,
-                                    PFC on 4); badenc: a DSCP map that does not decode
+                                    n1 exports the compact DSCP map and PFC set
+                                    (roce_dscp_map_info, roce_pfc_enabled_info); n2 is an
+                                    older rocewatch without them, whose DSCP map and PFC set
+                                    are answered as fleet check asks for them then, encoded
+                                    (n2: DSCP 48 -> 5, DSCP 63 unmapped, PFC on 4).  Series
+                                    come back only for the instances the query's
+                                    instance=~"..." matches; each query is written to stderr.
+                                    badenc: n2's DSCP map does not decode; badcompact: n1's
+                                    compact map is not one; nolist: no
+                                    /api/v1/label/instance/values (404)
 
 Writes "ready" on stdout once it listens.
 """
@@ -31,6 +39,7 @@ if mode in ("auth", "tls", "many"):
     with open(args[-1], "rb") as f:
         body = f.read()
 forever = threading.Event()
+log_lock = threading.Lock()
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -47,6 +56,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def do_GET(self):
+        if mode == "prom":
+            if args[:1] == ["nolist"] or not self.path.startswith("/api/v1/label/instance/values"):
+                self.send(404, b"404 page not found\n", "text/plain")
+            else:
+                # another exporter on n1's host too: it is n1's instance as well, by pattern
+                self.send(200, b'{"status":"success","data":["n1:9100","n1:9479","n2:9479",'
+                          b'"other:9479"]}')
+            return
         if mode == "silent":
             forever.wait()  # until the test kills us
             return
@@ -68,8 +85,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         form = urllib.parse.parse_qs(self.rfile.read(int(self.headers["Content-Length"])).decode())
         query = form["query"][0]
+        with log_lock:  # one line a query, whatever the threads
+            sys.stderr.write(query + "\n")
+            sys.stderr.flush()
         # the metric is the one selector in the query, plain or inside the encoding
         metric = re.search(r"([a-zA-Z_:][a-zA-Z0-9_:]*)\{", query).group(1)
+        good = {d: d // 8 for d in range(64)}
         if metric == "up":
             result = ('{"metric":{"__name__":"up","instance":"n1:9479"},"value":[1,"1"]},'
                       '{"value":[1,"1"],"metric":{"instance":"n2:9479","__name__":"up"}}')
@@ -82,9 +103,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
             groups = [int(g) for g in re.findall(r'"rocewatch_dscp_group", "([0-9])"', query)]
             result = ",".join(x for x in (dscp_encoded(n, "eth0", m, groups)
                                           for n, m in dscp_maps()) if x)
-            if args[:1] == ["badenc"] and groups == [0]:
-                # not an integer: no sum of (priority + 1) * 9^k gives it
-                result = result.replace('"value":[1,"', '"value":[1,"0.5', 1)
         elif metric == "roce_rdma_port_info":
             # the RDMA port that makes eth0 a RoCE netdev (the fleet rules' guard)
             result = ",".join('{"metric":{"instance":"%s:9479","device":"mlx5_0","port":"1",'
@@ -93,12 +111,49 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif metric == "roce_pfc_enabled" and "sum without (priority)" in query:
             result = ",".join('{"metric":{"instance":"%s:9479","device":"eth0"},"value":[1,"%d"]}'
                               % (n, 1 << p) for n, p in (("n1", 3), ("n2", 4)))
+        elif metric == "roce_dscp_map_info":
+            m = "".join(str(good[d]) for d in range(64))
+            if args[:1] == ["badcompact"]:
+                m = m[:20] + "\\u001b[2J" + m[21:]
+            result = ('{"metric":{"__name__":"roce_dscp_map_info","instance":"n1:9479",'
+                      '"device":"eth0","map":"%s"},"value":[1,"1"]}' % m)
+        elif metric == "roce_pfc_enabled_info":
+            result = ('{"value":[1,"1"],"metric":{"priorities":"00010000","instance":"n1:9479",'
+                      '"device":"eth0"}}')
         else:
             result = ""
+        result = ",".join(x for x in split_series(result) if matches(query, x))
+        if args[:1] == ["badenc"] and "rocewatch_dscp_group\", \"0\"" in query:
+            # not an integer: no sum of (priority + 1) * 9^k gives it
+            result = result.replace('"value":[1,"', '"value":[1,"0.5', 1)
         data = '{"status":"success","data":{"resultType":"vector","result":[%s]}}' % result
         if metric == "roce_netdev_mtu_bytes" and args[:1] == ["cut"]:
             data = data[:len(data) // 2]
         self.send(200, data.encode())
+
+
+def split_series(result):
+    """The series of a result array's text, each on its own."""
+    out, depth, start = [], 0, 0
+    for i, c in enumerate(result):
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if not depth:
+                out.append(result[start:i + 1])
+        elif c == "," and not depth:
+            start = i + 1
+    return out
+
+
+def matches(query, series):
+    """Does the query's instance=~"..." match the series' instance, as Prometheus would?"""
+    pattern = re.search(r'instance=~"((?:[^"\\]|\\.)*)"', query).group(1)
+    inst = re.search(r'"instance":"((?:[^"\\]|\\.)*)"', series).group(1)
+    inst = inst.encode().decode("unicode_escape")
+    # a PromQL string's backslashes are doubled; RE2 and Python agree on what is left here
+    return re.fullmatch(pattern.replace("\\\\", "\\"), inst) is not None
 
 
 def dscp_maps():

@@ -228,9 +228,11 @@ check "--client-config refuses an inline password, naming the place" bash -c "
 fake prom prom
 fake promcut prom cut
 fake prombad prom badenc
-wait_until 20 ready prom || die "fake Prometheus did not come up"
-wait_until 20 ready promcut || die "fake Prometheus (cut) did not come up"
-wait_until 20 ready prombad || die "fake Prometheus (badenc) did not come up"
+fake promcompact prom badcompact
+fake promnolist prom nolist
+for f in prom promcut prombad promcompact promnolist; do
+	wait_until 20 ready "$f" || die "fake Prometheus ($f) did not come up"
+done
 check "--prometheus: escaped labels decoded (n\\u0031 is n1), both nodes answered" bash -c "
 	'$ROCEWATCH' fleet check -j --prometheus http://\$(echo $(node prom)) n1 n2 >'$TMPD/prom.json'
 	python3 -c \"import json; d=json.load(open('$TMPD/prom.json')); assert d['counts']['answered'] == 2, d['counts']\""
@@ -249,7 +251,24 @@ assert r['dscp_map'] == {'n1': n1, 'n2': enc(m)}, r['dscp_map']
 assert r['pfc_priorities'] == {'n1': '{3}', 'n2': '{4}'}, r['pfc_priorities']"
 check "--prometheus: an encoded value that does not decode is an error naming its query (exit 3)" bash -c "
 	'$ROCEWATCH' fleet check --prometheus http://\$(echo $(node prombad)) n1 n2 >'$TMPD/prombad.txt' 2>&1
-	[ \$? -eq 3 ] && tr -s ' \n' ' ' <'$TMPD/prombad.txt' | grep -q 'query roce_dscp_priority (DSCP map, encoded): n1:9479 device eth0 group 0: 0.5[0-9]* is not a value the query gives'"
+	[ \$? -eq 3 ] && tr -s ' \n' ' ' <'$TMPD/prombad.txt' | grep -q 'query roce_dscp_priority (DSCP map, encoded): n2:9479 device eth0 group 0: 0.5[0-9]* is not a value the query gives'"
+# A node's compact DSCP map and PFC set (one series each) are asked for first, of exactly
+# the instances Prometheus lists for the nodes; only a node without them (n2, an older
+# rocewatch) is asked again for the per-element series, encoded, by its own instance.
+check "--prometheus: listed instances asked by name, not by pattern (n1's other exporter too, not other:9479)" bash -c "
+	grep -q '^roce_dscp_map_info{instance=~\"n1:9100|n1:9479|n2:9479\"}\$' '$TMPD/fake-prom.log' &&
+	! grep -q -e '(:\[0-9\]+)?' -e other: '$TMPD/fake-prom.log'"
+check "--prometheus: only the node without compact series is asked for the encoded DSCP map and PFC set" bash -c "
+	[ \$(grep -c 'rocewatch_dscp_group' '$TMPD/fake-prom.log') -eq 4 ] &&
+	[ \$(grep -c 'sum without (priority)' '$TMPD/fake-prom.log') -eq 1 ] &&
+	! grep -e 'rocewatch_dscp_group' -e 'sum without' '$TMPD/fake-prom.log' | grep -v -q 'instance=~\"n2:9479\"'"
+check "--prometheus: a compact map that is not one is an error naming its query, printable (exit 3)" bash -c "
+	'$ROCEWATCH' fleet check --prometheus http://\$(echo $(node promcompact)) n1 n2 >'$TMPD/promcompact.txt' 2>&1
+	[ \$? -eq 3 ] && tr -s ' \n' ' ' <'$TMPD/promcompact.txt' | grep -q 'query roce_dscp_map_info: n1:9479 device eth0: map=\"00000000111111112222?\[2J2223333333344444444555555556666666677777777\" is not 64 characters 0-7 or -: not decoded'"
+check "--prometheus: without /api/v1/label/instance/values, instances matched by pattern, the same verdicts" bash -c "
+	'$ROCEWATCH' fleet check -j --prometheus http://\$(echo $(node promnolist)) n1 n2 >'$TMPD/promnolist.json'
+	grep -q '^roce_dscp_map_info{instance=~\"n1(:\[0-9\]+)?|n2(:\[0-9\]+)?\"}\$' '$TMPD/fake-promnolist.log' &&
+	python3 -c \"import json; a, b = (json.load(open(f)) for f in ('$TMPD/prom.json', '$TMPD/promnolist.json')); assert a['results'] == b['results'] and a['status'] == b['status'], (a, b)\""
 check "--prometheus: an answer that ends early is an error naming its query (exit 3)" bash -c "
 	'$ROCEWATCH' fleet check --prometheus http://\$(echo $(node promcut)) n1 n2 >'$TMPD/promcut.txt' 2>&1
 	[ \$? -eq 3 ] && grep -q 'query roce_netdev_mtu_bytes: invalid JSON' '$TMPD/promcut.txt'"

@@ -3,9 +3,9 @@
  * An answer of Prometheus's /api/v1/query as fleet check --prometheus reads
  * it (src/fleet/fleet_prom.c: the envelope walked once, each series decoded
  * by hand).  Byte 0 picks the metric the answer is for (a number, a
- * priority set, a DSCP map, a GID table, an info string, GPU-NIC paths, up);
- * the rest is the body (DSCP maps and priority sets in the encoded form
- * fleet check asks for).  Contract: 0, -EINVAL or -ERANGE; on an error a
+ * priority set, a DSCP map, a GID table, an info string, GPU-NIC paths, up,
+ * a compact DSCP map or priority set); the rest is the body (DSCP maps and
+ * priority sets in the encoded form fleet check asks for).  Contract: 0, -EINVAL or -ERANGE; on an error a
  * message naming the query; on 0 every node's instance is terminated and its model holds
  * only what the row's type allows (checked by model_free under ASan).
  */
@@ -26,6 +26,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		"roce_host_gpu_nic_pci_distance",
 		"up",
 		"not_a_rocewatch_metric",
+		"roce_dscp_map_info",
+		"roce_pfc_enabled_info",
 	};
 	const char *names[] = { "n1", "n2:9479", "[::1]" };
 	struct fleet_prom_node nodes[3];

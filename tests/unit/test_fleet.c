@@ -873,6 +873,127 @@ static void prometheus_answers(void **state)
 		model_free(&m[i]);
 }
 
+/*
+ * The compact DSCP map and PFC set (one series per netdev, the whole value in
+ * a label), as serve exports them: every map a model can hold reads back
+ * exactly, through the text and through an answer, and anything else is an
+ * error naming the query and the node.
+ */
+static void prometheus_compact_answers(void **state)
+{
+	static const char head[] = "{\"status\":\"success\",\"data\":{\"result\":[";
+	const char *names[] = { "n1", "n2" };
+	struct fleet_prom_node nodes[2];
+	struct node_model m[2], src;
+	struct object *o, *so;
+	struct strbuf body = { 0 };
+	char err[256], text[RW_DSCP_COUNT + 1];
+	int8_t map[RW_DSCP_COUNT];
+
+	(void)state;
+	model_init(&src);
+	so = model_add_netdev(&src, "eth0");
+	/* every priority and unmapped, in a pattern no two DSCPs repeat in step */
+	for (int d = 0; d < RW_DSCP_COUNT; d++)
+		map[d] = (int8_t)(d * 7 % 9 == 8 ? -1 : d * 7 % 9);
+	field_set_dscp_map(so, F_NETDEV_DSCP_MAP, map);
+	field_set_set(so, F_NETDEV_PFC_ENABLED, 0x89);
+	assert_int_equal(
+	    field_compact_text(&so->f[F_NETDEV_DSCP_MAP], VT_DSCP_MAP, text, sizeof(text)), 0);
+	assert_int_equal(strlen(text), 64);
+	assert_int_equal(text[5], '-');
+	assert_int_equal(text[1], '7');
+	assert_int_equal(
+	    field_compact_text(&so->f[F_NETDEV_DSCP_MAP], VT_DSCP_MAP, text, RW_DSCP_COUNT), -EINVAL);
+	for (int i = 0; i < 2; i++) {
+		model_init(&m[i]);
+		memset(&nodes[i], 0, sizeof(nodes[i]));
+		nodes[i].name = names[i];
+		nodes[i].m = &m[i];
+	}
+	sb_puts(&body, head);
+	field_compact_text(&so->f[F_NETDEV_DSCP_MAP], VT_DSCP_MAP, text, sizeof(text));
+	sb_printf(&body,
+		  "{\"metric\":{\"__name__\":\"roce_dscp_map_info\",\"device\":\"eth0\","
+		  "\"instance\":\"n1:9479\",\"map\":\"%s\"},\"value\":[1,\"1\"]}]}}",
+		  text);
+	assert_int_equal(fleet_prom_read("roce_dscp_map_info", body.buf, body.len, nodes, 2, err,
+					 sizeof(err)),
+			 0);
+	o = model_netdev(&m[0], "eth0");
+	assert_non_null(o);
+	assert_int_equal(o->f[F_NETDEV_DSCP_MAP].state, ABS_NONE);
+	assert_memory_equal(o->f[F_NETDEV_DSCP_MAP].v.dscp, map, sizeof(map));
+	assert_false(nodes[1].found);
+
+	sb_reset(&body);
+	sb_puts(&body, head);
+	field_compact_text(&so->f[F_NETDEV_PFC_ENABLED], VT_PRIOSET, text, sizeof(text));
+	assert_string_equal(text, "10010001");
+	sb_printf(&body,
+		  "{\"metric\":{\"device\":\"eth0\",\"instance\":\"n2:9479\",\"priorities\":\"%s\"},"
+		  "\"value\":[1,\"1\"]}]}}",
+		  text);
+	assert_int_equal(fleet_prom_read("roce_pfc_enabled_info", body.buf, body.len, nodes, 2,
+					 err, sizeof(err)),
+			 0);
+	assert_int_equal(model_netdev(&m[1], "eth0")->f[F_NETDEV_PFC_ENABLED].v.set, 0x89);
+
+	/* 63 characters, a priority 8, a missing label: errors, never a map */
+	static const char *const bad[] = {
+		"\"map\":\"000000001111111122222222333333334444444455555555666666667777777\"",
+		"\"map\":\"0000000011111111222222223333333344444444555555556666666677777778\"",
+		"\"mapx\":\"0000000011111111222222223333333344444444555555556666666677777777\"",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		sb_reset(&body);
+		sb_puts(&body, head);
+		sb_printf(&body,
+			  "{\"metric\":{\"device\":\"eth1\",\"instance\":\"n1:9479\",%s},"
+			  "\"value\":[1,\"1\"]}]}}",
+			  bad[i]);
+		assert_int_equal(fleet_prom_read("roce_dscp_map_info", body.buf, body.len, nodes, 2,
+						 err, sizeof(err)),
+				 -ERANGE);
+		assert_non_null(strstr(err, "Prometheus: query roce_dscp_map_info: n1:9479 device "
+					    "eth1: map="));
+		assert_non_null(strstr(err, "is not 64 characters 0-7 or -"));
+		assert_int_equal(
+		    model_netdev(&m[0], "eth1")->f[F_NETDEV_DSCP_MAP].state != ABS_NONE, true);
+	}
+	sb_free(&body);
+	model_free(&src);
+	for (int i = 0; i < 2; i++)
+		model_free(&m[i]);
+}
+
+/* /api/v1/label/instance/values, read by hand like the query answers. */
+static void prometheus_instance_list(void **state)
+{
+	static const char good[] = "{\"status\":\"success\",\"data\":[\"n1:9479\", \"n\\u0032:9479\","
+				   "\"[::1]:9479\"]}";
+	static const char *const bad[] = {
+		"{\"status\":\"error\",\"data\":[\"n1\"]}",
+		"{\"status\":\"success\",\"data\":[\"n1\",]}",
+		"{\"status\":\"success\",\"data\":[\"n1\"]} x",
+		"{\"status\":\"success\"}",
+		"{\"status\":\"success\",\"data\":[1]}",
+		"404 page not found\n",
+	};
+	struct fleet_prom_instances *in;
+
+	(void)state;
+	assert_int_equal(fleet_prom_instances_parse(good, strlen(good), &in), 0);
+	assert_int_equal(in->n, 3);
+	assert_string_equal(in->v[1], "n2:9479");
+	assert_string_equal(in->v[2], "[::1]:9479");
+	fleet_prom_instances_free(in);
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		assert_int_equal(fleet_prom_instances_parse(bad[i], strlen(bad[i]), &in), -EINVAL);
+		assert_null(in);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -894,6 +1015,8 @@ int main(void)
 		cmocka_unit_test(snapshot_from_buffer),
 		cmocka_unit_test(snapshot_without_counters),
 		cmocka_unit_test(prometheus_answers),
+		cmocka_unit_test(prometheus_compact_answers),
+		cmocka_unit_test(prometheus_instance_list),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
