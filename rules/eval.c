@@ -562,6 +562,14 @@ static void fmt_num(struct tbuf *tb, double d)
 	}
 }
 
+/* A small non-negative integer (a DSCP, a priority) without printf. */
+static void fmt_small(struct tbuf *tb, unsigned int u)
+{
+	char tmp[24], *p = u64_digits(tmp + sizeof(tmp), u);
+
+	tb_putn(tb, p, (size_t)(tmp + sizeof(tmp) - p));
+}
+
 static void fmt_set(struct tbuf *tb, uint64_t set)
 {
 	bool first = true;
@@ -577,11 +585,11 @@ static void fmt_set(struct tbuf *tb, uint64_t set)
 		if (!first)
 			tb_putn(tb, ",", 1);
 		first = false;
+		fmt_small(tb, (unsigned int)i);
 		if (j >= i + 2) {
-			tb_printf(tb, "%d..%d", i, j);
+			tb_putn(tb, "..", 2);
+			fmt_small(tb, (unsigned int)j);
 			i = j;
-		} else {
-			tb_printf(tb, "%d", i);
 		}
 	}
 	tb_putn(tb, "}", 1);
@@ -625,7 +633,12 @@ void rx_format_val(struct tbuf *tb, const struct val *v, enum rtype t)
 		for (int d = 0; d < RW_DSCP_COUNT; d++) {
 			if (v->v.dscp[d] < 0)
 				continue;
-			tb_printf(tb, "%s%d:%d", first ? "" : ",", d, v->v.dscp[d]);
+			/* a fleet rule formats every netdev's map of every node: no printf */
+			if (!first)
+				tb_putn(tb, ",", 1);
+			fmt_small(tb, (unsigned int)d);
+			tb_putn(tb, ":", 1);
+			fmt_small(tb, (unsigned int)v->v.dscp[d]);
 			first = false;
 		}
 		tb_putn(tb, "}", 1);
