@@ -77,7 +77,11 @@ static ssize_t node_of(const struct strmap *byname, const char *inst)
 	/* an unbracketed IPv6 address has colons but no port */
 	if (strchr(inst, ':') != colon && inst[0] != '[')
 		return -1;
-	snprintf(host, sizeof(host), "%.*s", (int)(colon - inst), inst);
+	/* every series of a node named without its port comes here: no printf */
+	if ((size_t)(colon - inst) >= sizeof(host))
+		return -1;
+	memcpy(host, inst, (size_t)(colon - inst));
+	host[colon - inst] = '\0';
 	i = strmap_get(byname, host);
 	return i >= 0 ? (ssize_t)i : -1;
 }
