@@ -87,7 +87,7 @@ def queried_metrics(binary):
     rocewatch.  Both forms are kept: a real Prometheus holds both, and --before asks for
     the older one.
     """
-    seen = []
+    seen, plain = [], []
 
     class Stub(http.server.BaseHTTPRequestHandler):
         def answer(self, data):
@@ -108,7 +108,9 @@ def queried_metrics(binary):
             name = re.search(r"([a-zA-Z_:][a-zA-Z0-9_:]*)\{", q).group(1)
             seen.append(name)
             result = []
-            if re.fullmatch(r"[a-z_:]+\{[^}]*\}", q) and not name.endswith("_info") and name != "up":
+            if re.fullmatch(r"[a-zA-Z_:][a-zA-Z0-9_:]*\{[^}]*\}", q):
+                plain.append(name)
+            if re.fullmatch(r"[a-zA-Z_:][a-zA-Z0-9_:]*\{[^}]*\}", q) and not name.endswith("_info") and name != "up":
                 result = [{"metric": {"__name__": name, "instance": "node1:9479"},
                            "value": [1, "1"]}]
             self.answer({"resultType": "vector", "result": result})
@@ -126,7 +128,30 @@ def queried_metrics(binary):
         srv.shutdown()
     if "up" not in seen or len(seen) < 2:
         raise SystemExit("fleet check did not query the stub as expected: %s" % seen)
-    return sorted(set(seen))
+    return sorted(set(seen)), sorted(set(plain))
+
+
+def floor(base, metrics, nodes, prom_pid):
+    """The series fleet check reads of nodes that export the compact forms, fetched by a bare
+    client: the same rounds of 250 literal instances, every metric's query at once, each body
+    read and dropped.  What Prometheus must spend however well its answers are read."""
+    import concurrent.futures
+
+    def get(q):
+        data = urllib.parse.urlencode({"query": q}).encode()
+        with urllib.request.urlopen(base + "/api/v1/query", data, timeout=120) as r:
+            return len(r.read())
+
+    p0 = proc_cpu(prom_pid)
+    t0 = time.monotonic()
+    size = n = 0
+    with concurrent.futures.ThreadPoolExecutor(len(metrics)) as ex:
+        for first in range(1, nodes + 1, 250):
+            lit = "|".join("node%05d:9479" % i for i in range(first, min(first + 250, nodes + 1)))
+            qs = ['%s{instance=~"%s"}' % (m, lit) for m in metrics]
+            size += sum(ex.map(get, qs))
+            n += len(qs)
+    return time.monotonic() - t0, proc_cpu(prom_pid) - p0, n, size
 
 
 def write_openmetrics(path, exposition, metrics, nodes, ts):
@@ -228,7 +253,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="rw-fleet-prom-")
     prom = None
     try:
-        metrics = queried_metrics(a.binary)
+        metrics, plain = queried_metrics(a.binary)
         tsdb = a.tsdb or os.path.join(tmp, "tsdb")
         stamp = os.path.join(tsdb, "rocewatch-bench.json")
         try:
@@ -279,6 +304,10 @@ def main():
         seen = {}
         bins = ([("before", a.before)] if a.before else []) + [("this", a.binary)]
         for _ in range(runs):
+            w, c, n, size = floor(base, plain, nodes, prom.pid)
+            print("%-8s %7.2fs %8s %10s %12s %8.2fs %8d  (a bare client fetching the %d MB of "
+                  "series it reads, nothing decoded)" % ("floor", w, "-", "-", "-", c, n,
+                                                         size // 1000000))
             for label, b in bins:
                 x = run_check(b, base, hostlist, prom.pid)
                 d = x["json"]
