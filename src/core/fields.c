@@ -394,8 +394,7 @@ const struct field_desc fields[F__COUNT] = {
 	[F_NETDEV_DSCP_MAP] =
 	    NETDEV(.src = SRC_DCB, .path = "dscp2prio", .type = VT_DSCP_MAP, .config = true,
 		   .mtype = MT_GAUGE, .metric = "roce_dscp_priority", .label = "dscp",
-		   .help =
-		       "Priority a DSCP value is mapped to (dcbnl APP table or qos/dscp2prio).",
+		   .help = "Priority a DSCP value is mapped to (dcbnl APP table or qos/dscp2prio).",
 		   .compact = { "roce_dscp_map_info", "map",
 				"roce_dscp_priority as one series: character d of map is the "
 				"priority DSCP d is mapped to, - if unmapped; value is always "

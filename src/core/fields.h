@@ -299,8 +299,8 @@ struct field_desc {
 	const char *label;  /* label carrying priority/dscp/tc or the info value */
 	double scale;	    /* exported value = raw * scale (0 means 1) */
 	const char *help;
-	enum field_source src;	/* the collector that fills it */
-	struct report_desc rep; /* counters a post-mortem looks at */
+	enum field_source src;	     /* the collector that fills it */
+	struct report_desc rep;	     /* counters a post-mortem looks at */
 	struct compact_desc compact; /* VT_PRIOSET, VT_DSCP_MAP: the whole value as one label */
 };
 

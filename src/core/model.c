@@ -269,8 +269,8 @@ int field_compact_text(const struct field_val *f, enum value_type t, char *buf, 
 			buf[i] = (char)('0' + ((f->v.set >> i) & 1));
 		else /* every source keeps a priority in 0..7 or -1 (snapshot.c, dcb.c) */
 			buf[i] = f->v.dscp[i] >= 0 && f->v.dscp[i] < RW_PRIO_COUNT
-					 ? (char)('0' + f->v.dscp[i])
-					 : '-';
+				     ? (char)('0' + f->v.dscp[i])
+				     : '-';
 	}
 	buf[n] = '\0';
 	return 0;

@@ -872,7 +872,8 @@ static int apply_compact(struct pstate *ps, struct object *o, int id, const stru
 	snprintf(ps->errbuf, ps->errlen,
 		 "Prometheus: query %s: %s%s%s: %s=\"%s\"%s is not %d characters %s: not decoded",
 		 c->metric, inst, dev ? " device " : "", dev ? dev : "", c->label, shown,
-		 t && t[i] ? "..." : "", fields[id].type == VT_PRIOSET ? RW_PRIO_COUNT : RW_DSCP_COUNT,
+		 t && t[i] ? "..." : "",
+		 fields[id].type == VT_PRIOSET ? RW_PRIO_COUNT : RW_DSCP_COUNT,
 		 fields[id].type == VT_PRIOSET ? "0 or 1" : "0-7 or -");
 	return -ERANGE;
 }
@@ -1191,8 +1192,8 @@ int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
 	ps->nodes = nodes;
 	for (int id = 0; id < F__COUNT; id++) {
 		/* a priority set or DSCP map: its one series per object, not its 8 or 64 */
-		const char *name = fields[id].compact.metric ? fields[id].compact.metric
-							     : fields[id].metric;
+		const char *name =
+		    fields[id].compact.metric ? fields[id].compact.metric : fields[id].metric;
 		bool dup = false;
 
 		if (!used[id] || !fields[id].metric || fields[id].mtype == MT_NONE)
@@ -1342,9 +1343,12 @@ int fleet_prom_instances_parse(const char *body, size_t len, struct fleet_prom_i
 		return -ENOMEM;
 	}
 	i = each_member(body, len, 0, lv_member, st);
-	r = st->oom ? -ENOMEM
-	    : !i || ws(body, len, i) != len || !st->success || !st->data ? -EINVAL
-									  : 0;
+	if (st->oom)
+		r = -ENOMEM;
+	else if (!i || ws(body, len, i) != len || !st->success || !st->data)
+		r = -EINVAL;
+	else
+		r = 0;
 	if (r)
 		fleet_prom_instances_free(st->inst);
 	else

@@ -5,8 +5,8 @@
  * by hand).  Byte 0 picks the metric the answer is for (a number, a
  * priority set, a DSCP map, a GID table, an info string, GPU-NIC paths, up,
  * a compact DSCP map or priority set); the rest is the body (DSCP maps and
- * priority sets in the encoded form fleet check asks for).  Contract: 0, -EINVAL or -ERANGE; on an error a
- * message naming the query; on 0 every node's instance is terminated and its model holds
+ * priority sets in the encoded form fleet check asks for).  Contract: 0, -EINVAL or -ERANGE; on an
+ * error a message naming the query; on 0 every node's instance is terminated and its model holds
  * only what the row's type allows (checked by model_free under ASan).
  */
 #include <errno.h>

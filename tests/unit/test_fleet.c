@@ -904,7 +904,8 @@ static void prometheus_compact_answers(void **state)
 	assert_int_equal(text[5], '-');
 	assert_int_equal(text[1], '7');
 	assert_int_equal(
-	    field_compact_text(&so->f[F_NETDEV_DSCP_MAP], VT_DSCP_MAP, text, RW_DSCP_COUNT), -EINVAL);
+	    field_compact_text(&so->f[F_NETDEV_DSCP_MAP], VT_DSCP_MAP, text, RW_DSCP_COUNT),
+	    -EINVAL);
 	for (int i = 0; i < 2; i++) {
 		model_init(&m[i]);
 		memset(&nodes[i], 0, sizeof(nodes[i]));
@@ -917,9 +918,9 @@ static void prometheus_compact_answers(void **state)
 		  "{\"metric\":{\"__name__\":\"roce_dscp_map_info\",\"device\":\"eth0\","
 		  "\"instance\":\"n1:9479\",\"map\":\"%s\"},\"value\":[1,\"1\"]}]}}",
 		  text);
-	assert_int_equal(fleet_prom_read("roce_dscp_map_info", body.buf, body.len, nodes, 2, err,
-					 sizeof(err)),
-			 0);
+	assert_int_equal(
+	    fleet_prom_read("roce_dscp_map_info", body.buf, body.len, nodes, 2, err, sizeof(err)),
+	    0);
 	o = model_netdev(&m[0], "eth0");
 	assert_non_null(o);
 	assert_int_equal(o->f[F_NETDEV_DSCP_MAP].state, ABS_NONE);
@@ -930,12 +931,13 @@ static void prometheus_compact_answers(void **state)
 	sb_puts(&body, head);
 	field_compact_text(&so->f[F_NETDEV_PFC_ENABLED], VT_PRIOSET, text, sizeof(text));
 	assert_string_equal(text, "10010001");
-	sb_printf(&body,
-		  "{\"metric\":{\"device\":\"eth0\",\"instance\":\"n2:9479\",\"priorities\":\"%s\"},"
-		  "\"value\":[1,\"1\"]}]}}",
-		  text);
-	assert_int_equal(fleet_prom_read("roce_pfc_enabled_info", body.buf, body.len, nodes, 2,
-					 err, sizeof(err)),
+	sb_printf(
+	    &body,
+	    "{\"metric\":{\"device\":\"eth0\",\"instance\":\"n2:9479\",\"priorities\":\"%s\"},"
+	    "\"value\":[1,\"1\"]}]}}",
+	    text);
+	assert_int_equal(fleet_prom_read("roce_pfc_enabled_info", body.buf, body.len, nodes, 2, err,
+					 sizeof(err)),
 			 0);
 	assert_int_equal(model_netdev(&m[1], "eth0")->f[F_NETDEV_PFC_ENABLED].v.set, 0x89);
 
@@ -970,8 +972,9 @@ static void prometheus_compact_answers(void **state)
 /* /api/v1/label/instance/values, read by hand like the query answers. */
 static void prometheus_instance_list(void **state)
 {
-	static const char good[] = "{\"status\":\"success\",\"data\":[\"n1:9479\", \"n\\u0032:9479\","
-				   "\"[::1]:9479\"]}";
+	static const char good[] =
+	    "{\"status\":\"success\",\"data\":[\"n1:9479\", \"n\\u0032:9479\","
+	    "\"[::1]:9479\"]}";
 	static const char *const bad[] = {
 		"{\"status\":\"error\",\"data\":[\"n1\"]}",
 		"{\"status\":\"success\",\"data\":[\"n1\",]}",
