@@ -674,6 +674,30 @@ static size_t each_member(const char *b, size_t len, size_t i, member_fn *fn, vo
 	}
 }
 
+/*
+ * For each element of the array at b[i] ('['): fn(b, len, at, arg) returns
+ * the position past it, or 0 to stop.  Past the array, or 0 when it is
+ * malformed or fn stopped.
+ */
+typedef size_t element_fn(const char *b, size_t len, size_t i, void *arg);
+
+static size_t each_element(const char *b, size_t len, size_t i, element_fn *fn, void *arg)
+{
+	i = ws(b, len, i + 1);
+	if (i < len && b[i] == ']')
+		return i + 1;
+	for (;;) {
+		if (!(i = fn(b, len, i, arg)))
+			return 0;
+		i = ws(b, len, i);
+		if (i < len && b[i] == ']')
+			return i + 1;
+		if (i >= len || b[i] != ',')
+			return 0;
+		i = ws(b, len, i + 1);
+	}
+}
+
 /* A label: its name and value, strings. */
 static size_t read_label(const char *b, size_t len, size_t key, size_t i, void *arg)
 {
@@ -812,32 +836,32 @@ static int read_vector(struct pstate *ps, const struct fleet_req *r, size_t k, c
  * The result array at b[i], series by series into the nodes as it is read
  * (the envelope is walked once): past it, or 0 (ev->bad or ev->cut says why).
  */
+static size_t result_element(const char *b, size_t len, size_t i, void *arg)
+{
+	struct env *ev = arg;
+	size_t end = read_series(b, len, i, &ev->ps->s);
+
+	if (!end) {
+		ev->bad = i ? i : 1;
+		return 0;
+	}
+	if (apply_series_of(ev->ps, ev->k, &ev->ps->s)) {
+		ev->undecodable = true;
+		return 0;
+	}
+	return end;
+}
+
 static size_t read_result(const char *b, size_t len, size_t i, struct env *ev)
 {
-	ev->result = true;
-	i = ws(b, len, i + 1);
-	if (i < len && b[i] == ']')
-		return i + 1;
-	for (;;) {
-		size_t end = read_series(b, len, i, &ev->ps->s);
+	size_t end;
 
-		if (!end) {
-			ev->bad = i ? i : 1;
-			return 0;
-		}
-		if (apply_series_of(ev->ps, ev->k, &ev->ps->s)) {
-			ev->undecodable = true;
-			return 0;
-		}
-		i = ws(b, len, end);
-		if (i < len && b[i] == ']')
-			return i + 1;
-		if (i >= len || b[i] != ',') {
-			ev->cut = true;
-			return 0;
-		}
-		i = ws(b, len, i + 1);
-	}
+	ev->result = true;
+	end = each_element(b, len, i, result_element, ev);
+	/* the series were all read, but no ',' or ']' after one */
+	if (!end && !ev->bad && !ev->undecodable)
+		ev->cut = true;
+	return end;
 }
 
 /*
@@ -1289,33 +1313,22 @@ struct lv_state {
 	struct series s; /* each value decoded in its text */
 };
 
-static size_t lv_strings(const char *b, size_t len, size_t i, struct lv_state *st)
+static size_t lv_string(const char *b, size_t len, size_t i, void *arg)
 {
+	struct lv_state *st = arg;
 	struct fleet_prom_instances *in = st->inst;
+	const char *str;
 
-	st->data = true;
-	i = ws(b, len, i + 1);
-	if (i < len && b[i] == ']')
-		return i + 1;
-	for (;;) {
-		const char *str;
-
-		st->s.used = 0;
-		if (!(i = read_string(b, len, i, &st->s, &str)))
-			return 0;
-		if (array_grow(&in->v, &st->cap, in->n, sizeof(*in->v), 256) ||
-		    !(in->v[in->n] = strdup(str))) {
-			st->oom = true;
-			return 0;
-		}
-		in->n++;
-		i = ws(b, len, i);
-		if (i < len && b[i] == ']')
-			return i + 1;
-		if (i >= len || b[i] != ',')
-			return 0;
-		i = ws(b, len, i + 1);
+	st->s.used = 0;
+	if (!(i = read_string(b, len, i, &st->s, &str)))
+		return 0;
+	if (array_grow(&in->v, &st->cap, in->n, sizeof(*in->v), 256) ||
+	    !(in->v[in->n] = strdup(str))) {
+		st->oom = true;
+		return 0;
 	}
+	in->n++;
+	return i;
 }
 
 static size_t lv_member(const char *b, size_t len, size_t key, size_t v, void *arg)
@@ -1323,8 +1336,10 @@ static size_t lv_member(const char *b, size_t len, size_t key, size_t v, void *a
 	struct lv_state *st = arg;
 	size_t end, vend;
 
-	if (key_is(b, len, key, "data", &end) && v < len && b[v] == '[')
-		return lv_strings(b, len, v, st);
+	if (key_is(b, len, key, "data", &end) && v < len && b[v] == '[') {
+		st->data = true;
+		return each_element(b, len, v, lv_string, st);
+	}
 	vend = skip_value(b, len, v);
 	if (vend && key_is(b, len, key, "status", &end))
 		st->success = vend - v == 9 && !memcmp(b + v, "\"success\"", 9);
