@@ -1064,7 +1064,9 @@ static int load_applies(struct loader *ld, const yaml_node_t *n, struct rprofile
 		struct parse_ctx pc = { .arena = &ld->e->arena,
 					.params = pf->params,
 					.n_params = pf->info.n_params,
-					.param_hash = RX_FNV_INIT };
+					.param_hash = RX_FNV_INIT,
+					/* the guard reads them too (fleet check reads only these) */
+					.fields_used = ld->e->fields_used };
 		struct expr *e;
 		int kind = -1;
 
