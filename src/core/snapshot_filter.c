@@ -137,23 +137,92 @@ struct level {
 };
 
 /* string bytes: 0 plain, 1 quote, 2 backslash, 3 control (jansson refuses), 4 not ASCII */
-static uint8_t str_class(unsigned char c)
+static const uint8_t str_class[256] = {
+	[0 ... 0x1f] = 3,
+	['"'] = 1,
+	['\\'] = 2,
+	[0x80 ... 0xff] = 4,
+};
+
+static bool ws(unsigned char c)
 {
-	if (c == '"')
-		return 1;
-	if (c == '\\')
-		return 2;
-	if (c < 0x20)
-		return 3;
-	return c >= 0x80 ? 4 : 0;
+	return c == ' ' || c == '\n' || c == '\t' || c == '\r';
 }
 
-static int peek(struct sf *sf)
+static uint64_t load8(const unsigned char *p)
 {
-	while (sf->p < sf->end &&
-	       (*sf->p == ' ' || *sf->p == '\n' || *sf->p == '\t' || *sf->p == '\r'))
-		sf->p++;
-	return sf->p < sf->end ? *sf->p : -1;
+	uint64_t x;
+
+	memcpy(&x, p, sizeof(x));
+	return x;
+}
+
+#define ONES  0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+/* Which of 8 bytes loaded from memory is the first with its flag (bit 7) set in m (not 0). */
+static size_t first_flagged(uint64_t m)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return (size_t)__builtin_clzll(m) / 8;
+#else
+	return (size_t)__builtin_ctzll(m) / 8;
+#endif
+}
+
+/* Past the whitespace: an indented snapshot is 40 % spaces, skipped 8 at a time. */
+static int skip_ws(struct sf *sf)
+{
+	const unsigned char *p = sf->p, *end = sf->end;
+
+	for (;;) {
+		if (end - p >= 8) {
+			uint64_t x = load8(p) ^ (ONES * ' ');
+
+			if (!x) {
+				p += 8;
+				continue;
+			}
+			/* the first byte that is not a space (any bit of it differs) */
+			p += first_flagged((((x & ~HIGHS) + ~HIGHS) | x) & HIGHS);
+		} else {
+			while (p < end && *p == ' ')
+				p++;
+		}
+		if (p >= end || !ws(*p))
+			break;
+		p++;
+	}
+	sf->p = p;
+	return p < end ? *p : -1;
+}
+
+/* The next byte that is not whitespace, -1 at the end; most often the very next one. */
+static inline int peek(struct sf *sf)
+{
+	if (sf->p < sf->end && *sf->p > ' ')
+		return *sf->p;
+	return skip_ws(sf);
+}
+
+/* The first byte from p that is not plain string content (quote, backslash, control, not ASCII). */
+static const unsigned char *plain_run(const unsigned char *p, const unsigned char *end)
+{
+	for (; end - p >= 8; p += 8) {
+		uint64_t x = load8(p), q = x ^ (ONES * '"'), b = x ^ (ONES * '\\');
+		/*
+		 * a zero byte of q or b, a byte below 0x20, a byte from 0x80; a
+		 * borrow only runs upwards, so the first flag is the first such byte
+		 */
+		uint64_t m = (((q - ONES) & ~q) | ((b - ONES) & ~b) | ((x - ONES * 0x20) & ~x) | x) &
+			     HIGHS;
+
+		if (m)
+			return p + first_flagged(m);
+	}
+	while (p < end && !str_class[*p])
+		p++;
+	return p;
 }
 
 static int hexval(unsigned char c)
@@ -263,13 +332,12 @@ static int str(struct sf *sf, char *buf, size_t cap, size_t *n)
 		uint32_t cp, lo;
 		size_t l;
 
-		while (p < end && !str_class(*p))
-			p++;
+		p = plain_run(p, end);
 		put(buf, cap, len, s, (size_t)(p - s));
 		len += (size_t)(p - s);
 		if (p >= end)
 			return DOUBT;
-		switch (str_class(*p)) {
+		switch (str_class[*p]) {
 		case 1:
 			sf->p = p + 1;
 			if (buf)
@@ -367,14 +435,16 @@ static int number(struct sf *sf, struct num *v)
 	if (*p == '0') {
 		p++;
 	} else {
-		for (; digit(p, end); p++) {
-			unsigned d = *p - '0';
+		const unsigned char *d = p;
 
-			if (u > (UINT64_MAX - d) / 10)
-				big = true;
-			else
-				u = u * 10 + d;
-		}
+		while (digit(p, end))
+			p++;
+		/* 19 digits may not fit, 21 never do */
+		if (p - d > 20)
+			big = true;
+		for (; d < p && !big; d++)
+			big = __builtin_mul_overflow(u, 10, &u) ||
+			      __builtin_add_overflow(u, (uint64_t)(*d - '0'), &u);
 	}
 	if (p < end && *p == '.') {
 		v->real = true;
@@ -425,9 +495,10 @@ static int literal(struct sf *sf, const char *word)
 static int value(struct sf *sf);
 
 /*
- * The members of the object at sf->p: fn gets each key (decoded, cut at
- * SF_KEY_MAX - 1; klen its whole decoded length; [kraw, kend) as written)
- * with sf->p at its value, and consumes the value.
+ * The members of the object at sf->p: fn gets each key (decoded, klen bytes
+ * not NUL-terminated, cut at SF_KEY_MAX - 1 when it had to be decoded; klen
+ * its whole decoded length; [kraw, kend) as written) with sf->p at its
+ * value, and consumes the value.
  */
 typedef int member_fn(struct sf *sf, void *ctx, const char *key, size_t klen,
 		      const unsigned char *kraw, const unsigned char *kend);
@@ -448,20 +519,30 @@ static int members(struct sf *sf, member_fn *fn, void *ctx)
 	}
 	for (;;) {
 		const unsigned char *kraw = sf->p, *kend;
+		const char *k;
 		size_t klen;
 
 		if (c != '"')
 			return DOUBT;
-		r = str(sf, key, sizeof(key), &klen);
-		if (r)
-			return r;
-		kend = sf->p;
+		/* most keys have nothing to decode: they are read where they are */
+		kend = plain_run(kraw + 1, sf->end);
+		if (kend < sf->end && *kend == '"') {
+			k = (const char *)kraw + 1;
+			klen = (size_t)(kend - kraw) - 1;
+			sf->p = ++kend;
+		} else {
+			r = str(sf, key, sizeof(key), &klen);
+			if (r)
+				return r;
+			k = key;
+			kend = sf->p;
+		}
 		if (peek(sf) != ':')
 			return DOUBT;
 		sf->p++;
 		if (peek(sf) < 0)
 			return DOUBT;
-		r = fn(sf, ctx, key, klen, kraw, kend);
+		r = fn(sf, ctx, k, klen, kraw, kend);
 		if (r)
 			return r;
 		c = peek(sf);
@@ -566,20 +647,40 @@ static void emit_key(struct sf *sf, struct level *lv, const unsigned char *kraw,
 	sb_putc(sf->out, ':');
 }
 
-/* The value at sf->p, validated and copied as written. */
+/*
+ * The value at sf->p, validated and copied without its whitespace: jansson
+ * reads a byte through a function call, and an indented DSCP map is half
+ * spaces.
+ */
 static int copy_value(struct sf *sf)
 {
-	const unsigned char *v = sf->p;
+	const unsigned char *p = sf->p, *end;
 	int r = value(sf);
 
-	if (!r)
-		sb_add(sf->out, (const char *)v, (size_t)(sf->p - v));
-	return r;
+	if (r)
+		return r;
+	end = sf->p;
+	while (p < end) {
+		const unsigned char *s = p;
+
+		while (p < end && !ws(*p)) {
+			if (*p++ != '"')
+				continue;
+			/* a string, whole (it was validated: it ends) */
+			while (*p != '"')
+				p += *p == '\\' ? 2 : 1;
+			p++;
+		}
+		sb_add(sf->out, (const char *)s, (size_t)(p - s));
+		while (p < end && ws(*p))
+			p++;
+	}
+	return 0;
 }
 
 static bool key_is(const char *key, size_t klen, const char *word)
 {
-	return klen == strlen(word) && !strcmp(key, word);
+	return klen == strlen(word) && !memcmp(key, word, klen);
 }
 
 /* ---- what is dropped, validated as apply_one() validates it ---- */
@@ -587,7 +688,17 @@ static bool key_is(const char *key, size_t klen, const char *word)
 /* json_u64(): a non-negative integer, or a real from 2^63 (u64_json() writes those) */
 static int u64_value(struct sf *sf)
 {
+	const unsigned char *p = sf->p, *d = p, *end = sf->end;
 	struct num v;
+
+	/* most counters: an integer of at most 18 digits (it fits), without a leading zero */
+	while (digit(p, end))
+		p++;
+	if (p > d && p - d <= 18 && (*d != '0' || p - d == 1) &&
+	    (p >= end || (*p != '.' && *p != 'e' && *p != 'E'))) {
+		sf->p = p;
+		return 0;
+	}
 
 	if (*sf->p != '-' && (*sf->p < '0' || *sf->p > '9'))
 		return DOUBT;
@@ -639,10 +750,15 @@ static int dscp_member(struct sf *sf, void *ctx, const char *key, size_t klen,
 		       const unsigned char *kraw, const unsigned char *kend)
 {
 	uint64_t *seen = ctx;
+	char k[24];
 	int64_t dscp;
 
 	(void)kraw, (void)kend;
-	if (klen >= SF_KEY_MAX || parse_i64(key, &dscp) || dscp < 0 || dscp >= RW_DSCP_COUNT)
+	if (klen >= sizeof(k))
+		return DOUBT;
+	memcpy(k, key, klen);
+	k[klen] = '\0';
+	if (parse_i64(k, &dscp) || dscp < 0 || dscp >= RW_DSCP_COUNT)
 		return DOUBT;
 	/* "3" twice is jansson's error, "3" and "03" the reader's last-wins: either, not sure */
 	if (*seen & 1ULL << dscp)
@@ -781,10 +897,25 @@ static int absent_value(struct sf *sf)
 	return r ? r : (seen & 1u) ? 0 : DOUBT;
 }
 
+/* Names differ at their ends (rx_prio3_pause, tx_prio3_pause): the first and last 8 bytes. */
+static uint32_t name_hash(const unsigned char *s, size_t n)
+{
+	uint64_t a = 0, b = 0;
+
+	if (n >= 8) {
+		a = load8(s);
+		b = load8(s + n - 8);
+	} else {
+		memcpy(&a, s, n);
+	}
+	a = (a * 0x9E3779B97F4A7C15ULL) ^ (b * 0xC2B2AE3D27D4EB4FULL) ^ n;
+	return (uint32_t)(a >> 32) ^ (uint32_t)a;
+}
+
 /* A counter name not seen before in its set?  Names with escapes are not compared: doubt. */
 static int name_new(struct sf *sf, const unsigned char *s, size_t n)
 {
-	uint32_t h = sf_hash(2166136261u, s, n), mask;
+	uint32_t h = name_hash(s, n), mask;
 	struct name_slot *e;
 
 	if (sf->names_n * 2 >= sf->names_cap) {
