@@ -68,7 +68,7 @@ struct snapshot_keep *snapshot_keep_new(const bool keep[F__COUNT])
 {
 	struct snapshot_keep *k = calloc(1, sizeof(*k));
 	static const enum field_id pfc[] = {
-		F_NETDEV_PFC_RX_PAUSE,	 F_NETDEV_PFC_TX_PAUSE, F_NETDEV_PFC_SOURCE,
+		F_NETDEV_PFC_RX_PAUSE,	  F_NETDEV_PFC_TX_PAUSE, F_NETDEV_PFC_SOURCE,
 		F_NETDEV_PFC_INDICATIONS, F_NETDEV_PFC_REQUESTS,
 	};
 	bool any = false;
@@ -200,8 +200,10 @@ static int skip_ws(struct sf *sf)
 /* The next byte that is not whitespace, -1 at the end; most often the very next one. */
 static inline int peek(struct sf *sf)
 {
-	if (sf->p < sf->end && *sf->p > ' ')
-		return *sf->p;
+	const unsigned char *p = sf->p;
+
+	if (p < sf->end && !ws(*p))
+		return *p;
 	return skip_ws(sf);
 }
 
@@ -214,8 +216,8 @@ static const unsigned char *plain_run(const unsigned char *p, const unsigned cha
 		 * a zero byte of q or b, a byte below 0x20, a byte from 0x80; a
 		 * borrow only runs upwards, so the first flag is the first such byte
 		 */
-		uint64_t m = (((q - ONES) & ~q) | ((b - ONES) & ~b) | ((x - ONES * 0x20) & ~x) | x) &
-			     HIGHS;
+		uint64_t m =
+		    (((q - ONES) & ~q) | ((b - ONES) & ~b) | ((x - ONES * 0x20) & ~x) | x) & HIGHS;
 
 		if (m)
 			return p + first_flagged(m);
@@ -939,7 +941,8 @@ static int name_new(struct sf *sf, const unsigned char *s, size_t n)
 		sf->names_cap = cap;
 	}
 	mask = sf->names_cap - 1;
-	for (e = &sf->names[h & mask]; e->gen == sf->gen; e = &sf->names[(e - sf->names + 1) & mask])
+	for (e = &sf->names[h & mask]; e->gen == sf->gen;
+	     e = &sf->names[(e - sf->names + 1) & mask])
 		if (e->hash == h && e->n == n && !memcmp(e->s, s, n))
 			return DOUBT;
 	e->gen = sf->gen;
@@ -1086,8 +1089,7 @@ static int snapshot_member(struct sf *sf, void *ctx, const char *key, size_t kle
 	emit_key(sf, lv, kraw, kend);
 	if (*sf->p == '{' && key_is(key, klen, "node"))
 		return object(sf, OBJ_NODE);
-	if (*sf->p == '[' &&
-	    (key_is(key, klen, "netdevs") || key_is(key, klen, "rdma_ports"))) {
+	if (*sf->p == '[' && (key_is(key, klen, "netdevs") || key_is(key, klen, "rdma_ports"))) {
 		ac.kind = key[0] == 'n' ? OBJ_NETDEV : OBJ_RDMA_PORT;
 		sb_putc(sf->out, '[');
 		r = elements(sf, object_element, &ac);
@@ -1115,8 +1117,7 @@ static int snapshot_element(struct sf *sf, void *ctx, size_t i)
 	return *sf->p == '{' ? snapshot(sf) : copy_value(sf);
 }
 
-int snapshot_filter(const struct snapshot_keep *k, const char *buf, size_t len,
-		    struct strbuf *out)
+int snapshot_filter(const struct snapshot_keep *k, const char *buf, size_t len, struct strbuf *out)
 {
 	struct sf sf = { .p = (const unsigned char *)buf,
 			 .end = (const unsigned char *)buf + len,

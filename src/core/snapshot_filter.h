@@ -39,8 +39,7 @@ bool snapshot_keep_has(const struct snapshot_keep *k, int id);
  * unusual: escapes in dropped names, nesting deeper than real snapshots);
  * -ENOMEM.
  */
-int snapshot_filter(const struct snapshot_keep *k, const char *buf, size_t len,
-		    struct strbuf *out);
+int snapshot_filter(const struct snapshot_keep *k, const char *buf, size_t len, struct strbuf *out);
 
 /*
  * snapshot_read_last(name, buf, len, SNAPSHOT_NO_COUNTERS, ...) for a reader
