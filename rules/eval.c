@@ -622,26 +622,10 @@ void rx_format_val(struct tbuf *tb, const struct val *v, enum rtype t)
 		bool first = true;
 
 		tb_putn(tb, "{", 1);
-		/* by hand: a fleet formats 64 entries of every netdev of every node */
 		for (int d = 0; d < RW_DSCP_COUNT; d++) {
-			char e[8];
-			size_t n = 0;
-
 			if (v->v.dscp[d] < 0)
 				continue;
-			if (!first)
-				e[n++] = ',';
-			if (d >= 10)
-				e[n++] = (char)('0' + d / 10);
-			e[n++] = (char)('0' + d % 10);
-			e[n++] = ':';
-			/* a priority: 0..7 from every reader, 0..127 in the type */
-			if (v->v.dscp[d] >= 100)
-				e[n++] = (char)('0' + v->v.dscp[d] / 100);
-			if (v->v.dscp[d] >= 10)
-				e[n++] = (char)('0' + v->v.dscp[d] / 10 % 10);
-			e[n++] = (char)('0' + v->v.dscp[d] % 10);
-			tb_putn(tb, e, n);
+			tb_printf(tb, "%s%d:%d", first ? "" : ",", d, v->v.dscp[d]);
 			first = false;
 		}
 		tb_putn(tb, "}", 1);

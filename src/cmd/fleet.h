@@ -58,7 +58,7 @@ struct fleet_run {
 	struct fleet_node *fnodes; /* what the engine sees, parallel to nodes */
 	struct rules_engine *e;
 	struct snapshot_keep *keep; /* the fields the rules read: all a snapshot is read for */
-	bool per_node; /* per-node profiles loaded */
+	bool per_node;		    /* per-node profiles loaded */
 	bool json, verbose, color;
 	size_t max_names;
 	const char *prometheus;
