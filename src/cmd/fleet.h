@@ -57,8 +57,9 @@ struct fleet_run {
 	size_t n, cap;
 	struct fleet_node *fnodes; /* what the engine sees, parallel to nodes */
 	struct rules_engine *e;
-	struct snapshot_keep *keep; /* the fields the rules read: all a snapshot is read for */
-	bool per_node;		    /* per-node profiles loaded */
+	/* the fields the rules read: all that a snapshot is read for */
+	struct snapshot_keep *keep;
+	bool per_node; /* per-node profiles loaded */
 	bool json, verbose, color;
 	size_t max_names;
 	const char *prometheus;
