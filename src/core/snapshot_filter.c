@@ -692,8 +692,17 @@ static bool key_is(const char *key, size_t klen, const char *word)
 
 /* ---- what is dropped, validated as apply_one() validates it ---- */
 
+/*
+ * Where a value read is stored (the direct reader): the field id of object
+ * o; o NULL: only validated.
+ */
+struct dest {
+	struct object *o;
+	int id;
+};
+
 /* json_u64(): a non-negative integer, or a real from 2^63 (u64_json() writes those) */
-static int u64_value(struct sf *sf)
+static int u64_value(struct sf *sf, uint64_t *out)
 {
 	const unsigned char *p = sf->p, *d = p, *end = sf->end;
 	struct num v;
@@ -703,18 +712,28 @@ static int u64_value(struct sf *sf)
 		p++;
 	if (p > d && p - d <= 18 && (*d != '0' || p - d == 1) &&
 	    (p >= end || (*p != '.' && *p != 'e' && *p != 'E'))) {
+		if (out) {
+			uint64_t u = 0;
+
+			for (; d < p; d++)
+				u = u * 10 + (uint64_t)(*d - '0');
+			*out = u;
+		}
 		sf->p = p;
 		return 0;
 	}
-
 	if (*sf->p != '-' && (*sf->p < '0' || *sf->p > '9'))
 		return DOUBT;
 	if (number(sf, &v))
 		return DOUBT;
-	return (v.real ? v.d >= 0x1p63 : v.i >= 0) ? 0 : DOUBT;
+	if (!(v.real ? v.d >= 0x1p63 : v.i >= 0))
+		return DOUBT;
+	if (out)
+		*out = !v.real ? (uint64_t)v.i : v.d >= 0x1p64 ? UINT64_MAX : (uint64_t)v.d;
+	return 0;
 }
 
-static int int_value(struct sf *sf, int64_t lo, int64_t hi)
+static int int_value(struct sf *sf, int64_t lo, int64_t hi, int64_t *out)
 {
 	struct num v;
 
@@ -722,43 +741,64 @@ static int int_value(struct sf *sf, int64_t lo, int64_t hi)
 		return DOUBT;
 	if (number(sf, &v) || v.real || v.i < lo || v.i > hi)
 		return DOUBT;
+	if (out)
+		*out = v.i;
 	return 0;
 }
 
-static int string_value(struct sf *sf, size_t max)
+/* A string of fewer than max bytes decoded, into buf (max bytes) when buf. */
+static int string_value(struct sf *sf, char *buf, size_t max)
 {
 	size_t n;
 
-	if (*sf->p != '"' || str(sf, NULL, 0, &n))
+	if (*sf->p != '"' || str(sf, buf, max, &n))
 		return DOUBT;
 	return n < max ? 0 : DOUBT;
 }
 
 struct set_ctx {
-	int64_t n;
+	int64_t n; /* a set of 0..n-1; 0: a per-priority array of u64 or null */
 	size_t count;
+	uint64_t bits;
+	struct dest *d;
 };
 
 static int set_element(struct sf *sf, void *ctx, size_t i)
 {
 	struct set_ctx *sc = ctx;
+	int64_t v;
+	uint64_t u;
+	int r;
 
-	(void)i;
 	sc->count++;
 	if (*sf->p == 'n') { /* a null element of a per-priority array */
 		if (sc->n)
 			return DOUBT;
 		return literal(sf, "null");
 	}
-	return sc->n ? int_value(sf, 0, sc->n - 1) : u64_value(sf);
+	if (sc->n) {
+		r = int_value(sf, 0, sc->n - 1, &v);
+		sc->bits |= r ? 0 : 1ULL << v;
+		return r;
+	}
+	r = u64_value(sf, &u);
+	if (!r && sc->d->o && i < RW_PRIO_COUNT)
+		field_set_prio(sc->d->o, sc->d->id, (int)i, u);
+	return r;
 }
+
+struct dscp_ctx {
+	uint64_t seen;
+	int8_t map[RW_DSCP_COUNT];
+};
 
 static int dscp_member(struct sf *sf, void *ctx, const char *key, size_t klen,
 		       const unsigned char *kraw, const unsigned char *kend)
 {
-	uint64_t *seen = ctx;
+	struct dscp_ctx *dc = ctx;
 	char k[24];
-	int64_t dscp;
+	int64_t dscp, prio;
+	int r;
 
 	(void)kraw, (void)kend;
 	if (klen >= sizeof(k))
@@ -768,24 +808,29 @@ static int dscp_member(struct sf *sf, void *ctx, const char *key, size_t klen,
 	if (parse_i64(k, &dscp) || dscp < 0 || dscp >= RW_DSCP_COUNT)
 		return DOUBT;
 	/* "3" twice is jansson's error, "3" and "03" the reader's last-wins: either, not sure */
-	if (*seen & 1ULL << dscp)
+	if (dc->seen & 1ULL << dscp)
 		return DOUBT;
-	*seen |= 1ULL << dscp;
-	return int_value(sf, 0, RW_PRIO_COUNT - 1);
+	dc->seen |= 1ULL << dscp;
+	r = int_value(sf, 0, RW_PRIO_COUNT - 1, &prio);
+	if (!r)
+		dc->map[dscp] = (int8_t)prio;
+	return r;
 }
 
-/* The members of a json_unpack_ex(JSON_STRICT) entry: all strings but "index". */
+/* The members of a json_unpack_ex(JSON_STRICT) entry: all strings but a GID's "index". */
 struct entry_ctx {
 	const char *const *keys; /* NULL-terminated */
 	unsigned required, seen;
 	bool pci;
+	int64_t index;
+	char s[3][RW_NAME_MAX]; /* gid, type, netdev; gpu, nic, path */
 };
 
 static int entry_member(struct sf *sf, void *ctx, const char *key, size_t klen,
 			const unsigned char *kraw, const unsigned char *kend)
 {
 	struct entry_ctx *ec = ctx;
-	char s[8];
+	char *s;
 	size_t n;
 	int i;
 
@@ -797,12 +842,14 @@ static int entry_member(struct sf *sf, void *ctx, const char *key, size_t klen,
 		return DOUBT;
 	ec->seen |= 1u << i;
 	if (!ec->pci && i == 0) /* a GID's "index": json_unpack's I */
-		return int_value(sf, INT64_MIN, INT64_MAX);
-	if (*sf->p != '"' || str(sf, s, sizeof(s), &n))
+		return int_value(sf, INT64_MIN, INT64_MAX, &ec->index);
+	s = ec->s[ec->pci ? i : i - 1];
+	/* decoded as strlcpy0() would cut it */
+	if (*sf->p != '"' || str(sf, s, RW_NAME_MAX, &n))
 		return DOUBT;
 	/* a PCI path's "path": PIX, PXB, PHB or SYS */
-	if (ec->pci && i == 2 && !key_is(s, n, "PIX") && !key_is(s, n, "PXB") &&
-	    !key_is(s, n, "PHB") && !key_is(s, n, "SYS"))
+	if (ec->pci && i == 2 && strcmp(s, "PIX") && strcmp(s, "PXB") && strcmp(s, "PHB") &&
+	    strcmp(s, "SYS"))
 		return DOUBT;
 	return 0;
 }
@@ -811,8 +858,11 @@ static int entry_element(struct sf *sf, void *ctx, size_t i)
 {
 	static const char *const gid_keys[] = { "index", "gid", "type", "netdev", NULL };
 	static const char *const pci_keys[] = { "gpu", "nic", "path", NULL };
-	bool pci = *(bool *)ctx;
-	struct entry_ctx ec = { pci ? pci_keys : gid_keys, pci ? 7u : 7u, 0, pci };
+	static const char *const paths[] = { "", "PIX", "PXB", "PHB", "SYS" };
+	struct set_ctx *sc = ctx;
+	bool pci = fields[sc->d->id].type == VT_PCI_PAIRS;
+	struct entry_ctx ec = { pci ? pci_keys : gid_keys, 7u, 0, pci, 0, { "", "", "" } };
+	struct object *o = sc->d->o;
 	int r;
 
 	(void)i;
@@ -821,87 +871,168 @@ static int entry_element(struct sf *sf, void *ctx, size_t i)
 	r = members(sf, entry_member, &ec);
 	if (r)
 		return r;
-	return (ec.seen & ec.required) == ec.required ? 0 : DOUBT;
+	if ((ec.seen & ec.required) != ec.required)
+		return DOUBT;
+	if (!o)
+		return 0;
+	if (pci) {
+		struct pci_pairs *t = &o->pairs;
+		size_t p;
+
+		for (p = 1; strcmp(paths[p], ec.s[2]); p++)
+			;
+		if (array_grow(&t->e, &t->cap, t->n, sizeof(*t->e), 8))
+			return -ENOMEM;
+		strlcpy0(t->e[t->n].gpu, ec.s[0], sizeof(t->e[t->n].gpu));
+		strlcpy0(t->e[t->n].nic, ec.s[1], sizeof(t->e[t->n].nic));
+		t->e[t->n].path = (enum pci_path)p;
+		t->n++;
+	} else {
+		struct gid_table *t = &o->gids;
+
+		if (array_grow(&t->e, &t->cap, t->n, sizeof(*t->e), 8))
+			return -ENOMEM;
+		t->e[t->n].index = (uint32_t)ec.index;
+		strlcpy0(t->e[t->n].gid, ec.s[0], sizeof(t->e[t->n].gid));
+		strlcpy0(t->e[t->n].type, ec.s[1], sizeof(t->e[t->n].type));
+		strlcpy0(t->e[t->n].netdev, ec.s[2], sizeof(t->e[t->n].netdev));
+		t->n++;
+	}
+	return 0;
 }
 
-/* A field's value as json_to_value() accepts it for its type. */
-static int typed_value(struct sf *sf, enum value_type t)
+/* A field's value as json_to_value() accepts it for its type (and sets it, as it does, in d). */
+static int typed_value(struct sf *sf, enum value_type t, struct dest *d)
 {
-	struct set_ctx sc = { 0, 0 };
-	uint64_t seen = 0;
+	struct set_ctx sc = { 0, 0, 0, d };
+	struct dscp_ctx dc = { 0, { 0 } };
+	struct object *o = d->o;
+	char s[RW_STR_MAX];
+	int64_t i;
 	struct num v;
-	bool pci;
 	int r;
 
 	switch (t) {
 	case VT_INT:
-		return int_value(sf, INT64_MIN, INT64_MAX);
+		r = int_value(sf, INT64_MIN, INT64_MAX, &i);
+		if (!r && o)
+			field_set_int(o, d->id, i);
+		return r;
 	case VT_BOOL:
-		return *sf->p == 't' ? literal(sf, "true") : literal(sf, "false");
+		i = *sf->p == 't';
+		r = i ? literal(sf, "true") : literal(sf, "false");
+		if (!r && o)
+			field_set_bool(o, d->id, i);
+		return r;
 	case VT_FLOAT:
 		if (*sf->p != '-' && (*sf->p < '0' || *sf->p > '9'))
 			return DOUBT;
-		return number(sf, &v);
+		r = number(sf, &v);
+		if (!r && o)
+			field_set_float(o, d->id, v.real ? v.d : (double)v.i);
+		return r;
 	case VT_STR:
-		return string_value(sf, RW_STR_MAX);
+		r = string_value(sf, o ? s : NULL, RW_STR_MAX);
+		if (!r && o)
+			field_set_str(o, d->id, s);
+		return r;
 	case VT_PRIOSET:
 	case VT_DSCPSET:
 		sc.n = t == VT_PRIOSET ? RW_PRIO_COUNT : RW_DSCP_COUNT;
-		return *sf->p == '[' ? elements(sf, set_element, &sc) : DOUBT;
+		r = *sf->p == '[' ? elements(sf, set_element, &sc) : DOUBT;
+		if (!r && o && t == VT_PRIOSET)
+			field_set_set(o, d->id, (uint8_t)sc.bits);
+		else if (!r && o)
+			field_set_dset(o, d->id, sc.bits);
+		return r;
 	case VT_PRIO_ARRAY:
 		if (*sf->p != '[')
 			return DOUBT;
 		r = elements(sf, set_element, &sc);
-		return r ? r : sc.count == RW_PRIO_COUNT ? 0 : DOUBT;
+		if (r || sc.count != RW_PRIO_COUNT)
+			return DOUBT;
+		if (o && o->f[d->id].state != ABS_NONE) { /* all null: present but empty */
+			o->f[d->id].state = ABS_NONE;
+			o->f[d->id].mask = 0;
+		}
+		return 0;
 	case VT_DSCP_MAP:
-		return *sf->p == '{' ? members(sf, dscp_member, &seen) : DOUBT;
+		memset(dc.map, -1, sizeof(dc.map));
+		r = *sf->p == '{' ? members(sf, dscp_member, &dc) : DOUBT;
+		if (!r && o)
+			field_set_dscp_map(o, d->id, dc.map);
+		return r;
 	case VT_GIDS:
 	case VT_PCI_PAIRS:
-		pci = t == VT_PCI_PAIRS;
-		return *sf->p == '[' ? elements(sf, entry_element, &pci) : DOUBT;
+		if (*sf->p != '[')
+			return DOUBT;
+		if (o && t == VT_GIDS)
+			o->gids.n = 0;
+		else if (o)
+			o->pairs.n = 0;
+		r = elements(sf, entry_element, &sc);
+		if (r || !o)
+			return r;
+		o->f[d->id].state = ABS_NONE;
+		if (t == VT_GIDS)
+			o->f[d->id].v.gids = &o->gids;
+		else
+			o->f[d->id].v.pairs = &o->pairs;
+		return 0;
 	}
 	return DOUBT;
 }
 
 /* {"reason": one of the absent reasons, "errno": an integer, "error": a string} */
+struct absent_ctx {
+	unsigned seen;
+	int reason;
+	int64_t err;
+};
+
 static int absent_member(struct sf *sf, void *ctx, const char *key, size_t klen,
 			 const unsigned char *kraw, const unsigned char *kend)
 {
-	unsigned *seen = ctx;
+	struct absent_ctx *ac = ctx;
 	char s[32];
 	size_t n;
 
 	(void)kraw, (void)kend;
 	if (key_is(key, klen, "errno")) {
-		if (*seen & 2u)
+		if (ac->seen & 2u)
 			return DOUBT;
-		*seen |= 2u;
-		return int_value(sf, INT64_MIN, INT64_MAX);
+		ac->seen |= 2u;
+		return int_value(sf, INT64_MIN, INT64_MAX, &ac->err);
 	}
 	if (key_is(key, klen, "error")) {
-		if (*seen & 4u)
+		if (ac->seen & 4u)
 			return DOUBT;
-		*seen |= 4u;
+		ac->seen |= 4u;
 		return *sf->p == '"' ? str(sf, NULL, 0, NULL) : DOUBT;
 	}
-	if (!key_is(key, klen, "reason") || *seen & 1u)
+	if (!key_is(key, klen, "reason") || ac->seen & 1u)
 		return DOUBT;
-	*seen |= 1u;
+	ac->seen |= 1u;
 	if (*sf->p != '"' || str(sf, s, sizeof(s), &n) || n >= sizeof(s) ||
-	    absent_reason_parse(s) <= 0)
+	    (ac->reason = absent_reason_parse(s)) <= 0)
 		return DOUBT;
 	return 0;
 }
 
-static int absent_value(struct sf *sf)
+/* An absent entry as object_from_json() accepts it (and marks d absent, as it does). */
+static int absent_value(struct sf *sf, struct dest *d)
 {
-	unsigned seen = 0;
+	struct absent_ctx ac = { 0, 0, 0 };
 	int r;
 
 	if (*sf->p != '{')
 		return DOUBT;
-	r = members(sf, absent_member, &seen);
-	return r ? r : (seen & 1u) ? 0 : DOUBT;
+	r = members(sf, absent_member, &ac);
+	if (r || !(ac.seen & 1u))
+		return r ? r : DOUBT;
+	if (d->o)
+		field_absent(d->o, d->id, (enum absent_reason)ac.reason, (int)ac.err);
+	return 0;
 }
 
 /* Names differ at their ends (rx_prio3_pause, tx_prio3_pause): the first and last 8 bytes. */
@@ -998,7 +1129,7 @@ static int counter_set(struct sf *sf)
 		sf->p++;
 		if (peek(sf) < 0)
 			return DOUBT;
-		r = u64_value(sf);
+		r = u64_value(sf, NULL);
 		if (r)
 			return r;
 		c = peek(sf);
@@ -1050,6 +1181,7 @@ static int field_member(struct sf *sf, void *ctx, const char *key, size_t klen,
 	struct level *lv = &oc->lv;
 	int id = klen < SF_KEY_MAX ? lookup(sf->k, oc->kind, key, klen) : -1;
 	uint64_t *d = oc->dropped[oc->absent];
+	struct dest dest = { NULL, 0 };
 
 	if (id < 0 || sf->k->keep[id]) {
 		/* an unknown field is kept: the reader says it is unknown */
@@ -1059,7 +1191,8 @@ static int field_member(struct sf *sf, void *ctx, const char *key, size_t klen,
 	if (d[id / 64] & 1ULL << (id % 64))
 		return DOUBT; /* twice (jansson's error) */
 	d[id / 64] |= 1ULL << (id % 64);
-	return oc->absent ? absent_value(sf) : typed_value(sf, fields[id].type);
+	dest.id = id;
+	return oc->absent ? absent_value(sf, &dest) : typed_value(sf, fields[id].type, &dest);
 }
 
 static int fields_object(struct sf *sf, struct obj_ctx *oc, bool absent)
@@ -1191,13 +1324,394 @@ int snapshot_filter(const struct snapshot_keep *k, const char *buf, size_t len, 
 	return r;
 }
 
+/* ---- the direct reader: one snapshot straight into the model ---- */
+
+/*
+ * The member names of one object, to find a duplicate (jansson's error).
+ * Names that needed decoding, and objects of more than 32 members, are not
+ * compared: not sure.
+ */
+struct keyset {
+	const unsigned char *k[32];
+	size_t n[32];
+	int count;
+};
+
+static int keyset_add(struct keyset *ks, size_t klen, const unsigned char *kraw,
+		      const unsigned char *kend)
+{
+	if (klen != (size_t)(kend - kraw) - 2 || ks->count == 32)
+		return DOUBT;
+	for (int i = 0; i < ks->count; i++)
+		if (ks->n[i] == klen && !memcmp(ks->k[i], kraw + 1, klen))
+			return DOUBT;
+	ks->k[ks->count] = kraw + 1;
+	ks->n[ks->count++] = klen;
+	return 0;
+}
+
+/* A node, netdev or port being read, as object_in() and object_from_json() fill it. */
+struct bobj {
+	struct keyset ks;
+	enum obj_kind kind;
+	struct node_model *m;
+	struct object *o; /* a netdev or port: NULL until its name is known */
+	char name[RW_NAME_MAX];
+	bool named, has_port, absent;
+	int64_t port, ifindex;
+	uint64_t got[2][ID_WORDS]; /* field ids in "fields", in "absent" */
+};
+
+/* The object, made when its name is known and its facts start. */
+static int bobj_make(struct bobj *b)
+{
+	struct object *o;
+
+	if (b->o)
+		return 0;
+	if (!b->named || (b->kind == OBJ_RDMA_PORT && !b->has_port))
+		return DOUBT; /* the reader's error, or a name after the facts: not sure */
+	if (b->kind == OBJ_NETDEV) {
+		o = model_netdev(b->m, b->name);
+		if (o && o->seen)
+			return DOUBT; /* a duplicate */
+		o = model_add_netdev(b->m, b->name);
+	} else {
+		o = model_port(b->m, b->name, (uint32_t)b->port);
+		if (o && o->seen)
+			return DOUBT;
+		o = model_add_port(b->m, b->name, (uint32_t)b->port);
+	}
+	if (!o)
+		return -ENOMEM;
+	o->seen = true;
+	b->o = o;
+	/* object_from_json(): a reload replaces the object's facts */
+	for (int i = 0; i < F__COUNT; i++)
+		if (fields[i].obj == o->kind)
+			field_absent(o, i, ABS_NOT_COLLECTED, 0);
+	for (int c = 0; c < CSET__COUNT; c++)
+		cset_clear(&o->cs[c]);
+	return 0;
+}
+
+static int bfield_member(struct sf *sf, void *ctx, const char *key, size_t klen,
+			 const unsigned char *kraw, const unsigned char *kend)
+{
+	struct bobj *b = ctx;
+	int id = klen < SF_KEY_MAX ? lookup(sf->k, b->kind, key, klen) : -1;
+	uint64_t *got = b->got[b->absent];
+	struct dest d;
+
+	(void)kraw, (void)kend;
+	/* an unknown field, or one twice: the reader's error */
+	if (id < 0 || got[id / 64] & 1ULL << (id % 64))
+		return DOUBT;
+	got[id / 64] |= 1ULL << (id % 64);
+	d.o = sf->k->keep[id] ? b->o : NULL;
+	d.id = id;
+	return b->absent ? absent_value(sf, &d) : typed_value(sf, fields[id].type, &d);
+}
+
+static int bobj_member(struct sf *sf, void *ctx, const char *key, size_t klen,
+		       const unsigned char *kraw, const unsigned char *kend)
+{
+	struct bobj *b = ctx;
+	unsigned sets = 0;
+	struct num v;
+	size_t n;
+	int r = keyset_add(&b->ks, klen, kraw, kend);
+
+	if (r)
+		return r;
+	if (b->kind != OBJ_NODE && key_is(key, klen, b->kind == OBJ_NETDEV ? "name" : "device")) {
+		if (b->o || *sf->p != '"' || str(sf, b->name, sizeof(b->name), &n) || !n ||
+		    n >= RW_NAME_MAX)
+			return DOUBT;
+		b->named = true;
+		return 0;
+	}
+	if (b->kind == OBJ_RDMA_PORT && key_is(key, klen, "port")) {
+		if (b->o || int_value(sf, 0, INT64_MAX, &b->port))
+			return DOUBT;
+		b->has_port = true;
+		return 0;
+	}
+	if (b->kind != OBJ_NODE && key_is(key, klen, "ifindex")) {
+		/* object_in(): an integer, else 0 */
+		if ((*sf->p == '-' || (*sf->p >= '0' && *sf->p <= '9'))) {
+			if (number(sf, &v))
+				return DOUBT;
+			b->ifindex = v.real ? 0 : v.i;
+			return 0;
+		}
+		return value(sf);
+	}
+	if (key_is(key, klen, "fields") || key_is(key, klen, "absent")) {
+		if (*sf->p != '{')
+			return DOUBT;
+		r = bobj_make(b);
+		if (r)
+			return r;
+		b->absent = key[0] == 'a';
+		return members(sf, bfield_member, b);
+	}
+	if (key_is(key, klen, "counters")) {
+		if (*sf->p != '{')
+			return DOUBT;
+		r = bobj_make(b);
+		return r ? r : members(sf, cset_member, &sets);
+	}
+	if (key_is(key, klen, "wire"))
+		return DOUBT; /* the wire view (BPF) is rare: the reader reads it */
+	return value(sf);     /* a member the reader does not read */
+}
+
+static int bobject(struct sf *sf, enum obj_kind kind, struct node_model *m)
+{
+	struct bobj *b = calloc(1, sizeof(*b));
+	int r;
+
+	if (!b)
+		return -ENOMEM;
+	b->kind = kind;
+	b->m = m;
+	if (kind == OBJ_NODE) {
+		b->o = &m->node;
+		for (int i = 0; i < F__COUNT; i++)
+			if (fields[i].obj == OBJ_NODE)
+				field_absent(b->o, i, ABS_NOT_COLLECTED, 0);
+		for (int c = 0; c < CSET__COUNT; c++)
+			cset_clear(&b->o->cs[c]);
+	}
+	r = members(sf, bobj_member, b);
+	if (!r)
+		r = bobj_make(b);
+	if (!r && kind != OBJ_NODE)
+		b->o->ifindex = (int)b->ifindex;
+	/* both present and absent: the reader's error */
+	for (int i = 0; !r && i < ID_WORDS; i++)
+		if (b->got[0][i] & b->got[1][i])
+			r = DOUBT;
+	free(b);
+	return r;
+}
+
+struct bsnap {
+	struct keyset ks;
+	struct node_model *m;
+	bool schema, version, host, ns, node, netdevs, ports;
+	int64_t time_ns;
+	const unsigned char *time; /* the "time" member's value */
+	int ncoll;
+};
+
+static int bobject_element(struct sf *sf, void *ctx, size_t i)
+{
+	struct bsnap *bs = ctx;
+
+	(void)i;
+	if (*sf->p != '{')
+		return DOUBT;
+	return bobject(sf, bs->ports ? OBJ_RDMA_PORT : OBJ_NETDEV, bs->m);
+}
+
+/* apply_one()'s reading of one collector's outcome. */
+struct coll_ctx {
+	struct collector_status cs;
+	unsigned seen;
+};
+
+static int coll_member(struct sf *sf, void *ctx, const char *key, size_t klen,
+		       const unsigned char *kraw, const unsigned char *kend)
+{
+	static const char *const keys[] = { "enabled", "success", "duration_seconds", "error" };
+	struct coll_ctx *cc = ctx;
+	struct collector_status *cs = &cc->cs;
+	struct num v;
+	size_t i;
+	int r;
+
+	(void)kraw, (void)kend;
+	for (i = 0; i < ARRAY_SIZE(keys); i++)
+		if (key_is(key, klen, keys[i]))
+			break;
+	/* a member it does not read, or one twice: not sure */
+	if (i == ARRAY_SIZE(keys) || cc->seen & 1u << i)
+		return DOUBT;
+	cc->seen |= 1u << i;
+	if (i < 2) {
+		bool t = *sf->p == 't', f = *sf->p == 'f';
+
+		r = t ? literal(sf, "true") : f ? literal(sf, "false") : value(sf);
+		if (!i)
+			cs->enabled = t; /* json_is_true() */
+		else
+			cs->err = f; /* json_is_false(), judged with enabled below */
+		return r;
+	}
+	if (i == 2) {
+		if (*sf->p != '-' && (*sf->p < '0' || *sf->p > '9'))
+			return value(sf); /* not a number: 0 */
+		r = number(sf, &v);
+		cs->duration = v.real ? v.d : (double)v.i;
+		return r;
+	}
+	if (*sf->p != '"')
+		return value(sf); /* not a string: no detail */
+	return str(sf, cs->detail, sizeof(cs->detail), NULL);
+}
+
+static int bcoll_member(struct sf *sf, void *ctx, const char *key, size_t klen,
+			const unsigned char *kraw, const unsigned char *kend)
+{
+	struct bsnap *bs = ctx;
+	struct coll_ctx cc;
+	int r;
+
+	/* names as written (no escape), shorter than the model's, at most its count, none twice */
+	if (klen != (size_t)(kend - kraw) - 2 || klen >= sizeof(cc.cs.name) || *sf->p != '{' ||
+	    bs->ncoll >= RW_MAX_COLLECTORS)
+		return DOUBT;
+	for (int i = 0; i < bs->ncoll; i++)
+		if (!strncmp(bs->m->coll[i].name, key, klen) && !bs->m->coll[i].name[klen])
+			return DOUBT;
+	memset(&cc, 0, sizeof(cc));
+	r = members(sf, coll_member, &cc);
+	if (r)
+		return r;
+	memcpy(cc.cs.name, key, klen);
+	cc.cs.name[klen] = '\0';
+	cc.cs.ran = cc.cs.enabled;
+	cc.cs.err = cc.cs.err && cc.cs.enabled ? -EIO : 0;
+	bs->m->coll[bs->ncoll++] = cc.cs;
+	return 0;
+}
+
+static int bsnap_member(struct sf *sf, void *ctx, const char *key, size_t klen,
+			const unsigned char *kraw, const unsigned char *kend)
+{
+	struct bsnap *bs = ctx;
+	struct node_model *m = bs->m;
+	char s[sizeof(SNAPSHOT_SCHEMA) + 1];
+	int64_t v;
+	size_t n;
+	int r = keyset_add(&bs->ks, klen, kraw, kend);
+
+	if (r)
+		return r;
+	if (key_is(key, klen, "schema")) {
+		if (string_value(sf, s, sizeof(s)) || strcmp(s, SNAPSHOT_SCHEMA))
+			return DOUBT;
+		bs->schema = true;
+		return 0;
+	}
+	if (key_is(key, klen, "schema_version")) {
+		if (int_value(sf, SNAPSHOT_VERSION_MIN, SNAPSHOT_VERSION, &v))
+			return DOUBT;
+		bs->version = true;
+		return 0;
+	}
+	if (key_is(key, klen, "host")) {
+		/* cut as strlcpy0() cuts it */
+		if (*sf->p != '"' || str(sf, m->host, sizeof(m->host), &n))
+			return DOUBT;
+		bs->host = true;
+		return 0;
+	}
+	if (key_is(key, klen, "time_unix_ns")) {
+		if (int_value(sf, 0, INT64_MAX, &bs->time_ns))
+			return DOUBT;
+		bs->ns = true;
+		return 0;
+	}
+	if (key_is(key, klen, "time")) {
+		bs->time = sf->p; /* read at the end, unless time_unix_ns is there */
+		return value(sf);
+	}
+	if (key_is(key, klen, "collectors"))
+		return *sf->p == '{' ? members(sf, bcoll_member, bs) : DOUBT;
+	if (key_is(key, klen, "node")) {
+		bs->node = true;
+		return *sf->p == '{' ? bobject(sf, OBJ_NODE, m) : DOUBT;
+	}
+	if (key_is(key, klen, "netdevs") || key_is(key, klen, "rdma_ports")) {
+		enum obj_kind kind = key[0] == 'n' ? OBJ_NETDEV : OBJ_RDMA_PORT;
+
+		/* netdevs, then ports, as the reader takes them */
+		if (*sf->p != '[' || (kind == OBJ_RDMA_PORT && !bs->netdevs))
+			return DOUBT;
+		bs->netdevs = true;
+		bs->ports = kind == OBJ_RDMA_PORT;
+		model_begin(m, kind);
+		r = elements(sf, bobject_element, bs);
+		model_sweep(m, kind);
+		return r;
+	}
+	return value(sf); /* a member the reader does not read ("probe", the version) */
+}
+
+int snapshot_read_direct(const struct snapshot_keep *k, const char *buf, size_t len,
+			 struct node_model *m)
+{
+	struct sf sf = { .p = (const unsigned char *)buf,
+			 .end = (const unsigned char *)buf + len,
+			 .k = k };
+	struct bsnap *bs = calloc(1, sizeof(*bs));
+	int r;
+
+	if (!bs)
+		return -ENOMEM;
+	bs->m = m;
+	memset(m->coll, 0, sizeof(m->coll));
+	/* one snapshot; a sequence (rare outside replay) goes through the filter */
+	r = peek(&sf) == '{' ? members(&sf, bsnap_member, bs) : DOUBT;
+	if (!r && peek(&sf) >= 0)
+		r = DOUBT; /* trailing bytes */
+	if (!r && (!bs->schema || !bs->version || !bs->host || !bs->node || !bs->netdevs))
+		r = DOUBT;
+	if (!r && bs->ns) {
+		m->time = ns_ts(bs->time_ns);
+	} else if (!r && bs->time) {
+		char t[64];
+		int64_t ns;
+
+		sf.p = bs->time;
+		if (string_value(&sf, t, sizeof(t)) || parse_rfc3339(t, &ns))
+			r = DOUBT;
+		else
+			m->time = ns_ts(ns);
+	}
+	if (!r && !bs->ports) {
+		model_begin(m, OBJ_RDMA_PORT);
+		model_sweep(m, OBJ_RDMA_PORT);
+	}
+	if (!r) {
+		model_link_ports(m);
+		/* a snapshot from before the driver-independent counters: derive them */
+		vendor_fill_model(m, true);
+	}
+	free(sf.names);
+	free(bs);
+	return r;
+}
+
 int snapshot_read_last_kept(const char *name, const char *buf, size_t len,
 			    const struct snapshot_keep *k, struct node_model *m, char *err,
 			    size_t errlen)
 {
 	struct strbuf sb = { 0 };
-	int r = k ? snapshot_filter(k, buf, len, &sb) : DOUBT;
+	int r;
 
+	if (k) {
+		r = snapshot_read_direct(k, buf, len, m);
+		if (!r)
+			return 0;
+		/* not sure: through jansson, with what the model got so far forgotten */
+		model_free(m);
+		model_init(m);
+	}
+	r = k ? snapshot_filter(k, buf, len, &sb) : DOUBT;
 	if (!r) {
 		r = snapshot_read_last(name, sb.buf, sb.len, SNAPSHOT_NO_COUNTERS, m, err, errlen);
 		if (r) {

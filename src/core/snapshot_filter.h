@@ -42,10 +42,21 @@ bool snapshot_keep_has(const struct snapshot_keep *k, int id);
 int snapshot_filter(const struct snapshot_keep *k, const char *buf, size_t len, struct strbuf *out);
 
 /*
+ * The same pass reading one snapshot (not a sequence) straight into m
+ * (after model_init), as snapshot_read_last(..., SNAPSHOT_NO_COUNTERS)
+ * would for k's fields, without jansson.  0: m is filled; -EAGAIN: not sure
+ * (anything the full reader would refuse, or unusual; m holds a part of it
+ * and is only fit for model_free); -ENOMEM.
+ */
+int snapshot_read_direct(const struct snapshot_keep *k, const char *buf, size_t len,
+			 struct node_model *m);
+
+/*
  * snapshot_read_last(name, buf, len, SNAPSHOT_NO_COUNTERS, ...) for a reader
- * of k's fields: m gets those (the others are left not collected).  A
- * document the filter is not sure of, or one that fails, is read in full:
- * the return value and err are exactly snapshot_read_last()'s.
+ * of k's fields: m gets those (the others are left not collected).  Read
+ * directly when it can be, else filtered and parsed by jansson; a document
+ * neither is sure of, or one that fails, is read in full: the return value
+ * and err are exactly snapshot_read_last()'s.
  */
 int snapshot_read_last_kept(const char *name, const char *buf, size_t len,
 			    const struct snapshot_keep *k, struct node_model *m, char *err,

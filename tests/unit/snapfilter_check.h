@@ -8,7 +8,9 @@
  *     and jansson reads the original too;
  *   - snapshot_read_last_kept() answers exactly as snapshot_read_last()
  *     (return value, message), and its model has the same kept fields;
- *   - the filtered document alone is accepted if and only if the original is.
+ *   - the filtered document alone is accepted if and only if the original is;
+ *   - snapshot_read_direct() reads a document only if the full reader
+ *     accepts it, into the same kept fields.
  */
 #ifndef ROCEWATCH_TEST_SNAPFILTER_CHECK_H
 #define ROCEWATCH_TEST_SNAPFILTER_CHECK_H
@@ -138,9 +140,12 @@ static inline int sfc_models_equal(const struct node_model *a, const struct node
 }
 
 /*
- * The contract on buf: -1 (why says what broke), 1 when the filter kept the
- * document, 0 when it was not sure.
+ * The contract on buf: -1 (why says what broke), else SFC_FILTERED when the
+ * filter kept the document, SFC_DIRECT when the direct reader read it.
  */
+#define SFC_FILTERED 1
+#define SFC_DIRECT   2
+
 static inline int sfc_check(const char *buf, size_t len, const struct snapshot_keep *k, char *why,
 			    size_t whylen)
 {
@@ -196,6 +201,20 @@ static inline int sfc_check(const char *buf, size_t len, const struct snapshot_k
 				       e3);
 		else if (!r1 && sfc_models_equal(&full, &direct, k, why, whylen))
 			ret = -1;
+	}
+	model_free(&direct);
+	model_init(&direct);
+	if (ret >= 0) {
+		r3 = snapshot_read_direct(k, buf, len, &direct);
+		if (r3 && r3 != -EAGAIN)
+			ret = sfc_fail(why, whylen, "direct reader returned %d", r3);
+		else if (!r3 && r1)
+			ret = sfc_fail(why, whylen, "direct reader took what the full one refuses: %s",
+				       e1);
+		else if (!r3 && sfc_models_equal(&full, &direct, k, why, whylen))
+			ret = -1;
+		else if (!r3)
+			ret |= SFC_DIRECT;
 	}
 	model_free(&full);
 	model_free(&kept);
