@@ -1350,6 +1350,39 @@ static int keyset_add(struct keyset *ks, size_t klen, const unsigned char *kraw,
 	return 0;
 }
 
+static int strict_value(struct sf *sf);
+
+static int strict_member(struct sf *sf, void *ctx, const char *key, size_t klen,
+			 const unsigned char *kraw, const unsigned char *kend)
+{
+	int r = keyset_add(ctx, klen, kraw, kend);
+
+	(void)key;
+	return r ? r : strict_value(sf);
+}
+
+static int strict_element(struct sf *sf, void *ctx, size_t i)
+{
+	(void)ctx, (void)i;
+	return strict_value(sf);
+}
+
+/*
+ * Any value, validated as jansson validates it, duplicate keys included: a
+ * member the reader does not read is not parsed again by anyone.
+ */
+static int strict_value(struct sf *sf)
+{
+	struct keyset ks;
+
+	if (*sf->p == '[')
+		return elements(sf, strict_element, NULL);
+	if (*sf->p != '{')
+		return value(sf);
+	ks.count = 0;
+	return members(sf, strict_member, &ks);
+}
+
 /* A node, netdev or port being read, as object_in() and object_from_json() fill it. */
 struct bobj {
 	struct keyset ks;
@@ -1445,7 +1478,7 @@ static int bobj_member(struct sf *sf, void *ctx, const char *key, size_t klen,
 			b->ifindex = v.real ? 0 : v.i;
 			return 0;
 		}
-		return value(sf);
+		return strict_value(sf);
 	}
 	if (key_is(key, klen, "fields") || key_is(key, klen, "absent")) {
 		if (*sf->p != '{')
@@ -1463,8 +1496,8 @@ static int bobj_member(struct sf *sf, void *ctx, const char *key, size_t klen,
 		return r ? r : members(sf, cset_member, &sets);
 	}
 	if (key_is(key, klen, "wire"))
-		return DOUBT; /* the wire view (BPF) is rare: the reader reads it */
-	return value(sf);     /* a member the reader does not read */
+		return DOUBT;	 /* the wire view (BPF) is rare: the reader reads it */
+	return strict_value(sf); /* a member the reader does not read */
 }
 
 static int bobject(struct sf *sf, enum obj_kind kind, struct node_model *m)
@@ -1543,7 +1576,7 @@ static int coll_member(struct sf *sf, void *ctx, const char *key, size_t klen,
 	if (i < 2) {
 		bool t = *sf->p == 't', f = *sf->p == 'f';
 
-		r = t ? literal(sf, "true") : f ? literal(sf, "false") : value(sf);
+		r = t ? literal(sf, "true") : f ? literal(sf, "false") : strict_value(sf);
 		if (!i)
 			cs->enabled = t; /* json_is_true() */
 		else
@@ -1552,13 +1585,13 @@ static int coll_member(struct sf *sf, void *ctx, const char *key, size_t klen,
 	}
 	if (i == 2) {
 		if (*sf->p != '-' && (*sf->p < '0' || *sf->p > '9'))
-			return value(sf); /* not a number: 0 */
+			return strict_value(sf); /* not a number: 0 */
 		r = number(sf, &v);
 		cs->duration = v.real ? v.d : (double)v.i;
 		return r;
 	}
 	if (*sf->p != '"')
-		return value(sf); /* not a string: no detail */
+		return strict_value(sf); /* not a string: no detail */
 	return str(sf, cs->detail, sizeof(cs->detail), NULL);
 }
 
@@ -1627,7 +1660,7 @@ static int bsnap_member(struct sf *sf, void *ctx, const char *key, size_t klen,
 	}
 	if (key_is(key, klen, "time")) {
 		bs->time = sf->p; /* read at the end, unless time_unix_ns is there */
-		return value(sf);
+		return strict_value(sf);
 	}
 	if (key_is(key, klen, "collectors"))
 		return *sf->p == '{' ? members(sf, bcoll_member, bs) : DOUBT;
@@ -1648,7 +1681,7 @@ static int bsnap_member(struct sf *sf, void *ctx, const char *key, size_t klen,
 		model_sweep(m, kind);
 		return r;
 	}
-	return value(sf); /* a member the reader does not read ("probe", the version) */
+	return strict_value(sf); /* a member the reader does not read ("probe", the version) */
 }
 
 int snapshot_read_direct(const struct snapshot_keep *k, const char *buf, size_t len,
