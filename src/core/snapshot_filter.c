@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * The filter is a recursive-descent pass over the document, one byte at a
- * time, that validates all of it as jansson would (RFC 8259 syntax, strings
- * with their escapes and UTF-8, integers in 64 bits, reals that do not
- * overflow) and what it drops as apply_one() in snapshot.c would, and gives
- * up (-EAGAIN) at the first thing it does not accept.  It never decides an
- * error: the full reader, on the original bytes, does that.
+ * The pass is a recursive descent over the document that validates all of
+ * it as jansson would (RFC 8259 syntax, strings with their escapes and
+ * UTF-8, integers in 64 bits, reals that do not overflow, duplicate keys
+ * where no jansson reads after it) and what it drops as apply_one() in
+ * snapshot.c would, and gives up (-EAGAIN) at the first thing it does not
+ * accept.  It never decides an error: the full reader, on the original
+ * bytes, does that.  Two walks share it: the filter, which writes what it
+ * keeps for jansson, and the direct reader, which sets it in the model
+ * through the same field setters as json_to_value().
  */
 #include <errno.h>
 #include <math.h>

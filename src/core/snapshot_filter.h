@@ -2,11 +2,13 @@
 /*
  * A snapshot read for a few of its fields (fleet check).  An 8-NIC mlx5
  * node's snapshot is about 150 KiB, 70 % counters and most of the rest fields
- * no fleet rule reads; jansson spends ~200 instructions a byte on it.  A
- * linear pass copies the document without what the reader would throw away
- * (validating that as the full reader would), and jansson parses the few KiB
- * left.  Whenever the pass is not sure, the full reader reads the original,
- * so every verdict and every error message is the full reader's.
+ * no fleet rule reads; jansson spent ~200 instructions a byte on it.  One
+ * linear pass reads a snapshot straight into the model, keeping those fields
+ * and validating the rest as the full reader would; for a sequence the same
+ * pass copies the document without what the reader would throw away, and
+ * jansson parses the few KiB left.  Whenever the pass is not sure, the full
+ * reader reads the original, so every verdict and every error message is the
+ * full reader's.
  */
 #ifndef ROCEWATCH_SNAPSHOT_FILTER_H
 #define ROCEWATCH_SNAPSHOT_FILTER_H
