@@ -213,8 +213,8 @@ static inline int sfc_check(const char *buf, size_t len, const struct snapshot_k
 		if (r3 && r3 != -EAGAIN)
 			ret = sfc_fail(why, whylen, "direct reader returned %d", r3);
 		else if (!r3 && r1)
-			ret = sfc_fail(why, whylen, "direct reader took what the full one refuses: %s",
-				       e1);
+			ret = sfc_fail(why, whylen,
+				       "direct reader took what the full one refuses: %s", e1);
 		else if (!r3 && sfc_models_equal(&full, &direct, k, why, whylen))
 			ret = -1;
 		else if (!r3)
