@@ -693,7 +693,7 @@ static bool key_is(const char *key, size_t klen, const char *word)
 	return klen == strlen(word) && !memcmp(key, word, klen);
 }
 
-/* ---- what is dropped, validated as apply_one() validates it ---- */
+/* ---- values as apply_one() validates them (and sets them, for the direct reader) ---- */
 
 /*
  * Where a value read is stored (the direct reader): the field id of object
