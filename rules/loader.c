@@ -1061,10 +1061,14 @@ static int load_applies(struct loader *ld, const yaml_node_t *n, struct rprofile
 	     pair++) {
 		yaml_node_t *k = ynode(ld, pair->key), *v = ynode(ld, pair->value);
 		const char *s = scalar(k);
-		struct parse_ctx pc = { .arena = &ld->e->arena,
-					.params = pf->params,
-					.n_params = pf->info.n_params,
-					.param_hash = RX_FNV_INIT };
+		struct parse_ctx pc = {
+			.arena = &ld->e->arena,
+			.params = pf->params,
+			.n_params = pf->info.n_params,
+			.param_hash = RX_FNV_INIT,
+			/* the guard reads them too (fleet check reads only these) */
+			.fields_used = ld->e->fields_used
+		};
 		struct expr *e;
 		int kind = -1;
 

@@ -13,6 +13,7 @@
 
 #include "engine.h"
 #include "model.h"
+#include "snapshot_filter.h"
 
 enum fleet_source {
 	FSRC_HTTP,	 /* a node's serve: /api/v1/state */
@@ -56,6 +57,8 @@ struct fleet_run {
 	size_t n, cap;
 	struct fleet_node *fnodes; /* what the engine sees, parallel to nodes */
 	struct rules_engine *e;
+	/* the fields the rules read: all that a snapshot is read for */
+	struct snapshot_keep *keep;
 	bool per_node; /* per-node profiles loaded */
 	bool json, verbose, color;
 	size_t max_names;

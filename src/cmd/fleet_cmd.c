@@ -205,7 +205,7 @@ static void take_snapshot(struct fleet_run *fr, struct fleet_member *nm, const c
 		return;
 	}
 	model_init(m);
-	r = snapshot_read_last(nm->name, buf, len, SNAPSHOT_NO_COUNTERS, m, err, sizeof(err));
+	r = snapshot_read_last_kept(nm->name, buf, len, fr->keep, m, err, sizeof(err));
 	/* a file's error starts with its name already; a node's says it answered garbage */
 	if (r) {
 		snprintf(nm->reason, sizeof(nm->reason), "%s%s",
@@ -708,6 +708,7 @@ static void run_free(struct fleet_run *fr)
 	}
 	free(fr->nodes);
 	free(fr->fnodes);
+	snapshot_keep_free(fr->keep);
 	rules_free(fr->e);
 }
 
@@ -903,10 +904,16 @@ static int fleet_members(struct fleet_args *a, int n, char **args)
 /* Gather every node, evaluate, report: the exit status. */
 static int fleet_check_run(struct fleet_run *fr, const struct fleet_http_opts *ho)
 {
+	bool used[F__COUNT];
 	struct pool pool;
 	int rc, r;
 
 	fr->started_ns = real_ns();
+	/* a snapshot is read for the fields the rules read, not parsed whole */
+	rules_fields_used(fr->e, used);
+	fr->keep = snapshot_keep_new(used);
+	if (!fr->keep)
+		goto nomem;
 	/* each node's model goes through the rules as it comes, then is dropped */
 	if (rules_fleet_begin(fr->e, fr->started_ns))
 		goto nomem;

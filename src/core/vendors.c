@@ -147,13 +147,14 @@ static bool row_applies(const struct vendor_hw_row *r, const char *driver, bool 
 static void find_slots(const struct object *o, const char *driver, struct vendor_cache *c)
 {
 	const struct counter_set *cs = &o->cs[CSET_HW];
-	bool known = vendor_known_driver(driver);
+	/* no counters (fleet check reads none): nothing to find, by any name */
+	bool known = cs->n && vendor_known_driver(driver);
 
 	for (int k = 0; k < VENDOR_N_MEANINGS; k++) {
 		c->slot[k] = -1;
 		c->name[k] = NULL;
 	}
-	for (size_t i = 0; i < n_vendor_hw_rows; i++) {
+	for (size_t i = 0; cs->n && i < n_vendor_hw_rows; i++) {
 		const struct vendor_hw_row *r = &vendor_hw_rows[i];
 		int k = (int)(r->field - F_PORT_RDMA_ACK_TIMEOUTS), j;
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # `make bench`: the optimised build against its floor and prometheus-node-exporter on
-# generated sysfs trees, `fleet check` of 1024 nodes on loopback, detection latency
-# against node_exporter + Prometheus (fault -> Alertmanager), then the live RDMA
-# path (netlink against sysfs) in a qemu guest with soft-RoCE devices when the vm tier
-# can run here (root, qemu, a static busybox; BENCH_VM=0 leaves it out).
+# generated sysfs trees, `fleet check` of 1024 nodes on loopback and of 8 000 snapshot
+# files, detection latency against node_exporter + Prometheus (fault -> Alertmanager),
+# then the live RDMA path (netlink against sysfs) in a qemu guest with soft-RoCE devices
+# when the vm tier can run here (root, qemu, a static busybox; BENCH_VM=0 leaves it out).
 set -euo pipefail
 build=${1:-build-release}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -12,6 +12,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 export ROCEWATCH_PROFILE_DIR=${ROCEWATCH_PROFILE_DIR:-$here/../../rules/profiles}
 python3 "$here/bench.py" "$build/rocewatch" "${@:2}"
 python3 "$here/bench_fleet.py" "$build/rocewatch" "${@:2}"
+# fleet check of 8 000 snapshot files (a 64 000-GPU job; BENCH_FLEET_BEFORE=BINARY also runs
+# an older build on the same files and compares the verdicts)
+python3 "$here/bench_fleet_files.py" "$build/rocewatch" \
+	${BENCH_FLEET_BEFORE:+--before "$BENCH_FLEET_BEFORE"} "${@:2}"
 # fleet check --prometheus of 8 000 nodes backfilled into a real Prometheus (minutes to
 # backfill; BENCH_FLEET_PROM_TSDB=DIR keeps the TSDB for the next run, =0 leaves it out)
 if [[ ${BENCH_FLEET_PROM_TSDB:-} != 0 ]]; then
