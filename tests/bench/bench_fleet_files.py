@@ -86,12 +86,12 @@ def verdicts(d):
     return json.dumps(d, sort_keys=True)
 
 
-def measure(binary, directory, runs):
+def measure(label, binary, directory, runs):
     res = [run_measured(binary, directory) for _ in range(runs)]
     walls = [r["wall"] for r in res]
     cpus = [r["cpu"] for r in res]
     print("%-8s %9.2fs %9.2fs %9.2fs %7d MiB   exit %d  %s" % (
-        os.path.basename(os.path.dirname(os.path.abspath(binary))) or binary, min(walls),
+        label, min(walls),
         statistics.median(walls), statistics.median(cpus), max(r["rss"] for r in res) // 1024,
         res[-1]["rc"], binary))
     return res[-1]
@@ -119,7 +119,7 @@ def main():
         print("fleet check of %d snapshot files (%d KiB each, 8 NICs), %d CPUs, best and median of %d"
               % (n, size // 1024, os.cpu_count(), runs))
         print("%-8s %10s %10s %10s %10s" % ("build", "wall best", "wall med", "CPU med", "max RSS"))
-        now = measure(a.binary, directory, runs)
+        now = measure("this", a.binary, directory, runs)
         d = now["report"]
         if d["counts"]["answered"] != n:
             bad = [x for x in d["nodes"] if x["state"] != "ok"][:3]
@@ -127,7 +127,7 @@ def main():
         if d["status"] != "OK":
             raise SystemExit("fleet check said %s of %d identical nodes" % (d["status"], n))
         if a.before:
-            old = measure(a.before, directory, runs)
+            old = measure("before", a.before, directory, runs)
             same = old["rc"] == now["rc"] and verdicts(old["report"]) == verdicts(d)
             print("verdicts: %s (exit %d and %d)" % ("identical" if same else "DIFFERENT",
                                                       now["rc"], old["rc"]))
