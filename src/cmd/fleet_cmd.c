@@ -450,7 +450,7 @@ static int gather_prometheus(struct fleet_run *fr, const struct fleet_http_opts 
 	struct fleet_prom_node *pn;
 	size_t *idx, total = 0, done = 0;
 	bool used[F__COUNT];
-	char err[512];
+	char err[512] = "";
 	int r = 0;
 
 	for (size_t i = 0; i < fr->n; i++)

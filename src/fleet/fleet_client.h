@@ -65,15 +65,6 @@ struct fleet_prom_node {
 	char err[256];	      /* out: why not found */
 };
 
-/*
- * Instant queries on rocewatch's metrics in the Prometheus at base_url for
- * the given nodes, one query per metric that the fields in used[] need
- * (a priority set's or DSCP map's compact metric, and for nodes without it
- * the per-element one, encoded); builds each node's model from its series
- * (fields without a series are absent, not_collected).  known: the
- * instances fleet_prom_instances_get() listed, or NULL.  0, or
- * -EIO/-EINVAL with err saying why (then no node is found).
- */
 /* The values of the `instance` label Prometheus knows. */
 struct fleet_prom_instances {
 	size_t n;
@@ -83,8 +74,9 @@ struct fleet_prom_instances {
 /*
  * GET /api/v1/label/instance/values: 0; -EIO with err saying why when no
  * answer came at all (Prometheus is not there: asking again is no use);
- * another -errno for an answer that is not a list (a Prometheus or proxy
- * without it: fleet_prom_gather() then matches instances by pattern).
+ * -EPROTO, -EINVAL or -ENOMEM with err saying why for anything else (an
+ * error status, a body cut short or not a list: a Prometheus or proxy
+ * without it; fleet_prom_gather() then matches instances by pattern).
  */
 int fleet_prom_instances_get(const char *base_url, const struct fleet_http_opts *o,
 			     struct fleet_prom_instances **out, char *err, size_t errlen);
@@ -92,6 +84,15 @@ int fleet_prom_instances_get(const char *base_url, const struct fleet_http_opts 
 int fleet_prom_instances_parse(const char *body, size_t len, struct fleet_prom_instances **out);
 void fleet_prom_instances_free(struct fleet_prom_instances *in);
 
+/*
+ * Instant queries on rocewatch's metrics in the Prometheus at base_url for
+ * the given nodes, one query per metric that the fields in used[] need
+ * (a priority set's or DSCP map's compact metric, and for nodes without it
+ * the per-element one, encoded); builds each node's model from its series
+ * (fields without a series are absent, not_collected).  known: the
+ * instances fleet_prom_instances_get() listed, or NULL.  0, or
+ * -EIO/-EINVAL with err saying why (then no node is found).
+ */
 int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
 		      const struct fleet_prom_instances *known, const bool used[F__COUNT],
 		      struct fleet_prom_node *nodes, size_t n, char *err, size_t errlen);

@@ -51,16 +51,42 @@ static void url_encode(struct strbuf *sb, const char *s)
 	}
 }
 
-/* RE2 metacharacters, escaped for a PromQL string (so the backslash is doubled). */
+/* One character of a PromQL double-quoted string, escaped as its lexer reads escapes. */
+static void promql_char(struct strbuf *sb, unsigned char c)
+{
+	if (c == '\\' || c == '"') {
+		sb_putc(sb, '\\');
+		sb_putc(sb, (char)c);
+	} else if (c < 0x20 || c == 0x7f) {
+		sb_printf(sb, "\\x%02x", c);
+	} else {
+		sb_putc(sb, (char)c);
+	}
+}
+
+/*
+ * s matched literally by RE2, inside a PromQL string: RE2's metacharacters
+ * get a backslash, and then every character (that backslash too) is escaped
+ * for the string.
+ */
 static void regex_quote(struct strbuf *sb, const char *s)
 {
 	for (; *s; s++) {
 		if (strchr(".[]{}()\\*+?|^$", *s))
-			sb_puts(sb, "\\\\");
-		if (*s == '"')
-			sb_putc(sb, '\\');
-		sb_putc(sb, *s);
+			promql_char(sb, '\\');
+		promql_char(sb, (unsigned char)*s);
 	}
+}
+
+/* What Prometheus sent, for a message: printable ASCII, the rest '?', cut at n - 1. */
+static const char *printable(const char *t, char *buf, size_t n)
+{
+	size_t i;
+
+	for (i = 0; t && t[i] && i + 1 < n; i++)
+		buf[i] = t[i] >= 0x20 && t[i] < 0x7f ? t[i] : '?';
+	buf[i] = '\0';
+	return buf;
 }
 
 /* The node an instance label belongs to: exactly, or as host with :PORT stripped. */
@@ -884,19 +910,23 @@ static int apply_compact(struct pstate *ps, struct object *o, int id, const stru
 {
 	const struct compact_desc *c = &fields[id].compact;
 	const char *t = label(labels, c->label), *dev = label(labels, "device");
-	char shown[72];
-	size_t i;
+	char shown[72], pi[128], pd[64];
 
 	if (t && !field_compact_parse(o, id, t))
 		return 0;
-	/* what it said, printable and cut short */
-	for (i = 0; t && t[i] && i + 1 < sizeof(shown); i++)
-		shown[i] = t[i] >= 0x20 && t[i] < 0x7f ? t[i] : '?';
-	shown[i] = '\0';
+	printable(inst, pi, sizeof(pi));
+	printable(dev, pd, sizeof(pd));
+	if (!t) {
+		snprintf(ps->errbuf, ps->errlen,
+			 "Prometheus: query %s: %s%s%s: no %s label: not decoded", c->metric, pi,
+			 dev ? " device " : "", pd, c->label);
+		return -ERANGE;
+	}
+	printable(t, shown, sizeof(shown));
 	snprintf(ps->errbuf, ps->errlen,
 		 "Prometheus: query %s: %s%s%s: %s=\"%s\"%s is not %d characters %s: not decoded",
-		 c->metric, inst, dev ? " device " : "", dev ? dev : "", c->label, shown,
-		 t && t[i] ? "..." : "",
+		 c->metric, pi, dev ? " device " : "", pd, c->label, shown,
+		 strlen(t) >= sizeof(shown) ? "..." : "",
 		 fields[id].type == VT_PRIOSET ? RW_PRIO_COUNT : RW_DSCP_COUNT,
 		 fields[id].type == VT_PRIOSET ? "0 or 1" : "0-7 or -");
 	return -ERANGE;
@@ -954,7 +984,11 @@ static int apply_series_of(struct pstate *ps, size_t k, const struct series *lab
 		} else if (apply_encoded(o, id, ps->enc[k], labels, v)) {
 			const char *dev = label(labels, "device"),
 				   *g = label(labels, DSCP_GROUP_LABEL);
+			char pi[128], pd[64], pg[16];
 
+			inst = printable(inst, pi, sizeof(pi));
+			dev = dev ? printable(dev, pd, sizeof(pd)) : NULL;
+			g = g ? printable(g, pg, sizeof(pg)) : NULL;
 			snprintf(ps->errbuf, ps->errlen,
 				 "Prometheus: query %s (%s, encoded): %s%s%s%s%s: %.17g is not a "
 				 "value the query gives (%s): not decoded",
@@ -1132,6 +1166,17 @@ static int run_batch(struct pstate *ps, size_t k0, size_t k1, const struct strbu
 	return ps->err;
 }
 
+/* A node's name as an alternative of instance=~"...", with any port; w: those before it. */
+static void name_pattern(struct strbuf *sb, const char *name, size_t w)
+{
+	if (w)
+		sb_putc(sb, '|');
+	regex_quote(sb, name);
+	/* "[::1]:9479" and "gpu1:9479" carry a port; "gpu1" and "10.0.0.1" do not */
+	if (!strchr(name, ':') || name[strlen(name) - 1] == ']')
+		sb_puts(sb, "(:[0-9]+)?");
+}
+
 /*
  * instance=~"..." for the nodes: when the instances Prometheus knows were
  * listed, exactly those of them that belong to a node ("a:9479|b:9479", a
@@ -1151,27 +1196,30 @@ static size_t instance_matcher(struct strbuf *sb, const struct pstate *ps, size_
 				sb_putc(sb, '|');
 			regex_quote(sb, known->v[i]);
 		}
-	for (size_t i = 0; !known && i < n; i++, w++) {
-		const char *name = ps->nodes[i].name;
-
-		if (i)
-			sb_putc(sb, '|');
-		regex_quote(sb, name);
-		/* "[::1]:9479" and "gpu1:9479" carry a port; "gpu1" and "10.0.0.1" do not */
-		if (!strchr(name, ':') || name[strlen(name) - 1] == ']')
-			sb_puts(sb, "(:[0-9]+)?");
-	}
+	for (size_t i = 0; !known && i < n; i++)
+		name_pattern(sb, ps->nodes[i].name, w++);
 	sb_puts(sb, "\"}");
 	return w;
 }
 
 /*
- * The nodes that had series but none of compact query k's (a rocewatch from
- * before the compact metrics, or one whose netdevs have no such value): that
- * row asked for again the way it was before, encoded, of those nodes alone
- * and by the instance each answered as.  Queries from *nq on.
+ * Scraped and up, but no series of any query so far: a rocewatch from before
+ * the compact metrics, when the rules read only compact rows.
  */
-static int ask_without_compact(struct pstate *ps, size_t k, size_t n, size_t *nq, size_t *j,
+static bool only_up(const struct pstate *ps, size_t i)
+{
+	return !ps->nodes[i].found && !ps->nodes[i].err[0] && ps->up[i] == 1;
+}
+
+/*
+ * The nodes without a series of compact query k (a rocewatch from before
+ * the compact metrics, or one whose netdevs have no such value): that row
+ * asked for again the way it was before, encoded, of those nodes alone; by
+ * the instance each answered as, or, for a node that answered nothing but
+ * up, by its instances as the first queries named them.  Queries from *nq on.
+ */
+static int ask_without_compact(struct pstate *ps, size_t k, size_t n,
+			       const struct fleet_prom_instances *known, size_t *nq, size_t *j,
 			       const char *url, const struct fleet_http_opts *o)
 {
 	uint32_t bit = compact_bit(ps->ids[ps->first[k]]);
@@ -1189,6 +1237,18 @@ static int ask_without_compact(struct pstate *ps, size_t k, size_t n, size_t *nq
 			sb_putc(&match, '|');
 		regex_quote(&match, pn->instance);
 	}
+	for (size_t v = 0; known && v < known->n; v++) {
+		ssize_t i = node_of(&ps->byname, known->v[v]);
+
+		if (i < 0 || !only_up(ps, (size_t)i))
+			continue;
+		if (w++)
+			sb_putc(&match, '|');
+		regex_quote(&match, known->v[v]);
+	}
+	for (size_t i = 0; !known && i < n; i++)
+		if (only_up(ps, i))
+			name_pattern(&match, ps->nodes[i].name, w++);
 	sb_puts(&match, "\"}");
 	if (!w || match.oom) {
 		sb_free(&match);
@@ -1257,7 +1317,7 @@ int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
 	ret = run_batch(ps, 0, nq1, &match, url.buf, o);
 	for (size_t k = 0; k < nq1 && !ret; k++)
 		if (ps->enc[k] == ENC_COMPACT)
-			ret = ask_without_compact(ps, k, n, &nq, &j, url.buf, o);
+			ret = ask_without_compact(ps, k, n, known, &nq, &j, url.buf, o);
 	if (ret)
 		goto out;
 verdicts:
@@ -1389,16 +1449,28 @@ int fleet_prom_instances_get(const char *base_url, const struct fleet_http_opts 
 		return -ENOMEM;
 	}
 	r.url = url.buf;
+	err[0] = '\0';
 	ret = fleet_http_run(&r, 1, o, NULL, NULL);
 	if (ret) {
 		snprintf(err, errlen, "Prometheus %s: %s", base_url, strerror(-ret));
+		/* not Prometheus's doing: the queries are asked by pattern */
+		ret = ret == -ENOMEM ? ret : -EPROTO;
 	} else if (r.err && !r.http_code) {
 		/* no answer at all: the queries would wait for none as long again */
 		snprintf(err, errlen, "Prometheus %s: GET /api/v1/label/instance/values: %s",
 			 base_url, r.errmsg);
 		ret = -EIO;
+	} else if (r.err) {
+		/* an error status, or an answer cut short: asked by pattern instead */
+		snprintf(err, errlen, "Prometheus %s: GET /api/v1/label/instance/values: %s",
+			 base_url, r.errmsg);
+		ret = -EPROTO;
 	} else {
-		ret = r.err ? r.err : fleet_prom_instances_parse(r.body, r.len, out);
+		ret = fleet_prom_instances_parse(r.body, r.len, out);
+		if (ret)
+			snprintf(err, errlen,
+				 "Prometheus %s: GET /api/v1/label/instance/values: %s", base_url,
+				 ret == -ENOMEM ? "out of memory" : "not a list of values");
 	}
 	fleet_req_free(&r);
 	sb_free(&url);

@@ -20,7 +20,8 @@
                                     instance=~"..." matches; each query is written to stderr.
                                     badenc: n2's DSCP map does not decode; badcompact: n1's
                                     compact map is not one; nolist: no
-                                    /api/v1/label/instance/values (404)
+                                    /api/v1/label/instance/values (404); cutlist: that answer
+                                    ends before its Content-Length
 
 Writes "ready" on stdout once it listens.
 """
@@ -59,6 +60,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if mode == "prom":
             if args[:1] == ["nolist"] or not self.path.startswith("/api/v1/label/instance/values"):
                 self.send(404, b"404 page not found\n", "text/plain")
+            elif args[:1] == ["cutlist"]:
+                # a status, then the connection gone half-way through the body
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", "1000")
+                self.end_headers()
+                self.wfile.write(b'{"status":"success","data":["n1:9479"')
+                self.wfile.flush()
+                self.close_connection = True
             else:
                 # another exporter on n1's host too: it is n1's instance as well, by pattern
                 self.send(200, b'{"status":"success","data":["n1:9100","n1:9479","n2:9479",'

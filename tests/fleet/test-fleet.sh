@@ -230,7 +230,9 @@ fake promcut prom cut
 fake prombad prom badenc
 fake promcompact prom badcompact
 fake promnolist prom nolist
-for f in prom promcut prombad promcompact promnolist; do
+fake promcutlist prom cutlist
+fake promdscp prom
+for f in prom promcut prombad promcompact promnolist promcutlist promdscp; do
 	wait_until 20 ready "$f" || die "fake Prometheus ($f) did not come up"
 done
 check "--prometheus: escaped labels decoded (n\\u0031 is n1), both nodes answered" bash -c "
@@ -269,6 +271,25 @@ check "--prometheus: without /api/v1/label/instance/values, instances matched by
 	'$ROCEWATCH' fleet check -j --prometheus http://\$(echo $(node promnolist)) n1 n2 >'$TMPD/promnolist.json'
 	grep -q '^roce_dscp_map_info{instance=~\"n1(:\[0-9\]+)?|n2(:\[0-9\]+)?\"}\$' '$TMPD/fake-promnolist.log' &&
 	python3 -c \"import json; a, b = (json.load(open(f)) for f in ('$TMPD/prom.json', '$TMPD/promnolist.json')); assert a['results'] == b['results'] and a['status'] == b['status'], (a, b)\""
+check "--prometheus: an instance list cut short: instances matched by pattern, the same verdicts" bash -c "
+	'$ROCEWATCH' fleet check -j --prometheus http://\$(echo $(node promcutlist)) n1 n2 >'$TMPD/promcutlist.json'
+	grep -q '^roce_dscp_map_info{instance=~\"n1(:\[0-9\]+)?|n2(:\[0-9\]+)?\"}\$' '$TMPD/fake-promcutlist.log' &&
+	python3 -c \"import json; a, b = (json.load(open(f)) for f in ('$TMPD/prom.json', '$TMPD/promcutlist.json')); assert a['results'] == b['results'] and a['status'] == b['status'], (a, b)\""
+# rules that read only the DSCP map: n2 (no compact series) answers nothing but up at first
+printf 'profile: dscponly\nrules:\n  - name: dscp_map\n    scope: fleet\n    each: netdev\n    expr: distinct(dscp2prio) == 1\n    severity: critical\n    doc: the DSCP map alone\n' >"$TMPD/dscponly.yaml"
+check "--prometheus: a node with no compact series and nothing else asked is still asked for its map, encoded" bash -c "
+	'$ROCEWATCH' fleet check -j --fleet-profile '$TMPD/dscponly.yaml' --prometheus http://\$(echo $(node promdscp)) n1 n2 >'$TMPD/promdscp.json'
+	grep -q 'roce_dscp_priority{instance=~\"n2:9479\",dscp' '$TMPD/fake-promdscp.log' &&
+	python3 -c \"
+import json
+d = json.load(open('$TMPD/promdscp.json'))
+assert d['counts']['answered'] == 2, d['nodes']
+r = {x['rule']: sorted(o['node'] for o in x['outliers']) for x in d['results']}
+assert r['dscp_map'] == ['n1', 'n2'], r  # one against one: a tie names both\""
+# a name with a backslash and a quote: escaped for RE2, then for the PromQL string
+check "--prometheus: a node name's backslash and quote escaped for RE2 and for PromQL" bash -c "
+	'$ROCEWATCH' fleet check --prometheus http://\$(echo $(node promnolist)) 'a\\b\"c' >/dev/null 2>&1
+	grep -F -q 'instance=~\"a\\\\\\\\b\\\"c(:[0-9]+)?\"}' '$TMPD/fake-promnolist.log'"
 check "--prometheus: an answer that ends early is an error naming its query (exit 3)" bash -c "
 	'$ROCEWATCH' fleet check --prometheus http://\$(echo $(node promcut)) n1 n2 >'$TMPD/promcut.txt' 2>&1
 	[ \$? -eq 3 ] && grep -q 'query roce_netdev_mtu_bytes: invalid JSON' '$TMPD/promcut.txt'"

@@ -941,11 +941,22 @@ static void prometheus_compact_answers(void **state)
 			 0);
 	assert_int_equal(model_netdev(&m[1], "eth0")->f[F_NETDEV_PFC_ENABLED].v.set, 0x89);
 
-	/* 63 characters, a priority 8, a missing label: errors, never a map */
+	/* 63 characters, a priority 8, an escape, a missing label: errors, never a map */
 	static const char *const bad[] = {
 		"\"map\":\"000000001111111122222222333333334444444455555555666666667777777\"",
 		"\"map\":\"0000000011111111222222223333333344444444555555556666666677777778\"",
+		"\"map\":\"\\u001b[2J\"",
 		"\"mapx\":\"0000000011111111222222223333333344444444555555556666666677777777\"",
+	};
+	static const char *const why[] = {
+		"device eth1: "
+		"map=\"000000001111111122222222333333334444444455555555666666667777777\" "
+		"is not 64 characters 0-7 or -",
+		"device eth1: "
+		"map=\"0000000011111111222222223333333344444444555555556666666677777778\" "
+		"is not 64 characters 0-7 or -",
+		"device eth1: map=\"?[2J\" is not 64", /* the control byte made printable */
+		"device eth1: no map label: not decoded",
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		sb_reset(&body);
@@ -957,9 +968,8 @@ static void prometheus_compact_answers(void **state)
 		assert_int_equal(fleet_prom_read("roce_dscp_map_info", body.buf, body.len, nodes, 2,
 						 err, sizeof(err)),
 				 -ERANGE);
-		assert_non_null(strstr(err, "Prometheus: query roce_dscp_map_info: n1:9479 device "
-					    "eth1: map="));
-		assert_non_null(strstr(err, "is not 64 characters 0-7 or -"));
+		assert_non_null(strstr(err, "Prometheus: query roce_dscp_map_info: n1:9479 "));
+		assert_non_null(strstr(err, why[i]));
 		assert_int_equal(
 		    model_netdev(&m[0], "eth1")->f[F_NETDEV_DSCP_MAP].state != ABS_NONE, true);
 	}
