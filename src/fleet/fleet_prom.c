@@ -446,7 +446,8 @@ struct pstate {
 	const char *qmetric[NQ_MAX]; /* fleet_prom_gather's metrics */
 	int qpart[NQ_MAX];	     /* a DSCP map's group */
 	char *posts[NQ_MAX];
-	uint32_t *seen; /* per node: the compact rows (compact_bit()) it had a series of */
+	uint32_t *seen;	       /* per node: the compact rows (compact_bit()) it had a series of */
+	uint32_t cbit[NQ_MAX]; /* per compact query: its row's compact_bit(), found once */
 	/* per query k, the rows its metric fills: ids[first[k] .. first[k + 1]) */
 	int ids[NQ_MAX];
 	size_t first[NQ_MAX + 1];
@@ -980,7 +981,7 @@ static int apply_series_of(struct pstate *ps, size_t k, const struct series *lab
 		} else if (ps->enc[k] == ENC_COMPACT) {
 			if (apply_compact(ps, o, id, labels, inst))
 				return -ERANGE;
-			ps->seen[ni] |= compact_bit(id);
+			ps->seen[ni] |= ps->cbit[k];
 		} else if (apply_encoded(o, id, ps->enc[k], labels, v)) {
 			const char *dev = label(labels, "device"),
 				   *g = label(labels, DSCP_GROUP_LABEL);
@@ -1068,6 +1069,8 @@ static size_t rows_of(struct pstate *ps, size_t k, const char *metric, size_t j)
 			ps->ids[j++] = id;
 	ps->first[k + 1] = j;
 	ps->enc[k] = compact ? ENC_COMPACT : query_enc(ps, k);
+	/* a compact metric is one row's (fields[].compact): its bit, not looked up per series */
+	ps->cbit[k] = compact ? compact_bit(ps->ids[ps->first[k]]) : 0;
 	return j;
 }
 
@@ -1222,7 +1225,7 @@ static int ask_without_compact(struct pstate *ps, size_t k, size_t n,
 			       const struct fleet_prom_instances *known, size_t *nq, size_t *j,
 			       const char *url, const struct fleet_http_opts *o)
 {
-	uint32_t bit = compact_bit(ps->ids[ps->first[k]]);
+	uint32_t bit = ps->cbit[k];
 	struct strbuf match = { 0 };
 	size_t w = 0, k0 = *nq;
 	int r;
