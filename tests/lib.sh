@@ -66,6 +66,10 @@ cleanup() {
 }
 trap cleanup EXIT
 on_exit() { T_CLEANUP+=("$*"); }
+# stop_at_exit PID: kill a background daemon of this shell and wait for it to end, so
+# what it writes as it shuts down (Alertmanager's state, a TSDB's head) is written before
+# $TMPD is removed: `rm -rf` racing a daemon's last files fails the test after its checks.
+stop_at_exit() { T_CLEANUP+=("kill $1; wait $1"); }
 
 # Make a private network namespace; echo its name.
 make_netns() {

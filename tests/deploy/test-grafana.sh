@@ -93,7 +93,7 @@ scrape_configs:
 YML
 prometheus --config.file "$TMPD/prometheus.yml" --storage.tsdb.path "$TMPD/tsdb" \
 	--web.listen-address "127.0.0.1:$pport" >"$TMPD/prom.log" 2>&1 &
-on_exit "kill $!"
+stop_at_exit $!
 PROM="http://127.0.0.1:$pport"
 
 nonempty() { # EXPR: the instant query succeeds and has at least one sample

@@ -29,7 +29,7 @@ start_am() {
 	wait_until 30 curl -sf "http://127.0.0.1:$amport/-/ready" || die "alertmanager did not start: $(tail -5 "$TMPD/am.log")"
 }
 start_am
-on_exit 'kill $(cat '"$TMPD"'/am.pid)'
+on_exit 'kill $(cat '"$TMPD"'/am.pid); wait $(cat '"$TMPD"'/am.pid)'
 
 cp "$snaps/global-pause.json" "$TMPD/state.json"
 "$ROCEWATCH" serve --from "$TMPD/state.json" --web.listen-address "127.0.0.1:$rport" \

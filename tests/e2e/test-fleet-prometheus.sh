@@ -36,7 +36,7 @@ scrape_configs:
 YML
 prometheus --config.file "$TMPD/prometheus.yml" --storage.tsdb.path "$TMPD/tsdb" \
 	--web.listen-address "127.0.0.1:$pport" >"$TMPD/prom.log" 2>&1 &
-on_exit "kill $!"
+stop_at_exit $!
 prom="http://127.0.0.1:$pport"
 
 scraped() { # every rocewatch target up with its MTU in, and the dead one known to be down

@@ -94,7 +94,7 @@ YML
 check "promtool accepts the scrape config" promtool check config "$TMPD/prometheus.yml"
 ip netns exec "$ns" prometheus --config.file "$TMPD/prometheus.yml" --storage.tsdb.path "$TMPD/tsdb" \
 	--web.listen-address "127.0.0.1:$pport" >"$TMPD/prom.log" 2>&1 &
-on_exit "kill $!"
+stop_at_exit $!
 
 query() {
 	ip netns exec "$ns" curl -sf --get "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$1"

@@ -67,7 +67,7 @@ pport=$(free_port)
 printf 'global:\n  scrape_interval: 15s\n' >"$TMPD/prometheus.yml"
 prometheus --config.file "$TMPD/prometheus.yml" --storage.tsdb.path "$TMPD/tsdb" \
 	--storage.tsdb.retention.time 100y --web.listen-address "127.0.0.1:$pport" >"$TMPD/prom.log" 2>&1 &
-on_exit "kill $!"
+stop_at_exit $!
 # query PROMQL [TIME]: the result vector as "labels value" lines
 query() {
 	curl -sf --get "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$1" \
