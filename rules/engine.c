@@ -474,6 +474,11 @@ static void note_window(const struct ectx *cx, struct rule_result *x)
 
 	x->window_ns = cx->windowed ? cx->window_ns : 0;
 	x->observed_ns = cx->windowed ? cx->observed_ns : 0;
+	if (cx->reset)
+		/* a decrease was rebaselined, not counted: say so while it is in the window */
+		tb_printf(&tb,
+			  " (counter reset %.17g -> %.17g in the window: rebaselined, not counted)",
+			  cx->reset_from, cx->reset_to);
 	if (!cx->windowed)
 		return;
 	rules_format_duration(cx->window_ns, w, sizeof(w));
@@ -505,6 +510,7 @@ static void eval_one(const struct rules_engine *e, const struct rrule *r, struct
 
 	x->reason[0] = '\0';
 	cx->windowed = false;
+	cx->reset = false;
 	cx->window_ns = cx->observed_ns = 0;
 	if (e->single_sample && r->n_rings) {
 		/* one sample: a counter rule could only say "needs two samples" */

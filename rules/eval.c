@@ -78,6 +78,7 @@ static void ring_push(struct ring *r, const struct val *x, int64_t t, bool raw)
 		r->n = 0;
 		r->first = 0;
 		r->have_prev = false;
+		r->has_reset = false;
 		memset(r->total, 0, sizeof(r->total));
 	}
 	for (int p = 0; p < r->ncomp; p++) {
@@ -88,12 +89,20 @@ static void ring_push(struct ring *r, const struct val *x, int64_t t, bool raw)
 		if (r->have_prev && (r->prev_mask & (1u << p))) {
 			/*
 			 * A decrease is a counter reset (driver reload, port
-			 * reset): count from the new value.  A 32-bit counter
-			 * that wraps looks the same and is counted the same way;
-			 * what it counted between the last sample and the wrap
-			 * is lost.
+			 * reset, a 32-bit wrap): rebaseline at the new value and
+			 * count nothing for this sample.  Counting the new value
+			 * would turn link_downed 1000 -> 999 into 999 events; what
+			 * a reset to 0 then counted up to is lost, and a reset
+			 * never makes an event.
 			 */
-			r->total[p] += v >= r->prev_raw[p] ? v - r->prev_raw[p] : v;
+			if (v >= r->prev_raw[p]) {
+				r->total[p] += v - r->prev_raw[p];
+			} else if (!r->has_reset || r->reset_ns != t) {
+				r->has_reset = true;
+				r->reset_ns = t;
+				r->reset_from = r->prev_raw[p];
+				r->reset_to = v;
+			}
 		}
 		r->prev_raw[p] = v;
 	}
@@ -169,6 +178,11 @@ struct val rx_counter(const struct expr *e, const struct val *x, struct ectx *cx
 	if (r->n >= 2)
 		start = ring_idx(r, window_start(r, cx->t - r->window_ns));
 	note_window(cx, r, start < 0 ? 0 : r->t[now] - r->t[start]);
+	if (r->has_reset && start >= 0 && r->reset_ns > r->t[start] && !cx->reset) {
+		cx->reset = true;
+		cx->reset_from = r->reset_from;
+		cx->reset_to = r->reset_to;
+	}
 	if (start < 0)
 		return rx_err(e, VE_NEED_SAMPLES, r->n);
 	for (int p = 0; p < r->ncomp; p++)

@@ -302,6 +302,10 @@ struct ring {
 	int64_t window_ns, spacing_ns;
 	double prev_raw[RW_PRIO_COUNT];
 	double total[RW_PRIO_COUNT];
+	/* the last decrease (a reset): when, and the values either side of it */
+	bool has_reset;
+	int64_t reset_ns;
+	double reset_from, reset_to;
 	int64_t *t;
 	uint8_t *mask;
 	double *acc; /* cap * ncomp: running totals (rate/increase) or raw values (delta) */
@@ -337,6 +341,9 @@ struct ectx {
 	 */
 	bool windowed;
 	int64_t window_ns, observed_ns;
+	/* a counter function whose window holds a reset: the latest one */
+	bool reset;
+	double reset_from, reset_to;
 	const char *outcome;	     /* fleet, each node: its profile outcome, or NULL */
 	const struct fleet_agg *agg; /* fleet, at the top of a rule: the group's aggregates */
 };

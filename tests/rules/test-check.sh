@@ -94,10 +94,14 @@ summary_is() { # FIXTURE RULE DEVICE EXPECTED
 		python3 -c "import json,sys; d=json.load(sys.stdin); print([r['summary'] for r in d['results'] if r['rule']=='$2' and r['object'].get('device')=='$3'][0])")
 	[ "$got" = "$4" ] || { echo "  $2 on $3: '$got'" >&2; return 1; }
 }
-check "counter reset: the summary says 70" \
-	summary_is counter-reset.json no_out_of_sequence mlx5_0 "70 packets out of sequence (only 30s of the 5m window observed)"
+check "counter reset: rebaselined, not counted: the summary says 65 and why" \
+	summary_is counter-reset.json no_out_of_sequence mlx5_0 "65 packets out of sequence (counter reset 150 -> 5 in the window: rebaselined, not counted) (only 30s of the 5m window observed)"
 check "a counter that only resets counts nothing" \
-	summary_is counter-reset.json no_local_ack_timeouts mlx5_0 "0 ACK timeouts (only 30s of the 5m window observed)"
+	summary_is counter-reset.json no_local_ack_timeouts mlx5_0 "0 ACK timeouts (counter reset 500 -> 0 in the window: rebaselined, not counted) (only 30s of the 5m window observed)"
+check "link_downed 1000 -> 999: 0 link down events, the check passes" \
+	expect_check link-downed-decrease.json 0 ""
+check "link_downed 1000 -> 999: the summary says the counter was reset" \
+	summary_is link-downed-decrease.json link_not_downed mlx5_0 "0 link down events (counter reset 1000 -> 999 in the window: rebaselined, not counted) (only 30s of the 5m window observed)"
 check "pause storm: 2 error events" \
 	summary_is pause-storm.json no_pause_storm_errors eth2 "2 pause storm error events (only 30s of the 5m window observed)"
 

@@ -820,12 +820,13 @@ static void counter_reset_and_wrap(void **state)
 	assert_int_equal(f.outcome, RULE_UNKNOWN);
 	assert_string_equal(f.reason,
 			    "increase(hw[\"out_of_sequence\"], 5m): needs two samples, have 1");
-	/* 100 -> 150 (+50) -> reset, count from 5 (+5) -> 20 (+15) */
+	/* 100 -> 150 (+50) -> reset, rebaselined at 5 (+0) -> 20 (+15) */
 	counter_seq(e, &m, reset + 1, t + 1, 3);
 	f = result(e, "inc", "mlx5_0");
 	assert_int_equal(f.outcome, RULE_FAIL);
 	assert_string_equal(f.summary,
-			    "inc=70 rate=2.333 delta=-80 (only 30s of the 5m window observed)");
+			    "inc=65 rate=2.167 delta=-80 (counter reset 150 -> 5 in the window: "
+			    "rebaselined, not counted) (only 30s of the 5m window observed)");
 	assert_int_equal(f.window_ns, 300000000000LL);
 	assert_int_equal(f.observed_ns, 30000000000LL);
 	rules_free(e);
@@ -836,15 +837,39 @@ static void counter_reset_and_wrap(void **state)
 	f = result(e, "inc", "mlx5_0");
 	assert_int_equal(f.outcome, RULE_PASS);
 	assert_string_equal(f.summary,
-			    "inc=0 rate=0 delta=-500 (only 30s of the 5m window observed)");
+			    "inc=0 rate=0 delta=-500 (counter reset 500 -> 0 in the window: "
+			    "rebaselined, not counted) (only 30s of the 5m window observed)");
 	rules_free(e);
 
-	/* a 32-bit wrap is counted as a reset: the 5 before the wrap are lost */
+	/*
+	 * Issue 42: a decrease that is not to 0 is a reset too, never events.
+	 * link_downed 1000 -> 999 was "999 link down events", fatal, drain-node.
+	 */
+	{
+		static const uint64_t down_one[] = { 1000, 999, 999, 1001 };
+
+		e = load_ok(counter_rules);
+		counter_seq(e, &m, down_one, t, 3);
+		f = result(e, "inc", "mlx5_0");
+		assert_int_equal(f.outcome, RULE_PASS);
+		assert_true(!strncmp(f.summary, "inc=0 ", 6));
+		assert_non_null(strstr(f.summary, "counter reset 1000 -> 999 in the window"));
+		/* counting goes on from the new baseline: 999 -> 1001 is 2 */
+		counter_seq(e, &m, down_one + 3, t + 3, 1);
+		f = result(e, "inc", "mlx5_0");
+		assert_int_equal(f.outcome, RULE_FAIL);
+		assert_true(!strncmp(f.summary, "inc=2 ", 6));
+		rules_free(e);
+	}
+
+	/* a 32-bit wrap is a reset too: rebaselined, what it counted across the wrap is lost */
 	e = load_ok(counter_rules);
 	counter_seq(e, &m, wrap, t, 2);
 	f = result(e, "inc", "mlx5_0");
 	assert_string_equal(f.summary,
-			    "inc=10 rate=1 delta=-4294967280 (only 10s of the 5m window observed)");
+			    "inc=0 rate=0 delta=-4294967280 (counter reset 4294967290 -> "
+			    "10 in the window: rebaselined, not counted) (only 10s of "
+			    "the 5m window observed)");
 
 	/* time going backwards (a replay restarting) starts the history over */
 	counter_seq(e, &m, wrap, t, 1);
@@ -873,14 +898,22 @@ static void counter_saturated(void **state)
 	assert_string_equal(f.reason, "increase(hw[\"out_of_sequence\"], 5m): counter stuck at "
 				      "2^32-1 (saturated), what it counted is unknown");
 	rules_free(e);
-	/* reaching it is unknown too; after a reset (a clear) it counts again */
+	/* reaching it is unknown too; after a reset (a clear) it is known and counts again */
 	e = load_ok(counter_rules);
 	counter_seq(e, &m, reaches, t, 2);
 	assert_int_equal(result(e, "inc", "mlx5_0").outcome, RULE_UNKNOWN);
 	counter_seq(e, &m, reaches + 2, t + 2, 1);
 	f = result(e, "inc", "mlx5_0");
-	assert_int_equal(f.outcome, RULE_FAIL);
-	assert_true(!strncmp(f.summary, "inc=312 ", 8));
+	assert_int_equal(f.outcome, RULE_FAIL); /* the 295 before saturating */
+	assert_true(!strncmp(f.summary, "inc=295 ", 8));
+	{
+		static const uint64_t more[] = { 30 };
+		static const int64_t t30[] = { 30 };
+
+		counter_seq(e, &m, more, t30, 1);
+		f = result(e, "inc", "mlx5_0");
+		assert_true(!strncmp(f.summary, "inc=308 ", 8));
+	}
 	rules_free(e);
 	model_free(&m);
 }
@@ -954,18 +987,21 @@ static void counter_arrays(void **state)
 	for (int p = 0; p < 8; p++)
 		field_set_prio(m.netdevs[0], F_NETDEV_PFC_INDICATIONS, p, 100);
 	assert_int_equal(rules_evaluate(e, &m, 0), 0);
-	/* priority 3 (PFC on) moves, priority 5 resets to 2, priority 0 moves by 7 */
+	/* priority 3 (PFC on) moves, priority 5 resets to 2 (no event), priority 0 moves by 7 */
 	field_set_prio(m.netdevs[0], F_NETDEV_PFC_INDICATIONS, 3, 900);
 	field_set_prio(m.netdevs[0], F_NETDEV_PFC_INDICATIONS, 5, 2);
 	assert_int_equal(rules_evaluate(e, &m, 1000000000), 0);
 	f = result(e, "np", "eth2");
-	assert_int_equal(f.outcome, RULE_FAIL);
-	assert_string_equal(f.summary, "[0,0,0,800,0,2,0,0] (only 1s of the 5m window observed)");
-	field_set_prio(m.netdevs[0], F_NETDEV_PFC_INDICATIONS, 5, 2);
+	assert_int_equal(f.outcome, RULE_PASS);
+	assert_string_equal(f.summary,
+			    "[0,0,0,800,0,0,0,0] (counter reset 100 -> 2 in the window: "
+			    "rebaselined, not counted) (only 1s of the 5m window observed)");
+	field_set_prio(m.netdevs[0], F_NETDEV_PFC_INDICATIONS, 5, 4);
 	field_set_prio(m.netdevs[0], F_NETDEV_PFC_INDICATIONS, 0, 107);
 	assert_int_equal(rules_evaluate(e, &m, 2000000000), 0);
 	f = result(e, "np", "eth2");
-	assert_string_equal(f.summary, "[7,0,0,800,0,2,0,0] (only 2s of the 5m window observed)");
+	assert_int_equal(f.outcome, RULE_FAIL);
+	assert_true(!strncmp(f.summary, "[7,0,0,800,0,2,0,0] (counter reset", 34));
 	rules_free(e);
 	model_free(&m);
 }
