@@ -22,6 +22,7 @@
  * facts) and one fast poll (their counters).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -274,6 +275,91 @@ static void fill_port(struct collector_ctx *cc, struct rdma_priv *rp, struct nod
 	}
 }
 
+/* What the port is, whatever it is called now: "guid:...", "pci:..." or "name:...". */
+static void port_ident(struct rdma_priv *rp, const struct object *o, char *buf, size_t len)
+{
+	const struct field_val *g = &o->f[F_PORT_NODE_GUID];
+	char path[PATH_MAX], link[PATH_MAX];
+	const char *base;
+	ssize_t n;
+
+	if (g->state == ABS_NONE && strspn(g->v.s, "0:") != strlen(g->v.s)) {
+		snprintf(buf, len, "guid:%.64s", g->v.s);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/%s/device", rp->ib, o->name);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n > 0) {
+		link[n] = '\0';
+		base = strrchr(link, '/');
+		snprintf(buf, len, "pci:%.64s", base ? base + 1 : link);
+		return;
+	}
+	snprintf(buf, len, "name:%.64s", o->name);
+}
+
+/*
+ * Count the ports that came back after a slow poll that did not find them
+ * (roce_rdma_port_reappeared_total), and say once when a new device took an
+ * old one's name: the rules engine then starts its history afresh.
+ */
+static void note_seen(struct rdma_priv *rp, struct object *o)
+{
+	char ident[sizeof(rp->seen[0].ident)];
+	struct seen_port *sp = NULL;
+
+	port_ident(rp, o, ident, sizeof(ident));
+	for (size_t i = 0; i < rp->n_seen && !sp; i++)
+		if (rp->seen[i].port == o->port && !strcmp(rp->seen[i].ident, ident))
+			sp = &rp->seen[i];
+	if (!sp) {
+		for (size_t i = 0; i < rp->n_seen; i++) {
+			struct seen_port *old = &rp->seen[i];
+
+			if (old->port == o->port && !strcmp(old->name, o->name) && !old->present) {
+				log_info("rdma: %s/%u is another device now (%s, was %s): its "
+					 "counter history starts afresh",
+					 o->name, o->port, ident, old->ident);
+				strlcpy0(old->name, "", sizeof(old->name)); /* said once */
+			}
+		}
+		if (rp->n_seen == SEEN_PORTS_MAX) {
+			/* bounded: forget one that is away (a long-gone device) */
+			size_t k = 0;
+
+			while (k < rp->n_seen && (rp->seen[k].present || rp->seen[k].was_present))
+				k++;
+			if (k == rp->n_seen)
+				goto set;
+			rp->seen[k] = rp->seen[--rp->n_seen];
+		} else if (rp->n_seen == rp->cap_seen) {
+			size_t cap = rp->cap_seen ? 2 * rp->cap_seen : 16;
+			struct seen_port *n = realloc(rp->seen, cap * sizeof(*rp->seen));
+
+			if (!n)
+				goto set;
+			rp->seen = n;
+			rp->cap_seen = cap;
+		}
+		sp = &rp->seen[rp->n_seen++];
+		memset(sp, 0, sizeof(*sp));
+		strlcpy0(sp->ident, ident, sizeof(sp->ident));
+		sp->port = o->port;
+		sp->was_present = true; /* new: not a return */
+	}
+	if (!sp->was_present && !sp->present) {
+		sp->reappeared++;
+		log_info(
+		    "rdma: %s/%u (%s) is back after a config poll that did not find it (%" PRIu64
+		    " times)",
+		    o->name, o->port, ident, sp->reappeared);
+	}
+	sp->present = true;
+	strlcpy0(sp->name, o->name, sizeof(sp->name));
+set:
+	field_set_int(o, F_PORT_REAPPEARED, sp ? (int64_t)sp->reappeared : 0);
+}
+
 static int collect_slow(struct collector_ctx *cc, struct rdma_priv *rp, struct node_model *m)
 {
 	struct found f = { 0 };
@@ -300,6 +386,10 @@ static int collect_slow(struct collector_ctx *cc, struct rdma_priv *rp, struct n
 		}
 	}
 
+	for (size_t i = 0; i < rp->n_seen; i++) {
+		rp->seen[i].was_present = rp->seen[i].present;
+		rp->seen[i].present = false;
+	}
 	model_begin(m, OBJ_RDMA_PORT);
 	for (size_t i = 0; i < f.n; i++) {
 		struct object *o = model_add_port(m, f.p[i].dev, f.p[i].port);
@@ -310,6 +400,7 @@ static int collect_slow(struct collector_ctx *cc, struct rdma_priv *rp, struct n
 		}
 		o->seen = true;
 		fill_port(cc, rp, m, o, &f.p[i]);
+		note_seen(rp, o);
 	}
 	model_sweep(m, OBJ_RDMA_PORT);
 	field_set_int(&m->node, F_NODE_RDMA_DEVICES, (int64_t)f.nd);
@@ -496,6 +587,7 @@ static void rdma_fini(struct collector_ctx *cc)
 	if (!rp)
 		return;
 	rw_nl_close(&rp->nl);
+	free(rp->seen);
 	free(rp);
 	cc->priv = NULL;
 }

@@ -35,8 +35,25 @@
 
 /* ---- rdma.c: the state the files share ---- */
 
+/*
+ * A port seen at some slow poll, by what it is (node GUID, else PCI address,
+ * else name) and port number: how often it came back after a poll that did
+ * not find it.
+ */
+struct seen_port {
+	char ident[72];
+	char name[RW_NAME_MAX];
+	uint32_t port;
+	bool present, was_present;
+	uint64_t reappeared;
+};
+
+#define SEEN_PORTS_MAX 1024
+
 struct rdma_priv {
-	struct rw_nl nl;	     /* nl.nl NULL: sysfs only */
+	struct rw_nl nl; /* nl.nl NULL: sysfs only */
+	struct seen_port *seen;
+	size_t n_seen, cap_seen;
 	const struct rw_config *cfg; /* --rdma-device-include/-exclude */
 	bool live;		     /* sysfs_root is this machine's /sys */
 	/* Roots leave room for a device, a port and a file in a PATH_MAX path. */

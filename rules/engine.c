@@ -77,6 +77,26 @@ static const struct rrule *rrule_of(const struct rule_info *ri)
 	return (const struct rrule *)ri;
 }
 
+/*
+ * What an object is, whatever it is called: an RDMA port's node GUID (an
+ * all-zero one says nothing), else the PCI address of its netdev; a
+ * netdev's PCI address.  "" when there is none (a virtual netdev).
+ */
+static void object_ident(const struct object *o, char *buf, size_t len)
+{
+	const struct object *nd = o->kind == OBJ_NETDEV ? o : o->netdev;
+
+	buf[0] = '\0';
+	if (o->kind == OBJ_RDMA_PORT && o->f[F_PORT_NODE_GUID].state == ABS_NONE &&
+	    strspn(o->f[F_PORT_NODE_GUID].v.s, "0:") != strlen(o->f[F_PORT_NODE_GUID].v.s)) {
+		snprintf(buf, len, "guid:%.64s", o->f[F_PORT_NODE_GUID].v.s);
+		return;
+	}
+	if (nd && nd->f[F_NETDEV_BUS].state == ABS_NONE && *nd->f[F_NETDEV_BUS].v.s &&
+	    strcmp(nd->f[F_NETDEV_BUS].v.s, "N/A"))
+		snprintf(buf, len, "pci:%.64s", nd->f[F_NETDEV_BUS].v.s);
+}
+
 static bool ids_match(const struct rules_engine *e, const struct node_model *m)
 {
 	for (int k = OBJ_NETDEV; k < OBJ__COUNT; k++) {
@@ -85,10 +105,17 @@ static bool ids_match(const struct rules_engine *e, const struct node_model *m)
 
 		if (n != e->n_ids[k])
 			return false;
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
+			char ident[sizeof(e->ids[k][i].ident)];
+
 			if (objs[i]->port != e->ids[k][i].port ||
 			    strcmp(objs[i]->name, e->ids[k][i].name))
 				return false;
+			/* the same name, another device (a reload with a new GUID) */
+			object_ident(objs[i], ident, sizeof(ident));
+			if (strcmp(ident, e->ids[k][i].ident))
+				return false;
+		}
 	}
 	return true;
 }
@@ -103,16 +130,137 @@ static uint64_t result_key(const struct rrule *r, enum obj_kind k, const char *d
 	return rx_fnv1a(h, &port, sizeof(port));
 }
 
-/* The slot of the same rule definition on the same object in src, or -1. */
-static ssize_t find_old(const struct rules_engine *src, const struct rrule *r, uint64_t key)
+/*
+ * An RDMA port is its GUID and port number, whatever its name (mlx5_0 may
+ * come back as mlx5_2); a netdev is its name on its PCI function (one
+ * function can carry two netdevs, mlx4's).
+ */
+static uint64_t ident_key(const struct rrule *r, enum obj_kind k, uint64_t key, const char *ident,
+			  uint32_t port)
+{
+	uint64_t h;
+
+	if (!*ident)
+		return key;
+	if (k != OBJ_RDMA_PORT)
+		return rx_fnv1a(key, ident, strlen(ident) + 1);
+	h = rx_fnv1a(RX_FNV_INIT, r->info.profile, strlen(r->info.profile) + 1);
+	h = rx_fnv1a(h, r->info.name, strlen(r->info.name) + 1);
+	h = rx_fnv1a(h, &k, sizeof(k));
+	h = rx_fnv1a(h, ident, strlen(ident) + 1);
+	return rx_fnv1a(h, &port, sizeof(port));
+}
+
+/*
+ * The slot of the same rule definition on the same object in src, or -1:
+ * the same hardware, or the same name where either side has no identity.
+ */
+static ssize_t find_old(const struct rules_engine *src, const struct rrule *r,
+			const struct rule_result *x)
 {
 	for (size_t i = 0; i < src->n_res; i++) {
 		const struct rule_result *o = &src->res[i];
 
-		if (o->key == key && o->rule->fingerprint == r->info.fingerprint)
+		if (o->rule->fingerprint != r->info.fingerprint)
+			continue;
+		if (o->ikey == x->ikey ||
+		    (o->key == x->key && (o->ikey == o->key || x->ikey == x->key)))
 			return (ssize_t)i;
 	}
 	return -1;
+}
+
+/* Forget what has been parked longer than its rule keeps it (all of it when now < 0). */
+static void parked_expire(struct rules_engine *e, int64_t now)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < e->n_parked; i++) {
+		struct parked *p = &e->parked[i];
+
+		if (now >= 0 && now - p->gone_ns <= p->r->info.history_grace_ns &&
+		    now >= p->gone_ns) {
+			e->parked[k++] = *p;
+			continue;
+		}
+		rx_slot_free(p->r, &p->st);
+	}
+	e->n_parked = k;
+	if (!k) {
+		free(e->parked);
+		e->parked = NULL;
+	}
+}
+
+/* Keep the state of a result whose object left the model, for its return. */
+static void park(struct rules_engine *e, const struct rule_result *x, struct slot_state *st,
+		 int64_t now)
+{
+	const struct rrule *r = (const struct rrule *)x->rule;
+	struct parked *n;
+
+	if (!r->n_rings || !st->rings || r->info.history_grace_ns <= 0 || x->kind == OBJ_NODE) {
+		rx_slot_free(r, st);
+		return;
+	}
+	if (e->n_parked == PARKED_MAX) {
+		/* bounded: the longest gone is forgotten first */
+		rx_slot_free(e->parked[0].r, &e->parked[0].st);
+		memmove(e->parked, e->parked + 1, (e->n_parked - 1) * sizeof(*e->parked));
+		e->n_parked--;
+	}
+	n = realloc(e->parked, (e->n_parked + 1) * sizeof(*n));
+	if (!n) {
+		rx_slot_free(r, st);
+		return;
+	}
+	e->parked = n;
+	n = &e->parked[e->n_parked++];
+	n->r = r;
+	n->key = x->key;
+	n->ikey = x->ikey;
+	n->has_ident = x->ikey != x->key;
+	n->gone_ns = now;
+	n->res = *x;
+	n->st = *st;
+	memset(st, 0, sizeof(*st));
+}
+
+/* The parked state of the same rule on the same object (as find_old matches), or -1. */
+static ssize_t find_parked(const struct rules_engine *e, const struct rrule *r,
+			   const struct rule_result *x)
+{
+	for (size_t i = e->n_parked; i-- > 0;) {
+		const struct parked *p = &e->parked[i];
+
+		if (p->r->info.fingerprint != r->info.fingerprint ||
+		    strcmp(p->r->info.name, r->info.name))
+			continue;
+		if (p->ikey == x->ikey ||
+		    (p->key == x->key && (!p->has_ident || x->ikey == x->key)))
+			return (ssize_t)i;
+	}
+	return -1;
+}
+
+/* A new device under a parked one's name (a new node GUID): that history is not its. */
+static void parked_drop_name(struct rules_engine *e, const struct rule_result *x)
+{
+	for (size_t i = 0; i < e->n_parked; i++)
+		if (e->parked[i].key == x->key) {
+			rx_slot_free(e->parked[i].r, &e->parked[i].st);
+			e->parked[i--] = e->parked[--e->n_parked];
+		}
+}
+
+static void take_result(struct rule_result *x, const struct rule_result *o)
+{
+	x->outcome = o->outcome;
+	x->since_ns = o->since_ns;
+	x->eval_ns = o->eval_ns;
+	memcpy(x->summary, o->summary, sizeof(x->summary));
+	memcpy(x->reason, o->reason, sizeof(x->reason));
+	memcpy(x->netdev, o->netdev, sizeof(x->netdev));
 }
 
 static void free_slots(struct rules_engine *e, struct slot_state *st, size_t upto)
@@ -142,7 +290,7 @@ static uint64_t next_layout_gen(void)
  * already has (old may be e itself).  On success e owns ids.
  */
 static int sync_slots(struct rules_engine *e, struct objid *ids[OBJ__COUNT],
-		      const size_t n_ids[OBJ__COUNT], struct rules_engine *old)
+		      const size_t n_ids[OBJ__COUNT], struct rules_engine *old, int64_t now)
 {
 	size_t total = 0, pos = 0;
 	struct rule_result *res;
@@ -178,21 +326,29 @@ static int sync_slots(struct rules_engine *e, struct objid *ids[OBJ__COUNT],
 				x->port = ids[k][i].port;
 			}
 			x->key = result_key(r, k, x->device, x->port);
+			x->ikey = k == OBJ_NODE ? x->key
+						: ident_key(r, k, x->key, ids[k][i].ident, x->port);
 			x->outcome = RULE__OUTCOMES; /* not evaluated yet */
-			oi = find_old(old, r, x->key);
+			oi = find_old(old, r, x);
+			if (oi >= 0 && old->st[oi].rings == NULL && r->n_rings)
+				oi = -1; /* taken already (two objects, one identity) */
 			if (oi >= 0) {
 				/* the same rule on the same object: keep its history and outcome */
-				const struct rule_result *o = &old->res[oi];
-
-				x->outcome = o->outcome;
-				x->since_ns = o->since_ns;
-				x->eval_ns = o->eval_ns;
-				memcpy(x->summary, o->summary, sizeof(x->summary));
-				memcpy(x->reason, o->reason, sizeof(x->reason));
-				memcpy(x->netdev, o->netdev, sizeof(x->netdev));
+				take_result(x, &old->res[oi]);
 				st[pos] = old->st[oi];
 				memset(&old->st[oi], 0, sizeof(old->st[oi]));
-			} else if (rx_slot_init(r, &st[pos])) {
+				continue;
+			}
+			oi = find_parked(old, r, x);
+			if (oi >= 0) {
+				/* back within the grace period (a missed poll, a reload) */
+				take_result(x, &old->parked[oi].res);
+				st[pos] = old->parked[oi].st;
+				old->parked[oi] = old->parked[--old->n_parked];
+				continue;
+			}
+			parked_drop_name(old, x);
+			if (rx_slot_init(r, &st[pos])) {
 				free_slots(e, st, pos);
 				free(res);
 				free(st);
@@ -200,9 +356,16 @@ static int sync_slots(struct rules_engine *e, struct objid *ids[OBJ__COUNT],
 			}
 		}
 	}
-	/* what did not survive */
+	/*
+	 * What did not survive: the counter history of an object that left is
+	 * kept a while for its return.  Only within one engine: a reload's new
+	 * rules take over the parked state in rules_adopt_history().
+	 */
 	for (size_t i = 0; i < old->n_res; i++)
-		rx_slot_free(rrule_of(old->res[i].rule), &old->st[i]);
+		if (old == e && old->st[i].rings)
+			park(e, &old->res[i], &old->st[i], now);
+		else
+			rx_slot_free(rrule_of(old->res[i].rule), &old->st[i]);
 	free(old->res);
 	free(old->st);
 	old->res = NULL;
@@ -222,7 +385,7 @@ static int sync_slots(struct rules_engine *e, struct objid *ids[OBJ__COUNT],
 	return 0;
 }
 
-static int sync_model(struct rules_engine *e, const struct node_model *m)
+static int sync_model(struct rules_engine *e, const struct node_model *m, int64_t now)
 {
 	struct objid *ids[OBJ__COUNT] = { 0 };
 	size_t n_ids[OBJ__COUNT] = { 0 };
@@ -238,10 +401,11 @@ static int sync_model(struct rules_engine *e, const struct node_model *m)
 		for (size_t i = 0; i < n; i++) {
 			strlcpy0(ids[k][i].name, objs[i]->name, sizeof(ids[k][i].name));
 			ids[k][i].port = objs[i]->port;
+			object_ident(objs[i], ids[k][i].ident, sizeof(ids[k][i].ident));
 		}
 		n_ids[k] = n;
 	}
-	r = sync_slots(e, ids, n_ids, e);
+	r = sync_slots(e, ids, n_ids, e, now);
 	if (!r)
 		return 0;
 fail:
@@ -628,12 +792,15 @@ static void skip_outside(const struct rprofile *pf, enum obj_kind k, struct ectx
 
 int rules_evaluate(struct rules_engine *e, const struct node_model *m, int64_t t_ns)
 {
+	if (e->n_parked)
+		parked_expire(e, t_ns);
 	if (!e->synced || !ids_match(e, m)) {
-		int r = sync_model(e, m);
+		int r = sync_model(e, m, t_ns);
 
 		if (r)
 			return r;
 	}
+	e->last_t = t_ns;
 	if (e->n_pend)
 		rx_health_apply_pending(e);
 	for (size_t ri = 0; ri < e->n_rules; ri++) {
@@ -759,6 +926,7 @@ void rules_reset(struct rules_engine *e)
 		e->ids[k] = NULL;
 		e->n_ids[k] = 0;
 	}
+	parked_expire(e, -1);
 	e->synced = false;
 }
 
@@ -839,6 +1007,31 @@ void rules_adopt_history(struct rules_engine *new_e, struct rules_engine *old_e)
 	}
 	if (!old_e->synced || new_e->synced)
 		return;
+	/* the parked history of objects away now goes to the same rules of the new engine */
+	for (size_t i = 0; i < old_e->n_parked; i++) {
+		struct parked *p = &old_e->parked[i];
+		const struct rrule *nr = NULL;
+		struct parked *n;
+
+		for (size_t ri = 0; ri < new_e->n_rules && !nr; ri++)
+			if (new_e->rules[ri].info.fingerprint == p->r->info.fingerprint &&
+			    !strcmp(new_e->rules[ri].info.name, p->r->info.name) &&
+			    !strcmp(new_e->rules[ri].info.profile, p->r->info.profile))
+				nr = &new_e->rules[ri];
+		n = nr ? realloc(new_e->parked, (new_e->n_parked + 1) * sizeof(*n)) : NULL;
+		if (!n) {
+			rx_slot_free(p->r, &p->st);
+			continue;
+		}
+		new_e->parked = n;
+		n[new_e->n_parked] = *p;
+		n[new_e->n_parked].r = nr;
+		n[new_e->n_parked].res.rule = &nr->info;
+		new_e->n_parked++;
+	}
+	free(old_e->parked);
+	old_e->parked = NULL;
+	old_e->n_parked = 0;
 	for (int k = OBJ_NETDEV; k < OBJ__COUNT; k++) {
 		ids[k] = malloc((old_e->n_ids[k] ? old_e->n_ids[k] : 1) * sizeof(*ids[k]));
 		if (!ids[k])
@@ -846,7 +1039,7 @@ void rules_adopt_history(struct rules_engine *new_e, struct rules_engine *old_e)
 		memcpy(ids[k], old_e->ids[k], old_e->n_ids[k] * sizeof(*ids[k]));
 	}
 	/* On failure the new engine simply starts without history. */
-	if (!sync_slots(new_e, ids, old_e->n_ids, old_e))
+	if (!sync_slots(new_e, ids, old_e->n_ids, old_e, old_e->last_t))
 		return;
 fail:
 	for (int k = 0; k < OBJ__COUNT; k++)
@@ -863,6 +1056,7 @@ void rules_free(struct rules_engine *e)
 	free(e->st);
 	for (int k = 0; k < OBJ__COUNT; k++)
 		free(e->ids[k]);
+	parked_expire(e, -1);
 	rx_fleet_free(e);
 	rx_health_free(e);
 	free(e->rules);

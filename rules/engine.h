@@ -105,6 +105,12 @@ struct rule_info {
 	/* degraded rules: failures (episodes) within window_ns that make it fatal */
 	int escalate_after;
 	int64_t escalate_window_ns;
+	/*
+	 * How long the counter history of an object that left the model is kept
+	 * for its return (a device that missed a config poll, a driver reload):
+	 * the profile's history_grace_minutes, 5 by default.
+	 */
+	int64_t history_grace_ns;
 	const char *when_src; /* NULL if no guard */
 	const char *expr_src;
 	const char *summary_src; /* NULL if none */
@@ -140,6 +146,13 @@ struct rule_result {
 	char netdev[RW_NAME_MAX]; /* netdev: its name; rdma_port: the bound netdev or "" */
 	/* Stable identity of (profile, rule, kind, device, port): FNV-1a 64. */
 	uint64_t key;
+	/*
+	 * The same with the object's hardware identity for its name (an RDMA
+	 * port's node GUID, else the PCI address of its netdev; a netdev's PCI
+	 * address), key when it has none: the history follows the device, not
+	 * the name, and a new device under an old name starts afresh.
+	 */
+	uint64_t ikey;
 	enum rule_outcome outcome;
 	int64_t since_ns; /* evaluation time at which the outcome last changed */
 	int64_t eval_ns;  /* time of the last evaluation */

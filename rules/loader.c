@@ -728,6 +728,14 @@ static int load_class_action(struct loader *ld, const struct rprofile *pf,
 		}
 		ri->action = (enum rule_action)a;
 	}
+	/* a device gone for a poll or a driver reload keeps its counter history this long */
+	n = param_number(pf, "history_grace_minutes", 5);
+	if (n < 0 || n > 24 * 60) {
+		lerr(ld, kv[RK_CLASS] ? kv[RK_CLASS] : kv[RK_NAME],
+		     "history_grace_minutes must be 0 (forget at once) to 1440 (a day)");
+		return -EINVAL;
+	}
+	ri->history_grace_ns = (int64_t)(n * 60e9);
 	if (ri->cls != RCLASS_DEGRADED)
 		return 0;
 	/* NVSentinel's RepeatedNICDegradation: 5 degradations in 24 h are fatal */

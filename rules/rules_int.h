@@ -465,7 +465,24 @@ struct rprofile {
 struct objid {
 	char name[RW_NAME_MAX];
 	uint32_t port;
+	/* "guid:...", "pci:..." or "" (no hardware identity: the name is all there is) */
+	char ident[72];
 };
+
+/*
+ * The state of a result whose object left the model: kept for the object's
+ * return within its rule's history_grace_ns (engine.c).
+ */
+struct parked {
+	const struct rrule *r;
+	uint64_t key, ikey;
+	bool has_ident;
+	int64_t gone_ns;
+	struct rule_result res;
+	struct slot_state st;
+};
+
+#define PARKED_MAX 4096
 
 /* Escalation memory of one result (health.c). */
 struct hmem {
@@ -502,6 +519,10 @@ struct rules_engine {
 	struct objid *ids[OBJ__COUNT];
 	size_t n_ids[OBJ__COUNT];
 	bool synced;
+	/* results of objects gone from the model, waiting for them to return */
+	struct parked *parked;
+	size_t n_parked;
+	int64_t last_t; /* the time of the last evaluation */
 	/* a number no other layout of any engine had: consumers key caches by it */
 	uint64_t layout_gen;
 	uint64_t evaluations;

@@ -750,6 +750,12 @@ const struct field_desc fields[F__COUNT] = {
 		 .help = "1 while rocewatch does not read the port's counters because reads failed "
 			 "with EIO, EPERM or EOPNOTSUPP (firmware-restricted functions); retried "
 			 "after a minute, then at most hourly."),
+	[F_PORT_REAPPEARED] =
+	    PORT(.src = SRC_RDMA, .path = "reappeared", .type = VT_INT, .config = true,
+		 .mtype = MT_COUNTER, .metric = "roce_rdma_port_reappeared_total",
+		 .help = "Times the port (its node GUID, else its PCI address) came back after a "
+			 "config poll that did not find it: a device that fell off the bus, a "
+			 "driver reload or firmware reset. Every QP on it broke."),
 };
 
 int field_lookup(enum obj_kind kind, const char *path)

@@ -335,12 +335,32 @@ static void devices_come_and_go(void **state)
 	/* its 52 counter files were closed with its object */
 	assert_int_equal(fds_two - fds_one, 52);
 
-	/* and comes back */
+	/* and comes back: a reappearance (issue 42), counted on it alone */
 	assert_int_equal(symlink(target, link), 0);
 	assert_int_equal(run_poll(&r, COLLECT_SLOW | COLLECT_FAST), 0);
 	assert_int_equal(r.m.n_ports, 2);
 	assert_counter(model_port(&r.m, "mlx5_1", 1), CSET_HW, "rx_write_requests", 90112);
 	assert_int_equal(open_fds(), fds_two);
+	assert_int_equal(model_port(&r.m, "mlx5_1", 1)->f[F_PORT_REAPPEARED].v.i, 1);
+	assert_int_equal(model_port(&r.m, "mlx5_0", 1)->f[F_PORT_REAPPEARED].v.i, 0);
+	/* polls that find it again and again count nothing */
+	assert_int_equal(run_poll(&r, COLLECT_SLOW | COLLECT_FAST), 0);
+	assert_int_equal(model_port(&r.m, "mlx5_1", 1)->f[F_PORT_REAPPEARED].v.i, 1);
+
+	/* gone again, back with another node GUID: another device, not a return */
+	assert_int_equal(unlink(link), 0);
+	assert_int_equal(run_poll(&r, COLLECT_SLOW | COLLECT_FAST), 0);
+	{
+		char rel[PATH_MAX];
+
+		snprintf(rel, sizeof(rel), "%s/node_guid", target + 6); /* past "../../" */
+		rewrite(root, rel, "0c42:a103:00ff:bbbb\n");
+	}
+	assert_int_equal(symlink(target, link), 0);
+	assert_int_equal(run_poll(&r, COLLECT_SLOW | COLLECT_FAST), 0);
+	assert_string_equal(model_port(&r.m, "mlx5_1", 1)->f[F_PORT_NODE_GUID].v.s,
+			    "0c42:a103:00ff:bbbb");
+	assert_int_equal(model_port(&r.m, "mlx5_1", 1)->f[F_PORT_REAPPEARED].v.i, 0);
 	run_stop(&r);
 	remove_tree(root);
 }

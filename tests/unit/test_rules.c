@@ -879,6 +879,122 @@ static void counter_reset_and_wrap(void **state)
 	model_free(&m);
 }
 
+/* Issue 42: the RDMA ports of the model are replaced by one (name, GUID) with counter v. */
+static void port_now(struct node_model *m, const char *name, const char *guid, uint64_t v)
+{
+	struct object *p;
+
+	model_begin(m, OBJ_RDMA_PORT);
+	model_sweep(m, OBJ_RDMA_PORT);
+	if (!name)
+		return; /* gone */
+	p = model_add_port(m, name, 1);
+	assert_non_null(p);
+	field_set_str(p, F_PORT_STATE, "ACTIVE");
+	field_set_str(p, F_PORT_NETDEV, "eth2");
+	field_set_str(p, F_PORT_NODE_GUID, guid);
+	cset_set(&p->cs[CSET_HW], "out_of_sequence", v);
+	model_link_ports(m);
+}
+
+/*
+ * Issue 42: a device that misses a config poll keeps its counter history,
+ * keyed by node GUID, for history_grace_minutes: 4 -> gone -> 5 is 1 event.
+ */
+static void history_follows_the_device(void **state)
+{
+	static const char guid_a[] = "0c42:a103:0001:0002", guid_b[] = "0c42:a103:00ff:0002";
+	struct node_model m;
+	struct rules_engine *e;
+	struct found f;
+
+	(void)state;
+	build_model(&m);
+	e = load_ok(counter_rules);
+	port_now(&m, "mlx5_0", guid_a, 4);
+	assert_int_equal(rules_evaluate(e, &m, 0), 0);
+	assert_int_equal(rules_evaluate(e, &m, 10 * 1000000000LL), 0);
+	port_now(&m, NULL, NULL, 0); /* a config poll without it */
+	assert_int_equal(rules_evaluate(e, &m, 20 * 1000000000LL), 0);
+	port_now(&m, "mlx5_0", guid_a, 5); /* back: one event meanwhile */
+	assert_int_equal(rules_evaluate(e, &m, 30 * 1000000000LL), 0);
+	f = result(e, "inc", "mlx5_0");
+	assert_int_equal(f.outcome, RULE_FAIL);
+	assert_true(!strncmp(f.summary, "inc=1 ", 6));
+
+	/* renamed by a reload (mlx5_0 is now mlx5_2), the same GUID: the same history */
+	port_now(&m, NULL, NULL, 0);
+	assert_int_equal(rules_evaluate(e, &m, 40 * 1000000000LL), 0);
+	port_now(&m, "mlx5_2", guid_a, 7);
+	assert_int_equal(rules_evaluate(e, &m, 50 * 1000000000LL), 0);
+	f = result(e, "inc", "mlx5_2");
+	assert_true(!strncmp(f.summary, "inc=3 ", 6));
+
+	/* a driver reload that brings it back reset: no event from the reset */
+	port_now(&m, NULL, NULL, 0);
+	assert_int_equal(rules_evaluate(e, &m, 60 * 1000000000LL), 0);
+	port_now(&m, "mlx5_2", guid_a, 0);
+	assert_int_equal(rules_evaluate(e, &m, 70 * 1000000000LL), 0);
+	f = result(e, "inc", "mlx5_2");
+	assert_true(!strncmp(f.summary, "inc=3 ", 6));
+	assert_non_null(strstr(f.summary, "counter reset 7 -> 0"));
+
+	/* another device under the old name (a new GUID): fresh, nothing of the old one's */
+	port_now(&m, NULL, NULL, 0);
+	assert_int_equal(rules_evaluate(e, &m, 80 * 1000000000LL), 0);
+	port_now(&m, "mlx5_2", guid_b, 1000);
+	assert_int_equal(rules_evaluate(e, &m, 90 * 1000000000LL), 0);
+	f = result(e, "inc", "mlx5_2");
+	assert_int_equal(f.outcome, RULE_UNKNOWN);
+	assert_string_equal(f.reason,
+			    "increase(hw[\"out_of_sequence\"], 5m): needs two samples, have 1");
+	/* ... and replacing the GUID in place (no poll without it) is fresh too */
+	port_now(&m, "mlx5_2", guid_a, 1000);
+	assert_int_equal(rules_evaluate(e, &m, 100 * 1000000000LL), 0);
+	assert_int_equal(result(e, "inc", "mlx5_2").outcome, RULE_UNKNOWN);
+
+	/* gone longer than the grace period (5 min by default): fresh */
+	port_now(&m, NULL, NULL, 0);
+	assert_int_equal(rules_evaluate(e, &m, 110 * 1000000000LL), 0);
+	assert_int_equal(rules_evaluate(e, &m, 411 * 1000000000LL), 0);
+	port_now(&m, "mlx5_2", guid_a, 1001);
+	assert_int_equal(rules_evaluate(e, &m, 412 * 1000000000LL), 0);
+	assert_int_equal(result(e, "inc", "mlx5_2").outcome, RULE_UNKNOWN);
+	rules_free(e);
+
+	/* history_grace_minutes: 0 forgets at once; a reload of the rules keeps what is parked */
+	{
+		char y[sizeof(counter_rules) + 64];
+		struct rules_engine *e2;
+
+		snprintf(y, sizeof(y), "profile: t\nparams:\n  history_grace_minutes: 0\n%s",
+			 counter_rules + strlen("profile: t\n"));
+		e = load_ok(y);
+		port_now(&m, "mlx5_0", guid_a, 4);
+		assert_int_equal(rules_evaluate(e, &m, 0), 0);
+		port_now(&m, NULL, NULL, 0);
+		assert_int_equal(rules_evaluate(e, &m, 10 * 1000000000LL), 0);
+		port_now(&m, "mlx5_0", guid_a, 5);
+		assert_int_equal(rules_evaluate(e, &m, 20 * 1000000000LL), 0);
+		assert_int_equal(result(e, "inc", "mlx5_0").outcome, RULE_UNKNOWN);
+		rules_free(e);
+
+		e = load_ok(counter_rules);
+		port_now(&m, "mlx5_0", guid_a, 4);
+		assert_int_equal(rules_evaluate(e, &m, 0), 0);
+		port_now(&m, NULL, NULL, 0);
+		assert_int_equal(rules_evaluate(e, &m, 10 * 1000000000LL), 0);
+		e2 = load_ok(counter_rules);
+		rules_adopt_history(e2, e);
+		rules_free(e);
+		port_now(&m, "mlx5_0", guid_a, 6);
+		assert_int_equal(rules_evaluate(e2, &m, 20 * 1000000000LL), 0);
+		assert_true(!strncmp(result(e2, "inc", "mlx5_0").summary, "inc=2 ", 6));
+		rules_free(e2);
+	}
+	model_free(&m);
+}
+
 /* IB port counters saturate: stuck at 2^32-1, increase() is unknown, never 0. */
 static void counter_saturated(void **state)
 {
@@ -1245,6 +1361,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(eval_if),
 		cmocka_unit_test(applies_to),
 		cmocka_unit_test(counter_reset_and_wrap),
+		cmocka_unit_test(history_follows_the_device),
 		cmocka_unit_test(counter_saturated),
 		cmocka_unit_test(counter_window),
 		cmocka_unit_test(counter_arrays),

@@ -102,6 +102,10 @@ expect_gone "after rdma link delete"
 vm_run rdma link add "$dev" type rxe netdev "$va"
 vm_wait_port_active "$dev" 1 30
 expect_present "after rdma link add"
+# Issue 42: the same device (rxe's node GUID is its netdev's MAC) back after a config poll that
+# did not find it is a reappearance, counted once.
+reappeared() { rw_metric "$metrics" roce_rdma_port_reappeared_total device="$dev" port=1; }
+vm_expect_eq "$(reappeared)" 1 "roce_rdma_port_reappeared_total after one delete/add"
 
 # Twice without waiting: whatever a poll is doing, it may find the device half gone.
 for i in 1 2; do
@@ -119,6 +123,8 @@ add_netdev
 vm_run rdma link add "$dev" type rxe netdev "$va"
 vm_wait_port_active "$dev" 1 30
 expect_present "after the netdev and the device came back"
+# a new veth, a new MAC, a new node GUID: another device under the old name, not a return
+vm_expect_eq "$(reappeared)" 0 "roce_rdma_port_reappeared_total of the new device"
 
 kill "$prober"
 wait "$prober" 2>/dev/null || true
