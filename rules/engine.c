@@ -801,6 +801,7 @@ int rules_evaluate(struct rules_engine *e, const struct node_model *m, int64_t t
 			return r;
 	}
 	e->last_t = t_ns;
+	e->last_wall_ns = ts_ns(&m->time);
 	if (e->n_pend)
 		rx_health_apply_pending(e);
 	for (size_t ri = 0; ri < e->n_rules; ri++) {

@@ -22,6 +22,8 @@
 
 #include "model.h"
 
+struct strbuf;
+
 #define RULES_DEFAULT_PROFILE "lossless-roce"
 #define RULE_SUMMARY_MAX      256
 #define RULE_REASON_MAX	      192
@@ -437,7 +439,37 @@ enum node_verdict rules_verdict(const struct rules_engine *e);
  */
 int rules_health_load(struct rules_engine *e, const char *path, const char *boot_id, char *msg,
 		      size_t msglen);
-int rules_health_save(const struct rules_engine *e, const char *path, const char *boot_id);
+/*
+ * The state file is read guarded: never through a symlink, never a FIFO or
+ * anything but a regular file, never a world-writable one or one owned by
+ * another user than rocewatch or root, at most 16 MiB.  Each record is
+ * checked on its own (a negative, infinite or absurd counter or time, hex
+ * or "inf" for a number): a bad one is refused alone, and msg says how many
+ * in one line while the return is 0; failure episodes dated in the future
+ * (a clock that ran ahead) are dropped.  Linear-logarithmic in the records.
+ */
+struct rules_health_load_stats {
+	size_t records, refused, future;
+	size_t first_line; /* of the first refused record */
+	const char *why;   /* what was wrong with it */
+};
+/* The parser alone, on buf (modified), at wall-clock now: -EINVAL foreign, -ENODATA empty. */
+int rules_health_load_buffer(struct rules_engine *e, char *buf, size_t len, const char *boot_id,
+			     int64_t now, struct rules_health_load_stats *st);
+/*
+ * The memory as the file's text into out (in memory: fast, under the model
+ * lock), then written by rules_health_write() (disk: outside any lock).
+ * Escalation records with nothing left in their window (at the time of the
+ * last model evaluated) are not written.
+ */
+int rules_health_serialize(struct rules_engine *e, const char *boot_id, struct strbuf *out);
+/*
+ * PATH.tmp created O_EXCL|O_NOFOLLOW (never through a planted link or into a
+ * FIFO), synced, renamed over PATH.  0 or -errno.
+ */
+int rules_health_write(const char *path, const char *data, size_t len);
+/* Both, for a caller that holds no lock worth sparing. */
+int rules_health_save(struct rules_engine *e, const char *path, const char *boot_id);
 /* Has escalation memory changed since the last save (a new failure episode)? */
 bool rules_health_dirty(const struct rules_engine *e);
 /*

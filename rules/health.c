@@ -18,13 +18,16 @@
  * key is the result's identity (profile, rule, object), fingerprint the
  * rule's definition: a changed rule starts afresh.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "rules_int.h"
@@ -95,11 +98,31 @@ enum node_verdict rules_verdict(const struct rules_engine *e)
 
 /* ---- escalation memory ---- */
 
+/*
+ * Sorted by key: a result finds its memory in log time at every evaluation,
+ * and a state file of many records loads in n log n, not n^2.
+ */
+static size_t hmem_pos(const struct rules_engine *e, uint64_t key)
+{
+	size_t lo = 0, hi = e->n_hm;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (e->hm[mid].key < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static struct hmem *hmem_find(struct rules_engine *e, uint64_t key, bool add)
 {
-	for (size_t i = 0; i < e->n_hm; i++)
-		if (e->hm[i].key == key)
-			return &e->hm[i];
+	size_t i = hmem_pos(e, key);
+
+	if (i < e->n_hm && e->hm[i].key == key)
+		return &e->hm[i];
 	if (!add)
 		return NULL;
 	if (e->n_hm == e->cap_hm) {
@@ -111,9 +134,11 @@ static struct hmem *hmem_find(struct rules_engine *e, uint64_t key, bool add)
 		e->hm = n;
 		e->cap_hm = cap;
 	}
-	memset(&e->hm[e->n_hm], 0, sizeof(e->hm[0]));
-	e->hm[e->n_hm].key = key;
-	return &e->hm[e->n_hm++];
+	memmove(&e->hm[i + 1], &e->hm[i], (e->n_hm - i) * sizeof(e->hm[0]));
+	memset(&e->hm[i], 0, sizeof(e->hm[0]));
+	e->hm[i].key = key;
+	e->n_hm++;
+	return &e->hm[i];
 }
 
 void rx_health_note(struct rules_engine *e, struct rule_result *x, int64_t wall_ns)
@@ -129,6 +154,7 @@ void rx_health_note(struct rules_engine *e, struct rule_result *x, int64_t wall_
 	h = hmem_find(e, x->key, true);
 	if (!h)
 		return; /* out of memory: judged without its history, never wrongly escalated */
+	h->window_ns = ri->escalate_window_ns;
 	if (h->fp != ri->fingerprint) {
 		/* a new or changed rule: what the old one remembered is not about it */
 		memset(h->t, 0, sizeof(h->t));
@@ -182,51 +208,72 @@ bool rules_health_dirty(const struct rules_engine *e)
 
 /* ---- the state file ---- */
 
-static void put_ring(FILE *f, uint64_t key, uint64_t fp, int idx, const struct ring *r)
+/* A state file larger than this is not one rocewatch wrote (an 8-NIC node's is ~25 KB). */
+#define STATE_MAX_BYTES (16u << 20)
+/* An episode or sample dated later than now by more than this: a clock that ran ahead. */
+#define STATE_FUTURE_SLACK_NS (5LL * 60 * 1000000000LL)
+/* Before 2001: no clock rocewatch ran under said so. */
+#define STATE_MIN_TIME_NS (978307200LL * 1000000000LL)
+/* Counters are 64-bit at most. */
+#define STATE_COUNTER_MAX 18446744073709551616.0
+
+/* The longest escalation window of the engine's rules (24 h when it has none). */
+static int64_t max_window(const struct rules_engine *e)
 {
-	fprintf(f, "ring %016" PRIx64 " %016" PRIx64 " %d %u %u %d %u", key, fp, idx, r->ncomp,
-		r->n, r->have_prev, r->prev_mask);
+	int64_t w = 0;
+
+	for (size_t i = 0; i < e->n_rules; i++)
+		if (e->rules[i].info.escalate_window_ns > w)
+			w = e->rules[i].info.escalate_window_ns;
+	return w ? w : 24LL * 3600 * 1000000000LL;
+}
+
+/* Is what h remembers still worth remembering at wall-clock now? */
+static bool hmem_live(const struct rules_engine *e, const struct hmem *h, int64_t now)
+{
+	int64_t w = h->window_ns ? h->window_ns : max_window(e);
+
+	if (h->failing)
+		return true; /* the episode goes on, however old its start */
+	return h->n && h->t[h->n - 1] > now - w;
+}
+
+static void put_ring(struct strbuf *sb, uint64_t key, uint64_t fp, int idx, const struct ring *r)
+{
+	sb_printf(sb, "ring %016" PRIx64 " %016" PRIx64 " %d %u %u %d %u", key, fp, idx, r->ncomp,
+		  r->n, r->have_prev, r->prev_mask);
 	for (int p = 0; p < r->ncomp; p++)
-		fprintf(f, " %.17g", r->prev_raw[p]);
+		sb_printf(sb, " %.17g", r->prev_raw[p]);
 	for (int p = 0; p < r->ncomp; p++)
-		fprintf(f, " %.17g", r->total[p]);
+		sb_printf(sb, " %.17g", r->total[p]);
 	for (int i = 0; i < r->n; i++) {
 		int s = (r->first + i) % r->cap;
 
-		fprintf(f, " %" PRId64 " %u", r->t[s], r->mask[s]);
+		sb_printf(sb, " %" PRId64 " %u", r->t[s], r->mask[s]);
 		for (int p = 0; p < r->ncomp; p++)
-			fprintf(f, " %.17g", r->acc[(size_t)s * r->ncomp + p]);
+			sb_printf(sb, " %.17g", r->acc[(size_t)s * r->ncomp + p]);
 	}
-	fputc('\n', f);
+	sb_putc(sb, '\n');
 }
 
-int rules_health_save(const struct rules_engine *e, const char *path, const char *boot_id)
+int rules_health_serialize(struct rules_engine *e, const char *boot_id, struct strbuf *out)
 {
-	char tmp[4096], dir[4096];
-	FILE *f;
-	int fd, r = 0;
+	/* the engine's own now: the wall-clock time of the last model it judged */
+	int64_t now = e->last_wall_ns;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	f = fdopen(fd, "w");
-	if (!f) {
-		r = -errno;
-		close(fd);
-		unlink(tmp);
-		return r;
-	}
-	fprintf(f, "%s\nboot %s\n", STATE_MAGIC, boot_id && *boot_id ? boot_id : "-");
+	sb_reset(out);
+	sb_printf(out, "%s\nboot %s\n", STATE_MAGIC, boot_id && *boot_id ? boot_id : "-");
 	for (size_t i = 0; i < e->n_hm; i++) {
 		const struct hmem *h = &e->hm[i];
 
-		fprintf(f, "esc %016" PRIx64 " %016" PRIx64 " %d %u", h->key, h->fp, h->failing,
-			h->n);
+		/* an object gone longer than the window: nothing to carry */
+		if (now && !hmem_live(e, h, now))
+			continue;
+		sb_printf(out, "esc %016" PRIx64 " %016" PRIx64 " %d %u", h->key, h->fp, h->failing,
+			  h->n);
 		for (int k = 0; k < h->n; k++)
-			fprintf(f, " %" PRId64, h->t[k]);
-		fputc('\n', f);
+			sb_printf(out, " %" PRId64, h->t[k]);
+		sb_putc(out, '\n');
 	}
 	for (size_t i = 0; e->synced && e->st && i < e->n_res; i++) {
 		const struct rrule *rr = (const struct rrule *)e->res[i].rule;
@@ -240,14 +287,55 @@ int rules_health_save(const struct rules_engine *e, const char *path, const char
 			continue;
 		for (int j = 0; e->st[i].rings && j < rr->n_rings; j++)
 			if (e->st[i].rings[j].n)
-				put_ring(f, e->res[i].key, rr->info.fingerprint, j,
+				put_ring(out, e->res[i].key, rr->info.fingerprint, j,
 					 &e->st[i].rings[j]);
+	}
+	if (out->oom)
+		return -ENOMEM;
+	e->hm_dirty = false; /* on its way to disk */
+	return 0;
+}
+
+int rules_health_write(const char *path, const char *data, size_t len)
+{
+	char tmp[4096], dir[4096];
+	int fd = -1, r = 0;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	/*
+	 * Created here, never opened through what is there: O_EXCL fails on a
+	 * planted symlink (whose target would be truncated, as root) and on a
+	 * FIFO (which would block the writer).  What is there is a stale file
+	 * of a kill -9 mid-write or something planted: unlinked (the name, never
+	 * what it points to) and created once more.
+	 */
+	for (int attempt = 0; fd < 0; attempt++) {
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+			  0600);
+		if (fd >= 0)
+			break;
+		if (errno != EEXIST || attempt)
+			return -errno;
+		if (unlink(tmp) && errno != ENOENT)
+			return -errno;
+	}
+	for (size_t off = 0; off < len;) {
+		ssize_t n = write(fd, data + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r = n < 0 ? -errno : -EIO;
+			break;
+		}
+		off += (size_t)n;
 	}
 	/* all of it on disk before the rename makes it the state: kill -9 or a crash leaves
 	 * the old file or the new one, never half of one */
-	if (fflush(f) || fsync(fd))
+	if (!r && fsync(fd))
 		r = -errno;
-	if (fclose(f) && !r)
+	if (close(fd) && !r)
 		r = -errno;
 	if (!r && rename(tmp, path))
 		r = -errno;
@@ -261,16 +349,34 @@ int rules_health_save(const struct rules_engine *e, const char *path, const char
 		fsync(fd); /* the rename itself, through a power loss */
 		close(fd);
 	}
-	((struct rules_engine *)e)->hm_dirty = false;
 	return 0;
 }
 
-/* Tokens of one line. */
+int rules_health_save(struct rules_engine *e, const char *path, const char *boot_id)
+{
+	struct strbuf sb = { 0 };
+	int r = rules_health_serialize(e, boot_id, &sb);
+
+	if (!r)
+		r = rules_health_write(path, sb.buf, sb.len);
+	sb_free(&sb);
+	return r;
+}
+
+/* Tokens of one line; why names the first thing wrong with it. */
 struct lx {
 	char *p;
-	int line;
+	size_t line;
 	bool bad;
+	const char *why;
 };
+
+static void lx_bad(struct lx *l, const char *why)
+{
+	if (!l->bad)
+		l->why = why;
+	l->bad = true;
+}
 
 static char *tok(struct lx *l)
 {
@@ -279,7 +385,7 @@ static char *tok(struct lx *l)
 	while (*l->p == ' ')
 		l->p++;
 	if (!*l->p || *l->p == '\n') {
-		l->bad = true;
+		lx_bad(l, "a field missing");
 		return NULL;
 	}
 	s = l->p;
@@ -299,8 +405,8 @@ static uint64_t tok_hex(struct lx *l)
 		return 0;
 	errno = 0;
 	v = strtoull(s, &end, 16);
-	if (*end || errno || strlen(s) != 16)
-		l->bad = true;
+	if (*end || errno || strlen(s) != 16 || !isxdigit((unsigned char)s[0]))
+		lx_bad(l, "not a 16-digit hex key");
 	return v;
 }
 
@@ -313,21 +419,56 @@ static int64_t tok_int(struct lx *l, int64_t lo, int64_t hi)
 		return 0;
 	errno = 0;
 	v = strtoll(s, &end, 10);
-	if (*end || errno || v < lo || v > hi)
-		l->bad = true;
+	if (*end || errno || !(isdigit((unsigned char)s[0]) || s[0] == '-'))
+		lx_bad(l, "not an integer");
+	else if (v < lo || v > hi)
+		lx_bad(l, "a number out of range");
 	return v;
 }
 
-static double tok_num(struct lx *l)
+/* A time: a wall-clock instant in ns, neither before 2001 nor in the future. */
+static int64_t tok_time(struct lx *l, int64_t now, bool *future)
+{
+	int64_t t = tok_int(l, INT64_MIN, INT64_MAX);
+
+	if (l->bad)
+		return 0;
+	if (t < STATE_MIN_TIME_NS)
+		lx_bad(l, t < 0 ? "a negative time" : "a time before 2001");
+	else if (t > now + STATE_FUTURE_SLACK_NS)
+		*future = true;
+	return t;
+}
+
+/*
+ * A counter value as %.17g writes it: finite, at most 2^64 in size, and
+ * not negative where it is a count (totals); never "inf", "nan" or hex.
+ */
+static double tok_num(struct lx *l, bool count)
 {
 	char *s = tok(l), *end;
+	const char *c;
 	double v;
 
 	if (!s)
 		return 0;
+	c = s + (*s == '-');
+	if (!isdigit((unsigned char)*c)) {
+		lx_bad(l, "not a number");
+		return 0;
+	}
+	for (; *c; c++)
+		if (!isdigit((unsigned char)*c) && !strchr(".eE+-", *c)) {
+			lx_bad(l, "not a number");
+			return 0;
+		}
 	v = strtod(s, &end);
-	if (*end || v != v)
-		l->bad = true;
+	if (*end || !isfinite(v))
+		lx_bad(l, "not a number");
+	else if (fabs(v) > STATE_COUNTER_MAX)
+		lx_bad(l, "a counter beyond 64 bits");
+	else if (count && v < 0)
+		lx_bad(l, "a negative count");
 	return v;
 }
 
@@ -350,8 +491,17 @@ static void pending_free(struct rules_engine *e)
 	e->n_pend = 0;
 }
 
-static int parse_ring(struct lx *l, struct pending_ring *pr)
+static void pr_free(struct pending_ring *pr)
 {
+	free(pr->t);
+	free(pr->mask);
+	free(pr->acc);
+}
+
+static int parse_ring(struct lx *l, struct pending_ring *pr, int64_t now)
+{
+	bool future = false;
+
 	memset(pr, 0, sizeof(*pr));
 	pr->key = tok_hex(l);
 	pr->fp = tok_hex(l);
@@ -362,133 +512,360 @@ static int parse_ring(struct lx *l, struct pending_ring *pr)
 	pr->prev_mask = (uint8_t)tok_int(l, 0, 255);
 	if (l->bad)
 		return -EINVAL;
+	/* raw values may be a gauge's (delta): any sign; totals only grow from 0 */
 	for (int p = 0; p < pr->ncomp; p++)
-		pr->prev_raw[p] = tok_num(l);
+		pr->prev_raw[p] = tok_num(l, false);
 	for (int p = 0; p < pr->ncomp; p++)
-		pr->total[p] = tok_num(l);
+		pr->total[p] = tok_num(l, true);
+	if (l->bad)
+		return -EINVAL;
 	pr->t = calloc((size_t)pr->n + 1, sizeof(*pr->t));
 	pr->mask = calloc((size_t)pr->n + 1, 1);
 	pr->acc = calloc(((size_t)pr->n + 1) * (size_t)pr->ncomp, sizeof(*pr->acc));
 	if (!pr->t || !pr->mask || !pr->acc)
 		return -ENOMEM;
 	for (int i = 0; i < pr->n && !l->bad; i++) {
-		pr->t[i] = tok_int(l, INT64_MIN, INT64_MAX);
+		pr->t[i] = tok_time(l, now, &future);
 		if (i && pr->t[i] < pr->t[i - 1])
-			l->bad = true; /* samples are oldest first */
+			lx_bad(l, "samples out of time order"); /* they are oldest first */
 		pr->mask[i] = (uint8_t)tok_int(l, 0, 255);
 		for (int p = 0; p < pr->ncomp; p++)
-			pr->acc[(size_t)i * pr->ncomp + p] = tok_num(l);
+			pr->acc[(size_t)i * pr->ncomp + p] = tok_num(l, false);
 	}
-	return l->bad || !at_end(l) ? -EINVAL : 0;
+	if (!l->bad && future)
+		lx_bad(l, "samples dated in the future");
+	if (!l->bad && !at_end(l))
+		lx_bad(l, "more fields than it has");
+	return l->bad ? -EINVAL : 0;
 }
 
-int rules_health_load(struct rules_engine *e, const char *path, const char *boot_id, char *msg,
-		      size_t msglen)
+/* An escalation record; its episodes dated in the future are dropped (*dropped counts them). */
+static int parse_esc(struct lx *l, struct hmem *h, int64_t now, size_t *dropped)
 {
-	FILE *f = fopen(path, "re");
-	char *line = NULL, *what = "";
-	size_t cap = 0;
+	int k = 0;
+
+	memset(h, 0, sizeof(*h));
+	h->key = tok_hex(l);
+	h->fp = tok_hex(l);
+	h->failing = tok_int(l, 0, 1) != 0;
+	h->n = (uint8_t)tok_int(l, 0, RULE_ESCALATE_MAX);
+	for (int i = 0; i < h->n && !l->bad; i++) {
+		bool future = false;
+		int64_t t = tok_time(l, now, &future);
+
+		if (k && t < h->t[k - 1])
+			lx_bad(l, "episodes out of time order");
+		if (future)
+			(*dropped)++; /* a clock that ran ahead before NTP: not an episode */
+		else
+			h->t[k++] = t;
+	}
+	if (!l->bad && !at_end(l))
+		lx_bad(l, "more fields than it has");
+	h->n = (uint8_t)k;
+	return l->bad ? -EINVAL : 0;
+}
+
+/* The later record wins where the file has two for one key (qsort is not stable). */
+static int cmp_hmem(const void *a, const void *b)
+{
+	const struct hmem *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->window_ns < y->window_ns ? -1 : x->window_ns > y->window_ns;
+}
+
+static int cmp_pend(const void *a, const void *b)
+{
+	const struct pending_ring *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+int rules_health_load_buffer(struct rules_engine *e, char *buf, size_t len, const char *boot_id,
+			     int64_t now, struct rules_health_load_stats *st)
+{
+	struct hmem *hm = NULL;
+	size_t n_hm = 0, cap_hm = 0, cap_pend = 0;
 	bool same_boot = false;
-	struct lx l = { 0 };
+	char *p = buf, *endp = buf + len;
+	size_t line = 0;
 	int r = 0;
 
-	msg[0] = '\0';
-	if (!f) {
-		if (errno == ENOENT)
-			return 0; /* the first start */
-		r = -errno;
-		snprintf(msg, msglen, "%s: %s; starting afresh", path, strerror(-r));
-		return r;
-	}
-	while (getline(&line, &cap, f) > 0) {
-		char *kind;
+	memset(st, 0, sizeof(*st));
+	while (p < endp) {
+		char *nl = memchr(p, '\n', (size_t)(endp - p)), *kind;
+		struct lx l = { 0 };
 
-		l.p = line;
-		l.line++;
-		if (l.line == 1) {
-			if (strcmp(line, STATE_MAGIC "\n")) {
-				what = "not a rocewatch health state file (foreign or of another "
-				       "version)";
-				r = -EINVAL;
+		if (!nl) {
+			st->why = "the last line is cut (no newline)";
+			st->refused++;
+			st->first_line = line + 1;
+			break;
+		}
+		*nl = '\0';
+		l.p = p;
+		l.line = ++line;
+		p = nl + 1;
+		if (memchr(l.p, '\0', (size_t)(nl - l.p))) {
+			l.bad = true;
+			l.why = "a NUL byte";
+			goto refused;
+		}
+		if (line == 1) {
+			if (strcmp(l.p, STATE_MAGIC)) {
+				r = -EINVAL; /* foreign: all of it */
 				break;
 			}
 			continue;
 		}
 		kind = tok(&l);
-		if (!kind) {
-			r = -EINVAL;
-			break;
-		}
+		if (!kind)
+			goto refused;
 		if (!strcmp(kind, "boot")) {
 			char *b = tok(&l);
 
 			same_boot = b && boot_id && *boot_id && !strcmp(b, boot_id);
+			if (l.bad || !at_end(&l))
+				lx_bad(&l, "more fields than it has");
 		} else if (!strcmp(kind, "esc")) {
-			struct hmem h = { 0 };
-			struct hmem *d;
+			struct hmem h;
 
-			h.key = tok_hex(&l);
-			h.fp = tok_hex(&l);
-			h.failing = tok_int(&l, 0, 1) != 0;
-			h.n = (uint8_t)tok_int(&l, 0, RULE_ESCALATE_MAX);
-			for (int k = 0; k < h.n && !l.bad; k++)
-				h.t[k] = tok_int(&l, INT64_MIN, INT64_MAX);
-			if (l.bad || !at_end(&l)) {
-				r = -EINVAL;
-				break;
+			if (parse_esc(&l, &h, now, &st->future))
+				goto refused;
+			if (!h.failing && !h.n)
+				continue;
+			if (n_hm == cap_hm) {
+				size_t cap = cap_hm ? 2 * cap_hm : 64;
+				struct hmem *n = realloc(hm, cap * sizeof(*n));
+
+				if (!n) {
+					r = -ENOMEM;
+					break;
+				}
+				hm = n;
+				cap_hm = cap;
 			}
-			d = hmem_find(e, h.key, true);
-			if (!d) {
-				r = -ENOMEM;
-				break;
-			}
-			*d = h;
+			/* the line in window_ns until sorted: the later record wins */
+			h.window_ns = (int64_t)line;
+			hm[n_hm++] = h;
+			st->records++;
+			continue;
 		} else if (!strcmp(kind, "ring")) {
 			struct pending_ring pr;
-			struct pending_ring *n;
+			int pr_r = parse_ring(&l, &pr, now);
 
-			r = parse_ring(&l, &pr);
-			if (r || !same_boot) {
-				/* after a reboot every counter started again: no history spans it
-				 */
-				free(pr.t);
-				free(pr.mask);
-				free(pr.acc);
-				if (r)
-					break;
-				continue;
-			}
-			n = realloc(e->pend, (e->n_pend + 1) * sizeof(*n));
-			if (!n) {
-				free(pr.t);
-				free(pr.mask);
-				free(pr.acc);
+			if (pr_r == -ENOMEM) {
+				pr_free(&pr);
 				r = -ENOMEM;
 				break;
 			}
-			e->pend = n;
+			if (pr_r || !same_boot) {
+				/* after a reboot every counter started again: no history spans it
+				 */
+				pr_free(&pr);
+				if (pr_r)
+					goto refused;
+				continue;
+			}
+			if (e->n_pend == cap_pend) {
+				size_t cap = cap_pend ? 2 * cap_pend : 64;
+				struct pending_ring *n = realloc(e->pend, cap * sizeof(*n));
+
+				if (!n) {
+					pr_free(&pr);
+					r = -ENOMEM;
+					break;
+				}
+				e->pend = n;
+				cap_pend = cap;
+			}
+			pr.line = line;
 			e->pend[e->n_pend++] = pr;
+			st->records++;
+			continue;
 		} else {
-			r = -EINVAL;
-			break;
+			lx_bad(&l, "not a record rocewatch writes");
+		}
+		if (!l.bad)
+			continue;
+	refused:
+		/* one bad record is refused alone; the others stand */
+		if (!st->refused++) {
+			st->why = l.why ? l.why : "corrupt";
+			st->first_line = line;
 		}
 	}
-	if (!r && ferror(f))
-		r = -EIO;
-	if (!r && l.line == 0) {
-		what = "empty";
-		r = -EINVAL;
-	}
-	fclose(f);
-	free(line);
+	if (!r && line == 0)
+		r = -ENODATA;
 	if (r) {
-		e->n_hm = 0;
+		free(hm);
 		pending_free(e);
-		if (*what)
-			snprintf(msg, msglen, "%s: %s; starting afresh", path, what);
+		return r;
+	}
+	/* sort once, the later of two records for a key wins: n log n, however many */
+	if (n_hm) {
+		size_t k = 0;
+
+		qsort(hm, n_hm, sizeof(*hm), cmp_hmem);
+		for (size_t i = 0; i < n_hm; i++) {
+			if (k && hm[k - 1].key == hm[i].key)
+				k--;
+			hm[k] = hm[i];
+			hm[k++].window_ns = 0; /* not known until its rule is evaluated */
+		}
+		n_hm = k;
+	}
+	free(e->hm);
+	e->hm = hm;
+	e->n_hm = n_hm;
+	e->cap_hm = cap_hm;
+	if (e->n_pend)
+		qsort(e->pend, e->n_pend, sizeof(*e->pend), cmp_pend);
+	return 0;
+}
+
+static const char *file_kind(mode_t m)
+{
+	return S_ISFIFO(m)		  ? "a FIFO"
+	       : S_ISDIR(m)		  ? "a directory"
+	       : S_ISSOCK(m)		  ? "a socket"
+	       : S_ISCHR(m) || S_ISBLK(m) ? "a device"
+					  : "not a regular file";
+}
+
+/*
+ * The file, guarded as the recorder's: never through a symlink, never a
+ * FIFO (which would hang start-up before the listener), never one that
+ * another user could have written; at most STATE_MAX_BYTES.
+ */
+static int read_state_file(const char *path, char **out, size_t *len, char *msg, size_t msglen)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	size_t got = 0;
+	char *buf;
+
+	*out = NULL;
+	if (fd < 0) {
+		int err = errno;
+
+		if (err == ENOENT)
+			return 0; /* the first start */
+		if (err == ELOOP)
+			snprintf(msg, msglen, "%s: a symbolic link: refused; starting afresh",
+				 path);
 		else
-			snprintf(msg, msglen, "%s:%d: %s; starting afresh", path, l.line,
-				 r == -EINVAL ? "corrupt record" : strerror(-r));
+			snprintf(msg, msglen, "%s: %s; starting afresh", path, strerror(err));
+		return -err;
+	}
+	if (fstat(fd, &st)) {
+		int err = errno;
+
+		close(fd);
+		snprintf(msg, msglen, "%s: %s; starting afresh", path, strerror(err));
+		return -err;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		snprintf(msg, msglen, "%s: %s, not a regular file: refused; starting afresh", path,
+			 file_kind(st.st_mode));
+		return -EINVAL;
+	}
+	if (st.st_mode & S_IWOTH) {
+		close(fd);
+		snprintf(msg, msglen,
+			 "%s: world-writable (mode %04o): anyone could have written it; refused, "
+			 "starting afresh",
+			 path, (unsigned)(st.st_mode & 07777));
+		return -EPERM;
+	}
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		close(fd);
+		snprintf(
+		    msg, msglen,
+		    "%s: owned by uid %u, not by rocewatch (uid %u) or root: refused; starting "
+		    "afresh",
+		    path, (unsigned)st.st_uid, (unsigned)geteuid());
+		return -EPERM;
+	}
+	if ((uint64_t)st.st_size > STATE_MAX_BYTES) {
+		close(fd);
+		snprintf(msg, msglen,
+			 "%s: %lld bytes, more than a health state file can be (%u): refused; "
+			 "starting afresh",
+			 path, (long long)st.st_size, STATE_MAX_BYTES);
+		return -EFBIG;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		close(fd);
+		snprintf(msg, msglen, "%s: out of memory; starting afresh", path);
+		return -ENOMEM;
+	}
+	/* at most its size then: a file that grows meanwhile is read as it was */
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int err = errno;
+
+			free(buf);
+			close(fd);
+			snprintf(msg, msglen, "%s: %s; starting afresh", path, strerror(err));
+			return -err;
+		}
+		if (!n)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	buf[got] = '\0';
+	*out = buf;
+	*len = got;
+	return 0;
+}
+
+int rules_health_load(struct rules_engine *e, const char *path, const char *boot_id, char *msg,
+		      size_t msglen)
+{
+	struct rules_health_load_stats st;
+	char *buf;
+	size_t len = 0;
+	int r;
+
+	msg[0] = '\0';
+	r = read_state_file(path, &buf, &len, msg, msglen);
+	if (r || !buf)
+		return r;
+	r = rules_health_load_buffer(e, buf, len, boot_id, real_ns(), &st);
+	free(buf);
+	if (r == -EINVAL) {
+		snprintf(msg, msglen,
+			 "%s: not a rocewatch health state file (foreign or of another version); "
+			 "starting afresh",
+			 path);
+	} else if (r == -ENODATA) {
+		snprintf(msg, msglen, "%s: empty; starting afresh", path);
+		r = -EINVAL;
+	} else if (r) {
+		snprintf(msg, msglen, "%s: %s; starting afresh", path, strerror(-r));
+	} else if (st.refused || st.future) {
+		struct tbuf tb = { msg, 0, msglen };
+
+		tb_printf(&tb, "%s:", path);
+		if (st.refused)
+			tb_printf(&tb, " %zu of %zu records refused (line %zu: %s)", st.refused,
+				  st.refused + st.records, st.first_line, st.why);
+		if (st.future)
+			tb_printf(&tb, "%s %zu failure episodes dated in the future dropped",
+				  st.refused ? ";" : "", st.future);
+		tb_puts(&tb, "; the rest is kept");
 	}
 	return r;
 }
@@ -496,30 +873,43 @@ int rules_health_load(struct rules_engine *e, const char *path, const char *boot
 /* After the first layout: give each result the counter history saved for it. */
 void rx_health_apply_pending(struct rules_engine *e)
 {
-	for (size_t i = 0; i < e->n_pend; i++) {
-		const struct pending_ring *pr = &e->pend[i];
+	/* pend is sorted by key (then by line): one binary search per result */
+	for (size_t s = 0; s < e->n_res; s++) {
+		const struct rrule *rr = (const struct rrule *)e->res[s].rule;
+		uint64_t key = e->res[s].key;
+		size_t lo = 0, hi = e->n_pend;
 
-		for (size_t s = 0; s < e->n_res; s++) {
-			const struct rrule *rr = (const struct rrule *)e->res[s].rule;
+		if (!e->st[s].rings)
+			continue;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (e->pend[mid].key < key)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t i = lo; i < e->n_pend && e->pend[i].key == key; i++) {
+			const struct pending_ring *pr = &e->pend[i];
 			struct ring *g;
 
-			if (e->res[s].key != pr->key || rr->info.fingerprint != pr->fp ||
-			    pr->idx >= rr->n_rings || !e->st[s].rings)
+			if (rr->info.fingerprint != pr->fp || pr->idx >= rr->n_rings)
 				continue;
 			g = &e->st[s].rings[pr->idx];
 			if (g->ncomp != pr->ncomp || pr->n > g->cap)
-				break;
+				continue;
+			/* in file order: the later record for a ring is the one kept */
 			g->first = 0;
 			g->n = (uint16_t)pr->n;
 			g->have_prev = pr->have_prev;
 			g->prev_mask = pr->prev_mask;
+			g->has_reset = false;
 			memcpy(g->prev_raw, pr->prev_raw, sizeof(g->prev_raw));
 			memcpy(g->total, pr->total, sizeof(g->total));
 			memcpy(g->t, pr->t, (size_t)pr->n * sizeof(*g->t));
 			memcpy(g->mask, pr->mask, (size_t)pr->n);
 			memcpy(g->acc, pr->acc,
 			       (size_t)pr->n * (size_t)pr->ncomp * sizeof(*g->acc));
-			break;
 		}
 	}
 	pending_free(e);

@@ -487,7 +487,8 @@ struct parked {
 /* Escalation memory of one result (health.c). */
 struct hmem {
 	uint64_t key, fp;
-	bool failing; /* the last decided outcome was fail: the episode goes on */
+	int64_t window_ns; /* its rule's escalation window (0: not evaluated since loaded) */
+	bool failing;	   /* the last decided outcome was fail: the episode goes on */
 	uint8_t n;
 	int64_t t[RULE_ESCALATE_MAX]; /* wall-clock starts of the failure episodes, oldest first */
 };
@@ -495,6 +496,7 @@ struct hmem {
 /* A counter history read from the state file, waiting for its result to exist. */
 struct pending_ring {
 	uint64_t key, fp;
+	size_t line; /* in the file: the later of two records for one ring wins */
 	int idx, ncomp, n;
 	bool have_prev;
 	uint8_t prev_mask;
@@ -522,7 +524,8 @@ struct rules_engine {
 	/* results of objects gone from the model, waiting for them to return */
 	struct parked *parked;
 	size_t n_parked;
-	int64_t last_t; /* the time of the last evaluation */
+	int64_t last_t;	      /* the time of the last evaluation */
+	int64_t last_wall_ns; /* and its model's wall-clock time */
 	/* a number no other layout of any engine had: consumers key caches by it */
 	uint64_t layout_gen;
 	uint64_t evaluations;

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "rules_json.h"
@@ -54,23 +58,116 @@ static int64_t model_ns(const struct node_model *m)
  */
 #define STATE_SAVE_NS (10LL * 1000000000LL)
 
+/* The writer: the newest text to disk, outside every lock but its own. */
+static void *writer_main(void *arg)
+{
+	struct rules_serve *rs = arg;
+	struct strbuf buf = { 0 };
+
+	pthread_mutex_lock(&rs->wr_lock);
+	for (;;) {
+		int r;
+
+		while (!rs->wr_pending && !rs->wr_stop)
+			pthread_cond_wait(&rs->wr_cond, &rs->wr_lock);
+		if (!rs->wr_pending)
+			break; /* stopped, nothing left to write */
+		sb_swap(&buf, &rs->wr_buf);
+		rs->wr_pending = false;
+		rs->wr_busy = true;
+		pthread_mutex_unlock(&rs->wr_lock);
+		r = rules_health_write(rs->state_path, buf.buf, buf.len);
+		if (r && r != rs->state_err)
+			log_warn("rules: cannot save health memory to %s: %s", rs->state_path,
+				 strerror(-r));
+		else if (!r && rs->state_err)
+			log_info("rules: health memory saved to %s again", rs->state_path);
+		rs->state_err = r;
+		pthread_mutex_lock(&rs->wr_lock);
+		rs->wr_busy = false;
+		pthread_cond_broadcast(&rs->wr_cond);
+	}
+	pthread_mutex_unlock(&rs->wr_lock);
+	sb_free(&buf);
+	return NULL;
+}
+
+/* Hand the newest text to the writer (a text it has not taken yet is replaced). */
+static void hand_over(struct rules_serve *rs)
+{
+	pthread_mutex_lock(&rs->wr_lock);
+	sb_swap(&rs->wr_buf, &rs->ser_buf);
+	rs->wr_pending = true;
+	pthread_cond_signal(&rs->wr_cond);
+	pthread_mutex_unlock(&rs->wr_lock);
+}
+
+/* Called with the model lock held: serialize only (memory, no disk). */
 static void save_state(struct rules_serve *rs, bool force)
 {
 	int64_t now = mono_ns();
-	int r;
 
-	if (!rs->state_path[0] || !rs->e)
+	if (!rs->state_path[0] || !rs->e || !rs->wr_started)
 		return;
 	if (!force && !rules_health_dirty(rs->e) && now - rs->state_saved_ns < STATE_SAVE_NS)
 		return;
 	rs->state_saved_ns = now;
-	r = rules_health_save(rs->e, rs->state_path, rs->boot_id);
-	if (r && r != rs->state_err)
-		log_warn("rules: cannot save health memory to %s: %s", rs->state_path,
-			 strerror(-r));
-	else if (!r && rs->state_err)
-		log_info("rules: health memory saved to %s again", rs->state_path);
-	rs->state_err = r;
+	if (rules_health_serialize(rs->e, rs->boot_id, &rs->ser_buf)) {
+		rw_log_once(LOG_LVL_WARN, "rules-state-oom",
+			    "rules: health memory not saved: out of memory (said once)");
+		return;
+	}
+	rw_log_once_reset("rules-state-oom");
+	hand_over(rs);
+}
+
+/*
+ * One serve per state directory: a second one would erase the first one's
+ * memory with its own at every save.  The lock file holds the owner's pid.
+ */
+static int lock_state_dir(struct rules_serve *rs, const char *dir)
+{
+	char path[4200], pid[32] = "";
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/health.state.lock", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		int err = fd < 0 ? errno : EINVAL;
+
+		fprintf(stderr, "rocewatch serve: --state-dir %s: %s: %s\n", dir, path,
+			fd < 0 ? strerror(err) : "not a regular file");
+		if (fd >= 0)
+			close(fd);
+		return -err;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		int err = errno;
+		ssize_t n = pread(fd, pid, sizeof(pid) - 1, 0);
+
+		pid[n > 0 ? n : 0] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		close(fd);
+		if (err == EWOULDBLOCK) {
+			fprintf(
+			    stderr,
+			    "rocewatch serve: --state-dir %s is in use by another rocewatch serve "
+			    "(pid %s): two would erase each other's health memory; give this one "
+			    "a --state-dir of its own\n",
+			    dir, pid[0] ? pid : "unknown");
+			return -EBUSY;
+		}
+		fprintf(stderr, "rocewatch serve: --state-dir %s: %s: %s\n", dir, path,
+			strerror(err));
+		return -err;
+	}
+	snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) || pwrite(fd, pid, strlen(pid), 0) < 0)
+		log_debug("rules: %s: cannot write the pid: %s", path, strerror(errno));
+	rs->lock_fd = fd;
+	rs->locked = true;
+	return 0;
 }
 
 static void read_boot_id(struct rules_serve *rs, const char *procfs)
@@ -151,6 +248,8 @@ int rules_serve_start(struct rules_serve *rs, struct daemon *d)
 	int r = rules_load(&rs->spec, &rs->e, &dg);
 
 	pthread_mutex_init(&rs->rl_lock, NULL);
+	pthread_mutex_init(&rs->wr_lock, NULL);
+	pthread_cond_init(&rs->wr_cond, NULL);
 	rs->d = d;
 	rs->st.reload_ns = real_ns();
 	log_diags(&dg, true);
@@ -167,18 +266,42 @@ int rules_serve_start(struct rules_serve *rs, struct daemon *d)
 		snprintf(rs->state_path, sizeof(rs->state_path), "%s/health.state", dir);
 	}
 	if (rs->state_path[0]) {
-		char msg[512], dir[4096];
+		char dir[4096];
 
 		/* the unit's StateDirectory= exists; a --state-dir of one's own may not yet */
 		strlcpy0(dir, rs->state_path, sizeof(dir));
 		*strrchr(dir, '/') = '\0';
-		if (dir[0] && mkdir(dir, 0750) && errno != EEXIST)
-			log_warn("rules: --state-dir %s: %s", dir, strerror(errno));
+		if (dir[0] && mkdir(dir, 0750) && errno != EEXIST) {
+			/* said as it is: nothing will be kept (serve --user nobody in /var/lib) */
+			log_warn("rules: --state-dir %s: %s: health memory is not kept across "
+				 "restarts",
+				 dir, strerror(errno));
+			rs->state_path[0] = '\0';
+		}
+	}
+	if (rs->state_path[0]) {
+		char msg[1024], dir[4096];
+		int lr;
+
+		strlcpy0(dir, rs->state_path, sizeof(dir));
+		*strrchr(dir, '/') = '\0';
+		r = lock_state_dir(rs, dir[0] ? dir : "/");
+		if (r)
+			return r;
 		read_boot_id(rs, d->cfg ? d->cfg->procfs_root : NULL);
-		if (rules_health_load(rs->e, rs->state_path, rs->boot_id, msg, sizeof(msg)))
+		lr = rules_health_load(rs->e, rs->state_path, rs->boot_id, msg, sizeof(msg));
+		if (msg[0])
 			log_warn("rules: health memory: %s", msg);
-		else
+		if (!lr)
 			log_info("rules: health memory in %s", rs->state_path);
+		r = pthread_create(&rs->wr_thr, NULL, writer_main, rs);
+		rs->wr_started = r == 0;
+		if (r) {
+			log_warn("rules: no thread to write %s (%s): health memory is not kept "
+				 "across restarts",
+				 rs->state_path, strerror(r));
+			rs->state_path[0] = '\0';
+		}
 	}
 	r = daemon_add_hook(d, &hook);
 	if (r) {
@@ -310,10 +433,47 @@ int rules_serve_render_checks(void *arg, struct strbuf *out)
 	return 200;
 }
 
+/* How long exit waits for the last write (a hung disk must not keep serve from stopping). */
+#define WRITER_EXIT_WAIT_S 5
+
+static void stop_writer(struct rules_serve *rs)
+{
+	struct timespec until;
+	int r;
+
+	if (!rs->wr_started)
+		return;
+	pthread_mutex_lock(&rs->wr_lock);
+	rs->wr_stop = true;
+	pthread_cond_signal(&rs->wr_cond);
+	pthread_mutex_unlock(&rs->wr_lock);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += WRITER_EXIT_WAIT_S;
+	r = pthread_timedjoin_np(rs->wr_thr, NULL, &until);
+	if (r) {
+		log_warn("rules: the health memory write to %s did not finish in %d s: exiting "
+			 "without it",
+			 rs->state_path, WRITER_EXIT_WAIT_S);
+		pthread_detach(rs->wr_thr);
+	}
+	rs->wr_started = false;
+	if (!r) {
+		sb_free(&rs->wr_buf);
+		pthread_cond_destroy(&rs->wr_cond);
+		pthread_mutex_destroy(&rs->wr_lock);
+	}
+}
+
 void rules_serve_fini(struct rules_serve *rs)
 {
 	rules_serve_stop(rs);
+	/* the daemon is stopped: the last memory, then the writer drains and goes */
 	save_state(rs, true);
+	stop_writer(rs);
+	sb_free(&rs->ser_buf);
+	if (rs->locked)
+		close(rs->lock_fd);
+	rs->locked = false;
 	rules_free(rs->e);
 	rs->e = NULL;
 	rules_spec_free(&rs->spec);

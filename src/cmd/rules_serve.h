@@ -34,7 +34,20 @@ struct rules_serve {
 	char state_path[4096];
 	char boot_id[40];
 	int64_t state_saved_ns; /* monotonic: last save */
-	int state_err;		/* last save's -errno, said once */
+	int state_err;		/* last write's -errno, said once (the writer's) */
+	int lock_fd;		/* DIR/health.state.lock, flock()ed: one serve per DIR */
+	bool locked;		/* lock_fd is open */
+	/*
+	 * The memory is serialized under the model lock (memory only) and
+	 * written by a thread of its own: no disk, however slow, and nothing
+	 * planted in the state directory ever holds the lock or a poll.
+	 */
+	pthread_mutex_t wr_lock; /* what follows */
+	pthread_cond_t wr_cond;
+	pthread_t wr_thr;
+	bool wr_started, wr_pending, wr_stop, wr_busy;
+	struct strbuf wr_buf;  /* the newest text, waiting for the writer */
+	struct strbuf ser_buf; /* the poll thread's, swapped with wr_buf */
 };
 
 /* --profile / --param; base: struct rules_serve (cli.h). */

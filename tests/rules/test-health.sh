@@ -114,8 +114,84 @@ kill9
 printf 'rocewatch-health-state 1\nboot x\nesc zz\n' >"$state/health.state"
 : >"$TMPD/serve.log"
 start "$FX/escalate-part1.json" --state-dir "$state"
-check "a corrupt record is reported with its line" wait_until 5 grep -q "health.state:3: corrupt record; starting afresh" "$TMPD/serve.log"
+check "a corrupt record is refused alone, with its line" wait_until 5 grep -q "health.state: 1 of 1 records refused (line 3: not a 16-digit hex key); the rest is kept" "$TMPD/serve.log"
 kill -TERM "$serve_pid"; wait "$serve_pid" 2>/dev/null || true; serve_pid=
-check "SIGTERM saves the state" grep -q "^esc " "$state/health.state"
+check "SIGTERM saves the state (the corrupt file's 'boot x' is gone)" grep -qx "boot $(cat /proc/sys/kernel/random/boot_id)" "$state/health.state"
+
+# ---- issue 42: the state directory, guarded like the recorder's ----
+# a second serve on the same --state-dir would erase the first one's memory: refused
+start "$FX/escalate-part1.json" --state-dir "$state"
+rc=0
+"$ROCEWATCH" serve --web.listen-address "127.0.0.1:$(free_port)" --from "$FX/escalate-part1.json" \
+	--state-dir "$state" >"$TMPD/second.log" 2>&1 || rc=$?
+check "a second serve on one --state-dir is refused, naming the first one's pid" \
+	bash -c "[ $rc -ne 0 ] && grep -q 'state-dir $state is in use by another rocewatch serve (pid $serve_pid)' '$TMPD/second.log'"
+check "... and the first one goes on" curl -sf "$url/healthz"
+kill -TERM "$serve_pid"; wait "$serve_pid" 2>/dev/null || true; serve_pid=
+
+# a FIFO as health.state: start-up does not hang before the listener
+rm -f "$state/health.state"; mkfifo "$state/health.state"
+: >"$TMPD/serve.log"
+start "$FX/escalate-part1.json" --state-dir "$state"
+check "a FIFO as the state file: refused in one line, serve answers" \
+	grep -q "health.state: a FIFO, not a regular file: refused; starting afresh" "$TMPD/serve.log"
+kill -TERM "$serve_pid"; wait "$serve_pid" 2>/dev/null || true; serve_pid=
+check "... and replaced by a regular file at exit" test -f "$state/health.state" -a ! -p "$state/health.state"
+
+# a FIFO as health.state.tmp: no save blocks (the poll, /metrics and SIGTERM go on)
+mkfifo "$state/health.state.tmp"
+: >"$TMPD/serve.log"
+start "$FX/escalate-part1.json" --state-dir "$state"
+check "a FIFO planted as the temporary file: /metrics answers" curl -sf -o /dev/null "$url/metrics"
+kill -TERM "$serve_pid"
+check "... SIGTERM stops serve" wait_until 10 bash -c "! kill -0 $serve_pid 2>/dev/null"
+wait "$serve_pid" 2>/dev/null || true; serve_pid=
+check "... and the state was written past it" bash -c "[ ! -p '$state/health.state.tmp' ] && grep -qx 'rocewatch-health-state 1' '$state/health.state'"
+
+# a symlink planted as health.state.tmp: its target is never written (root writes the state)
+printf 'precious\n' >"$TMPD/victim"
+ln -s "$TMPD/victim" "$state/health.state.tmp"
+start "$FX/escalate-part1.json" --state-dir "$state"
+kill -TERM "$serve_pid"; wait "$serve_pid" 2>/dev/null || true; serve_pid=
+check "a symlink planted as the temporary file: its target is untouched" \
+	bash -c "[ \"\$(cat '$TMPD/victim')\" = precious ] && [ ! -L '$state/health.state.tmp' ] && grep -qx 'rocewatch-health-state 1' '$state/health.state'"
+
+# strace: the temporary file is created O_EXCL|O_NOFOLLOW, the state file opened O_NONBLOCK
+if command -v strace >/dev/null; then
+	sport=$(free_port)
+	strace -f -qq -e trace=openat -o "$TMPD/state.strace" "$ROCEWATCH" serve \
+		--web.listen-address "127.0.0.1:$sport" --interval 100ms --from "$FX/escalate-part1.json" \
+		--state-dir "$state" >"$TMPD/strace-serve.log" 2>&1 &
+	spid=$!
+	wait_until 20 curl -sf "http://127.0.0.1:$sport/healthz" >/dev/null
+	wait_until 20 grep -q 'health.state.tmp' "$TMPD/state.strace"
+	pkill -TERM -f "127.0.0.1:$sport" 2>/dev/null || true
+	wait "$spid" 2>/dev/null || true
+	check "strace: health.state.tmp is opened O_CREAT|O_EXCL|O_NOFOLLOW" \
+		bash -c "grep -F 'health.state.tmp\", O_WRONLY|O_CREAT|O_EXCL|' '$TMPD/state.strace' | grep -q O_NOFOLLOW"
+	check "strace: no open of health.state.tmp without O_EXCL" \
+		bash -c "! grep 'health.state.tmp\"' '$TMPD/state.strace' | grep -v O_EXCL"
+	check "strace: health.state is opened O_NONBLOCK|O_NOFOLLOW" \
+		grep -qE 'health\.state", O_RDONLY\|O_NONBLOCK\|O_NOFOLLOW' "$TMPD/state.strace"
+else
+	check "strace is installed (contrib/install-deps.sh)" false
+fi
+
+# a world-writable state file is refused (anyone could have planted an escalation)
+chmod 0666 "$state/health.state"
+: >"$TMPD/serve.log"
+start "$FX/escalate-part1.json" --state-dir "$state"
+check "a world-writable state file: refused in one line" \
+	grep -q "health.state: world-writable (mode 0666): anyone could have written it; refused" "$TMPD/serve.log"
+kill -TERM "$serve_pid"; wait "$serve_pid" 2>/dev/null || true; serve_pid=
+check "... and replaced by rocewatch's own (0600)" [ "$(stat -c %a "$state/health.state")" = 600 ]
+
+# a --state-dir that cannot be made: said as it is, memory not kept
+: >"$TMPD/serve.log"
+start "$FX/escalate-part1.json" --state-dir "$TMPD/victim/sub"
+check "a --state-dir that cannot be created: 'health memory is not kept'" \
+	grep -q "state-dir $TMPD/victim/sub: Not a directory: health memory is not kept across restarts" "$TMPD/serve.log"
+check "... and never 'health memory in'" bash -c "! grep -q 'health memory in' '$TMPD/serve.log'"
+kill -TERM "$serve_pid"; wait "$serve_pid" 2>/dev/null || true; serve_pid=
 check "no sanitizer reports" bash -c "! grep -E 'ERROR: AddressSanitizer|runtime error' '$TMPD/serve.log'"
 finish
