@@ -28,23 +28,17 @@ static enum rules_status profile_status(const struct rules_engine *e,
 {
 	const struct rule_result *res;
 	size_t n = rules_results(e, &res);
-	bool crit = false, warn = false, unk = !pi->requirements_met, any = false;
+	enum rules_status st = pi->requirements_met ? RULES_OK : RULES_UNKNOWN;
+	bool any = false;
 
 	for (size_t i = 0; i < n; i++) {
-		const struct rule_result *x = &res[i];
-
-		if (strcmp(x->rule->profile, pi->name) || rule_result_severity(x) == SEV_INFO)
+		if (strcmp(res[i].rule->profile, pi->name) ||
+		    rule_result_severity(&res[i]) == SEV_INFO)
 			continue;
 		any = true;
-		if (x->outcome == RULE_FAIL)
-			*(rule_result_severity(x) == SEV_CRITICAL ? &crit : &warn) = true;
-		else if (x->outcome == RULE_UNKNOWN)
-			unk = true;
+		st = rules_status_worse(st, rule_result_status(&res[i]));
 	}
-	return crit	     ? RULES_CRITICAL
-	       : warn	     ? RULES_WARNING
-	       : unk || !any ? RULES_UNKNOWN
-			     : RULES_OK;
+	return any ? st : rules_status_worse(st, RULES_UNKNOWN);
 }
 
 /* A label name part from a profile name: [a-z0-9._-], at most 40 characters. */

@@ -961,34 +961,40 @@ uint64_t rules_evaluations(const struct rules_engine *e)
 	return e->evaluations;
 }
 
+enum rules_status rules_status_worse(enum rules_status a, enum rules_status b)
+{
+	/* an undecided critical must never hide behind a decided warning: a gate that
+	 * opens on WARNING would start jobs on a node it could not judge */
+	static const int rank[] = {
+		[RULES_OK] = 0, [RULES_WARNING] = 1, [RULES_UNKNOWN] = 2, [RULES_CRITICAL] = 3
+	};
+
+	if ((unsigned)a > RULES_UNKNOWN)
+		a = RULES_UNKNOWN;
+	if ((unsigned)b > RULES_UNKNOWN)
+		b = RULES_UNKNOWN;
+	return rank[b] > rank[a] ? b : a;
+}
+
+enum rules_status rule_result_status(const struct rule_result *x)
+{
+	if (rule_result_severity(x) == SEV_INFO)
+		return RULES_OK;
+	if (x->outcome == RULE_FAIL)
+		return rule_result_severity(x) == SEV_CRITICAL ? RULES_CRITICAL : RULES_WARNING;
+	return x->outcome == RULE_UNKNOWN ? RULES_UNKNOWN : RULES_OK;
+}
+
 enum rules_status rules_status(const struct rules_engine *e)
 {
-	bool crit = false, warn = false, unk = false;
+	enum rules_status st = e->evaluations ? RULES_OK : RULES_UNKNOWN;
 
-	for (size_t i = 0; e->synced && i < e->n_res; i++) {
-		const struct rule_result *x = &e->res[i];
-
-		if (rule_result_severity(x) == SEV_INFO)
-			continue;
-		if (x->outcome == RULE_FAIL) {
-			if (rule_result_severity(x) == SEV_CRITICAL)
-				crit = true;
-			else
-				warn = true;
-		} else if (x->outcome == RULE_UNKNOWN) {
-			unk = true;
-		}
-	}
+	for (size_t i = 0; e->synced && i < e->n_res; i++)
+		st = rules_status_worse(st, rule_result_status(&e->res[i]));
 	for (size_t p = 0; p < e->n_profiles; p++)
 		if (e->evaluations && !e->profiles[p].info.requirements_met)
-			unk = true;
-	if (crit)
-		return RULES_CRITICAL;
-	if (warn)
-		return RULES_WARNING;
-	if (unk || !e->evaluations)
-		return RULES_UNKNOWN;
-	return RULES_OK;
+			st = rules_status_worse(st, RULES_UNKNOWN);
+	return st;
 }
 
 void rules_adopt_history(struct rules_engine *new_e, struct rules_engine *old_e)

@@ -322,6 +322,14 @@ uint64_t rules_evaluations(const struct rules_engine *e);
  * rules never change the status.
  */
 enum rules_status rules_status(const struct rules_engine *e);
+/*
+ * The one precedence every status folded from many follows (check's exit,
+ * /api/v1/checks, the page, NFD labels, fleet check, probe): CRITICAL over
+ * UNKNOWN over WARNING over OK.
+ */
+enum rules_status rules_status_worse(enum rules_status a, enum rules_status b);
+/* What one result counts for: a failing rule by its (escalated) severity, info never. */
+enum rules_status rule_result_status(const struct rule_result *x);
 
 /*
  * Carry results and counter history from an old engine into a freshly

@@ -56,7 +56,9 @@ static const char check_usage[] =
     "Exit status (Nagios plugin convention, for NHC, Nagios, Icinga and Slurm):\n"
     "  0 OK, 1 WARNING (a warning rule fails), 2 CRITICAL (a critical rule fails),\n"
     "  3 UNKNOWN (a rule could not be decided, a profile's required RDMA device is\n"
-    "  missing, bad flags, bad rule files or an unreadable snapshot).\n\n"
+    "  missing, bad flags, bad rule files or an unreadable snapshot). The most\n"
+    "  severe wins, CRITICAL > UNKNOWN > WARNING > OK: an undecided rule beside a\n"
+    "  failing warning is UNKNOWN, so a fail-closed prolog does not start the job.\n\n"
     "Options:\n";
 
 struct check_opts {

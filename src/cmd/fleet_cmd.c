@@ -663,37 +663,31 @@ enum rules_status fleet_verdict(struct fleet_run *fr)
 {
 	const struct fleet_result *res;
 	size_t n = rules_fleet_results(fr->e, &res);
-	bool crit = false, warn = false, unk = !fr->n;
+	enum rules_status st = fr->n ? RULES_OK : RULES_UNKNOWN;
 
 	for (size_t i = 0; i < fr->n; i++) {
 		const struct fleet_member *nm = &fr->nodes[i];
 
 		if (!nm->answered) {
-			unk = true;
+			st = rules_status_worse(st, RULES_UNKNOWN);
 			fr->node_unknown = true;
 			continue;
 		}
-		if (!nm->evaluated)
-			continue;
-		crit |= nm->status == RULES_CRITICAL;
-		warn |= nm->status == RULES_WARNING;
-		unk |= nm->status == RULES_UNKNOWN;
+		if (nm->evaluated)
+			st = rules_status_worse(st, nm->status);
 	}
 	for (size_t i = 0; i < n; i++) {
+		enum rules_status r = RULES_OK;
+
 		if (res[i].rule->severity == SEV_INFO)
 			continue;
-		if (res[i].outcome == RULE_FAIL) {
-			crit |= res[i].rule->severity == SEV_CRITICAL;
-			warn |= res[i].rule->severity == SEV_WARNING;
-		} else if (res[i].outcome == RULE_UNKNOWN) {
-			unk = true;
-		}
+		if (res[i].outcome == RULE_FAIL)
+			r = res[i].rule->severity == SEV_CRITICAL ? RULES_CRITICAL : RULES_WARNING;
+		else if (res[i].outcome == RULE_UNKNOWN)
+			r = RULES_UNKNOWN;
+		st = rules_status_worse(st, r);
 	}
-	if (crit)
-		return RULES_CRITICAL;
-	if (unk)
-		return RULES_UNKNOWN;
-	return warn ? RULES_WARNING : RULES_OK;
+	return st;
 }
 
 /* ---- the command ---- */

@@ -236,9 +236,15 @@ static bool parse_info(struct peer *p, const struct fleet_req *rq)
 	return true;
 }
 
-static int verdict_rank(enum probe_verdict v)
+/* Both are Nagios codes: the rules' one precedence ranks the nodes too. */
+_Static_assert((int)PROBE_OK == (int)RULES_OK && (int)PROBE_WARNING == (int)RULES_WARNING &&
+		   (int)PROBE_CRITICAL == (int)RULES_CRITICAL &&
+		   (int)PROBE_UNKNOWN == (int)RULES_UNKNOWN,
+	       "probe verdicts are Nagios codes, as rules statuses are");
+
+static enum probe_verdict verdict_worse(enum probe_verdict a, enum probe_verdict b)
 {
-	return v == PROBE_CRITICAL ? 3 : v == PROBE_UNKNOWN ? 2 : v == PROBE_WARNING ? 1 : 0;
+	return (enum probe_verdict)rules_status_worse((enum rules_status)a, (enum rules_status)b);
 }
 
 static int parse_sizes(struct probe_run *pr, const char *s)
@@ -706,8 +712,7 @@ static int probe_run_all(struct probe_args *a)
 				       &p->diag);
 			p->verdict = p->diag.verdict;
 		}
-		if (verdict_rank(p->verdict) > verdict_rank(worst))
-			worst = p->verdict;
+		worst = verdict_worse(worst, p->verdict);
 	}
 	if (pr->json ? print_json(pr, &lp, hw_ts, worst) : (print_text(pr, &lp, hw_ts, worst), 0)) {
 		fprintf(stderr, "rocewatch probe: writing the report: %s\n", strerror(errno));

@@ -34,6 +34,24 @@ assert not unknown, "unexpected unknown: %s" % unknown
 PY
 }
 
+# issue 41: CRITICAL > UNKNOWN > WARNING > OK wherever one status is derived from many.
+# An undecided critical (trust unreadable) beside a failing warning (CNP DSCP 40) is
+# UNKNOWN (exit 3: the fail-closed prolog drains), never WARNING (exit 1: it starts the job).
+precedence() {
+	local rc=0
+	"$ROCEWATCH" check --from "$FX/trust-unknown-cnp-40.json" --format json >"$TMPD/p.json" 2>/dev/null || rc=$?
+	[ "$rc" -eq 3 ] || { echo "  json: exit $rc, want 3" >&2; return 1; }
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert (d["status"], d["exit_code"]) == ("UNKNOWN", 3), (d["status"], d["exit_code"])' "$TMPD/p.json" || return 1
+	rc=0
+	"$ROCEWATCH" check --from "$FX/trust-unknown-cnp-40.json" >"$TMPD/p.txt" 2>/dev/null || rc=$?
+	[ "$rc" -eq 3 ] && tail -n 1 "$TMPD/p.txt" | grep -q ': UNKNOWN$' || { echo "  text: exit $rc: $(tail -n 1 "$TMPD/p.txt")" >&2; return 1; }
+	"$ROCEWATCH" check --from "$FX/trust-unknown-cnp-40.json" --format nfd >"$TMPD/p.nfd" 2>/dev/null || true
+	grep -qx 'feature.node.kubernetes.io/rocewatch.roce-ready=false' "$TMPD/p.nfd" &&
+		grep -qx 'feature.node.kubernetes.io/rocewatch.status=unknown' "$TMPD/p.nfd" ||
+		{ echo "  nfd: $(cat "$TMPD/p.nfd")" >&2; return 1; }
+}
+check "an unknown critical beside a failing warning: UNKNOWN in text, json and nfd, exit 3" precedence
+
 check "correct node: everything passes, exit 0" expect_check good.json 0 ""
 check "8-NIC node: everything passes, exit 0" expect_check good-8nic.json 0 ""
 check "PFC on 0 and 3: pfc_only_on_roce_priority, exit 2" \

@@ -104,4 +104,19 @@ bad_start() {
 }
 check "serve with bad rules: exit 1 with file:line:col" bad_start
 
+# issue 41: an undecided critical beside a failing warning is UNKNOWN on the API, /metrics
+# and the status page, as in check (one precedence: CRITICAL > UNKNOWN > WARNING > OK)
+port2=$(free_port)
+"$ROCEWATCH" serve --web.listen-address "127.0.0.1:$port2" --interval 100ms \
+	--from "$FX/trust-unknown-cnp-40.json" >"$TMPD/log2" 2>&1 &
+pid2=$!
+on_exit "kill $pid2"
+wait_until 10 curl -sf "http://127.0.0.1:$port2/healthz" || die "serve did not come up: $(cat "$TMPD/log2")"
+api_unknown() {
+	curl -sf "http://127.0.0.1:$port2/api/v1/checks" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["status"] == "UNKNOWN" and d["counts"]["fail"] == 1 and d["counts"]["unknown"] == 1, (d["status"], d["counts"])'
+}
+check "/api/v1/checks: an unknown critical and a failing warning are UNKNOWN" wait_until 10 api_unknown
+check "/metrics: roce_rules_status 3 (UNKNOWN)" bash -c "curl -sf 'http://127.0.0.1:$port2/metrics' | grep -q '^roce_rules_status 3$'"
+check "the status page: the header is unknown" bash -c "curl -sf 'http://127.0.0.1:$port2/' | grep -q '<header id=\"verdict\" class=\"unknown\"'"
+
 finish

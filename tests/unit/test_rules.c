@@ -879,6 +879,64 @@ static void counter_reset_and_wrap(void **state)
 	model_free(&m);
 }
 
+/*
+ * Issue 41: one precedence, CRITICAL > UNKNOWN > WARNING > OK, as a table over a
+ * critical and a warning rule that each pass, fail or are unknown.
+ */
+static void status_precedence(void **state)
+{
+	enum {
+		P,
+		F,
+		U
+	};
+	static const struct {
+		int crit, warn;
+		enum rules_status want;
+	} table[] = {
+		{ P, P, RULES_OK },	  { P, F, RULES_WARNING },  { P, U, RULES_UNKNOWN },
+		{ F, P, RULES_CRITICAL }, { F, F, RULES_CRITICAL }, { F, U, RULES_CRITICAL },
+		{ U, P, RULES_UNKNOWN },  { U, F, RULES_UNKNOWN },  { U, U, RULES_UNKNOWN },
+	};
+	static const enum rules_status all[] = { RULES_OK, RULES_WARNING, RULES_CRITICAL,
+						 RULES_UNKNOWN };
+	static const int rank[] = { 0, 1, 3, 2 };
+	struct node_model m;
+	struct rules_engine *e;
+
+	(void)state;
+	/* the pairwise function: commutative, the higher rank wins */
+	for (int a = 0; a < 4; a++)
+		for (int b = 0; b < 4; b++) {
+			enum rules_status w = rules_status_worse(all[a], all[b]);
+
+			assert_int_equal(w, rules_status_worse(all[b], all[a]));
+			assert_int_equal(w, rank[all[a]] >= rank[all[b]] ? all[a] : all[b]);
+		}
+	build_model(&m);
+	e = load_ok("profile: t\nrules:\n"
+		    "  - name: c\n    scope: node\n    severity: critical\n"
+		    "    expr: memlock < 100\n"
+		    "  - name: w\n    scope: node\n    severity: warning\n"
+		    "    expr: kernel == \"ok\"\n");
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		if (table[i].crit == U)
+			field_absent(&m.node, F_NODE_MEMLOCK, ABS_PERMISSION, EACCES);
+		else
+			field_set_int(&m.node, F_NODE_MEMLOCK, table[i].crit == P ? 50 : 500);
+		if (table[i].warn == U)
+			field_absent(&m.node, F_NODE_KERNEL, ABS_PERMISSION, EACCES);
+		else
+			field_set_str(&m.node, F_NODE_KERNEL, table[i].warn == P ? "ok" : "bad");
+		assert_int_equal(rules_evaluate(e, &m, (int64_t)(i + 1) * 1000000000LL), 0);
+		if (rules_status(e) != table[i].want)
+			fail_msg("row %zu: %s, want %s", i, rules_status_name(rules_status(e)),
+				 rules_status_name(table[i].want));
+	}
+	rules_free(e);
+	model_free(&m);
+}
+
 /* Issue 42: the RDMA ports of the model are replaced by one (name, GUID) with counter v. */
 static void port_now(struct node_model *m, const char *name, const char *guid, uint64_t v)
 {
@@ -1362,6 +1420,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(applies_to),
 		cmocka_unit_test(counter_reset_and_wrap),
 		cmocka_unit_test(history_follows_the_device),
+		cmocka_unit_test(status_precedence),
 		cmocka_unit_test(counter_saturated),
 		cmocka_unit_test(counter_window),
 		cmocka_unit_test(counter_arrays),
