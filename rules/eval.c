@@ -111,8 +111,18 @@ static void ring_push(struct ring *r, const struct val *x, int64_t t, bool raw)
 
 	if (r->n && t == r->t[ring_idx(r, r->n - 1)]) {
 		slot = ring_idx(r, r->n - 1); /* same sample time: replace */
-	} else if (r->n >= 2 && t - r->t[ring_idx(r, r->n - 2)] < r->spacing_ns) {
-		slot = ring_idx(r, r->n - 1); /* too close to the one before: thin */
+	} else if (r->n >= 2 &&
+		   r->t[ring_idx(r, r->n - 1)] - r->t[ring_idx(r, r->n - 2)] < r->spacing_ns) {
+		/*
+		 * The newest sample is too close to the one before it: the new one
+		 * takes its place.  Every sample but the newest is then at least
+		 * spacing after the one before, so the ring spans cap - 1 spacings
+		 * (more than the window) at any poll interval.  Measuring the new
+		 * sample against the one before the newest instead kept two samples
+		 * per spacing: a 1 m window at 100-200 ms was never whole ("only 50s
+		 * of the 1m window observed" for ever).
+		 */
+		slot = ring_idx(r, r->n - 1);
 	} else if (r->n < r->cap) {
 		slot = ring_idx(r, r->n);
 		r->n++;

@@ -1122,6 +1122,35 @@ static void counter_window(void **state)
 	}
 	rules_free(e);
 
+	/*
+	 * Issue 41: a 1 m window at 100 ms and 200 ms polls is whole once a minute of polls
+	 * was seen (counted: 600 and 300 polls), and stays whole; the thinning kept two
+	 * samples per spacing and it read "only 50s of the 1m window observed" for ever.
+	 */
+	for (int64_t step_ms = 100; step_ms <= 200; step_ms += 100) {
+		e = load_ok("profile: t\nrules:\n"
+			    "  - name: inc\n    scope: rdma_port\n    severity: warning\n"
+			    "    expr: increase(hw[\"out_of_sequence\"], 1m) == 0\n"
+			    "    summary: \"{increase(hw[\\\"out_of_sequence\\\"], 1m)}\"\n");
+		v = 0;
+		for (int64_t i = 0; i <= 3 * 60000 / step_ms; i++) {
+			if (i == 60000 / step_ms + 10)
+				v += 1; /* one event, a little after the first minute */
+			cset_set(&m.ports[0]->cs[CSET_HW], "out_of_sequence", v);
+			assert_int_equal(rules_evaluate(e, &m, i * step_ms * 1000000LL), 0);
+			f = result(e, "inc", "mlx5_0");
+			if (i < 60000 / step_ms)
+				assert_non_null(strstr(f.summary, "of the 1m window observed)"));
+			else if (!strstr(f.summary, "(over the last 1m)"))
+				fail_msg("%lld ms polls, poll %lld: '%s'", (long long)step_ms,
+					 (long long)i, f.summary);
+			/* the event is counted for a minute, then leaves the window */
+			if (i > 60000 / step_ms + 10 && i < 2 * 60000 / step_ms)
+				assert_true(!strncmp(f.summary, "1 ", 2));
+		}
+		rules_free(e);
+	}
+
 	/* 10 polls a second for 10 minutes: the ring thins samples but still spans 5 m */
 	e = load_ok(counter_rules);
 	v = 0;
