@@ -373,11 +373,50 @@ static enum MHD_Result send_blob(struct http_server *s, struct MHD_Connection *c
 	return queue(c, 200, rt->content_type, resp);
 }
 
+struct http_args {
+	struct MHD_Connection *c;
+	char peer[64];
+};
+
+const char *http_arg(const struct http_args *a, const char *name)
+{
+	return MHD_lookup_connection_value(a->c, MHD_GET_ARGUMENT_KIND, name);
+}
+
+const char *http_arg_peer(const struct http_args *a)
+{
+	return a->peer;
+}
+
+static void peer_text(struct MHD_Connection *c, char *buf, size_t len)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+
+	strlcpy0(buf, "?", len);
+	if (sa && sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, buf,
+			  (socklen_t)len);
+	else if (sa && sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, buf,
+			  (socklen_t)len);
+}
+
 static enum MHD_Result serve_render(struct MHD_Connection *c, const struct http_route *rt)
 {
 	struct strbuf sb = { 0 };
 	struct MHD_Response *resp;
-	int status = rt->render(rt->arg, &sb);
+	int status;
+
+	if (rt->render_args) {
+		struct http_args a = { .c = c };
+
+		peer_text(c, a.peer, sizeof(a.peer));
+		status = rt->render_args(rt->arg, &a, &sb);
+	} else {
+		status = rt->render(rt->arg, &sb);
+	}
 
 	if (sb.oom) {
 		sb_free(&sb);

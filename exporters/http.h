@@ -31,6 +31,8 @@ enum http_method {
 	HTTP_POST
 };
 
+struct http_args;
+
 struct http_route {
 	const char *path;
 	enum http_method method;
@@ -45,7 +47,18 @@ struct http_route {
 	/* Fill out; return the HTTP status. */
 	int (*render)(void *arg, struct strbuf *out);
 	void *arg;
+	/*
+	 * Instead of render, for a request with query arguments (doc must be -1):
+	 * http_arg() reads them, NULL when absent.
+	 */
+	int (*render_args)(void *arg, const struct http_args *a, struct strbuf *out);
 };
+
+/* The query arguments of one request (?rule=x&object=y), as the server parsed them. */
+struct http_args;
+const char *http_arg(const struct http_args *a, const char *name);
+/* The client's address as text ("127.0.0.1"), for a log line. */
+const char *http_arg_peer(const struct http_args *a);
 
 #define HTTP_MAX_DOCS 6
 

@@ -120,7 +120,7 @@ static bool ids_match(const struct rules_engine *e, const struct node_model *m)
 	return true;
 }
 
-static uint64_t result_key(const struct rrule *r, enum obj_kind k, const char *dev, uint32_t port)
+uint64_t rx_result_key(const struct rrule *r, enum obj_kind k, const char *dev, uint32_t port)
 {
 	uint64_t h = rx_fnv1a(RX_FNV_INIT, r->info.profile, strlen(r->info.profile) + 1);
 
@@ -325,7 +325,7 @@ static int sync_slots(struct rules_engine *e, struct objid *ids[OBJ__COUNT],
 				strlcpy0(x->device, ids[k][i].name, sizeof(x->device));
 				x->port = ids[k][i].port;
 			}
-			x->key = result_key(r, k, x->device, x->port);
+			x->key = rx_result_key(r, k, x->device, x->port);
 			x->ikey = k == OBJ_NODE ? x->key
 						: ident_key(r, k, x->key, ids[k][i].ident, x->port);
 			x->outcome = RULE__OUTCOMES; /* not evaluated yet */

@@ -478,6 +478,14 @@ int rules_health_serialize(struct rules_engine *e, const char *boot_id, struct s
 int rules_health_write(const char *path, const char *data, size_t len);
 /* Both, for a caller that holds no lock worth sparing. */
 int rules_health_save(struct rules_engine *e, const char *path, const char *boot_id);
+/*
+ * An operator's acknowledgement after a repair: forget the failure episodes
+ * of degraded rule RULE on OBJECT ("eth2", "mlx5_0/1", "node"), in every
+ * profile that has it, so an escalated result is no longer fatal.  0 with
+ * *forgotten episodes (possibly none), or -ENOENT/-EINVAL with err saying why.
+ */
+int rules_health_forget(struct rules_engine *e, const char *rule, const char *object,
+			size_t *forgotten, char *err, size_t errlen);
 /* Has escalation memory changed since the last save (a new failure episode)? */
 bool rules_health_dirty(const struct rules_engine *e);
 /*

@@ -181,8 +181,17 @@ void rx_health_note(struct rules_engine *e, struct rule_result *x, int64_t wall_
 	else if (x->outcome == RULE_PASS)
 		h->failing = false;
 	x->episodes = h->n;
-	if (h->n < ri->escalate_after || (x->outcome != RULE_PASS && x->outcome != RULE_FAIL))
+	if (h->n < ri->escalate_after || (x->outcome != RULE_PASS && x->outcome != RULE_FAIL)) {
+		/* escalation seen coming: "2 of 5 failures in 24h that make it fatal" */
+		if (h->n && x->outcome != RULE_SKIP) {
+			struct tbuf tb = { x->summary, strlen(x->summary), sizeof(x->summary) };
+
+			tb_printf(&tb, " (%u of %d failures in %gh that make it fatal)",
+				  (unsigned)h->n, ri->escalate_after,
+				  (double)ri->escalate_window_ns / 3.6e12);
+		}
 		return;
+	}
 	/* fatal until enough of those episodes leave the window, even while it passes now */
 	x->escalated = true;
 	if (x->outcome == RULE_PASS) {
@@ -199,6 +208,92 @@ void rx_health_note(struct rules_engine *e, struct rule_result *x, int64_t wall_
 			strlcpy0(s + n, x->summary[0] ? x->summary : "-", sizeof(s) - (size_t)n);
 		strlcpy0(x->summary, s, sizeof(x->summary));
 	}
+}
+
+int rules_health_forget(struct rules_engine *e, const char *rule, const char *object,
+			size_t *forgotten, char *err, size_t errlen)
+{
+	char dev[RW_NAME_MAX] = "";
+	bool found = false, degraded = false;
+	uint32_t port = 0;
+
+	*forgotten = 0;
+	for (size_t i = 0; i < e->n_rules; i++) {
+		const struct rrule *r = &e->rules[i];
+		enum obj_kind k = r->info.scope;
+		struct hmem *h;
+		uint64_t key;
+
+		if (r->info.fleet || strcmp(r->info.name, rule))
+			continue;
+		found = true;
+		if (r->info.cls != RCLASS_DEGRADED)
+			continue;
+		degraded = true;
+		if (k == OBJ_NODE) {
+			if (*object && strcmp(object, "node")) {
+				snprintf(err, errlen,
+					 "%s judges the node: its object is 'node', not '%s'", rule,
+					 object);
+				return -EINVAL;
+			}
+		} else {
+			const char *slash = strchr(object, '/');
+			size_t n = slash ? (size_t)(slash - object) : strlen(object);
+			char *end;
+
+			if (!n || n >= sizeof(dev) || (k == OBJ_NETDEV && slash)) {
+				snprintf(err, errlen, "%s judges %s: '%s' is not one (%s)", rule,
+					 obj_kind_name(k), object,
+					 k == OBJ_NETDEV ? "a netdev name: eth2"
+							 : "DEVICE/PORT: mlx5_0/1");
+				return -EINVAL;
+			}
+			memcpy(dev, object, n);
+			dev[n] = '\0';
+			port = 0;
+			if (k == OBJ_RDMA_PORT) {
+				unsigned long p = 1; /* a device alone: its first port */
+
+				if (slash) {
+					errno = 0;
+					p = strtoul(slash + 1, &end, 10);
+					if (!slash[1] || *end || errno || !p || p > 255) {
+						snprintf(err, errlen,
+							 "%s: '%s' has no port number 1-255", rule,
+							 object);
+						return -EINVAL;
+					}
+				}
+				port = (uint32_t)p;
+			}
+		}
+		key = rx_result_key(r, k, k == OBJ_NODE ? "" : dev, port);
+		h = hmem_find(e, key, false);
+		if (h && (h->n || h->failing)) {
+			*forgotten += h->n;
+			h->n = 0;
+			h->failing = false;
+			e->hm_dirty = true;
+		}
+		/* the result as it reads now: not escalated (the next poll decides it anew) */
+		for (size_t s = 0; s < e->n_res; s++)
+			if (e->res[s].key == key && e->res[s].escalated) {
+				e->res[s].escalated = false;
+				e->res[s].episodes = 0;
+			}
+	}
+	if (!found) {
+		snprintf(err, errlen, "no rule '%s' in the loaded profiles", rule);
+		return -ENOENT;
+	}
+	if (!degraded) {
+		snprintf(err, errlen,
+			 "%s is not a degraded rule: it never escalates, there is nothing to reset",
+			 rule);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 bool rules_health_dirty(const struct rules_engine *e)
@@ -289,6 +384,23 @@ int rules_health_serialize(struct rules_engine *e, const char *boot_id, struct s
 			if (e->st[i].rings[j].n)
 				put_ring(out, e->res[i].key, rr->info.fingerprint, j,
 					 &e->st[i].rings[j]);
+	}
+	/* history read from the file and not yet given to a result (no poll since): kept */
+	for (size_t i = 0; i < e->n_pend; i++) {
+		const struct pending_ring *pr = &e->pend[i];
+
+		sb_printf(out, "ring %016" PRIx64 " %016" PRIx64 " %d %d %d %d %u", pr->key, pr->fp,
+			  pr->idx, pr->ncomp, pr->n, pr->have_prev, pr->prev_mask);
+		for (int p = 0; p < pr->ncomp; p++)
+			sb_printf(out, " %.17g", pr->prev_raw[p]);
+		for (int p = 0; p < pr->ncomp; p++)
+			sb_printf(out, " %.17g", pr->total[p]);
+		for (int k = 0; k < pr->n; k++) {
+			sb_printf(out, " %" PRId64 " %u", pr->t[k], pr->mask[k]);
+			for (int p = 0; p < pr->ncomp; p++)
+				sb_printf(out, " %.17g", pr->acc[(size_t)k * pr->ncomp + p]);
+		}
+		sb_putc(out, '\n');
 	}
 	if (out->oom)
 		return -ENOMEM;

@@ -550,6 +550,9 @@ struct rules_engine {
 
 void rx_fleet_free(struct rules_engine *e);
 
+/* The identity of (rule, object) results are kept under (engine.c). */
+uint64_t rx_result_key(const struct rrule *r, enum obj_kind k, const char *dev, uint32_t port);
+
 /* health.c: escalation after a result was decided at wall-clock time wall_ns */
 void rx_health_note(struct rules_engine *e, struct rule_result *x, int64_t wall_ns);
 void rx_health_apply_pending(struct rules_engine *e);

@@ -32,6 +32,8 @@ static const struct command {
 	{ "check", cmd_check, "pre-flight: collect once, evaluate the rules, exit 0/1/2/3" },
 	{ "export", cmd_export, "a recording or capture as OpenMetrics (Prometheus backfill)" },
 	{ "fleet", cmd_fleet, "fleet check: compare the nodes of a job before it starts" },
+	{ "health", cmd_health,
+	  "health reset: acknowledge a repair (forget one rule's escalation)" },
 	{ "probe", cmd_probe, "RDMA probes to other nodes: loss, RTT, the MTU on the path" },
 	{ "report", cmd_report, "what moved in a recording or capture: pauses, retries, changes" },
 	{ "replay", cmd_replay, "run the rules over a recording: when alerts would have fired" },

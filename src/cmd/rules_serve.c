@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "http.h"
 #include "rules_json.h"
 #include "rules_serve.h"
 #include "util.h"
@@ -36,6 +37,15 @@ const struct cli_opt rules_serve_opts[] = {
 		      "  --profile NAME|FILE        rule profile to evaluate after every poll\n"
 		      "                             (repeatable; default " RULES_DEFAULT_PROFILE
 		      ")\n"),
+	{ .name = "web.enable-health-api",
+	  .kind = CLI_FLAG,
+	  CLI_AT(struct rules_serve, reset_api),
+	  .usage =
+	      "  --web.enable-health-api    allow POST /api/v1/health/reset?rule=R&object=O:\n"
+	      "                             an operator's acknowledgement after a repair\n"
+	      "                             forgets a degraded rule's failure episodes on one\n"
+	      "                             object (off: 403; behind --web.config.file's\n"
+	      "                             auth); `rocewatch health reset` without serve\n" },
 	{ .name = "state-dir",
 	  .kind = CLI_CALL,
 	  .fn = opt_rules,
@@ -122,25 +132,24 @@ static void save_state(struct rules_serve *rs, bool force)
 }
 
 /*
- * One serve per state directory: a second one would erase the first one's
- * memory with its own at every save.  The lock file holds the owner's pid.
+ * One rocewatch per state directory: a second serve would erase the first
+ * one's memory with its own at every save.  The lock file holds the owner's
+ * pid; *holder gets it on -EBUSY.
  */
-static int lock_state_dir(struct rules_serve *rs, const char *dir)
+int rules_state_lock(const char *dir, int *fd_out, char *holder, size_t len)
 {
 	char path[4200], pid[32] = "";
 	struct stat st;
 	int fd;
 
+	holder[0] = '\0';
 	snprintf(path, sizeof(path), "%s/health.state.lock", dir);
 	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
-	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		int err = fd < 0 ? errno : EINVAL;
-
-		fprintf(stderr, "rocewatch serve: --state-dir %s: %s: %s\n", dir, path,
-			fd < 0 ? strerror(err) : "not a regular file");
-		if (fd >= 0)
-			close(fd);
-		return -err;
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
 		int err = errno;
@@ -148,26 +157,34 @@ static int lock_state_dir(struct rules_serve *rs, const char *dir)
 
 		pid[n > 0 ? n : 0] = '\0';
 		pid[strcspn(pid, "\n")] = '\0';
+		strlcpy0(holder, pid[0] ? pid : "unknown", len);
 		close(fd);
-		if (err == EWOULDBLOCK) {
-			fprintf(
-			    stderr,
-			    "rocewatch serve: --state-dir %s is in use by another rocewatch serve "
-			    "(pid %s): two would erase each other's health memory; give this one "
-			    "a --state-dir of its own\n",
-			    dir, pid[0] ? pid : "unknown");
-			return -EBUSY;
-		}
-		fprintf(stderr, "rocewatch serve: --state-dir %s: %s: %s\n", dir, path,
-			strerror(err));
-		return -err;
+		return err == EWOULDBLOCK ? -EBUSY : -err;
 	}
 	snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
 	if (ftruncate(fd, 0) || pwrite(fd, pid, strlen(pid), 0) < 0)
 		log_debug("rules: %s: cannot write the pid: %s", path, strerror(errno));
-	rs->lock_fd = fd;
-	rs->locked = true;
+	*fd_out = fd;
 	return 0;
+}
+
+static int lock_state_dir(struct rules_serve *rs, const char *dir)
+{
+	char pid[32];
+	int r = rules_state_lock(dir, &rs->lock_fd, pid, sizeof(pid));
+
+	if (r == -EBUSY)
+		fprintf(stderr,
+			"rocewatch serve: --state-dir %s is in use by another rocewatch serve (pid "
+			"%s): two would erase each other's health memory; give this one a "
+			"--state-dir of its own\n",
+			dir, pid);
+	else if (r)
+		fprintf(stderr, "rocewatch serve: --state-dir %s: %s/health.state.lock: %s\n", dir,
+			dir, r == -EINVAL ? "not a regular file" : strerror(-r));
+	else
+		rs->locked = true;
+	return r;
 }
 
 static void read_boot_id(struct rules_serve *rs, const char *procfs)
@@ -462,6 +479,50 @@ static void stop_writer(struct rules_serve *rs)
 		pthread_cond_destroy(&rs->wr_cond);
 		pthread_mutex_destroy(&rs->wr_lock);
 	}
+}
+
+int rules_serve_render_reset(void *arg, const struct http_args *a, struct strbuf *out)
+{
+	struct rules_serve *rs = arg;
+	const char *rule = http_arg(a, "rule"), *object = http_arg(a, "object");
+	char err[256] = "";
+	size_t n = 0;
+	int r;
+
+	if (!rs->reset_api) {
+		sb_puts(out, "{\"error\":\"the health reset API is off: start serve with "
+			     "--web.enable-health-api\"}\n");
+		return 403;
+	}
+	if (!rule || !*rule || !object) {
+		sb_puts(out, "{\"error\":\"give the rule and the object: "
+			     "POST /api/v1/health/reset?rule=RULE&object=OBJECT (eth2, mlx5_0/1, "
+			     "node)\"}\n");
+		return 400;
+	}
+	pthread_mutex_lock(&rs->d->lock);
+	r = rs->e ? rules_health_forget(rs->e, rule, object, &n, err, sizeof(err)) : -ENOENT;
+	if (!r && rs->d->stats.fast_polls)
+		/* the results as they read now, for /api/v1/checks and the page */
+		rules_evaluate(rs->e, &rs->d->m, model_ns(&rs->d->m));
+	if (!r)
+		save_state(rs, true);
+	pthread_mutex_unlock(&rs->d->lock);
+	if (r) {
+		sb_puts(out, "{\"error\":\"");
+		sb_label_escape(out, rs->e ? err : "no rules loaded");
+		sb_puts(out, "\"}\n");
+		return r == -ENOENT ? 404 : 400;
+	}
+	log_info("rules: health reset from %s: %s on %s acknowledged, %zu failure episodes "
+		 "forgotten",
+		 http_arg_peer(a), rule, object, n);
+	sb_puts(out, "{\"status\":\"reset\",\"rule\":\"");
+	sb_label_escape(out, rule);
+	sb_puts(out, "\",\"object\":\"");
+	sb_label_escape(out, object);
+	sb_printf(out, "\",\"episodes_forgotten\":%zu}\n", n);
+	return 200;
 }
 
 void rules_serve_fini(struct rules_serve *rs)

@@ -20,6 +20,7 @@ struct rules_serve {
 	struct prom_rules_state st;
 	struct daemon *d;
 	bool announced;
+	bool reset_api; /* --web.enable-health-api */
 	/* SIGHUP reloads so far, and the first error of the last one that failed */
 	uint64_t reloads;
 	char reload_error[512];
@@ -63,6 +64,11 @@ void rules_serve_reload(struct rules_serve *rs);
 void rules_serve_stop(struct rules_serve *rs);
 /* GET /api/v1/checks (an http_route render callback; arg is the rules_serve). */
 int rules_serve_render_checks(void *arg, struct strbuf *out);
+/* DIR/health.state.lock, flock()ed: 0 with *fd, -EBUSY with the holder's pid, -errno. */
+int rules_state_lock(const char *dir, int *fd, char *holder, size_t len);
+/* POST /api/v1/health/reset?rule=R&object=O (an http_route render_args callback). */
+struct http_args;
+int rules_serve_render_reset(void *arg, const struct http_args *a, struct strbuf *out);
 void rules_serve_fini(struct rules_serve *rs);
 
 #endif

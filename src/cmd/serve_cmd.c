@@ -74,7 +74,7 @@ struct serve {
 	struct probe_serve ps;
 	/* from the command line */
 	const char *listen_addr, *web_file;
-	struct http_route routes[8];
+	struct http_route routes[9];
 	bool daemon_up;
 };
 
@@ -494,6 +494,8 @@ static void serve_routes(struct serve *s)
 		  alerts_serve_render_json, &s->alerts },
 		{ "/api/v1/capture", HTTP_POST, "application/json", -1, render_capture, s },
 		{ "/api/v1/probe", HTTP_GET, "application/json", -1, render_probe, s },
+		{ "/api/v1/health/reset", HTTP_POST, "application/json", -1, NULL, &s->rules,
+		  rules_serve_render_reset },
 	};
 
 	_Static_assert(sizeof(routes) == sizeof(s->routes), "serve: routes[] size");

@@ -78,7 +78,49 @@ check "after kill -9: the two episodes are remembered" wait_until 10 is carrier_
 flap
 check "episode 3 after the restart: escalated to fatal" wait_until 5 is carrier_stable "3 True fail fatal"
 check "... and it stays fatal once the link is quiet again" bash -c "sleep 2; [ \"\$(ip netns exec $ns curl -sf $url/api/v1/checks | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"verdict\"])')\" = fatal ]"
+# issue 41: the escalation is acknowledged after a repair, for this rule on this object only
+check "the reset API is off unless asked for: 403" bash -c \
+	"[ \"\$(ip netns exec $ns curl -s -o /dev/null -w '%{http_code}' -X POST '$url/api/v1/health/reset?rule=carrier_stable&object=va')\" = 403 ]"
 stop9
+start "$TMPD/flaps.yaml" --state-dir "$TMPD/a" --web.enable-health-api
+check "restarted: still escalated" wait_until 10 is carrier_stable "3 True fail fatal"
+# the last flap may still be in the 1 s window (kill -9 came right after it): 20 polls on
+wait_until 20 bash -c "[ \"\$(ip netns exec $ns curl -sf $url/api/v1/checks | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"evaluations\"])')\" -ge 20 ]"
+check "health reset names a serve that holds the directory" bash -c \
+	"! '$ROCEWATCH' health reset carrier_stable va --state-dir '$TMPD/a' --profile '$TMPD/flaps.yaml' 2>'$TMPD/hr.err' && grep -q 'is held by a running rocewatch serve (pid $pid)' '$TMPD/hr.err'"
+check "a rule that is not there: 404 naming it" bash -c \
+	"ip netns exec $ns curl -s -X POST '$url/api/v1/health/reset?rule=nope&object=va' | grep -q 'no rule .nope. in the loaded profiles'"
+check "POST /api/v1/health/reset: 3 failure episodes forgotten" bash -c \
+	"ip netns exec $ns curl -sf -X POST '$url/api/v1/health/reset?rule=carrier_stable&object=va' | grep -q '\"episodes_forgotten\":3'"
+check "... judged afresh at once: va not escalated (vb, its peer, still is: fatal)" wait_until 5 is carrier_stable "0 False pass fatal"
+check "... vb too: healthy" bash -c \
+	"ip netns exec $ns curl -sf -X POST '$url/api/v1/health/reset?rule=carrier_stable&object=vb' | grep -q '\"episodes_forgotten\":3' && for i in 1 2 3 4 5 6 7 8 9 10; do [ \"\$(ip netns exec $ns curl -sf $url/api/v1/checks | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"verdict\"])')\" = healthy ] && exit 0; sleep 0.5; done; exit 1"
+check "... logged with who asked" grep -q 'rules: health reset from 127.0.0.1: carrier_stable on va acknowledged, 3 failure episodes forgotten' "$TMPD/serve.log"
+check "... and saved: the state file has no episode left" wait_until 5 bash -c "! grep -q '^esc .* [1-9][0-9]* [0-9]' '$TMPD/a/health.state'"
+stop9
+start "$TMPD/flaps.yaml" --state-dir "$TMPD/a"
+check "after a restart the acknowledgement holds" wait_until 10 is carrier_stable "0 False pass healthy"
+flap
+check "a new flap is episode 1 of 3 again" wait_until 5 is carrier_stable "1 False fail degraded"
+check "... and the summary counts toward the escalation" bash -c \
+	"ip netns exec $ns curl -sf $url/api/v1/checks | grep -q '(1 of 3 failures in 1h that make it fatal)'"
+stop9
+# without serve: rocewatch health reset on the directory (two more episodes, then forget them)
+start "$TMPD/flaps.yaml" --state-dir "$TMPD/a"
+# (the flap kill -9 cut short may still be in the restored 1 s window: let it pass first)
+check "restarted with episode 1, passing" wait_until 10 is carrier_stable "1 False pass healthy"
+check "episode 2" episode
+check "... saved" wait_until 5 grep -q '^esc [0-9a-f]\{16\} [0-9a-f]\{16\} [01] 2 ' "$TMPD/a/health.state"
+# SIGTERM: the exit save carries the quiet counter history (a kill -9 would leave the flap
+# half in the restored window, and the restart would count its rest as a new episode)
+kill -TERM "$pid"; wait "$pid" 2>/dev/null || true; pid=
+check "rocewatch health reset without serve: the episodes forgotten" bash -c \
+	"'$ROCEWATCH' health reset carrier_stable va --state-dir '$TMPD/a' --profile '$TMPD/flaps.yaml' | grep -qx 'carrier_stable on va: 2 failure episodes forgotten ($TMPD/a/health.state)'"
+start "$TMPD/flaps.yaml" --state-dir "$TMPD/a"
+check "... and serve starts with none" wait_until 10 is carrier_stable "0 False pass healthy"
+stop9
+check "health reset: a netdev rule given a port is bad usage (exit 2)" bash -c \
+	"'$ROCEWATCH' health reset carrier_stable va/1 --state-dir '$TMPD/a' --profile '$TMPD/flaps.yaml' 2>/dev/null; [ \$? -eq 2 ]"
 # the control: the same flap without the memory is one episode
 start "$TMPD/flaps.yaml" --state-dir "$TMPD/fresh"
 wait_until 10 is carrier_stable "0 False pass healthy" || die "fresh serve: $(res carrier_stable)"

@@ -393,6 +393,51 @@ static void state_across_restart(void **state)
 	model_free(&m);
 }
 
+/* Issue 41: an operator's acknowledgement forgets one rule's episodes on one object. */
+static void forget_after_repair(void **state)
+{
+	const struct rule_result *x;
+	struct rules_engine *e;
+	struct node_model m;
+	char err[256];
+	size_t n = 99;
+
+	(void)state;
+	model_init(&m);
+	model_add_netdev(&m, "eth2");
+	e = flap_engine();
+	at(e, &m, 0, 2);
+	x = at(e, &m, 5, 4); /* episode 1 */
+	assert_non_null(strstr(x->summary, "(1 of 2 failures in 1h that make it fatal)"));
+	at(e, &m, 30, 4);
+	x = at(e, &m, 35, 6); /* episode 2: escalated */
+	assert_true(x->escalated);
+	x = at(e, &m, 60, 6);
+	assert_true(x->escalated);
+	assert_int_equal(x->outcome, RULE_FAIL); /* passing now, fatal by its past */
+
+	assert_int_equal(rules_health_forget(e, "nope", "eth2", &n, err, sizeof(err)), -ENOENT);
+	assert_string_equal(err, "no rule 'nope' in the loaded profiles");
+	assert_int_equal(rules_health_forget(e, "carrier_stable", "eth2/1", &n, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(rules_health_forget(e, "carrier_stable", "eth3", &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 0); /* another object: nothing of eth2's is touched */
+	assert_int_equal(rules_health_forget(e, "carrier_stable", "eth2", &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 2);
+	assert_true(rules_health_dirty(e));
+	x = at(e, &m, 61, 6);
+	assert_false(x->escalated);
+	assert_int_equal(x->episodes, 0);
+	assert_int_equal(x->outcome, RULE_PASS);
+	assert_int_equal(rules_verdict(e), VERDICT_HEALTHY);
+	/* a new failure is episode 1 again */
+	x = at(e, &m, 70, 8);
+	assert_int_equal(x->episodes, 1);
+	assert_false(x->escalated);
+	rules_free(e);
+	model_free(&m);
+}
+
 static void write_text(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "w");
@@ -601,7 +646,7 @@ int main(void)
 		cmocka_unit_test(phy_stat_names),	cmocka_unit_test(ber_over_time),
 		cmocka_unit_test(carrier_counts),	cmocka_unit_test(optional_counters),
 		cmocka_unit_test(state_across_restart), cmocka_unit_test(state_records_checked),
-		cmocka_unit_test(state_file_guarded),
+		cmocka_unit_test(state_file_guarded),	cmocka_unit_test(forget_after_repair),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
