@@ -68,45 +68,31 @@ static int common_option(struct rw_config *cfg, int opt, const char *arg, const 
 		log_set_format((enum log_format)lvl);
 		return 0;
 	case OPT_NETDEV_INCLUDE:
-		if (cfg->has_netdev_include)
-			regfree(&cfg->netdev_include);
-		cfg->has_netdev_include = false;
-		if (config_regex(&cfg->netdev_include, "--netdev-include", arg))
-			return -EINVAL;
-		cfg->has_netdev_include = true;
-		return 0;
+		return config_regex_add(&cfg->netdev_include, &cfg->has_netdev_include,
+					&cfg->netdev_include_src, "--netdev-include", arg)
+			   ? -EINVAL
+			   : 0;
 	case OPT_NETDEV_EXCLUDE:
-		if (cfg->has_netdev_exclude)
-			regfree(&cfg->netdev_exclude);
-		cfg->has_netdev_exclude = false;
-		if (config_regex(&cfg->netdev_exclude, "--netdev-exclude", arg))
-			return -EINVAL;
-		cfg->has_netdev_exclude = true;
-		return 0;
+		return config_regex_add(&cfg->netdev_exclude, &cfg->has_netdev_exclude,
+					&cfg->netdev_exclude_src, "--netdev-exclude", arg)
+			   ? -EINVAL
+			   : 0;
 	case OPT_RDMA_INCLUDE:
-		if (cfg->has_rdma_include)
-			regfree(&cfg->rdma_include);
-		cfg->has_rdma_include = false;
-		if (config_regex(&cfg->rdma_include, "--rdma-device-include", arg))
-			return -EINVAL;
-		cfg->has_rdma_include = true;
-		return 0;
+		return config_regex_add(&cfg->rdma_include, &cfg->has_rdma_include,
+					&cfg->rdma_include_src, "--rdma-device-include", arg)
+			   ? -EINVAL
+			   : 0;
 	case OPT_RDMA_EXCLUDE:
-		if (cfg->has_rdma_exclude)
-			regfree(&cfg->rdma_exclude);
-		cfg->has_rdma_exclude = false;
-		if (config_regex(&cfg->rdma_exclude, "--rdma-device-exclude", arg))
-			return -EINVAL;
-		cfg->has_rdma_exclude = true;
-		return 0;
+		return config_regex_add(&cfg->rdma_exclude, &cfg->has_rdma_exclude,
+					&cfg->rdma_exclude_src, "--rdma-device-exclude", arg)
+			   ? -EINVAL
+			   : 0;
 	case OPT_ETHTOOL_INCLUDE:
-		if (cfg->has_ethtool_include)
-			regfree(&cfg->ethtool_include);
-		cfg->has_ethtool_include = false;
-		if (config_regex(&cfg->ethtool_include, "--collector.ethtool.include", arg))
-			return -EINVAL;
-		cfg->has_ethtool_include = true;
-		return 0;
+		return config_regex_add(&cfg->ethtool_include, &cfg->has_ethtool_include,
+					&cfg->ethtool_include_src, "--collector.ethtool.include",
+					arg)
+			   ? -EINVAL
+			   : 0;
 	case OPT_WIRE_PORT: {
 		uint64_t p;
 
@@ -280,7 +266,9 @@ const struct cli_opt cli_common_opts[] = {
 	{ .name = "netdev-include",
 	  .kind = CLI_CALL,
 	  .fn = opt_common,
-	  .usage = "  --netdev-include REGEX     only netdevs whose whole name matches\n" },
+	  .usage = "  --netdev-include REGEX     only netdevs whose whole name matches (this and\n"
+		   "                             the other REGEX filters are repeatable: any of\n"
+		   "                             the patterns)\n" },
 	{ .name = "netdev-exclude",
 	  .kind = CLI_CALL,
 	  .fn = opt_common,

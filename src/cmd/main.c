@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "config.h"
+#include "term.h"
 
 static int cmd_version(int argc, char **argv)
 {
@@ -58,6 +59,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	term_guard_stderr();
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <stdio.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,4 +238,54 @@ void term_wrap(struct term *t, int indent, const char *text, bool reflow)
 		first = false;
 	}
 	term_newline(t);
+}
+
+/*
+ * stderr, with every control byte but newline and tab written as \xHH (as the
+ * recording reader shows what a row held): an option value echoed in an error
+ * ('--format: '\x01\x7fgarb\x1b[2J' is not ...') never reaches the terminal
+ * raw, whichever of the many messages echoes it.
+ */
+static ssize_t guarded_write(void *cookie, const char *buf, size_t len)
+{
+	char out[4096];
+	size_t o = 0;
+
+	(void)cookie;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)buf[i];
+
+		if (o + 4 > sizeof(out)) {
+			if (write(STDERR_FILENO, out, o) < 0)
+				return -1;
+			o = 0;
+		}
+		if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+			snprintf(out + o, 5, "\\x%02x", c);
+			o += 4;
+		} else {
+			out[o++] = (char)c;
+		}
+	}
+	for (size_t w = 0; w < o;) {
+		ssize_t n = write(STDERR_FILENO, out + w, o - w);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		w += (size_t)n;
+	}
+	return (ssize_t)len;
+}
+
+void term_guard_stderr(void)
+{
+	cookie_io_functions_t io = { .write = guarded_write };
+	FILE *f = fopencookie(NULL, "w", io);
+
+	if (!f)
+		return; /* the plain stderr, as before */
+	setvbuf(f, NULL, _IOLBF, 0);
+	stderr = f;
 }

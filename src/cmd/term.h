@@ -49,6 +49,8 @@ int term_color_parse(const char *s, enum term_color *out);
  * is one, else 80; clamped to [TERM_MIN_WIDTH, TERM_MAX_WIDTH].
  */
 int term_width(FILE *f);
+/* From here on stderr writes control bytes (but newline and tab) as \\xHH. */
+void term_guard_stderr(void);
 void term_init(struct term *t, FILE *f, enum term_color mode);
 
 /* code when colouring, else "" */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
@@ -33,6 +34,13 @@ void config_free(struct rw_config *cfg)
 	if (cfg->has_rdma_exclude)
 		regfree(&cfg->rdma_exclude);
 	cfg->has_rdma_include = cfg->has_rdma_exclude = false;
+	free(cfg->netdev_include_src);
+	free(cfg->netdev_exclude_src);
+	free(cfg->ethtool_include_src);
+	free(cfg->rdma_include_src);
+	free(cfg->rdma_exclude_src);
+	cfg->netdev_include_src = cfg->netdev_exclude_src = cfg->ethtool_include_src = NULL;
+	cfg->rdma_include_src = cfg->rdma_exclude_src = NULL;
 }
 
 bool config_rdma_wanted(const struct rw_config *cfg, const char *dev)
@@ -72,5 +80,68 @@ int config_regex(regex_t *re, const char *flag, const char *pattern)
 			err);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/* Do the pattern's parentheses close within it (brackets and escapes skipped)? */
+static bool parens_balance(const char *p)
+{
+	int depth = 0;
+
+	for (; *p; p++) {
+		if (*p == '\\' && p[1]) {
+			p++;
+		} else if (*p == '[') {
+			/* a bracket expression: ']' first is a member, then up to the closing one
+			 */
+			p++;
+			if (*p == '^')
+				p++;
+			if (*p == ']')
+				p++;
+			while (*p && *p != ']')
+				p++;
+			if (!*p)
+				return true; /* regcomp() says what is wrong with it */
+		} else if (*p == '(') {
+			depth++;
+		} else if (*p == ')' && --depth < 0) {
+			return false;
+		}
+	}
+	return depth == 0;
+}
+
+int config_regex_add(regex_t *re, bool *has, char **src, const char *flag, const char *pattern)
+{
+	regex_t one, all;
+	char *joined;
+	size_t n;
+
+	if (config_regex(&one, flag, pattern))
+		return -EINVAL;
+	regfree(&one);
+	if (!parens_balance(pattern)) {
+		fprintf(stderr, "rocewatch: %s: '%s': its parentheses do not balance\n", flag,
+			pattern);
+		return -EINVAL;
+	}
+	n = (*src ? strlen(*src) + 1 : 0) + strlen(pattern) + 3;
+	joined = malloc(n);
+	if (!joined) {
+		fprintf(stderr, "rocewatch: %s: out of memory\n", flag);
+		return -EINVAL;
+	}
+	snprintf(joined, n, "%s%s(%s)", *src ? *src : "", *src ? "|" : "", pattern);
+	if (config_regex(&all, flag, joined)) {
+		free(joined);
+		return -EINVAL;
+	}
+	if (*has)
+		regfree(re);
+	*re = all;
+	*has = true;
+	free(*src);
+	*src = joined;
 	return 0;
 }

@@ -26,6 +26,9 @@ struct rw_config {
 	/* RDMA devices: decided before any of a device's files is opened (restricted PFs) */
 	bool has_rdma_include, has_rdma_exclude;
 	regex_t rdma_include, rdma_exclude;
+	/* what each was compiled from: a repeated flag adds to it (config_regex_add) */
+	char *netdev_include_src, *netdev_exclude_src, *ethtool_include_src;
+	char *rdma_include_src, *rdma_exclude_src;
 
 	int64_t interval_ns;	    /* fast loop */
 	int64_t config_interval_ns; /* slow loop */
@@ -46,5 +49,13 @@ bool config_netdev_wanted(const struct rw_config *cfg, const char *name);
 bool config_rdma_wanted(const struct rw_config *cfg, const char *dev);
 /* Compile a regex for a flag; on error, message names the flag and pattern. */
 int config_regex(regex_t *re, const char *flag, const char *pattern);
+/*
+ * A repeatable regex flag: the first pattern, or one more (the flag then
+ * matches a name that ANY of its patterns matches, each anchored on its own);
+ * never silently replaced.  *src holds the alternatives so far.  A pattern
+ * whose parentheses do not balance is refused: it could not be told apart
+ * from its neighbours.  0, or -EINVAL after one line on stderr.
+ */
+int config_regex_add(regex_t *re, bool *has, char **src, const char *flag, const char *pattern);
 
 #endif

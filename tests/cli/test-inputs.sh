@@ -129,4 +129,27 @@ if command -v curl >/dev/null; then
 	check "a chunked POST past 4096 bytes: 413" bash -c "[ \"\$(head -c 6000 /dev/zero | curl -s -o /dev/null -w '%{http_code}' -H 'Transfer-Encoding: chunked' --data-binary @- 'http://127.0.0.1:$port/api/v1/capture')\" = 413 ]"
 fi
 
+# issue 42 item 9: option values echoed in errors never carry raw control bytes to the
+# terminal (they read '\x01\x7fgarb\x1b[2J'); only the line's own newline is raw
+BAD=$'\x01\x7fgarb\x1b[2J\x07\x08'
+clean_stderr() { # CMD...: fails if its stderr has a control byte other than newline/tab
+	"$@" >/dev/null 2>"$TMPD/ctl" || true
+	[ -s "$TMPD/ctl" ] || { echo "  no error at all" >&2; return 1; }
+	if LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$TMPD/ctl"; then
+		echo "  raw control bytes: $(od -c "$TMPD/ctl" | head -3)" >&2
+		return 1
+	fi
+	grep -qF '\x01\x7fgarb\x1b[2J\x07\x08' "$TMPD/ctl" || { echo "  not escaped: $(cat -v "$TMPD/ctl")" >&2; return 1; }
+}
+check "check --format with control bytes: escaped" clean_stderr "$ROCEWATCH" check --format "$BAD"
+check "check --color with control bytes: escaped" clean_stderr "$ROCEWATCH" check --color "$BAD"
+check "serve --interval with control bytes: escaped" clean_stderr "$ROCEWATCH" serve --interval "$BAD"
+check "serve --web.listen-address with control bytes: escaped" clean_stderr "$ROCEWATCH" serve --web.listen-address "$BAD"
+check "an unknown option with control bytes: escaped" clean_stderr "$ROCEWATCH" snapshot "--$BAD"
+check "an unknown command with control bytes: escaped" clean_stderr "$ROCEWATCH" "$BAD"
+check "fleet check --prometheus with control bytes: escaped" clean_stderr "$ROCEWATCH" fleet check --prometheus "$BAD"
+check "a bad regular expression with control bytes: escaped" clean_stderr "$ROCEWATCH" snapshot --netdev-include "($BAD"
+check "report --format with control bytes: escaped" clean_stderr "$ROCEWATCH" report --format "$BAD" x
+check "rules show of a name with control bytes: escaped" clean_stderr "$ROCEWATCH" rules show "$BAD"
+
 finish

@@ -36,6 +36,24 @@ assert d["node"]["fields"]["rdma_devices"] == 1' "$TMPD/ex.json"
 
 traced "$TMPD/in.log" snapshot "${COMMON[@]}" --rdma-device-include 'mlx5_0' -o "$TMPD/in.json" 2>"$TMPD/err" || die "snapshot: $(cat "$TMPD/err")"
 check "--rdma-device-include mlx5_0: mlx5_1 untouched too" bash -c "! grep 'mlx5_1' '$TMPD/in.log'"
+# issue 42 item 8: a repeated flag adds to the first, never replaces it (it kept only the
+# last, so the device the operator said "never open" was read)
+traced "$TMPD/ex2.log" snapshot "${COMMON[@]}" --rdma-device-exclude 'mlx5_0' --rdma-device-exclude 'mlx5_1' -o "$TMPD/ex2.json" 2>"$TMPD/err" || die "snapshot: $(cat "$TMPD/err")"
+check "--rdma-device-exclude twice: not one openat or pread64 of either device" bash -c "! grep -E 'mlx5_(0|1)' '$TMPD/ex2.log'"
+check "... and no RDMA port in the snapshot" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["rdma_ports"] == [], d["rdma_ports"]' "$TMPD/ex2.json"
+traced "$TMPD/in2.log" snapshot "${COMMON[@]}" --rdma-device-include 'mlx5_0' --rdma-device-include 'mlx5_9' -o "$TMPD/in2.json" 2>"$TMPD/err" || die "snapshot: $(cat "$TMPD/err")"
+check "--rdma-device-include twice: either may match, mlx5_1 untouched" bash -c "! grep 'mlx5_1' '$TMPD/in2.log' && grep -q 'mlx5_0/ports/1/counters' '$TMPD/in2.log'"
+"$ROCEWATCH" snapshot --sysfs-root "$TREE" --no-collector.verbs --netdev-exclude 'ens1f0np0' --netdev-exclude 'ens1f1np1' -o "$TMPD/nd2.json" 2>/dev/null
+check "--netdev-exclude twice: both netdevs left out" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = [n["name"] for n in d["netdevs"]]
+assert "ens1f0np0" not in names and "ens1f1np1" not in names, names' "$TMPD/nd2.json"
+check "a pattern whose parentheses do not balance is refused, not joined" bash -c \
+	"! '$ROCEWATCH' snapshot --sysfs-root '$TREE' --rdma-device-exclude 'a)|(b' -o /dev/null 2>'$TMPD/pe' && grep -q 'parentheses do not balance' '$TMPD/pe'"
 check "a bad --rdma-device-exclude regex: exit 2 naming the flag" bash -c \
 	"'$ROCEWATCH' snapshot ${COMMON[*]} --rdma-device-exclude '(' -o /dev/null 2>&1 | grep -q -- '--rdma-device-exclude'"
 
