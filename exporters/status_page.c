@@ -380,12 +380,46 @@ static void head(struct page *pg, enum rules_status st, const size_t cnt[RULE__O
 		if (v == VERDICT_FATAL)
 			puts_(pg, " (drain)");
 		for (int a = 1; a < RACT__COUNT; a++) {
+			size_t named = 0, more = 0;
+
 			if (!seen[a])
 				continue;
-			puts_(pg, k++ ? ", " : "; do: ");
+			puts_(pg, k++ ? "; " : "; do: ");
 			puts_(pg, "<span class=\"action\">");
 			esc(pg, rule_action_name((enum rule_action)a));
 			puts_(pg, "</span>");
+			/* where: "reseat-or-replace-cable on mlx5_0/1", at most three objects */
+			for (size_t i = 0; i < n; i++) {
+				const struct rule_result *x = &res[i];
+				char obj[RW_NAME_MAX + 16];
+				bool dup = false;
+
+				if (x->outcome != RULE_FAIL ||
+				    x->rule->action != (enum rule_action)a)
+					continue;
+				for (size_t j = 0; j < i && !dup; j++)
+					dup = res[j].outcome == RULE_FAIL &&
+					      res[j].rule->action == (enum rule_action)a &&
+					      res[j].kind == x->kind && res[j].port == x->port &&
+					      !strcmp(res[j].device, x->device);
+				if (dup)
+					continue;
+				if (named == 3) {
+					more++;
+					continue;
+				}
+				if (x->kind == OBJ_RDMA_PORT)
+					snprintf(obj, sizeof(obj), "%s/%u", x->device, x->port);
+				else
+					snprintf(obj, sizeof(obj), "%s",
+						 x->kind == OBJ_NODE ? "the node" : x->device);
+				puts_(pg, named++ ? ", " : " on ");
+				puts_(pg, "<span class=\"object\">");
+				esc(pg, obj);
+				puts_(pg, "</span>");
+			}
+			if (more)
+				sb_printf(pg->out, " +%zu more", more);
 		}
 	}
 	puts_(pg, "</p>\n<p id=\"profile\">");

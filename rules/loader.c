@@ -941,6 +941,16 @@ static int load_rule(struct loader *ld, const yaml_node_t *map, struct rprofile 
 		lwarn(ld, map, "rule '%s' has no doc: say what a failure means and how to fix it",
 		      name);
 	}
+	if ((r.info.severity == SEV_CRITICAL || r.info.cls == RCLASS_FATAL) &&
+	    r.info.action == RACT_NONE)
+		/* a verdict always comes with what to do: "fatal (drain)" and actions: [] helps
+		 * nobody */
+		lwarn(
+		    ld, map,
+		    "critical rule '%s' has no action: a node it fails reads 'drain' with nothing "
+		    "to do (action: fix-config, reset-link, reseat-or-replace-cable, drain-node, "
+		    "reload-driver or contact-vendor)",
+		    name);
 
 	pc.scope = r.info.scope;
 	pc.params = pf->params;

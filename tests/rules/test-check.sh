@@ -52,6 +52,16 @@ precedence() {
 }
 check "an unknown critical beside a failing warning: UNKNOWN in text, json and nfd, exit 3" precedence
 
+# issue 41 item 5: a verdict always comes with what to do - every shipped rule that can
+# fail has an action, and lint says so of a critical rule that has none
+check "the shipped profiles lint without a warning (every critical rule has an action)" bash -c \
+	"out=\$('$ROCEWATCH' rules lint '$SOURCE_DIR'/rules/profiles/*.yaml 2>&1) && ! grep -q warning <<<\"\$out\""
+printf 'profile: t\nrules:\n  - name: x\n    scope: node\n    expr: memlock > 0\n    severity: critical\n    doc: d\n' >"$TMPD/noaction.yaml"
+check "lint: a critical rule without an action is warned about" bash -c \
+	"'$ROCEWATCH' rules lint '$TMPD/noaction.yaml' 2>&1 | grep -q \"warning: critical rule 'x' has no action\""
+check "a failing shipped rule says what to do: memlock_unlimited -> fix-config" bash -c \
+	"'$ROCEWATCH' check --from '$FX/memlock-64k.json' --format json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"actions\"] == [\"fix-config\"], d[\"actions\"]'"
+
 check "correct node: everything passes, exit 0" expect_check good.json 0 ""
 check "8-NIC node: everything passes, exit 0" expect_check good-8nic.json 0 ""
 check "PFC on 0 and 3: pfc_only_on_roce_priority, exit 2" \

@@ -28,6 +28,7 @@ static const char rules_yaml[] = "profile: t\n"
 				 "    scope: netdev\n"
 				 "    expr: mtu >= $min_mtu\n"
 				 "    severity: critical\n"
+				 "    action: fix-config\n"
 				 "    summary: \"MTU {mtu}\"\n"
 				 "    doc: |\n"
 				 "      Fix: `ip link set dev IF mtu 9000`\n"
@@ -103,6 +104,9 @@ static void renders_verdict_fix_sparklines_and_escapes(void **st)
 	assert_non_null(strstr(s, "<span id=\"status\">CRITICAL</span>"));
 	/* a critical configuration rule fails: the node verdict is fatal */
 	assert_non_null(strstr(s, "node verdict: <span id=\"node-verdict\">fatal</span> (drain)"));
+	/* issue 41: what to do, and where (the object's name escaped) */
+	assert_non_null(strstr(s, "; do: <span class=\"action\">fix-config</span> on <span "
+				  "class=\"object\">&lt;b&gt;x&amp;y&quot;&lt;/b&gt;</span>"));
 	assert_non_null(strstr(s, "<span id=\"host\">node&amp;1</span>"));
 	/* the fix with the device's name, escaped, and the doc's own markup-like text too */
 	assert_non_null(
