@@ -581,6 +581,9 @@ static void fmt_num(struct tbuf *tb, double d)
 		if (signbit(d))
 			*--p = '-';
 		tb_putn(tb, p, (size_t)(tmp + sizeof(tmp) - p));
+	} else if (fabs(d) >= 1e4 && fabs(d) < 1e15) {
+		/* 10416.7 transmit discards per second reads as 10417, not 1.042e+04 */
+		tb_printf(tb, "%.0f", d);
 	} else {
 		tb_printf(tb, "%.4g", d);
 	}

@@ -879,6 +879,25 @@ static void counter_reset_and_wrap(void **state)
 	model_free(&m);
 }
 
+/* Issue 41 item 8: one number format in every summary, no scientific notation for rates. */
+static void summary_rates(void **state)
+{
+	struct node_model m;
+	struct rules_engine *e;
+
+	(void)state;
+	build_model(&m);
+	e = load_ok("profile: t\nrules:\n"
+		    "  - name: n\n    scope: node\n    severity: warning\n"
+		    "    expr: \"true\"\n"
+		    "    summary: \"{10416.67 * 1} {2.33333 * 1} {0.000000001 * 1} {-12345.5 * 1} "
+		    "{12 * 1}\"\n");
+	assert_int_equal(rules_evaluate(e, &m, 0), 0);
+	assert_string_equal(result(e, "n", "").summary, "10417 2.333 1e-09 -12346 12");
+	rules_free(e);
+	model_free(&m);
+}
+
 /*
  * Issue 41: one precedence, CRITICAL > UNKNOWN > WARNING > OK, as a table over a
  * critical and a warning rule that each pass, fail or are unknown.
@@ -1450,6 +1469,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(counter_reset_and_wrap),
 		cmocka_unit_test(history_follows_the_device),
 		cmocka_unit_test(status_precedence),
+		cmocka_unit_test(summary_rates),
 		cmocka_unit_test(counter_saturated),
 		cmocka_unit_test(counter_window),
 		cmocka_unit_test(counter_arrays),
