@@ -892,20 +892,21 @@ void rules_profile_param(const struct rules_engine *e, size_t p, size_t i, const
 	*value = pm->text ? pm->text : "";
 }
 
-void rules_result_override(struct rules_engine *e, size_t i, enum rule_outcome o,
-			   const char *summary, const char *reason, int64_t window_ns,
-			   int64_t observed_ns)
+void rules_result_override(struct rules_engine *e, size_t i, const struct rule_override *o)
 {
 	struct rule_result *x;
 
 	if (!e->synced || i >= e->n_res)
 		return;
 	x = &e->res[i];
-	x->outcome = o;
-	strlcpy0(x->summary, summary ? summary : "", sizeof(x->summary));
-	strlcpy0(x->reason, reason ? reason : "", sizeof(x->reason));
-	x->window_ns = window_ns;
-	x->observed_ns = observed_ns;
+	x->outcome = o->outcome;
+	strlcpy0(x->summary, o->summary ? o->summary : "", sizeof(x->summary));
+	strlcpy0(x->reason, o->reason ? o->reason : "", sizeof(x->reason));
+	x->window_ns = o->window_ns;
+	x->observed_ns = o->observed_ns;
+	/* escalation is a degraded rule's, and only of a failure */
+	x->episodes = o->episodes > UINT16_MAX ? UINT16_MAX : (uint16_t)o->episodes;
+	x->escalated = o->escalated && x->rule->cls == RCLASS_DEGRADED && o->outcome == RULE_FAIL;
 }
 
 void rules_set_single_sample(struct rules_engine *e, bool on)

@@ -290,13 +290,21 @@ void rules_profile_param(const struct rules_engine *e, size_t p, size_t i, const
 			 const char **value);
 
 /*
- * Replace result i with one decided elsewhere over a longer history of the
- * same rule on the same object (check --serve takes serve's): outcome,
- * summary, reason and the window it had.  The status follows.
+ * A result decided elsewhere over a longer history of the same rule on the
+ * same object (check --serve takes serve's): outcome, summary, reason, the
+ * window it had, and its health over time (episodes, escalated), so a rule
+ * serve escalated to fatal is fatal here too.
  */
-void rules_result_override(struct rules_engine *e, size_t i, enum rule_outcome o,
-			   const char *summary, const char *reason, int64_t window_ns,
-			   int64_t observed_ns);
+struct rule_override {
+	enum rule_outcome outcome;
+	const char *summary, *reason;
+	int64_t window_ns, observed_ns;
+	unsigned int episodes;
+	bool escalated;
+};
+
+/* Replace result i with o; the status follows. */
+void rules_result_override(struct rules_engine *e, size_t i, const struct rule_override *o);
 /*
  * One sample per node (`fleet check`): rules that use rate/increase/delta
  * are skipped with a reason that says so instead of being unknown.

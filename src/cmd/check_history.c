@@ -185,7 +185,7 @@ void check_serve_merge(struct check_history *h, struct rules_engine *e, const ch
 	results = json_object_get(root, "results");
 	for (size_t i = 0; i < n; i++) {
 		const struct rule_result *x = &res[i];
-		json_t *r, *ob, *win_j;
+		json_t *r, *ob, *win_j, *ep;
 		int o;
 
 		if (!counter_result(x))
@@ -200,9 +200,20 @@ void check_serve_merge(struct check_history *h, struct rules_engine *e, const ch
 		}
 		if ((int64_t)(json_number_value(ob) * 1e9) <= x->observed_ns)
 			continue; /* serve has not seen more than we have */
-		rules_result_override(e, i, (enum rule_outcome)o, jstr(r, "summary"),
-				      jstr(r, "reason"), (int64_t)(json_number_value(win_j) * 1e9),
-				      (int64_t)(json_number_value(ob) * 1e9));
+		ep = r ? json_object_get(r, "episodes") : NULL;
+		rules_result_override(
+		    e, i,
+		    &(struct rule_override){
+			.outcome = (enum rule_outcome)o,
+			.summary = jstr(r, "summary"),
+			.reason = jstr(r, "reason"),
+			.window_ns = (int64_t)(json_number_value(win_j) * 1e9),
+			.observed_ns = (int64_t)(json_number_value(ob) * 1e9),
+			.episodes = json_is_integer(ep) && json_integer_value(ep) > 0
+					? (unsigned int)json_integer_value(ep)
+					: 0,
+			.escalated = json_is_true(json_object_get(r, "escalated")),
+		    });
 		taken++;
 	}
 	json_decref(root);

@@ -78,6 +78,22 @@ check "after kill -9: the two episodes are remembered" wait_until 10 is carrier_
 flap
 check "episode 3 after the restart: escalated to fatal" wait_until 5 is carrier_stable "3 True fail fatal"
 check "... and it stays fatal once the link is quiet again" bash -c "sleep 2; [ \"\$(ip netns exec $ns curl -sf $url/api/v1/checks | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"verdict\"])')\" = fatal ]"
+# issue 42 item 16: check --serve takes serve's escalation with the result, so the gate is shut
+check_from_serve() {
+	ip netns exec "$ns" "$ROCEWATCH" check --serve "$url" --profile "$TMPD/flaps.yaml" \
+		--netdev-exclude lo --format json >"$TMPD/chk.json"
+	rc=$?
+	[ "$rc" = 2 ] || { echo "check exit $rc, not 2" >&2; return 1; }
+	python3 - "$TMPD/chk.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = [r for r in d["results"] if r["rule"] == "carrier_stable" and r["object"]["device"] == "va"][0]
+assert d["history"]["source"] == "serve", d["history"]
+assert (r["outcome"], r["severity"], r["class"], r["escalated"], r["episodes"]) == ("fail", "critical", "fatal", True, 3), r
+assert d["verdict"] == "fatal", d["verdict"]
+PY
+}
+check "check --serve: serve's escalated rule is critical and fatal here too (exit 2)" check_from_serve
 # issue 41: the escalation is acknowledged after a repair, for this rule on this object only
 check "the reset API is off unless asked for: 403" bash -c \
 	"[ \"\$(ip netns exec $ns curl -s -o /dev/null -w '%{http_code}' -X POST '$url/api/v1/health/reset?rule=carrier_stable&object=va')\" = 403 ]"
