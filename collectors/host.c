@@ -66,6 +66,8 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "collector.h"
 #include "host_int.h"
@@ -107,7 +109,7 @@ static void fill_kernel(struct host_priv *hp, struct object *node)
 static int limits_memlock(const char *path, uint64_t *soft, bool *unlimited)
 {
 	char *buf, *line, *save = NULL;
-	int r = read_file_all(path, &buf, NULL);
+	int r = read_kfile_all(path, &buf, NULL);
 
 	if (r)
 		return r;
@@ -211,7 +213,7 @@ static void fill_cap_ipc_lock(struct host_priv *hp, struct object *node)
 	int r;
 
 	snprintf(path, sizeof(path), "%s/self/status", hp->proc);
-	r = read_file_all(path, &buf, NULL);
+	r = read_kfile_all(path, &buf, NULL);
 	if (r) {
 		field_absent_errno(node, F_NODE_CAP_IPC_LOCK, r);
 		return;
@@ -296,11 +298,16 @@ static int scan_kallsyms(const char *path)
 {
 	static const char sym[] = " ib_umem_dmabuf_get";
 	char line[512];
-	int found = 0;
-	FILE *f = fopen(path, "re");
+	int found = 0, fd = open_kfile_at(AT_FDCWD, path);
+	FILE *f;
 
-	if (!f)
-		return -errno;
+	if (fd < 0)
+		return fd;
+	f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return -ENOMEM;
+	}
 	while (!found && fgets(line, sizeof(line), f)) {
 		char *p = strstr(line, sym);
 
@@ -658,7 +665,7 @@ static int host_collect(struct collector_ctx *cc, struct node_model *m, unsigned
 	fill_uverbs(hp, &m->node);
 	snprintf(path, sizeof(path), "%s/modules", hp->proc);
 	/* ENOENT: a kernel built without module support; nothing can be loaded. */
-	merr = read_file_all(path, &modules, &modules_len);
+	merr = read_kfile_all(path, &modules, &modules_len);
 	fill_peermem(hp, &m->node, merr ? NULL : modules, merr);
 	fill_dmabuf(hp, &m->node, merr ? NULL : modules, modules_len);
 	free(modules);

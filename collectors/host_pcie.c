@@ -61,9 +61,9 @@ static int acs_redirect(const char *dir)
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/config", dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_kfile_at(AT_FDCWD, path);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	while (len < sizeof(cfg)) {
 		ssize_t r = pread(fd, cfg + len, sizeof(cfg) - len, (off_t)len);
 
@@ -201,7 +201,7 @@ static void fill_acs(const struct pcie_input *in, struct object *node)
 		n += hit;
 	}
 	if (err) {
-		log_debug("host: PCIe ACS: bridge config space: %s", strerror(-err));
+		log_debug("host: PCIe ACS: bridge config space: %s", rw_strerror(-err));
 		field_absent_errno(node, F_NODE_PCIE_ACS_REDIRECT_GPUS, err);
 		field_absent_errno(node, F_NODE_PCIE_ACS_REDIRECT_BRIDGE, err);
 		return;
@@ -272,7 +272,7 @@ static void fill_iommu_count(const struct pcie_input *in, struct object *node)
 
 			if (r) {
 				log_debug("host: %s: IOMMU group type: %s", sets[s][i].name,
-					  strerror(-r));
+					  rw_strerror(-r));
 				field_absent_errno(node, F_NODE_IOMMU_TRANSLATED_DEVICES, r);
 				return;
 			}
@@ -292,7 +292,7 @@ static void fill_cmdline(const struct pcie_input *in, struct object *node)
 	int r;
 
 	snprintf(path, sizeof(path), "%s/cmdline", in->proc);
-	r = read_file_all(path, &buf, NULL);
+	r = read_kfile_all(path, &buf, NULL);
 	if (r) {
 		field_absent_errno(node, F_NODE_IOMMU_CMDLINE, r);
 		return;

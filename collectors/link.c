@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <netlink/netlink.h>
 #include <netlink/route/addr.h>
@@ -142,7 +144,7 @@ static void collect_carrier_counts(struct link_priv *lp, struct node_model *m)
 	}
 	if (!r)
 		return;
-	rw_log_once(LOG_LVL_WARN, "link:carrier", "link: carrier counts: %s%s%s", strerror(-r),
+	rw_log_once(LOG_LVL_WARN, "link:carrier", "link: carrier counts: %s%s%s", rw_strerror(-r),
 		    err[0] ? ": " : "", err);
 	for (size_t i = 0; i < m->n_netdevs; i++) {
 		field_absent_errno(m->netdevs[i], F_NETDEV_CARRIER_CHANGES, r);
@@ -225,7 +227,7 @@ static int link_init(struct collector_ctx *cc)
 	}
 	r = rw_nl_open(&lp->raw, NETLINK_ROUTE, LINK_RXBUF, 2000);
 	if (r) /* the counts are absent then, with this reason */
-		log_warn("link: no rtnetlink socket for carrier counts: %s", strerror(-r));
+		log_warn("link: no rtnetlink socket for carrier counts: %s", rw_strerror(-r));
 	r = rtnl_addr_alloc_cache(lp->sk, &lp->addrs);
 	if (r < 0)
 		lp->addrs = NULL; /* addresses are a nicety; links are not */
@@ -395,16 +397,20 @@ static void fill_addr(struct nl_object *obj, void *arg)
 static int sysfs_attr(const char *dir, const char *name, char *buf, size_t len)
 {
 	char path[PATH_MAX];
-	FILE *f;
+	ssize_t got;
 	size_t n;
+	int fd;
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
 		return -ENAMETOOLONG;
-	f = fopen(path, "re");
-	if (!f)
+	fd = open_kfile_at(AT_FDCWD, path);
+	if (fd < 0)
+		return fd;
+	got = read(fd, buf, len - 1);
+	close(fd);
+	if (got < 0)
 		return -errno;
-	n = fread(buf, 1, len - 1, f);
-	fclose(f);
+	n = (size_t)got;
 	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
 		n--;
 	buf[n] = '\0';
@@ -442,7 +448,7 @@ static int collect_tree(struct collector_ctx *cc, struct link_priv *lp, struct n
 		/* the end of the path says which tree */
 		snprintf(cc->detail, sizeof(cc->detail), "%.100s: %s",
 			 strlen(lp->net) > 100 ? lp->net + strlen(lp->net) - 100 : lp->net,
-			 strerror(err));
+			 rw_strerror(err));
 		return -err;
 	}
 	model_begin(m, OBJ_NETDEV);

@@ -267,7 +267,7 @@ static void note_err(const char *obj, const char *file, int err)
 		return;
 	snprintf(key, sizeof(key), "qos_sysfs:%s:%s:%d", obj, file, err);
 	rw_log_once(err == EACCES || err == EPERM ? LOG_LVL_INFO : LOG_LVL_WARN, key,
-		    "qos_sysfs: %s: %s: %s", obj, file, strerror(err));
+		    "qos_sysfs: %s: %s: %s", obj, file, rw_strerror(err));
 }
 
 static void absent(struct object *o, enum field_id id, int err, const char *file)

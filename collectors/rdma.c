@@ -268,7 +268,7 @@ static void fill_port(struct collector_ctx *cc, struct rdma_priv *rp, struct nod
 		if (r && absent_from_errno(r) != ABS_UNSUPPORTED)
 			rw_log_once(LOG_LVL_INFO, "rdma:optional",
 				    "rdma: %s/%u: optional counters: %s", o->name, o->port,
-				    err[0] ? err : strerror(-r));
+				    err[0] ? err : rw_strerror(-r));
 		rdma_fill_optional(o, &opt, r);
 	} else {
 		rdma_fill_optional(o, NULL, -EOPNOTSUPP);
@@ -381,7 +381,7 @@ static int collect_slow(struct collector_ctx *cc, struct rdma_priv *rp, struct n
 		r = rdma_sysfs_enumerate(rp, &f);
 		if (r) {
 			snprintf(cc->detail, sizeof(cc->detail), "%.100s: %s", rp->ib,
-				 strerror(-r));
+				 rw_strerror(-r));
 			goto free_found;
 		}
 	}
@@ -459,7 +459,7 @@ static void judge_reads(struct object *o, struct port_priv *pp, int64_t now)
 		    "rdma: %s/%u: counter reads fail (%s), as on a firmware-restricted function: "
 		    "backed off, retried after 1 min and then at most hourly; "
 		    "--rdma-device-exclude '%s' stops touching it",
-		    o->name, o->port, strerror(err), o->name);
+		    o->name, o->port, rw_strerror(err), o->name);
 	field_set_bool(o, F_PORT_COUNTERS_BACKED_OFF, true);
 }
 
@@ -576,7 +576,7 @@ static int rdma_init(struct collector_ctx *cc)
 	r = rdma_nl_open(rp);
 	/* EPROTONOSUPPORT: the kernel has no RDMA stack; sysfs will say "no devices". */
 	if (r)
-		log_debug("rdma: no RDMA netlink (%s); reading sysfs", strerror(-r));
+		log_debug("rdma: no RDMA netlink (%s); reading sysfs", rw_strerror(-r));
 	return 0;
 }
 

@@ -180,7 +180,7 @@ int rdma_cdir_scan(struct cdir *d, const char *path, const char *what)
 			struct cfile *f = &d->f[i];
 
 			if (f->fd < 0) {
-				f->fd = openat(dfd, f->name, O_RDONLY | O_CLOEXEC);
+				f->fd = open_kfile_at(dfd, f->name);
 				back += f->fd >= 0;
 			}
 			f->bad = f->fd < 0;
@@ -195,14 +195,15 @@ int rdma_cdir_scan(struct cdir *d, const char *path, const char *what)
 	}
 	rdma_cdir_close(d);
 	for (size_t i = 0; i < n; i++) {
-		nf[i].fd = openat(dfd, nf[i].name, O_RDONLY | O_CLOEXEC);
+		nf[i].fd = open_kfile_at(dfd, nf[i].name);
 		if (nf[i].fd < 0) {
-			nf[i].bad = true;
-			bool nofd = errno == EMFILE || errno == ENFILE;
+			int err = -nf[i].fd;
+			bool nofd = err == EMFILE || err == ENFILE;
 
+			nf[i].bad = true;
 			rw_log_once(nofd ? LOG_LVL_WARN : LOG_LVL_INFO, path,
 				    "rdma: %s/%s: %s; that %s counter is %s", path, nf[i].name,
-				    strerror(errno), what,
+				    rw_strerror(err), what,
 				    nofd ? "missing until a descriptor is free (tried again every "
 					   "configuration poll)"
 					 : "dropped");
@@ -283,10 +284,11 @@ int rdma_cdir_read(struct cdir *d, struct counter_set *cs, const char *dev, uint
 			char key[160];
 
 			snprintf(key, sizeof(key), "rdma:%s/%u/%s/%s", dev, port, what, f->name);
-			rw_log_once(
-			    LOG_LVL_INFO, key, "rdma: %s/%u: %s/%s: %s; that counter is dropped",
-			    dev, port, what, f->name,
-			    r == -EINVAL ? "not a number (N/A, no PMA) or EINVAL" : strerror(-r));
+			rw_log_once(LOG_LVL_INFO, key,
+				    "rdma: %s/%u: %s/%s: %s; that counter is dropped", dev, port,
+				    what, f->name,
+				    r == -EINVAL ? "not a number (N/A, no PMA) or EINVAL"
+						 : rw_strerror(-r));
 		}
 	}
 	return 0;

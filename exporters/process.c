@@ -76,7 +76,7 @@ static int boot_time_line(char *out, size_t len)
 	int r;
 
 	if (!line[0]) {
-		r = read_file_all("/proc/stat", &pstat, NULL);
+		r = read_kfile_all("/proc/stat", &pstat, NULL);
 		if (r)
 			return r;
 		bt = strstr(pstat, "\nbtime ");
@@ -99,7 +99,7 @@ int process_read_self(struct process_stats *ps)
 	DIR *dir;
 	int r;
 
-	r = read_file_all("/proc/self/stat", &stat, NULL);
+	r = read_kfile_all("/proc/self/stat", &stat, NULL);
 	if (!r)
 		r = boot_time_line(pstat, sizeof(pstat));
 	if (!r)

@@ -697,7 +697,7 @@ void rx_format_unknown(struct tbuf *tb, const struct val *v)
 		tb_puts(tb, " absent: ");
 		tb_puts(tb, absent_reason_name((enum absent_reason)v->why));
 		if (v->err && v->why != ABS_UNSUPPORTED)
-			tb_printf(tb, " (%s)", strerror(v->err));
+			tb_printf(tb, " (%s)", rw_strerror(v->err));
 		return;
 	}
 	switch ((enum verr)v->why) {

@@ -25,6 +25,13 @@ struct live_source {
 	bool on[RW_MAX_COLLECTORS];	     /* enabled by configuration */
 	bool ready[RW_MAX_COLLECTORS];	     /* init() succeeded */
 	int64_t retry_ns[RW_MAX_COLLECTORS]; /* start retry or backoff: next attempt */
+	/*
+	 * The parts (COLLECT_*) of the runs that failed since the failure was
+	 * logged: "collecting again" waits for a run of those parts, so a
+	 * configuration poll that fails every time (a tree with no class/net)
+	 * between fast polls that succeed is said once, not at every poll.
+	 */
+	unsigned failed_what[RW_MAX_COLLECTORS];
 };
 
 /* Name the model's collector rows and hand it the collectors' obj_free (once). */
@@ -128,13 +135,16 @@ static void run_collector(struct live_source *ls, struct node_model *m, int i, u
 	cs->ran = true;
 	cs->err = r;
 	if (!r) {
-		if (cs->failures)
+		if (ls->failed_what[i] && (what & ls->failed_what[i]) == ls->failed_what[i]) {
 			log_info("%s: collecting again", c->name);
+			ls->failed_what[i] = 0;
+			rw_log_once_reset(c->name);
+		}
 		cs->failures = 0;
 		cs->detail[0] = '\0';
-		rw_log_once_reset(c->name);
 		return;
 	}
+	ls->failed_what[i] |= what;
 	set_detail(cs, &ls->cc[i], r);
 	/* What it filled last time is not true now, and backing off keeps it from refilling. */
 	collector_blank(c, m, r);

@@ -155,7 +155,7 @@ static json_t *object_to_json(const struct object *o)
 
 			if (f->err) {
 				json_object_set_new(a, "errno", json_integer(f->err));
-				json_object_set_new(a, "error", json_string(strerror(f->err)));
+				json_object_set_new(a, "error", json_string(rw_strerror(f->err)));
 			}
 			json_object_set_new(aj, d->path, a);
 		}
@@ -225,7 +225,7 @@ static json_t *model_to_json(const struct node_model *m)
 		if (cs->err || cs->detail[0])
 			json_object_set_new(
 			    c, "error",
-			    json_string(cs->detail[0] ? cs->detail : strerror(-cs->err)));
+			    json_string(cs->detail[0] ? cs->detail : rw_strerror(-cs->err)));
 		json_object_set_new(colls, cs->name, c);
 	}
 	json_object_set_new(root, "collectors", colls);

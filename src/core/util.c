@@ -491,13 +491,44 @@ int read_file_str(const char *path, char *buf, size_t size)
 	return read_file_at(AT_FDCWD, path, buf, size);
 }
 
-int read_file_at(int dfd, const char *name, char *buf, size_t size)
+int open_kfile_at(int dfd, const char *name)
 {
-	int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
+	/*
+	 * O_NONBLOCK: a FIFO planted under --sysfs-root (or a test tree) opens
+	 * at once instead of waiting for a writer, and is then refused; so is
+	 * a device node or a directory.  The kernel's attribute files (sysfs,
+	 * procfs, debugfs, configfs) are all regular.
+	 */
+	int fd = openat(dfd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	struct stat st;
 
 	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &st)) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return -RW_ENOTREG;
+	}
+	return fd;
+}
+
+const char *rw_strerror(int err)
+{
+	return err == RW_ENOTREG ? "not a regular file" : strerror(err);
+}
+
+int read_file_at(int dfd, const char *name, char *buf, size_t size)
+{
+	int fd = open_kfile_at(dfd, name);
+	ssize_t n;
+
+	if (fd < 0)
+		return fd;
 	n = read(fd, buf, size - 1);
 	if (n < 0) {
 		int e = -errno;
@@ -527,14 +558,11 @@ int read_file_hex(const char *path, uint64_t *v)
 	return r ? r : parse_hex_u64(buf, v);
 }
 
-int read_file_all(const char *path, char **out, size_t *len)
+static int read_all_stream(FILE *f, char **out, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
 	char *buf = NULL;
 	size_t cap = 0, n = 0;
 
-	if (!f)
-		return -errno;
 	for (;;) {
 		if (n + 4096 + 1 > cap) {
 			size_t ncap = cap ? cap * 2 : 16384;
@@ -567,6 +595,30 @@ int read_file_all(const char *path, char **out, size_t *len)
 	if (len)
 		*len = n;
 	return 0;
+}
+
+int read_file_all(const char *path, char **out, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+
+	return f ? read_all_stream(f, out, len) : -errno;
+}
+
+int read_kfile_all(const char *path, char **out, size_t *len)
+{
+	int fd = open_kfile_at(AT_FDCWD, path);
+	FILE *f;
+
+	if (fd < 0)
+		return fd;
+	f = fdopen(fd, "rb");
+	if (!f) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	return read_all_stream(f, out, len);
 }
 
 int pread_u64(int fd, uint64_t *v)

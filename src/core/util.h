@@ -91,7 +91,20 @@ int parse_i64(const char *s, int64_t *v);
  */
 int parse_size(const char *s, uint64_t *v);
 
-/* Read a small file into buf (terminated, trailing newline stripped). -errno. */
+/*
+ * A kernel attribute file (sysfs, procfs, debugfs, configfs: always regular)
+ * opened read-only without blocking: the fd, or -errno, or -RW_ENOTREG for a
+ * FIFO, device, socket or directory in its place (a crafted --sysfs-root).
+ */
+#define RW_ENOTREG 4096 /* past every errno: "not a regular file" */
+int open_kfile_at(int dfd, const char *name);
+/* strerror() that knows RW_ENOTREG */
+const char *rw_strerror(int err);
+
+/*
+ * Read a small kernel file into buf (terminated, trailing newline stripped):
+ * 0, or -errno (-RW_ENOTREG: not a regular file).
+ */
 int read_file_str(const char *path, char *buf, size_t size);
 /* The same relative to a directory fd (AT_FDCWD: read_file_str). */
 int read_file_at(int dfd, const char *name, char *buf, size_t size);
@@ -99,6 +112,8 @@ int read_file_u64(const char *path, uint64_t *v);
 int read_file_hex(const char *path, uint64_t *v);
 /* Read a whole file into a malloc'ed buffer.  -errno. */
 int read_file_all(const char *path, char **out, size_t *len);
+/* The same for a kernel file: regular files only, as open_kfile_at(). */
+int read_kfile_all(const char *path, char **out, size_t *len);
 /*
  * mkdir -p: create path and its missing parents (mode for each created);
  * 0 when it exists as a directory, -errno otherwise (-ENOTDIR: a non-directory

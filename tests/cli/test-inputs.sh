@@ -48,6 +48,70 @@ check "snapshot --procfs-root FILE: not a directory" refuses 2 \
 	"rocewatch: --procfs-root $TMPD/fifo: not a directory" \
 	"$ROCEWATCH" snapshot --procfs-root "$TMPD/fifo"
 
+# issue 42 item 6: a FIFO where a kernel file should be (a counter, a port state, a netdev
+# attribute) is refused, named, and hangs neither check nor serve under the model lock
+FT="$TMPD/fifo-tree"
+cp -a "$SOURCE_DIR/tests/fixtures/sysfs/mlx5-roce" "$FT"
+FP="$FT/devices/pci0000:16/0000:16:02.0/0000:17:00.0"
+for f in infiniband/mlx5_0/ports/1/counters/link_downed infiniband/mlx5_0/ports/1/state net/ens1f0np0/mtu; do
+	rm "$FP/$f" && mkfifo "$FP/$f"
+done
+fifo_check() {
+	local rc=0
+	timeout 30 "$ROCEWATCH" check --sysfs-root "$FT" --format json >"$TMPD/ft.json" 2>"$TMPD/ft.err" || rc=$?
+	# 2: the fixture fails critical rules of its own (124 would be a hang)
+	[ "$rc" = 2 ] || { echo "  exit $rc: $(head -3 "$TMPD/ft.err")" >&2; return 1; }
+	python3 - "$TMPD/ft.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+why = {(r["rule"], r["object"]["device"]): r["reason"] for r in d["results"] if r["outcome"] == "unknown"}
+assert why.get(("netdev_mtu", "ens1f0np0")) == "mtu absent: error (not a regular file)", why
+assert why.get(("port_active", "mlx5_0")) == "state absent: error (not a regular file)", why
+PY
+}
+check "check --sysfs-root with FIFOs for kernel files: returns, each named unknown" fifo_check
+check "... the counter FIFO named in the log" grep -q "mlx5_0/ports/1/counters/link_downed: not a regular file" "$TMPD/ft.err"
+if command -v curl >/dev/null; then
+	fifo_serve() {
+		local port pid ok=0
+		port=$(free_port)
+		"$ROCEWATCH" serve --sysfs-root "$FT" --interval 100ms --config-interval 100ms \
+			--web.listen-address "127.0.0.1:$port" >"$TMPD/fs.log" 2>&1 &
+		pid=$!
+		# three configuration polls through the FIFOs, and /metrics still answers
+		wait_until 20 bash -c "[ \"\$(curl -sf -m 5 'http://127.0.0.1:$port/metrics' | awk '/^rocewatch_polls_total\\{loop=\"slow\"\\}/ { print \$2 }')\" -ge 3 ]" || ok=1
+		kill -TERM "$pid"
+		wait_until 10 bash -c "! kill -0 $pid 2>/dev/null" || { ok=1; kill -9 "$pid"; }
+		wait "$pid" 2>/dev/null || true
+		[ "$ok" = 0 ] || { echo "  log: $(tail -5 "$TMPD/fs.log")" >&2; return 1; }
+	}
+	check "serve --sysfs-root with FIFOs: polls, answers /metrics, stops on SIGTERM" fifo_serve
+fi
+
+# issue 41 item 8 / 42 item 11: a tree with no class/net fails every configuration poll
+# while the fast polls succeed: said once, and "collecting again" only once it is back
+if command -v curl >/dev/null; then
+	NT="$TMPD/nonet-tree"
+	cp -a "$SOURCE_DIR/tests/fixtures/sysfs/mlx5-roce" "$NT"
+	mv "$NT/class/net" "$TMPD/nonet-saved"
+	said_once() {
+		local port pid ok=0
+		port=$(free_port)
+		"$ROCEWATCH" serve --sysfs-root "$NT" --interval 100ms --config-interval 200ms \
+			--web.listen-address "127.0.0.1:$port" >"$TMPD/nn.log" 2>&1 &
+		pid=$!
+		wait_until 30 bash -c "[ \"\$(curl -sf 'http://127.0.0.1:$port/metrics' | awk '/^rocewatch_polls_total\\{loop=\"slow\"\\}/ { print \$2 }')\" -ge 10 ]" || ok=1
+		[ "$(grep -c 'link: .*class/net: No such file or directory (backing off; said once)' "$TMPD/nn.log")" = 1 ] || ok=1
+		! grep -q 'collecting again' "$TMPD/nn.log" || ok=1
+		mv "$TMPD/nonet-saved" "$NT/class/net"
+		wait_until 20 grep -q 'link: collecting again' "$TMPD/nn.log" || ok=1
+		kill "$pid"
+		wait "$pid" 2>/dev/null || true
+		[ "$ok" = 0 ] || { echo "  log: $(grep -v 'alert firing' "$TMPD/nn.log" | tail -8)" >&2; return 1; }
+	}
+	check "a configuration poll that keeps failing: said once over 10 polls, then its end" said_once
+fi
+
 # a dangling link where the database goes: serve must not create its target
 mkdir "$TMPD/rec"
 ln -s "$TMPD/elsewhere.db" "$TMPD/rec/rocewatch.db"
