@@ -64,8 +64,9 @@ struct rdma_priv {
 /* One counter file kept open between polls. */
 struct cfile {
 	int fd;
-	int slot; /* its index in the counter set at the last read, -1 before */
-	bool bad; /* unreadable or not a number ("N/A (no PMA)"): skipped until rescanned */
+	int slot;  /* its index in the counter set at the last read, -1 before */
+	bool bad;  /* unreadable or not a number ("N/A (no PMA)"): skipped until rescanned */
+	bool said; /* its failure was logged: its return is too */
 	char name[RW_CNAME_MAX];
 };
 

@@ -157,6 +157,7 @@ int rdma_cdir_scan(struct cdir *d, const char *path, const char *what)
 		nf[n].fd = -1;
 		nf[n].slot = -1;
 		nf[n].bad = false;
+		nf[n].said = false;
 		n++;
 	}
 	if (n > 1)
@@ -206,7 +207,7 @@ int rdma_cdir_scan(struct cdir *d, const char *path, const char *what)
 				    rw_strerror(err), what,
 				    nofd ? "missing until a descriptor is free (tried again every "
 					   "configuration poll)"
-					 : "dropped");
+					 : "left out until a configuration poll opens it again");
 		}
 	}
 	closedir(dir);
@@ -241,6 +242,12 @@ static const char *ext_counter_name(const char *file)
 	return file;
 }
 
+static void cfile_key(char *key, size_t len, const char *dev, uint32_t port, const char *what,
+		      const char *name)
+{
+	snprintf(key, len, "rdma:%s/%u/%s/%s", dev, port, what, name);
+}
+
 /* Re-read every kept file; a file that fails drops only its own counter. */
 int rdma_cdir_read(struct cdir *d, struct counter_set *cs, const char *dev, uint32_t port,
 		   const char *what)
@@ -261,6 +268,16 @@ int rdma_cdir_read(struct cdir *d, struct counter_set *cs, const char *dev, uint
 			const char *name = ext ? ext_counter_name(f->name) : f->name;
 			char dname[RW_CNAME_MAX + 8];
 
+			if (f->said) {
+				/* a rescan found it readable again: say so, and its next failure */
+				char key[160];
+
+				cfile_key(key, sizeof(key), dev, port, what, f->name);
+				log_info("rdma: %s/%u: %s/%s: read again", dev, port, what,
+					 f->name);
+				rw_log_once_reset(key);
+				f->said = false;
+			}
 			/* a device-wide counter may share a port counter's name (mana) */
 			if (devwide) {
 				snprintf(dname, sizeof(dname), "device:%.*s", RW_CNAME_MAX - 8,
@@ -283,12 +300,15 @@ int rdma_cdir_read(struct cdir *d, struct counter_set *cs, const char *dev, uint
 		{
 			char key[160];
 
-			snprintf(key, sizeof(key), "rdma:%s/%u/%s/%s", dev, port, what, f->name);
+			cfile_key(key, sizeof(key), dev, port, what, f->name);
+			f->said = true;
 			rw_log_once(LOG_LVL_INFO, key,
-				    "rdma: %s/%u: %s/%s: %s; that counter is dropped", dev, port,
-				    what, f->name,
-				    r == -EINVAL ? "not a number (N/A, no PMA) or EINVAL"
-						 : rw_strerror(-r));
+				    "rdma: %s/%u: %s/%s: %s; that counter is left out until a "
+				    "configuration poll reads it again",
+				    dev, port, what, f->name,
+				    r == -EINVAL    ? "not a number (N/A, no PMA) or EINVAL"
+				    : r == -ENODATA ? "read empty (caught while rewritten?)"
+						    : rw_strerror(-r));
 		}
 	}
 	return 0;

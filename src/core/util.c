@@ -628,6 +628,9 @@ int pread_u64(int fd, uint64_t *v)
 
 	if (n < 0)
 		return -errno;
+	if (n == 0)
+		return -ENODATA; /* a file caught while it is rewritten (a test tree), not a value
+				  */
 	buf[n] = '\0';
 	return parse_u64(rstrip(buf), v);
 }
