@@ -29,6 +29,8 @@ struct xfer {
 	struct curl_slist *headers;
 	size_t cap, max;
 	bool too_big;
+	/* the status line came and the body has not: curl is reading headers */
+	bool in_headers;
 	char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -38,6 +40,7 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *arg)
 	struct fleet_req *r = x->req;
 	size_t n = size * nmemb;
 
+	x->in_headers = false;
 	if (r->len + n > x->max) {
 		x->too_big = true;
 		return 0; /* aborts the transfer */
@@ -60,6 +63,15 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *arg)
 	return n;
 }
 
+static size_t on_header(char *ptr, size_t size, size_t nmemb, void *arg)
+{
+	struct xfer *x = arg;
+	size_t n = size * nmemb;
+
+	x->in_headers = !(n <= 2 && (n == 0 || ptr[0] == '\r' || ptr[0] == '\n'));
+	return n;
+}
+
 static CURL *make_handle(const struct curl_api *cu, struct xfer *x, const struct fleet_http_opts *o)
 {
 	CURL *c = cu->easy_init();
@@ -74,6 +86,8 @@ static CURL *make_handle(const struct curl_api *cu, struct xfer *x, const struct
 	cu->easy_setopt(c, CURLOPT_TIMEOUT_MS, o->timeout_ms);
 	cu->easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
 	cu->easy_setopt(c, CURLOPT_WRITEDATA, x);
+	cu->easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	cu->easy_setopt(c, CURLOPT_HEADERDATA, x);
 	cu->easy_setopt(c, CURLOPT_ERRORBUFFER, x->errbuf);
 	cu->easy_setopt(c, CURLOPT_USERAGENT, "rocewatch-fleet/" ROCEWATCH_VERSION);
 	/* only http(s), and no redirects: a node answers for itself */
@@ -128,6 +142,16 @@ static void done(const struct curl_api *cu, CURL *c, CURLcode code, const struct
 	if (x->too_big) {
 		r->err = -EFBIG;
 		snprintf(r->errmsg, sizeof(r->errmsg), "answer larger than %zu bytes", o->max_body);
+	} else if ((code == CURLE_OUT_OF_MEMORY || (int)code == 100) && x->in_headers) {
+		/*
+		 * libcurl refuses a header line past CURL_MAX_HTTP_HEADER (100 KB) as
+		 * "Out of memory" (7.x; CURLE_TOO_LARGE, 100, from 8.6): it is the
+		 * node's answer that is wrong, not this machine's memory.
+		 */
+		r->err = -EMSGSIZE;
+		snprintf(r->errmsg, sizeof(r->errmsg),
+			 "an HTTP header of the answer is too large (libcurl's limit is 100 KB)");
+		r->transfer_error = r->errmsg;
 	} else if (code == CURLE_OPERATION_TIMEDOUT) {
 		r->err = -ETIMEDOUT;
 		snprintf(r->errmsg, sizeof(r->errmsg), "timed out after %.1f s (%.200s)", secs,

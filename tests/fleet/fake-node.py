@@ -4,6 +4,7 @@
 
   fake-node.py PORT silent          accepts, reads the request, never answers
   fake-node.py PORT garbage         200 with a body that is not JSON
+  fake-node.py PORT bighead         200 with a 10 MB header line
   fake-node.py PORT auth USER PASS FILE    FILE, only with that basic auth (else 401)
   fake-node.py PORT tls CERT KEY FILE      FILE over TLS
   fake-node.py PORT many FILE       FILE for every request, whatever the Host (bench)
@@ -76,6 +77,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         if mode == "silent":
             forever.wait()  # until the test kills us
+            return
+        if mode == "bighead":
+            self.send_response(200)
+            self.send_header("X-Big", "a" * (10 << 20))
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
             return
         if mode == "garbage":
             self.send(200, b"<html><body>502 Bad Gateway</body></html>\n", "text/html")

@@ -42,11 +42,12 @@ serve fw "$FX/fw-old.json"
 port_gone=$(free_port) # nobody listens there
 fake slow silent
 fake junk garbage
+fake bighead bighead
 for n in a b c mtu gid fw; do
 	eval "p=\$port_$n"
 	wait_until 20 up "$p" || die "serve $n did not come up: $(cat "$TMPD/serve-$n.log")"
 done
-for n in slow junk; do
+for n in slow junk bighead; do
 	wait_until 20 ready "$n" || die "fake node $n did not come up"
 done
 node() { eval "echo 127.0.0.1:\$port_$1"; }
@@ -122,6 +123,9 @@ check "firmware differs on one node: WARNING (1)" \
 check "a warning and an unreachable node: UNKNOWN (3) outranks WARNING" \
 	[ "$(rc_of "$(node a)" "$(node b)" "$(node fw)" "$(node gone)")" -eq 3 ]
 check "a node that answers garbage alone: UNKNOWN (3)" [ "$(rc_of "$(node junk)")" -eq 3 ]
+check "a node that answers a 10 MB header: UNKNOWN (3)" [ "$(rc_of "$(node bighead)")" -eq 3 ]
+check "  ... named as the answer's header, not curl's 'Out of memory'" \
+	grep -q "unknown  $(node bighead)  an HTTP header of the answer is too large (libcurl's limit is 100 KB)" "$TMPD/out"
 check "no nodes: UNKNOWN (3) with a message" [ "$(rc_of)" -eq 3 ]
 check "  ... saying so" grep -q "no nodes given" "$TMPD/out"
 check "a bad hostlist: UNKNOWN (3)" [ "$(rc_of 'gpu[3-1]')" -eq 3 ]
