@@ -86,9 +86,14 @@ enum rules_status {
 
 /* How a fleet rule splits its units into groups compared separately. */
 enum fleet_by {
+	/*
+	 * No `by:`: like with like, by position as FLEET_BY_RAIL, the group
+	 * named only when there is more than one (each: node has one group)
+	 */
 	FLEET_BY_NONE,
 	FLEET_BY_RAIL,	 /* the object's position on its node (rail 0, 1, ...) */
 	FLEET_BY_DEVICE, /* the object's name (eth2, mlx5_0) */
+	FLEET_BY_POOL,	 /* every unit of every node in one group */
 };
 
 /* A rule as loaded; lives as long as its engine. */
@@ -369,6 +374,7 @@ struct fleet_unit {
 struct fleet_unknown {
 	struct fleet_unit u;
 	char reason[RULE_REASON_MAX]; /* "mtu absent: unsupported" */
+	bool unsupported;	      /* absent as not applicable to the object (ENOENT...) */
 };
 
 struct fleet_value {

@@ -209,7 +209,7 @@ static void count_unit(struct group *g, size_t node)
 }
 
 static int add_unknown(struct group *g, size_t node, unsigned int seq, const char *obj,
-		       const char *reason)
+		       const struct val *v, const char *reason)
 {
 	struct fleet_unknown *u;
 
@@ -220,6 +220,7 @@ static int add_unknown(struct group *g, size_t node, unsigned int seq, const cha
 	u->u.seq = seq;
 	strlcpy0(u->u.object, obj, sizeof(u->u.object));
 	strlcpy0(u->reason, reason, sizeof(u->reason));
+	u->unsupported = v->st == V_ABSENT && v->why == ABS_UNSUPPORTED;
 	count_unit(g, node);
 	return 0;
 }
@@ -297,7 +298,12 @@ static int gather_node(struct fleet_acc *fa, size_t ni, const struct fleet_node 
 		if (v.st == V_OK && !v.v.b)
 			continue; /* not a unit of this rule */
 		unit_name(o, obj, sizeof(obj));
-		if (r->info.by == FLEET_BY_RAIL)
+		/*
+		 * Like with like: without `by`, the same position on every node
+		 * (four identical nodes with the same unused second port agree)
+		 */
+		if (r->info.by == FLEET_BY_RAIL ||
+		    (r->info.by == FLEET_BY_NONE && r->info.scope != OBJ_NODE))
 			snprintf(key, sizeof(key), "rail %zu", rail++);
 		else if (r->info.by == FLEET_BY_DEVICE)
 			snprintf(key, sizeof(key), "%s", o->name);
@@ -306,14 +312,14 @@ static int gather_node(struct fleet_acc *fa, size_t ni, const struct fleet_node 
 			return -ENOMEM;
 		if (v.st != V_OK) {
 			rx_format_unknown(&tb, &v);
-			if (add_unknown(g, ni, seq, obj, why))
+			if (add_unknown(g, ni, seq, obj, &v, why))
 				return -ENOMEM;
 			continue;
 		}
 		v = rx_eval(r->subject, &cx);
 		if (v.st != V_OK) {
 			rx_format_unknown(&tb, &v);
-			if (add_unknown(g, ni, seq, obj, why))
+			if (add_unknown(g, ni, seq, obj, &v, why))
 				return -ENOMEM;
 			continue;
 		}
@@ -382,6 +388,20 @@ static void unit_label(const struct fleet_result *x, const struct fleet_node *no
 		snprintf(buf, len, "%s/%s", nodes[u->node].name, u->object);
 }
 
+/*
+ * Every unit of x absent as not applicable, for the same reason: the nodes
+ * do not differ.  An error or a permission is not a property of the port,
+ * so it stays unknown.
+ */
+static bool unknown_alike(const struct fleet_result *x)
+{
+	for (size_t i = 0; i < x->n_unknown; i++)
+		if (!x->unknown[i].unsupported ||
+		    strcmp(x->unknown[i].reason, x->unknown[0].reason))
+			return false;
+	return x->n_unknown > 0;
+}
+
 /* Turn a built group into a result: sort, find the majority, evaluate. */
 static int finish_group(const struct rrule *r, struct group *g, const struct fleet_node *nodes,
 			int64_t t, struct slot_state *st, struct fleet_result *x)
@@ -425,7 +445,16 @@ static int finish_group(const struct rrule *r, struct group *g, const struct fle
 		agg.majority = rep_of(&g->vals[0], r->subject->type);
 
 	v = rx_eval(r->expr, &cx);
-	if (!known) {
+	if (!known && unknown_alike(x)) {
+		/*
+		 * Unreadable the same way on every node that has it (a disabled
+		 * port's PFC): the nodes do not differ, and there is nothing to
+		 * compare; each node's own check judges the port.
+		 */
+		x->outcome = RULE_SKIP;
+		tb_printf(&rb, "nothing to compare: %s on all %zu %s", x->unknown[0].reason,
+			  x->n_units, x->per_node ? "nodes" : "units");
+	} else if (!known) {
 		char who[FLEET_OBJECT_MAX + RW_NAME_MAX + 2];
 
 		x->outcome = RULE_UNKNOWN;
@@ -469,6 +498,8 @@ static int finish_rule(struct rules_engine *e, struct fleet_acc *fa, const struc
 	int ret = 0;
 
 	order_groups(fa->gs, fa->ng);
+	if (r->info.by == FLEET_BY_NONE && fa->ng == 1)
+		fa->gs[0].key[0] = '\0'; /* one position: nothing to tell apart */
 	for (size_t i = 0; !ret && i < fa->ng; i++) {
 		ret = push_result(e, &e->cap_fres, &x);
 		if (!ret)

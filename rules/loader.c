@@ -829,8 +829,10 @@ static int load_fleet_keys(struct loader *ld, const yaml_node_t *each, const yam
 			ri->by = FLEET_BY_RAIL;
 		else if (!strcmp(s, "device"))
 			ri->by = FLEET_BY_DEVICE;
+		else if (!strcmp(s, "pool"))
+			ri->by = FLEET_BY_POOL;
 		else {
-			lerr(ld, by, "by must be rail or device, not '%s'", s);
+			lerr(ld, by, "by must be rail, device or pool, not '%s'", s);
 			return -EINVAL;
 		}
 		if (ri->scope == OBJ_NODE) {

@@ -255,6 +255,8 @@ static json_t *fleet_result_json(const struct fleet_run *fr, const struct fleet_
 	json_object_set_new(j, "by",
 			    ri->by == FLEET_BY_RAIL	? json_string("rail")
 			    : ri->by == FLEET_BY_DEVICE ? json_string("device")
+			    : ri->by == FLEET_BY_POOL	? json_string("pool")
+			    : ri->scope != OBJ_NODE	? json_string("position")
 							: json_null());
 	json_object_set_new(j, "group", x->group[0] ? json_string(x->group) : json_null());
 	json_object_set_new(j, "outcome", json_string(rule_outcome_name(x->outcome)));

@@ -297,6 +297,73 @@ check "--prometheus: a node name's backslash and quote escaped for RE2 and for P
 check "--prometheus: an answer that ends early is an error naming its query (exit 3)" bash -c "
 	'$ROCEWATCH' fleet check --prometheus http://\$(echo $(node promcut)) n1 n2 >'$TMPD/promcut.txt' 2>&1
 	[ \$? -eq 3 ] && grep -q 'query roce_netdev_mtu_bytes: invalid JSON' '$TMPD/promcut.txt'"
+# ---- like with like (issue 42 item 17): identical nodes never fail a fleet rule ----
+# Four nodes built from rails-good.json, each with the same second port unused (down, MTU
+# 1500, no PFC, trust pcp, no IPv4 GID), then with it disabled (its QoS facts unsupported).
+mkdir -p "$TMPD/like/unused" "$TMPD/like/disabled" "$TMPD/like/outlier"
+python3 - "$FX/rails-good.json" "$TMPD/like" <<'PY'
+import copy, json, sys
+base, out = json.load(open(sys.argv[1])), sys.argv[2]
+def parts(s):
+    return ([p for p in s["rdma_ports"] if p["device"] == "mlx5_1"][0],
+            [n for n in s["netdevs"] if n["name"] == "eth3"][0])
+def unused(s):
+    p, n = parts(s)
+    p["fields"].update(state="DOWN", phys_state="Disabled", active_mtu=1024, rate=0)
+    p["fields"]["gids"] = p["fields"]["gids"][:2]
+    del p["fields"]["gid.rocev2_ipv4_index"]
+    p["absent"]["gid.rocev2_ipv4_index"] = {"reason": "unsupported", "errno": 61}
+    n["fields"].update(mtu=1500, operstate="down", carrier=False, speed=0, trust="pcp")
+    n["fields"]["pfc.enabled"] = []
+def disabled(s):
+    unused(s)
+    n = parts(s)[1]
+    for k in ("pfc.enabled", "trust", "dscp2prio", "mtu"):
+        del n["fields"][k]
+        n["absent"][k] = {"reason": "unsupported", "errno": 95}
+for kind, f in (("unused", unused), ("disabled", disabled), ("outlier", unused)):
+    for i in range(1, 5):
+        s = copy.deepcopy(base)
+        s["host"] = "gpu%02d" % i
+        f(s)
+        if kind == "outlier" and i == 3:
+            parts(s)[1]["fields"]["mtu"] = 9000  # the one node whose second port differs
+        json.dump(s, open("%s/%s/gpu%02d.json" % (out, kind, i), "w"))
+PY
+like() { # DIR: "rc=N STATUS" then the results that did not pass, in $TMPD/like-DIR.txt
+	local rc=0
+	"$ROCEWATCH" fleet check -j "$TMPD/like/$1" >"$TMPD/like-$1.json" 2>"$TMPD/like-$1.err" || rc=$?
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print("rc=%s %s" % (sys.argv[2], d["status"]))
+for r in d["results"]:
+    if r["outcome"] != "pass" and r["rule"] != "profile_outcome":
+        print(r["rule"], r["group"], r["outcome"], r["reason"], [(o["node"], o["value"]) for o in r.get("outliers", [])])
+' "$TMPD/like-$1.json" "$rc" >"$TMPD/like-$1.txt"
+}
+like_unused() {
+	like unused
+	[ "$(head -1 "$TMPD/like-unused.txt")" = "rc=0 OK" ] &&
+		[ "$(sed 1d "$TMPD/like-unused.txt")" = "rocev2_gid_index rail 1 skip nothing to compare: gid.rocev2_ipv4_index absent: unsupported on all 4 nodes []" ] ||
+		{ cat "$TMPD/like-unused.txt" >&2; return 1; }
+}
+like_disabled() {
+	like disabled
+	[ "$(head -1 "$TMPD/like-disabled.txt")" = "rc=0 OK" ] &&
+		grep -qx 'pfc_priorities rail 1 skip nothing to compare: pfc.enabled absent: unsupported on all 4 nodes \[\]' "$TMPD/like-disabled.txt" &&
+		! grep -q ' unknown ' "$TMPD/like-disabled.txt" || { cat "$TMPD/like-disabled.txt" >&2; return 1; }
+}
+like_outlier() {
+	like outlier
+	[ "$(head -1 "$TMPD/like-outlier.txt")" = "rc=2 CRITICAL" ] &&
+		grep -qxF "netdev_mtu rail 1 fail None [('gpu03', '9000')]" "$TMPD/like-outlier.txt" ||
+		{ cat "$TMPD/like-outlier.txt" >&2; return 1; }
+}
+check "four identical nodes with the same unused port: OK (0), nothing fails or is unknown" like_unused
+check "... with the same disabled port: OK, its rules skipped as nothing to compare, no unknown" like_disabled
+check "one node whose second port differs: CRITICAL, naming that node on its rail" like_outlier
+
 if command -v openssl >/dev/null; then
 	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
 		-addext subjectAltName=IP:127.0.0.1 -keyout "$TMPD/key.pem" -out "$TMPD/cert.pem" \
