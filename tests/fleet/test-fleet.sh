@@ -170,6 +170,69 @@ check "  ... the broken file named, with the place of the error" \
 check "files and nodes mixed" [ "$(rc_of "$FX/good.json" "$(node a)" "$(node b)")" -eq 0 ]
 check "a file that is not there: UNKNOWN (3), named" [ "$(rc_of "$(node a)" ./nosuch.json)" -eq 3 ]
 
+# ---- --format reason: the verdict as one line (the prolog's job comment) ----
+reason() { "$ROCEWATCH" fleet check --format reason "$@" 2>&1; }
+for h in gpu101 gpu102; do
+	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['host']=sys.argv[2]; json.dump(d, open(sys.argv[3],'w'))" \
+		"$FX/good.json" "$h" "$TMPD/$h.json"
+done
+check "reason: nothing wrong reads OK" [ "$(reason "$TMPD/gpu101.json" "$TMPD/gpu102.json")" = OK ]
+check "reason: the GID-index outlier among snapshots, named by host" \
+	[ "$(reason "$TMPD/gpu101.json" "$TMPD/gpu102.json" "$FX/gid-index-5.json")" = \
+	"CRITICAL rocev2_gid_index: gpu022=5 (fleet 3)" ]
+check "reason: a DSCP map outlier reads where it differs" bash -c "
+	'$ROCEWATCH' fleet check --format reason '$FX/good.json' '$FX/rails-good.json' '$FX/dscp-26-to-0.json' |
+	grep -qF 'CRITICAL dscp_map: gpu032/eth2 differs at {26:0} (fleet {0:0,'"
+check "reason: --profile adds the node rules as profile/rule, node/object and why" bash -c "
+	'$ROCEWATCH' fleet check --format reason --profile lossless-roce '$TMPD/gpu101.json' '$TMPD/gpu102.json' '$FX/mtu-1500.json' |
+	grep -qF '; CRITICAL lossless-roce/netdev_mtu: gpu017/eth2 (MTU 1500, need at least 4200'"
+check "reason: every budget holds, cut after an item, what is left out counted" python3 - \
+	"$ROCEWATCH" "$FX" <<'PY'
+import glob, re, subprocess, sys
+rw, fx = sys.argv[1:]
+files = sorted(glob.glob(fx + "/*.json"))
+full = subprocess.run([rw, "fleet", "check", "--format", "reason"] + files,
+                      capture_output=True, text=True).stdout.rstrip("\n")
+rules = full.split("; ")
+assert len(rules) == 9 and "\n" not in full, full
+for b in (64, 65, 80, 100, 140, 200, 400, 600, len(full) - 1, len(full)):
+    line = subprocess.run([rw, "fleet", "check", "--format", "reason", "--max-bytes", str(b)]
+                          + files, capture_output=True, text=True).stdout
+    assert line.endswith("\n") and line.count("\n") == 1, (b, line)
+    line = line[:-1]
+    assert len(line.encode()) <= b, (b, len(line), line)
+    if b >= len(full):
+        assert line == full, (b, line)
+        continue
+    m = re.search(r"(?:^|; )\+(\d+) more rules$", line)
+    shown = line.split("; ")[:-1] if m else line.split("; ")
+    # every rule shown is a prefix of the full one's, and the count makes up the rest
+    assert len(shown) + (int(m.group(1)) if m else 0) == len(rules), (b, line)
+    for got, want in zip(shown, rules):
+        head, _, items = got.partition(": ")
+        assert want.startswith(head + ": "), (b, got, want)
+        all_items = want.partition(": ")[2].split(", ")
+        items = items.split(", ")
+        if re.fullmatch(r"\+\d+ more", items[-1]):
+            n = int(items.pop()[1:].split()[0])
+            assert len(items) + n == len(all_items), (b, got)
+        assert items == all_items[:len(items)], (b, got, want)
+PY
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['host']='bad\nhost\x1b[2J'; json.dump(d, open(sys.argv[2],'w'))" \
+	"$FX/gid-index-5.json" "$TMPD/ctl.json"
+check "reason: control bytes in a name never break the line" \
+	[ "$(reason "$TMPD/gpu101.json" "$TMPD/gpu102.json" "$TMPD/ctl.json")" = \
+	"CRITICAL rocev2_gid_index: bad?host?[2J=5 (fleet 3)" ]
+check "reason: --report-file - writes the text report first, the reason line last" bash -c "
+	'$ROCEWATCH' fleet check --format reason --report-file - '$TMPD/gpu101.json' '$TMPD/gpu102.json' '$FX/gid-index-5.json' >'$TMPD/both.txt'
+	[ \$? -eq 2 ] && head -1 '$TMPD/both.txt' | grep -q '^rocewatch fleet check: 3 nodes' &&
+	[ \"\$(tail -1 '$TMPD/both.txt')\" = 'CRITICAL rocev2_gid_index: gpu022=5 (fleet 3)' ]"
+check "reason: a report file that cannot be written is UNKNOWN (3), nothing on stdout" bash -c "
+	'$ROCEWATCH' fleet check --format reason --report-file /proc/nope/r.txt '$FX/good.json' >'$TMPD/nope.out' 2>'$TMPD/nope.err'
+	[ \$? -eq 3 ] && [ ! -s '$TMPD/nope.out' ] && grep -q '/proc/nope/r.txt' '$TMPD/nope.err'"
+check "reason: --max-bytes below 64 is refused (3)" bash -c \
+	"'$ROCEWATCH' fleet check --format reason --max-bytes 63 '$FX/good.json' >/dev/null 2>&1; [ \$? -eq 3 ]"
+
 # ---- --slurm: SLURM_JOB_NODELIST as PrologSlurmctld sees it ----
 check "--slurm without SLURM_JOB_NODELIST: UNKNOWN (3)" bash -c \
 	"env -u SLURM_JOB_NODELIST -u SLURM_NODELIST '$ROCEWATCH' fleet check --slurm >/dev/null 2>&1; [ \$? -eq 3 ]"
