@@ -6,6 +6,8 @@
 # answers garbage.  fleet check must name exactly those nodes, the right way, with the
 # Nagios exit code the verdict calls for; and the other sources (snapshot files and
 # directories, --slurm) and client options (basic auth, TLS) must do what --help says.
+# The PrologSlurmctld runs as slurmctld runs it, and the job comment it sets names the
+# outlier node and its value (a GID index, a link speed), cut to Slurm's 1024 bytes.
 . "$(dirname "$0")/../lib.sh"
 need_cmd curl
 
@@ -39,10 +41,14 @@ serve c "$FX/good.json"
 serve mtu "$FX/mtu-1500.json"
 serve gid "$FX/gid-index-5.json"
 serve fw "$FX/fw-old.json"
+# two rails a node: one port trained at 200 Gb/s on rail 1 among two nodes at 400
+serve r1 "$FX/rails-good.json"
+serve r2 "$FX/rails-good.json"
+serve r200 "$FX/rails-200g.json"
 port_gone=$(free_port) # nobody listens there
 fake slow silent
 fake junk garbage
-for n in a b c mtu gid fw; do
+for n in a b c mtu gid fw r1 r2 r200; do
 	eval "p=\$port_$n"
 	wait_until 20 up "$p" || die "serve $n did not come up: $(cat "$TMPD/serve-$n.log")"
 done
@@ -242,29 +248,120 @@ check "--slurm expands the hostlist, with --port for names without one" bash -c 
 	python3 -c \"import json; d=json.load(open('$TMPD/slurm.json')); assert [n['name'] for n in d['nodes']] == ['127.0.0.1', 'localhost'] and d['counts']['answered'] == 2\""
 
 # ---- contrib/slurm: the PrologSlurmctld example fails closed ----
+# Run as slurmctld runs it: env -i (no search path of its own), a stub scontrol on the
+# PATH given that records its arguments one a line, a stub logger (no syslog from tests).
 prolog="$SOURCE_DIR/contrib/slurm/prologslurmctld-rocewatch-fleet.sh"
+mkdir -p "$TMPD/bin"
+cat >"$TMPD/bin/scontrol" <<SH
+#!/bin/sh
+for a in "\$@"; do printf '%s\n' "\$a"; done >>"$TMPD/scontrol"
+echo -- >>"$TMPD/scontrol"
+SH
+printf '#!/bin/sh\nexit 0\n' >"$TMPD/bin/logger"
+chmod +x "$TMPD/bin/scontrol" "$TMPD/bin/logger"
 prolog_rc() { # NODELIST [ENV...]: the prolog's exit code
 	local nl=$1
 	shift
+	rm -f "$TMPD/scontrol"
 	set +e
-	env SLURM_JOB_ID=42 SLURM_JOB_NODELIST="$nl" ROCEWATCH="$ROCEWATCH" \
-		ROCEWATCH_FLEET_LOG="$TMPD/prolog" "$@" sh "$prolog" >"$TMPD/prolog.out" 2>&1
+	env -i PATH="$TMPD/bin:/usr/bin:/bin" SLURM_JOB_ID=42 SLURM_JOB_NODELIST="$nl" \
+		ROCEWATCH="$ROCEWATCH" ROCEWATCH_FLEET_LOG="$TMPD/prolog" \
+		ROCEWATCH_PROFILE_DIR="$ROCEWATCH_PROFILE_DIR" ASAN_OPTIONS="${ASAN_OPTIONS:-}" \
+		UBSAN_OPTIONS="${UBSAN_OPTIONS:-}" "$@" /bin/sh "$prolog" >"$TMPD/prolog.out" 2>&1
 	echo $?
 	set -e
 }
+comment() { sed -n 's/^Comment=//p' "$TMPD/scontrol" 2>/dev/null; }
+comment_is() { # WANT: scontrol was called once, setting job 42's comment to WANT
+	local want
+	want=$(printf '%s\n' update JobId=42 "Comment=$1" --)
+	[ "$(cat "$TMPD/scontrol" 2>/dev/null)" = "$want" ] ||
+		{ echo "  scontrol: $(cat "$TMPD/scontrol" 2>/dev/null || echo 'not called')" >&2; return 1; }
+}
+no_comment() { [ ! -e "$TMPD/scontrol" ] || { echo "  scontrol: $(cat "$TMPD/scontrol")" >&2; return 1; }; }
 check "prolog: good nodes start the job (0)" [ "$(prolog_rc "$(node a),$(node b)")" -eq 0 ]
+check "  ... and leave the job's comment alone" no_comment
 check "prolog: the MTU outlier stops it (1)" [ "$(prolog_rc "$(node a),$(node b),$(node mtu)")" -eq 1 ]
 check "  ... and the report is kept for the job" grep -q "netdev_mtu" "$TMPD/prolog/fleet-42.txt"
+check "  ... the text report, with the verdict" grep -qx "3 nodes, 0 unknown: CRITICAL" "$TMPD/prolog/fleet-42.txt"
+check "  ... the comment names both rules, the node and its values, worst first" comment_is \
+	"rocewatch fleet: CRITICAL netdev_mtu: $(node mtu)=1500 (fleet 9000); CRITICAL active_mtu: $(node mtu)=1024 (fleet 4096)"
+# issue 41: the outliers wrapped onto the next line of the text were lost, and the comment
+# read "rocewatch fleet: fail critical rocev2_gid_index;", naming no node
+check "prolog: a GID-index outlier stops it (1)" [ "$(prolog_rc "$(node a),$(node b),$(node gid)")" -eq 1 ]
+check "  ... the comment names the node, its index and the fleet's" comment_is \
+	"rocewatch fleet: CRITICAL rocev2_gid_index: $(node gid)=5 (fleet 3)"
+check "prolog: a link speed outlier stops it (1)" \
+	[ "$(prolog_rc "$(node r1),$(node r2),$(node r200)")" -eq 1 ]
+check "  ... the comment names the rail, the node and its speed" comment_is \
+	"rocewatch fleet: CRITICAL link_speed_per_rail (rail 1): $(node r200)=200000 (fleet 400000)"
 check "prolog: an unreachable node stops it (1)" [ "$(prolog_rc "$(node a),$(node gone)")" -eq 1 ]
+check "  ... the comment names the node and why" bash -c \
+	"$(declare -f comment); TMPD='$TMPD'; comment | grep -q '^rocewatch fleet: UNKNOWN no answer: $(node gone) (.*connect'"
 check "prolog: a warning lets it start (0)" [ "$(prolog_rc "$(node a),$(node b),$(node fw)")" -eq 0 ]
+check "  ... with no comment" no_comment
 check "prolog: ... unless ROCEWATCH_FLEET_STRICT=1 (1)" \
 	[ "$(prolog_rc "$(node a),$(node b),$(node fw)" ROCEWATCH_FLEET_STRICT=1)" -eq 1 ]
+check "  ... the comment names the rail, the node and its firmware" comment_is \
+	"rocewatch fleet: WARNING firmware_per_rail (rail 0): $(node fw)=\"28.36.1010\" (fleet \"28.39.1002\")"
 check "prolog: rocewatch not installed stops it (1)" \
 	[ "$(prolog_rc "$(node a)" ROCEWATCH=/nonexistent/rocewatch)" -eq 1 ]
 check "  ... saying so" grep -q "rocewatch not found" "$TMPD/prolog.out"
+check "  ... in the comment too" comment_is \
+	"rocewatch fleet: rocewatch not found (/nonexistent/rocewatch): the job was not started unchecked"
+check "prolog: a bad flag in ROCEWATCH_FLEET_ARGS stops it (1), the error in the comment" bash -c "
+	[ \"\$($(declare -f prolog_rc); TMPD='$TMPD' ROCEWATCH='$ROCEWATCH' prolog='$prolog'
+		prolog_rc '$(node a)' ROCEWATCH_FLEET_ARGS=--nope)\" -eq 1 ] &&
+	grep -q '^Comment=rocewatch fleet: unknown option' '$TMPD/scontrol'"
 check "prolog: ROCEWATCH_FLEET_ARGS reach fleet check (--profile: per-node rules too)" \
 	[ "$(prolog_rc "$(node a),$(node b)" ROCEWATCH_FLEET_ARGS="--profile lossless-roce")" -eq 0 ]
 check "  ... they ran" grep -q "per-node: 2 OK" "$TMPD/prolog/fleet-42.txt"
+check "prolog: a log directory that cannot be made is skipped, the verdict stands (1)" \
+	[ "$(prolog_rc "$(node a),$(node b),$(node gid)" ROCEWATCH_FLEET_LOG=/proc/nope)" -eq 1 ]
+check "  ... and the comment still names the outlier" comment_is \
+	"rocewatch fleet: CRITICAL rocev2_gid_index: $(node gid)=5 (fleet 3)"
+# A big job with a bad rack: 120 good nodes, 60 with the GID at index 5 and 40 at MTU 1500
+# (snapshots beside the job's one node, through ROCEWATCH_FLEET_ARGS), with long names.
+# The comment holds Slurm's 1024 bytes: every failing rule with its first outlier, then as
+# many of the worst rule's as fit, each rule counting those it leaves out.
+mkdir "$TMPD/rack"
+python3 - "$FX" "$TMPD/rack" <<'PY'
+import json, sys
+fx, out = sys.argv[1:]
+for i in range(220):
+    kind = "good" if i < 120 else "gid-index-5" if i < 180 else "mtu-1500"
+    d = json.load(open("%s/%s.json" % (fx, kind)))
+    d["host"] = "gpu-node-%04d.rack07.cluster.example.org" % i
+    json.dump(d, open("%s/n%04d.json" % (out, i), "w"))
+PY
+check "prolog: 100 outliers among 221 nodes stop the job (1)" \
+	[ "$(prolog_rc "$(node a)" ROCEWATCH_FLEET_ARGS="$TMPD/rack")" -eq 1 ]
+check "  ... the comment fits 1024 bytes, names every rule and counts what it leaves out" python3 - \
+	"$(comment)" <<'PY'
+import re, sys
+c = sys.argv[1]
+print("  comment (%d bytes): %s" % (len(c.encode()), c), file=sys.stderr)
+assert len(c.encode()) <= 1024 and len(c.encode()) > 900, len(c.encode())
+assert c.startswith("rocewatch fleet: CRITICAL netdev_mtu: "), c
+parts = c[len("rocewatch fleet: "):].split("; ")
+want = {"netdev_mtu": ("1500", 40, "9000"), "active_mtu": ("1024", 40, "4096"),
+        "rocev2_gid_index": ("5", 60, "3")}
+assert [p.split(":")[0] for p in parts] == ["CRITICAL " + r for r in want], parts
+for p in parts:
+    rule, items = p[len("CRITICAL "):].split(": ", 1)
+    value, total, fleet = want[rule]
+    items = items.split(", ")
+    more = re.fullmatch(r"\+(\d+) more", items[-1])
+    assert more, p
+    shown = items[:-1]
+    assert shown and len(shown) + int(more.group(1)) == total, p
+    assert shown[0] == "gpu-node-%04d.rack07.cluster.example.org=%s (fleet %s)" % (
+        180 if value in ("1500", "1024") else 120, value, fleet), p
+    for s in shown[1:]:
+        assert re.fullmatch(r"gpu-node-\d{4}\.rack07\.cluster\.example\.org=" + value, s), p
+# the worst rule first gets the room left
+assert len(parts[0].split(", ")) > 10, parts[0]
+PY
 
 # ---- client options: basic auth and TLS ----
 printf 's3cret\n' >"$TMPD/pass"
