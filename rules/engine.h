@@ -428,6 +428,13 @@ size_t rules_fleet_results(const struct rules_engine *e, const struct fleet_resu
  */
 void rules_fleet_describe(const struct fleet_result *x, const struct fleet_node *nodes,
 			  size_t max_names, char *buf, size_t len);
+/*
+ * One of x's values as that line shows it: as it is, or for a DSCP map other
+ * than the majority's the DSCPs where it differs ("differs at {26:0}"); a long
+ * majority map is cut short.
+ */
+void rules_fleet_value_text(const struct fleet_result *x, const struct fleet_value *v, char *buf,
+			    size_t len);
 
 const char *rule_outcome_name(enum rule_outcome o);
 const char *rule_severity_name(enum rule_severity s);

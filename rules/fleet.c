@@ -672,6 +672,15 @@ static void put_value(struct tbuf *tb, const struct fleet_result *x, const struc
 	tb_puts(tb, "}");
 }
 
+void rules_fleet_value_text(const struct fleet_result *x, const struct fleet_value *v, char *buf,
+			    size_t len)
+{
+	struct tbuf tb = { buf, 0, len };
+
+	buf[0] = '\0';
+	put_value(&tb, x, v);
+}
+
 void rules_fleet_describe(const struct fleet_result *x, const struct fleet_node *nodes,
 			  size_t max_names, char *buf, size_t len)
 {

@@ -20,9 +20,25 @@
 #   ROCEWATCH_FLEET_STRICT=1  a WARNING (firmware differs on a rail) stops the job too
 #   ROCEWATCH_FLEET_LOG       directory for the full report of each job (default
 #                             /var/log/rocewatch; skipped if it cannot be written)
+#
+# The job's comment (squeue -o %k, scontrol show job) says what stopped it: every
+# rule that failed or could not be decided, worst first (CRITICAL, UNKNOWN, WARNING),
+# with its outliers and their values, and the nodes that did not answer, e.g.
+#   rocewatch fleet: CRITICAL rocev2_gid_index: gpu03=5 (fleet 3), gpu07=5; UNKNOWN ...
+# rocewatch writes that line itself (`fleet check --format reason`), so this script
+# needs no JSON tool.  It is cut at an item with "+N more" to fit 1024 bytes:
+# slurmctld refuses a longer comment whole (src/slurmctld/job_mgr.c,
+# _test_job_desc_fields: strlen(comment) > 1024 is ESLURM_PATHNAME_TOO_LONG).
+
+# slurmctld gives its prologs no search path (Slurm's Prolog and Epilog Guide): the
+# usual directories after whatever PATH it was given
+PATH=${PATH:+$PATH:}/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export PATH
 ROCEWATCH=${ROCEWATCH:-rocewatch}
 LOGDIR=${ROCEWATCH_FLEET_LOG:-/var/log/rocewatch}
 job=${SLURM_JOB_ID:-unknown}
+prefix="rocewatch fleet: "
+comment_max=1024
 
 say() {
 	# slurmctld discards PrologSlurmctld output: the syslog and the job keep it
@@ -30,8 +46,18 @@ say() {
 	echo "rocewatch-fleet: job $job: $*" >&2
 }
 
+# comment TEXT: where the job's user looks (a batch job is requeued held with it)
+comment() {
+	if command -v scontrol >/dev/null 2>&1 && [ "$job" != unknown ]; then
+		scontrol update JobId="$job" \
+			Comment="$(printf '%s%s\n' "$prefix" "$1" | cut -b 1-"$comment_max")" \
+			>/dev/null 2>&1 || say "scontrol could not set the job's comment"
+	fi
+}
+
 if ! command -v "$ROCEWATCH" >/dev/null 2>&1; then
 	say "rocewatch not found ($ROCEWATCH): refusing to start the job unchecked"
+	comment "rocewatch not found ($ROCEWATCH): the job was not started unchecked"
 	exit 1
 fi
 if [ -z "${SLURM_JOB_NODELIST:-}" ]; then
@@ -39,16 +65,26 @@ if [ -z "${SLURM_JOB_NODELIST:-}" ]; then
 	exit 1
 fi
 
+# The full report goes to the log, the one-line reason to stdout (its last line).
+log=
+if { [ -d "$LOGDIR" ] || mkdir -p "$LOGDIR"; } 2>/dev/null && : 2>/dev/null >"$LOGDIR/fleet-$job.txt"; then
+	log=$LOGDIR/fleet-$job.txt
+fi
+set -- fleet check --slurm --connect-timeout 2s --timeout 10s --color never \
+	--format reason --max-bytes $((comment_max - ${#prefix}))
+if [ -n "$log" ]; then
+	set -- "$@" --report-file "$log"
+fi
 # A few seconds for 1000 nodes on a LAN; the timeouts bound a node that hangs.
 # shellcheck disable=SC2086 # ROCEWATCH_FLEET_ARGS is a list of words
-out=$("$ROCEWATCH" fleet check --slurm --connect-timeout 2s --timeout 10s --color never \
-	${ROCEWATCH_FLEET_ARGS:-} 2>&1)
+out=$("$ROCEWATCH" "$@" ${ROCEWATCH_FLEET_ARGS:-} 2>&1)
 rc=$?
-
-if [ -d "$LOGDIR" ] || mkdir -p "$LOGDIR" 2>/dev/null; then
-	printf '%s\n' "$out" >"$LOGDIR/fleet-$job.txt" 2>/dev/null || true
+if [ -n "$log" ]; then
+	printf '%s\n' "$out" >>"$log" 2>/dev/null || true
 fi
-verdict=$(printf '%s\n' "$out" | tail -n 1)
+# the reason line, or the last word of a check that could not run (bad flags)
+reason=$(printf '%s\n' "$out" | tail -n 1)
+case $reason in "rocewatch fleet"*": "*) reason=${reason#*: } ;; esac
 
 case $rc in
 0)
@@ -56,21 +92,18 @@ case $rc in
 	;;
 1)
 	if [ "${ROCEWATCH_FLEET_STRICT:-0}" = 1 ]; then
-		say "WARNING (strict): $verdict"
+		say "WARNING (strict): $reason"
 	else
-		say "WARNING, job allowed: $verdict"
+		say "WARNING, job allowed: $reason"
 		exit 0
 	fi
 	;;
-2) say "CRITICAL: $verdict" ;;
-3) say "UNKNOWN (a node did not answer or the check could not run): $verdict" ;;
-*) say "fleet check failed (exit $rc): $(printf '%s' "$out" | tail -n 3 | tr '\n' ' ')" ;;
+2) say "CRITICAL: $reason" ;;
+3) say "UNKNOWN (a node did not answer or the check could not run): $reason" ;;
+*)
+	say "fleet check failed (exit $rc): $(printf '%s' "$out" | tail -n 3 | tr '\n' ' ')"
+	reason="fleet check failed (exit $rc)${reason:+: $reason}"
+	;;
 esac
-# name the outliers where users look: the job's comment (squeue -o %k, scontrol show job)
-reason=$(printf '%s\n' "$out" | grep -E '^  (fail|unknown) ' | head -n 3 |
-	sed 's/^  *//; s/  */ /g' | tr '\n' ';' | cut -c 1-240)
-if command -v scontrol >/dev/null 2>&1 && [ "$job" != unknown ]; then
-	scontrol update JobId="$job" Comment="rocewatch fleet: ${reason:-$verdict}" \
-		>/dev/null 2>&1 || true
-fi
+comment "${reason:-fleet check exited $rc}"
 exit 1

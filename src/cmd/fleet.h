@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `rocewatch fleet`, private to its two files:
+ * `rocewatch fleet`, private to its files:
  *   fleet_cmd.c     flags, gathering the node models, per-node rules, verdict
  *   fleet_report.c  the text table and the JSON report
+ *   fleet_reason.c  the verdict as one line (--format reason: a job's comment)
  */
 #ifndef ROCEWATCH_CMD_FLEET_H
 #define ROCEWATCH_CMD_FLEET_H
@@ -14,6 +15,13 @@
 #include "engine.h"
 #include "model.h"
 #include "snapshot_filter.h"
+#include "term.h"
+
+enum fleet_format {
+	FLEET_FMT_TEXT,
+	FLEET_FMT_JSON,
+	FLEET_FMT_REASON,
+};
 
 enum fleet_source {
 	FSRC_HTTP,	 /* a node's serve: /api/v1/state */
@@ -60,8 +68,12 @@ struct fleet_run {
 	/* the fields the rules read: all that a snapshot is read for */
 	struct snapshot_keep *keep;
 	bool per_node; /* per-node profiles loaded */
-	bool json, verbose, color;
+	enum fleet_format format;
+	enum term_color color; /* of the text report, wherever it goes */
+	bool verbose;
 	size_t max_names;
+	size_t max_bytes;	 /* of the reason line */
+	const char *report_file; /* also the text report here */
 	const char *prometheus;
 	int64_t started_ns, gathered_ns;
 	enum rules_status status;
@@ -70,8 +82,15 @@ struct fleet_run {
 	bool oom;	   /* evaluating a node ran out of memory */
 };
 
+/*
+ * What one result of rule ri (a fleet result, a node's own) says of the
+ * verdict: OK for an info rule or one that passed or was skipped.
+ */
+enum rules_status fleet_outcome_status(const struct rule_info *ri, enum rule_outcome o);
 enum rules_status fleet_verdict(struct fleet_run *fr);
-int fleet_report_text(const struct fleet_run *fr);
+int fleet_report_text(const struct fleet_run *fr, FILE *f);
 int fleet_report_json(const struct fleet_run *fr);
+/* One line on stdout, at most fr->max_bytes before its newline: 0 or -ENOMEM. */
+int fleet_report_reason(const struct fleet_run *fr);
 
 #endif

@@ -659,6 +659,15 @@ static int consume(struct fleet_run *fr, struct fleet_member *nm, struct node_mo
 	return r;
 }
 
+enum rules_status fleet_outcome_status(const struct rule_info *ri, enum rule_outcome o)
+{
+	if (ri->severity == SEV_INFO)
+		return RULES_OK;
+	if (o == RULE_FAIL)
+		return ri->severity == SEV_CRITICAL ? RULES_CRITICAL : RULES_WARNING;
+	return o == RULE_UNKNOWN ? RULES_UNKNOWN : RULES_OK;
+}
+
 enum rules_status fleet_verdict(struct fleet_run *fr)
 {
 	const struct fleet_result *res;
@@ -676,17 +685,8 @@ enum rules_status fleet_verdict(struct fleet_run *fr)
 		if (nm->evaluated)
 			st = rules_status_worse(st, nm->status);
 	}
-	for (size_t i = 0; i < n; i++) {
-		enum rules_status r = RULES_OK;
-
-		if (res[i].rule->severity == SEV_INFO)
-			continue;
-		if (res[i].outcome == RULE_FAIL)
-			r = res[i].rule->severity == SEV_CRITICAL ? RULES_CRITICAL : RULES_WARNING;
-		else if (res[i].outcome == RULE_UNKNOWN)
-			r = RULES_UNKNOWN;
-		st = rules_status_worse(st, r);
-	}
+	for (size_t i = 0; i < n; i++)
+		st = rules_status_worse(st, fleet_outcome_status(res[i].rule, res[i].outcome));
 	return st;
 }
 
@@ -733,7 +733,6 @@ struct fleet_args {
 	struct fleet_run fr;
 	struct rules_spec spec;
 	struct client_opts client;
-	enum term_color color;
 	bool slurm;
 	size_t n_fleet; /* --fleet-profile given */
 	uint16_t port;
@@ -765,8 +764,29 @@ static int opt_prometheus(void *base, const char *name, const char *arg)
 
 static int opt_format(void *base, const char *name, const char *arg)
 {
+	struct fleet_args *a = base;
+
 	(void)name;
-	return cli_format_json("fleet", arg, &((struct fleet_args *)base)->fr.json);
+	if (!strcmp(arg, "text"))
+		a->fr.format = FLEET_FMT_TEXT;
+	else if (!strcmp(arg, "json"))
+		a->fr.format = FLEET_FMT_JSON;
+	else if (!strcmp(arg, "reason"))
+		a->fr.format = FLEET_FMT_REASON;
+	else {
+		fprintf(stderr, "rocewatch fleet: --format: '%s' is not text, json or reason\n",
+			arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int opt_json(void *base, const char *name, const char *arg)
+{
+	(void)name;
+	(void)arg;
+	((struct fleet_args *)base)->fr.format = FLEET_FMT_JSON;
+	return 0;
 }
 
 static int opt_color(void *base, const char *name, const char *arg)
@@ -774,7 +794,7 @@ static int opt_color(void *base, const char *name, const char *arg)
 	struct fleet_args *a = base;
 
 	(void)name;
-	if (term_color_parse(arg, &a->color)) {
+	if (term_color_parse(arg, &a->fr.color)) {
 		fprintf(stderr, "rocewatch fleet: --color: '%s' is not auto, always or never\n",
 			arg);
 		return -EINVAL;
@@ -827,10 +847,28 @@ static const struct cli_opt fleet_output_opts[] = {
 	{ .name = "format",
 	  .kind = CLI_CALL,
 	  .fn = opt_format,
-	  .usage = "\n"
-		   "Output:\n"
-		   "  --format text|json, -j     report format (default text; -j is json)\n" },
-	{ .name = "", .short_name = 'j', .kind = CLI_FLAG, FLEET_AT(fr.json) },
+	  .usage =
+	      "\n"
+	      "Output:\n"
+	      "  --format text|json|reason  report format (default text; -j is json); reason:\n"
+	      "                             one line, what is not OK, worst first, each rule\n"
+	      "                             with its outliers and their values, for a job's\n"
+	      "                             comment (PrologSlurmctld)\n" },
+	{ .name = "", .short_name = 'j', .kind = CLI_CALL_FLAG, .fn = opt_json },
+	{ .name = "max-bytes",
+	  .kind = CLI_COUNT,
+	  FLEET_AT(fr.max_bytes),
+	  .min = 64,
+	  .max = 1048576,
+	  .bad = "a number of bytes, 64 or more",
+	  .usage = "  --max-bytes N              longest reason line (default 1024: the most\n"
+		   "                             Slurm takes for a job's comment), cut at an item\n"
+		   "                             with \"+N more\"\n" },
+	{ .name = "report-file",
+	  .kind = CLI_STRING,
+	  FLEET_AT(fr.report_file),
+	  .usage = "  --report-file FILE         also write the text report to FILE (the log of a\n"
+		   "                             --format reason run)\n" },
 	{ .name = "max-names",
 	  .kind = CLI_COUNT,
 	  FLEET_AT(fr.max_names),
@@ -895,6 +933,17 @@ static int fleet_members(struct fleet_args *a, int n, char **args)
 	return 0;
 }
 
+/* --report-file: a log kept beside another format; not written is no verdict (UNKNOWN). */
+static int write_report_file(const struct fleet_run *fr)
+{
+	FILE *f = cli_open_output("fleet", fr->report_file);
+
+	if (!f)
+		return -EIO;
+	fleet_report_text(fr, f);
+	return cli_close_output("fleet", fr->report_file, f);
+}
+
 /* Gather every node, evaluate, report: the exit status. */
 static int fleet_check_run(struct fleet_run *fr, const struct fleet_http_opts *ho)
 {
@@ -934,7 +983,27 @@ static int fleet_check_run(struct fleet_run *fr, const struct fleet_http_opts *h
 		goto nomem;
 	fr->status = fleet_verdict(fr);
 	rc = (int)fr->status;
-	if ((fr->json ? fleet_report_json(fr) : fleet_report_text(fr)) || fflush(stdout)) {
+	/*
+	 * The file first: with `-` the reason line is then the last line of all,
+	 * and a log that could not be written leaves no verdict on stdout that
+	 * the exit status contradicts.
+	 */
+	if (fr->report_file && write_report_file(fr))
+		return RULES_UNKNOWN;
+	switch (fr->format) {
+	case FLEET_FMT_TEXT:
+		r = fleet_report_text(fr, stdout);
+		break;
+	case FLEET_FMT_JSON:
+		r = fleet_report_json(fr);
+		break;
+	default:
+		r = fleet_report_reason(fr);
+		break;
+	}
+	if (r == -ENOMEM)
+		goto nomem;
+	if (r || fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "rocewatch fleet: writing the report: %s\n", strerror(errno));
 		rc = RULES_UNKNOWN;
 	}
@@ -946,9 +1015,10 @@ nomem:
 
 static int fleet_check(int argc, char **argv)
 {
-	struct fleet_args a = { .fr = { .max_names = 10 },
-				.color = TERM_COLOR_AUTO,
-				.port = FLEET_DEFAULT_PORT };
+	struct fleet_args a = {
+		.fr = { .max_names = 10, .max_bytes = 1024, .color = TERM_COLOR_AUTO },
+		.port = FLEET_DEFAULT_PORT
+	};
 	int rc = RULES_UNKNOWN, r, first;
 
 	client_opts_init(&a.client, "fleet");
@@ -957,12 +1027,6 @@ static int fleet_check(int argc, char **argv)
 		rc = 0;
 	if (r)
 		goto out;
-	if (!a.fr.json) {
-		struct term t;
-
-		term_init(&t, stdout, a.color);
-		a.fr.color = t.color;
-	}
 	if (client_opts_finish(&a.client) || load_rules(&a.fr, &a.spec, a.n_fleet) ||
 	    fleet_members(&a, argc - first, argv + first))
 		goto out;

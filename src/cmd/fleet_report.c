@@ -17,11 +17,11 @@
 #include "util.h"
 
 /* A rule's doc, reflowed at the terminal's width under its row. */
-static void print_doc(const struct fleet_run *fr, const char *doc, int indent)
+static void print_doc(const struct term *row, const char *doc, int indent)
 {
 	struct term t;
 
-	term_init(&t, stdout, fr->color ? TERM_COLOR_ALWAYS : TERM_COLOR_NEVER);
+	term_init(&t, row->f, row->color ? TERM_COLOR_ALWAYS : TERM_COLOR_NEVER);
 	term_code(&t, TERM_DIM);
 	term_pad_to(&t, indent);
 	term_wrap(&t, indent, doc, true);
@@ -60,7 +60,7 @@ static void row_text(const struct fleet_run *fr, const struct fleet_result *x, c
  * under it; the last line stays one short line with the verdict, for the
  * scripts (PrologSlurmctld) that read it.
  */
-int fleet_report_text(const struct fleet_run *fr)
+int fleet_report_text(const struct fleet_run *fr, FILE *f)
 {
 	const struct fleet_result *res;
 	size_t n = rules_fleet_results(fr->e, &res), answered = 0, cnt[RULE__OUTCOMES] = { 0 };
@@ -71,7 +71,7 @@ int fleet_report_text(const struct fleet_run *fr)
 	struct term t;
 	struct strbuf sb = { 0 };
 
-	term_init(&t, stdout, fr->color ? TERM_COLOR_ALWAYS : TERM_COLOR_NEVER);
+	term_init(&t, f, fr->color);
 	for (size_t i = 0; i < fr->n; i++) {
 		int l = (int)strlen(fr->nodes[i].name);
 
@@ -155,13 +155,13 @@ int fleet_report_text(const struct fleet_run *fr)
 		/* an unknown rule saw no failure: never the fix for one */
 		if (x->outcome == RULE_UNKNOWN)
 			print_doc(
-			    fr,
+			    &t,
 			    "Not decided (nothing was seen to fail): the units above could not "
 			    "be read. `rocewatch check` on those nodes says which fact and how "
 			    "to let rocewatch read it.",
 			    21);
 		else if ((x->outcome == RULE_FAIL || fr->verbose) && x->rule->doc[0])
-			print_doc(fr, x->rule->doc, 21);
+			print_doc(&t, x->rule->doc, 21);
 	}
 
 	if (fr->per_node) {

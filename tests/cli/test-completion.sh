@@ -46,6 +46,8 @@ check "fleet's subcommand, then fleet check's options" bash -c \
 check "rules' subcommands" exactly "lint list" rules l
 check "--format lists check's formats" exactly "json nfd text" check --format ""
 check "--format lists report's formats" exactly "json svg text" report --format ""
+check "--format lists fleet check's formats" exactly "json reason text" fleet check --format ""
+check "--report-file completes a file" has "$COMP" fleet check --report-file "$(dirname "$COMP")/"
 check "--color" exactly "always auto never" check --color ""
 # profile names from ROCEWATCH_PROFILE_DIR (the tests point it at rules/profiles)
 check "--profile: the profile names" exactly "container fleet lossless-roce lossy-roce" check --profile ""

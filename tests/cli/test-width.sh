@@ -49,7 +49,7 @@ check "fleet check: the verdict is the last line, short" bash -c \
 # wide enough, a row's text sits beside its name (one line per rule)
 fleet_wide() {
 	COLUMNS=250 "$ROCEWATCH" fleet check --color never "$FLEET"/*.json >"$TMPD/fleet-wide.txt" 2>&1
-	grep -Eq '^  fail +critical +netdev_mtu +10 netdevs 9000, gpu017/eth2 1500$' "$TMPD/fleet-wide.txt" &&
+	grep -Eq '^  fail +critical +netdev_mtu \(rail 0\) +8 nodes 9000, gpu017 1500$' "$TMPD/fleet-wide.txt" &&
 		fits 250 "$TMPD/fleet-wide.txt"
 }
 check "fleet check at 250 columns: one line per rule" fleet_wide

@@ -6,6 +6,8 @@
 # answers garbage.  fleet check must name exactly those nodes, the right way, with the
 # Nagios exit code the verdict calls for; and the other sources (snapshot files and
 # directories, --slurm) and client options (basic auth, TLS) must do what --help says.
+# The PrologSlurmctld runs as slurmctld runs it, and the job comment it sets names the
+# outlier node and its value (a GID index, a link speed), cut to Slurm's 1024 bytes.
 . "$(dirname "$0")/../lib.sh"
 need_cmd curl
 
@@ -39,11 +41,15 @@ serve c "$FX/good.json"
 serve mtu "$FX/mtu-1500.json"
 serve gid "$FX/gid-index-5.json"
 serve fw "$FX/fw-old.json"
+# two rails a node: one port trained at 200 Gb/s on rail 1 among two nodes at 400
+serve r1 "$FX/rails-good.json"
+serve r2 "$FX/rails-good.json"
+serve r200 "$FX/rails-200g.json"
 port_gone=$(free_port) # nobody listens there
 fake slow silent
 fake junk garbage
 fake bighead bighead
-for n in a b c mtu gid fw; do
+for n in a b c mtu gid fw r1 r2 r200; do
 	eval "p=\$port_$n"
 	wait_until 20 up "$p" || die "serve $n did not come up: $(cat "$TMPD/serve-$n.log")"
 done
@@ -174,6 +180,69 @@ check "  ... the broken file named, with the place of the error" \
 check "files and nodes mixed" [ "$(rc_of "$FX/good.json" "$(node a)" "$(node b)")" -eq 0 ]
 check "a file that is not there: UNKNOWN (3), named" [ "$(rc_of "$(node a)" ./nosuch.json)" -eq 3 ]
 
+# ---- --format reason: the verdict as one line (the prolog's job comment) ----
+reason() { "$ROCEWATCH" fleet check --format reason "$@" 2>&1; }
+for h in gpu101 gpu102; do
+	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['host']=sys.argv[2]; json.dump(d, open(sys.argv[3],'w'))" \
+		"$FX/good.json" "$h" "$TMPD/$h.json"
+done
+check "reason: nothing wrong reads OK" [ "$(reason "$TMPD/gpu101.json" "$TMPD/gpu102.json")" = OK ]
+check "reason: the GID-index outlier among snapshots, named by host" \
+	[ "$(reason "$TMPD/gpu101.json" "$TMPD/gpu102.json" "$FX/gid-index-5.json")" = \
+	"CRITICAL rocev2_gid_index: gpu022=5 (fleet 3)" ]
+check "reason: a DSCP map outlier reads where it differs" bash -c "
+	'$ROCEWATCH' fleet check --format reason '$FX/good.json' '$FX/rails-good.json' '$FX/dscp-26-to-0.json' |
+	grep -qF 'CRITICAL dscp_map (rail 0): gpu032 differs at {26:0} (fleet {0:0,'"
+check "reason: --profile adds the node rules as profile/rule, node/object and why" bash -c "
+	'$ROCEWATCH' fleet check --format reason --profile lossless-roce '$TMPD/gpu101.json' '$TMPD/gpu102.json' '$FX/mtu-1500.json' |
+	grep -qF '; CRITICAL lossless-roce/netdev_mtu: gpu017/eth2 (MTU 1500, need at least 4200'"
+check "reason: every budget holds, cut after an item, what is left out counted" python3 - \
+	"$ROCEWATCH" "$FX" <<'PY'
+import glob, re, subprocess, sys
+rw, fx = sys.argv[1:]
+files = sorted(glob.glob(fx + "/*.json"))
+full = subprocess.run([rw, "fleet", "check", "--format", "reason"] + files,
+                      capture_output=True, text=True).stdout.rstrip("\n")
+rules = full.split("; ")
+assert len(rules) == 9 and "\n" not in full, full
+for b in (64, 65, 80, 100, 140, 200, 400, 600, len(full) - 1, len(full)):
+    line = subprocess.run([rw, "fleet", "check", "--format", "reason", "--max-bytes", str(b)]
+                          + files, capture_output=True, text=True).stdout
+    assert line.endswith("\n") and line.count("\n") == 1, (b, line)
+    line = line[:-1]
+    assert len(line.encode()) <= b, (b, len(line), line)
+    if b >= len(full):
+        assert line == full, (b, line)
+        continue
+    m = re.search(r"(?:^|; )\+(\d+) more rules$", line)
+    shown = line.split("; ")[:-1] if m else line.split("; ")
+    # every rule shown is a prefix of the full one's, and the count makes up the rest
+    assert len(shown) + (int(m.group(1)) if m else 0) == len(rules), (b, line)
+    for got, want in zip(shown, rules):
+        head, _, items = got.partition(": ")
+        assert want.startswith(head + ": "), (b, got, want)
+        all_items = want.partition(": ")[2].split(", ")
+        items = items.split(", ")
+        if re.fullmatch(r"\+\d+ more", items[-1]):
+            n = int(items.pop()[1:].split()[0])
+            assert len(items) + n == len(all_items), (b, got)
+        assert items == all_items[:len(items)], (b, got, want)
+PY
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['host']='bad\nhost\x1b[2J'; json.dump(d, open(sys.argv[2],'w'))" \
+	"$FX/gid-index-5.json" "$TMPD/ctl.json"
+check "reason: control bytes in a name never break the line" \
+	[ "$(reason "$TMPD/gpu101.json" "$TMPD/gpu102.json" "$TMPD/ctl.json")" = \
+	"CRITICAL rocev2_gid_index: bad?host?[2J=5 (fleet 3)" ]
+check "reason: --report-file - writes the text report first, the reason line last" bash -c "
+	'$ROCEWATCH' fleet check --format reason --report-file - '$TMPD/gpu101.json' '$TMPD/gpu102.json' '$FX/gid-index-5.json' >'$TMPD/both.txt'
+	[ \$? -eq 2 ] && head -1 '$TMPD/both.txt' | grep -q '^rocewatch fleet check: 3 nodes' &&
+	[ \"\$(tail -1 '$TMPD/both.txt')\" = 'CRITICAL rocev2_gid_index: gpu022=5 (fleet 3)' ]"
+check "reason: a report file that cannot be written is UNKNOWN (3), nothing on stdout" bash -c "
+	'$ROCEWATCH' fleet check --format reason --report-file /proc/nope/r.txt '$FX/good.json' >'$TMPD/nope.out' 2>'$TMPD/nope.err'
+	[ \$? -eq 3 ] && [ ! -s '$TMPD/nope.out' ] && grep -q '/proc/nope/r.txt' '$TMPD/nope.err'"
+check "reason: --max-bytes below 64 is refused (3)" bash -c \
+	"'$ROCEWATCH' fleet check --format reason --max-bytes 63 '$FX/good.json' >/dev/null 2>&1; [ \$? -eq 3 ]"
+
 # ---- --slurm: SLURM_JOB_NODELIST as PrologSlurmctld sees it ----
 check "--slurm without SLURM_JOB_NODELIST: UNKNOWN (3)" bash -c \
 	"env -u SLURM_JOB_NODELIST -u SLURM_NODELIST '$ROCEWATCH' fleet check --slurm >/dev/null 2>&1; [ \$? -eq 3 ]"
@@ -183,29 +252,120 @@ check "--slurm expands the hostlist, with --port for names without one" bash -c 
 	python3 -c \"import json; d=json.load(open('$TMPD/slurm.json')); assert [n['name'] for n in d['nodes']] == ['127.0.0.1', 'localhost'] and d['counts']['answered'] == 2\""
 
 # ---- contrib/slurm: the PrologSlurmctld example fails closed ----
+# Run as slurmctld runs it: env -i (no search path of its own), a stub scontrol on the
+# PATH given that records its arguments one a line, a stub logger (no syslog from tests).
 prolog="$SOURCE_DIR/contrib/slurm/prologslurmctld-rocewatch-fleet.sh"
+mkdir -p "$TMPD/bin"
+cat >"$TMPD/bin/scontrol" <<SH
+#!/bin/sh
+for a in "\$@"; do printf '%s\n' "\$a"; done >>"$TMPD/scontrol"
+echo -- >>"$TMPD/scontrol"
+SH
+printf '#!/bin/sh\nexit 0\n' >"$TMPD/bin/logger"
+chmod +x "$TMPD/bin/scontrol" "$TMPD/bin/logger"
 prolog_rc() { # NODELIST [ENV...]: the prolog's exit code
 	local nl=$1
 	shift
+	rm -f "$TMPD/scontrol"
 	set +e
-	env SLURM_JOB_ID=42 SLURM_JOB_NODELIST="$nl" ROCEWATCH="$ROCEWATCH" \
-		ROCEWATCH_FLEET_LOG="$TMPD/prolog" "$@" sh "$prolog" >"$TMPD/prolog.out" 2>&1
+	env -i PATH="$TMPD/bin:/usr/bin:/bin" SLURM_JOB_ID=42 SLURM_JOB_NODELIST="$nl" \
+		ROCEWATCH="$ROCEWATCH" ROCEWATCH_FLEET_LOG="$TMPD/prolog" \
+		ROCEWATCH_PROFILE_DIR="$ROCEWATCH_PROFILE_DIR" ASAN_OPTIONS="${ASAN_OPTIONS:-}" \
+		UBSAN_OPTIONS="${UBSAN_OPTIONS:-}" "$@" /bin/sh "$prolog" >"$TMPD/prolog.out" 2>&1
 	echo $?
 	set -e
 }
+comment() { sed -n 's/^Comment=//p' "$TMPD/scontrol" 2>/dev/null; }
+comment_is() { # WANT: scontrol was called once, setting job 42's comment to WANT
+	local want
+	want=$(printf '%s\n' update JobId=42 "Comment=$1" --)
+	[ "$(cat "$TMPD/scontrol" 2>/dev/null)" = "$want" ] ||
+		{ echo "  scontrol: $(cat "$TMPD/scontrol" 2>/dev/null || echo 'not called')" >&2; return 1; }
+}
+no_comment() { [ ! -e "$TMPD/scontrol" ] || { echo "  scontrol: $(cat "$TMPD/scontrol")" >&2; return 1; }; }
 check "prolog: good nodes start the job (0)" [ "$(prolog_rc "$(node a),$(node b)")" -eq 0 ]
+check "  ... and leave the job's comment alone" no_comment
 check "prolog: the MTU outlier stops it (1)" [ "$(prolog_rc "$(node a),$(node b),$(node mtu)")" -eq 1 ]
 check "  ... and the report is kept for the job" grep -q "netdev_mtu" "$TMPD/prolog/fleet-42.txt"
+check "  ... the text report, with the verdict" grep -qx "3 nodes, 0 unknown: CRITICAL" "$TMPD/prolog/fleet-42.txt"
+check "  ... the comment names both rules, the node and its values, worst first" comment_is \
+	"rocewatch fleet: CRITICAL netdev_mtu: $(node mtu)=1500 (fleet 9000); CRITICAL active_mtu: $(node mtu)=1024 (fleet 4096)"
+# issue 41: the outliers wrapped onto the next line of the text were lost, and the comment
+# read "rocewatch fleet: fail critical rocev2_gid_index;", naming no node
+check "prolog: a GID-index outlier stops it (1)" [ "$(prolog_rc "$(node a),$(node b),$(node gid)")" -eq 1 ]
+check "  ... the comment names the node, its index and the fleet's" comment_is \
+	"rocewatch fleet: CRITICAL rocev2_gid_index: $(node gid)=5 (fleet 3)"
+check "prolog: a link speed outlier stops it (1)" \
+	[ "$(prolog_rc "$(node r1),$(node r2),$(node r200)")" -eq 1 ]
+check "  ... the comment names the rail, the node and its speed" comment_is \
+	"rocewatch fleet: CRITICAL link_speed_per_rail (rail 1): $(node r200)=200000 (fleet 400000)"
 check "prolog: an unreachable node stops it (1)" [ "$(prolog_rc "$(node a),$(node gone)")" -eq 1 ]
+check "  ... the comment names the node and why" bash -c \
+	"$(declare -f comment); TMPD='$TMPD'; comment | grep -q '^rocewatch fleet: UNKNOWN no answer: $(node gone) (.*connect'"
 check "prolog: a warning lets it start (0)" [ "$(prolog_rc "$(node a),$(node b),$(node fw)")" -eq 0 ]
+check "  ... with no comment" no_comment
 check "prolog: ... unless ROCEWATCH_FLEET_STRICT=1 (1)" \
 	[ "$(prolog_rc "$(node a),$(node b),$(node fw)" ROCEWATCH_FLEET_STRICT=1)" -eq 1 ]
+check "  ... the comment names the rail, the node and its firmware" comment_is \
+	"rocewatch fleet: WARNING firmware_per_rail (rail 0): $(node fw)=\"28.36.1010\" (fleet \"28.39.1002\")"
 check "prolog: rocewatch not installed stops it (1)" \
 	[ "$(prolog_rc "$(node a)" ROCEWATCH=/nonexistent/rocewatch)" -eq 1 ]
 check "  ... saying so" grep -q "rocewatch not found" "$TMPD/prolog.out"
+check "  ... in the comment too" comment_is \
+	"rocewatch fleet: rocewatch not found (/nonexistent/rocewatch): the job was not started unchecked"
+check "prolog: a bad flag in ROCEWATCH_FLEET_ARGS stops it (1), the error in the comment" bash -c "
+	[ \"\$($(declare -f prolog_rc); TMPD='$TMPD' ROCEWATCH='$ROCEWATCH' prolog='$prolog'
+		prolog_rc '$(node a)' ROCEWATCH_FLEET_ARGS=--nope)\" -eq 1 ] &&
+	grep -q '^Comment=rocewatch fleet: unknown option' '$TMPD/scontrol'"
 check "prolog: ROCEWATCH_FLEET_ARGS reach fleet check (--profile: per-node rules too)" \
 	[ "$(prolog_rc "$(node a),$(node b)" ROCEWATCH_FLEET_ARGS="--profile lossless-roce")" -eq 0 ]
 check "  ... they ran" grep -q "per-node: 2 OK" "$TMPD/prolog/fleet-42.txt"
+check "prolog: a log directory that cannot be made is skipped, the verdict stands (1)" \
+	[ "$(prolog_rc "$(node a),$(node b),$(node gid)" ROCEWATCH_FLEET_LOG=/proc/nope)" -eq 1 ]
+check "  ... and the comment still names the outlier" comment_is \
+	"rocewatch fleet: CRITICAL rocev2_gid_index: $(node gid)=5 (fleet 3)"
+# A big job with a bad rack: 120 good nodes, 60 with the GID at index 5 and 40 at MTU 1500
+# (snapshots beside the job's one node, through ROCEWATCH_FLEET_ARGS), with long names.
+# The comment holds Slurm's 1024 bytes: every failing rule with its first outlier, then as
+# many of the worst rule's as fit, each rule counting those it leaves out.
+mkdir "$TMPD/rack"
+python3 - "$FX" "$TMPD/rack" <<'PY'
+import json, sys
+fx, out = sys.argv[1:]
+for i in range(220):
+    kind = "good" if i < 120 else "gid-index-5" if i < 180 else "mtu-1500"
+    d = json.load(open("%s/%s.json" % (fx, kind)))
+    d["host"] = "gpu-node-%04d.rack07.cluster.example.org" % i
+    json.dump(d, open("%s/n%04d.json" % (out, i), "w"))
+PY
+check "prolog: 100 outliers among 221 nodes stop the job (1)" \
+	[ "$(prolog_rc "$(node a)" ROCEWATCH_FLEET_ARGS="$TMPD/rack")" -eq 1 ]
+check "  ... the comment fits 1024 bytes, names every rule and counts what it leaves out" python3 - \
+	"$(comment)" <<'PY'
+import re, sys
+c = sys.argv[1]
+print("  comment (%d bytes): %s" % (len(c.encode()), c), file=sys.stderr)
+assert len(c.encode()) <= 1024 and len(c.encode()) > 900, len(c.encode())
+assert c.startswith("rocewatch fleet: CRITICAL netdev_mtu: "), c
+parts = c[len("rocewatch fleet: "):].split("; ")
+want = {"netdev_mtu": ("1500", 40, "9000"), "active_mtu": ("1024", 40, "4096"),
+        "rocev2_gid_index": ("5", 60, "3")}
+assert [p.split(":")[0] for p in parts] == ["CRITICAL " + r for r in want], parts
+for p in parts:
+    rule, items = p[len("CRITICAL "):].split(": ", 1)
+    value, total, fleet = want[rule]
+    items = items.split(", ")
+    more = re.fullmatch(r"\+(\d+) more", items[-1])
+    assert more, p
+    shown = items[:-1]
+    assert shown and len(shown) + int(more.group(1)) == total, p
+    assert shown[0] == "gpu-node-%04d.rack07.cluster.example.org=%s (fleet %s)" % (
+        180 if value in ("1500", "1024") else 120, value, fleet), p
+    for s in shown[1:]:
+        assert re.fullmatch(r"gpu-node-\d{4}\.rack07\.cluster\.example\.org=" + value, s), p
+# the worst rule first gets the room left
+assert len(parts[0].split(", ")) > 10, parts[0]
+PY
 
 # ---- client options: basic auth and TLS ----
 printf 's3cret\n' >"$TMPD/pass"
