@@ -99,7 +99,7 @@ case $rc in
 	fi
 	;;
 2) say "CRITICAL: $reason" ;;
-3) say "UNKNOWN (a node did not answer or the check could not run): $reason" ;;
+3) say "UNKNOWN: $reason" ;;
 *)
 	say "fleet check failed (exit $rc): $(printf '%s' "$out" | tail -n 3 | tr '\n' ' ')"
 	reason="fleet check failed (exit $rc)${reason:+: $reason}"
