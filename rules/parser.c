@@ -185,34 +185,6 @@ static enum rtype vt_to_rt(enum value_type t)
 	return RT_ANY;
 }
 
-/* Edit distance, for "did you mean" (short strings only). */
-static int edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	int row[64];
-
-	if (la >= 63 || lb >= 63)
-		return 99;
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = (int)j;
-	for (size_t i = 1; i <= la; i++) {
-		int diag = row[0];
-
-		row[0] = (int)i;
-		for (size_t j = 1; j <= lb; j++) {
-			int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
-
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			diag = up;
-			row[j] = best;
-		}
-	}
-	return row[lb];
-}
-
 static const char *suggest_field(enum obj_kind k, const char *path)
 {
 	const char *best = NULL;
@@ -223,9 +195,8 @@ static const char *suggest_field(enum obj_kind k, const char *path)
 
 		if (fields[i].obj != k || !fields[i].path)
 			continue;
-		d = edit_distance(path, fields[i].path);
-		/* close enough to be a typo, not just another short name */
-		if (d < bd && d <= (len > 3 ? len / 3 : 1)) {
+		d = rw_edit_distance(path, fields[i].path);
+		if (d < bd && rw_typo_close(d, (size_t)len)) {
 			bd = d;
 			best = fields[i].path;
 		}

@@ -372,11 +372,42 @@ static const struct cli_opt *find_short(const struct cli_cmd *c, char ch, size_t
 	return NULL;
 }
 
+/* The long option a mistyped --WORD (no value) is closest to, or NULL. */
+static const char *closest_long(const struct cli_cmd *c, const char *word)
+{
+	const char *name = word + 2, *eq = strchr(name, '='), *best = NULL;
+	char w[64];
+	int bd = 99;
+
+	if (strncmp(word, "--", 2) || (size_t)(eq ? eq - name : (long)strlen(name)) >= sizeof(w))
+		return NULL;
+	snprintf(w, sizeof(w), "%.*s", (int)(eq ? eq - name : (long)strlen(name)), name);
+	for (size_t t = 0; t < CLI_TABLES_MAX && c->tables[t]; t++)
+		for (const struct cli_opt *o = c->tables[t]; o->name; o++) {
+			int d;
+
+			if (!o->name[0] || !o->usage)
+				continue;
+			d = rw_edit_distance(w, o->name);
+			if (d && d < bd && rw_typo_close(d, strlen(w))) {
+				bd = d;
+				best = o->name;
+			}
+		}
+	return best;
+}
+
 static void bad_word(const struct cli_cmd *c, const char *word, char short_name)
 {
+	const char *near;
+
 	if (bad_collector(c->name, word))
 		return;
-	if (short_name)
+	near = short_name ? NULL : closest_long(c, word);
+	if (near)
+		fprintf(stderr, "rocewatch %s: unknown option '%s'; did you mean '--%s'?\n",
+			c->name, word, near);
+	else if (short_name)
 		fprintf(stderr,
 			"rocewatch %s: unknown option '-%c' or missing value (see --help)\n",
 			c->name, short_name);

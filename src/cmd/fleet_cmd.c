@@ -1045,7 +1045,17 @@ int cmd_fleet(int argc, char **argv)
 		return argc < 2 ? RULES_UNKNOWN : 0;
 	}
 	if (strcmp(argv[1], "check")) {
-		fprintf(stderr, "rocewatch fleet: unknown subcommand '%s' (check)\n", argv[1]);
+		if (rw_typo_close(rw_edit_distance(argv[1], "check"), strlen(argv[1])))
+			fprintf(stderr,
+				"rocewatch fleet: unknown subcommand '%s'; did you mean 'check'?\n",
+				argv[1]);
+		else
+			/* a node list or an option where the subcommand goes */
+			fprintf(
+			    stderr,
+			    "rocewatch fleet: unknown subcommand '%s'; the subcommand is check: "
+			    "rocewatch fleet check %s%s\n",
+			    argv[1], argv[1], argc > 2 ? " ..." : "");
 		return RULES_UNKNOWN;
 	}
 	return fleet_check(argc - 1, argv + 1);

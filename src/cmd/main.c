@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "config.h"
 #include "term.h"
+#include "util.h"
 
 static int cmd_version(int argc, char **argv)
 {
@@ -73,6 +74,25 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "rocewatch: unknown command '%s' (try 'rocewatch --help')\n", argv[1]);
+	{
+		const char *best = NULL;
+		int bd = 99;
+
+		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+			int d = rw_edit_distance(argv[1], commands[i].name);
+
+			if (d < bd && rw_typo_close(d, strlen(argv[1]))) {
+				bd = d;
+				best = commands[i].name;
+			}
+		}
+		if (best)
+			fprintf(stderr, "rocewatch: unknown command '%s'; did you mean '%s'?\n",
+				argv[1], best);
+		else
+			fprintf(stderr,
+				"rocewatch: unknown command '%s' (try 'rocewatch --help')\n",
+				argv[1]);
+	}
 	return 2;
 }

@@ -486,6 +486,35 @@ int parse_size(const char *s, uint64_t *v)
 	return 0;
 }
 
+int rw_edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned char d[64][64];
+
+	if (la >= 63 || lb >= 63)
+		return 99;
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = (unsigned char)i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = (unsigned char)j;
+	for (size_t i = 1; i <= la; i++) {
+		for (size_t j = 1; j <= lb; j++) {
+			int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			/* two neighbours swapped are one typo (--intreval) */
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = (unsigned char)best;
+		}
+	}
+	return d[la][lb];
+}
+
 int read_file_str(const char *path, char *buf, size_t size)
 {
 	return read_file_at(AT_FDCWD, path, buf, size);

@@ -110,6 +110,17 @@ int read_file_str(const char *path, char *buf, size_t size);
 int read_file_at(int dfd, const char *name, char *buf, size_t size);
 int read_file_u64(const char *path, uint64_t *v);
 int read_file_hex(const char *path, uint64_t *v);
+/*
+ * For "did you mean": the edit distance of two short strings (a swap of
+ * neighbours counts one; 99 past 62 characters), and whether d is close
+ * enough to be a typo of a word of len characters, not another short word.
+ */
+int rw_edit_distance(const char *a, const char *b);
+static inline bool rw_typo_close(int d, size_t len)
+{
+	return d <= (len > 3 ? (int)(len / 3) : 1);
+}
+
 /* Read a whole file into a malloc'ed buffer.  -errno. */
 int read_file_all(const char *path, char **out, size_t *len);
 /* The same for a kernel file: regular files only, as open_kfile_at(). */

@@ -28,6 +28,15 @@ check "no command: usage and exit 2" bash -c "out=\$('$ROCEWATCH' 2>&1); rc=\$?;
 
 check "unknown command" expect_error "unknown command 'frobnicate'" frobnicate
 check "unknown flag" expect_error "'--bogus'" serve --bogus
+# issue 41 item 8: did you mean, for a mistyped command, option or fleet subcommand
+check "a mistyped command: did you mean" expect_error "unknown command 'chek'; did you mean 'check'?" chek
+check "a mistyped option (swapped letters): did you mean" \
+	expect_error "unknown option '--intreval'; did you mean '--interval'?" check --intreval 1s
+check "a mistyped option with its value: did you mean" \
+	expect_error "unknown option '--web.listen-adress=:1'; did you mean '--web.listen-address'?" serve --web.listen-adress=:1
+check "fleet with a hostlist where the subcommand goes: the command to run" \
+	expect_error "unknown subcommand 'gpu\[01-04\]'; the subcommand is check: rocewatch fleet check gpu\[01-04\]" fleet 'gpu[01-04]'
+check "fleet chekc: did you mean" expect_error "unknown subcommand 'chekc'; did you mean 'check'?" fleet chekc
 check "missing value" expect_error "'--interval'" serve --interval
 check "bad duration" expect_error "--interval: 'fast' is not a duration" serve --interval fast
 check "interval below minimum" expect_error "below the minimum of 100ms" serve --interval 10ms
