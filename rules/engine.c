@@ -414,10 +414,25 @@ fail:
 	return r;
 }
 
+/* Literal text, its "(s)" the plural of the number before it ("1 event", "2 events"). */
+static void put_plural(struct tbuf *tb, const char *s, int len, bool one)
+{
+	const char *end = s + len, *p;
+
+	while ((p = memmem(s, (size_t)(end - s), "(s)", 3))) {
+		tb_putn(tb, s, (size_t)(p - s));
+		if (!one)
+			tb_putn(tb, "s", 1);
+		s = p + 3;
+	}
+	tb_putn(tb, s, (size_t)(end - s));
+}
+
 void rx_render_template(const struct tmpl *t, const char *fallback, struct ectx *cx, char *buf,
 			size_t len)
 {
 	struct tbuf tb = { buf, 0, len };
+	bool one = false;
 
 	buf[0] = '\0';
 	if (!t->n) {
@@ -426,16 +441,19 @@ void rx_render_template(const struct tmpl *t, const char *fallback, struct ectx 
 	}
 	for (int i = 0; i < t->n; i++) {
 		const struct tmpl_part *p = &t->parts[i];
+		enum rtype ty;
 		struct val v;
 
 		if (p->text) {
-			tb_putn(&tb, p->text, (size_t)p->len);
+			put_plural(&tb, p->text, p->len, one);
 			continue;
 		}
 		v = rx_eval(p->e, cx);
+		/* "(s)" in the text after it: plural unless the number is exactly 1 */
+		ty = p->e->type == RT_ANY && v.at ? v.at->type : p->e->type;
+		one = v.st == V_OK && ty == RT_NUM && v.v.n == 1;
 		if (v.st == V_OK) {
-			rx_format_val(&tb, &v,
-				      p->e->type == RT_ANY && v.at ? v.at->type : p->e->type);
+			rx_format_val(&tb, &v, ty);
 		} else if (v.st == V_ABSENT) {
 			tb_puts(&tb, "absent (");
 			tb_puts(&tb, absent_reason_name((enum absent_reason)v.why));

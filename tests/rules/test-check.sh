@@ -144,7 +144,7 @@ check "memlock unlimited: the summary says unlimited (not 'limit=absent (unsuppo
 check "memlock 64 KiB: the summary gives the limit" \
 	summary_node_is memlock-64k.json memlock_unlimited "RLIMIT_MEMLOCK (bytes): 65536"
 check "no RoCE v2 IPv4 GID: NCCL_IB_GID_INDEX=none (not 'absent (unsupported)')" \
-	summary_is no-rocev2-gid.json rocev2_ipv4_gid mlx5_0 "0 RoCE v2 IPv4 GID(s) for eth2; NCCL_IB_GID_INDEX=none"
+	summary_is no-rocev2-gid.json rocev2_ipv4_gid mlx5_0 "0 RoCE v2 IPv4 GIDs for eth2; NCCL_IB_GID_INDEX=none"
 check "a window fully covered by the samples says so" \
 	summary_is pause-storm-expired.json no_pause_storm_errors eth2 "0 pause storm error events (over the last 5m)"
 # never claim a window that was not observed: the JSON says which span the verdict rests on

@@ -879,6 +879,26 @@ static void counter_reset_and_wrap(void **state)
 	model_free(&m);
 }
 
+/* Issue 41 item 8: "(s)" is the plural of the number before it: "1 link down event". */
+static void summary_plurals(void **state)
+{
+	struct node_model m;
+	struct rules_engine *e;
+
+	(void)state;
+	build_model(&m);
+	e = load_ok("profile: t\nrules:\n"
+		    "  - name: n\n    scope: node\n    severity: warning\n"
+		    "    expr: \"true\"\n"
+		    "    summary: \"{1 * 1} event(s), {2 * 1} event(s), {0 * 1} flap(s), "
+		    "{0.5 * 2} GPU(s) and NIC(s), {\\\"a\\\"} (s)\"\n");
+	assert_int_equal(rules_evaluate(e, &m, 0), 0);
+	assert_string_equal(result(e, "n", "").summary,
+			    "1 event, 2 events, 0 flaps, 1 GPU and NIC, a s");
+	rules_free(e);
+	model_free(&m);
+}
+
 /* Issue 41 item 8: one number format in every summary, no scientific notation for rates. */
 static void summary_rates(void **state)
 {
@@ -1470,6 +1490,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(history_follows_the_device),
 		cmocka_unit_test(status_precedence),
 		cmocka_unit_test(summary_rates),
+		cmocka_unit_test(summary_plurals),
 		cmocka_unit_test(counter_saturated),
 		cmocka_unit_test(counter_window),
 		cmocka_unit_test(counter_arrays),
