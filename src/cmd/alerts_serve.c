@@ -79,10 +79,16 @@ static void after_poll(void *arg, struct node_model *m, unsigned what)
 		 * the event names the rule (RoceRuleUnknown's own name says none) and
 		 * what fired, so a report read later needs nothing else
 		 */
-		if (as->rec && a->resolved && a->resolved_at == now)
-			recorder_event(as->rec, now / 1000000, "alert",
-				       a->port[0] ? "rdma_port" : "", a->device,
-				       event_name(a, name, sizeof(name)), "resolved");
+		if (a->resolved && a->resolved_at == now) {
+			if (as->rec)
+				recorder_event(as->rec, now / 1000000, "alert",
+					       a->port[0] ? "rdma_port" : "", a->device,
+					       event_name(a, name, sizeof(name)), "resolved");
+			/* the log says an incident's end as it said its start */
+			log_info("alert resolved: %s%s%s%s%s", a->alertname,
+				 a->device[0] ? " " : "", a->device, a->port[0] ? "/" : "",
+				 a->port);
+		}
 		/*
 		 * firing when the last serve stopped, passing now: it ended while
 		 * nobody watched; the recording says so, and its next firing is new

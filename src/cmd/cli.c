@@ -25,6 +25,9 @@ enum {
 	OPT_WIRE_PORT,
 };
 
+/* The command whose options are being parsed, for the messages of the shared options. */
+static const char *parsing = "";
+
 /*
  * /sys and /proc are where every fact comes from: a root that is not there
  * would read as a node with no devices and pass or skip every rule.
@@ -34,11 +37,12 @@ static int want_dir(const char *longname, const char *arg)
 	struct stat st;
 
 	if (stat(arg, &st)) {
-		fprintf(stderr, "rocewatch: --%s %s: %s\n", longname, arg, strerror(errno));
+		fprintf(stderr, "rocewatch %s: --%s %s: %s\n", parsing, longname, arg,
+			strerror(errno));
 		return -EINVAL;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "rocewatch: --%s %s: not a directory\n", longname, arg);
+		fprintf(stderr, "rocewatch %s: --%s %s: not a directory\n", parsing, longname, arg);
 		return -EINVAL;
 	}
 	return 0;
@@ -52,8 +56,9 @@ static int common_option(struct rw_config *cfg, int opt, const char *arg, const 
 	case OPT_LOG_LEVEL:
 		lvl = log_level_parse(arg);
 		if (lvl < 0) {
-			fprintf(stderr, "rocewatch: --%s: '%s' is not error, warn, info or debug\n",
-				longname, arg);
+			fprintf(stderr,
+				"rocewatch %s: --%s: '%s' is not error, warn, info or debug\n",
+				parsing, longname, arg);
 			return -EINVAL;
 		}
 		log_set_level((enum log_level)lvl);
@@ -61,8 +66,8 @@ static int common_option(struct rw_config *cfg, int opt, const char *arg, const 
 	case OPT_LOG_FORMAT:
 		lvl = log_format_parse(arg);
 		if (lvl < 0) {
-			fprintf(stderr, "rocewatch: --log.format: '%s' is not logfmt or json\n",
-				arg);
+			fprintf(stderr, "rocewatch %s: --log.format: '%s' is not logfmt or json\n",
+				parsing, arg);
 			return -EINVAL;
 		}
 		log_set_format((enum log_format)lvl);
@@ -98,7 +103,8 @@ static int common_option(struct rw_config *cfg, int opt, const char *arg, const 
 
 		if (parse_u64(arg, &p) || !p || p > 65535) {
 			fprintf(stderr,
-				"rocewatch: --collector.wire.port: '%s' is not a UDP port\n", arg);
+				"rocewatch %s: --collector.wire.port: '%s' is not a UDP port\n",
+				parsing, arg);
 			return -EINVAL;
 		}
 		cfg->wire_port = (uint16_t)p;
@@ -556,6 +562,7 @@ int cli_parse(const struct cli_cmd *c, void *const *bases, int argc, char **argv
 		fprintf(stderr, "rocewatch %s: out of memory\n", c->name);
 		return -EINVAL;
 	}
+	parsing = c->range ? c->range : c->name;
 	for (i = 1; i < argc && !r; i++) {
 		const char *w = argv[i];
 

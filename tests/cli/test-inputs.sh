@@ -42,10 +42,10 @@ check "--nccl-env /dev/zero: refused by the cap" refuses 3 \
 	"$ROCEWATCH" check --from "$FX/good.json" --nccl-env /dev/zero
 
 check "check --sysfs-root /nonexistent: named" refuses 3 \
-	"rocewatch: --sysfs-root $TMPD/nonexistent: No such file or directory" \
+	"rocewatch check: --sysfs-root $TMPD/nonexistent: No such file or directory" \
 	"$ROCEWATCH" check --sysfs-root "$TMPD/nonexistent"
 check "snapshot --procfs-root FILE: not a directory" refuses 2 \
-	"rocewatch: --procfs-root $TMPD/fifo: not a directory" \
+	"rocewatch snapshot: --procfs-root $TMPD/fifo: not a directory" \
 	"$ROCEWATCH" snapshot --procfs-root "$TMPD/fifo"
 
 # issue 42 item 6: a FIFO where a kernel file should be (a counter, a port state, a netdev

@@ -71,6 +71,9 @@ check "no flap yet: passes" wait_until 10 is carrier_stable "0 False pass health
 check "episode 1" episode
 check "episode 2" episode
 check "two episodes, degraded, not escalated" is carrier_stable "2 False pass healthy"
+# issue 41 item 8: the log says an alert's end as it says its start
+check "the log has each episode's alert firing and resolved" bash -c \
+	"[ \"\$(grep -c 'alert firing: carrier_stable va:' '$TMPD/serve.log')\" = 2 ] && [ \"\$(grep -c 'alert resolved: carrier_stable va\"' '$TMPD/serve.log')\" = 2 ]"
 check "the state file has them (saved at once)" wait_until 5 grep -q '^esc [0-9a-f]\{16\} [0-9a-f]\{16\} [01] 2 ' "$TMPD/a/health.state"
 stop9
 start "$TMPD/flaps.yaml" --state-dir "$TMPD/a"
