@@ -348,6 +348,9 @@ static void print_job_lines(struct report *rp)
  * a warning on the node (what an operator must see first fits a screen);
  * an object's header is repeated only when another object came between.
  */
+static void print_object_rank(struct report *rp, enum obj_kind k, const struct object *ob,
+			      int rank);
+
 static void print_object(struct report *rp, enum obj_kind k, const struct object *ob)
 {
 	/* the job's section opens, once, with what NCCL does with each variable */
@@ -358,13 +361,33 @@ static void print_object(struct report *rp, enum obj_kind k, const struct object
 		print_job_lines(rp);
 		rp->job_shown = true;
 	}
+	/*
+	 * -q: each object once, where its worst row ranks, with all its rows
+	 * worst first (a short list is read by object, not by severity)
+	 */
+	if (rp->o->quiet) {
+		int worst = RANK_COUNT;
+
+		for (size_t i = 0; i < rp->n; i++)
+			if (same_object(&rp->res[i], k, ob) && shown(rp, &rp->res[i]) &&
+			    severity_rank(&rp->res[i]) < worst)
+				worst = severity_rank(&rp->res[i]);
+		if (worst != rp->rank)
+			return;
+	}
+	for (int rank = rp->rank; rank < (rp->o->quiet ? RANK_COUNT : rp->rank + 1); rank++)
+		print_object_rank(rp, k, ob, rank);
+}
+
+static void print_object_rank(struct report *rp, enum obj_kind k, const struct object *ob, int rank)
+{
 	for (size_t i = 0; i < rp->n; i++) {
 		const struct rule_result *x = &rp->res[i];
 
 		if (!same_object(x, k, ob) || !shown(rp, x))
 			continue;
 		/* -v: the profile's order, as the rules are written */
-		if (!rp->o->verbose && severity_rank(x) != rp->rank)
+		if (!rp->o->verbose && severity_rank(x) != rank)
 			continue;
 		if (rp->last_k != k || rp->last_ob != ob) {
 			print_header(rp, k, ob);

@@ -246,6 +246,18 @@ worst_first() {
 	head -24 "$TMPD/inc.txt" | grep -q '^  fail     critical  no_pause_storm_errors'
 }
 check "check is worst-first across objects (critical fail first, unknowns last)" worst_first
+# issue 41 item 8: -q names each object once, objects by their worst row, rows worst first
+quiet_by_object() {
+	local rc=0
+	COLUMNS=80 "$ROCEWATCH" check -q --color never --from "$FX/incident.json" >"$TMPD/q.txt" || rc=$?
+	[ "$rc" -eq 2 ] || { echo "  exit $rc, want 2" >&2; return 1; }
+	heads=$(grep -E '^(node|netdev|rdma_port) ' "$TMPD/q.txt" | tr '\n' '|')
+	[ "$heads" = "netdev eth2|node gpu-node-07|netdev eth3|rdma_port mlx5_0/1 (eth2)|rdma_port mlx5_1/1 (eth3)|" ] ||
+		{ echo "  headers: $heads" >&2; return 1; }
+	[ "$(sed -n '/^node gpu-node-07/,/^$/p' "$TMPD/q.txt" | grep -E '^  (fail|unknown) ' | awk '{ print $1 "-" $2 }' | tr '\n' ' ')" = \
+		"fail-warning fail-warning unknown-critical unknown-warning " ]
+}
+check "check -q: each object once, worst first" quiet_by_object
 # an unknown says what could not be read and how to let rocewatch read it, never the fix
 unknown_no_fix() {
 	COLUMNS=250 "$ROCEWATCH" check --color never --from "$FX/incident.json" >"$TMPD/inc.txt"
