@@ -604,6 +604,7 @@ size_t rules_doc_for(const struct rule_result *x, const struct node_model *m, ch
 {
 	struct tbuf tb = { buf, 0, len };
 	const char *ifn = "", *dev = "", *p = x->rule->doc;
+	bool no_netdev = false;
 	char port[12] = "";
 
 	if (!len)
@@ -631,9 +632,14 @@ size_t rules_doc_for(const struct rule_result *x, const struct node_model *m, ch
 			tb_putn(&tb, p++, 1);
 			continue;
 		}
-		if (p - w == 2 && !strncmp(w, "IF", 2))
+		if (p - w == 2 && !strncmp(w, "IF", 2)) {
 			val = ifn;
-		else if (p - w == 3 && !strncmp(w, "DEV", 3))
+			/* a port bound to no netdev: a placeholder, and why, not "IF" */
+			if (!*val && x->kind == OBJ_RDMA_PORT) {
+				val = "<netdev>";
+				no_netdev = true;
+			}
+		} else if (p - w == 3 && !strncmp(w, "DEV", 3))
 			val = dev;
 		else if (p - w == 4 && !strncmp(w, "PORT", 4))
 			val = port;
@@ -642,6 +648,11 @@ size_t rules_doc_for(const struct rule_result *x, const struct node_model *m, ch
 		else
 			tb_putn(&tb, w, (size_t)(p - w));
 	}
+	if (no_netdev)
+		tb_printf(&tb,
+			  " (%s/%u is bound to no netdev: `rdma link show %s/%u` says which it "
+			  "should be)",
+			  x->device, x->port, x->device, x->port);
 	return tb.len;
 }
 

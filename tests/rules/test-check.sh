@@ -258,6 +258,26 @@ quiet_by_object() {
 		"fail-warning fail-warning unknown-critical unknown-warning " ]
 }
 check "check -q: each object once, worst first" quiet_by_object
+# issue 41 item 8: a port bound to no netdev reads no literal `ip link show IF`
+no_netdev_fix() {
+	python3 - "$FX/good.json" "$TMPD/nonet.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for s in d:
+    p = s["rdma_ports"][0]
+    p.pop("netdev", None); p.pop("ifindex", None); p["fields"].pop("netdev_name", None)
+    p["fields"].update(state="DOWN", phys_state="Disabled")
+    for g in p["fields"].get("gids", []):
+        g["netdev"] = ""
+json.dump(d, open(sys.argv[2], "w"))
+PY
+	COLUMNS=250 "$ROCEWATCH" check --color never --from "$TMPD/nonet.json" >"$TMPD/nonet.txt" || true
+	tr -s ' \n' '  ' <"$TMPD/nonet.txt" >"$TMPD/nonet.one" # the fix text is wrapped
+	grep -qF '(`ip link show <netdev>`, cable' "$TMPD/nonet.one" &&
+		grep -qF '(mlx5_0/1 is bound to no netdev: `rdma link show mlx5_0/1` says which it should be)' "$TMPD/nonet.one" &&
+		! grep -q 'ip link show IF' "$TMPD/nonet.one"
+}
+check "a port with no netdev: its fix names a placeholder and why, never a literal IF" no_netdev_fix
 # an unknown says what could not be read and how to let rocewatch read it, never the fix
 unknown_no_fix() {
 	COLUMNS=250 "$ROCEWATCH" check --color never --from "$FX/incident.json" >"$TMPD/inc.txt"
