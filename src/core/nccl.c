@@ -11,7 +11,10 @@
  *              characters: "dev:" is port atoi("") = 0 and a name of 64+
  *              characters overruns netIf.prefix[64]; v2.30.7 splits with
  *              strtok_r/strsep: "dev:" is any port, names are cut to 63,
- *              "dev:port:rail:plane" fills the rail and plane fields.
+ *              "dev:port:rail:plane" fills the rail and plane fields.  Both
+ *              read the port with atoi() over the whole text (nothing cut;
+ *              glibc's (int)strtol wraps past the int range), and
+ *              matchPort() takes only -1 as any port: -2 is no port.
  *   numbers    ncclLoadParam() (src/misc/param.cc): strtoll(s, NULL, 0), an
  *              empty value or ERANGE gives the default.
  *   IB_TC      ncclIbRtrQp() / ncclIbConnect(): grh.traffic_class is a
@@ -57,16 +60,24 @@ static bool all_digits(const char *s, size_t n)
 	return n > 0;
 }
 
-/* atoi() is (int)strtol(s, NULL, 10): leading blanks and a sign, then digits, rest ignored. */
-static int nccl_atoi(const char *s, size_t n)
+/*
+ * glibc's atoi() is (int)strtol(s, NULL, 10) over the whole text: blanks and
+ * a sign, then digits, the rest ignored; an overflow is LONG_MAX/LONG_MIN
+ * and the cast keeps the low 32 bits (4294967297 is 1, 4294967295 and
+ * LONG_MAX are -1, LONG_MIN is 0).  Neither parser bounds the text:
+ * 2.21.5-2.30.4 call atoi(ptr+1) on the rest of the value, 2.30.7 atoi() on
+ * the strsep() token (src/misc/utils.cc parseStringList()), and strtol
+ * stops at the ':' or ',' that ends the token either way.  *wrapped: the
+ * number does not fit an int (or a long).
+ */
+static int nccl_atoi(const char *s, bool *wrapped)
 {
-	char buf[32];
+	long v;
 
-	if (n >= sizeof(buf))
-		n = sizeof(buf) - 1;
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	return (int)strtol(buf, NULL, 10);
+	errno = 0;
+	v = strtol(s, NULL, 10);
+	*wrapped = errno == ERANGE || v != (long)(int)v;
+	return (int)v;
 }
 
 static void parse_entry(const char *s, size_t len, size_t max, struct nccl_list *l)
@@ -74,6 +85,7 @@ static void parse_entry(const char *s, size_t len, size_t max, struct nccl_list 
 	const char *colon = memchr(s, ':', len), *port, *pend;
 	size_t nlen = colon ? (size_t)(colon - s) : len, plen;
 	struct nccl_list_entry *e;
+	bool wrapped;
 
 	if (!nlen) {
 		/* ":1": parseStringList skips an entry without a name */
@@ -107,8 +119,8 @@ static void parse_entry(const char *s, size_t len, size_t max, struct nccl_list 
 		l->notes |= NCCL_LN_EMPTY_PORT;
 		return;
 	}
-	e->port = e->port_old = nccl_atoi(port, plen);
-	e->odd_port = !all_digits(port, plen);
+	e->port = e->port_old = nccl_atoi(port, &wrapped);
+	e->odd_port = wrapped || !all_digits(port, plen);
 	if (e->odd_port)
 		l->notes |= NCCL_LN_ODD_PORT;
 }
@@ -158,7 +170,9 @@ bool nccl_list_selects(const struct nccl_list *l, const char *name, int port, bo
 	for (size_t i = 0; i < l->n && !any; i++) {
 		int p = old ? l->e[i].port_old : l->e[i].port;
 
-		any = match_if(name, l->e[i].name, l->exact) && (port < 0 || p < 0 || p == port);
+		/* matchPort(): -1 alone is "any port"; -2 or 0 matches no port NCCL has */
+		any =
+		    match_if(name, l->e[i].name, l->exact) && (port == -1 || p == -1 || p == port);
 	}
 	return any != l->exclude;
 }
@@ -559,9 +573,13 @@ static void list_notes(struct nccl_env *env, enum nccl_var v, const struct nccl_
 	for (size_t i = 0; i < l->n; i++) {
 		const struct nccl_list_entry *e = &l->e[i];
 
+		/* matchPort() (utils.cc:224 at v2.30.7, :175 at v2.21.5): only -1 is any */
 		if (e->odd_port)
-			note(env, v, true, "%s: the port of %.40s is read as %d (atoi)", name,
-			     e->name, e->port);
+			note(env, v, true, "%s: the port of %.40s is read as %d (atoi)%s", name,
+			     e->name, e->port,
+			     e->port == -1  ? ", which is any port"
+			     : e->port < -1 ? ", which matches no port: the entry selects nothing"
+					    : "");
 		if (e->port < 0 && e->port_old == 0)
 			note(env, v, true,
 			     "%s: %.40s with an empty port is any port from NCCL 2.30.7, port 0 "
@@ -636,7 +654,7 @@ static void judge_ib_hca(struct nccl_env *env, struct node_model *m, bool *sel)
 		for (size_t i = 0; i < m->n_ports && !found; i++)
 			found = nccl_list_selects(&one, m->ports[i]->name, (int)m->ports[i]->port,
 						  false);
-		if (!found && l.e[k].port >= 0)
+		if (!found && l.e[k].port != -1)
 			set_problem(prob, sizeof(prob), "%.30s:%d: no such RDMA port", l.e[k].name,
 				    l.e[k].port);
 		else if (!found)

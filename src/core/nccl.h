@@ -45,9 +45,9 @@ enum nccl_list_note {
  */
 struct nccl_list_entry {
 	char name[NCCL_PREFIX_MAX]; /* cut to 63 characters, as 2.30.7's snprintf does */
-	int port;		    /* 2.30.7: -1 any port (absent or empty) */
+	int port;		    /* 2.30.7: -1 any port (absent or empty); -2 and below: none */
 	int port_old;		    /* 2.21.5 .. 2.30.4: an empty port is atoi("") = 0 */
-	bool odd_port;		    /* the port text is not plain decimal digits */
+	bool odd_port; /* not plain decimal digits, or past the int range (atoi wraps) */
 	bool long_name;
 };
 
@@ -63,8 +63,9 @@ struct nccl_list {
 void nccl_list_parse(const char *s, size_t max, struct nccl_list *l);
 /*
  * matchIfList() ^ searchNot: does the list select (name, port)?  port -1: an
- * interface.  old: read ports as NCCL up to 2.30.4 did.  An empty list
- * selects everything, and its '^' inverse nothing (so "^" alone selects nothing).
+ * interface.  matchPort() takes only -1 as any port: an entry's port -2 is no port.  old: read
+ * ports as NCCL up to 2.30.4 did.  An empty list selects everything, and its '^' inverse nothing
+ * (so "^" alone selects nothing).
  */
 bool nccl_list_selects(const struct nccl_list *l, const char *name, int port, bool old);
 

@@ -99,6 +99,31 @@ static const struct sel_case sel_cases[] = {
 	{ "=mlx5_0:+1", "mlx5_0", 1, true, true },
 	{ "=mlx5_0:1x", "mlx5_0", 1, true, true },
 	{ "=mlx5_0:x", "mlx5_0", 1, false, false }, /* atoi("x") = 0 */
+	/*
+	 * issue 42 item 12: matchPort() takes only -1 as any port
+	 * (src/misc/utils.cc:224-229 at v2.30.7-1, :175-180 at v2.21.5-1):
+	 * -2 is a port no device has, so its entry selects nothing
+	 */
+	{ "=mlx5_0:-1", "mlx5_0", 2, true, true },
+	{ "=mlx5_0:-2", "mlx5_0", 1, false, false },
+	{ "=mlx5_0:-2", "mlx5_0", 2, false, false },
+	{ "^=mlx5_0:-2", "mlx5_0", 1, true, true },
+	{ "=eth0:-2", "eth0", -1, true, true }, /* an interface is port -1: any entry port */
+	/*
+	 * the port is atoi() of the whole text (utils.cc:205 at v2.30.7-1 on the
+	 * strsep token, :150 at v2.21.5-1 on the rest of the value), nothing cut:
+	 * 40 zeros then 1 is 1; glibc's atoi is (int)strtol, so past the int
+	 * range the low 32 bits count and an overflow is LONG_MAX (-1) or LONG_MIN (0)
+	 */
+	{ "=mlx5_0:00000000000000000000000000000000000000001", "mlx5_0", 1, true, true },
+	{ "=mlx5_0:00000000000000000000000000000000000000001", "mlx5_0", 2, false, false },
+	{ "=mlx5_0:4294967297", "mlx5_0", 1, true, true },
+	{ "=mlx5_0:4294967297", "mlx5_0", 2, false, false },
+	{ "=mlx5_0:4294967295", "mlx5_0", 2, true, true },
+	{ "=mlx5_0:4294967294", "mlx5_0", 1, false, false },
+	{ "=mlx5_0:99999999999999999999", "mlx5_0", 2, true, true },
+	{ "=mlx5_0:-99999999999999999999", "mlx5_0", 1, false, false },
+	{ "=mlx5_0: \t+1", "mlx5_0", 1, true, true },
 	/* no list: everything; '^' of no list: nothing ("^", "^=", "^,") */
 	{ "", "mlx5_0", 1, true, true },
 	{ "=", "mlx5_0", 1, true, true },
@@ -184,6 +209,27 @@ static void list_limits(void **state)
 	assert_int_equal(l.e[4].port, -1);
 	assert_int_equal(l.e[4].port_old, 0);
 	assert_int_equal(l.e[5].port, 7); /* atoi is base 10: no octal here */
+
+	/*
+	 * issue 42 item 12: atoi over the whole port text, as glibc does it
+	 * (utils.cc:205 at v2.30.7-1, :150 at v2.21.5-1); a 41-digit port is
+	 * not cut, and a port past the int range is marked as read oddly
+	 */
+	nccl_list_parse("a:00000000000000000000000000000000000000001,b:4294967297,"
+			"c:99999999999999999999,d:-99999999999999999999,e:-2,f:2147483648",
+			NCCL_LIST_MAX, &l);
+	assert_int_equal(l.n, 6);
+	assert_int_equal(l.e[0].port, 1);
+	assert_false(l.e[0].odd_port);
+	assert_int_equal(l.e[1].port, 1);
+	assert_int_equal(l.e[2].port, -1); /* (int)LONG_MAX */
+	assert_int_equal(l.e[3].port, 0);  /* (int)LONG_MIN */
+	assert_int_equal(l.e[4].port, -2);
+	assert_int_equal(l.e[5].port, INT32_MIN);
+	for (int i = 1; i < 6; i++) {
+		assert_true(l.e[i].odd_port);
+		assert_int_equal(l.e[i].port_old, l.e[i].port);
+	}
 }
 
 /* ---- ncclLoadParam(): strtoll(value, NULL, 0) ---- */
@@ -411,6 +457,10 @@ static const struct hca_case hca_cases[] = {
 	{ "=mlx5_0:2", "", "mlx5_0:2: no such RDMA port", false },
 	{ "^mlx5", "", "selects no RDMA port of this node", false },
 	{ "^=mlx5_1,mlx5_2", "mlx5_0:1 mlx5_10:1", "", false },
+	/* issue 42 item 12: port -2 is no port (matchPort, utils.cc:224 at v2.30.7-1) */
+	{ "=mlx5_0:-2", "", "mlx5_0:-2: no such RDMA port", true },
+	{ "=mlx5_0:4294967295", "mlx5_0:1", "", true }, /* atoi: -1, any port */
+	{ "=mlx5_0:00000000000000000000000000000000000000001", "mlx5_0:1", "", false },
 };
 
 static void apply_ib_hca(void **state)
@@ -451,6 +501,16 @@ static void apply_ib_hca(void **state)
 	assert_string_equal(m.node.f[F_JOB_IB_HCA_PROBLEM].v.s, "mlx5_90: no such RDMA device");
 	assert_non_null(strstr(env.out[NCCL_IB_HCA].note, "first 32 entries; mlx5_0 and after"));
 	assert_true(env.out[NCCL_IB_HCA].warn);
+	/* the note says what -2 and the wrap do */
+	put(&env, "NCCL_IB_HCA", "=mlx5_0:-2");
+	nccl_apply(&env, &m);
+	assert_non_null(
+	    strstr(env.out[NCCL_IB_HCA].note,
+		   "is read as -2 (atoi), which matches no port: the entry selects nothing"));
+	put(&env, "NCCL_IB_HCA", "=mlx5_0:4294967295");
+	nccl_apply(&env, &m);
+	assert_non_null(
+	    strstr(env.out[NCCL_IB_HCA].note, "is read as -1 (atoi), which is any port"));
 	nccl_env_free(&env);
 	model_free(&m);
 }
