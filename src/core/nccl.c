@@ -19,7 +19,11 @@
  *              empty value or ERANGE gives the default.
  *   IB_TC      ncclIbRtrQp() / ncclIbConnect(): grh.traffic_class is a
  *              uint8_t (the low byte); the default is 0 up to 2.25, -1 from
- *              2.26 ("unset": the communicator's trafficClass, else 0).
+ *              2.26 ("unset": the communicator's trafficClass, else 0);
+ *              2.30.7 tests "unset" on the value cut to an int, 2.26-2.30.4
+ *              on the int64_t.  NCCL_IB_GID_INDEX, the old-style numbers of
+ *              NCCL_NET_GDR_LEVEL and NCCL_CROSS_NIC land in an int too:
+ *              past its range they wrap.
  *   GDR level  ncclGetLevel() (src/graph/paths.cc) over topoPathTypeStr[]
  *              (src/graph/topo.cc): strcmp (case-sensitive), C2C from 2.26,
  *              P2C from 2.27; a value starting with a digit is an old-style
@@ -237,7 +241,7 @@ int nccl_gdr_level(const char *s, int *since, bool *numeric)
 	/* levelsOldToNew[]: the numbers of NCCL before 2.4 */
 	static const enum nccl_path old[] = { NCCL_PATH_LOC, NCCL_PATH_PIX, NCCL_PATH_PXB,
 					      NCCL_PATH_PHB, NCCL_PATH_SYS, NCCL_PATH_SYS };
-	long v;
+	int v;
 
 	*since = 21;
 	*numeric = false;
@@ -249,8 +253,16 @@ int nccl_gdr_level(const char *s, int *since, bool *numeric)
 	if (s[0] < '0' || s[0] > '9')
 		return -1;
 	*numeric = true;
-	v = strtol(s, NULL, 0);
-	return (int)old[v > 5 || v < 0 ? 5 : v];
+	/*
+	 * "int oldLevel = strtol(str, NULL, 0)", clamped from above only
+	 * (src/graph/paths.cc:269-272 at v2.30.7, :237-240 at v2.21.5): the
+	 * long is cut to an int, so 4294967296 is 0 (LOC) and 2147483648 a
+	 * negative index into levelsOldToNew[]
+	 */
+	v = (int)strtol(s, NULL, 0);
+	if (v < 0)
+		return -2;
+	return (int)old[v > 5 ? 5 : v];
 }
 
 /* ---- the job's environment ---- */
@@ -1061,8 +1073,19 @@ static void judge_gid_index(struct nccl_env *env, struct node_model *m, const bo
 	struct object *node = &m->node;
 	char prob[RW_STR_MAX] = "";
 	struct gid_walk w;
-	int64_t idx = load_var(env, NCCL_IB_GID_INDEX, -1);
+	int64_t raw = load_var(env, NCCL_IB_GID_INDEX, -1);
+	/*
+	 * "*gidIndex = ncclParamIbGidIndex()" into an int (net_ib/connect.cc:318
+	 * at v2.30.7, net_ib.cc:293 at v2.21.5): 4294967299 is GID 3, and a
+	 * value whose int is negative is as if unset
+	 */
+	int idx = (int)raw;
 
+	if (raw != idx)
+		note(env, NCCL_IB_GID_INDEX, true,
+		     "NCCL_IB_GID_INDEX=%.40s is read as %d (NCCL keeps it in an int)%s",
+		     env->val[NCCL_IB_GID_INDEX], idx,
+		     idx < 0 ? ": negative, so NCCL picks the GID itself" : "");
 	gid_walk_read(env, &w);
 	field_set_int(node, F_JOB_IB_GID_INDEX, idx < 0 ? -1 : idx);
 	if (idx >= 0) {
@@ -1153,6 +1176,20 @@ static void judge_tc(struct nccl_env *env, struct node_model *m, const bool *sel
 			     "NCCL_IB_TC=%.20s: NCCL 2.26 and later send TC 0 (as if unset), "
 			     "2.21-2.25 TC 255",
 			     v);
+	} else if ((int)raw == -1) {
+		/*
+		 * 2.30.7 passes ncclParamIbTc() as "int envTrafficClass"
+		 * (net_ib/connect.cc:1096, :795) and tests that int against -1
+		 * (:999-1001); 2.26-2.30.4 test the int64_t (connect.cc:821 at
+		 * v2.30.4, net_ib.cc:1344 at v2.26.2) and 2.21-2.25 have no test
+		 * (net_ib.cc:929 at v2.21.5): those send the low byte
+		 */
+		tc = 0;
+		note(env, NCCL_IB_TC, true,
+		     "NCCL_IB_TC=%.20s is -1 as the int NCCL 2.30.7 passes it in: 2.30.7 sends "
+		     "TC 0 (as if unset: the application's ncclConfig_t.trafficClass, else 0), "
+		     "2.21-2.30.4 send TC 255 (the low byte)",
+		     v);
 	} else {
 		/* ah_attr.grh.traffic_class is a uint8_t */
 		tc = (int)(uint8_t)raw;
@@ -1206,6 +1243,16 @@ static void judge_gdr(struct nccl_env *env, struct object *node)
 		return;
 	}
 	lvl = nccl_gdr_level(v, &since, &numeric);
+	if (lvl == -2) {
+		note(env, NCCL_NET_GDR_LEVEL, true,
+		     "NCCL_NET_GDR_LEVEL=%.20s is %d in the int NCCL reads it into, an index "
+		     "before its table of old-style levels (levelsOldToNew[], "
+		     "src/graph/paths.cc): the level NCCL uses is undefined",
+		     v, (int)strtol(v, NULL, 0));
+		field_absent(node, F_JOB_NET_GDR_LEVEL, ABS_UNSUPPORTED, 0);
+		field_absent(node, F_JOB_NET_GDR_PROBLEM, ABS_UNSUPPORTED, 0);
+		return;
+	}
 	if (lvl < 0) {
 		note(
 		    env, NCCL_NET_GDR_LEVEL, true,
@@ -1221,7 +1268,12 @@ static void judge_gdr(struct nccl_env *env, struct object *node)
 		note(env, NCCL_NET_GDR_LEVEL, true,
 		     "NCCL_NET_GDR_LEVEL=%s is known from NCCL 2.%d; older versions ignore it", v,
 		     since);
-	if (numeric && (strlen(v) != 1 || v[0] > '5'))
+	if (numeric && strtol(v, NULL, 0) != (int)strtol(v, NULL, 0))
+		note(env, NCCL_NET_GDR_LEVEL, true,
+		     "NCCL_NET_GDR_LEVEL=%.20s is read as %s (an old-style number that NCCL keeps "
+		     "in an int: it wraps to %d)",
+		     v, nccl_path_name((enum nccl_path)lvl), (int)strtol(v, NULL, 0));
+	else if (numeric && (strlen(v) != 1 || v[0] > '5'))
 		note(env, NCCL_NET_GDR_LEVEL, true,
 		     "NCCL_NET_GDR_LEVEL=%.20s is read as %s (an old-style number, above 5 is SYS)",
 		     v, nccl_path_name((enum nccl_path)lvl));
@@ -1336,6 +1388,13 @@ void nccl_apply(struct nccl_env *env, struct node_model *m)
 	env->out[NCCL_IB_DISABLE].num = v;
 	judge_gdr(env, node);
 	v = load_var(env, NCCL_CROSS_NIC, 2); /* NCCL's default, src/graph/search.cc */
+	/* "int crossNic = ... ncclParamCrossNic()" (search.cc:1080-1083 at v2.30.7, :862 at
+	 * v2.21.5) */
+	if (v != (int)v)
+		note(env, NCCL_CROSS_NIC, true,
+		     "NCCL_CROSS_NIC=%.40s is read as %d (the graph search keeps it in an int)",
+		     env->val[NCCL_CROSS_NIC], (int)v);
+	v = (int)v;
 	field_set_int(node, F_JOB_CROSS_NIC, v);
 	env->out[NCCL_CROSS_NIC].kind = NCCL_EFF_INT;
 	env->out[NCCL_CROSS_NIC].num = v;

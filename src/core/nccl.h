@@ -100,8 +100,11 @@ enum nccl_path {
 const char *nccl_path_name(enum nccl_path p);
 /*
  * -1: NCCL ignores the value (no such name, case-sensitive, and not a
- * number).  *since: the minor version (21..) from which the name is known.
- * *numeric: the value was read as an old-style number 0..5 (above: SYS).
+ * number).  -2: an old-style number that is negative in NCCL's int
+ * (2147483648, 4294967295, an overflow), which NCCL uses to index its
+ * table from below: the level is undefined.  *since: the minor version
+ * (21..) from which the name is known.  *numeric: the value was read as
+ * an old-style number 0..5 (above: SYS; past the int range it wraps).
  */
 int nccl_gdr_level(const char *s, int *since, bool *numeric);
 

@@ -274,7 +274,7 @@ static void load_param(void **state)
 
 struct gdr_case {
 	const char *s;
-	int want; /* enum nccl_path, -1: ignored */
+	int want; /* enum nccl_path, -1: ignored, -2: undefined */
 	int since;
 };
 
@@ -304,6 +304,19 @@ static const struct gdr_case gdr_cases[] = {
 	{ "7", NCCL_PATH_SYS, 21 },
 	{ "2x", NCCL_PATH_PXB, 21 },
 	{ "010", NCCL_PATH_SYS, 21 }, /* strtol(.., 0): octal 8 */
+	/*
+	 * issue 42 item 13: "int oldLevel = strtol(str, NULL, 0)", clamped from
+	 * above only (src/graph/paths.cc:269-272 at v2.30.7-1, :237-240 at
+	 * v2.21.5-1): the long wraps to an int; negative is an index before
+	 * levelsOldToNew[], undefined (-2)
+	 */
+	{ "4294967296", NCCL_PATH_LOC, 21 },
+	{ "4294967297", NCCL_PATH_PIX, 21 },
+	{ "0x100000002", NCCL_PATH_PXB, 21 },
+	{ "4294967301", NCCL_PATH_SYS, 21 },
+	{ "2147483648", -2, 21 },
+	{ "4294967295", -2, 21 },
+	{ "99999999999999999999", -2, 21 }, /* LONG_MAX: -1 */
 };
 
 static void gdr_level(void **state)
@@ -650,6 +663,30 @@ static const struct num_apply_case num_apply_cases[] = {
 	{ "NCCL_IB_TC", "-1", F_JOB_IB_TC, 0, "2.21-2.25 TC 255", true },
 	{ "NCCL_IB_GID_INDEX", "03", F_JOB_IB_GID_INDEX, 3, "(octal)", true },
 	{ "NCCL_IB_GID_INDEX", "0x3", F_JOB_IB_GID_INDEX, 3, NULL, false },
+	/*
+	 * issue 42 item 13: NCCL keeps these in an int.  "*gidIndex =
+	 * ncclParamIbGidIndex()" (net_ib/connect.cc:318 at v2.30.7-1,
+	 * net_ib.cc:293 at v2.21.5-1): 4294967299 is GID 3, 4294967295 is -1
+	 * (NCCL picks); 2.30.7 passes NCCL_IB_TC as "int envTrafficClass"
+	 * (connect.cc:1096, :795) and sends TC 0 when that int is -1
+	 * (:999-1001), where 2.26-2.30.4 test the int64_t (connect.cc:821 at
+	 * v2.30.4-1) and send its low byte, 255; "int crossNic"
+	 * (src/graph/search.cc:1080-1083 at v2.30.7-1)
+	 */
+	{ "NCCL_IB_GID_INDEX", "4294967299", F_JOB_IB_GID_INDEX, 3,
+	  "NCCL_IB_GID_INDEX=4294967299 is read as 3 (NCCL keeps it in an int)", true },
+	{ "NCCL_IB_GID_INDEX", "4294967295", F_JOB_IB_GID_INDEX, -1,
+	  "is read as -1 (NCCL keeps it in an int): negative, so NCCL picks the GID itself", true },
+	{ "NCCL_IB_TC", "4294967295", F_JOB_IB_TC, 0,
+	  "2.30.7 sends TC 0 (as if unset: the application's ncclConfig_t.trafficClass, else 0), "
+	  "2.21-2.30.4 send TC 255 (the low byte)",
+	  true },
+	{ "NCCL_IB_TC", "-4294967297", F_JOB_IB_TC, 0, "is -1 as the int NCCL 2.30.7 passes",
+	  true },
+	{ "NCCL_IB_TC", "4294967299", F_JOB_IB_TC, 3, "is read as 3 (the low byte)", true },
+	{ "NCCL_IB_TC", "4294967402", F_JOB_IB_TC, 106, "is read as 106 (the low byte)", true },
+	{ "NCCL_CROSS_NIC", "4294967297", F_JOB_CROSS_NIC, 1, "is read as 1 (the graph search",
+	  true },
 	{ "NCCL_CROSS_NIC", NULL, F_JOB_CROSS_NIC, 2, NULL, false },
 	{ "NCCL_CROSS_NIC", "", F_JOB_CROSS_NIC, 2, "NCCL uses its default, 2", false },
 	{ "NCCL_CROSS_NIC", "1abc", F_JOB_CROSS_NIC, 1, "is read as 1", true },
@@ -751,6 +788,11 @@ static const struct gid_case gid_cases[] = {
 	/* an unknown family is AF_INET */
 	{ NULL, "inet6", NULL, NULL, "mlx5_0:1=3", "" },
 	{ "3", NULL, NULL, NULL, "", "" },
+	/* issue 42 item 13: an int (net_ib/connect.cc:318 at v2.30.7-1): GID 3, or NCCL's walk */
+	{ "4294967299", NULL, NULL, NULL, "", "" },
+	{ "4294967297", NULL, NULL, NULL, "", "mlx5_0:1 GID 1 is link-local" },
+	{ "4294967295", NULL, NULL, NULL, "mlx5_0:1=3", "" },
+	{ "2147483648", NULL, NULL, NULL, "mlx5_0:1=3", "" },
 	{ "1", NULL, NULL, NULL, "", "mlx5_0:1 GID 1 is link-local" },
 	{ "7", NULL, NULL, NULL, "", "mlx5_0:1 has no GID 7" },
 };
@@ -835,6 +877,18 @@ static void apply_gdr(void **state)
 	put(&env, "NCCL_NET_GDR_LEVEL", "PXB");
 	nccl_apply(&env, &m);
 	assert_false(env.out[NCCL_NET_GDR_LEVEL].warn);
+	/* issue 42 item 13: "int oldLevel" (src/graph/paths.cc:269 at v2.30.7-1) wraps */
+	put(&env, "NCCL_NET_GDR_LEVEL", "4294967296");
+	nccl_apply(&env, &m);
+	assert_string_equal(m.node.f[F_JOB_NET_GDR_LEVEL].v.s, "LOC");
+	assert_non_null(strstr(env.out[NCCL_NET_GDR_LEVEL].note,
+			       "is read as LOC (an old-style number that NCCL keeps in an int: it "
+			       "wraps to 0)"));
+	put(&env, "NCCL_NET_GDR_LEVEL", "4294967295");
+	nccl_apply(&env, &m);
+	assert_int_equal(m.node.f[F_JOB_NET_GDR_LEVEL].state, ABS_UNSUPPORTED);
+	assert_non_null(strstr(env.out[NCCL_NET_GDR_LEVEL].note, "is -1 in the int NCCL reads"));
+	assert_non_null(strstr(m.node.f[F_JOB_READING].v.s, "NCCL_NET_GDR_LEVEL=4294967295"));
 	nccl_env_free(&env);
 	model_free(&m);
 }
