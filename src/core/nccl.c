@@ -423,28 +423,12 @@ int nccl_env_read_file(struct nccl_env *env, const char *path, char *err, size_t
 	return r;
 }
 
-/* ---- the node's IP interfaces, as getifaddrs() shows them to NCCL ---- */
-
-static struct nccl_ifaddr *ifaddr_get(struct nccl_ifaddrs *ifs, const char *name)
-{
-	struct nccl_ifaddr *e;
-
-	for (size_t i = 0; i < ifs->n; i++)
-		if (!strcmp(ifs->e[i].name, name))
-			return &ifs->e[i];
-	e = realloc(ifs->e, (ifs->n + 1) * sizeof(*e));
-	if (!e)
-		return NULL;
-	ifs->e = e;
-	e = &ifs->e[ifs->n++];
-	memset(e, 0, sizeof(*e));
-	strlcpy0(e->name, name, sizeof(e->name));
-	return e;
-}
+/* ---- the node's IP addresses, as getifaddrs() shows them to NCCL ---- */
 
 int nccl_ifaddrs_read(struct nccl_ifaddrs *ifs)
 {
 	struct ifaddrs *all;
+	size_t cap = 0;
 	int r = 0;
 
 	memset(ifs, 0, sizeof(*ifs));
@@ -463,14 +447,22 @@ int nccl_ifaddrs_read(struct nccl_ifaddrs *ifs)
 		if (fam == AF_INET6 &&
 		    IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)(void *)a->ifa_addr)->sin6_addr))
 			continue;
-		e = ifaddr_get(ifs, a->ifa_name);
-		if (!e) {
-			r = -ENOMEM;
-			break;
+		if (ifs->n == cap) {
+			size_t ncap = cap ? 2 * cap : 16;
+
+			e = realloc(ifs->e, ncap * sizeof(*e));
+			if (!e) {
+				r = -ENOMEM;
+				break;
+			}
+			ifs->e = e;
+			cap = ncap;
 		}
-		e->running |= (a->ifa_flags & IFF_RUNNING) != 0;
-		e->v4 |= fam == AF_INET;
-		e->v6 |= fam == AF_INET6;
+		e = &ifs->e[ifs->n++];
+		memset(e, 0, sizeof(*e));
+		strlcpy0(e->name, a->ifa_name, sizeof(e->name));
+		e->family = fam;
+		e->running = (a->ifa_flags & IFF_RUNNING) != 0;
 	}
 	freeifaddrs(all);
 	if (r)
@@ -722,7 +714,23 @@ static int socket_family(const char *s)
 	return -1;
 }
 
-/* ncclOsFindInterfaces() over ifs; running: 2.28 and later skip interfaces without IFF_RUNNING. */
+static bool has_item(const struct nccl_reading *r, const char *item)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (!strcmp(r->items[i], item))
+			return true;
+	return false;
+}
+
+/*
+ * ncclOsFindInterfaces() (src/os/linux.cc:394-440 at v2.30.7; findInterfaces()
+ * in src/misc/socket.cc:115-156 at v2.21.5) over ifs: each address in
+ * getifaddrs() order, skipped when not of the family forced (sock_family),
+ * when its interface is not running (2.28 and later: running) or not in the
+ * list; an interface is named at its first address that passes, once.  With
+ * AF_INET6 that is the order of the IPv6 addresses, not of the interfaces'
+ * first addresses.
+ */
 static size_t find_ifs(const struct nccl_ifaddrs *ifs, const char *list, int fam, bool running,
 		       struct nccl_reading *r)
 {
@@ -733,10 +741,10 @@ static size_t find_ifs(const struct nccl_ifaddrs *ifs, const char *list, int fam
 	for (size_t i = 0; i < ifs->n && r->n < NCCL_IFS_MAX; i++) {
 		const struct nccl_ifaddr *e = &ifs->e[i];
 
-		if ((fam == AF_INET && !e->v4) || (fam == AF_INET6 && !e->v6) ||
-		    (!e->v4 && !e->v6) || (running && !e->running))
+		if ((e->family != AF_INET && e->family != AF_INET6) ||
+		    (fam != -1 && e->family != fam) || (running && !e->running))
 			continue;
-		if (nccl_list_selects(&l, e->name, -1, false))
+		if (nccl_list_selects(&l, e->name, -1, false) && !has_item(r, e->name))
 			add_item(r, "%s", e->name);
 	}
 	return r->n;
@@ -771,7 +779,7 @@ static int ifs_from_model(const struct node_model *m, struct nccl_ifaddrs *ifs)
 		e->running = !strcmp(op, "up") ||
 			     (!strcmp(op, "unknown") && field_present(nd, F_NETDEV_CARRIER) &&
 			      nd->f[F_NETDEV_CARRIER].v.i);
-		e->v4 = true;
+		e->family = AF_INET;
 		ifs->n++;
 	}
 	return 0;
@@ -803,14 +811,6 @@ static void append_word(char *buf, size_t size, const char *w)
 	if (!w[0] || has_word(buf, w) || len + strlen(w) + 2 >= size)
 		return;
 	snprintf(buf + len, size - len, "%s%s", len ? " " : "", w);
-}
-
-static bool has_item(const struct nccl_reading *r, const char *item)
-{
-	for (size_t i = 0; i < r->n; i++)
-		if (!strcmp(r->items[i], item))
-			return true;
-	return false;
 }
 
 static bool same_items(const struct nccl_reading *a, const struct nccl_reading *b)

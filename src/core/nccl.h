@@ -126,12 +126,17 @@ enum nccl_var {
 	NCCL__VARS,
 };
 
-/* An IP interface as getifaddrs() shows it to NCCL (ncclOsFindInterfaces). */
+/*
+ * An IP address as getifaddrs() lists it to NCCL.  ncclOsFindInterfaces()
+ * walks the addresses in getifaddrs() order and keeps an interface at the
+ * first address that passes (family, IFF_RUNNING, the list), so the order of
+ * the interfaces it names depends on the family asked for: glibc lists every
+ * IPv4 address before the first IPv6 one.
+ */
 struct nccl_ifaddr {
 	char name[RW_NAME_MAX];
-	bool running; /* IFF_RUNNING */
-	bool v4;      /* has an IPv4 address */
-	bool v6;      /* has an IPv6 address other than ::1 */
+	int family;   /* AF_INET or AF_INET6 */
+	bool running; /* IFF_RUNNING of the interface */
 };
 
 struct nccl_ifaddrs {
@@ -139,7 +144,7 @@ struct nccl_ifaddrs {
 	struct nccl_ifaddr *e;
 };
 
-/* getifaddrs(), in its order, one entry per name: 0 or -errno. */
+/* getifaddrs(), in its order, one entry per IPv4 or IPv6 address but ::1: 0 or -errno. */
 int nccl_ifaddrs_read(struct nccl_ifaddrs *ifs);
 void nccl_ifaddrs_free(struct nccl_ifaddrs *ifs);
 

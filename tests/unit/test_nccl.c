@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "model.h"
@@ -535,16 +536,30 @@ struct if_case {
 };
 
 /*
- * getifaddrs() as NCCL would see it: lo (127.0.0.1), ib0, eth0, eth1 (an
- * address, not running), dummy0 (operstate unknown, IFF_RUNNING), v6only (a
- * global IPv6 address only), docker0, virbr0.
+ * getifaddrs() as NCCL would see it, every IPv4 address before the IPv6
+ * ones as glibc lists them: lo (127.0.0.1; ::1 is left out), ib0, eth0,
+ * eth1 (an address, not running), dummy0 (operstate unknown, IFF_RUNNING),
+ * docker0, virbr0, then the IPv6 addresses of ib0, eth0 and v6only (a
+ * global IPv6 address only).
  */
 static const struct nccl_ifaddr node_ifs[] = {
-	{ "lo", true, true, false },	  { "ib0", true, true, true },
-	{ "eth0", true, true, true },	  { "eth1", false, true, false },
-	{ "dummy0", true, true, false },  { "v6only", true, false, true },
-	{ "docker0", true, true, false }, { "virbr0", true, true, false },
+	{ "lo", AF_INET, true },      { "ib0", AF_INET, true },	   { "eth0", AF_INET, true },
+	{ "eth1", AF_INET, false },   { "dummy0", AF_INET, true }, { "docker0", AF_INET, true },
+	{ "virbr0", AF_INET, true },  { "ib0", AF_INET6, true },   { "eth0", AF_INET6, true },
+	{ "v6only", AF_INET6, true },
 };
+
+/* Every address of interface name in a: renamed to to (NULL: kept), running set. */
+static void set_if(struct nccl_ifaddr *a, size_t n, const char *name, const char *to, bool running)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(a[i].name, name))
+			continue;
+		if (to)
+			strlcpy0(a[i].name, to, sizeof(a[i].name));
+		a[i].running = running;
+	}
+}
 
 static const struct if_case if_cases[] = {
 	/* unset: ncclFindInterfaces() tries "ib" first */
@@ -557,7 +572,9 @@ static const struct if_case if_cases[] = {
 	{ "=v6only", NULL, "v6only", "", "", false },
 	{ "=v6only", "AF_INET", "", "selects no running interface with an address", "", false },
 	{ "dummy", NULL, "dummy0", "", "", false },
-	{ "^=ib0,eth0", NULL, "lo dummy0 v6only docker0 virbr0", "", "lo docker0 virbr0", false },
+	/* v6only is named at its first address, after every IPv4 one */
+	{ "^=ib0,eth0", NULL, "lo dummy0 docker0 virbr0 v6only", "", "lo docker0 virbr0", false },
+	{ "^=ib0", "AF_INET6", "eth0 v6only", "", "", false },
 	/* "^" is one character: ignored too; "^=" excludes every interface */
 	{ "^", NULL, "ib0", "", "", true },
 	{ "^=", NULL, "", "selects no running interface with an address", "", false },
@@ -614,7 +631,7 @@ static void apply_socket_ifname(void **state)
 		struct nccl_ifaddrs difs = { ARRAY_SIZE(node_ifs), down };
 
 		memcpy(down, node_ifs, sizeof(down));
-		down[1].running = false;
+		set_if(down, ARRAY_SIZE(down), "ib0", NULL, false);
 		env.ifs = &difs;
 		put(&env, "NCCL_SOCKET_IFNAME", NULL);
 		nccl_apply(&env, &m);
@@ -622,22 +639,72 @@ static void apply_socket_ifname(void **state)
 		assert_string_equal(buf, "eth0 dummy0 v6only");
 		assert_non_null(strstr(env.out[NCCL_SOCKET_IFNAME].note, "take ib0 instead"));
 		/* eth1 (not running) is named even beside eth10 */
-		strlcpy0(down[1].name, "eth10", sizeof(down[1].name));
-		down[1].running = true;
+		set_if(down, ARRAY_SIZE(down), "ib0", "eth10", true);
 		put(&env, "NCCL_SOCKET_IFNAME", "eth");
 		nccl_apply(&env, &m);
 		items(&env.out[NCCL_SOCKET_IFNAME], buf, sizeof(buf));
 		assert_string_equal(buf, "eth10 eth0");
 		assert_non_null(strstr(env.out[NCCL_SOCKET_IFNAME].note, "also take eth1,"));
+		/* without ib*: "^docker,lo,virbr" */
+		set_if(down, ARRAY_SIZE(down), "eth10", "ens9", true);
+		put(&env, "NCCL_SOCKET_IFNAME", NULL);
+		nccl_apply(&env, &m);
+		items(&env.out[NCCL_SOCKET_IFNAME], buf, sizeof(buf));
+		assert_string_equal(buf, "ens9 eth0 dummy0 v6only");
 		env.ifs = &ifs;
 	}
-	/* without ib*: "^docker,lo,virbr" */
-	ifs.e = (struct nccl_ifaddr *)node_ifs + 2;
-	ifs.n = ARRAY_SIZE(node_ifs) - 2;
-	put(&env, "NCCL_SOCKET_IFNAME", NULL);
+	nccl_env_free(&env);
+	model_free(&m);
+}
+
+/*
+ * Issue 42 item 14: with NCCL_SOCKET_FAMILY=AF_INET6 the interfaces come in
+ * the order of their IPv6 addresses.  ncclOsFindInterfaces()
+ * (src/os/linux.cc:394-440 at v2.30.7-1; findInterfaces(),
+ * src/misc/socket.cc:115-156 at v2.21.5-1) walks getifaddrs(), skips an
+ * address of another family ("if (sock_family != -1 && family !=
+ * sock_family) continue;", linux.cc:408, socket.cc:126) and names an
+ * interface at its first address that passes, once (the duplicate test,
+ * linux.cc:421-429).  glibc lists every IPv4 address first, so eth1 (IPv4
+ * and IPv6) comes before eth0 (IPv6 only) in the interfaces' first
+ * addresses but after it among the IPv6 ones: bootstrap uses eth0, the
+ * first one named.
+ */
+static void apply_socket_family_order(void **state)
+{
+	static const struct nccl_ifaddr addrs[] = {
+		{ "lo", AF_INET, true },    { "eth1", AF_INET, true },	{ "eth2", AF_INET, true },
+		{ "eth0", AF_INET6, true }, { "eth2", AF_INET6, true }, { "eth1", AF_INET6, true },
+	};
+	struct nccl_ifaddrs ifs = { ARRAY_SIZE(addrs), (struct nccl_ifaddr *)addrs };
+	struct nccl_env env = { .given = true, .ifs = &ifs };
+	struct node_model m;
+	char buf[256];
+
+	(void)state;
+	model_init(&m);
+	put(&env, "NCCL_SOCKET_FAMILY", "AF_INET6");
 	nccl_apply(&env, &m);
 	items(&env.out[NCCL_SOCKET_IFNAME], buf, sizeof(buf));
-	assert_string_equal(buf, "eth0 dummy0 v6only");
+	assert_string_equal(buf, "eth0 eth2 eth1");
+	put(&env, "NCCL_SOCKET_IFNAME", "eth");
+	nccl_apply(&env, &m);
+	items(&env.out[NCCL_SOCKET_IFNAME], buf, sizeof(buf));
+	assert_string_equal(buf, "eth0 eth2 eth1");
+	put(&env, "NCCL_SOCKET_IFNAME", "=eth1,eth2");
+	nccl_apply(&env, &m);
+	items(&env.out[NCCL_SOCKET_IFNAME], buf, sizeof(buf));
+	assert_string_equal(buf, "eth2 eth1"); /* the list's order does not count */
+	/* any family: each interface at its first address, IPv4 first */
+	put(&env, "NCCL_SOCKET_FAMILY", NULL);
+	put(&env, "NCCL_SOCKET_IFNAME", "eth");
+	nccl_apply(&env, &m);
+	items(&env.out[NCCL_SOCKET_IFNAME], buf, sizeof(buf));
+	assert_string_equal(buf, "eth1 eth2 eth0");
+	put(&env, "NCCL_SOCKET_FAMILY", "AF_INET");
+	nccl_apply(&env, &m);
+	items(&env.out[NCCL_SOCKET_IFNAME], buf, sizeof(buf));
+	assert_string_equal(buf, "eth1 eth2");
 	nccl_env_free(&env);
 	model_free(&m);
 }
@@ -930,6 +997,7 @@ int main(void)
 		cmocka_unit_test(env_file),
 		cmocka_unit_test(apply_ib_hca),
 		cmocka_unit_test(apply_socket_ifname),
+		cmocka_unit_test(apply_socket_family_order),
 		cmocka_unit_test(apply_numbers),
 		cmocka_unit_test(apply_tc_priority),
 		cmocka_unit_test(apply_gid),
