@@ -70,7 +70,7 @@ static json_t *variable_json(const struct nccl_env *job, enum nccl_var v)
 		break;
 	}
 	json_object_set_new(j, "effective", eff ? eff : json_null());
-	json_object_set_new(j, "note", r->note[0] ? json_string(r->note) : json_null());
+	json_object_set_new(j, "note", r->note.len ? json_string(nccl_note(r)) : json_null());
 	json_object_set_new(j, "warning", json_boolean(r->warn));
 	return j;
 }

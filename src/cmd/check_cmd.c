@@ -317,8 +317,10 @@ static void job_line(struct strbuf *sb, const struct nccl_env *job, enum nccl_va
 		sb_printf(sb, "%s", val ? "ignored" : "NCCL's default");
 		break;
 	}
-	if (r->note[0])
-		sb_printf(sb, "; %s", r->note);
+	if (r->note.len)
+		sb_printf(sb, "; %s", nccl_note(r));
+	if (r->note.oom)
+		sb_puts(sb, " (the rest of the note: out of memory)");
 }
 
 /* The job's section opens with one line per NCCL variable: its value and NCCL's reading. */

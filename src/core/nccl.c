@@ -311,6 +311,19 @@ int nccl_env_put(struct nccl_env *env, const char *key, const char *val)
 	return 0;
 }
 
+const char *nccl_note(const struct nccl_reading *r)
+{
+	return r->note.buf ? r->note.buf : "";
+}
+
+/* Every reading back to nothing, its note's memory given back. */
+static void readings_reset(struct nccl_env *env)
+{
+	for (int v = 0; v < NCCL__VARS; v++)
+		sb_free(&env->out[v].note);
+	memset(env->out, 0, sizeof(env->out));
+}
+
 void nccl_env_free(struct nccl_env *env)
 {
 	for (int v = 0; v < NCCL__VARS; v++) {
@@ -318,6 +331,7 @@ void nccl_env_free(struct nccl_env *env)
 		env->val[v] = NULL;
 		env->set[v] = false;
 	}
+	readings_reset(env);
 }
 
 int nccl_env_from_environ(struct nccl_env *env, char **envp)
@@ -500,18 +514,19 @@ static void note(struct nccl_env *env, enum nccl_var v, bool warn, const char *f
 static void note(struct nccl_env *env, enum nccl_var v, bool warn, const char *fmt, ...)
 {
 	struct nccl_reading *r = &env->out[v];
-	size_t len = strlen(r->note);
+	char sentence[1024];
 	va_list ap;
+	int n;
 
-	if (len && len + 2 < sizeof(r->note)) {
-		memcpy(r->note + len, "; ", 3);
-		len += 2;
-	}
-	if (len + 1 >= sizeof(r->note))
-		return;
 	va_start(ap, fmt);
-	vsnprintf(r->note + len, sizeof(r->note) - len, fmt, ap);
+	n = vsnprintf(sentence, sizeof(sentence), fmt, ap);
 	va_end(ap);
+	if (n < 0)
+		return;
+	/* each sentence is bounded by its format's %.Ns: none comes near 1 KiB */
+	if (r->note.len)
+		sb_puts(&r->note, "; ");
+	sb_puts(&r->note, sentence);
 	r->warn |= warn;
 }
 
@@ -1364,7 +1379,7 @@ void nccl_apply(struct nccl_env *env, struct node_model *m)
 	bool *sel;
 	int64_t v;
 
-	memset(env->out, 0, sizeof(env->out));
+	readings_reset(env);
 	if (!env->given) {
 		for (int id = F_JOB_NCCL; id <= F_JOB_DEBUG_TUNING; id++)
 			field_absent(node, (enum field_id)id, ABS_NOT_COLLECTED, 0);
@@ -1401,7 +1416,7 @@ void nccl_apply(struct nccl_env *env, struct node_model *m)
 	judge_debug(env, node);
 	for (int i = 0; i < NCCL__VARS && !reading[0]; i++)
 		if (env->out[i].warn)
-			first_sentence(reading, sizeof(reading), env->out[i].note);
+			first_sentence(reading, sizeof(reading), nccl_note(&env->out[i]));
 	field_set_str(node, F_JOB_READING, reading);
 	free(sel);
 }

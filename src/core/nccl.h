@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "model.h"
+#include "strbuf.h"
 
 /* NCCL's own limits: MAX_IB_DEVS (net_ib), MAX_IFS (socket.h), netIf.prefix (utils.h). */
 #define NCCL_IB_HCA_MAX 32
@@ -163,9 +164,17 @@ struct nccl_reading {
 	int64_t num;
 	size_t n;
 	char items[NCCL_LIST_MAX][NCCL_ITEM_MAX];
-	char note[512]; /* "" or what NCCL does that the value does not show */
-	bool warn;	/* the note is a value NCCL reads differently from how it looks */
+	/*
+	 * What NCCL does that the value does not show: every sentence, "; "
+	 * between them, however many the value makes (a list of 32 odd
+	 * entries and then the versions' remark); read it with nccl_note().
+	 */
+	struct strbuf note;
+	bool warn; /* the note is a value NCCL reads differently from how it looks */
 };
+
+/* r's note, "" when there is none; valid until the next nccl_apply() or nccl_env_free(). */
+const char *nccl_note(const struct nccl_reading *r);
 
 struct nccl_env {
 	bool given; /* --nccl or --nccl-env */
