@@ -279,6 +279,8 @@ static const char *const var_names[NCCL__VARS] = {
 	[NCCL_IB_ADDR_RANGE] = "NCCL_IB_ADDR_RANGE",
 	[NCCL_IB_ROCE_VERSION_NUM] = "NCCL_IB_ROCE_VERSION_NUM",
 	[NCCL_SOCKET_FAMILY] = "NCCL_SOCKET_FAMILY",
+	[NCCL_NET] = "NCCL_NET",
+	[NCCL_NET_PLUGIN] = "NCCL_NET_PLUGIN",
 	[NCCL_DEBUG] = "NCCL_DEBUG",
 	[NCCL_ALGO] = "NCCL_ALGO",
 	[NCCL_PROTO] = "NCCL_PROTO",
@@ -1150,6 +1152,73 @@ static void judge_gid_index(struct nccl_env *env, struct node_model *m, const bo
 	field_set_str(node, F_JOB_IB_GID_INDEX_PROBLEM, prob);
 }
 
+/*
+ * The net the job's communicators use, as NCCL_NET and NCCL_NET_PLUGIN pick
+ * it.  NCCL_NET names a net, compared with strcasecmp() to each net's name
+ * in turn (src/plugin/net.cc:331 at v2.30.7, src/net.cc:560 at v2.21.5;
+ * read at src/init.cc:2117 / :1628): NCCL's own are "IB"
+ * (net_ib/common.cc:194) and "Socket" (net_socket.cc:804), anything else is
+ * a plugin's or none, and then NCCL fails at init (plugin/net.cc:349,
+ * net.cc:579).  Without NCCL_NET a net plugin that loads comes first
+ * (net.cc:332 at v2.21.5: ncclNets[0]; plugin/net.cc:256-300 at v2.30.7):
+ * the library NCCL_NET_PLUGIN names (NAME, then libnccl-net-NAME.so;
+ * from 2.27 a ',' list, "none" or "" for no plugin), else libnccl-net.so.
+ * Whether that library is in the job's image rocewatch cannot see.
+ */
+static void judge_net(struct nccl_env *env, struct object *node)
+{
+	struct nccl_reading *r = &env->out[NCCL_NET];
+	const char *net = env->val[NCCL_NET], *plugin = env->val[NCCL_NET_PLUGIN];
+	const char *which = "IB";
+	enum nccl_num_note n;
+
+	if (net && !strcasecmp(net, "IB")) {
+		if (nccl_load_param(env->val[NCCL_IB_DISABLE], 0, &n))
+			note(env, NCCL_NET, true,
+			     "NCCL_NET=%.40s with NCCL_IB_DISABLE set: the IB net does not start "
+			     "and no other is named IB, so NCCL fails at init",
+			     net);
+	} else if (net && !strcasecmp(net, "Socket")) {
+		which = "Socket";
+		note(env, NCCL_NET, false,
+		     "NCCL_NET=%.40s: NCCL runs over TCP sockets, not RDMA; its IB code, which "
+		     "rocewatch judges, is not used",
+		     net);
+	} else if (net && !net[0]) {
+		which = "none";
+		note(env, NCCL_NET, true,
+		     "NCCL_NET is empty: no net has that name, NCCL fails at init");
+	} else if (net) {
+		which = "plugin";
+		note(env, NCCL_NET, false,
+		     "NCCL_NET=%.40s names a net plugin's net, not NCCL's own IB or Socket (NCCL "
+		     "fails at init when no plugin has that name): NCCL's IB code is not used, so "
+		     "rocewatch's judgement of NCCL_IB_HCA, NCCL_IB_GID_INDEX, NCCL_IB_TC and "
+		     "NCCL_IB_DISABLE does not apply",
+		     net);
+	} else if (plugin && plugin[0] && strcasecmp(plugin, "none")) {
+		which = "plugin";
+		note(env, NCCL_NET_PLUGIN, false,
+		     "NCCL_NET_PLUGIN=%.40s: NCCL loads that net plugin (%.40s or "
+		     "libnccl-net-%.40s.so; from 2.27 a ',' list) and, when it loads, uses it "
+		     "before its own IB code: rocewatch's judgement of NCCL_IB_HCA, "
+		     "NCCL_IB_GID_INDEX, NCCL_IB_TC and NCCL_IB_DISABLE does not apply",
+		     plugin, plugin, plugin);
+	} else if (plugin && !plugin[0]) {
+		note(env, NCCL_NET_PLUGIN, true,
+		     "NCCL_NET_PLUGIN is empty: NCCL 2.27 and later load no net plugin, 2.21-2.26 "
+		     "load libnccl-net.so if the job's library path has one, as if unset");
+	}
+	r->kind = NCCL_EFF_STR;
+	add_item(r, "%s", which);
+	if (plugin) {
+		env->out[NCCL_NET_PLUGIN].kind = NCCL_EFF_STR;
+		add_item(&env->out[NCCL_NET_PLUGIN], "%.60s",
+			 plugin[0] && strcasecmp(plugin, "none") ? plugin : "no plugin");
+	}
+	field_set_str(node, F_JOB_NET, which);
+}
+
 /* The priority the netdevs of the kept ports give a DSCP (trust dscp only); -1: unknown. */
 static int dscp_priority(const struct node_model *m, const bool *sel, int dscp, const char **on)
 {
@@ -1401,6 +1470,7 @@ void nccl_apply(struct nccl_env *env, struct node_model *m)
 	field_set_bool(node, F_JOB_IB_DISABLE, v != 0);
 	env->out[NCCL_IB_DISABLE].kind = NCCL_EFF_INT;
 	env->out[NCCL_IB_DISABLE].num = v;
+	judge_net(env, node);
 	judge_gdr(env, node);
 	v = load_var(env, NCCL_CROSS_NIC, 2); /* NCCL's default, src/graph/search.cc */
 	/* "int crossNic = ... ncclParamCrossNic()" (search.cc:1080-1083 at v2.30.7, :862 at

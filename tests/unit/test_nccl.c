@@ -990,6 +990,73 @@ static void apply_gdr(void **state)
 	model_free(&m);
 }
 
+/*
+ * Issue 42 item 15: the net the job uses.  NCCL_NET is compared with each
+ * net's name by strcasecmp() (src/plugin/net.cc:331 at v2.30.7-1,
+ * src/net.cc:560 at v2.21.5-1): NCCL's own are "IB"
+ * (net_ib/common.cc:194) and "Socket" (net_socket.cc:804), any other name
+ * is a plugin's, and an empty one matches none (plugin/net.cc:349: NCCL
+ * fails).  NCCL_NET_PLUGIN loads a plugin before the IB net
+ * (plugin/net.cc:256-300 at v2.30.7-1, "none" is no plugin at :266;
+ * net.cc:386-406 at v2.21.5-1).  Where the net is not NCCL's IB, job.net
+ * says so and the IB rules are skipped.
+ */
+struct net_case {
+	const char *net, *plugin, *disable;
+	const char *job_net, *note; /* a substring of NCCL_NET's or NCCL_NET_PLUGIN's note */
+	bool warn;
+};
+
+static const struct net_case net_cases[] = {
+	{ NULL, NULL, NULL, "IB", NULL, false },
+	{ "IB", NULL, NULL, "IB", NULL, false },
+	{ "ib", NULL, NULL, "IB", NULL, false }, /* strcasecmp */
+	{ "IB", NULL, "1", "IB", "the IB net does not start", true },
+	{ "Socket", NULL, NULL, "Socket", "NCCL runs over TCP sockets", false },
+	{ "SOCKET", NULL, NULL, "Socket", "NCCL runs over TCP sockets", false },
+	{ "AWS Libfabric", NULL, NULL, "plugin", "does not apply", false },
+	{ "IBext_v8", NULL, NULL, "plugin", "names a net plugin's net", false },
+	{ "", NULL, NULL, "none", "NCCL_NET is empty", true },
+	{ NULL, "aws-ofi-nccl", NULL, "plugin", "libnccl-net-aws-ofi-nccl.so", false },
+	{ NULL, "none", NULL, "IB", NULL, false },
+	{ NULL, "NONE", NULL, "IB", NULL, false },
+	{ NULL, "", NULL, "IB", "2.21-2.26 load libnccl-net.so", true },
+	/* NCCL_NET picks among the nets a plugin adds to NCCL's own */
+	{ "IB", "aws-ofi-nccl", NULL, "IB", NULL, false },
+	{ "Socket", "aws-ofi-nccl", NULL, "Socket", NULL, false },
+};
+
+static void apply_net(void **state)
+{
+	struct nccl_env env = { .given = true };
+	struct node_model m;
+
+	(void)state;
+	model_init(&m);
+	port(&m, "mlx5_0", "ACTIVE", "Ethernet");
+	for (size_t i = 0; i < ARRAY_SIZE(net_cases); i++) {
+		const struct net_case *c = &net_cases[i];
+		char notes[2048];
+
+		nccl_env_free(&env);
+		put(&env, "NCCL_NET", c->net);
+		put(&env, "NCCL_NET_PLUGIN", c->plugin);
+		put(&env, "NCCL_IB_DISABLE", c->disable);
+		nccl_apply(&env, &m);
+		snprintf(notes, sizeof(notes), "%s|%s", nccl_note(&env.out[NCCL_NET]),
+			 nccl_note(&env.out[NCCL_NET_PLUGIN]));
+		if (strcmp(m.node.f[F_JOB_NET].v.s, c->job_net) ||
+		    (c->note && !strstr(notes, c->note)) ||
+		    env.out[NCCL_NET].warn + env.out[NCCL_NET_PLUGIN].warn != c->warn)
+			fail_msg("NCCL_NET=%s NCCL_NET_PLUGIN=%s: job.net %s, notes '%s'",
+				 c->net ? c->net : "(unset)", c->plugin ? c->plugin : "(unset)",
+				 m.node.f[F_JOB_NET].v.s, notes);
+	}
+	assert_string_equal(env.out[NCCL_NET].items[0], "Socket");
+	nccl_env_free(&env);
+	model_free(&m);
+}
+
 static void apply_absent(void **state)
 {
 	struct nccl_env env = { .given = true };
@@ -1032,6 +1099,7 @@ int main(void)
 		cmocka_unit_test(apply_tc_priority),
 		cmocka_unit_test(apply_gid),
 		cmocka_unit_test(apply_gdr),
+		cmocka_unit_test(apply_net),
 		cmocka_unit_test(apply_absent),
 	};
 
