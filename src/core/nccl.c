@@ -281,9 +281,13 @@ static const char *const var_names[NCCL__VARS] = {
 	[NCCL_SOCKET_FAMILY] = "NCCL_SOCKET_FAMILY",
 	[NCCL_NET] = "NCCL_NET",
 	[NCCL_NET_PLUGIN] = "NCCL_NET_PLUGIN",
+	[NCCL_IB_MERGE_NICS] = "NCCL_IB_MERGE_NICS",
+	[NCCL_IB_MERGE_VFS] = "NCCL_IB_MERGE_VFS",
 	[NCCL_DEBUG] = "NCCL_DEBUG",
 	[NCCL_ALGO] = "NCCL_ALGO",
 	[NCCL_PROTO] = "NCCL_PROTO",
+	[NCCL_NET_MERGE_LEVEL] = "NCCL_NET_MERGE_LEVEL",
+	[NCCL_NET_FORCE_MERGE] = "NCCL_NET_FORCE_MERGE",
 };
 
 const char *nccl_var_name(enum nccl_var v)
@@ -628,6 +632,181 @@ static bool port_roce(const struct object *p)
 	return !strcmp(str_or(p, F_PORT_LINK_LAYER, ""), "Ethernet");
 }
 
+/* Is w one of the space-separated words of buf (eth1 is not in "eth10")? */
+static bool has_word(const char *buf, const char *w)
+{
+	size_t n = strlen(w);
+
+	for (const char *p = buf; (p = strstr(p, w)); p += n)
+		if ((p == buf || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
+			return true;
+	return false;
+}
+
+static void append_word(char *buf, size_t size, const char *w)
+{
+	size_t len = strlen(buf);
+
+	if (!w[0] || has_word(buf, w) || len + strlen(w) + 2 >= size)
+		return;
+	snprintf(buf + len, size - len, "%s%s", len ? " " : "", w);
+}
+
+/*
+ * NCCL's PCI path of a port's device as ncclIbGetPciPath() cuts it
+ * (net_ib/init.cc:60-80 at v2.30.7, net_ib.cc:315-334 at v2.21.5): the
+ * function digit zeroed, so the functions of a multi-port card are one
+ * device, and with NCCL_IB_MERGE_VFS (default 1, compared with 0) the
+ * device digits too, so are its VFs.  The PCI function is the netdev's
+ * bus address (ethtool bus-info), "dddd:bb:dd.f"; false where rocewatch
+ * does not know it (no netdev, a bond, a snapshot without ethtool).
+ */
+static bool pci_key(const struct object *p, bool merge_vfs, char *key, size_t size)
+{
+	const char *bus = p->netdev ? str_or(p->netdev, F_NETDEV_BUS, "") : "";
+	size_t n = strlen(bus);
+
+	if (n < 7 || n >= size || bus[n - 2] != '.' || bus[n - 5] != ':')
+		return false;
+	memcpy(key, bus, n + 1);
+	key[n - 1] = '0';
+	if (merge_vfs)
+		key[n - 3] = key[n - 4] = '0';
+	return true;
+}
+
+/* NICs of fused ports: at most NCCL_NET_MAX_DEVS_PER_NIC (8 from 2.30) each. */
+#define NCCL_FUSE_MAX 8
+
+struct nccl_nic {
+	size_t port[NCCL_FUSE_MAX]; /* indexes into m->ports */
+	size_t n;
+	bool known; /* key is its PCI device */
+	char key[RW_NAME_MAX];
+};
+
+/*
+ * The device list NCCL builds from the kept ports (sel): with
+ * NCCL_IB_MERGE_NICS (default 1) the ports of one PCI device of one link
+ * layer are fused into one NIC, "mlx5_0:1+mlx5_1:1".  2.24 and later fuse
+ * in the topology (ncclTopoAutoMerge(), src/graph/topo.cc:1375-1440 at
+ * v2.30.7: each port with those at most NCCL_NET_MERGE_LEVEL apart,
+ * default PORT, topo.cc:1744; up to 8 ports from 2.30, 4 before,
+ * topo.cc:1870) and ncclIbMakeVDeviceInternal() refuses when
+ * NCCL_IB_MERGE_NICS is 0 (net_ib/init.cc:198) or the link layers differ
+ * (:250); 2.21-2.23 fuse in ncclIbInit() by ncclIbFindMatchingDev()
+ * (net_ib.cc:371-387 at v2.21.5: the same PCI path, system image GUID and
+ * link layer, NCCL_IB_MAX_DEVS_PER_NIC = 2), and 2.22-2.23 undo all
+ * fusion when the NICs are not all of one size (net_ib.cc:547-557 at
+ * v2.22.3).  The reading is 2.30.7's; the note names the rest.
+ */
+static void fuse_nics(struct nccl_env *env, const struct node_model *m, const bool *sel)
+{
+	struct nccl_reading *r = &env->out[NCCL_IB_HCA];
+	struct nccl_nic nics[NCCL_IB_HCA_MAX];
+	int64_t merge = load_var(env, NCCL_IB_MERGE_NICS, 1);
+	int64_t vfs = load_var(env, NCCL_IB_MERGE_VFS, 1);
+	char fused[512] = "", unknown[256] = "";
+	size_t n = 0, kept = 0, largest = 0;
+	bool pairs = false, singles = false;
+
+	for (size_t i = 0; i < m->n_ports; i++) {
+		const struct object *p = m->ports[i];
+		struct nccl_nic *nic = NULL;
+		char key[RW_NAME_MAX];
+		bool known;
+
+		if (!sel[i])
+			continue;
+		kept++;
+		known = pci_key(p, vfs != 0, key, sizeof(key));
+		if (!known)
+			append_word(unknown, sizeof(unknown), p->name);
+		for (size_t k = 0; known && k < n && !nic; k++) {
+			const struct object *q = m->ports[nics[k].port[0]];
+
+			if (nics[k].known && !strcmp(nics[k].key, key) &&
+			    nics[k].n < NCCL_FUSE_MAX &&
+			    !strcmp(str_or(p, F_PORT_LINK_LAYER, ""),
+				    str_or(q, F_PORT_LINK_LAYER, "")))
+				nic = &nics[k];
+		}
+		if (!nic) {
+			nic = &nics[n++];
+			memset(nic, 0, sizeof(*nic));
+			nic->known = known;
+			if (known)
+				strlcpy0(nic->key, key, sizeof(nic->key));
+		}
+		nic->port[nic->n++] = i;
+	}
+	r->n = 0;
+	for (size_t k = 0; k < n; k++) {
+		const struct nccl_nic *nic = &nics[k];
+		char name[NCCL_ITEM_MAX] = "";
+		size_t len = 0;
+
+		for (size_t j = 0; j < nic->n && len < sizeof(name); j++) {
+			const struct object *p = m->ports[nic->port[j]];
+
+			len += (size_t)snprintf(name + len, sizeof(name) - len, "%s%s:%u",
+						j ? "+" : "", p->name, p->port);
+		}
+		if (nic->n > 1)
+			append_word(fused, sizeof(fused), name);
+		/* NCCL_IB_MERGE_NICS=0: each port a NIC of its own */
+		for (size_t j = 0; !merge && nic->n > 1 && j < nic->n; j++)
+			add_item(r, "%s:%u", m->ports[nic->port[j]]->name,
+				 m->ports[nic->port[j]]->port);
+		if (merge || nic->n == 1)
+			add_item(r, "%s", name);
+		if (nic->n > largest)
+			largest = nic->n;
+		/* what 2.22-2.23 make of it, 2 ports a NIC at most */
+		pairs |= nic->n >= 2;
+		singles |= nic->n % 2 == 1;
+	}
+	if (fused[0] && merge) {
+		note(env, NCCL_IB_HCA, false,
+		     "NCCL fuses the ports of one PCI device into one NIC (NCCL_IB_MERGE_NICS, "
+		     "default 1): %s",
+		     fused);
+		if (largest > 2)
+			note(env, NCCL_IB_HCA, false, "NCCL 2.21-2.23 fuse 2 ports at most%s",
+			     largest > 4 ? ", 2.24-2.29 4" : "");
+		if (pairs && singles)
+			note(env, NCCL_IB_HCA, false,
+			     "NCCL 2.22 and 2.23 fuse none, the NICs not being all of one size");
+	} else if (fused[0]) {
+		note(
+		    env, NCCL_IB_HCA, false,
+		    "NCCL_IB_MERGE_NICS=0: %s share a PCI device and stay separate NICs (NCCL 2.24 "
+		    "and later log that fusing them failed)",
+		    fused);
+	}
+	if (merge && unknown[0] && kept > 1)
+		note(env, NCCL_IB_HCA, false,
+		     "rocewatch does not know the PCI device of %s (no PCI address on its netdev): "
+		     "NCCL fuses it with any other port of that device",
+		     unknown);
+	if (merge && env->val[NCCL_NET_MERGE_LEVEL])
+		note(
+		    env, NCCL_IB_HCA, false,
+		    "NCCL_NET_MERGE_LEVEL=%.20s: NCCL 2.24 and later fuse NICs up to that PCI "
+		    "distance apart, which rocewatch does not judge (it fuses the ports of one PCI "
+		    "device, the default PORT)",
+		    env->val[NCCL_NET_MERGE_LEVEL]);
+	if (env->val[NCCL_NET_FORCE_MERGE])
+		note(env, NCCL_IB_HCA, false,
+		     "NCCL_NET_FORCE_MERGE=%.40s: NCCL 2.24 and later fuse those NICs first, which "
+		     "rocewatch does not judge",
+		     env->val[NCCL_NET_FORCE_MERGE]);
+	env->out[NCCL_IB_MERGE_NICS].kind = NCCL_EFF_INT;
+	env->out[NCCL_IB_MERGE_NICS].num = merge;
+	env->out[NCCL_IB_MERGE_VFS].kind = NCCL_EFF_INT;
+	env->out[NCCL_IB_MERGE_VFS].num = vfs;
+}
+
 /*
  * NCCL_IB_HCA: the ports ncclIbInit[Devices]() keeps (ACTIVE, InfiniBand or
  * Ethernet, matching the list, at most MAX_IB_DEVS) in sel and in the reading.
@@ -649,11 +828,9 @@ static void judge_ib_hca(struct nccl_env *env, struct node_model *m, bool *sel)
 		sel[i] = nccl_list_selects(&l, p->name, (int)p->port, false) && port_active(p) &&
 			 (!strcmp(ll, "Ethernet") || !strcmp(ll, "InfiniBand")) &&
 			 kept < NCCL_IB_HCA_MAX;
-		if (sel[i]) {
-			kept++;
-			add_item(r, "%s:%u", p->name, p->port);
-		}
+		kept += sel[i];
 	}
+	fuse_nics(env, m, sel);
 	field_set_str(&m->node, F_JOB_IB_HCA, v ? v : "");
 	if (!v || !v[0]) {
 		/* unset or empty: parseStringList() finds no entry, every port is used */
@@ -808,26 +985,6 @@ static const struct object *netdev_named(const struct node_model *m, const char 
 		if (!strcmp(m->netdevs[i]->name, name))
 			return m->netdevs[i];
 	return NULL;
-}
-
-/* Is w one of the space-separated words of buf (eth1 is not in "eth10")? */
-static bool has_word(const char *buf, const char *w)
-{
-	size_t n = strlen(w);
-
-	for (const char *p = buf; (p = strstr(p, w)); p += n)
-		if ((p == buf || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
-			return true;
-	return false;
-}
-
-static void append_word(char *buf, size_t size, const char *w)
-{
-	size_t len = strlen(buf);
-
-	if (!w[0] || has_word(buf, w) || len + strlen(w) + 2 >= size)
-		return;
-	snprintf(buf + len, size - len, "%s%s", len ? " " : "", w);
 }
 
 static bool same_items(const struct nccl_reading *a, const struct nccl_reading *b)

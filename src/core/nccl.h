@@ -123,9 +123,14 @@ enum nccl_var {
 	NCCL_SOCKET_FAMILY,
 	NCCL_NET,
 	NCCL_NET_PLUGIN,
+	NCCL_IB_MERGE_NICS,
+	NCCL_IB_MERGE_VFS,
 	NCCL_DEBUG,
 	NCCL_ALGO,
 	NCCL_PROTO,
+	/* read to say what rocewatch does not judge (never a line of their own) */
+	NCCL_NET_MERGE_LEVEL,
+	NCCL_NET_FORCE_MERGE,
 	NCCL__VARS,
 };
 

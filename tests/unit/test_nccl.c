@@ -530,6 +530,106 @@ static void apply_ib_hca(void **state)
 	model_free(&m);
 }
 
+/*
+ * Issue 42 item 15: NCCL_IB_MERGE_NICS, what it does to the device list.
+ * ncclIbGetPciPath() zeroes the function digit of the device's PCI path,
+ * and the device digits with NCCL_IB_MERGE_VFS (net_ib/init.cc:69-72 at
+ * v2.30.7-1, net_ib.cc:323-325 at v2.21.5-1); ports of one such device and
+ * one link layer are one NIC: ncclTopoAutoMerge() at the default
+ * NCCL_NET_MERGE_LEVEL, PORT (src/graph/topo.cc:1375-1440, :1744 at
+ * v2.30.7-1), which ncclIbMakeVDeviceInternal() refuses when
+ * NCCL_IB_MERGE_NICS=0 (net_ib/init.cc:198) or the link layers differ
+ * (:250); ncclIbFindMatchingDev() before 2.24 (net_ib.cc:371-387 at
+ * v2.21.5-1, 2 ports a NIC at most), all undone in 2.22-2.23 when the
+ * NICs differ in size (net_ib.cc:547-557 at v2.22.3-1).
+ */
+static struct object *port_on(struct node_model *m, const char *dev, const char *ll,
+			      const char *netdev, const char *bus)
+{
+	struct object *p = port(m, dev, "ACTIVE", ll), *nd = model_add_netdev(m, netdev);
+
+	assert_non_null(nd);
+	if (bus)
+		field_set_str(nd, F_NETDEV_BUS, bus);
+	field_set_str(p, F_PORT_NETDEV, netdev);
+	return nd;
+}
+
+struct fuse_case {
+	const char *hca, *merge, *vfs;
+	const char *bus2, *ll1; /* mlx5_2's PCI function, mlx5_1's link layer */
+	const char *effective, *note;
+};
+
+/* mlx5_0 0000:17:00.0 and mlx5_1 0000:17:00.1 (one card, two functions), mlx5_2 0000:18:00.0 */
+static const struct fuse_case fuse_cases[] = {
+	{ NULL, NULL, NULL, NULL, NULL, "mlx5_0:1+mlx5_1:1 mlx5_2:1",
+	  "NCCL fuses the ports of one PCI device into one NIC (NCCL_IB_MERGE_NICS, default 1): "
+	  "mlx5_0:1+mlx5_1:1; NCCL 2.22 and 2.23 fuse none, the NICs not being all of one size" },
+	{ NULL, "0", NULL, NULL, NULL, "mlx5_0:1 mlx5_1:1 mlx5_2:1",
+	  "NCCL_IB_MERGE_NICS=0: mlx5_0:1+mlx5_1:1 share a PCI device and stay separate NICs" },
+	{ NULL, "0x0", NULL, NULL, NULL, "mlx5_0:1 mlx5_1:1 mlx5_2:1", "stay separate NICs" },
+	{ NULL, "2", NULL, NULL, NULL, "mlx5_0:1+mlx5_1:1 mlx5_2:1", "NCCL fuses" },
+	/* only the ports NCCL keeps are fused */
+	{ "=mlx5_0,mlx5_2", NULL, NULL, NULL, NULL, "mlx5_0:1 mlx5_2:1", NULL },
+	/* a VF of the same card: its device digits are zeroed too, unless NCCL_IB_MERGE_VFS=0 */
+	{ NULL, NULL, NULL, "0000:17:02.3", NULL, "mlx5_0:1+mlx5_1:1+mlx5_2:1",
+	  "mlx5_0:1+mlx5_1:1+mlx5_2:1; NCCL 2.21-2.23 fuse 2 ports at most" },
+	{ NULL, NULL, "0", "0000:17:02.3", NULL, "mlx5_0:1+mlx5_1:1 mlx5_2:1", "fuses" },
+	/* another link layer is not fused */
+	{ NULL, NULL, NULL, "0000:17:00.2", "InfiniBand", "mlx5_0:1+mlx5_2:1 mlx5_1:1",
+	  "NCCL fuses the ports of one PCI device into one NIC (NCCL_IB_MERGE_NICS, default 1): "
+	  "mlx5_0:1+mlx5_2:1; NCCL 2.22" },
+	/* no PCI address: not fused, and said */
+	{ NULL, NULL, NULL, "", NULL, "mlx5_0:1+mlx5_1:1 mlx5_2:1",
+	  "rocewatch does not know the PCI device of mlx5_2" },
+};
+
+static void apply_merge_nics(void **state)
+{
+	struct nccl_env env = { .given = true };
+	struct node_model m;
+	struct object *nd2, *p1;
+	char buf[1024];
+
+	(void)state;
+	model_init(&m);
+	port_on(&m, "mlx5_0", "Ethernet", "eth2", "0000:17:00.0");
+	port_on(&m, "mlx5_1", "Ethernet", "eth3", "0000:17:00.1");
+	nd2 = port_on(&m, "mlx5_2", "Ethernet", "eth4", "0000:18:00.0");
+	model_link_ports(&m);
+	p1 = model_port(&m, "mlx5_1", 1);
+	assert_non_null(p1);
+	for (size_t i = 0; i < ARRAY_SIZE(fuse_cases); i++) {
+		const struct fuse_case *c = &fuse_cases[i];
+
+		nccl_env_free(&env);
+		put(&env, "NCCL_IB_HCA", c->hca);
+		put(&env, "NCCL_IB_MERGE_NICS", c->merge);
+		put(&env, "NCCL_IB_MERGE_VFS", c->vfs);
+		field_set_str(nd2, F_NETDEV_BUS, c->bus2 ? c->bus2 : "0000:18:00.0");
+		field_set_str(p1, F_PORT_LINK_LAYER, c->ll1 ? c->ll1 : "Ethernet");
+		nccl_apply(&env, &m);
+		items(&env.out[NCCL_IB_HCA], buf, sizeof(buf));
+		if (strcmp(buf, c->effective) ||
+		    (c->note ? !strstr(nccl_note(&env.out[NCCL_IB_HCA]), c->note)
+			     : env.out[NCCL_IB_HCA].note.len != 0))
+			fail_msg("case %zu: effective '%s', note '%s'", i, buf,
+				 nccl_note(&env.out[NCCL_IB_HCA]));
+	}
+	/* NCCL_NET_MERGE_LEVEL and NCCL_NET_FORCE_MERGE (2.24+) are named, not judged */
+	put(&env, "NCCL_NET_MERGE_LEVEL", "LOC");
+	put(&env, "NCCL_NET_FORCE_MERGE", "mlx5_0,mlx5_2");
+	nccl_apply(&env, &m);
+	assert_non_null(
+	    strstr(nccl_note(&env.out[NCCL_IB_HCA]),
+		   "NCCL_NET_MERGE_LEVEL=LOC: NCCL 2.24 and later fuse NICs up to that"));
+	assert_non_null(strstr(nccl_note(&env.out[NCCL_IB_HCA]), "NCCL_NET_FORCE_MERGE=mlx5_0,"));
+	assert_int_equal(env.out[NCCL_IB_MERGE_NICS].num, 1);
+	nccl_env_free(&env);
+	model_free(&m);
+}
+
 struct if_case {
 	const char *value, *family;
 	const char *effective, *problem, *virt;
@@ -1093,6 +1193,7 @@ int main(void)
 		cmocka_unit_test(gdr_level),
 		cmocka_unit_test(env_file),
 		cmocka_unit_test(apply_ib_hca),
+		cmocka_unit_test(apply_merge_nics),
 		cmocka_unit_test(apply_socket_ifname),
 		cmocka_unit_test(apply_socket_family_order),
 		cmocka_unit_test(apply_numbers),
