@@ -283,6 +283,7 @@ static const char *const var_names[NCCL__VARS] = {
 	[NCCL_NET_PLUGIN] = "NCCL_NET_PLUGIN",
 	[NCCL_IB_MERGE_NICS] = "NCCL_IB_MERGE_NICS",
 	[NCCL_IB_MERGE_VFS] = "NCCL_IB_MERGE_VFS",
+	[NCCL_IB_FIFO_TC] = "NCCL_IB_FIFO_TC",
 	[NCCL_DEBUG] = "NCCL_DEBUG",
 	[NCCL_ALGO] = "NCCL_ALGO",
 	[NCCL_PROTO] = "NCCL_PROTO",
@@ -1395,7 +1396,8 @@ static int dscp_priority(const struct node_model *m, const bool *sel, int dscp, 
 	return -1;
 }
 
-static void judge_tc(struct nccl_env *env, struct node_model *m, const bool *sel)
+/* The TC NCCL sends its data with (its QPs' grh.traffic_class), as judge_tc() reads it. */
+static int judge_tc(struct nccl_env *env, struct node_model *m, const bool *sel)
 {
 	struct nccl_reading *r = &env->out[NCCL_IB_TC];
 	struct object *node = &m->node;
@@ -1446,11 +1448,64 @@ static void judge_tc(struct nccl_env *env, struct node_model *m, const bool *sel
 	prio = dscp_priority(m, sel, tc >> 2, &on);
 	if (prio < 0) {
 		field_absent(node, F_JOB_IB_TC_PRIORITY, ABS_UNSUPPORTED, 0);
-		return;
+		return tc;
 	}
 	field_set_int(node, F_JOB_IB_TC_PRIORITY, prio);
 	note(env, NCCL_IB_TC, false, "DSCP %d lands on priority %d on %s (trust dscp)", tc >> 2,
 	     prio, on);
+	return tc;
+}
+
+/*
+ * NCCL_IB_FIFO_TC: the TC of the receiver's QPs on RoCE, which carry its
+ * clear-to-send (FIFO) writes to the sender, in place of the data's TC.
+ * 2.21 has no such variable; 2.22-2.23 default to 0 and take any other
+ * value ("if (ncclParamIbFifoTc() && override_tc)", net_ib.cc:92, :982-983
+ * at v2.22.3); from 2.24 the default is -1 and any other value counts
+ * (net_ib.cc:100, :1103 at v2.24.3; net_ib/connect.cc:21, :1245-1247 at
+ * v2.30.7, "remDevInfo->link_layer == IBV_LINK_LAYER_ETHERNET &&
+ * ncclParamIbFifoTc() != -1", the int64_t); its low byte is sent.
+ */
+static void judge_fifo_tc(struct nccl_env *env, struct node_model *m, const bool *sel, int tc)
+{
+	struct nccl_reading *r = &env->out[NCCL_IB_FIFO_TC];
+	const char *v = env->val[NCCL_IB_FIFO_TC], *on = NULL;
+	int64_t raw;
+	int fifo, prio;
+
+	if (!v)
+		return; /* the clear-to-send messages go with the data's TC */
+	raw = load_var(env, NCCL_IB_FIFO_TC, -1);
+	if (raw == -1) {
+		fifo = tc;
+		if (v[0])
+			note(env, NCCL_IB_FIFO_TC, true,
+			     "NCCL_IB_FIFO_TC=%.20s: NCCL 2.24 and later send the clear-to-send "
+			     "messages with the data's TC, %d (the default), 2.22-2.23 with TC 255",
+			     v, tc);
+	} else {
+		fifo = (int)(uint8_t)raw;
+		if (raw != fifo)
+			note(env, NCCL_IB_FIFO_TC, true,
+			     "NCCL_IB_FIFO_TC=%.20s is read as %d (the low byte)", v, fifo);
+		if (!raw)
+			note(env, NCCL_IB_FIFO_TC, false,
+			     "NCCL 2.22-2.23 take 0 as unset: the data's TC, %d", tc);
+	}
+	note(env, NCCL_IB_FIFO_TC, false,
+	     "the TC of the receiver's clear-to-send (FIFO) writes on RoCE, from NCCL 2.22 (2.21 "
+	     "does not read it)");
+	r->kind = NCCL_EFF_INT;
+	r->num = fifo;
+	if (fifo >> 2 == tc >> 2)
+		return;
+	prio = dscp_priority(m, sel, fifo >> 2, &on);
+	if (prio >= 0)
+		note(env, NCCL_IB_FIFO_TC, false,
+		     "DSCP %d, not the data's %d, lands on priority %d on %s (trust dscp)",
+		     fifo >> 2, tc >> 2, prio, on);
+	else
+		note(env, NCCL_IB_FIFO_TC, false, "DSCP %d, not the data's %d", fifo >> 2, tc >> 2);
 }
 
 /* NCCL's path type of rocewatch's PCI distance (collectors/host.c classifies as NCCL does). */
@@ -1621,7 +1676,7 @@ void nccl_apply(struct nccl_env *env, struct node_model *m)
 	judge_ib_hca(env, m, sel);
 	judge_socket_ifname(env, m);
 	judge_gid_index(env, m, sel);
-	judge_tc(env, m, sel);
+	judge_fifo_tc(env, m, sel, judge_tc(env, m, sel));
 	/* ncclIbInit(): any value other than 0 turns RDMA off (sockets only) */
 	v = load_var(env, NCCL_IB_DISABLE, 0);
 	field_set_bool(node, F_JOB_IB_DISABLE, v != 0);

@@ -963,6 +963,74 @@ static void apply_tc_priority(void **state)
 	model_free(&m);
 }
 
+/*
+ * Issue 42 item 15: NCCL_IB_FIFO_TC, the TC of the receiver's
+ * clear-to-send writes on RoCE.  Default -1, "the data's TC", compared as
+ * the int64_t, its low byte sent (net_ib/connect.cc:21, :1245-1247 at
+ * v2.30.7-1; net_ib.cc:100, :1103 at v2.24.3-1); 2.22-2.23 default to 0
+ * and take any other value (net_ib.cc:92, :982-983 at v2.22.3-1).
+ */
+struct fifo_case {
+	const char *value;
+	int64_t want; /* -2: no reading (unset) */
+	const char *note;
+	bool warn;
+};
+
+static const struct fifo_case fifo_cases[] = {
+	{ NULL, -2, NULL, false },
+	{ "-1", 106,
+	  "2.24 and later send the clear-to-send messages with the data's TC, 106 "
+	  "(the default), 2.22-2.23 with TC 255",
+	  true },
+	{ "0", 0, "NCCL 2.22-2.23 take 0 as unset: the data's TC, 106", false },
+	{ "106", 106, "receiver's clear-to-send (FIFO) writes on RoCE", false },
+	{ "362", 106, "NCCL_IB_FIFO_TC=362 is read as 106 (the low byte)", true },
+	/* the int64_t is not -1: its low byte, 255, in every version */
+	{ "4294967295", 255, "is read as 255 (the low byte)", true },
+	{ "192", 192, "DSCP 48, not the data's 26, lands on priority 6 on eth2 (trust dscp)",
+	  false },
+	{ "0x", 0, "is read as 0 (strtoll stops at 'x')", true },
+};
+
+static void apply_fifo_tc(void **state)
+{
+	struct nccl_env env = { .given = true };
+	struct node_model m;
+	struct object *nd;
+	int8_t map[RW_DSCP_COUNT];
+
+	(void)state;
+	model_init(&m);
+	nd = model_add_netdev(&m, "eth2");
+	field_set_str(port(&m, "mlx5_0", "ACTIVE", "Ethernet"), F_PORT_NETDEV, "eth2");
+	model_link_ports(&m);
+	for (int d = 0; d < RW_DSCP_COUNT; d++)
+		map[d] = (int8_t)(d >> 3);
+	map[26] = 3;
+	field_set_str(nd, F_NETDEV_TRUST, "dscp");
+	field_set_dscp_map(nd, F_NETDEV_DSCP_MAP, map);
+	for (size_t i = 0; i < ARRAY_SIZE(fifo_cases); i++) {
+		const struct fifo_case *c = &fifo_cases[i];
+		const struct nccl_reading *r = &env.out[NCCL_IB_FIFO_TC];
+
+		nccl_env_free(&env);
+		put(&env, "NCCL_IB_TC", "106");
+		put(&env, "NCCL_IB_FIFO_TC", c->value);
+		nccl_apply(&env, &m);
+		if ((c->want == -2 ? r->kind != NCCL_EFF_NONE
+				   : r->kind != NCCL_EFF_INT || r->num != c->want) ||
+		    (c->note ? !strstr(nccl_note(r), c->note) : r->note.len != 0) ||
+		    r->warn != c->warn)
+			fail_msg("NCCL_IB_FIFO_TC=%s: %lld, note '%s', warn %d", c->value,
+				 (long long)r->num, nccl_note(r), r->warn);
+		/* the data's TC is judged as before */
+		assert_int_equal(m.node.f[F_JOB_IB_TC].v.i, 106);
+	}
+	nccl_env_free(&env);
+	model_free(&m);
+}
+
 struct gid_case {
 	const char *index, *family, *range, *version;
 	const char *effective, *problem;
@@ -1198,6 +1266,7 @@ int main(void)
 		cmocka_unit_test(apply_socket_family_order),
 		cmocka_unit_test(apply_numbers),
 		cmocka_unit_test(apply_tc_priority),
+		cmocka_unit_test(apply_fifo_tc),
 		cmocka_unit_test(apply_gid),
 		cmocka_unit_test(apply_gdr),
 		cmocka_unit_test(apply_net),
