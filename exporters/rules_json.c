@@ -88,6 +88,10 @@ static json_t *job_json(const struct rule_result *res, size_t n, const struct no
 				json_object_set_new(vars, nccl_var_name((enum nccl_var)v),
 						    variable_json(job, (enum nccl_var)v));
 		json_object_set_new(j, "variables", vars);
+		vars = json_array();
+		for (size_t i = 0; i < job->n_unjudged; i++)
+			json_array_append_new(vars, json_string(job->unjudged[i]));
+		json_object_set_new(j, "not_judged", vars);
 	}
 
 	for (int id = 0; id < F__COUNT; id++) {

@@ -342,6 +342,19 @@ static void print_job_lines(struct report *rp)
 		term_wrap(&rp->t, 4, sb.buf, false);
 		sb_free(&sb);
 	}
+	/* then what rocewatch does not model, named rather than passed over in silence */
+	if (rp->job->n_unjudged) {
+		struct strbuf sb = { 0 };
+
+		sb_puts(&sb, "not judged:");
+		for (size_t i = 0; i < rp->job->n_unjudged; i++)
+			sb_printf(&sb, "%s %s", i ? ";" : "", rp->job->unjudged[i]);
+		if (!sb.oom) {
+			term_printf(&rp->t, "  ");
+			term_wrap(&rp->t, 4, sb.buf, false);
+		}
+		sb_free(&sb);
+	}
 }
 
 /*

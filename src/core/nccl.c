@@ -289,6 +289,9 @@ static const char *const var_names[NCCL__VARS] = {
 	[NCCL_PROTO] = "NCCL_PROTO",
 	[NCCL_NET_MERGE_LEVEL] = "NCCL_NET_MERGE_LEVEL",
 	[NCCL_NET_FORCE_MERGE] = "NCCL_NET_FORCE_MERGE",
+	[NCCL_IB_DATA_DIRECT] = "NCCL_IB_DATA_DIRECT",
+	[NCCL_COMM_ID] = "NCCL_COMM_ID",
+	[NCCL_NETDEVS_POLICY] = "NCCL_NETDEVS_POLICY",
 };
 
 const char *nccl_var_name(enum nccl_var v)
@@ -1631,6 +1634,67 @@ static void judge_debug(const struct nccl_env *env, struct object *node)
 	field_set_str(node, F_JOB_DEBUG_TUNING, out);
 }
 
+static void unjudged(struct nccl_env *env, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void unjudged(struct nccl_env *env, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (env->n_unjudged == NCCL_UNJUDGED_MAX)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(env->unjudged[env->n_unjudged++], NCCL_UNJUDGED_LEN, fmt, ap);
+	va_end(ap);
+}
+
+/* " (NAME=value)" where the job set v, else "" */
+static const char *set_as(const struct nccl_env *env, enum nccl_var v, char *buf, size_t size)
+{
+	if (!env->val[v])
+		return "";
+	snprintf(buf, size, " (%s=%.40s)", var_names[v], env->val[v]);
+	return buf;
+}
+
+/*
+ * What rocewatch does not model, in the order it would bite, so that the
+ * report names it instead of staying silent: a net plugin in the job's
+ * image (NCCL_NET_PLUGIN unset: libnccl-net.so, src/plugin/net.cc:256 at
+ * v2.30.7, src/net.cc:406 at v2.21.5), an application's
+ * ncclConfig_t.trafficClass where NCCL_IB_TC is unset (connect.cc:999-1001
+ * at v2.30.7), NCCL_IB_DATA_DIRECT (net_ib/init.cc:13, from 2.27, default
+ * 1), NCCL_COMM_ID's subnet rule in interface auto-selection
+ * (ncclFindInterfaceMatchSubnet(), src/misc/socket.cc:207-216 at v2.30.7),
+ * the rail and plane fields of 2.30.7's "dev:port:rail:plane"
+ * (src/misc/utils.cc:206-209), NCCL_NETDEVS_POLICY (src/graph/topo.cc:2005
+ * at v2.30.7, from 2.28).
+ */
+static void list_unjudged(struct nccl_env *env, const char *net)
+{
+	const char *plugin = env->val[NCCL_NET_PLUGIN];
+	enum nccl_num_note nn;
+	char b[96];
+
+	env->n_unjudged = 0;
+	if (!strcmp(net, "IB") && (!plugin || !plugin[0]))
+		unjudged(env,
+			 "a net plugin in the job's image (libnccl-net.so on its library path, "
+			 "which NCCL loads before its IB code)");
+	if ((int)nccl_load_param(env->val[NCCL_IB_TC], -1, &nn) == -1)
+		unjudged(env, "an application's ncclConfig_t.trafficClass (2.26 and later), the TC "
+			      "NCCL sends when NCCL_IB_TC is unset");
+	unjudged(env,
+		 "NCCL_IB_DATA_DIRECT (2.27 and later, default 1: mlx5 Data Direct "
+		 "devices)%s",
+		 set_as(env, NCCL_IB_DATA_DIRECT, b, sizeof(b)));
+	unjudged(env, "the NCCL_COMM_ID subnet rule of interface auto-selection%s",
+		 set_as(env, NCCL_COMM_ID, b, sizeof(b)));
+	unjudged(env, "the rail and plane fields of NCCL_IB_HCA entries (2.30.7)");
+	unjudged(env, "NCCL_NETDEVS_POLICY (2.28 and later)%s",
+		 set_as(env, NCCL_NETDEVS_POLICY, b, sizeof(b)));
+}
+
 /*
  * A note's first sentence for the job.reading fact (a string field of
  * RW_STR_MAX): cut at a word with "..." where it is longer.
@@ -1661,6 +1725,7 @@ void nccl_apply(struct nccl_env *env, struct node_model *m)
 	int64_t v;
 
 	readings_reset(env);
+	env->n_unjudged = 0;
 	if (!env->given) {
 		for (int id = F_JOB_NCCL; id <= F_JOB_DEBUG_TUNING; id++)
 			field_absent(node, (enum field_id)id, ABS_NOT_COLLECTED, 0);
@@ -1696,6 +1761,7 @@ void nccl_apply(struct nccl_env *env, struct node_model *m)
 	env->out[NCCL_CROSS_NIC].kind = NCCL_EFF_INT;
 	env->out[NCCL_CROSS_NIC].num = v;
 	judge_debug(env, node);
+	list_unjudged(env, node->f[F_JOB_NET].v.s);
 	for (int i = 0; i < NCCL__VARS && !reading[0]; i++)
 		if (env->out[i].warn)
 			first_sentence(reading, sizeof(reading), nccl_note(&env->out[i]));

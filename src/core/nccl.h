@@ -132,6 +132,9 @@ enum nccl_var {
 	/* read to say what rocewatch does not judge (never a line of their own) */
 	NCCL_NET_MERGE_LEVEL,
 	NCCL_NET_FORCE_MERGE,
+	NCCL_IB_DATA_DIRECT,
+	NCCL_COMM_ID,
+	NCCL_NETDEVS_POLICY,
 	NCCL__VARS,
 };
 
@@ -164,7 +167,9 @@ enum nccl_eff_kind {
 	NCCL_EFF_STR,  /* items[0] */
 };
 
-#define NCCL_ITEM_MAX 80
+#define NCCL_ITEM_MAX	  80
+#define NCCL_UNJUDGED_MAX 8
+#define NCCL_UNJUDGED_LEN 192
 
 /* What NCCL does with one variable on this node. */
 struct nccl_reading {
@@ -191,6 +196,13 @@ struct nccl_env {
 	/* the node's IP interfaces (check on a live node); NULL: the model's netdevs */
 	const struct nccl_ifaddrs *ifs;
 	struct nccl_reading out[NCCL__VARS]; /* filled by nccl_apply() */
+	/*
+	 * What NCCL does with the job that rocewatch does not judge, one phrase
+	 * each (with the job's value where it set one), for the report to name
+	 * rather than stay silent; filled by nccl_apply().
+	 */
+	size_t n_unjudged;
+	char unjudged[NCCL_UNJUDGED_MAX][NCCL_UNJUDGED_LEN];
 };
 
 const char *nccl_var_name(enum nccl_var v);

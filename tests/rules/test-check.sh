@@ -416,7 +416,10 @@ assert j[\"facts\"][\"net\"] == \"plugin\", j[\"facts\"]
 assert j[\"variables\"][\"NCCL_NET\"][\"effective\"] == \"plugin\", j[\"variables\"]
 v = {x[\"rule\"]: x[\"outcome\"] for x in j[\"results\"]}
 assert all(v[r] == \"skip\" for r in (\"nccl_ib_hca\", \"nccl_ib_gid_index\", \"nccl_ib_tc\", \"nccl_ib_disable\")), v
-assert v[\"nccl_socket_ifname\"] == \"pass\", v'"
+assert v[\"nccl_socket_ifname\"] == \"pass\", v
+assert any(\"NCCL_NETDEVS_POLICY\" in x for x in j[\"not_judged\"]), j[\"not_judged\"]'"
+check "the text report names what it does not judge, after the variables" bash -c \
+	"'$ROCEWATCH' check --from '$FX/good.json' --nccl-env '$TMPD/net-plugin.env' | sed -n '/^job (NCCL settings on gpu-node-07)$/,/^$/p' | grep -q '^  not judged: .*NCCL_IB_DATA_DIRECT'"
 nccl_env gdr-loc NCCL_NET_GDR_LEVEL=LOC
 check "NCCL_NET_GDR_LEVEL=LOC on GPUs at PIX: nccl_net_gdr_level, exit 1" \
 	expect_check good.json 1 "nccl_net_gdr_level@node" --nccl-env "$TMPD/gdr-loc.env"

@@ -1225,6 +1225,64 @@ static void apply_net(void **state)
 	model_free(&m);
 }
 
+/*
+ * Issue 42 item 15: what rocewatch does not judge is named, not passed
+ * over: a net plugin in the job's image (libnccl-net.so,
+ * src/plugin/net.cc:256 at v2.30.7-1), ncclConfig_t.trafficClass
+ * (net_ib/connect.cc:999-1001), NCCL_IB_DATA_DIRECT (net_ib/init.cc:13),
+ * the NCCL_COMM_ID subnet rule (src/misc/socket.cc:207-216), the rail and
+ * plane fields (src/misc/utils.cc:206-209), NCCL_NETDEVS_POLICY
+ * (src/graph/topo.cc:2005).
+ */
+static bool unjudged_has(const struct nccl_env *env, const char *what)
+{
+	for (size_t i = 0; i < env->n_unjudged; i++)
+		if (strstr(env->unjudged[i], what))
+			return true;
+	return false;
+}
+
+static void apply_unjudged(void **state)
+{
+	struct nccl_env env = { .given = true };
+	struct node_model m;
+
+	(void)state;
+	model_init(&m);
+	port(&m, "mlx5_0", "ACTIVE", "Ethernet");
+	nccl_apply(&env, &m);
+	assert_int_equal(env.n_unjudged, 6);
+	assert_true(unjudged_has(&env, "a net plugin in the job's image (libnccl-net.so"));
+	assert_true(unjudged_has(&env, "ncclConfig_t.trafficClass"));
+	assert_true(unjudged_has(&env, "NCCL_IB_DATA_DIRECT (2.27 and later, default 1"));
+	assert_true(unjudged_has(&env, "the NCCL_COMM_ID subnet rule of interface auto-selection"));
+	assert_true(unjudged_has(&env, "the rail and plane fields of NCCL_IB_HCA entries"));
+	assert_true(unjudged_has(&env, "NCCL_NETDEVS_POLICY"));
+	/* no plugin, a TC of the job's own, and the values the job set */
+	put(&env, "NCCL_NET_PLUGIN", "none");
+	put(&env, "NCCL_IB_TC", "106");
+	put(&env, "NCCL_COMM_ID", "10.0.0.1:12345");
+	put(&env, "NCCL_NETDEVS_POLICY", "MAX:2");
+	put(&env, "NCCL_IB_DATA_DIRECT", "0");
+	nccl_apply(&env, &m);
+	assert_int_equal(env.n_unjudged, 4);
+	assert_false(unjudged_has(&env, "net plugin"));
+	assert_false(unjudged_has(&env, "trafficClass"));
+	assert_true(unjudged_has(&env, "auto-selection (NCCL_COMM_ID=10.0.0.1:12345)"));
+	assert_true(unjudged_has(&env, "(NCCL_NETDEVS_POLICY=MAX:2)"));
+	assert_true(unjudged_has(&env, "(NCCL_IB_DATA_DIRECT=0)"));
+	/* 2.30.7 sends TC 0 when NCCL_IB_TC's int is -1: the application's class may set it */
+	put(&env, "NCCL_IB_TC", "4294967295");
+	nccl_apply(&env, &m);
+	assert_true(unjudged_has(&env, "trafficClass"));
+	/* no --nccl: nothing */
+	env.given = false;
+	nccl_apply(&env, &m);
+	assert_int_equal(env.n_unjudged, 0);
+	nccl_env_free(&env);
+	model_free(&m);
+}
+
 static void apply_absent(void **state)
 {
 	struct nccl_env env = { .given = true };
@@ -1270,6 +1328,7 @@ int main(void)
 		cmocka_unit_test(apply_gid),
 		cmocka_unit_test(apply_gdr),
 		cmocka_unit_test(apply_net),
+		cmocka_unit_test(apply_unjudged),
 		cmocka_unit_test(apply_absent),
 	};
 
