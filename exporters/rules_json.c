@@ -70,7 +70,7 @@ static json_t *variable_json(const struct nccl_env *job, enum nccl_var v)
 		break;
 	}
 	json_object_set_new(j, "effective", eff ? eff : json_null());
-	json_object_set_new(j, "note", r->note[0] ? json_string(r->note) : json_null());
+	json_object_set_new(j, "note", r->note.len ? json_string(nccl_note(r)) : json_null());
 	json_object_set_new(j, "warning", json_boolean(r->warn));
 	return j;
 }
@@ -88,6 +88,10 @@ static json_t *job_json(const struct rule_result *res, size_t n, const struct no
 				json_object_set_new(vars, nccl_var_name((enum nccl_var)v),
 						    variable_json(job, (enum nccl_var)v));
 		json_object_set_new(j, "variables", vars);
+		vars = json_array();
+		for (size_t i = 0; i < job->n_unjudged; i++)
+			json_array_append_new(vars, json_string(job->unjudged[i]));
+		json_object_set_new(j, "not_judged", vars);
 	}
 
 	for (int id = 0; id < F__COUNT; id++) {

@@ -317,8 +317,10 @@ static void job_line(struct strbuf *sb, const struct nccl_env *job, enum nccl_va
 		sb_printf(sb, "%s", val ? "ignored" : "NCCL's default");
 		break;
 	}
-	if (r->note[0])
-		sb_printf(sb, "; %s", r->note);
+	if (r->note.len)
+		sb_printf(sb, "; %s", nccl_note(r));
+	if (r->note.oom)
+		sb_puts(sb, " (the rest of the note: out of memory)");
 }
 
 /* The job's section opens with one line per NCCL variable: its value and NCCL's reading. */
@@ -338,6 +340,19 @@ static void print_job_lines(struct report *rp)
 		}
 		term_printf(&rp->t, "  ");
 		term_wrap(&rp->t, 4, sb.buf, false);
+		sb_free(&sb);
+	}
+	/* then what rocewatch does not model, named rather than passed over in silence */
+	if (rp->job->n_unjudged) {
+		struct strbuf sb = { 0 };
+
+		sb_puts(&sb, "not judged:");
+		for (size_t i = 0; i < rp->job->n_unjudged; i++)
+			sb_printf(&sb, "%s %s", i ? ";" : "", rp->job->unjudged[i]);
+		if (!sb.oom) {
+			term_printf(&rp->t, "  ");
+			term_wrap(&rp->t, 4, sb.buf, false);
+		}
 		sb_free(&sb);
 	}
 }

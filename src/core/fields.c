@@ -135,6 +135,8 @@ const struct field_desc fields[F__COUNT] = {
 	    NODE(.src = SRC_JOB, .path = "job.ib_tc_ecn", .type = VT_INT, .config = true),
 	[F_JOB_IB_DISABLE] =
 	    NODE(.src = SRC_JOB, .path = "job.ib_disable", .type = VT_BOOL, .config = true),
+	/* the net NCCL_NET / NCCL_NET_PLUGIN pick: "IB" (NCCL's own), "Socket", "plugin", "none" */
+	[F_JOB_NET] = NODE(.src = SRC_JOB, .path = "job.net", .type = VT_STR, .config = true),
 	[F_JOB_NET_GDR_LEVEL] =
 	    NODE(.src = SRC_JOB, .path = "job.net_gdr_level", .type = VT_STR, .config = true),
 	[F_JOB_NET_GDR_PROBLEM] =

@@ -11,12 +11,19 @@
  *              characters: "dev:" is port atoi("") = 0 and a name of 64+
  *              characters overruns netIf.prefix[64]; v2.30.7 splits with
  *              strtok_r/strsep: "dev:" is any port, names are cut to 63,
- *              "dev:port:rail:plane" fills the rail and plane fields.
+ *              "dev:port:rail:plane" fills the rail and plane fields.  Both
+ *              read the port with atoi() over the whole text (nothing cut;
+ *              glibc's (int)strtol wraps past the int range), and
+ *              matchPort() takes only -1 as any port: -2 is no port.
  *   numbers    ncclLoadParam() (src/misc/param.cc): strtoll(s, NULL, 0), an
  *              empty value or ERANGE gives the default.
  *   IB_TC      ncclIbRtrQp() / ncclIbConnect(): grh.traffic_class is a
  *              uint8_t (the low byte); the default is 0 up to 2.25, -1 from
- *              2.26 ("unset": the communicator's trafficClass, else 0).
+ *              2.26 ("unset": the communicator's trafficClass, else 0);
+ *              2.30.7 tests "unset" on the value cut to an int, 2.26-2.30.4
+ *              on the int64_t.  NCCL_IB_GID_INDEX, the old-style numbers of
+ *              NCCL_NET_GDR_LEVEL and NCCL_CROSS_NIC land in an int too:
+ *              past its range they wrap.
  *   GDR level  ncclGetLevel() (src/graph/paths.cc) over topoPathTypeStr[]
  *              (src/graph/topo.cc): strcmp (case-sensitive), C2C from 2.26,
  *              P2C from 2.27; a value starting with a digit is an old-style
@@ -57,16 +64,24 @@ static bool all_digits(const char *s, size_t n)
 	return n > 0;
 }
 
-/* atoi() is (int)strtol(s, NULL, 10): leading blanks and a sign, then digits, rest ignored. */
-static int nccl_atoi(const char *s, size_t n)
+/*
+ * glibc's atoi() is (int)strtol(s, NULL, 10) over the whole text: blanks and
+ * a sign, then digits, the rest ignored; an overflow is LONG_MAX/LONG_MIN
+ * and the cast keeps the low 32 bits (4294967297 is 1, 4294967295 and
+ * LONG_MAX are -1, LONG_MIN is 0).  Neither parser bounds the text:
+ * 2.21.5-2.30.4 call atoi(ptr+1) on the rest of the value, 2.30.7 atoi() on
+ * the strsep() token (src/misc/utils.cc parseStringList()), and strtol
+ * stops at the ':' or ',' that ends the token either way.  *wrapped: the
+ * number does not fit an int (or a long).
+ */
+static int nccl_atoi(const char *s, bool *wrapped)
 {
-	char buf[32];
+	long v;
 
-	if (n >= sizeof(buf))
-		n = sizeof(buf) - 1;
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	return (int)strtol(buf, NULL, 10);
+	errno = 0;
+	v = strtol(s, NULL, 10);
+	*wrapped = errno == ERANGE || v != (long)(int)v;
+	return (int)v;
 }
 
 static void parse_entry(const char *s, size_t len, size_t max, struct nccl_list *l)
@@ -74,6 +89,7 @@ static void parse_entry(const char *s, size_t len, size_t max, struct nccl_list 
 	const char *colon = memchr(s, ':', len), *port, *pend;
 	size_t nlen = colon ? (size_t)(colon - s) : len, plen;
 	struct nccl_list_entry *e;
+	bool wrapped;
 
 	if (!nlen) {
 		/* ":1": parseStringList skips an entry without a name */
@@ -107,8 +123,8 @@ static void parse_entry(const char *s, size_t len, size_t max, struct nccl_list 
 		l->notes |= NCCL_LN_EMPTY_PORT;
 		return;
 	}
-	e->port = e->port_old = nccl_atoi(port, plen);
-	e->odd_port = !all_digits(port, plen);
+	e->port = e->port_old = nccl_atoi(port, &wrapped);
+	e->odd_port = wrapped || !all_digits(port, plen);
 	if (e->odd_port)
 		l->notes |= NCCL_LN_ODD_PORT;
 }
@@ -158,7 +174,9 @@ bool nccl_list_selects(const struct nccl_list *l, const char *name, int port, bo
 	for (size_t i = 0; i < l->n && !any; i++) {
 		int p = old ? l->e[i].port_old : l->e[i].port;
 
-		any = match_if(name, l->e[i].name, l->exact) && (port < 0 || p < 0 || p == port);
+		/* matchPort(): -1 alone is "any port"; -2 or 0 matches no port NCCL has */
+		any =
+		    match_if(name, l->e[i].name, l->exact) && (port == -1 || p == -1 || p == port);
 	}
 	return any != l->exclude;
 }
@@ -223,7 +241,7 @@ int nccl_gdr_level(const char *s, int *since, bool *numeric)
 	/* levelsOldToNew[]: the numbers of NCCL before 2.4 */
 	static const enum nccl_path old[] = { NCCL_PATH_LOC, NCCL_PATH_PIX, NCCL_PATH_PXB,
 					      NCCL_PATH_PHB, NCCL_PATH_SYS, NCCL_PATH_SYS };
-	long v;
+	int v;
 
 	*since = 21;
 	*numeric = false;
@@ -235,8 +253,16 @@ int nccl_gdr_level(const char *s, int *since, bool *numeric)
 	if (s[0] < '0' || s[0] > '9')
 		return -1;
 	*numeric = true;
-	v = strtol(s, NULL, 0);
-	return (int)old[v > 5 || v < 0 ? 5 : v];
+	/*
+	 * "int oldLevel = strtol(str, NULL, 0)", clamped from above only
+	 * (src/graph/paths.cc:269-272 at v2.30.7, :237-240 at v2.21.5): the
+	 * long is cut to an int, so 4294967296 is 0 (LOC) and 2147483648 a
+	 * negative index into levelsOldToNew[]
+	 */
+	v = (int)strtol(s, NULL, 0);
+	if (v < 0)
+		return -2;
+	return (int)old[v > 5 ? 5 : v];
 }
 
 /* ---- the job's environment ---- */
@@ -253,9 +279,19 @@ static const char *const var_names[NCCL__VARS] = {
 	[NCCL_IB_ADDR_RANGE] = "NCCL_IB_ADDR_RANGE",
 	[NCCL_IB_ROCE_VERSION_NUM] = "NCCL_IB_ROCE_VERSION_NUM",
 	[NCCL_SOCKET_FAMILY] = "NCCL_SOCKET_FAMILY",
+	[NCCL_NET] = "NCCL_NET",
+	[NCCL_NET_PLUGIN] = "NCCL_NET_PLUGIN",
+	[NCCL_IB_MERGE_NICS] = "NCCL_IB_MERGE_NICS",
+	[NCCL_IB_MERGE_VFS] = "NCCL_IB_MERGE_VFS",
+	[NCCL_IB_FIFO_TC] = "NCCL_IB_FIFO_TC",
 	[NCCL_DEBUG] = "NCCL_DEBUG",
 	[NCCL_ALGO] = "NCCL_ALGO",
 	[NCCL_PROTO] = "NCCL_PROTO",
+	[NCCL_NET_MERGE_LEVEL] = "NCCL_NET_MERGE_LEVEL",
+	[NCCL_NET_FORCE_MERGE] = "NCCL_NET_FORCE_MERGE",
+	[NCCL_IB_DATA_DIRECT] = "NCCL_IB_DATA_DIRECT",
+	[NCCL_COMM_ID] = "NCCL_COMM_ID",
+	[NCCL_NETDEVS_POLICY] = "NCCL_NETDEVS_POLICY",
 };
 
 const char *nccl_var_name(enum nccl_var v)
@@ -285,6 +321,19 @@ int nccl_env_put(struct nccl_env *env, const char *key, const char *val)
 	return 0;
 }
 
+const char *nccl_note(const struct nccl_reading *r)
+{
+	return r->note.buf ? r->note.buf : "";
+}
+
+/* Every reading back to nothing, its note's memory given back. */
+static void readings_reset(struct nccl_env *env)
+{
+	for (int v = 0; v < NCCL__VARS; v++)
+		sb_free(&env->out[v].note);
+	memset(env->out, 0, sizeof(env->out));
+}
+
 void nccl_env_free(struct nccl_env *env)
 {
 	for (int v = 0; v < NCCL__VARS; v++) {
@@ -292,6 +341,7 @@ void nccl_env_free(struct nccl_env *env)
 		env->val[v] = NULL;
 		env->set[v] = false;
 	}
+	readings_reset(env);
 }
 
 int nccl_env_from_environ(struct nccl_env *env, char **envp)
@@ -397,28 +447,12 @@ int nccl_env_read_file(struct nccl_env *env, const char *path, char *err, size_t
 	return r;
 }
 
-/* ---- the node's IP interfaces, as getifaddrs() shows them to NCCL ---- */
-
-static struct nccl_ifaddr *ifaddr_get(struct nccl_ifaddrs *ifs, const char *name)
-{
-	struct nccl_ifaddr *e;
-
-	for (size_t i = 0; i < ifs->n; i++)
-		if (!strcmp(ifs->e[i].name, name))
-			return &ifs->e[i];
-	e = realloc(ifs->e, (ifs->n + 1) * sizeof(*e));
-	if (!e)
-		return NULL;
-	ifs->e = e;
-	e = &ifs->e[ifs->n++];
-	memset(e, 0, sizeof(*e));
-	strlcpy0(e->name, name, sizeof(e->name));
-	return e;
-}
+/* ---- the node's IP addresses, as getifaddrs() shows them to NCCL ---- */
 
 int nccl_ifaddrs_read(struct nccl_ifaddrs *ifs)
 {
 	struct ifaddrs *all;
+	size_t cap = 0;
 	int r = 0;
 
 	memset(ifs, 0, sizeof(*ifs));
@@ -437,14 +471,22 @@ int nccl_ifaddrs_read(struct nccl_ifaddrs *ifs)
 		if (fam == AF_INET6 &&
 		    IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)(void *)a->ifa_addr)->sin6_addr))
 			continue;
-		e = ifaddr_get(ifs, a->ifa_name);
-		if (!e) {
-			r = -ENOMEM;
-			break;
+		if (ifs->n == cap) {
+			size_t ncap = cap ? 2 * cap : 16;
+
+			e = realloc(ifs->e, ncap * sizeof(*e));
+			if (!e) {
+				r = -ENOMEM;
+				break;
+			}
+			ifs->e = e;
+			cap = ncap;
 		}
-		e->running |= (a->ifa_flags & IFF_RUNNING) != 0;
-		e->v4 |= fam == AF_INET;
-		e->v6 |= fam == AF_INET6;
+		e = &ifs->e[ifs->n++];
+		memset(e, 0, sizeof(*e));
+		strlcpy0(e->name, a->ifa_name, sizeof(e->name));
+		e->family = fam;
+		e->running = (a->ifa_flags & IFF_RUNNING) != 0;
 	}
 	freeifaddrs(all);
 	if (r)
@@ -482,18 +524,19 @@ static void note(struct nccl_env *env, enum nccl_var v, bool warn, const char *f
 static void note(struct nccl_env *env, enum nccl_var v, bool warn, const char *fmt, ...)
 {
 	struct nccl_reading *r = &env->out[v];
-	size_t len = strlen(r->note);
+	char sentence[1024];
 	va_list ap;
+	int n;
 
-	if (len && len + 2 < sizeof(r->note)) {
-		memcpy(r->note + len, "; ", 3);
-		len += 2;
-	}
-	if (len + 1 >= sizeof(r->note))
-		return;
 	va_start(ap, fmt);
-	vsnprintf(r->note + len, sizeof(r->note) - len, fmt, ap);
+	n = vsnprintf(sentence, sizeof(sentence), fmt, ap);
 	va_end(ap);
+	if (n < 0)
+		return;
+	/* each sentence is bounded by its format's %.Ns: none comes near 1 KiB */
+	if (r->note.len)
+		sb_puts(&r->note, "; ");
+	sb_puts(&r->note, sentence);
 	r->warn |= warn;
 }
 
@@ -559,9 +602,13 @@ static void list_notes(struct nccl_env *env, enum nccl_var v, const struct nccl_
 	for (size_t i = 0; i < l->n; i++) {
 		const struct nccl_list_entry *e = &l->e[i];
 
+		/* matchPort() (utils.cc:224 at v2.30.7, :175 at v2.21.5): only -1 is any */
 		if (e->odd_port)
-			note(env, v, true, "%s: the port of %.40s is read as %d (atoi)", name,
-			     e->name, e->port);
+			note(env, v, true, "%s: the port of %.40s is read as %d (atoi)%s", name,
+			     e->name, e->port,
+			     e->port == -1  ? ", which is any port"
+			     : e->port < -1 ? ", which matches no port: the entry selects nothing"
+					    : "");
 		if (e->port < 0 && e->port_old == 0)
 			note(env, v, true,
 			     "%s: %.40s with an empty port is any port from NCCL 2.30.7, port 0 "
@@ -589,6 +636,181 @@ static bool port_roce(const struct object *p)
 	return !strcmp(str_or(p, F_PORT_LINK_LAYER, ""), "Ethernet");
 }
 
+/* Is w one of the space-separated words of buf (eth1 is not in "eth10")? */
+static bool has_word(const char *buf, const char *w)
+{
+	size_t n = strlen(w);
+
+	for (const char *p = buf; (p = strstr(p, w)); p += n)
+		if ((p == buf || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
+			return true;
+	return false;
+}
+
+static void append_word(char *buf, size_t size, const char *w)
+{
+	size_t len = strlen(buf);
+
+	if (!w[0] || has_word(buf, w) || len + strlen(w) + 2 >= size)
+		return;
+	snprintf(buf + len, size - len, "%s%s", len ? " " : "", w);
+}
+
+/*
+ * NCCL's PCI path of a port's device as ncclIbGetPciPath() cuts it
+ * (net_ib/init.cc:60-80 at v2.30.7, net_ib.cc:315-334 at v2.21.5): the
+ * function digit zeroed, so the functions of a multi-port card are one
+ * device, and with NCCL_IB_MERGE_VFS (default 1, compared with 0) the
+ * device digits too, so are its VFs.  The PCI function is the netdev's
+ * bus address (ethtool bus-info), "dddd:bb:dd.f"; false where rocewatch
+ * does not know it (no netdev, a bond, a snapshot without ethtool).
+ */
+static bool pci_key(const struct object *p, bool merge_vfs, char *key, size_t size)
+{
+	const char *bus = p->netdev ? str_or(p->netdev, F_NETDEV_BUS, "") : "";
+	size_t n = strlen(bus);
+
+	if (n < 7 || n >= size || bus[n - 2] != '.' || bus[n - 5] != ':')
+		return false;
+	memcpy(key, bus, n + 1);
+	key[n - 1] = '0';
+	if (merge_vfs)
+		key[n - 3] = key[n - 4] = '0';
+	return true;
+}
+
+/* NICs of fused ports: at most NCCL_NET_MAX_DEVS_PER_NIC (8 from 2.30) each. */
+#define NCCL_FUSE_MAX 8
+
+struct nccl_nic {
+	size_t port[NCCL_FUSE_MAX]; /* indexes into m->ports */
+	size_t n;
+	bool known; /* key is its PCI device */
+	char key[RW_NAME_MAX];
+};
+
+/*
+ * The device list NCCL builds from the kept ports (sel): with
+ * NCCL_IB_MERGE_NICS (default 1) the ports of one PCI device of one link
+ * layer are fused into one NIC, "mlx5_0:1+mlx5_1:1".  2.24 and later fuse
+ * in the topology (ncclTopoAutoMerge(), src/graph/topo.cc:1375-1440 at
+ * v2.30.7: each port with those at most NCCL_NET_MERGE_LEVEL apart,
+ * default PORT, topo.cc:1744; up to 8 ports from 2.30, 4 before,
+ * topo.cc:1870) and ncclIbMakeVDeviceInternal() refuses when
+ * NCCL_IB_MERGE_NICS is 0 (net_ib/init.cc:198) or the link layers differ
+ * (:250); 2.21-2.23 fuse in ncclIbInit() by ncclIbFindMatchingDev()
+ * (net_ib.cc:371-387 at v2.21.5: the same PCI path, system image GUID and
+ * link layer, NCCL_IB_MAX_DEVS_PER_NIC = 2), and 2.22-2.23 undo all
+ * fusion when the NICs are not all of one size (net_ib.cc:547-557 at
+ * v2.22.3).  The reading is 2.30.7's; the note names the rest.
+ */
+static void fuse_nics(struct nccl_env *env, const struct node_model *m, const bool *sel)
+{
+	struct nccl_reading *r = &env->out[NCCL_IB_HCA];
+	struct nccl_nic nics[NCCL_IB_HCA_MAX];
+	int64_t merge = load_var(env, NCCL_IB_MERGE_NICS, 1);
+	int64_t vfs = load_var(env, NCCL_IB_MERGE_VFS, 1);
+	char fused[512] = "", unknown[256] = "";
+	size_t n = 0, kept = 0, largest = 0;
+	bool pairs = false, singles = false;
+
+	for (size_t i = 0; i < m->n_ports; i++) {
+		const struct object *p = m->ports[i];
+		struct nccl_nic *nic = NULL;
+		char key[RW_NAME_MAX];
+		bool known;
+
+		if (!sel[i])
+			continue;
+		kept++;
+		known = pci_key(p, vfs != 0, key, sizeof(key));
+		if (!known)
+			append_word(unknown, sizeof(unknown), p->name);
+		for (size_t k = 0; known && k < n && !nic; k++) {
+			const struct object *q = m->ports[nics[k].port[0]];
+
+			if (nics[k].known && !strcmp(nics[k].key, key) &&
+			    nics[k].n < NCCL_FUSE_MAX &&
+			    !strcmp(str_or(p, F_PORT_LINK_LAYER, ""),
+				    str_or(q, F_PORT_LINK_LAYER, "")))
+				nic = &nics[k];
+		}
+		if (!nic) {
+			nic = &nics[n++];
+			memset(nic, 0, sizeof(*nic));
+			nic->known = known;
+			if (known)
+				strlcpy0(nic->key, key, sizeof(nic->key));
+		}
+		nic->port[nic->n++] = i;
+	}
+	r->n = 0;
+	for (size_t k = 0; k < n; k++) {
+		const struct nccl_nic *nic = &nics[k];
+		char name[NCCL_ITEM_MAX] = "";
+		size_t len = 0;
+
+		for (size_t j = 0; j < nic->n && len < sizeof(name); j++) {
+			const struct object *p = m->ports[nic->port[j]];
+
+			len += (size_t)snprintf(name + len, sizeof(name) - len, "%s%s:%u",
+						j ? "+" : "", p->name, p->port);
+		}
+		if (nic->n > 1)
+			append_word(fused, sizeof(fused), name);
+		/* NCCL_IB_MERGE_NICS=0: each port a NIC of its own */
+		for (size_t j = 0; !merge && nic->n > 1 && j < nic->n; j++)
+			add_item(r, "%s:%u", m->ports[nic->port[j]]->name,
+				 m->ports[nic->port[j]]->port);
+		if (merge || nic->n == 1)
+			add_item(r, "%s", name);
+		if (nic->n > largest)
+			largest = nic->n;
+		/* what 2.22-2.23 make of it, 2 ports a NIC at most */
+		pairs |= nic->n >= 2;
+		singles |= nic->n % 2 == 1;
+	}
+	if (fused[0] && merge) {
+		note(env, NCCL_IB_HCA, false,
+		     "NCCL fuses the ports of one PCI device into one NIC (NCCL_IB_MERGE_NICS, "
+		     "default 1): %s",
+		     fused);
+		if (largest > 2)
+			note(env, NCCL_IB_HCA, false, "NCCL 2.21-2.23 fuse 2 ports at most%s",
+			     largest > 4 ? ", 2.24-2.29 4" : "");
+		if (pairs && singles)
+			note(env, NCCL_IB_HCA, false,
+			     "NCCL 2.22 and 2.23 fuse none, the NICs not being all of one size");
+	} else if (fused[0]) {
+		note(
+		    env, NCCL_IB_HCA, false,
+		    "NCCL_IB_MERGE_NICS=0: %s share a PCI device and stay separate NICs (NCCL 2.24 "
+		    "and later log that fusing them failed)",
+		    fused);
+	}
+	if (merge && unknown[0] && kept > 1)
+		note(env, NCCL_IB_HCA, false,
+		     "rocewatch does not know the PCI device of %s (no PCI address on its netdev): "
+		     "NCCL fuses it with any other port of that device",
+		     unknown);
+	if (merge && env->val[NCCL_NET_MERGE_LEVEL])
+		note(
+		    env, NCCL_IB_HCA, false,
+		    "NCCL_NET_MERGE_LEVEL=%.20s: NCCL 2.24 and later fuse NICs up to that PCI "
+		    "distance apart, which rocewatch does not judge (it fuses the ports of one PCI "
+		    "device, the default PORT)",
+		    env->val[NCCL_NET_MERGE_LEVEL]);
+	if (env->val[NCCL_NET_FORCE_MERGE])
+		note(env, NCCL_IB_HCA, false,
+		     "NCCL_NET_FORCE_MERGE=%.40s: NCCL 2.24 and later fuse those NICs first, which "
+		     "rocewatch does not judge",
+		     env->val[NCCL_NET_FORCE_MERGE]);
+	env->out[NCCL_IB_MERGE_NICS].kind = NCCL_EFF_INT;
+	env->out[NCCL_IB_MERGE_NICS].num = merge;
+	env->out[NCCL_IB_MERGE_VFS].kind = NCCL_EFF_INT;
+	env->out[NCCL_IB_MERGE_VFS].num = vfs;
+}
+
 /*
  * NCCL_IB_HCA: the ports ncclIbInit[Devices]() keeps (ACTIVE, InfiniBand or
  * Ethernet, matching the list, at most MAX_IB_DEVS) in sel and in the reading.
@@ -610,11 +832,9 @@ static void judge_ib_hca(struct nccl_env *env, struct node_model *m, bool *sel)
 		sel[i] = nccl_list_selects(&l, p->name, (int)p->port, false) && port_active(p) &&
 			 (!strcmp(ll, "Ethernet") || !strcmp(ll, "InfiniBand")) &&
 			 kept < NCCL_IB_HCA_MAX;
-		if (sel[i]) {
-			kept++;
-			add_item(r, "%s:%u", p->name, p->port);
-		}
+		kept += sel[i];
 	}
+	fuse_nics(env, m, sel);
 	field_set_str(&m->node, F_JOB_IB_HCA, v ? v : "");
 	if (!v || !v[0]) {
 		/* unset or empty: parseStringList() finds no entry, every port is used */
@@ -636,7 +856,7 @@ static void judge_ib_hca(struct nccl_env *env, struct node_model *m, bool *sel)
 		for (size_t i = 0; i < m->n_ports && !found; i++)
 			found = nccl_list_selects(&one, m->ports[i]->name, (int)m->ports[i]->port,
 						  false);
-		if (!found && l.e[k].port >= 0)
+		if (!found && l.e[k].port != -1)
 			set_problem(prob, sizeof(prob), "%.30s:%d: no such RDMA port", l.e[k].name,
 				    l.e[k].port);
 		else if (!found)
@@ -692,7 +912,23 @@ static int socket_family(const char *s)
 	return -1;
 }
 
-/* ncclOsFindInterfaces() over ifs; running: 2.28 and later skip interfaces without IFF_RUNNING. */
+static bool has_item(const struct nccl_reading *r, const char *item)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (!strcmp(r->items[i], item))
+			return true;
+	return false;
+}
+
+/*
+ * ncclOsFindInterfaces() (src/os/linux.cc:394-440 at v2.30.7; findInterfaces()
+ * in src/misc/socket.cc:115-156 at v2.21.5) over ifs: each address in
+ * getifaddrs() order, skipped when not of the family forced (sock_family),
+ * when its interface is not running (2.28 and later: running) or not in the
+ * list; an interface is named at its first address that passes, once.  With
+ * AF_INET6 that is the order of the IPv6 addresses, not of the interfaces'
+ * first addresses.
+ */
 static size_t find_ifs(const struct nccl_ifaddrs *ifs, const char *list, int fam, bool running,
 		       struct nccl_reading *r)
 {
@@ -703,10 +939,10 @@ static size_t find_ifs(const struct nccl_ifaddrs *ifs, const char *list, int fam
 	for (size_t i = 0; i < ifs->n && r->n < NCCL_IFS_MAX; i++) {
 		const struct nccl_ifaddr *e = &ifs->e[i];
 
-		if ((fam == AF_INET && !e->v4) || (fam == AF_INET6 && !e->v6) ||
-		    (!e->v4 && !e->v6) || (running && !e->running))
+		if ((e->family != AF_INET && e->family != AF_INET6) ||
+		    (fam != -1 && e->family != fam) || (running && !e->running))
 			continue;
-		if (nccl_list_selects(&l, e->name, -1, false))
+		if (nccl_list_selects(&l, e->name, -1, false) && !has_item(r, e->name))
 			add_item(r, "%s", e->name);
 	}
 	return r->n;
@@ -741,7 +977,7 @@ static int ifs_from_model(const struct node_model *m, struct nccl_ifaddrs *ifs)
 		e->running = !strcmp(op, "up") ||
 			     (!strcmp(op, "unknown") && field_present(nd, F_NETDEV_CARRIER) &&
 			      nd->f[F_NETDEV_CARRIER].v.i);
-		e->v4 = true;
+		e->family = AF_INET;
 		ifs->n++;
 	}
 	return 0;
@@ -753,34 +989,6 @@ static const struct object *netdev_named(const struct node_model *m, const char 
 		if (!strcmp(m->netdevs[i]->name, name))
 			return m->netdevs[i];
 	return NULL;
-}
-
-/* Is w one of the space-separated words of buf (eth1 is not in "eth10")? */
-static bool has_word(const char *buf, const char *w)
-{
-	size_t n = strlen(w);
-
-	for (const char *p = buf; (p = strstr(p, w)); p += n)
-		if ((p == buf || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
-			return true;
-	return false;
-}
-
-static void append_word(char *buf, size_t size, const char *w)
-{
-	size_t len = strlen(buf);
-
-	if (!w[0] || has_word(buf, w) || len + strlen(w) + 2 >= size)
-		return;
-	snprintf(buf + len, size - len, "%s%s", len ? " " : "", w);
-}
-
-static bool has_item(const struct nccl_reading *r, const char *item)
-{
-	for (size_t i = 0; i < r->n; i++)
-		if (!strcmp(r->items[i], item))
-			return true;
-	return false;
 }
 
 static bool same_items(const struct nccl_reading *a, const struct nccl_reading *b)
@@ -1043,8 +1251,19 @@ static void judge_gid_index(struct nccl_env *env, struct node_model *m, const bo
 	struct object *node = &m->node;
 	char prob[RW_STR_MAX] = "";
 	struct gid_walk w;
-	int64_t idx = load_var(env, NCCL_IB_GID_INDEX, -1);
+	int64_t raw = load_var(env, NCCL_IB_GID_INDEX, -1);
+	/*
+	 * "*gidIndex = ncclParamIbGidIndex()" into an int (net_ib/connect.cc:318
+	 * at v2.30.7, net_ib.cc:293 at v2.21.5): 4294967299 is GID 3, and a
+	 * value whose int is negative is as if unset
+	 */
+	int idx = (int)raw;
 
+	if (raw != idx)
+		note(env, NCCL_IB_GID_INDEX, true,
+		     "NCCL_IB_GID_INDEX=%.40s is read as %d (NCCL keeps it in an int)%s",
+		     env->val[NCCL_IB_GID_INDEX], idx,
+		     idx < 0 ? ": negative, so NCCL picks the GID itself" : "");
 	gid_walk_read(env, &w);
 	field_set_int(node, F_JOB_IB_GID_INDEX, idx < 0 ? -1 : idx);
 	if (idx >= 0) {
@@ -1094,6 +1313,73 @@ static void judge_gid_index(struct nccl_env *env, struct node_model *m, const bo
 	field_set_str(node, F_JOB_IB_GID_INDEX_PROBLEM, prob);
 }
 
+/*
+ * The net the job's communicators use, as NCCL_NET and NCCL_NET_PLUGIN pick
+ * it.  NCCL_NET names a net, compared with strcasecmp() to each net's name
+ * in turn (src/plugin/net.cc:331 at v2.30.7, src/net.cc:560 at v2.21.5;
+ * read at src/init.cc:2117 / :1628): NCCL's own are "IB"
+ * (net_ib/common.cc:194) and "Socket" (net_socket.cc:804), anything else is
+ * a plugin's or none, and then NCCL fails at init (plugin/net.cc:349,
+ * net.cc:579).  Without NCCL_NET a net plugin that loads comes first
+ * (net.cc:332 at v2.21.5: ncclNets[0]; plugin/net.cc:256-300 at v2.30.7):
+ * the library NCCL_NET_PLUGIN names (NAME, then libnccl-net-NAME.so;
+ * from 2.27 a ',' list, "none" or "" for no plugin), else libnccl-net.so.
+ * Whether that library is in the job's image rocewatch cannot see.
+ */
+static void judge_net(struct nccl_env *env, struct object *node)
+{
+	struct nccl_reading *r = &env->out[NCCL_NET];
+	const char *net = env->val[NCCL_NET], *plugin = env->val[NCCL_NET_PLUGIN];
+	const char *which = "IB";
+	enum nccl_num_note n;
+
+	if (net && !strcasecmp(net, "IB")) {
+		if (nccl_load_param(env->val[NCCL_IB_DISABLE], 0, &n))
+			note(env, NCCL_NET, true,
+			     "NCCL_NET=%.40s with NCCL_IB_DISABLE set: the IB net does not start "
+			     "and no other is named IB, so NCCL fails at init",
+			     net);
+	} else if (net && !strcasecmp(net, "Socket")) {
+		which = "Socket";
+		note(env, NCCL_NET, false,
+		     "NCCL_NET=%.40s: NCCL runs over TCP sockets, not RDMA; its IB code, which "
+		     "rocewatch judges, is not used",
+		     net);
+	} else if (net && !net[0]) {
+		which = "none";
+		note(env, NCCL_NET, true,
+		     "NCCL_NET is empty: no net has that name, NCCL fails at init");
+	} else if (net) {
+		which = "plugin";
+		note(env, NCCL_NET, false,
+		     "NCCL_NET=%.40s names a net plugin's net, not NCCL's own IB or Socket (NCCL "
+		     "fails at init when no plugin has that name): NCCL's IB code is not used, so "
+		     "rocewatch's judgement of NCCL_IB_HCA, NCCL_IB_GID_INDEX, NCCL_IB_TC and "
+		     "NCCL_IB_DISABLE does not apply",
+		     net);
+	} else if (plugin && plugin[0] && strcasecmp(plugin, "none")) {
+		which = "plugin";
+		note(env, NCCL_NET_PLUGIN, false,
+		     "NCCL_NET_PLUGIN=%.40s: NCCL loads that net plugin (%.40s or "
+		     "libnccl-net-%.40s.so; from 2.27 a ',' list) and, when it loads, uses it "
+		     "before its own IB code: rocewatch's judgement of NCCL_IB_HCA, "
+		     "NCCL_IB_GID_INDEX, NCCL_IB_TC and NCCL_IB_DISABLE does not apply",
+		     plugin, plugin, plugin);
+	} else if (plugin && !plugin[0]) {
+		note(env, NCCL_NET_PLUGIN, true,
+		     "NCCL_NET_PLUGIN is empty: NCCL 2.27 and later load no net plugin, 2.21-2.26 "
+		     "load libnccl-net.so if the job's library path has one, as if unset");
+	}
+	r->kind = NCCL_EFF_STR;
+	add_item(r, "%s", which);
+	if (plugin) {
+		env->out[NCCL_NET_PLUGIN].kind = NCCL_EFF_STR;
+		add_item(&env->out[NCCL_NET_PLUGIN], "%.60s",
+			 plugin[0] && strcasecmp(plugin, "none") ? plugin : "no plugin");
+	}
+	field_set_str(node, F_JOB_NET, which);
+}
+
 /* The priority the netdevs of the kept ports give a DSCP (trust dscp only); -1: unknown. */
 static int dscp_priority(const struct node_model *m, const bool *sel, int dscp, const char **on)
 {
@@ -1113,7 +1399,8 @@ static int dscp_priority(const struct node_model *m, const bool *sel, int dscp, 
 	return -1;
 }
 
-static void judge_tc(struct nccl_env *env, struct node_model *m, const bool *sel)
+/* The TC NCCL sends its data with (its QPs' grh.traffic_class), as judge_tc() reads it. */
+static int judge_tc(struct nccl_env *env, struct node_model *m, const bool *sel)
 {
 	struct nccl_reading *r = &env->out[NCCL_IB_TC];
 	struct object *node = &m->node;
@@ -1135,6 +1422,20 @@ static void judge_tc(struct nccl_env *env, struct node_model *m, const bool *sel
 			     "NCCL_IB_TC=%.20s: NCCL 2.26 and later send TC 0 (as if unset), "
 			     "2.21-2.25 TC 255",
 			     v);
+	} else if ((int)raw == -1) {
+		/*
+		 * 2.30.7 passes ncclParamIbTc() as "int envTrafficClass"
+		 * (net_ib/connect.cc:1096, :795) and tests that int against -1
+		 * (:999-1001); 2.26-2.30.4 test the int64_t (connect.cc:821 at
+		 * v2.30.4, net_ib.cc:1344 at v2.26.2) and 2.21-2.25 have no test
+		 * (net_ib.cc:929 at v2.21.5): those send the low byte
+		 */
+		tc = 0;
+		note(env, NCCL_IB_TC, true,
+		     "NCCL_IB_TC=%.20s is -1 as the int NCCL 2.30.7 passes it in: 2.30.7 sends "
+		     "TC 0 (as if unset: the application's ncclConfig_t.trafficClass, else 0), "
+		     "2.21-2.30.4 send TC 255 (the low byte)",
+		     v);
 	} else {
 		/* ah_attr.grh.traffic_class is a uint8_t */
 		tc = (int)(uint8_t)raw;
@@ -1150,11 +1451,64 @@ static void judge_tc(struct nccl_env *env, struct node_model *m, const bool *sel
 	prio = dscp_priority(m, sel, tc >> 2, &on);
 	if (prio < 0) {
 		field_absent(node, F_JOB_IB_TC_PRIORITY, ABS_UNSUPPORTED, 0);
-		return;
+		return tc;
 	}
 	field_set_int(node, F_JOB_IB_TC_PRIORITY, prio);
 	note(env, NCCL_IB_TC, false, "DSCP %d lands on priority %d on %s (trust dscp)", tc >> 2,
 	     prio, on);
+	return tc;
+}
+
+/*
+ * NCCL_IB_FIFO_TC: the TC of the receiver's QPs on RoCE, which carry its
+ * clear-to-send (FIFO) writes to the sender, in place of the data's TC.
+ * 2.21 has no such variable; 2.22-2.23 default to 0 and take any other
+ * value ("if (ncclParamIbFifoTc() && override_tc)", net_ib.cc:92, :982-983
+ * at v2.22.3); from 2.24 the default is -1 and any other value counts
+ * (net_ib.cc:100, :1103 at v2.24.3; net_ib/connect.cc:21, :1245-1247 at
+ * v2.30.7, "remDevInfo->link_layer == IBV_LINK_LAYER_ETHERNET &&
+ * ncclParamIbFifoTc() != -1", the int64_t); its low byte is sent.
+ */
+static void judge_fifo_tc(struct nccl_env *env, struct node_model *m, const bool *sel, int tc)
+{
+	struct nccl_reading *r = &env->out[NCCL_IB_FIFO_TC];
+	const char *v = env->val[NCCL_IB_FIFO_TC], *on = NULL;
+	int64_t raw;
+	int fifo, prio;
+
+	if (!v)
+		return; /* the clear-to-send messages go with the data's TC */
+	raw = load_var(env, NCCL_IB_FIFO_TC, -1);
+	if (raw == -1) {
+		fifo = tc;
+		if (v[0])
+			note(env, NCCL_IB_FIFO_TC, true,
+			     "NCCL_IB_FIFO_TC=%.20s: NCCL 2.24 and later send the clear-to-send "
+			     "messages with the data's TC, %d (the default), 2.22-2.23 with TC 255",
+			     v, tc);
+	} else {
+		fifo = (int)(uint8_t)raw;
+		if (raw != fifo)
+			note(env, NCCL_IB_FIFO_TC, true,
+			     "NCCL_IB_FIFO_TC=%.20s is read as %d (the low byte)", v, fifo);
+		if (!raw)
+			note(env, NCCL_IB_FIFO_TC, false,
+			     "NCCL 2.22-2.23 take 0 as unset: the data's TC, %d", tc);
+	}
+	note(env, NCCL_IB_FIFO_TC, false,
+	     "the TC of the receiver's clear-to-send (FIFO) writes on RoCE, from NCCL 2.22 (2.21 "
+	     "does not read it)");
+	r->kind = NCCL_EFF_INT;
+	r->num = fifo;
+	if (fifo >> 2 == tc >> 2)
+		return;
+	prio = dscp_priority(m, sel, fifo >> 2, &on);
+	if (prio >= 0)
+		note(env, NCCL_IB_FIFO_TC, false,
+		     "DSCP %d, not the data's %d, lands on priority %d on %s (trust dscp)",
+		     fifo >> 2, tc >> 2, prio, on);
+	else
+		note(env, NCCL_IB_FIFO_TC, false, "DSCP %d, not the data's %d", fifo >> 2, tc >> 2);
 }
 
 /* NCCL's path type of rocewatch's PCI distance (collectors/host.c classifies as NCCL does). */
@@ -1188,6 +1542,16 @@ static void judge_gdr(struct nccl_env *env, struct object *node)
 		return;
 	}
 	lvl = nccl_gdr_level(v, &since, &numeric);
+	if (lvl == -2) {
+		note(env, NCCL_NET_GDR_LEVEL, true,
+		     "NCCL_NET_GDR_LEVEL=%.20s is %d in the int NCCL reads it into, an index "
+		     "before its table of old-style levels (levelsOldToNew[], "
+		     "src/graph/paths.cc): the level NCCL uses is undefined",
+		     v, (int)strtol(v, NULL, 0));
+		field_absent(node, F_JOB_NET_GDR_LEVEL, ABS_UNSUPPORTED, 0);
+		field_absent(node, F_JOB_NET_GDR_PROBLEM, ABS_UNSUPPORTED, 0);
+		return;
+	}
 	if (lvl < 0) {
 		note(
 		    env, NCCL_NET_GDR_LEVEL, true,
@@ -1203,7 +1567,12 @@ static void judge_gdr(struct nccl_env *env, struct object *node)
 		note(env, NCCL_NET_GDR_LEVEL, true,
 		     "NCCL_NET_GDR_LEVEL=%s is known from NCCL 2.%d; older versions ignore it", v,
 		     since);
-	if (numeric && (strlen(v) != 1 || v[0] > '5'))
+	if (numeric && strtol(v, NULL, 0) != (int)strtol(v, NULL, 0))
+		note(env, NCCL_NET_GDR_LEVEL, true,
+		     "NCCL_NET_GDR_LEVEL=%.20s is read as %s (an old-style number that NCCL keeps "
+		     "in an int: it wraps to %d)",
+		     v, nccl_path_name((enum nccl_path)lvl), (int)strtol(v, NULL, 0));
+	else if (numeric && (strlen(v) != 1 || v[0] > '5'))
 		note(env, NCCL_NET_GDR_LEVEL, true,
 		     "NCCL_NET_GDR_LEVEL=%.20s is read as %s (an old-style number, above 5 is SYS)",
 		     v, nccl_path_name((enum nccl_path)lvl));
@@ -1265,6 +1634,67 @@ static void judge_debug(const struct nccl_env *env, struct object *node)
 	field_set_str(node, F_JOB_DEBUG_TUNING, out);
 }
 
+static void unjudged(struct nccl_env *env, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void unjudged(struct nccl_env *env, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (env->n_unjudged == NCCL_UNJUDGED_MAX)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(env->unjudged[env->n_unjudged++], NCCL_UNJUDGED_LEN, fmt, ap);
+	va_end(ap);
+}
+
+/* " (NAME=value)" where the job set v, else "" */
+static const char *set_as(const struct nccl_env *env, enum nccl_var v, char *buf, size_t size)
+{
+	if (!env->val[v])
+		return "";
+	snprintf(buf, size, " (%s=%.40s)", var_names[v], env->val[v]);
+	return buf;
+}
+
+/*
+ * What rocewatch does not model, in the order it would bite, so that the
+ * report names it instead of staying silent: a net plugin in the job's
+ * image (NCCL_NET_PLUGIN unset: libnccl-net.so, src/plugin/net.cc:256 at
+ * v2.30.7, src/net.cc:406 at v2.21.5), an application's
+ * ncclConfig_t.trafficClass where NCCL_IB_TC is unset (connect.cc:999-1001
+ * at v2.30.7), NCCL_IB_DATA_DIRECT (net_ib/init.cc:13, from 2.27, default
+ * 1), NCCL_COMM_ID's subnet rule in interface auto-selection
+ * (ncclFindInterfaceMatchSubnet(), src/misc/socket.cc:207-216 at v2.30.7),
+ * the rail and plane fields of 2.30.7's "dev:port:rail:plane"
+ * (src/misc/utils.cc:206-209), NCCL_NETDEVS_POLICY (src/graph/topo.cc:2005
+ * at v2.30.7, from 2.28).
+ */
+static void list_unjudged(struct nccl_env *env, const char *net)
+{
+	const char *plugin = env->val[NCCL_NET_PLUGIN];
+	enum nccl_num_note nn;
+	char b[96];
+
+	env->n_unjudged = 0;
+	if (!strcmp(net, "IB") && (!plugin || !plugin[0]))
+		unjudged(env,
+			 "a net plugin in the job's image (libnccl-net.so on its library path, "
+			 "which NCCL loads before its IB code)");
+	if ((int)nccl_load_param(env->val[NCCL_IB_TC], -1, &nn) == -1)
+		unjudged(env, "an application's ncclConfig_t.trafficClass (2.26 and later), the TC "
+			      "NCCL sends when NCCL_IB_TC is unset");
+	unjudged(env,
+		 "NCCL_IB_DATA_DIRECT (2.27 and later, default 1: mlx5 Data Direct "
+		 "devices)%s",
+		 set_as(env, NCCL_IB_DATA_DIRECT, b, sizeof(b)));
+	unjudged(env, "the NCCL_COMM_ID subnet rule of interface auto-selection%s",
+		 set_as(env, NCCL_COMM_ID, b, sizeof(b)));
+	unjudged(env, "the rail and plane fields of NCCL_IB_HCA entries (2.30.7)");
+	unjudged(env, "NCCL_NETDEVS_POLICY (2.28 and later)%s",
+		 set_as(env, NCCL_NETDEVS_POLICY, b, sizeof(b)));
+}
+
 /*
  * A note's first sentence for the job.reading fact (a string field of
  * RW_STR_MAX): cut at a word with "..." where it is longer.
@@ -1294,7 +1724,8 @@ void nccl_apply(struct nccl_env *env, struct node_model *m)
 	bool *sel;
 	int64_t v;
 
-	memset(env->out, 0, sizeof(env->out));
+	readings_reset(env);
+	env->n_unjudged = 0;
 	if (!env->given) {
 		for (int id = F_JOB_NCCL; id <= F_JOB_DEBUG_TUNING; id++)
 			field_absent(node, (enum field_id)id, ABS_NOT_COLLECTED, 0);
@@ -1310,21 +1741,30 @@ void nccl_apply(struct nccl_env *env, struct node_model *m)
 	judge_ib_hca(env, m, sel);
 	judge_socket_ifname(env, m);
 	judge_gid_index(env, m, sel);
-	judge_tc(env, m, sel);
+	judge_fifo_tc(env, m, sel, judge_tc(env, m, sel));
 	/* ncclIbInit(): any value other than 0 turns RDMA off (sockets only) */
 	v = load_var(env, NCCL_IB_DISABLE, 0);
 	field_set_bool(node, F_JOB_IB_DISABLE, v != 0);
 	env->out[NCCL_IB_DISABLE].kind = NCCL_EFF_INT;
 	env->out[NCCL_IB_DISABLE].num = v;
+	judge_net(env, node);
 	judge_gdr(env, node);
 	v = load_var(env, NCCL_CROSS_NIC, 2); /* NCCL's default, src/graph/search.cc */
+	/* "int crossNic = ... ncclParamCrossNic()" (search.cc:1080-1083 at v2.30.7, :862 at
+	 * v2.21.5) */
+	if (v != (int)v)
+		note(env, NCCL_CROSS_NIC, true,
+		     "NCCL_CROSS_NIC=%.40s is read as %d (the graph search keeps it in an int)",
+		     env->val[NCCL_CROSS_NIC], (int)v);
+	v = (int)v;
 	field_set_int(node, F_JOB_CROSS_NIC, v);
 	env->out[NCCL_CROSS_NIC].kind = NCCL_EFF_INT;
 	env->out[NCCL_CROSS_NIC].num = v;
 	judge_debug(env, node);
+	list_unjudged(env, node->f[F_JOB_NET].v.s);
 	for (int i = 0; i < NCCL__VARS && !reading[0]; i++)
 		if (env->out[i].warn)
-			first_sentence(reading, sizeof(reading), env->out[i].note);
+			first_sentence(reading, sizeof(reading), nccl_note(&env->out[i]));
 	field_set_str(node, F_JOB_READING, reading);
 	free(sel);
 }

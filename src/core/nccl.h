@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "model.h"
+#include "strbuf.h"
 
 /* NCCL's own limits: MAX_IB_DEVS (net_ib), MAX_IFS (socket.h), netIf.prefix (utils.h). */
 #define NCCL_IB_HCA_MAX 32
@@ -45,9 +46,9 @@ enum nccl_list_note {
  */
 struct nccl_list_entry {
 	char name[NCCL_PREFIX_MAX]; /* cut to 63 characters, as 2.30.7's snprintf does */
-	int port;		    /* 2.30.7: -1 any port (absent or empty) */
+	int port;		    /* 2.30.7: -1 any port (absent or empty); -2 and below: none */
 	int port_old;		    /* 2.21.5 .. 2.30.4: an empty port is atoi("") = 0 */
-	bool odd_port;		    /* the port text is not plain decimal digits */
+	bool odd_port; /* not plain decimal digits, or past the int range (atoi wraps) */
 	bool long_name;
 };
 
@@ -63,8 +64,9 @@ struct nccl_list {
 void nccl_list_parse(const char *s, size_t max, struct nccl_list *l);
 /*
  * matchIfList() ^ searchNot: does the list select (name, port)?  port -1: an
- * interface.  old: read ports as NCCL up to 2.30.4 did.  An empty list
- * selects everything, and its '^' inverse nothing (so "^" alone selects nothing).
+ * interface.  matchPort() takes only -1 as any port: an entry's port -2 is no port.  old: read
+ * ports as NCCL up to 2.30.4 did.  An empty list selects everything, and its '^' inverse nothing
+ * (so "^" alone selects nothing).
  */
 bool nccl_list_selects(const struct nccl_list *l, const char *name, int port, bool old);
 
@@ -99,8 +101,11 @@ enum nccl_path {
 const char *nccl_path_name(enum nccl_path p);
 /*
  * -1: NCCL ignores the value (no such name, case-sensitive, and not a
- * number).  *since: the minor version (21..) from which the name is known.
- * *numeric: the value was read as an old-style number 0..5 (above: SYS).
+ * number).  -2: an old-style number that is negative in NCCL's int
+ * (2147483648, 4294967295, an overflow), which NCCL uses to index its
+ * table from below: the level is undefined.  *since: the minor version
+ * (21..) from which the name is known.  *numeric: the value was read as
+ * an old-style number 0..5 (above: SYS; past the int range it wraps).
  */
 int nccl_gdr_level(const char *s, int *since, bool *numeric);
 
@@ -116,18 +121,34 @@ enum nccl_var {
 	NCCL_IB_ADDR_RANGE,
 	NCCL_IB_ROCE_VERSION_NUM,
 	NCCL_SOCKET_FAMILY,
+	NCCL_NET,
+	NCCL_NET_PLUGIN,
+	NCCL_IB_MERGE_NICS,
+	NCCL_IB_MERGE_VFS,
+	NCCL_IB_FIFO_TC,
 	NCCL_DEBUG,
 	NCCL_ALGO,
 	NCCL_PROTO,
+	/* read to say what rocewatch does not judge (never a line of their own) */
+	NCCL_NET_MERGE_LEVEL,
+	NCCL_NET_FORCE_MERGE,
+	NCCL_IB_DATA_DIRECT,
+	NCCL_COMM_ID,
+	NCCL_NETDEVS_POLICY,
 	NCCL__VARS,
 };
 
-/* An IP interface as getifaddrs() shows it to NCCL (ncclOsFindInterfaces). */
+/*
+ * An IP address as getifaddrs() lists it to NCCL.  ncclOsFindInterfaces()
+ * walks the addresses in getifaddrs() order and keeps an interface at the
+ * first address that passes (family, IFF_RUNNING, the list), so the order of
+ * the interfaces it names depends on the family asked for: glibc lists every
+ * IPv4 address before the first IPv6 one.
+ */
 struct nccl_ifaddr {
 	char name[RW_NAME_MAX];
-	bool running; /* IFF_RUNNING */
-	bool v4;      /* has an IPv4 address */
-	bool v6;      /* has an IPv6 address other than ::1 */
+	int family;   /* AF_INET or AF_INET6 */
+	bool running; /* IFF_RUNNING of the interface */
 };
 
 struct nccl_ifaddrs {
@@ -135,7 +156,7 @@ struct nccl_ifaddrs {
 	struct nccl_ifaddr *e;
 };
 
-/* getifaddrs(), in its order, one entry per name: 0 or -errno. */
+/* getifaddrs(), in its order, one entry per IPv4 or IPv6 address but ::1: 0 or -errno. */
 int nccl_ifaddrs_read(struct nccl_ifaddrs *ifs);
 void nccl_ifaddrs_free(struct nccl_ifaddrs *ifs);
 
@@ -146,7 +167,9 @@ enum nccl_eff_kind {
 	NCCL_EFF_STR,  /* items[0] */
 };
 
-#define NCCL_ITEM_MAX 80
+#define NCCL_ITEM_MAX	  80
+#define NCCL_UNJUDGED_MAX 8
+#define NCCL_UNJUDGED_LEN 192
 
 /* What NCCL does with one variable on this node. */
 struct nccl_reading {
@@ -154,9 +177,17 @@ struct nccl_reading {
 	int64_t num;
 	size_t n;
 	char items[NCCL_LIST_MAX][NCCL_ITEM_MAX];
-	char note[512]; /* "" or what NCCL does that the value does not show */
-	bool warn;	/* the note is a value NCCL reads differently from how it looks */
+	/*
+	 * What NCCL does that the value does not show: every sentence, "; "
+	 * between them, however many the value makes (a list of 32 odd
+	 * entries and then the versions' remark); read it with nccl_note().
+	 */
+	struct strbuf note;
+	bool warn; /* the note is a value NCCL reads differently from how it looks */
 };
+
+/* r's note, "" when there is none; valid until the next nccl_apply() or nccl_env_free(). */
+const char *nccl_note(const struct nccl_reading *r);
 
 struct nccl_env {
 	bool given; /* --nccl or --nccl-env */
@@ -165,6 +196,13 @@ struct nccl_env {
 	/* the node's IP interfaces (check on a live node); NULL: the model's netdevs */
 	const struct nccl_ifaddrs *ifs;
 	struct nccl_reading out[NCCL__VARS]; /* filled by nccl_apply() */
+	/*
+	 * What NCCL does with the job that rocewatch does not judge, one phrase
+	 * each (with the job's value where it set one), for the report to name
+	 * rather than stay silent; filled by nccl_apply().
+	 */
+	size_t n_unjudged;
+	char unjudged[NCCL_UNJUDGED_MAX][NCCL_UNJUDGED_LEN];
 };
 
 const char *nccl_var_name(enum nccl_var v);

@@ -104,7 +104,8 @@ static void fuzz_env(const uint8_t *data, size_t size)
 		const struct nccl_reading *o = &env.out[v];
 
 		FUZZ_CHECK(o->n <= NCCL_LIST_MAX, "%d: %zu items", v, o->n);
-		FUZZ_CHECK(memchr(o->note, '\0', sizeof(o->note)), "%d: note unterminated", v);
+		FUZZ_CHECK(strlen(nccl_note(o)) == o->note.len, "%d: note of %zu bytes, %zu long",
+			   v, o->note.len, strlen(nccl_note(o)));
 		for (size_t i = 0; i < o->n; i++)
 			FUZZ_CHECK(memchr(o->items[i], '\0', NCCL_ITEM_MAX),
 				   "%d: item unterminated", v);

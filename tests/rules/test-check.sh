@@ -431,6 +431,27 @@ check "NCCL_IB_TC=104 (DSCP 26 without ECT): nccl_ib_tc, exit 1" \
 nccl_env ib-off NCCL_IB_DISABLE=1
 check "NCCL_IB_DISABLE=1: nccl_ib_disable, exit 2" \
 	expect_check good.json 2 "nccl_ib_disable@node" --nccl-env "$TMPD/ib-off.env"
+# issue 42 item 15: with a net plugin NCCL's IB code is not used, so the IB rules do not judge
+nccl_env net-plugin 'NCCL_NET="AWS Libfabric"' NCCL_IB_HCA==mlx5_9:1 NCCL_IB_TC=0
+check "NCCL_NET naming a plugin's net: the IB rules are skipped, a bad NCCL_IB_HCA does not fail, exit 0" \
+	expect_check good.json 0 "" --nccl-env "$TMPD/net-plugin.env"
+nccl_env net-plugin-lib NCCL_NET_PLUGIN=aws-ofi-nccl NCCL_IB_DISABLE=1
+check "NCCL_NET_PLUGIN: nccl_ib_disable and the IB rules are skipped, exit 0" \
+	expect_check good.json 0 "" --nccl-env "$TMPD/net-plugin-lib.env"
+nccl_env net-socket NCCL_NET=Socket
+check "NCCL_NET=Socket: TCP sockets, nccl_ib_disable, exit 2" \
+	expect_check good.json 2 "nccl_ib_disable@node" --nccl-env "$TMPD/net-socket.env"
+check "the job's net in the JSON report: job.net and the IB rules skipped" bash -c \
+	"'$ROCEWATCH' check --from '$FX/good.json' --nccl-env '$TMPD/net-plugin.env' -j | python3 -c 'import json,sys
+j = json.load(sys.stdin)[\"job\"]
+assert j[\"facts\"][\"net\"] == \"plugin\", j[\"facts\"]
+assert j[\"variables\"][\"NCCL_NET\"][\"effective\"] == \"plugin\", j[\"variables\"]
+v = {x[\"rule\"]: x[\"outcome\"] for x in j[\"results\"]}
+assert all(v[r] == \"skip\" for r in (\"nccl_ib_hca\", \"nccl_ib_gid_index\", \"nccl_ib_tc\", \"nccl_ib_disable\")), v
+assert v[\"nccl_socket_ifname\"] == \"pass\", v
+assert any(\"NCCL_NETDEVS_POLICY\" in x for x in j[\"not_judged\"]), j[\"not_judged\"]'"
+check "the text report names what it does not judge, after the variables" bash -c \
+	"'$ROCEWATCH' check --from '$FX/good.json' --nccl-env '$TMPD/net-plugin.env' | sed -n '/^job (NCCL settings on gpu-node-07)$/,/^$/p' | grep -q '^  not judged: .*NCCL_IB_DATA_DIRECT'"
 nccl_env gdr-loc NCCL_NET_GDR_LEVEL=LOC
 check "NCCL_NET_GDR_LEVEL=LOC on GPUs at PIX: nccl_net_gdr_level, exit 1" \
 	expect_check good.json 1 "nccl_net_gdr_level@node" --nccl-env "$TMPD/gdr-loc.env"
