@@ -8,6 +8,7 @@
  * hundreds of series.
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "alerts.h"
 #include "prom.h"
@@ -64,6 +65,31 @@ static void object_labels(struct strbuf *sb, int *first, const struct rule_resul
 	}
 }
 
+/* Per RDMA device and health class: the share of its link-health rules that watch it. */
+static void render_coverage(struct strbuf *sb, const struct rules_engine *e)
+{
+	struct rule_coverage *c;
+	size_t n;
+
+	if (rules_coverage(e, &c, &n))
+		return;
+	prom_family(sb, "rocewatch_rule_coverage", "gauge",
+		    "Share (0-1) of the link-health rules of a class that watch an RDMA device: "
+		    "the others are skipped because its driver does not give what they read.");
+	for (size_t i = 0; i < n; i++)
+		for (int k = RCLASS_FATAL; k <= RCLASS_DEGRADED; k++) {
+			int first = 1;
+
+			if (!c[i].total[k])
+				continue;
+			prom_sample_begin(sb, "rocewatch_rule_coverage");
+			prom_label(sb, &first, "rule_class", rule_class_name((enum rule_class)k));
+			prom_label(sb, &first, "device", c[i].device);
+			prom_sample_end_double(sb, first, (double)c[i].watched[k] / c[i].total[k]);
+		}
+	free(c);
+}
+
 /* Health over time: the node verdict, and per degraded result its episodes and escalation. */
 static void render_health(struct strbuf *sb, const struct rules_engine *e,
 			  const struct rule_result *res, size_t n)
@@ -96,6 +122,7 @@ static void render_health(struct strbuf *sb, const struct rules_engine *e,
 		object_labels(sb, &first, &res[i]);
 		prom_sample_end_u64(sb, first, res[i].escalated);
 	}
+	render_coverage(sb, e);
 }
 
 void prom_rules_render(struct strbuf *sb, const struct rules_engine *e,

@@ -180,6 +180,40 @@ static json_t *result_json(const struct rule_result *x, const struct node_model 
 	return j;
 }
 
+/* Link-health coverage per RDMA device (rules_coverage), [] when none. */
+static json_t *coverage_json(const struct rules_engine *e)
+{
+	struct rule_coverage *c;
+	json_t *arr = json_array();
+	size_t n;
+
+	if (!arr || rules_coverage(e, &c, &n))
+		return arr;
+	for (size_t i = 0; i < n; i++) {
+		json_t *o = json_object();
+		char text[RULE_COVERAGE_NAMES * 2 + 160];
+
+		json_object_set_new(o, "device", json_string(c[i].device));
+		json_object_set_new(o, "netdev",
+				    c[i].netdev[0] ? json_string(c[i].netdev) : json_null());
+		for (int k = RCLASS_FATAL; k <= RCLASS_DEGRADED; k++) {
+			json_t *cl = json_object();
+
+			json_object_set_new(cl, "watched", json_integer(c[i].watched[k]));
+			json_object_set_new(cl, "rules", json_integer(c[i].total[k]));
+			json_object_set_new(o, rule_class_name((enum rule_class)k), cl);
+		}
+		json_object_set_new(o, "watching", json_string(c[i].watching));
+		json_object_set_new(o, "missing", json_string(c[i].missing));
+		json_object_set_new(o, "missing_fatal", json_string(c[i].missing_fatal));
+		rules_coverage_text(&c[i], text, sizeof(text));
+		json_object_set_new(o, "text", json_string(text));
+		json_array_append_new(arr, o);
+	}
+	free(c);
+	return arr;
+}
+
 json_t *rules_health_json(const struct rules_engine *e)
 {
 	const struct rule_result *res;
@@ -223,6 +257,7 @@ json_t *rules_health_json(const struct rules_engine *e)
 			json_array_append_new(acts,
 					      json_string(rule_action_name((enum rule_action)a)));
 	json_object_set_new(h, "verdict", json_string(node_verdict_name(rules_verdict(e))));
+	json_object_set_new(h, "coverage", coverage_json(e));
 	json_object_set_new(h, "actions", acts);
 	json_object_set_new(h, "failing", failing);
 	return h;
@@ -275,6 +310,7 @@ int rules_json_write(struct strbuf *out, const struct rules_engine *e,
 	json_object_set_new(root, "status", json_string(rules_status_name(st)));
 	json_object_set_new(root, "exit_code", json_integer(st));
 	json_object_set_new(root, "verdict", json_string(node_verdict_name(rules_verdict(e))));
+	json_object_set_new(root, "coverage", coverage_json(e));
 	{
 		/* what to do, once per action, in the order of the vocabulary (most local first) */
 		json_t *acts = json_array();

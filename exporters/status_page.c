@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "status_page.h"
@@ -306,6 +307,25 @@ static void object_label(char *buf, size_t len, const struct rule_result *x)
 			 x->netdev[0] ? " (" : "", x->netdev, x->netdev[0] ? ")" : "");
 }
 
+/* Where no fatal link-health rule can watch a device's link: one line each (check's too). */
+static void coverage_lines(struct page *pg, const struct rules_engine *e)
+{
+	struct rule_coverage *c;
+	size_t n;
+
+	if (rules_coverage(e, &c, &n))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		char text[RULE_COVERAGE_NAMES * 2 + 160];
+
+		if (!rules_coverage_text(&c[i], text, sizeof(text)))
+			continue;
+		puts_(pg, "</p>\n<p class=\"coverage\">coverage: ");
+		esc(pg, text);
+	}
+	free(c);
+}
+
 static void profiles_line(struct page *pg)
 {
 	const struct rules_engine *e = pg->in->e;
@@ -421,6 +441,7 @@ static void head(struct page *pg, enum rules_status st, const size_t cnt[RULE__O
 			if (more)
 				sb_printf(pg->out, " +%zu more", more);
 		}
+		coverage_lines(pg, in->e);
 	}
 	puts_(pg, "</p>\n<p id=\"profile\">");
 	if (in->e)

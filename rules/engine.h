@@ -452,6 +452,34 @@ const char *node_verdict_name(enum node_verdict v);
 enum node_verdict rules_verdict(const struct rules_engine *e);
 
 /*
+ * Link-health coverage: per RDMA device, which health rules (those with a
+ * class) watch it, on its ports and on their netdevs, and which are skipped
+ * because the driver does not give what they read (guard false).  A rule
+ * skipped for want of a counter history (one snapshot) counts for neither.
+ * On bnxt_re and irdma (no PMA counters/) only the netdev's rules watch
+ * the link, and the report says so; a node on one device of which every
+ * fatal health rule is skipped is not "healthy" (rules_verdict: unknown).
+ */
+#define RULE_COVERAGE_NAMES 320
+struct rule_coverage {
+	char device[RW_NAME_MAX];
+	char netdev[RW_NAME_MAX];      /* of its first port, "" for none */
+	unsigned watched[3], total[3]; /* by enum rule_class: [RCLASS_FATAL], [RCLASS_DEGRADED] */
+	char watching[RULE_COVERAGE_NAMES];	 /* "carrier_stable, link_not_downed" */
+	char missing[RULE_COVERAGE_NAMES];	 /* skipped: the driver has not what they read */
+	char missing_fatal[RULE_COVERAGE_NAMES]; /* those of them whose class is fatal */
+};
+/* The coverage of every RDMA device of the last evaluation, in *out (free it): 0, -ENOMEM. */
+int rules_coverage(const struct rules_engine *e, struct rule_coverage **out, size_t *n);
+/*
+ * One device's coverage as the reports say it: "bnxt_re0 (eth2): 2 of 14
+ * link-health rules watch it; fatal ones unavailable here (driver or
+ * source): link_not_downed, ...".  true when a fatal one is missing (worth
+ * a line in check and on the page).
+ */
+bool rules_coverage_text(const struct rule_coverage *c, char *buf, size_t len);
+
+/*
  * Health memory across restarts, kill -9 and reboots: the failure episodes
  * of degraded rules (wall-clock times: they survive a reboot) and the
  * counter history of rate/increase/delta (kept only within one boot: after

@@ -64,6 +64,109 @@ const char *node_verdict_name(enum node_verdict v)
 	return (unsigned)v < 4 ? names[v] : "unknown";
 }
 
+static void name_add(char *list, const char *name)
+{
+	size_t n = strlen(list), k = strlen(name);
+
+	/* once: a rule of two profiles, a device of two ports */
+	for (const char *p = list; (p = strstr(p, name)); p += k)
+		if ((p == list || p[-1] == ' ') && (p[k] == ',' || !p[k]))
+			return;
+	snprintf(list + n, RULE_COVERAGE_NAMES - n, "%s%s", n ? ", " : "", name);
+}
+
+static struct rule_coverage *cov_of(struct rule_coverage *c, size_t n, const struct rule_result *x)
+{
+	for (size_t i = 0; i < n; i++)
+		if (x->kind == OBJ_RDMA_PORT ? !strcmp(c[i].device, x->device)
+					     : c[i].netdev[0] && !strcmp(c[i].netdev, x->device))
+			return &c[i];
+	return NULL;
+}
+
+int rules_coverage(const struct rules_engine *e, struct rule_coverage **out, size_t *n)
+{
+	struct rule_coverage *c = NULL;
+	size_t nc = 0, cap = 0;
+
+	*out = NULL;
+	*n = 0;
+	for (size_t i = 0; e->synced && i < e->n_res; i++) {
+		const struct rule_result *x = &e->res[i];
+
+		if (x->kind != OBJ_RDMA_PORT || cov_of(c, nc, x))
+			continue;
+		if (array_grow(&c, &cap, nc, sizeof(*c), 4)) {
+			free(c);
+			return -ENOMEM;
+		}
+		memset(&c[nc], 0, sizeof(c[nc]));
+		strlcpy0(c[nc].device, x->device, sizeof(c[nc].device));
+		strlcpy0(c[nc].netdev, x->netdev, sizeof(c[nc].netdev));
+		nc++;
+	}
+	for (size_t i = 0; e->synced && i < e->n_res; i++) {
+		const struct rule_result *x = &e->res[i];
+		struct rule_coverage *cv;
+		enum rule_class cls = x->rule->cls;
+
+		if (cls == RCLASS_NONE || (x->kind != OBJ_RDMA_PORT && x->kind != OBJ_NETDEV))
+			continue;
+		cv = cov_of(c, nc, x);
+		if (!cv)
+			continue; /* a netdev with no RDMA port: not a link this judges */
+		if (x->outcome == RULE_SKIP) {
+			/* guard false: the driver has not what it reads (a history is no guard) */
+			if (strncmp(x->reason, "guard false", 11))
+				continue;
+			cv->total[cls]++;
+			name_add(cv->missing, x->rule->name);
+			if (cls == RCLASS_FATAL)
+				name_add(cv->missing_fatal, x->rule->name);
+			continue;
+		}
+		cv->total[cls]++;
+		cv->watched[cls]++;
+		name_add(cv->watching, x->rule->name);
+	}
+	*out = c;
+	*n = nc;
+	return 0;
+}
+
+bool rules_coverage_text(const struct rule_coverage *c, char *buf, size_t len)
+{
+	unsigned w = c->watched[RCLASS_FATAL] + c->watched[RCLASS_DEGRADED],
+		 t = c->total[RCLASS_FATAL] + c->total[RCLASS_DEGRADED];
+	bool gap = c->missing_fatal[0];
+
+	snprintf(buf, len, "%s%s%s%s: %u of %u link-health rules watch it%s%s", c->device,
+		 c->netdev[0] ? " (" : "", c->netdev, c->netdev[0] ? ")" : "", w, t,
+		 gap ? "; fatal ones unavailable here (driver or source): " : "",
+		 gap ? c->missing_fatal : "");
+	return gap;
+}
+
+/*
+ * A device on which every fatal link-health rule is skipped: nothing would
+ * see its link go down or corrupt (the degraded ones left, rdma_port_not_
+ * reappeared or carrier flaps, do not make a job's failure), so "healthy"
+ * is not known there.
+ */
+static bool unwatched_device(const struct rules_engine *e)
+{
+	struct rule_coverage *c;
+	bool none = false;
+	size_t n;
+
+	if (rules_coverage(e, &c, &n))
+		return true; /* out of memory: not "healthy" on that */
+	for (size_t i = 0; i < n && !none; i++)
+		none = c[i].total[RCLASS_FATAL] && !c[i].watched[RCLASS_FATAL];
+	free(c);
+	return none;
+}
+
 enum node_verdict rules_verdict(const struct rules_engine *e)
 {
 	bool fatal = false, degraded = false, unknown = !e->evaluations || !e->synced;
@@ -93,7 +196,8 @@ enum node_verdict rules_verdict(const struct rules_engine *e)
 		return VERDICT_FATAL;
 	if (degraded)
 		return VERDICT_DEGRADED;
-	return unknown ? VERDICT_UNKNOWN : VERDICT_HEALTHY;
+	/* healthy with no fatal link-health rule watching a device is not known to be healthy */
+	return unknown || unwatched_device(e) ? VERDICT_UNKNOWN : VERDICT_HEALTHY;
 }
 
 /* ---- escalation memory ---- */

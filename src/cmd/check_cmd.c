@@ -280,6 +280,29 @@ static void print_verdict(struct report *rp)
 	term_newline(t);
 }
 
+/*
+ * What watches each RDMA device's link where a fatal link-health rule cannot
+ * (bnxt_re, irdma: no PMA counters/): said once per device, not folded
+ * among the skipped rules (JSON: "coverage", every device).
+ */
+static void print_coverage(struct report *rp)
+{
+	struct rule_coverage *c;
+	size_t n;
+
+	if (rules_coverage(rp->e, &c, &n))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		char text[RULE_COVERAGE_NAMES * 2 + 160], line[sizeof(text) + 16];
+
+		if (!rules_coverage_text(&c[i], text, sizeof(text)))
+			continue;
+		snprintf(line, sizeof(line), "coverage: %s", text);
+		term_wrap(&rp->t, 10, line, false);
+	}
+	free(c);
+}
+
 #define RANK_COUNT 7
 
 /* Failures by severity, then unknowns by severity, then the rest. */
@@ -449,6 +472,7 @@ static void section_head(struct report *rp, const struct check_history *h, unsig
 	term_code(t, TERM_RESET);
 	term_newline(t);
 	print_verdict(rp);
+	print_coverage(rp);
 	sb_printf(&line, "profile%s ", np > 1 ? "s" : "");
 	for (size_t p = 0; p < np; p++) {
 		const struct rules_profile_info *pi = rules_profile(rp->e, p);

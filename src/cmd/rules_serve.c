@@ -36,7 +36,11 @@ const struct cli_opt rules_serve_opts[] = {
 	CLI_OPT_RULES(opt_rules,
 		      "  --profile NAME|FILE        rule profile to evaluate after every poll\n"
 		      "                             (repeatable; default " RULES_DEFAULT_PROFILE
-		      ")\n"),
+		      ");\n"
+		      "                             where a driver lacks the counters of fatal\n"
+		      "                             link-health rules, the page and\n"
+		      "                             rocewatch_rule_coverage say so, and the node\n"
+		      "                             verdict is unknown, not healthy\n"),
 	{ .name = "web.enable-health-api",
 	  .kind = CLI_FLAG,
 	  CLI_AT(struct rules_serve, reset_api),

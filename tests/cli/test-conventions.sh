@@ -46,7 +46,8 @@ unknown_option() { # EXPECTED-RC WORD ARGS...: that exit code, "unknown option .
 	shift 2
 	timeout 10 "$ROCEWATCH" "$@" >"$TMPD/out" 2>"$TMPD/err" || rc=$?
 	[ "$rc" -eq "$want" ] && [ "$(grep -vc '^$' "$TMPD/err")" -eq 1 ] &&
-		grep -qF -- "unknown option or missing value: '$word'" "$TMPD/err" ||
+		{ grep -qF -- "unknown option or missing value: '$word'" "$TMPD/err" ||
+			grep -qF -- "unknown option '$word'; did you mean '--" "$TMPD/err"; } ||
 		{ echo "  rocewatch $*: exit $rc, stderr: $(cat "$TMPD/err")" >&2; return 1; }
 }
 check "check --config x: unknown option (not --configfs-root), exit 3" \

@@ -104,4 +104,28 @@ check "bnxt_re 6.12 and 7.2: the same semantic families" bash -c \
 	"diff <(grep -E '^roce_rdma_(ack_timeouts|out_of_sequence|cnp_sent)_total' '$TMPD/bnxt_re-6.12.rdma') \
 	      <(grep -E '^roce_rdma_(ack_timeouts|out_of_sequence|cnp_sent)_total' '$TMPD/bnxt_re-7.2.rdma')"
 
+# issue 41 item 6: coverage you can see.  irdma and bnxt_re have no PMA counters/: what
+# watches their links is said once per device, as a metric and in check, and a node on
+# whose device no fatal link-health rule can run is not "healthy"
+check "irdma-e810: rocewatch_rule_coverage fatal 0 on irdma0" \
+	grep -qx 'rocewatch_rule_coverage{rule_class="fatal",device="irdma0"} 0' "$TMPD/irdma-e810.prom"
+check "bnxt_re-7.2: rocewatch_rule_coverage fatal 0.2 on bnxt_re0 (RNR NAK retries only)" \
+	grep -qx 'rocewatch_rule_coverage{rule_class="fatal",device="bnxt_re0"} 0.2' "$TMPD/bnxt_re-7.2.prom"
+coverage_check() { # TREE DEVICE MISSING-FATAL
+	timeout 20 "$ROCEWATCH" check --sysfs-root "$FIX/sysfs/$1" --serve none -j >"$TMPD/cov.json" 2>/dev/null || true
+	python3 - "$TMPD/cov.json" "$2" "$3" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = [c for c in d["coverage"] if c["device"] == sys.argv[2]][0]
+assert c["missing_fatal"] == sys.argv[3], c
+assert c["text"].endswith("fatal ones unavailable here (driver or source): " + sys.argv[3]), c["text"]
+PY
+	COLUMNS=400 timeout 20 "$ROCEWATCH" check --sysfs-root "$FIX/sysfs/$1" --serve none 2>/dev/null |
+		grep -q "^coverage: $2 "
+}
+check "irdma-e810: check says what no rule watches on irdma0 (JSON and text)" coverage_check \
+	vendors/irdma-e810 irdma0 "link_not_downed, no_local_link_integrity_errors, no_excessive_buffer_overruns, no_rnr_nak_retry_errors, symbol_errors_within_ber_bound"
+check "bnxt_re-7.2: ... and on bnxt_re0" coverage_check \
+	vendors/bnxt_re-7.2 bnxt_re0 "link_not_downed, no_local_link_integrity_errors, no_excessive_buffer_overruns, symbol_errors_within_ber_bound"
+
 finish

@@ -639,6 +639,64 @@ static void state_file_guarded(void **state)
 	model_free(&m);
 }
 
+/*
+ * Issue 41 item 6: a device on which no fatal link-health rule can run (its
+ * driver has no link_downed: guard false) is not "healthy"; coverage says
+ * which rules are missing, and a rule with a guard that holds makes it whole.
+ */
+static void coverage_and_verdict(void **state)
+{
+	static const char yaml[] =
+	    "profile: t\nrules:\n"
+	    "  - name: downed\n    scope: rdma_port\n    class: fatal\n"
+	    "    action: reseat-or-replace-cable\n    when: $has\n"
+	    "    expr: \"true\"\n    doc: d\n"
+	    "  - name: flaps\n    scope: netdev\n    class: degraded\n"
+	    "    action: reseat-or-replace-cable\n    expr: \"true\"\n    doc: d\n"
+	    "params: { has: false }\n";
+	char yes[sizeof(yaml) + 8];
+	struct rules_diags dg = { 0 };
+	struct rules_engine *e = NULL;
+	struct rule_coverage *c;
+	struct node_model m;
+	char text[1024];
+	size_t n;
+
+	(void)state;
+	model_init(&m);
+	model_add_netdev(&m, "eth2");
+	model_add_port(&m, "bnxt_re0", 1);
+	field_set_str(m.ports[0], F_PORT_NETDEV, "eth2");
+	model_link_ports(&m);
+	assert_int_equal(rules_load_buffer("t.yaml", yaml, strlen(yaml), NULL, &e, &dg), 0);
+	rules_diags_free(&dg);
+	assert_int_equal(rules_evaluate(e, &m, SEC), 0);
+	assert_int_equal(rules_coverage(e, &c, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(c[0].device, "bnxt_re0");
+	assert_string_equal(c[0].netdev, "eth2");
+	assert_int_equal(c[0].watched[RCLASS_FATAL], 0);
+	assert_int_equal(c[0].total[RCLASS_FATAL], 1);
+	assert_int_equal(c[0].watched[RCLASS_DEGRADED], 1);
+	assert_true(rules_coverage_text(&c[0], text, sizeof(text)));
+	assert_string_equal(text, "bnxt_re0 (eth2): 1 of 2 link-health rules watch it; fatal ones "
+				  "unavailable here (driver or source): downed");
+	free(c);
+	assert_int_equal(rules_verdict(e), VERDICT_UNKNOWN); /* passing, but nothing watches */
+	rules_free(e);
+
+	e = NULL;
+	/* the driver has it: the same rules with the guard true */
+	snprintf(yes, sizeof(yes), "%.*shas: true }\n", (int)(strstr(yaml, "has: false") - yaml),
+		 yaml);
+	assert_int_equal(rules_load_buffer("t.yaml", yes, strlen(yes), NULL, &e, &dg), 0);
+	rules_diags_free(&dg);
+	assert_int_equal(rules_evaluate(e, &m, SEC), 0);
+	assert_int_equal(rules_verdict(e), VERDICT_HEALTHY);
+	rules_free(e);
+	model_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -647,6 +705,7 @@ int main(void)
 		cmocka_unit_test(carrier_counts),	cmocka_unit_test(optional_counters),
 		cmocka_unit_test(state_across_restart), cmocka_unit_test(state_records_checked),
 		cmocka_unit_test(state_file_guarded),	cmocka_unit_test(forget_after_repair),
+		cmocka_unit_test(coverage_and_verdict),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
