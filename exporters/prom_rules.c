@@ -201,4 +201,9 @@ void prom_rules_render(struct strbuf *sb, const struct rules_engine *e,
 		    "Reloads of the rule files (SIGHUP) that failed.");
 	prom_sample1_u64(sb, "rocewatch_rules_reload_failures_total", NULL, NULL,
 			 st->reload_failures);
+	prom_family(sb, "rocewatch_health_memory_kept", "gauge",
+		    "1 if health memory (escalations, counter history) is kept across restarts in "
+		    "--state-dir and its last save succeeded; 0 if it is off or the save failed.");
+	prom_sample1_u64(sb, "rocewatch_health_memory_kept", NULL, NULL,
+			 st->memory_on && !__atomic_load_n(&st->memory_err, __ATOMIC_RELAXED));
 }

@@ -14,6 +14,9 @@ struct prom_rules_state {
 	int64_t reload_ns; /* realtime of the last load attempt */
 	uint64_t reload_failures;
 	double eval_seconds; /* duration of the last evaluation */
+	/* health memory: kept in a state file, and the last save's -errno (its writer's) */
+	bool memory_on;
+	int memory_err;
 };
 
 struct alert_table;

@@ -97,6 +97,7 @@ static void *writer_main(void *arg)
 		else if (!r && rs->state_err)
 			log_info("rules: health memory saved to %s again", rs->state_path);
 		rs->state_err = r;
+		__atomic_store_n(&rs->st.memory_err, r, __ATOMIC_RELAXED);
 		pthread_mutex_lock(&rs->wr_lock);
 		rs->wr_busy = false;
 		pthread_cond_broadcast(&rs->wr_cond);
@@ -294,8 +295,8 @@ int rules_serve_start(struct rules_serve *rs, struct daemon *d)
 		*strrchr(dir, '/') = '\0';
 		if (dir[0] && mkdir(dir, 0750) && errno != EEXIST) {
 			/* said as it is: nothing will be kept (serve --user nobody in /var/lib) */
-			log_warn("rules: --state-dir %s: %s: health memory is not kept across "
-				 "restarts",
+			log_warn("rules: --state-dir %s: %s: health memory off (not kept across "
+				 "restarts; rocewatch_health_memory_kept 0)",
 				 dir, strerror(errno));
 			rs->state_path[0] = '\0';
 		}
@@ -315,13 +316,15 @@ int rules_serve_start(struct rules_serve *rs, struct daemon *d)
 			log_warn("rules: health memory: %s", msg);
 		if (!lr)
 			log_info("rules: health memory in %s", rs->state_path);
+		rs->st.memory_on = true;
 		r = pthread_create(&rs->wr_thr, NULL, writer_main, rs);
 		rs->wr_started = r == 0;
 		if (r) {
-			log_warn("rules: no thread to write %s (%s): health memory is not kept "
-				 "across restarts",
+			log_warn("rules: no thread to write %s (%s): health memory off (not kept "
+				 "across restarts)",
 				 rs->state_path, strerror(r));
 			rs->state_path[0] = '\0';
+			rs->st.memory_on = false;
 		}
 	}
 	r = daemon_add_hook(d, &hook);

@@ -177,6 +177,12 @@ else
 	check "strace is installed (contrib/install-deps.sh)" false
 fi
 
+# issue 41 item 8: kept memory is a metric too
+start "$FX/escalate-part1.json" --state-dir "$state"
+check "a state dir that works: rocewatch_health_memory_kept 1" bash -c \
+	"curl -sf '$url/metrics' | grep -qx 'rocewatch_health_memory_kept 1'"
+kill -TERM "$serve_pid"; wait "$serve_pid" 2>/dev/null || true; serve_pid=
+
 # a world-writable state file is refused (anyone could have planted an escalation)
 chmod 0666 "$state/health.state"
 : >"$TMPD/serve.log"
@@ -189,9 +195,11 @@ check "... and replaced by rocewatch's own (0600)" [ "$(stat -c %a "$state/healt
 # a --state-dir that cannot be made: said as it is, memory not kept
 : >"$TMPD/serve.log"
 start "$FX/escalate-part1.json" --state-dir "$TMPD/victim/sub"
-check "a --state-dir that cannot be created: 'health memory is not kept'" \
-	grep -q "state-dir $TMPD/victim/sub: Not a directory: health memory is not kept across restarts" "$TMPD/serve.log"
+check "a --state-dir that cannot be created: 'health memory off'" \
+	grep -q "state-dir $TMPD/victim/sub: Not a directory: health memory off (not kept across restarts" "$TMPD/serve.log"
 check "... and never 'health memory in'" bash -c "! grep -q 'health memory in' '$TMPD/serve.log'"
+check "... rocewatch_health_memory_kept 0 on /metrics" bash -c \
+	"curl -sf '$url/metrics' | grep -qx 'rocewatch_health_memory_kept 0'"
 kill -TERM "$serve_pid"; wait "$serve_pid" 2>/dev/null || true; serve_pid=
 check "no sanitizer reports" bash -c "! grep -E 'ERROR: AddressSanitizer|runtime error' '$TMPD/serve.log'"
 finish
