@@ -497,6 +497,28 @@ static bool rate_ok(struct http_server *s)
 	return ok;
 }
 
+/* The client's address (not its port) as a number: whose turn a bcrypt is (webauth.h). */
+static uint64_t client_key(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+	const unsigned char *b = NULL;
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+	size_t n = 0;
+
+	if (sa && sa->sa_family == AF_INET) {
+		b = (const unsigned char *)&((const struct sockaddr_in *)sa)->sin_addr;
+		n = 4;
+	} else if (sa && sa->sa_family == AF_INET6) {
+		b = (const unsigned char *)&((const struct sockaddr_in6 *)sa)->sin6_addr;
+		n = 16;
+	}
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ULL;
+	return n ? h : 0;
+}
+
 static bool authorized(struct http_server *s, struct MHD_Connection *c)
 {
 	char *pass = NULL, *user;
@@ -505,7 +527,7 @@ static bool authorized(struct http_server *s, struct MHD_Connection *c)
 	if (!s->auth)
 		return true;
 	user = MHD_basic_auth_get_username_password(c, &pass);
-	ok = web_auth_check(s->auth, user, pass);
+	ok = web_auth_check_from(s->auth, client_key(c), user, pass);
 	if (pass) {
 		explicit_bzero(pass, strlen(pass));
 		MHD_free(pass);

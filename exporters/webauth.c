@@ -23,6 +23,24 @@ struct slot {
 	uint64_t used; /* 0: empty; else the tick of the last use */
 };
 
+/*
+ * A check waiting for a bcrypt work area.  Areas are handed out fairly, not
+ * to whichever thread wakes first: to the client address served longest ago
+ * (one address flooding wrong credentials gets one area in turn, and a new
+ * address -- Prometheus's first scrape -- the next one free), then the
+ * oldest.  Not by whether the user exists: a queue that served configured
+ * users first would tell an attacker which names are (the dummy hash is
+ * there so that time does not).
+ */
+struct waiter {
+	struct waiter *next;
+	uint64_t client; /* a hash of the client's address, 0 unknown */
+	uint64_t seq;
+	int slot; /* -1 until granted */
+};
+
+#define FAIR_BUCKETS 64 /* addresses remembered by hash: when each was last served */
+
 struct web_auth {
 	const struct web_config *wc;
 	uint8_t hmac_key[32];
@@ -34,6 +52,8 @@ struct web_auth {
 	bool busy[WEB_AUTH_PARALLEL];
 	int n_cd;
 	bool stopping;
+	struct waiter *queue; /* under crypt_lock */
+	uint64_t seq, served[FAIR_BUCKETS];
 	struct slot ok[AUTH_OK_SLOTS];
 	struct slot fail[AUTH_FAIL_SLOTS];
 	uint64_t tick;
@@ -93,27 +113,55 @@ static struct slot *victim(struct slot *s, size_t n)
 	return v;
 }
 
-/* 1 match, 0 no match, -ECANCELED: the server is stopping (no verdict). */
-static int bcrypt_matches(struct web_auth *a, const char *hash, const char *pass)
+/* Give free work areas to the waiters that come first (struct waiter); under crypt_lock. */
+static void dispatch(struct web_auth *a)
 {
+	for (int slot = 0; slot < a->n_cd && a->queue && !a->stopping; slot++) {
+		struct waiter **best = NULL;
+
+		if (a->busy[slot])
+			continue;
+		for (struct waiter **w = &a->queue; *w; w = &(*w)->next) {
+			const struct waiter *x = *w, *b = best ? *best : NULL;
+			uint64_t xs = a->served[x->client % FAIR_BUCKETS],
+				 bs = b ? a->served[b->client % FAIR_BUCKETS] : 0;
+
+			if (!b || xs < bs || (xs == bs && x->seq < b->seq))
+				best = w;
+		}
+		a->busy[slot] = true;
+		(*best)->slot = slot;
+		a->served[(*best)->client % FAIR_BUCKETS] = ++a->seq;
+		*best = (*best)->next;
+	}
+}
+
+/* 1 match, 0 no match, -ECANCELED: the server is stopping (no verdict). */
+static int bcrypt_matches(struct web_auth *a, const char *hash, const char *pass, uint64_t client)
+{
+	struct waiter me = { .client = client, .slot = -1 };
 	const char *res;
-	int slot = -1;
+	int slot;
 	bool ok;
 
 	pthread_mutex_lock(&a->crypt_lock);
-	while (!a->stopping) {
-		for (int i = 0; i < a->n_cd && slot < 0; i++)
-			if (!a->busy[i])
-				slot = i;
-		if (slot >= 0)
-			break;
+	me.seq = ++a->seq;
+	me.next = a->queue;
+	a->queue = &me;
+	dispatch(a);
+	while (me.slot < 0 && !a->stopping)
 		pthread_cond_wait(&a->crypt_free, &a->crypt_lock);
-	}
-	if (slot < 0) {
+	if (me.slot < 0) {
+		/* stopping: out of the queue, no verdict */
+		for (struct waiter **w = &a->queue; *w; w = &(*w)->next)
+			if (*w == &me) {
+				*w = me.next;
+				break;
+			}
 		pthread_mutex_unlock(&a->crypt_lock);
 		return -ECANCELED;
 	}
-	a->busy[slot] = true;
+	slot = me.slot;
 	pthread_mutex_unlock(&a->crypt_lock);
 
 	res = crypt_rn(pass, hash, a->cd[slot], (int)sizeof(*a->cd[slot]));
@@ -124,7 +172,9 @@ static int bcrypt_matches(struct web_auth *a, const char *hash, const char *pass
 
 	pthread_mutex_lock(&a->crypt_lock);
 	a->busy[slot] = false;
-	pthread_cond_signal(&a->crypt_free);
+	dispatch(a);
+	/* the one granted must see it: every waiter checks its own slot */
+	pthread_cond_broadcast(&a->crypt_free);
 	pthread_mutex_unlock(&a->crypt_lock);
 	return ok;
 }
@@ -140,6 +190,11 @@ void web_auth_stop(struct web_auth *a)
 }
 
 bool web_auth_check(struct web_auth *a, const char *user, const char *pass)
+{
+	return web_auth_check_from(a, 0, user, pass);
+}
+
+bool web_auth_check_from(struct web_auth *a, uint64_t client, const char *user, const char *pass)
 {
 	uint8_t key[DIGEST_LEN];
 	const char *hash;
@@ -185,7 +240,7 @@ bool web_auth_check(struct web_auth *a, const char *user, const char *pass)
 
 	hash = web_config_user_hash(a->wc, user);
 	/* Unknown user or an over-long password: spend the same time, then refuse. */
-	m = bcrypt_matches(a, hash && plen <= BCRYPT_MAX_PASS ? hash : a->dummy, pass);
+	m = bcrypt_matches(a, hash && plen <= BCRYPT_MAX_PASS ? hash : a->dummy, pass, client);
 	if (m < 0)
 		return false; /* stopping: refused, and nothing learnt to cache */
 	ok = m && hash && plen <= BCRYPT_MAX_PASS;
@@ -208,6 +263,13 @@ void web_auth_stats(struct web_auth *a, struct web_auth_stats *st)
 	pthread_mutex_lock(&a->lock);
 	*st = a->st;
 	pthread_mutex_unlock(&a->lock);
+	pthread_mutex_lock(&a->crypt_lock);
+	st->waiting = st->running = 0;
+	for (const struct waiter *w = a->queue; w; w = w->next)
+		st->waiting++;
+	for (int i = 0; i < a->n_cd; i++)
+		st->running += a->busy[i];
+	pthread_mutex_unlock(&a->crypt_lock);
 }
 
 void web_auth_free(struct web_auth *a)

@@ -9,8 +9,9 @@
  * a flood of wrong passwords cannot evict Prometheus's entry.  An unknown
  * user is checked against a dummy hash of the same cost, so the time taken
  * does not tell which users exist.  bcrypts run a few at a time (one less
- * than the CPUs, at most WEB_AUTH_PARALLEL), so a queue of wrong passwords
- * does not hold a real user's first login for long, and never take every
+ * than the CPUs, at most WEB_AUTH_PARALLEL), handed out by client address in
+ * turn, so a queue of wrong passwords from one address holds another's
+ * first login for one bcrypt at most, and they never take every
  * core from the poll loop.  The cost of a hash is bounded by the web config
  * (WEB_BCRYPT_MAX_COST), so one check is at most about a second of CPU, and
  * web_auth_stop() sends checks still waiting away, so a server stops at once.
@@ -30,12 +31,19 @@ struct web_auth;
 struct web_auth_stats {
 	uint64_t bcrypts;    /* bcrypt computations (crypt_rn) */
 	uint64_t cache_hits; /* answered from the cache */
+	unsigned waiting;    /* checks queued for a bcrypt work area now */
+	unsigned running;    /* bcrypts being computed now */
 };
 
 /* wc must outlive the result.  -ENOMEM. */
 int web_auth_new(struct web_auth **out, const struct web_config *wc);
 /* true when user/password match a configured user (user or pass NULL: false). */
 bool web_auth_check(struct web_auth *a, const char *user, const char *pass);
+/*
+ * The same for a request from client (a hash of its address, 0 unknown):
+ * bcrypts are handed out fairly, to the address served longest ago.
+ */
+bool web_auth_check_from(struct web_auth *a, uint64_t client, const char *user, const char *pass);
 void web_auth_stats(struct web_auth *a, struct web_auth_stats *st);
 /* Checks waiting for a bcrypt slot, and any later, fail (without caching): the server is stopping.
  */

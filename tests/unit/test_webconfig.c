@@ -3,6 +3,9 @@
  * The web config parser (exporter-toolkit format), basic auth against real
  * bcrypt hashes, and the request-line check the HTTP guard makes.
  */
+#include <crypt.h>
+#include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -343,6 +346,79 @@ static void request_lines(void **state)
 	assert_int_equal(http_request_line_ok("G(T / HTTP/1.1\r\n", 16), 0);
 }
 
+/*
+ * Issue 42 item 10: a flood of wrong credentials from one address holds a
+ * login from another for one bcrypt at most, not for the whole queue.
+ * Counted, not timed: the order in which checks finish.
+ */
+struct flood_arg {
+	struct web_auth *a;
+	uint64_t client;
+	const char *pass;
+	bool ok;
+	unsigned rank; /* 1 + the checks that had finished before it */
+};
+
+static unsigned flood_done;
+
+static void *flood_one(void *p)
+{
+	struct flood_arg *f = p;
+
+	f->ok = web_auth_check_from(f->a, f->client, "alice", f->pass);
+	f->rank = __atomic_add_fetch(&flood_done, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+static void fair_between_addresses(void **state)
+{
+	enum {
+		FLOOD = 24
+	};
+	struct flood_arg fl[FLOOD], real;
+	pthread_t th[FLOOD], rt;
+	struct crypt_data cd = { 0 };
+	char salt[64], yaml[512], err[256], pw[FLOOD][16];
+	struct web_auth_stats st;
+	struct web_config wc;
+	struct web_auth *a;
+	unsigned before;
+
+	(void)state;
+	/* cost 10: each bcrypt takes long enough for a queue to form */
+	assert_non_null(crypt_gensalt_rn("$2y$", 10, NULL, 0, salt, sizeof(salt)));
+	assert_non_null(crypt_rn("secret", salt, &cd, (int)sizeof(cd)));
+	snprintf(yaml, sizeof(yaml), "basic_auth_users:\n  alice: %s\n", cd.output);
+	assert_int_equal(parse(&wc, yaml, err, sizeof(err)), 0);
+	assert_int_equal(web_auth_new(&a, &wc), 0);
+	flood_done = 0;
+	for (int i = 0; i < FLOOD; i++) {
+		snprintf(pw[i], sizeof(pw[i]), "wrong%d", i); /* each new: no cache hit */
+		fl[i] = (struct flood_arg){ .a = a, .client = 1, .pass = pw[i] };
+		assert_int_equal(pthread_create(&th[i], NULL, flood_one, &fl[i]), 0);
+	}
+	/* the whole flood is in: queued or running */
+	do {
+		sched_yield();
+		web_auth_stats(a, &st);
+	} while (st.waiting + st.running + __atomic_load_n(&flood_done, __ATOMIC_SEQ_CST) < FLOOD);
+	before = __atomic_load_n(&flood_done, __ATOMIC_SEQ_CST);
+	real = (struct flood_arg){ .a = a, .client = 2, .pass = "secret" };
+	assert_int_equal(pthread_create(&rt, NULL, flood_one, &real), 0);
+	pthread_join(rt, NULL);
+	for (int i = 0; i < FLOOD; i++)
+		pthread_join(th[i], NULL);
+	assert_true(real.ok);
+	/* it waited for the bcrypts running when it came, and then one of the flood's at most */
+	if (real.rank > before + WEB_AUTH_PARALLEL + 2)
+		fprintf(stderr, "the login finished %u-th, %u of the flood before it came\n",
+			real.rank, before);
+	assert_true(real.rank <= before + WEB_AUTH_PARALLEL + 2);
+	assert_true(before + WEB_AUTH_PARALLEL + 2 < FLOOD); /* the flood was still queued */
+	web_auth_free(a);
+	web_config_free(&wc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -352,6 +428,7 @@ int main(void)
 		cmocka_unit_test(load_from_file),
 		cmocka_unit_test(basic_auth),
 		cmocka_unit_test(bcrypt_cost_bound),
+		cmocka_unit_test(fair_between_addresses),
 		cmocka_unit_test(request_lines),
 	};
 
