@@ -63,8 +63,15 @@ struct conn {
 	int fd;
 	int64_t deadline; /* monotonic ns; 0: none.  Read by the guard, atomically */
 	struct web_tls_gen *gen;
-	size_t body; /* body bytes of the current request */
+	size_t body;		      /* body bytes of the current request */
+	struct sockaddr_storage addr; /* the client's */
+	/* between requests of a keep-alive connection since idle_ns (under conn_lock) */
+	bool idle;
+	int64_t idle_ns;
 };
+
+/* MHD may hold this many past max_conn: room for a new address while an idle one closes. */
+#define HTTP_EVICT_SLACK 16
 
 /* Accepted, not yet handed to MHD. */
 struct pending {
@@ -88,6 +95,7 @@ struct http_server {
 	struct web_auth *auth;
 	int64_t read_timeout_ns;
 	unsigned int max_conn, per_ip;
+	unsigned int n_conns; /* MHD's, under conn_lock */
 
 	pthread_mutex_t lock; /* docs, refs and gzip */
 	struct doc docs[HTTP_MAX_DOCS];
@@ -611,6 +619,9 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 
 		*con_cls = cn;
 		cn->body = 0;
+		pthread_mutex_lock(&s->conn_lock);
+		cn->idle = false;
+		pthread_mutex_unlock(&s->conn_lock);
 		if (cl && (parse_u64(cl, &n) || n > HTTP_MAX_BODY))
 			return plain(c, 413, "request body too large (at most 4096 bytes)\n");
 		return MHD_YES;
@@ -649,8 +660,13 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 
 	(void)toe;
 	/* Keep-alive: the next request, idle time included, must arrive within read_timeout. */
-	if (cn)
+	if (cn) {
 		__atomic_store_n(&cn->deadline, mono_ns() + s->read_timeout_ns, __ATOMIC_RELAXED);
+		pthread_mutex_lock(&s->conn_lock);
+		cn->idle = true;
+		cn->idle_ns = mono_ns();
+		pthread_mutex_unlock(&s->conn_lock);
+	}
 	*con_cls = NULL;
 }
 
@@ -669,6 +685,16 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 			return;
 		cn->srv = s;
 		cn->fd = ci ? ci->connect_fd : -1;
+		{
+			const union MHD_ConnectionInfo *ai =
+			    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+
+			if (ai && ai->client_addr)
+				memcpy(&cn->addr, ai->client_addr,
+				       ai->client_addr->sa_family == AF_INET6
+					   ? sizeof(struct sockaddr_in6)
+					   : sizeof(struct sockaddr_in));
+		}
 		cn->deadline = mono_ns() + s->read_timeout_ns;
 		pthread_mutex_lock(&s->conn_lock);
 		/* The budget started when the guard accepted the socket. */
@@ -683,6 +709,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 		if (s->conns)
 			s->conns->prev = cn;
 		s->conns = cn;
+		s->n_conns++;
 		pthread_mutex_unlock(&s->conn_lock);
 		*socket_context = cn;
 		return;
@@ -698,6 +725,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 		s->conns = cn->next;
 	if (cn->next)
 		cn->next->prev = cn->prev;
+	s->n_conns--;
 	pthread_mutex_unlock(&s->conn_lock);
 	web_tls_put(cn->gen);
 	free(cn);
@@ -778,6 +806,37 @@ static void pend_reply(struct http_server *s, size_t i, const char *status, cons
 	pend_drop(s, i);
 }
 
+/*
+ * Make room for a new connection: shut the idle keep-alive connection whose
+ * address holds the most connections (the oldest idle of those); MHD sees
+ * end of file and closes it (HTTP_EVICT_SLACK covers the moment between).
+ * Under conn_lock; false when no connection is idle.
+ */
+static bool evict_idle(struct http_server *s)
+{
+	struct conn *best = NULL;
+	unsigned best_n = 0;
+
+	for (struct conn *cn = s->conns; cn; cn = cn->next) {
+		unsigned n = 0;
+
+		if (!cn->idle || cn->fd < 0)
+			continue;
+		for (struct conn *o = s->conns; o; o = o->next)
+			n += same_addr(&o->addr, &cn->addr);
+		if (!best || n > best_n || (n == best_n && cn->idle_ns < best->idle_ns)) {
+			best = cn;
+			best_n = n;
+		}
+	}
+	if (!best)
+		return false;
+	shutdown(best->fd, SHUT_RDWR);
+	best->idle = false; /* going: not chosen twice */
+	s->st.evicted++;
+	return true;
+}
+
 static void pend_handover(struct http_server *s, size_t i)
 {
 	struct pending p = s->pend[i];
@@ -797,6 +856,13 @@ static void pend_handover(struct http_server *s, size_t i)
 				s->n_handed++;
 		}
 		s->handed[k] = (struct handover){ p.fd, p.deadline };
+	}
+	/* full: the idle keep-alive connection of the address that holds the most goes */
+	if (s->n_conns >= s->max_conn && !evict_idle(s)) {
+		pthread_mutex_unlock(&s->conn_lock);
+		close(p.fd);
+		count(s, &s->st.refused);
+		return;
 	}
 	pthread_mutex_unlock(&s->conn_lock);
 	/* MHD closes the socket itself when it refuses it (its connection limits). */
@@ -1016,8 +1082,13 @@ int http_start(struct http_server **out, const struct http_opts *o, const struct
 	s->read_timeout_ns =
 	    o->read_timeout_ns > 0 ? o->read_timeout_ns : HTTP_DEFAULT_READ_TIMEOUT_NS;
 	s->max_conn = o->max_connections ? o->max_connections : HTTP_DEFAULT_MAX_CONNECTIONS;
-	/* Per address a quarter: three busy addresses cannot lock a fourth out. */
-	s->per_ip = s->max_conn / 4 ? s->max_conn / 4 : 1;
+	/*
+	 * Per address a sixth: four busy addresses (a Prometheus HA pair and
+	 * two Grafanas, or an attacker) leave a third for new ones, and when
+	 * all are taken an idle keep-alive connection of the fullest address
+	 * makes room (evict_idle).
+	 */
+	s->per_ip = s->max_conn / 6 ? s->max_conn / 6 : 1;
 	s->pend = calloc(s->max_conn, sizeof(*s->pend));
 	s->handed = calloc(s->max_conn, sizeof(*s->handed));
 	if (!s->pend || !s->handed) {
@@ -1076,12 +1147,13 @@ int http_run(struct http_server *s, char *err, size_t errlen)
 						       (void *)web_tls_priorities(s->tls) };
 	}
 	s->mhd = MHD_start_daemon(
-	    flags, 0, NULL, NULL, handler, s, MHD_OPTION_CONNECTION_LIMIT, s->max_conn,
-	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->per_ip, MHD_OPTION_CONNECTION_TIMEOUT, idle_s,
-	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768, MHD_OPTION_THREAD_STACK_SIZE,
-	    (size_t)HTTP_THREAD_STACK, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
-	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape,
-	    NULL, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
+	    flags, 0, NULL, NULL, handler, s, MHD_OPTION_CONNECTION_LIMIT,
+	    s->max_conn + HTTP_EVICT_SLACK, MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->per_ip,
+	    MHD_OPTION_CONNECTION_TIMEOUT, idle_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+	    (size_t)32768, MHD_OPTION_THREAD_STACK_SIZE, (size_t)HTTP_THREAD_STACK,
+	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_NOTIFY_COMPLETED,
+	    on_completed, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_ARRAY,
+	    tls_opts, MHD_OPTION_END);
 	if (!s->mhd) {
 		snprintf(err, errlen, "listen %s: cannot start the HTTP server%s", s->listen_addr,
 			 s->tls ? " (libmicrohttpd refused the TLS settings)" : "");

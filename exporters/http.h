@@ -80,6 +80,7 @@ struct http_stats {
 	uint64_t bad_requests; /* 400 before MHD saw them */
 	uint64_t unauthorized; /* 401 */
 	uint64_t rate_limited; /* 429 */
+	uint64_t evicted;      /* idle keep-alive connections closed for a new one */
 	unsigned long tls_reloads;
 };
 

@@ -358,8 +358,9 @@ static const struct cli_opt serve_opts[] = {
 	  .min = 4,
 	  .max = 65536,
 	  .bad = "a number from 4 to 65536",
-	  .usage =
-	      "  --web.max-connections N    connections at once (512; a quarter per address)\n" },
+	  .usage = "  --web.max-connections N    connections at once (512; a sixth per address;\n"
+		   "                             when full, an idle one of the fullest address\n"
+		   "                             makes room)\n" },
 	{ .name = "user",
 	  .kind = CLI_STRING,
 	  SERVE_AT(user),
