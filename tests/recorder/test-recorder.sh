@@ -304,7 +304,8 @@ check "replay with a bad profile: exit 3, file:line named" bash -c "
 # the capture: self-contained, the window around the trigger, reported alone
 cap=$(ls "$TMPD"/rec/capture-gpu-node-07-*-api.db | head -1)
 check "capture: schema, keyframe first, snapshot and reason" bash -c "
-	[ \"\$(sql '$cap' 'PRAGMA user_version')\" = 1 ] &&
+	[ \"\$(sql '$cap' 'PRAGMA user_version')\" = 2 ] &&
+	[ \"\$(sql '$cap' 'SELECT name FROM profiles')\" = lossless-roce ] &&
 	[ \"\$(sql '$cap' 'SELECT keyframe FROM polls ORDER BY t_ms LIMIT 1')\" = 1 ] &&
 	[ \"\$(sql '$cap' \"SELECT value FROM meta WHERE key = 'capture_reason'\")\" = api ] &&
 	sql '$cap' \"SELECT value FROM meta WHERE key = 'snapshot'\" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"netdevs\"][0][\"name\"] == \"eth2\"' &&
