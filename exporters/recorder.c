@@ -217,6 +217,10 @@ static int open_db(struct recorder *r, char *err, size_t errlen)
 		rc = rec_check_schema(r->db, r->db_path, err, errlen);
 		if (rc)
 			return rc;
+		/* an older rocewatch's: from now on it says which rules serve ran too */
+		rc = rec_upgrade_schema(r->db, err, errlen);
+		if (rc)
+			return rc;
 	}
 	r->page_size = recorder_q1(r->db, "PRAGMA page_size", 0, 4096);
 	return 0;
@@ -415,6 +419,9 @@ int recorder_open(struct recorder **out, const struct recorder_opts *o, char *er
 			  err, errlen)) ||
 	    (rc = prepare(r, &r->st_host, "INSERT OR REPLACE INTO meta VALUES ('host', ?1)", err,
 			  errlen)) ||
+	    (rc = prepare(r, &r->st_profile,
+			  "INSERT OR REPLACE INTO profiles VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+			  err, errlen)) ||
 	    (rc = prepare(r, &r->st_pages, "PRAGMA page_count", err, errlen)) ||
 	    (rc = prepare(r, &r->st_free, "PRAGMA freelist_count", err, errlen)) ||
 	    (rc = prepare(r, &r->st_begin, "BEGIN", err, errlen)) ||
@@ -490,6 +497,7 @@ void recorder_close(struct recorder *r)
 	sqlite3_finalize(r->st_event);
 	sqlite3_finalize(r->st_run);
 	sqlite3_finalize(r->st_host);
+	sqlite3_finalize(r->st_profile);
 	sqlite3_finalize(r->st_pages);
 	sqlite3_finalize(r->st_free);
 	sqlite3_finalize(r->st_begin);
@@ -505,6 +513,8 @@ void recorder_close(struct recorder *r)
 		recorder_objrec_free(r->objs[i]);
 	for (size_t i = 0; i < r->n_pend_ev; i++)
 		free(r->pend_ev[i].detail);
+	recorder_profset_free(r->pend_prof);
+	recorder_profset_free(r->retry_prof);
 	free(r->pend_ev);
 	free(r->objs);
 	free(r->st);

@@ -76,6 +76,27 @@ int recorder_capture(struct recorder *r, const char *reason, char *file, size_t 
 bool recorder_alert_was_standing(struct recorder *r, const char *device, const char *name);
 /* Are any of those left unasked (a cheap test before asking per alert)? */
 bool recorder_any_standing(struct recorder *r);
+/* One rule profile as serve runs it (the rules layer's, copied). */
+struct rec_param {
+	const char *name;
+	const char *value; /* effective, as --param reads it back */
+	const char *given; /* serve's --param text; NULL: the profile's default */
+};
+
+struct rec_profile {
+	const char *name, *source, *origin;
+	uint64_t text_hash;
+	const struct rec_param *params;
+	size_t n_params;
+};
+
+/*
+ * The rules the next poll is evaluated with (start-up, a reload): written to
+ * the profiles table in that poll's transaction, at its time, so a replay
+ * runs what serve ran.  A set noted before the last one was written
+ * replaces it.  0 or -ENOMEM.
+ */
+int recorder_note_profiles(struct recorder *r, const struct rec_profile *p, size_t n);
 /* Note an event (alert firing/resolved, ...) in the events table. */
 int recorder_event(struct recorder *r, int64_t t_ms, const char *kind, const char *object,
 		   const char *device, const char *name, const char *detail);

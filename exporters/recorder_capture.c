@@ -86,13 +86,19 @@ static const struct cap_step cap_from_first_poll[] = {
 	  1 },
 };
 
-/* What every capture holds whatever its window: the series, their runs, the events in [?1, ?2]. */
+/*
+ * What every capture holds whatever its window: the series, their runs, the
+ * events in [?1, ?2], and the rules serve ran from its first poll (?3) on.
+ */
 static const struct cap_step cap_always[] = {
 	{ "INSERT INTO cap.series SELECT * FROM main.series", 0 },
 	{ "INSERT INTO cap.runs SELECT * FROM main.runs WHERE run IN"
 	  " (SELECT DISTINCT run FROM cap.polls)",
 	  0 },
 	{ "INSERT INTO cap.events SELECT * FROM main.events WHERE t_ms >= ?1 AND t_ms <= ?2", 2 },
+	{ "INSERT INTO cap.profiles SELECT * FROM main.profiles WHERE t_ms <= ?2 AND t_ms >="
+	  " coalesce((SELECT max(t_ms) FROM main.profiles WHERE t_ms <= ?3), 0)",
+	  3 },
 };
 
 static int cap_meta(sqlite3 *db, const char *key, const char *val)
@@ -193,6 +199,7 @@ static int write_capture(struct recorder *r, struct capture_job *j, char *err, s
 	}
 	a[0] = j->start_ms;
 	a[1] = j->end_ms;
+	a[2] = p0 >= 0 && p0 <= j->end_ms ? p0 : j->start_ms;
 	if ((rc = cap_steps(db, cap_always, ARRAY_SIZE(cap_always), a, err, errlen)))
 		goto close_db;
 	pthread_mutex_lock(&r->mu);

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <jansson.h>
+
 #include "recorder_int.h"
 #include "recording_schema.h"
 #include "snapshot.h"
@@ -28,10 +30,26 @@ static int64_t ts_ms(const struct timespec *t)
 
 /* ---- batches ---- */
 
+void recorder_profset_free(struct profset *ps)
+{
+	if (!ps)
+		return;
+	for (size_t i = 0; i < ps->n; i++) {
+		free(ps->rows[i].name);
+		free(ps->rows[i].source);
+		free(ps->rows[i].origin);
+		free(ps->rows[i].params);
+	}
+	free(ps->rows);
+	free(ps);
+}
+
 void recorder_batch_reset(struct batch *b)
 {
 	for (size_t i = 0; i < b->n_evs; i++)
 		free(b->evs[i].detail);
+	recorder_profset_free(b->prof);
+	b->prof = NULL;
 	b->n_defs = b->n_rows = b->n_crows = b->n_evs = 0;
 	b->keyframe = b->first_of_run = b->oom = false;
 	b->dropped = 0;
@@ -553,6 +571,13 @@ void recorder_after_poll(void *arg, struct node_model *m, unsigned what)
 		rw_log_once(LOG_LVL_ERROR, "recorder-oom", "recorder: out of memory; poll dropped");
 		return;
 	}
+	/* The rules it was evaluated with, when they are new: dated by this poll. */
+	pthread_mutex_lock(&r->mu);
+	b->prof = r->pend_prof;
+	r->pend_prof = NULL;
+	pthread_mutex_unlock(&r->mu);
+	if (b->prof)
+		b->prof->t_ms = t;
 	/* A poll that rewrote every live series is a keyframe whatever we planned. */
 	b->keyframe = kf || r->live_rows == r->n_live;
 	if (b->keyframe) {
@@ -572,6 +597,58 @@ void recorder_after_poll(void *arg, struct node_model *m, unsigned what)
 	r->q_len++;
 	pthread_cond_signal(&r->cv_writer);
 	pthread_mutex_unlock(&r->mu);
+}
+
+/* The parameters as the profiles table keeps them: [{"name", "value", "given"}, ...]. */
+static char *params_json(const struct rec_profile *p)
+{
+	json_t *arr = json_array();
+	char *text;
+
+	for (size_t i = 0; arr && i < p->n_params; i++) {
+		const struct rec_param *q = &p->params[i];
+		json_t *o = json_pack("{s:s,s:s}", "name", q->name, "value", q->value);
+
+		if (o && q->given)
+			json_object_set_new(o, "given", json_string(q->given));
+		if (!o || json_array_append_new(arr, o)) {
+			json_decref(arr);
+			return NULL;
+		}
+	}
+	text = arr ? json_dumps(arr, JSON_COMPACT) : NULL;
+	json_decref(arr);
+	return text;
+}
+
+int recorder_note_profiles(struct recorder *r, const struct rec_profile *p, size_t n)
+{
+	struct profset *ps = calloc(1, sizeof(*ps));
+
+	if (!ps || !(ps->rows = calloc(n ? n : 1, sizeof(*ps->rows))))
+		goto oom;
+	for (; ps->n < n; ps->n++) {
+		struct profrow *w = &ps->rows[ps->n];
+		const struct rec_profile *q = &p[ps->n];
+
+		w->name = strdup(q->name);
+		w->source = strdup(q->source);
+		w->origin = strdup(q->origin ? q->origin : "");
+		w->params = params_json(q);
+		w->text_hash = q->text_hash;
+		if (!w->name || !w->source || !w->origin || !w->params) {
+			ps->n++;
+			goto oom;
+		}
+	}
+	pthread_mutex_lock(&r->mu);
+	recorder_profset_free(r->pend_prof);
+	r->pend_prof = ps;
+	pthread_mutex_unlock(&r->mu);
+	return 0;
+oom:
+	recorder_profset_free(ps);
+	return -ENOMEM;
 }
 
 int recorder_event(struct recorder *r, int64_t t_ms, const char *kind, const char *object,

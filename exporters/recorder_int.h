@@ -5,9 +5,10 @@
  *
  *   recorder_diff.c     poll thread: the model diffed into a batch (series
  *                       interned, only changed values, keyframes), and
- *                       events queued for the next batch.
- *                       recorder_after_poll(), recorder_event(); to the
- *                       others: the batch helpers, recorder_series_key(),
+ *                       events and rule profiles queued for the next batch.
+ *                       recorder_after_poll(), recorder_event(),
+ *                       recorder_note_profiles(); to the others: the batch
+ *                       helpers, recorder_profset_free(), recorder_series_key(),
  *                       recorder_series_reserve(), recorder_objrec_free().
  *   recorder_write.c    writer thread: batches committed, retention by age
  *                       and size.  recorder_writer_main(),
@@ -94,6 +95,18 @@ struct evrow {
 	char *detail;
 };
 
+/* The profiles table's rows of one set (recorder_note_profiles()). */
+struct profrow {
+	char *name, *source, *origin, *params; /* params: the JSON array */
+	uint64_t text_hash;
+};
+
+struct profset {
+	int64_t t_ms; /* of the poll it is written with */
+	size_t n;
+	struct profrow *rows;
+};
+
 struct batch {
 	int64_t seq, t_ms, dropped;
 	unsigned what;
@@ -108,6 +121,7 @@ struct batch {
 	size_t n_crows, cap_crows;
 	struct evrow *evs;
 	size_t n_evs, cap_evs;
+	struct profset *prof; /* the rules from this poll on, or NULL */
 	struct strbuf arena;
 	bool oom;
 };
@@ -158,13 +172,16 @@ struct recorder {
 
 	/* writer thread */
 	sqlite3 *db;
-	sqlite3_stmt *st_series, *st_poll, *st_sample, *st_config, *st_event, *st_run, *st_host;
+	sqlite3_stmt *st_series, *st_poll, *st_sample, *st_config, *st_event, *st_run, *st_host,
+	    *st_profile;
 	sqlite3_stmt *st_pages, *st_free, *st_begin, *st_commit, *st_rollback;
 	int64_t run;
 	int64_t page_size;
 	/* series of a failed transaction: inserted again with the next one */
 	struct series_def *retry;
 	size_t n_retry, cap_retry;
+	/* a set of profiles whose transaction failed: written with the next one */
+	struct profset *retry_prof;
 	/* writer thread: polls lost since the last commit that worked (a full disk) */
 	uint64_t failing;
 	int64_t next_age_check; /* monotonic; 0 = now */
@@ -207,6 +224,7 @@ struct recorder {
 	bool kf_request; /* retention wants a keyframe to cut at */
 	struct evrow *pend_ev;
 	size_t n_pend_ev, cap_pend_ev;
+	struct profset *pend_prof; /* noted, for the next poll's batch */
 	struct capture_job *jobs;
 	pthread_t writer, capturer;
 	bool writer_started, capturer_started;
@@ -221,6 +239,7 @@ struct recorder {
 #define CNT_GET(r, f)	 __atomic_load_n(&(r)->c.f, __ATOMIC_RELAXED)
 
 /* recorder_diff.c */
+void recorder_profset_free(struct profset *ps);
 void recorder_batch_reset(struct batch *b);
 void recorder_batch_free(struct batch *b);
 /* A zeroed event row at the end of b, or NULL (b->oom set). */

@@ -45,6 +45,27 @@ static const char *reason_text(uint8_t reason)
 	return reason == ABS__COUNT ? ABS_GONE_NAME : absent_reason_name(reason);
 }
 
+static int write_profiles(struct recorder *r, const struct profset *ps)
+{
+	int rc = 0;
+
+	for (size_t i = 0; ps && i < ps->n && !rc; i++) {
+		const struct profrow *w = &ps->rows[i];
+		char hash[20];
+
+		snprintf(hash, sizeof(hash), "%016" PRIx64, w->text_hash);
+		sqlite3_bind_int64(r->st_profile, 1, ps->t_ms);
+		sqlite3_bind_int64(r->st_profile, 2, (int64_t)i);
+		sqlite3_bind_text(r->st_profile, 3, w->name, -1, SQLITE_STATIC);
+		sqlite3_bind_text(r->st_profile, 4, w->source, -1, SQLITE_STATIC);
+		sqlite3_bind_text(r->st_profile, 5, w->origin, -1, SQLITE_STATIC);
+		sqlite3_bind_text(r->st_profile, 6, hash, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(r->st_profile, 7, w->params, -1, SQLITE_STATIC);
+		rc = step_done(r, r->st_profile);
+	}
+	return rc;
+}
+
 static int write_batch(struct recorder *r, struct batch *b)
 {
 	int rc;
@@ -123,6 +144,9 @@ static int write_batch(struct recorder *r, struct batch *b)
 		if ((rc = step_done(r, r->st_config)))
 			goto fail;
 	}
+	/* an older set a failed transaction lost first: the newer one then replaces it */
+	if ((rc = write_profiles(r, r->retry_prof)) || (rc = write_profiles(r, b->prof)))
+		goto fail;
 	for (size_t i = 0; i < b->n_evs; i++) {
 		const struct evrow *e = &b->evs[i];
 
@@ -140,6 +164,8 @@ static int write_batch(struct recorder *r, struct batch *b)
 	if (rc)
 		goto fail;
 	r->n_retry = 0;
+	recorder_profset_free(r->retry_prof);
+	r->retry_prof = NULL;
 	CNT_ADD(r, polls, 1);
 	CNT_ADD(r, samples, b->n_rows);
 	CNT_ADD(r, config_rows, b->n_crows);
@@ -163,6 +189,15 @@ fail:
 	step_done(r, r->st_rollback);
 	/* The series this batch introduced are known by id from now on: insert them next time. */
 	recorder_keep_defs(&r->retry, &r->n_retry, &r->cap_retry, b);
+	/*
+	 * The rules this poll ran with, kept for the next transaction: only the
+	 * newest set, since the polls that ran the older one are lost.
+	 */
+	if (b->prof) {
+		recorder_profset_free(r->retry_prof);
+		r->retry_prof = b->prof;
+		b->prof = NULL;
+	}
 	CNT_ADD(r, write_errors, 1);
 	CNT_ADD(r, dropped, 1);
 	/* What the poll loop believes is stored is not: make it send every value again. */
@@ -251,6 +286,12 @@ static int delete_before(struct recorder *r, int64_t keep)
 			exec1(r, "ROLLBACK");
 			return -EIO;
 		}
+	}
+	/* the sets of rules no poll left ran with: all but the one in force at the oldest poll */
+	if (exec1(r, "DELETE FROM profiles WHERE t_ms < (SELECT max(t_ms) FROM profiles"
+		     " WHERE t_ms <= (SELECT min(t_ms) FROM polls))")) {
+		exec1(r, "ROLLBACK");
+		return -EIO;
 	}
 	if (exec1(r, "COMMIT")) {
 		exec1(r, "ROLLBACK");

@@ -50,9 +50,26 @@ int rec_source_cset(enum rec_source s)
 	}
 }
 
+#define STR_(x) #x
+#define STR(x)	STR_(x)
+
 /*
- * Version 1.  Any change to these statements is a new REC_SCHEMA_VERSION and
- * a section in docs/recording.md.  "%1$s" is the schema name.
+ * Version 2: the rule profiles serve ran, from the poll at t_ms on (start-up,
+ * a reload): pos is the order they were loaded in, source the file read (or
+ * built-in:NAME.yaml), origin how it was found (rules_origin_name()),
+ * text_hash the FNV-1a 64 of its text in hex, params a JSON array of
+ * {"name", "value" (as --param reads it back), "given" (serve's --param,
+ * absent for the profile's default)}.
+ */
+static const char profiles_sql[] =
+    "CREATE TABLE IF NOT EXISTS %1$s.profiles (t_ms INTEGER NOT NULL, pos INTEGER NOT NULL,"
+    " name TEXT NOT NULL, source TEXT NOT NULL, origin TEXT NOT NULL, text_hash TEXT NOT NULL,"
+    " params TEXT NOT NULL, PRIMARY KEY (t_ms, pos)) WITHOUT ROWID";
+
+/*
+ * Any change to these statements is a new REC_SCHEMA_VERSION, a step in
+ * rec_upgrade_schema() and a section in docs/recording.md.  "%1$s" is the
+ * schema name.
  */
 static const char *const schema_sql[] = {
 	"CREATE TABLE %1$s.meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID",
@@ -76,8 +93,9 @@ static const char *const schema_sql[] = {
 	"NULL,"
 	" object TEXT, device TEXT, name TEXT, detail TEXT)",
 	"CREATE INDEX %1$s.events_t ON events (t_ms)",
+	profiles_sql,
 	"INSERT INTO %1$s.meta VALUES ('schema', '" REC_SCHEMA "')",
-	"PRAGMA %1$s.user_version = 1",
+	"PRAGMA %1$s.user_version = " STR(REC_SCHEMA_VERSION),
 };
 
 int rec_create_schema(sqlite3 *db, const char *schema, char *err, size_t errlen)
@@ -94,6 +112,46 @@ int rec_create_schema(sqlite3 *db, const char *schema, char *err, size_t errlen)
 		}
 	}
 	return 0;
+}
+
+int rec_upgrade_schema(sqlite3 *db, char *err, size_t errlen)
+{
+	int64_t v = rec_q_int(db, "PRAGMA user_version", -1);
+	char sql[640];
+	char *msg = NULL;
+
+	if (v >= REC_SCHEMA_VERSION)
+		return 0;
+	/* 1 -> 2: one table more; the polls before it say nothing of the rules */
+	snprintf(sql, sizeof(sql), profiles_sql, "main");
+	if (sqlite3_exec(db, "BEGIN", NULL, NULL, &msg) != SQLITE_OK ||
+	    sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK ||
+	    sqlite3_exec(db, "PRAGMA main.user_version = " STR(REC_SCHEMA_VERSION), NULL, NULL,
+			 &msg) != SQLITE_OK ||
+	    sqlite3_exec(db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
+		snprintf(err, errlen, "upgrading the recording from schema version %" PRId64 ": %s",
+			 v, msg ? msg : "?");
+		sqlite3_free(msg);
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		return -EIO;
+	}
+	return 0;
+}
+
+bool rec_has_table(sqlite3 *db, const char *schema, const char *table)
+{
+	char sql[160];
+	sqlite3_stmt *st;
+	bool has = false;
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT 1 FROM %s.sqlite_master WHERE type = 'table' AND name = ?1", schema);
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return false;
+	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+	has = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return has;
 }
 
 int64_t rec_q_int(sqlite3 *db, const char *sql, int64_t dflt)
@@ -133,11 +191,11 @@ int rec_check_schema(sqlite3 *db, const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: not a rocewatch recording (no schema version)", path);
 		return -EINVAL;
 	}
-	if (v != REC_SCHEMA_VERSION) {
+	if (v < REC_SCHEMA_VERSION_MIN || v > REC_SCHEMA_VERSION) {
 		snprintf(err, errlen,
 			 "%s: recording schema version %" PRId64
-			 ", this rocewatch reads version %d",
-			 path, v, REC_SCHEMA_VERSION);
+			 ", this rocewatch reads versions %d to %d",
+			 path, v, REC_SCHEMA_VERSION_MIN, REC_SCHEMA_VERSION);
 		return -EINVAL;
 	}
 	rec_q_meta(db, "schema", name, sizeof(name));

@@ -17,8 +17,10 @@
 #include "model.h"
 
 #define REC_SCHEMA	   "rocewatch-recording"
-#define REC_SCHEMA_VERSION 1 /* PRAGMA user_version */
-#define REC_DB_NAME	   "rocewatch.db"
+#define REC_SCHEMA_VERSION 2 /* PRAGMA user_version */
+/* The oldest version readers still read (1: no profiles table), and the writer upgrades. */
+#define REC_SCHEMA_VERSION_MIN 1
+#define REC_DB_NAME	       "rocewatch.db"
 
 /* Where a series' values come from: a field of the table, or a counter set. */
 enum rec_source {
@@ -40,8 +42,18 @@ int rec_source_cset(enum rec_source s);
  * user_version.  Idempotent for a fresh file only.
  */
 int rec_create_schema(sqlite3 *db, const char *schema, char *err, size_t errlen);
-/* Check user_version and the meta schema name: 0, or -EINVAL with err set. */
+/*
+ * Check user_version (REC_SCHEMA_VERSION_MIN up to REC_SCHEMA_VERSION) and
+ * the meta schema name: 0, or -EINVAL with err set.
+ */
 int rec_check_schema(sqlite3 *db, const char *path, char *err, size_t errlen);
+/*
+ * The writer, on opening a recording an older rocewatch wrote: add what
+ * this version has (the profiles table) and stamp the version.  0 or -EIO.
+ */
+int rec_upgrade_schema(sqlite3 *db, char *err, size_t errlen);
+/* Does the recording have table (one a newer schema added)? */
+bool rec_has_table(sqlite3 *db, const char *schema, const char *table);
 
 /* The database file of a recording directory (or the argument if it is a file). */
 int rec_db_path(const char *arg, char *out, size_t outlen);

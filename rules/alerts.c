@@ -96,6 +96,8 @@ static void step(struct alert_table *t, struct alert *a, bool bad, int64_t for_n
 static void describe(struct alert *a, const struct alert_obs *o)
 {
 	strlcpy0(a->severity, o->severity ? o->severity : "warning", sizeof(a->severity));
+	strlcpy0(a->cls, o->cls ? o->cls : "", sizeof(a->cls));
+	strlcpy0(a->action, o->action ? o->action : "", sizeof(a->action));
 	strlcpy0(a->summary, o->summary ? o->summary : "", sizeof(a->summary));
 	strlcpy0(a->description, o->doc ? o->doc : "", sizeof(a->description));
 	strlcpy0(a->value, o->value ? o->value : "", sizeof(a->value));
@@ -120,6 +122,7 @@ static void describe_unknown(struct alert *u, const struct alert_obs *o)
 	u->described = k;
 	snprintf(summary, sizeof(summary), "rule %s cannot be evaluated: %s", o->rule, why);
 	uo.severity = "info";
+	uo.cls = uo.action = NULL; /* undecided: nothing to drain for, nothing to do yet */
 	uo.summary = summary;
 	if (o->unknown_doc) {
 		uo.doc = o->unknown_doc;
@@ -308,6 +311,8 @@ void alerts_feed_rules(struct alert_table *t, const struct rules_engine *e, int6
 		struct alert_obs o = {
 			.rule = r->rule->name,
 			.severity = rule_severity_name(rule_result_severity(r)),
+			.cls = rule_class_name(rule_result_verdict_class(r)),
+			.action = rule_action_name(r->rule->action),
 			.profile = r->rule->profile,
 			.device = r->device,
 			.summary = r->summary,

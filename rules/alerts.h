@@ -29,6 +29,8 @@ struct alert {
 	char alertname[64];
 	char rule[64]; /* for RoceRuleUnknown: the rule that is unknown */
 	char severity[16];
+	char cls[12];	 /* "fatal", "degraded", "" (what the node verdict counts it as) */
+	char action[32]; /* "fix-config", ...; "" for none */
 	char profile[64];
 	char device[64];
 	char port[12];
@@ -67,6 +69,7 @@ struct alert_table {
 
 struct alert_obs {
 	const char *rule, *severity, *profile, *device, *port;
+	const char *cls, *action; /* NULL: none */
 	const char *summary, *doc, *value;
 	/*
 	 * RoceRuleUnknown's description: what could not be read and how to let

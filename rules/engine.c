@@ -921,6 +921,37 @@ void rules_profile_param(const struct rules_engine *e, size_t p, size_t i, const
 	*value = pm->text ? pm->text : "";
 }
 
+void rules_profile_param_arg(const struct rules_engine *e, size_t p, size_t i, char *buf,
+			     size_t len)
+{
+	const struct rparam *pm = &e->profiles[p].params[i];
+	size_t n = 0;
+
+	buf[0] = '\0';
+	switch (pm->type) {
+	case RT_NUM: {
+		/* the shortest text strtod() reads back to the same double */
+		for (int prec = 15; prec <= 17; prec++) {
+			snprintf(buf, len, "%.*g", prec, pm->v.v.n);
+			if (strtod(buf, NULL) == pm->v.v.n)
+				break;
+		}
+		break;
+	}
+	case RT_BOOL:
+		snprintf(buf, len, "%s", pm->v.v.b ? "true" : "false");
+		break;
+	case RT_SET:
+		for (int d = 0; d < RW_DSCP_COUNT && n < len; d++)
+			if (pm->v.v.set & (1ULL << d))
+				n += (size_t)snprintf(buf + n, len - n, "%s%d", n ? "," : "", d);
+		break;
+	default:
+		snprintf(buf, len, "%s", pm->v.v.s ? pm->v.v.s : "");
+		break;
+	}
+}
+
 void rules_result_override(struct rules_engine *e, size_t i, const struct rule_override *o)
 {
 	struct rule_result *x;

@@ -142,6 +142,12 @@ struct rules_profile_info {
 	 */
 	const char *applies_src[OBJ__COUNT];
 	size_t n_params;
+	/*
+	 * FNV-1a 64 of the file's bytes as read (the built-in copy's for a
+	 * built-in): a recording keeps it, so replay can tell whether the rules
+	 * it runs are still the ones serve ran.
+	 */
+	uint64_t text_hash;
 };
 
 /* One (rule, object) result.  Owned by the engine; valid until the next evaluate/free. */
@@ -189,6 +195,21 @@ static inline enum rule_class rule_result_class(const struct rule_result *x)
 {
 	return x->escalated ? RCLASS_FATAL : x->rule->cls;
 }
+/*
+ * The class the node verdict counts a failure of x as: its own, else by
+ * severity (a configuration rule: critical breaks jobs, warning slows them;
+ * info counts for nothing, RCLASS_NONE).
+ */
+static inline enum rule_class rule_result_verdict_class(const struct rule_result *x)
+{
+	enum rule_class c = rule_result_class(x);
+
+	if (c != RCLASS_NONE)
+		return c;
+	return x->rule->severity == SEV_CRITICAL  ? RCLASS_FATAL
+	       : x->rule->severity == SEV_WARNING ? RCLASS_DEGRADED
+						  : RCLASS_NONE;
+}
 
 /* Load-time diagnostics, each with file:line:col (1-based; 0 = not applicable). */
 struct rules_diag {
@@ -210,6 +231,13 @@ void rules_diag_format(const struct rules_diag *d, char *buf, size_t len);
 /* What to load: profile names or files, and parameter overrides (strings are copied). */
 struct rules_param_override {
 	char *key, *value;
+	/*
+	 * rules_spec_add_param_for(): the profile it is for (NULL: every one),
+	 * and optional: no error where no profile declares it, a warning (and
+	 * the declared value kept) where its value does not fit the declaration.
+	 */
+	char *profile;
+	bool optional;
 };
 
 struct rules_spec {
@@ -222,6 +250,15 @@ struct rules_spec {
 int rules_spec_add_profile(struct rules_spec *s, const char *name_or_file);
 /* "KEY=VALUE"; -EINVAL without '=' or with an empty key. */
 int rules_spec_add_param(struct rules_spec *s, const char *kv);
+/*
+ * An optional value for parameter key of profile (NULL: of every profile
+ * that declares it), the way replay applies the parameters a recording says
+ * serve ran with: where the profile loaded now declares no such parameter,
+ * or one of another type, nothing happens (the caller says so).  Overrides
+ * apply in the order added: a later one for the same key wins.
+ */
+int rules_spec_add_param_for(struct rules_spec *s, const char *profile, const char *key,
+			     const char *value);
 void rules_spec_free(struct rules_spec *s);
 
 /*
@@ -293,6 +330,12 @@ const struct rules_profile_info *rules_profile(const struct rules_engine *e, siz
 /* Parameter i of profile p: name and value as text (sets as "{3,4}"). */
 void rules_profile_param(const struct rules_engine *e, size_t p, size_t i, const char **name,
 			 const char **value);
+/*
+ * The same value as --param reads it back to the same value: numbers with
+ * every digit they need, sets as "3,4" (a recording keeps this).
+ */
+void rules_profile_param_arg(const struct rules_engine *e, size_t p, size_t i, char *buf,
+			     size_t len);
 
 /*
  * A result decided elsewhere over a longer history of the same rule on the

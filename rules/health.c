@@ -173,17 +173,10 @@ enum node_verdict rules_verdict(const struct rules_engine *e)
 
 	for (size_t i = 0; e->synced && i < e->n_res; i++) {
 		const struct rule_result *x = &e->res[i];
-		enum rule_class c = rule_result_class(x);
+		enum rule_class c = rule_result_verdict_class(x);
 
-		if (c == RCLASS_NONE) {
-			/* a configuration rule: critical breaks jobs, warning slows them */
-			if (x->rule->severity == SEV_CRITICAL)
-				c = RCLASS_FATAL;
-			else if (x->rule->severity == SEV_WARNING)
-				c = RCLASS_DEGRADED;
-			else
-				continue;
-		}
+		if (c == RCLASS_NONE)
+			continue; /* info */
 		if (x->outcome == RULE_FAIL)
 			*(c == RCLASS_FATAL ? &fatal : &degraded) = true;
 		else if (x->outcome == RULE_UNKNOWN)

@@ -60,6 +60,34 @@ int rules_spec_add_param(struct rules_spec *s, const char *kv)
 		free(np[s->n_params].value);
 		return -ENOMEM;
 	}
+	np[s->n_params].profile = NULL;
+	np[s->n_params].optional = false;
+	s->n_params++;
+	return 0;
+}
+
+int rules_spec_add_param_for(struct rules_spec *s, const char *profile, const char *key,
+			     const char *value)
+{
+	struct rules_param_override *np, *o;
+
+	if (!key[0])
+		return -EINVAL;
+	np = realloc(s->params, (s->n_params + 1) * sizeof(*np));
+	if (!np)
+		return -ENOMEM;
+	s->params = np;
+	o = &np[s->n_params];
+	*o = (struct rules_param_override){ .key = strdup(key),
+					    .value = strdup(value),
+					    .profile = profile ? strdup(profile) : NULL,
+					    .optional = true };
+	if (!o->key || !o->value || (profile && !o->profile)) {
+		free(o->key);
+		free(o->value);
+		free(o->profile);
+		return -ENOMEM;
+	}
 	s->n_params++;
 	return 0;
 }
@@ -71,6 +99,7 @@ void rules_spec_free(struct rules_spec *s)
 	for (size_t i = 0; i < s->n_params; i++) {
 		free(s->params[i].key);
 		free(s->params[i].value);
+		free(s->params[i].profile);
 	}
 	free(s->profiles);
 	free(s->params);
@@ -491,8 +520,10 @@ static bool parse_set_text(const char *s, uint64_t *out)
 }
 
 /* A value from --param, typed by the parameter's declaration. */
-static int param_override(struct loader *ld, struct rparam *pm, const char *value)
+static int param_override(struct loader *ld, struct rparam *pm,
+			  const struct rules_param_override *o)
 {
+	const char *value = o->value;
 	double d;
 	uint64_t set;
 	const char *want = NULL;
@@ -519,6 +550,14 @@ static int param_override(struct loader *ld, struct rparam *pm, const char *valu
 	default:
 		pm->v.v.s = arena_strdup(&ld->e->arena, value);
 		break;
+	}
+	if (want && o->optional) {
+		/* a recorded value the parameter's new declaration does not take: not fatal */
+		diag_at(ld->dg, NULL, 0, 0, true,
+			"%s=%s: profile %s declares %s as %s now (expected %s): its value there "
+			"is kept",
+			pm->name, value, ld->file, pm->name, rx_type_name(pm->type), want);
+		return 0;
 	}
 	if (want) {
 		diag_at(ld->dg, NULL, 0, 0, false,
@@ -601,10 +640,13 @@ static int load_params(struct loader *ld, const yaml_node_t *map, struct rprofil
 			continue;
 		}
 		for (size_t i = 0; i < ld->spec->n_params; i++) {
-			if (strcmp(ld->spec->params[i].key, name))
+			const struct rules_param_override *o = &ld->spec->params[i];
+
+			if (strcmp(o->key, name) ||
+			    (o->profile && strcmp(o->profile, pf->info.name)))
 				continue;
 			ld->param_used[i] = true;
-			if (param_override(ld, pm, ld->spec->params[i].value))
+			if (param_override(ld, pm, o))
 				bad = -EINVAL;
 		}
 		param_text(ld, pm);
@@ -1170,6 +1212,7 @@ static int load_document(struct loader *ld)
 		}
 	pf.info.name = arena_strdup(&e->arena, s);
 	pf.info.file = ld->file;
+	pf.info.text_hash = rx_fnv1a(RX_FNV_INIT, ld->text, ld->len);
 	pf.info.origin = ld->origin ? ld->origin : rules_origin_name(RULES_ORIGIN_FILE);
 	pf.info.description = "";
 	if (v[TK_DESCRIPTION]) {
@@ -1296,7 +1339,7 @@ static int finish(struct rules_engine *e, const struct rules_spec *spec, const b
 		  struct rules_diags *dg)
 {
 	for (size_t i = 0; spec && i < spec->n_params; i++)
-		if (!used[i])
+		if (!used[i] && !spec->params[i].optional)
 			diag_at(dg, NULL, 0, 0, false,
 				"--param %s: no loaded profile declares a parameter '%s'",
 				spec->params[i].key, spec->params[i].key);

@@ -9,6 +9,7 @@
 #include "engine.h"
 #include "export.h"
 #include "rec_args.h"
+#include "replay.h"
 
 struct export_args {
 	struct rec_args ra;
@@ -64,10 +65,12 @@ static const struct cli_opt export_opts[] = {
 	  .kind = CLI_CALL,
 	  .fn = opt_label,
 	  .usage = "  --job NAME                 the job label (default rocewatch)\n" },
-	CLI_OPT_RULES(opt_rules,
-		      "  --profile NAME|FILE        profile whose rules run over the recording\n"
-		      "                             (repeatable; default " RULES_DEFAULT_PROFILE
-		      ")\n"),
+	CLI_OPT_RULES(
+	    opt_rules,
+	    "  --profile NAME|FILE        profile whose rules run over the recording\n"
+	    "                             (repeatable; default: the ones serve ran, with\n"
+	    "                             the values of their parameters, as the\n"
+	    "                             recording says; else " RULES_DEFAULT_PROFILE ")\n"),
 	{ .name = "no-rules",
 	  .kind = CLI_FLAG,
 	  CLI_AT(struct export_args, no_rules),
@@ -101,6 +104,7 @@ const struct cli_cmd export_cli = {
 int cmd_export(int argc, char **argv)
 {
 	struct export_args ea = { .out = "-" };
+	struct replay_rules rules = { 0 };
 	struct rules_diags dg = { 0 };
 	struct export_opts eo = { 0 };
 	struct xport *x = NULL;
@@ -124,15 +128,24 @@ int cmd_export(int argc, char **argv)
 		goto free_spec;
 	}
 	if (!ea.no_rules) {
-		r = rules_load(&ea.spec, &eo.e, &dg);
+		/* the rules replay runs: serve's, as the recording says, unless the flags say */
+		r = replay_rules_load(&rules, ra->db, &ea.spec, ra->since_ms, ra->until_ms, &dg,
+				      err, sizeof(err));
 		for (size_t i = 0; i < dg.n; i++) {
 			char line[1024];
 
 			rules_diag_format(&dg.d[i], line, sizeof(line));
 			fprintf(stderr, "rocewatch export: %s\n", line);
 		}
-		if (r)
+		if (r) {
+			fprintf(stderr, "rocewatch export: %s\n", err);
+			rc = dg.n_errors ? 2 : 1; /* the rule files, or the recording */
 			goto free_spec;
+		}
+		/* what the exported rule results were computed with, where it is not plain */
+		for (size_t i = rules.plain_first; i < rules.n_notes; i++)
+			fprintf(stderr, "rocewatch export: %s\n", rules.notes[i]);
+		eo.e = rules.e;
 	}
 	rc = 1;
 	out = ea.out;
@@ -157,7 +170,7 @@ int cmd_export(int argc, char **argv)
 free_x:
 	export_free(x);
 free_spec:
-	rules_free(eo.e);
+	replay_rules_free(&rules);
 	rules_diags_free(&dg);
 	rules_spec_free(&ea.spec);
 	return rc;

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * serve's glue between the rule engine and the flight recorder: rule
+ * serve's glue between the rule engine and the flight recorder: the rules
+ * loaded (each profile, its file's hash and every parameter's value) are
+ * noted at the first poll they run, so `replay` runs what serve ran; rule
  * outcomes that change are noted as events in the recording (`report`
  * lists them next to the counters that moved), and captures carry the rule
  * results of their trigger's poll.
@@ -17,6 +19,7 @@ struct recorder_rules {
 	struct rules_serve *rs;
 	struct strmap last; /* rule result key -> last outcome */
 	uint64_t seen_evals;
+	uint64_t noted_loads; /* rules_serve.loads last noted in the recording */
 };
 
 /* Daemon hook, after the rules' (model lock held). */

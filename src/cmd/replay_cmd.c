@@ -35,8 +35,10 @@ static const struct cli_opt replay_opts[] = {
 	    opt_rules,
 	    "                             (the rules still see the polls before --since, from\n"
 	    "                             the keyframe at or before it)\n"
-	    "  --profile NAME|FILE        profile to run (repeatable; "
-	    "default " RULES_DEFAULT_PROFILE ")\n"),
+	    "  --profile NAME|FILE        profile to run (repeatable; default: those serve\n"
+	    "                             ran, with its parameters, as the recording says;\n"
+	    "                             else " RULES_DEFAULT_PROFILE
+	    "); --param overrides one value\n"),
 	{ .name = "format",
 	  .kind = CLI_CALL,
 	  .fn = opt_format,
@@ -53,8 +55,10 @@ const struct cli_cmd replay_cli = {
 		"                        [--format text|json]\n\n"
 		"Run the rule profiles over a recording (serve --record DIR) or a capture file,\n"
 		"poll by poll at the recorded times, and print when each alert would have fired\n"
-		"and resolved (for: and counter functions included).  The rules need not be the\n"
-		"ones serve ran: replay a new rule against an old incident.\n\n"
+		"and resolved (for: and counter functions included), with its class and action.\n"
+		"By default the rules are the ones serve ran, with the parameters it ran them\n"
+		"with; --profile replays a new rule against an old incident, --param another\n"
+		"threshold, and the output says what differs from what serve ran.\n\n"
 		"Options:\n",
 	.tail = "\nExit status: 0 no alert fired, 1 a warning alert fired, 2 a critical alert\n"
 		"fired, 3 the recording or the rules cannot be read, or bad usage.\n",
@@ -66,6 +70,7 @@ int cmd_replay(int argc, char **argv)
 	struct replay_args a = { 0 };
 	struct rules_spec *spec_p = &a.spec;
 	struct rules_diags dg = { 0 };
+	struct replay_rules rules = { 0 };
 	struct replay_opts ro = { 0 };
 	struct replay *rp = NULL;
 	struct rec_args *ra = &a.ra;
@@ -80,15 +85,21 @@ int cmd_replay(int argc, char **argv)
 		goto free_spec;
 	if (rec_args_finish(ra, "replay", argc, argv, first))
 		goto free_spec;
-	r = rules_load(spec_p, &ro.e, &dg);
+	/* what serve ran, as the recording says, unless the flags say otherwise */
+	r = replay_rules_load(&rules, ra->db, spec_p, ra->since_ms, ra->until_ms, &dg, err,
+			      sizeof(err));
 	for (size_t i = 0; i < dg.n; i++) {
 		char line[1024];
 
 		rules_diag_format(&dg.d[i], line, sizeof(line));
 		fprintf(stderr, "rocewatch replay: %s\n", line);
 	}
-	if (r)
+	if (r) {
+		fprintf(stderr, "rocewatch replay: %s\n", err);
 		goto free_spec;
+	}
+	ro.e = rules.e;
+	ro.rules = &rules;
 	ro.db = ra->db;
 	ro.since_ms = ra->since_ms;
 	ro.until_ms = ra->until_ms;
@@ -112,7 +123,7 @@ int cmd_replay(int argc, char **argv)
 free_replay:
 	replay_free(rp);
 free_spec:
-	rules_free(ro.e);
+	replay_rules_free(&rules);
 	rules_diags_free(&dg);
 	rules_spec_free(spec_p);
 	return rc;

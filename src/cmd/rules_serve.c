@@ -279,6 +279,7 @@ int rules_serve_start(struct rules_serve *rs, struct daemon *d)
 	if (r)
 		return r;
 	rs->st.reload_ok = true;
+	rs->loads++;
 	if (!rs->state_path[0] && getenv("STATE_DIRECTORY") && *getenv("STATE_DIRECTORY")) {
 		/* systemd's StateDirectory= (a list, ':'-separated: the first is ours) */
 		char dir[4000];
@@ -368,6 +369,7 @@ static void reload_now(struct rules_serve *rs)
 	old = rs->e;
 	rules_adopt_history(ne, old);
 	rs->e = ne;
+	rs->loads++;
 	rs->st.reload_ok = true;
 	rules_diags_free(&dg);
 	/* results for /api/v1/checks at once, not at the next poll */

@@ -23,6 +23,8 @@ struct rules_serve {
 	bool reset_api; /* --web.enable-health-api */
 	/* SIGHUP reloads so far, and the first error of the last one that failed */
 	uint64_t reloads;
+	/* engines loaded (start-up, reloads that worked): e changed when this did (d->lock) */
+	uint64_t loads;
 	char reload_error[512];
 	/*
 	 * A reload parses on a thread of its own, so that no rule file, however

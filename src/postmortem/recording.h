@@ -126,6 +126,41 @@ int rec_model_config(struct node_model *m, const struct rec_series *s, const cha
 /* After a poll's rows: drop the objects none of whose facts is present any more. */
 void rec_model_sweep(struct node_model *m);
 
+/*
+ * The rule profiles serve ran (the profiles table, schema 2): one set from
+ * the poll at t_ms on.  Text is the recording's, control bytes escaped.
+ */
+struct rec_param_row {
+	char *name, *value;
+	char *given; /* serve's --param text, NULL: the profile's default */
+};
+
+struct rec_profile_row {
+	char *name, *source, *origin;
+	uint64_t text_hash;
+	struct rec_param_row *params;
+	size_t n_params;
+};
+
+struct rec_rules {
+	bool recorded; /* the recording says which rules serve ran at `at` */
+	int64_t t_ms;  /* when that set began */
+	struct rec_profile_row *p;
+	size_t n;
+	/* a different set begins after `at`, up to `until`: the first such time (else 0) */
+	int64_t changed_ms;
+};
+
+/*
+ * The set in force at at_ms: the newest one at or before it, else the
+ * first one after it.  A recording without the table, or with none in it,
+ * gives recorded = false (bad rows are named with rec_bad() and skipped).
+ * 0, or -ENOMEM / -EIO with err set.
+ */
+int rec_rules_at(struct rec_reader *r, int64_t at_ms, int64_t until_ms, struct rec_rules *out,
+		 char *err, size_t errlen);
+void rec_rules_free(struct rec_rules *rr);
+
 /* Times: ms since the epoch as RFC 3339 UTC with milliseconds. */
 void rec_format_time(int64_t t_ms, char *buf, size_t len);
 /*

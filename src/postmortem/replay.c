@@ -28,6 +28,7 @@ struct transition {
 	int64_t t_ms;
 	bool fired; /* else resolved */
 	char alertname[64], rule[64], severity[16], profile[64], device[64], port[12];
+	char cls[12], action[32]; /* what the verdict counts it as, what to do; "" none */
 	char summary[256], value[96];
 	int64_t since_ms; /* resolved: when it fired */
 };
@@ -36,6 +37,7 @@ struct replay {
 	struct rec_reader rd;
 	int width; /* of the text */
 	struct rules_engine *e;
+	const struct replay_rules *rules; /* or NULL */
 	struct alert_table at;
 	struct node_model m;
 	struct transition *tr;
@@ -85,6 +87,8 @@ static void add_transition(struct replay *rp, const struct alert *a, bool fired,
 	strlcpy0(t->alertname, a->alertname, sizeof(t->alertname));
 	strlcpy0(t->rule, a->rule, sizeof(t->rule));
 	strlcpy0(t->severity, a->severity, sizeof(t->severity));
+	strlcpy0(t->cls, a->cls, sizeof(t->cls));
+	strlcpy0(t->action, a->action, sizeof(t->action));
 	strlcpy0(t->profile, a->profile, sizeof(t->profile));
 	strlcpy0(t->device, a->device, sizeof(t->device));
 	strlcpy0(t->port, a->port, sizeof(t->port));
@@ -152,6 +156,9 @@ static void write_text(const struct replay *rp, FILE *f)
 					p ? ", " : "", rules_profile(rp->e, p)->name,
 					rules_profile(rp->e, p)->n_rules);
 	pm_wrap(f, 0, w, 2, text);
+	/* where the rules and their parameters came from, and what is not serve's */
+	for (size_t i = 0; rp->rules && i < rp->rules->n_notes; i++)
+		pm_wrap(f, 0, w, 2, rp->rules->notes[i]);
 	if (!rp->n_tr)
 		fprintf(f, "no alert would have fired or resolved.\n");
 	/* a row: when, FIRING/RESOLVED, the alert and its object; its text beside or below */
@@ -165,9 +172,16 @@ static void write_text(const struct replay *rp, FILE *f)
 		bool more = t->value[0] && strncmp(t->summary, t->value, strlen(t->value));
 
 		if (t->fired) {
+			char tag[64];
+
+			/* beside the severity: would it drain the node, and what to do */
+			snprintf(tag, sizeof(tag), "%s%s%s%s%s", t->cls,
+				 t->cls[0] && t->action[0] ? ", " : "",
+				 t->action[0] ? "action: " : "", t->action,
+				 t->cls[0] || t->action[0] ? "; " : "");
 			snprintf(head, sizeof(head), "%s  FIRING    %-32s %-14s %-8s", a,
 				 t->alertname, where(t, obj, sizeof(obj)), t->severity);
-			snprintf(text, sizeof(text), "%s%s%s", other ? t->rule : t->summary,
+			snprintf(text, sizeof(text), "%s%s%s%s", tag, other ? t->rule : t->summary,
 				 more ? " -- " : "", more ? t->value : "");
 		} else {
 			snprintf(head, sizeof(head), "%s  RESOLVED  %-32s %-14s", a, t->alertname,
@@ -214,6 +228,22 @@ static int write_json(const struct replay *rp, FILE *f)
 	for (size_t p = 0; p < rules_profile_count(rp->e); p++)
 		json_array_append_new(profs, json_string(rules_profile(rp->e, p)->name));
 	json_object_set_new(root, "profiles", profs);
+	if (rp->rules) {
+		json_t *notes = json_array(), *params = json_array();
+
+		json_object_set_new(root, "rules_recorded", json_boolean(rp->rules->recorded));
+		for (size_t i = 0; i < rp->rules->n_notes; i++)
+			json_array_append_new(notes, json_string(rp->rules->notes[i]));
+		json_object_set_new(root, "notes", notes);
+		for (size_t i = 0; i < rp->rules->n_params; i++) {
+			const struct replay_param *x = &rp->rules->params[i];
+
+			json_array_append_new(
+			    params, json_pack("{s:s,s:s,s:s,s:s}", "profile", x->profile, "name",
+					      x->name, "value", x->value, "from", x->from));
+		}
+		json_object_set_new(root, "parameters", params);
+	}
 	for (size_t i = 0; i < rp->n_tr; i++) {
 		const struct transition *t = &rp->tr[i];
 		json_t *o;
@@ -229,6 +259,10 @@ static int write_json(const struct replay *rp, FILE *f)
 			continue;
 		if (t->port[0])
 			json_object_set_new(o, "port", json_string(t->port));
+		if (t->cls[0])
+			json_object_set_new(o, "class", json_string(t->cls));
+		if (t->action[0])
+			json_object_set_new(o, "action", json_string(t->action));
 		if (!t->fired)
 			json_object_set_new(o, "fired_unix_ms", json_integer(t->since_ms));
 		json_array_append_new(arr, o);
@@ -256,6 +290,7 @@ int replay_run(struct replay **out, const struct replay_opts *o, char *err, size
 	model_init(&rp->m);
 	alerts_init(&rp->at);
 	rp->e = o->e;
+	rp->rules = o->rules;
 	rp->width = o->width > 0 ? o->width : PM_DEFAULT_WIDTH;
 	r = rec_open(&rp->rd, o->db, err, errlen);
 	if (!r) {

@@ -57,6 +57,19 @@ db.execute(ev, (3, -1, "restart", None, None, None, None))
 db.execute(ev, (4, "noon", "capture", "", "", "", ""))
 db.execute(ev, (5, times[6], "capture", "", "", "bin", b"\x00\x01bin\xff"))
 db.execute("UPDATE runs SET interval_ms=?", (I64MAX,))
+# the rules serve ran: rows without a time, a hash, a name or JSON, and a --param with escapes
+db.execute("CREATE TABLE x_profiles AS SELECT * FROM profiles")
+db.execute("DROP TABLE profiles")
+db.execute("ALTER TABLE x_profiles RENAME TO profiles")
+t0, name, source, origin, h, params = db.execute("SELECT t_ms, name, source, origin, text_hash, params FROM profiles").fetchone()
+pr = "INSERT INTO profiles VALUES (?,?,?,?,?,?,?)"
+db.execute(pr, ("noon", 0, name, source, origin, h, params))
+db.execute(pr, (t0, 1, None, source, origin, h, params))
+db.execute(pr, (t0, 2, "p2", source, origin, "xyz", params))
+db.execute(pr, (t0, 3, "p3", source, origin, h, "{not json"))
+db.execute(pr, (t0, 4, "p4", source, origin, h, '[{"value": "3"}]'))
+db.execute("UPDATE profiles SET params = replace(params, '\"name\":\"roce_priority\",\"value\":\"3\"',"
+           " '\"name\":\"roce_priority\",\"value\":\"3\",\"given\":\"3\\u001b[31m\"') WHERE pos = 0")
 db.commit()
 PY
 
@@ -112,6 +125,13 @@ check "report --format json: the good polls all reported" bash -c "
 check "report --format svg: exit 0, sanitizer-clean" run svg report --db "$TMPD/bad.db" --format svg
 check "replay: exit 0-2, sanitizer-clean" run replay replay --db "$TMPD/bad.db" --format json
 check "replay: every bad row named" names replay "rocewatch replay"
+check "replay: every bad row of the profiles table named, the good one run" bash -c "
+	grep -qF \"rocewatch replay: $TMPD/bad.db: profiles: t_ms 'noon' is not a time in range; skipped\" '$TMPD/replay.err' &&
+	grep -qF 'position 1: a column is empty; skipped' '$TMPD/replay.err' &&
+	grep -qF 'position 2: text_hash is no 64-bit hex; skipped' '$TMPD/replay.err' &&
+	grep -qF 'position 3: params is not a JSON array; skipped' '$TMPD/replay.err' &&
+	grep -qF 'position 4: a parameter without a name or a value; skipped' '$TMPD/replay.err' &&
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d[\"profiles\"] == [\"lossless-roce\"], d; assert \"roce_priority=3\\\\x1b[31m\" in d[\"notes\"][0], d[\"notes\"]' '$TMPD/replay.out'"
 check "replay: the good polls evaluated" bash -c "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d[\"polls\"] == $polls, d' '$TMPD/replay.out'"
 check "export: exit 0, sanitizer-clean, ends in # EOF" bash -c "
 	'$ROCEWATCH' export --db '$TMPD/bad.db' -o '$TMPD/x.om' 2>'$TMPD/export.err' &&

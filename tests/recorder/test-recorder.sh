@@ -84,7 +84,7 @@ check "report text: COLUMNS=100 is respected" bash -c \
 check "replay text: 80 columns without COLUMNS" bash -c \
 	"env -u COLUMNS '$ROCEWATCH' replay --db '$TMPD/rec' >'$TMPD/p80.txt'; fits 80 '$TMPD/p80.txt' &&
 	 grep -Eq '^20[0-9-]+T[0-9:.]+Z  FIRING  pfc_only_on_roce_priority  eth2  critical$' '$TMPD/p80.txt' &&
-	 grep -q '^    PFC enabled on {3,4}, expected only {3}$' '$TMPD/p80.txt'"
+	 grep -q '^    fatal, action: fix-config; PFC enabled on {3,4}, expected only {3}$' '$TMPD/p80.txt'"
 # an alert event says what fired, so the report read later needs nothing else
 check "report events: an alert names its rule and what fired" \
 	grep -Eq '  alert +no_local_ack_timeouts on mlx5_0: firing: [0-9]+ ACK timeouts' "$TMPD/report.txt"
@@ -291,7 +291,8 @@ check "replay text names the alert, object and time" bash -c \
 	"'$ROCEWATCH' replay --db '$TMPD/rec' | grep -Eq '^20[0-9-]+T[0-9:.]+Z  FIRING +pfc_only_on_roce_priority +eth2 +critical'; [ \${PIPESTATUS[0]} = 2 ]"
 check "replay text: each summary once, one name per object (mlx5_0/1 everywhere)" bash -c "
 	'$ROCEWATCH' replay --db '$TMPD/rec' >'$TMPD/replay.txt'; [ \$? = 2 ] || exit 1;
-	grep -Eq '  FIRING +pfc_only_on_roce_priority +eth2 +critical PFC enabled on \{3,4\}, expected only \{3\}\$' '$TMPD/replay.txt' &&
+	grep -Eq '  FIRING +pfc_only_on_roce_priority +eth2 +critical fatal, action: fix-config; PFC enabled on \{3,4\}, expected only \{3\}\$' '$TMPD/replay.txt' &&
+	grep -Eq '  FIRING +no_local_ack_timeouts +mlx5_0/1 +warning +degraded, action: fix-config; ' '$TMPD/replay.txt' &&
 	! grep -q ' -- ' '$TMPD/replay.txt' &&
 	grep -Eq '  FIRING +no_local_ack_timeouts +mlx5_0/1 ' '$TMPD/replay.txt' &&
 	grep -q '^still firing at the end: .*no_local_ack_timeouts@mlx5_0/1' '$TMPD/replay.txt' &&
@@ -304,7 +305,8 @@ check "replay with a bad profile: exit 3, file:line named" bash -c "
 # the capture: self-contained, the window around the trigger, reported alone
 cap=$(ls "$TMPD"/rec/capture-gpu-node-07-*-api.db | head -1)
 check "capture: schema, keyframe first, snapshot and reason" bash -c "
-	[ \"\$(sql '$cap' 'PRAGMA user_version')\" = 1 ] &&
+	[ \"\$(sql '$cap' 'PRAGMA user_version')\" = 2 ] &&
+	[ \"\$(sql '$cap' 'SELECT name FROM profiles')\" = lossless-roce ] &&
 	[ \"\$(sql '$cap' 'SELECT keyframe FROM polls ORDER BY t_ms LIMIT 1')\" = 1 ] &&
 	[ \"\$(sql '$cap' \"SELECT value FROM meta WHERE key = 'capture_reason'\")\" = api ] &&
 	sql '$cap' \"SELECT value FROM meta WHERE key = 'snapshot'\" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"netdevs\"][0][\"name\"] == \"eth2\"' &&
@@ -345,8 +347,10 @@ check "capture: the window is [trigger - before, trigger + after], from the poll
 	verify_window "$cap" 10000 1000 1
 check "capture: report reads it and finds the retries" bash -c \
 	"'$ROCEWATCH' report '$cap' | grep -q 'local ACK timeouts'"
-check "capture: replay runs the rules over it" bash -c \
-	"'$ROCEWATCH' replay '$cap' | grep -q 'FIRING    no_local_ack_timeouts'"
+check "capture: replay runs the rules over it, the ones serve ran" bash -c \
+	"'$ROCEWATCH' replay '$cap' >'$TMPD/cap-replay.txt';
+	 grep -q 'FIRING    no_local_ack_timeouts' '$TMPD/cap-replay.txt' &&
+	 grep -q '^rules as serve ran them (recorded at .*): profile lossless-roce ' '$TMPD/cap-replay.txt'"
 # the recorded state (rule results depend on the history each file holds: --no-rules)
 check "capture: the state at its first poll equals the recording's" bash -c "
 	t0=\$(sql '$cap' 'SELECT min(t_ms) FROM polls');

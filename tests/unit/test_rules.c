@@ -409,6 +409,79 @@ static void err_params(void **state)
 	rules_spec_free(&spec);
 }
 
+/*
+ * What a recording keeps of a parameter (rules_profile_param_arg) reads back
+ * through --param to the same value, and replay's recorded values are
+ * optional and scoped to their profile: no error where not declared, a
+ * warning (and the declared value) where the type no longer fits.
+ */
+static void params_recorded(void **state)
+{
+	static const char yaml[] =
+	    "profile: t\nparams:\n  n: 0.1\n  big: 67108864\n  tiny: 1e-5\n  on: true\n"
+	    "  s: text\n  set: [3, 4, 5, 9]\nrules:\n"
+	    "  - name: r\n    scope: netdev\n    severity: info\n    doc: a rule for the test of "
+	    "what a recording keeps of its parameters\n"
+	    "    expr: mtu > $n && mtu > $big && mtu > $tiny && $on && $s == \"x\" && "
+	    "pfc.enabled == $set\n";
+	struct rules_engine *e = NULL, *e2 = NULL;
+	struct rules_diags dg = { 0 };
+	struct rules_spec spec = { 0 };
+	char arg[256], want[6][256];
+	const char *name, *value;
+
+	(void)state;
+	assert_int_equal(rules_load_buffer("t.yaml", yaml, strlen(yaml), NULL, &e, &dg), 0);
+	assert_int_equal(rules_profile(e, 0)->n_params, 6);
+	/* every value back through the loader, scoped to its profile, gives the same text */
+	for (size_t i = 0; i < 6; i++) {
+		rules_profile_param(e, 0, i, &name, &value);
+		snprintf(want[i], sizeof(want[i]), "%s", value);
+		rules_profile_param_arg(e, 0, i, arg, sizeof(arg));
+		assert_int_equal(rules_spec_add_param_for(&spec, "t", name, arg), 0);
+	}
+	rules_profile_param_arg(e, 0, 0, arg, sizeof(arg));
+	assert_string_equal(arg, "0.1");
+	rules_profile_param_arg(e, 0, 1, arg, sizeof(arg));
+	assert_string_equal(arg, "67108864");
+	rules_profile_param_arg(e, 0, 5, arg, sizeof(arg));
+	assert_string_equal(arg, "3,4,5,9");
+	/* another profile's value, and one for a parameter nobody declares: no error */
+	assert_int_equal(rules_spec_add_param_for(&spec, "other", "n", "7"), 0);
+	assert_int_equal(rules_spec_add_param_for(&spec, NULL, "gone", "1"), 0);
+	assert_int_equal(rules_load_buffer("t.yaml", yaml, strlen(yaml), &spec, &e2, &dg), 0);
+	assert_int_equal(dg.n, 0);
+	for (size_t i = 0; i < 6; i++) {
+		rules_profile_param(e2, 0, i, &name, &value);
+		assert_string_equal(value, want[i]);
+	}
+	assert_int_equal(rules_profile(e2, 0)->text_hash, rules_profile(e, 0)->text_hash);
+	rules_free(e2);
+	/* a value whose type no longer fits: a warning, the declared value kept */
+	assert_int_equal(rules_spec_add_param_for(&spec, "t", "on", "maybe"), 0);
+	assert_int_equal(rules_load_buffer("t.yaml", yaml, strlen(yaml), &spec, &e2, &dg), 0);
+	assert_int_equal(dg.n, 1);
+	assert_true(dg.d[0].warning);
+	rules_profile_param(e2, 0, 3, &name, &value);
+	assert_string_equal(value, "true");
+	rules_free(e2);
+	rules_diags_free(&dg);
+	/* a different text is a different hash */
+	{
+		char other[sizeof(yaml) + 8];
+
+		snprintf(other, sizeof(other), "%s\n", yaml);
+		assert_int_equal(rules_load_buffer("t.yaml", other, strlen(other), NULL, &e2, &dg),
+				 0);
+		assert_int_not_equal(rules_profile(e2, 0)->text_hash,
+				     rules_profile(e, 0)->text_hash);
+		rules_free(e2);
+	}
+	rules_diags_free(&dg);
+	rules_spec_free(&spec);
+	rules_free(e);
+}
+
 /* ---- evaluation ---- */
 
 struct found {
@@ -1481,6 +1554,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(err_positions_in_scalars),
 		cmocka_unit_test(err_structure),
 		cmocka_unit_test(err_params),
+		cmocka_unit_test(params_recorded),
 		cmocka_unit_test(eval_outcomes),
 		cmocka_unit_test(eval_summary_and_status),
 		cmocka_unit_test(eval_tc_maxrate),
