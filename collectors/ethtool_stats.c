@@ -55,6 +55,8 @@ static const struct {
 	{ "tx_discards_phy", F_NETDEV_TX_DISCARDS_PHY },
 	{ "rx_out_of_buffer", F_NETDEV_RX_OUT_OF_BUFFER },
 	{ "link_down_events_phy", F_NETDEV_LINK_DOWN_EVENTS },
+	/* bnxt_en: bnxt_port_stats_ext_arr, BNXT_RX_STATS_EXT_ENTRY(link_down_events) */
+	{ "link_down_events", F_NETDEV_LINK_DOWN_EVENTS },
 	{ "rx_crc_errors_phy", F_NETDEV_RX_CRC_ERRORS },
 	/* PHY and PCIe health (mlx5 counters.rst: Physical Port Counters, PCIe counters) */
 	{ "rx_corrected_bits_phy", F_NETDEV_PHY_CORRECTED_BITS },

@@ -278,6 +278,32 @@ PY
 		! grep -q 'ip link show IF' "$TMPD/nonet.one"
 }
 check "a port with no netdev: its fix names a placeholder and why, never a literal IF" no_netdev_fix
+# issue 41 item 6: a driver without the PMA link_downed (bnxt_re) is watched through its
+# netdev's ethtool link-down count (bnxt_en link_down_events), and coverage counts it
+netdev_link_down() {
+	python3 - "$FX/good.json" "$TMPD/bnxtlike.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k, s in enumerate(d):
+    for p in s["rdma_ports"]:
+        p["counters"].get("port", {}).pop("link_downed", None)
+    for n in s["netdevs"]:
+        if n["name"] in ("eth2", "eth3"):
+            n["fields"]["port.link_down_events"] = 5 + 2 * k * (n["name"] == "eth2")
+json.dump(d, open(sys.argv[2], "w"))
+PY
+	"$ROCEWATCH" check --from "$TMPD/bnxtlike.json" -j >"$TMPD/bnxtlike.out" || true
+	python3 - "$TMPD/bnxtlike.out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = {x["object"].get("device"): x for x in d["results"] if x["rule"] == "link_not_downed"}
+assert r["mlx5_0"]["outcome"] == "fail" and r["mlx5_0"]["summary"].startswith("2 link down events"), r["mlx5_0"]
+assert r["mlx5_1"]["outcome"] == "pass", r["mlx5_1"]
+for c in d["coverage"]:
+    assert "link_not_downed" not in c["missing"], c
+PY
+}
+check "no PMA link_downed: link_not_downed reads the netdev's link-down count, and coverage counts it" netdev_link_down
 # an unknown says what could not be read and how to let rocewatch read it, never the fix
 unknown_no_fix() {
 	COLUMNS=250 "$ROCEWATCH" check --color never --from "$FX/incident.json" >"$TMPD/inc.txt"
