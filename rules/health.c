@@ -24,6 +24,7 @@
 #include <inttypes.h>
 #include <libgen.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,19 +200,28 @@ enum node_verdict rules_verdict(const struct rules_engine *e)
  * Sorted by key: a result finds its memory in log time at every evaluation,
  * and a state file of many records loads in n log n, not n^2.
  */
-static size_t hmem_pos(const struct rules_engine *e, uint64_t key)
+/* The first of n records of size bytes, sorted by a leading uint64_t key, not below key. */
+static size_t key_lower_bound(const void *base, size_t n, size_t size, uint64_t key)
 {
-	size_t lo = 0, hi = e->n_hm;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k;
 
-		if (e->hm[mid].key < key)
+		memcpy(&k, (const char *)base + mid * size, sizeof(k));
+		if (k < key)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return lo;
+}
+
+static size_t hmem_pos(const struct rules_engine *e, uint64_t key)
+{
+	_Static_assert(offsetof(struct hmem, key) == 0, "key_lower_bound reads the key first");
+	return key_lower_bound(e->hm, e->n_hm, sizeof(*e->hm), key);
 }
 
 static struct hmem *hmem_find(struct rules_engine *e, uint64_t key, bool add)
@@ -1086,18 +1096,12 @@ void rx_health_apply_pending(struct rules_engine *e)
 	for (size_t s = 0; s < e->n_res; s++) {
 		const struct rrule *rr = (const struct rrule *)e->res[s].rule;
 		uint64_t key = e->res[s].key;
-		size_t lo = 0, hi = e->n_pend;
+		size_t lo;
 
 		if (!e->st[s].rings)
 			continue;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (e->pend[mid].key < key)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		_Static_assert(offsetof(struct pending_ring, key) == 0, "key first");
+		lo = key_lower_bound(e->pend, e->n_pend, sizeof(*e->pend), key);
 		for (size_t i = lo; i < e->n_pend && e->pend[i].key == key; i++) {
 			const struct pending_ring *pr = &e->pend[i];
 			struct ring *g;
