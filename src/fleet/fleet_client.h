@@ -36,6 +36,15 @@ struct fleet_req {
 	const char *post; /* in: a form body to POST (Prometheus queries), or NULL for GET */
 	const char *content_type; /* in: the POST body's type when not a form (a JSON push) */
 	bool any_2xx;		  /* in: any 2xx is success, with or without a body (a push) */
+	/*
+	 * in: when set, the body is not kept but handed to sink piece by piece
+	 * as it arrives (body stays NULL, len counts the bytes), so that an
+	 * answer of any size costs what its reader keeps of it; sink returns
+	 * false to stop the transfer (err -ECANCELED: the reader says why).
+	 * The --max-body cap applies to the bytes counted, as to a kept body.
+	 */
+	bool (*sink)(struct fleet_req *r, const char *p, size_t n, void *arg);
+	void *sink_arg;
 	/* out */
 	int err;	/* 0: HTTP 200 with a body; else -errno-like, errmsg says what */
 	long http_code; /* 0 when no response came */
