@@ -109,11 +109,13 @@ int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
  * One answer of Prometheus's /api/v1/query (len bytes at body, not
  * necessarily terminated) to the query for metric, read into the nodes as
  * fleet_prom_gather() reads each answer it gets (a DSCP map's or priority
- * set's metric in the encoded form it asks for): 0, or -EINVAL (not an
- * answer) or -ERANGE (a number the encoding cannot give) with err naming
- * the query and what is wrong.  For the fuzz harness and tests.
+ * set's metric in the encoded form it asks for), handed over piece bytes at
+ * a time as a transfer hands them (0: all at once): 0, or -EINVAL (not an
+ * answer, or past a bound on what one series may hold) or -ERANGE (a number
+ * the encoding cannot give) with err naming the query and what is wrong.
+ * For the fuzz harness and tests.
  */
-int fleet_prom_read(const char *metric, const char *body, size_t len, struct fleet_prom_node *nodes,
-		    size_t n, char *err, size_t errlen);
+int fleet_prom_read(const char *metric, const char *body, size_t len, size_t piece,
+		    struct fleet_prom_node *nodes, size_t n, char *err, size_t errlen);
 
 #endif

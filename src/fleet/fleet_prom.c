@@ -29,6 +29,7 @@
 
 #include <jansson.h>
 
+#include "bounded.h"
 #include "fleet_client.h"
 #include "strbuf.h"
 #include "strmap.h"
@@ -202,15 +203,31 @@ static void prioset_query(struct strbuf *q, const char *metric, const char *labe
  * One series of an answer, decoded by hand: {"metric": {labels}, "value":
  * [time, "v"]}.  jansson built and freed a document for each of millions
  * of series, about 25 000 instructions a series; this reads the bytes once.
+ *
+ * What one series may make rocewatch hold is bounded, so that an answer of
+ * any size costs a few of them (docs/fleet.md, "Limits"): a label's name or
+ * value is at most LABEL_MAX bytes decoded (rocewatch's own are host,
+ * device, netdev and firmware names of at most 64 bytes, a compact DSCP map
+ * 64 characters, an instance a host name and a port), a series SERIES_MAX
+ * bytes as sent, its labels SERIES_LABELS and SERIES_TEXT bytes decoded.
  */
 #define SERIES_LABELS 64
+#define LABEL_MAX     4096
+#define SERIES_TEXT   (64u << 10)
+#define SERIES_MAX    (256u << 10)
 struct series {
 	size_t n;
 	const char *k[SERIES_LABELS], *v[SERIES_LABELS];
 	double value;
 	bool have_value;
+	/*
+	 * why it was not read: a name or value past LABEL_MAX (long_key: the
+	 * label whose value it was), too many labels, too much text
+	 */
+	bool too_long, too_many, text_full;
+	const char *long_key;
 	size_t used;
-	char text[8192]; /* the decoded names and values */
+	char text[SERIES_TEXT]; /* the decoded names and values */
 };
 
 static const char *label(const struct series *labels, const char *k)
@@ -437,6 +454,8 @@ static int apply_encoded(struct object *o, int id, enum enc enc, const struct se
  */
 #define NQ_MAX (F__COUNT * (DSCP_GROUPS + 1) + 1)
 
+struct qread;
+
 struct pstate {
 	struct fleet_prom_node *nodes;
 	struct strmap byname;
@@ -454,6 +473,8 @@ struct pstate {
 	enum enc enc[NQ_MAX]; /* per query */
 	size_t n_up;	      /* the index of the up query: read last */
 	struct series s;      /* the series being read */
+	struct qread *q;      /* per query: its answer as it arrives */
+	size_t max_body;      /* for messages */
 	struct fleet_req *reqs;
 	int err;
 	char *errbuf;
@@ -542,8 +563,10 @@ static bool key_is(const char *b, size_t len, size_t i, const char *k, size_t *e
 /* n bytes into s->text; false when there is no room. */
 static bool put_bytes(struct series *s, const char *p, size_t n)
 {
-	if (s->used + n >= sizeof(s->text))
+	if (s->used + n >= sizeof(s->text)) {
+		s->text_full = true;
 		return false;
+	}
 	memcpy(s->text + s->used, p, n);
 	s->used += n;
 	return true;
@@ -600,11 +623,13 @@ static long hex4(const char *b, size_t len, size_t i)
 /*
  * The string at b[i] ('"') decoded into s->text (escapes, \uXXXX with
  * surrogate pairs); *out points at it.  Past the string, or 0: malformed,
- * a control byte or NUL in it, or no room.
+ * a control byte or NUL in it, longer than LABEL_MAX decoded (s->too_long)
+ * or no room (s->text_full).
  */
 static size_t read_string(const char *b, size_t len, size_t i, struct series *s, const char **out)
 {
 	static const char esc_in[] = "\"\\/bfnrt", esc_out[] = "\"\\/\b\f\n\r\t";
+	size_t start = s->used;
 
 	if (i >= len || b[i] != '"')
 		return 0;
@@ -615,9 +640,15 @@ static size_t read_string(const char *b, size_t len, size_t i, struct series *s,
 		long h, lo;
 		const char *e;
 
+		if (s->used - start > LABEL_MAX) {
+			s->too_long = true;
+			return 0;
+		}
 		if (c == '"') {
-			if (s->used >= sizeof(s->text))
+			if (s->used >= sizeof(s->text)) {
+				s->text_full = true;
 				return 0;
+			}
 			s->text[s->used++] = '\0';
 			return i + 1;
 		}
@@ -630,6 +661,10 @@ static size_t read_string(const char *b, size_t len, size_t i, struct series *s,
 			while (j < len && b[j] != '"' && b[j] != '\\' &&
 			       (unsigned char)b[j] >= 0x20)
 				j++;
+			if (s->used - start + (j - i) > LABEL_MAX) {
+				s->too_long = true;
+				return 0;
+			}
 			if (!put_bytes(s, b + i, j - i))
 				return 0;
 			i = j - 1;
@@ -730,11 +765,17 @@ static size_t read_label(const char *b, size_t len, size_t key, size_t i, void *
 {
 	struct series *s = arg;
 
-	if (s->n >= SERIES_LABELS || !read_string(b, len, key, s, &s->k[s->n]))
+	if (s->n >= SERIES_LABELS) {
+		s->too_many = true;
+		return 0;
+	}
+	if (!read_string(b, len, key, s, &s->k[s->n]))
 		return 0;
 	i = read_string(b, len, i, s, &s->v[s->n]);
 	if (i)
 		s->n++;
+	else if (s->too_long)
+		s->long_key = s->k[s->n];
 	return i;
 }
 
@@ -772,7 +813,8 @@ static size_t series_member(const char *b, size_t len, size_t key, size_t i, voi
 static size_t read_series(const char *b, size_t len, size_t i, struct series *s)
 {
 	s->n = s->used = 0;
-	s->have_value = false;
+	s->have_value = s->too_long = s->too_many = s->text_full = false;
+	s->long_key = NULL;
 	return each_member(b, len, i, series_member, s);
 }
 
@@ -780,11 +822,12 @@ static size_t read_series(const char *b, size_t len, size_t i, struct series *s)
 struct env {
 	int level; /* 0: the answer's members, 1: its data's */
 	bool success, result;
+	bool find;	   /* only find where the result array starts: result_at */
+	size_t result_at;  /* its '[' (0: not there, or not yet) */
 	struct pstate *ps; /* the result's series go into its nodes as they are read */
 	size_t k;	   /* for query k */
-	size_t bad;	   /* where a series is not one (0: none) */
+	int err;	   /* a series refused (ps->errbuf says why) */
 	bool cut;	   /* the result array ends early */
-	bool undecodable;  /* an encoded value is not one the query gives (ps->errbuf says) */
 };
 
 static size_t read_result(const char *b, size_t len, size_t i, struct env *ev);
@@ -805,20 +848,24 @@ static size_t answer_member(const char *b, size_t len, size_t key, size_t v, voi
 		ev->level = 0;
 		return vend;
 	}
-	if (ev->level == 1 && key_is(b, len, key, "result", &end) && v < len && b[v] == '[')
-		return read_result(b, len, v, ev);
+	if (ev->level == 1 && key_is(b, len, key, "result", &end) && v < len && b[v] == '[') {
+		if (!ev->find)
+			return read_result(b, len, v, ev);
+		ev->result_at = v;
+		return 0;
+	}
 	vend = skip_value(b, len, v);
 	if (vend && ev->level == 0 && key_is(b, len, key, "status", &end))
 		ev->success = vend - v == 9 && !memcmp(b + v, "\"success\"", 9);
 	return vend;
 }
 
-/* The whole body decoded, for its error message. */
-static void describe_failure(const struct fleet_req *r, const char *metric, char *err,
+/* The body decoded, for its error message (at most an envelope's worth: jansson builds a tree). */
+static void describe_failure(const char *b, size_t len, const char *metric, char *err,
 			     size_t errlen)
 {
 	json_error_t je;
-	json_t *root = json_loadb(r->body, r->len, 0, &je), *e;
+	json_t *root = json_loadb(b, len, 0, &je), *e;
 
 	if (!root) {
 		snprintf(err, errlen, "Prometheus: query %s: invalid JSON: %s", metric, je.text);
@@ -830,30 +877,87 @@ static void describe_failure(const struct fleet_req *r, const char *metric, char
 	json_decref(root);
 }
 
-/* One query's answer, series by series, into the nodes. */
-static int read_vector(struct pstate *ps, const struct fleet_req *r, size_t k, char *err,
-		       size_t errlen)
+/*
+ * Why the series at byte at of query k's answer was refused (s as far as it
+ * was decoded; partial: only its first SERIES_MAX bytes were there, and it
+ * goes on): -EINVAL, ps->errbuf saying so.
+ */
+static int series_refused(struct pstate *ps, size_t k, const struct series *s, size_t at,
+			  bool partial)
+{
+	const char *metric = ps->metrics[k], *inst = label(s, "instance");
+	char who[160] = "", pk[64], pi[128], lim[32];
+
+	if (inst)
+		snprintf(who, sizeof(who), " (instance %s)", printable(inst, pi, sizeof(pi)));
+	if (s->too_long && s->long_key)
+		snprintf(ps->errbuf, ps->errlen,
+			 "Prometheus: query %s: a series at byte %zu%s: label %s is longer than "
+			 "%s (no label rocewatch reads is): refused",
+			 metric, at, who, printable(s->long_key, pk, sizeof(pk)),
+			 rw_size_text(LABEL_MAX, lim, sizeof(lim)));
+	else if (s->too_long)
+		snprintf(ps->errbuf, ps->errlen,
+			 "Prometheus: query %s: a series at byte %zu%s: a label name or value is "
+			 "longer than %s: refused",
+			 metric, at, who, rw_size_text(LABEL_MAX, lim, sizeof(lim)));
+	else if (s->too_many)
+		snprintf(ps->errbuf, ps->errlen,
+			 "Prometheus: query %s: a series at byte %zu%s has more than %d labels: "
+			 "refused",
+			 metric, at, who, SERIES_LABELS);
+	else if (s->text_full)
+		snprintf(ps->errbuf, ps->errlen,
+			 "Prometheus: query %s: a series at byte %zu%s has more than %s of labels: "
+			 "refused",
+			 metric, at, who, rw_size_text(SERIES_TEXT, lim, sizeof(lim)));
+	else if (partial)
+		snprintf(ps->errbuf, ps->errlen,
+			 "Prometheus: query %s: a series at byte %zu%s is longer than %s: refused",
+			 metric, at, who, rw_size_text(SERIES_MAX, lim, sizeof(lim)));
+	else
+		snprintf(ps->errbuf, ps->errlen,
+			 "Prometheus: query %s: invalid JSON: a series at byte %zu is not "
+			 "{\"metric\": {...}, \"value\": [time, \"value\"]}",
+			 metric, at);
+	return -EINVAL;
+}
+
+/*
+ * The series at b[i] (its bytes end at len or before; b[0] is byte base of
+ * the answer) decoded and put into its node: 0 with *end past it, or
+ * -EINVAL / -ERANGE with ps->errbuf naming the query and what is wrong.
+ */
+static int series_in(struct pstate *ps, size_t k, const char *b, size_t len, size_t i, size_t base,
+		     size_t *end)
+{
+	struct series *s = &ps->s;
+
+	*end = read_series(b, len, i, s);
+	if (!*end)
+		return series_refused(ps, k, s, base + i, false);
+	return apply_series_of(ps, k, s);
+}
+
+/*
+ * An answer, or what is left of it to read at the end (the envelope, its
+ * result array read already): 0, or -errno with ps->errbuf saying why.
+ */
+static int read_whole(struct pstate *ps, size_t k, const char *b, size_t len)
 {
 	const char *metric = ps->metrics[k];
 	struct env ev = { .ps = ps, .k = k };
-	size_t i = each_member(r->body, r->len, 0, answer_member, &ev);
+	size_t i = each_member(b, len, 0, answer_member, &ev);
 
-	if (ev.undecodable)
-		return -ERANGE;
-	if (ev.bad) {
-		snprintf(err, errlen,
-			 "Prometheus: query %s: invalid JSON: a series at byte %zu is not "
-			 "{\"metric\": {...}, \"value\": [time, \"value\"]}",
-			 metric, ev.bad);
-		return -EINVAL;
-	}
+	if (ev.err)
+		return ev.err;
 	if (ev.cut) {
-		snprintf(err, errlen, "Prometheus: query %s: invalid JSON: result is cut short",
-			 metric);
+		snprintf(ps->errbuf, ps->errlen,
+			 "Prometheus: query %s: invalid JSON: result is cut short", metric);
 		return -EINVAL;
 	}
-	if (!i || ws(r->body, r->len, i) != r->len || !ev.success || !ev.result) {
-		describe_failure(r, metric, err, errlen);
+	if (!i || ws(b, len, i) != len || !ev.success || !ev.result) {
+		describe_failure(b, len, metric, ps->errbuf, ps->errlen);
 		return -EINVAL;
 	}
 	return 0;
@@ -861,22 +965,15 @@ static int read_vector(struct pstate *ps, const struct fleet_req *r, size_t k, c
 
 /*
  * The result array at b[i], series by series into the nodes as it is read
- * (the envelope is walked once): past it, or 0 (ev->bad or ev->cut says why).
+ * (the envelope is walked once): past it, or 0 (ev->err or ev->cut says why).
  */
 static size_t result_element(const char *b, size_t len, size_t i, void *arg)
 {
 	struct env *ev = arg;
-	size_t end = read_series(b, len, i, &ev->ps->s);
+	size_t end;
 
-	if (!end) {
-		ev->bad = i ? i : 1;
-		return 0;
-	}
-	if (apply_series_of(ev->ps, ev->k, &ev->ps->s)) {
-		ev->undecodable = true;
-		return 0;
-	}
-	return end;
+	ev->err = series_in(ev->ps, ev->k, b, len, i, 0, &end);
+	return ev->err ? 0 : end;
 }
 
 static size_t read_result(const char *b, size_t len, size_t i, struct env *ev)
@@ -886,9 +983,196 @@ static size_t read_result(const char *b, size_t len, size_t i, struct env *ev)
 	ev->result = true;
 	end = each_element(b, len, i, result_element, ev);
 	/* the series were all read, but no ',' or ']' after one */
-	if (!end && !ev->bad && !ev->undecodable)
+	if (!end && !ev->err)
 		ev->cut = true;
 	return end;
+}
+
+/*
+ * An answer as it arrives (query k's struct qread): the envelope up to the
+ * result array's '[' is kept, then each series is decoded, put into its
+ * node and dropped as soon as its last byte is in, then what follows the
+ * array is kept; at the end what was kept (the envelope, its result now
+ * "[]") is read whole.  So an answer costs its longest series and its
+ * envelope, whatever its size: the dozen queries in flight no longer hold a
+ * dozen bodies of up to --max-body each.  Both parts of the envelope are
+ * bounded (Prometheus writes about 60 bytes before the series and 3 after,
+ * or a few warnings).
+ */
+#define ENVELOPE_MAX (64u << 10)
+
+enum qr_at {
+	QR_HEAD,  /* before the result array's '[' */
+	QR_FIRST, /* after it: a series or ']' */
+	QR_NEXT,  /* after a series: ',' or ']' */
+	QR_ELEM,  /* after a ',': a series */
+	QR_TAIL,  /* after the ']' */
+};
+
+struct qread {
+	enum qr_at at;
+	size_t base;	   /* where the bytes not read yet start in the answer */
+	struct strbuf win; /* those bytes, when the answer comes in pieces */
+	struct strbuf env; /* the envelope kept */
+};
+
+static void qread_free(struct qread *q)
+{
+	sb_free(&q->win);
+	sb_free(&q->env);
+	memset(q, 0, sizeof(*q));
+}
+
+/*
+ * What can be read of b[0..len), the bytes of query k's answer from q->base
+ * on: 0 with *used the bytes done with (the rest is wanted again, with more
+ * after it), or -errno with ps->errbuf saying why.
+ */
+static int advance(struct pstate *ps, size_t k, const char *b, size_t len, size_t *used)
+{
+	struct qread *q = &ps->q[k];
+	const char *metric = ps->metrics[k];
+	char lim[32];
+	size_t i = 0, end;
+	int r;
+
+	*used = 0;
+	for (;;) {
+		if (q->at == QR_HEAD) {
+			struct env ev = { .ps = ps, .k = k, .find = true };
+
+			each_member(b, len, 0, answer_member, &ev);
+			/*
+			 * More to come, or an error read whole at the end; the same
+			 * bound whether the answer came whole or in pieces.
+			 */
+			if (!ev.result_at && len <= ENVELOPE_MAX)
+				return 0;
+			if (!ev.result_at || ev.result_at > ENVELOPE_MAX) {
+				snprintf(ps->errbuf, ps->errlen,
+					 "Prometheus: query %s: not a result vector: no \"result\" "
+					 "array in the first %s of the answer",
+					 metric, rw_size_text(ENVELOPE_MAX, lim, sizeof(lim)));
+				return -EINVAL;
+			}
+			i = ev.result_at + 1;
+			sb_add(&q->env, b, i);
+			if (q->env.oom)
+				goto oom;
+			q->at = QR_FIRST;
+		}
+		if (q->at == QR_TAIL) {
+			sb_add(&q->env, b + i, len - i);
+			*used = len;
+			if (q->env.oom)
+				goto oom;
+			if (q->env.len <= 2 * ENVELOPE_MAX)
+				return 0;
+			snprintf(ps->errbuf, ps->errlen,
+				 "Prometheus: query %s: not a result vector: more than %s after "
+				 "its result array",
+				 metric, rw_size_text(ENVELOPE_MAX, lim, sizeof(lim)));
+			return -EINVAL;
+		}
+		i = ws(b, len, i);
+		*used = i;
+		if (i == len)
+			return 0;
+		if (q->at != QR_ELEM && b[i] == ']') {
+			sb_putc(&q->env, ']');
+			if (q->env.oom)
+				goto oom;
+			q->at = QR_TAIL;
+			i++;
+			continue;
+		}
+		if (q->at == QR_NEXT) {
+			if (b[i] != ',') {
+				snprintf(
+				    ps->errbuf, ps->errlen,
+				    "Prometheus: query %s: invalid JSON: byte %zu of the answer "
+				    "is neither ',' nor ']' after a series",
+				    metric, q->base + i);
+				return -EINVAL;
+			}
+			q->at = QR_ELEM;
+			i++;
+			continue;
+		}
+		/*
+		 * A series, read as soon as its last byte is in: decoded first (one
+		 * pass over the bytes of most), and only when that fails is it
+		 * told whether it is all there yet.  Refused when it goes on past
+		 * SERIES_MAX.
+		 */
+		end = read_series(b, len, i, &ps->s);
+		if (!end) {
+			const struct series *s = &ps->s;
+
+			if (b[i] != '{' || s->too_long || s->too_many || s->text_full ||
+			    skip_value(b, len, i))
+				return series_refused(ps, k, s, q->base + i, false);
+			if (len - i <= SERIES_MAX)
+				return 0;
+			return series_refused(ps, k, s, q->base + i, true);
+		}
+		r = apply_series_of(ps, k, &ps->s);
+		if (r)
+			return r;
+		i = end;
+		q->at = QR_NEXT;
+	}
+oom:
+	snprintf(ps->errbuf, ps->errlen, "Prometheus: query %s: out of memory", metric);
+	return -ENOMEM;
+}
+
+/* More of query k's answer, n bytes at p: 0 or -errno with ps->errbuf saying why. */
+static int feed(struct pstate *ps, size_t k, const char *p, size_t n)
+{
+	struct qread *q = &ps->q[k];
+	size_t used;
+	int r;
+
+	sb_add(&q->win, p, n);
+	if (q->win.oom) {
+		snprintf(ps->errbuf, ps->errlen, "Prometheus: query %s: out of memory",
+			 ps->metrics[k]);
+		return -ENOMEM;
+	}
+	r = advance(ps, k, q->win.buf, q->win.len, &used);
+	if (used) {
+		memmove(q->win.buf, q->win.buf + used, q->win.len - used);
+		q->win.len -= used;
+		q->base += used;
+	}
+	return r;
+}
+
+/* The answer has ended; b[0..len) what advance() left of it: 0 or -errno, ps->errbuf says why. */
+static int finish(struct pstate *ps, size_t k, const char *b, size_t len)
+{
+	struct qread *q = &ps->q[k];
+
+	switch (q->at) {
+	case QR_HEAD:
+		return read_whole(ps, k, b ? b : "", len);
+	case QR_TAIL:
+		return read_whole(ps, k, q->env.buf, q->env.len);
+	default:
+		snprintf(ps->errbuf, ps->errlen,
+			 "Prometheus: query %s: invalid JSON: result is cut short", ps->metrics[k]);
+		return -EINVAL;
+	}
+}
+
+/* An answer kept whole (up's, read last; a test's): 0 or -errno, ps->errbuf says why. */
+static int read_kept(struct pstate *ps, size_t k, const char *b, size_t len)
+{
+	size_t used;
+	int r = advance(ps, k, b, len, &used);
+
+	return r ? r : finish(ps, k, b + used, len - used);
 }
 
 /*
@@ -1006,25 +1290,47 @@ static int apply_series_of(struct pstate *ps, size_t k, const struct series *lab
 	return 0;
 }
 
-/* An answer as it arrives: read and dropped at once, but up's, read last. */
+/* A piece of an answer as it arrives (every query's but up's): false stops its transfer. */
+static bool prom_sink(struct fleet_req *r, const char *p, size_t n, void *arg)
+{
+	struct pstate *ps = arg;
+
+	/* another answer failed the whole gather: reading on is of no use */
+	if (!ps->err)
+		ps->err = feed(ps, (size_t)(r - ps->reqs), p, n);
+	return !ps->err;
+}
+
+/* An answer has ended: its last bytes read, but up's, kept and read last. */
 static void prom_done(struct fleet_req *r, void *arg)
 {
 	struct pstate *ps = arg;
 	size_t k = (size_t)(r - ps->reqs);
+	struct qread *q = &ps->q[k];
+	char sz[32];
 
 	if (ps->err)
-		return;
+		goto out;
 	if (k == ps->n_up && ps->n_up != SIZE_MAX) {
 		/* every other answer first: a node's own instance is known by then */
 		return;
 	}
-	if (r->err) {
+	if (r->err == -EFBIG) {
+		snprintf(ps->errbuf, ps->errlen,
+			 "Prometheus %s: query %s: the answer is larger than %s (--max-body)",
+			 ps->base_url, ps->metrics[k], rw_size_text(ps->max_body, sz, sizeof(sz)));
+		ps->err = -EIO;
+	} else if (r->err) {
 		snprintf(ps->errbuf, ps->errlen, "Prometheus %s: query %s: %s", ps->base_url,
 			 ps->metrics[k], r->errmsg);
 		ps->err = -EIO;
+	} else if (r->sink) {
+		ps->err = finish(ps, k, q->win.buf, q->win.len);
 	} else {
-		ps->err = read_vector(ps, r, k, ps->errbuf, ps->errlen);
+		ps->err = read_kept(ps, k, r->body, r->len);
 	}
+out:
+	qread_free(q);
 	fleet_req_free(r);
 }
 
@@ -1153,6 +1459,9 @@ static int run_batch(struct pstate *ps, size_t k0, size_t k1, const struct strbu
 		r = query_body(ps, k, match);
 		ps->reqs[k].url = url;
 		ps->reqs[k].post = ps->posts[k];
+		/* up's answer is kept, to be read when every other one has been */
+		ps->reqs[k].sink = k == ps->n_up ? NULL : prom_sink;
+		ps->reqs[k].sink_arg = ps;
 	}
 	if (!r && k1 > k0)
 		r = fleet_http_run(&ps->reqs[k0], k1 - k0, o, prom_done, ps);
@@ -1298,10 +1607,12 @@ int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
 	ps->metrics = ps->qmetric;
 	ps->n_up = nq - 1;
 	ps->reqs = calloc(NQ_MAX, sizeof(*ps->reqs));
+	ps->q = calloc(NQ_MAX, sizeof(*ps->q));
+	ps->max_body = o->max_body;
 	ps->errbuf = err;
 	ps->errlen = errlen;
 	ps->base_url = base_url;
-	if (!ps->reqs || index_nodes(ps, n)) {
+	if (!ps->reqs || !ps->q || index_nodes(ps, n)) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -1354,11 +1665,14 @@ out:
 	for (size_t k = 0; ps->reqs && k < nq; k++) {
 		fleet_req_free(&ps->reqs[k]);
 		free(ps->posts[k]);
+		if (ps->q)
+			qread_free(&ps->q[k]);
 	}
 	if (ret)
 		for (size_t i = 0; i < n; i++)
 			nodes[i].found = false;
 	free(ps->reqs);
+	free(ps->q);
 	free(ps->up);
 	free(ps->seen);
 	sb_free(&match);
@@ -1489,12 +1803,12 @@ void fleet_prom_instances_free(struct fleet_prom_instances *in)
 	free(in);
 }
 
-int fleet_prom_read(const char *metric, const char *body, size_t len, struct fleet_prom_node *nodes,
-		    size_t n, char *err, size_t errlen)
+int fleet_prom_read(const char *metric, const char *body, size_t len, size_t piece,
+		    struct fleet_prom_node *nodes, size_t n, char *err, size_t errlen)
 {
 	const char *metrics[] = { metric, "up" };
-	struct pstate *ps = calloc(1, sizeof(*ps)); /* its series buffer is 8 KiB */
-	struct fleet_req r = { .body = (char *)body, .len = len };
+	struct pstate *ps = calloc(1, sizeof(*ps)); /* its series buffer is 64 KiB */
+	struct qread q = { 0 };
 	int ret = -ENOMEM;
 
 	err[0] = '\0';
@@ -1502,13 +1816,21 @@ int fleet_prom_read(const char *metric, const char *body, size_t len, struct fle
 		return -ENOMEM;
 	ps->nodes = nodes;
 	ps->metrics = metrics;
+	ps->q = &q;
 	if (index_nodes(ps, n))
 		goto out;
 	/* as fleet_prom_gather() asks: DSCP maps and priority sets encoded */
 	ps->first[2] = rows_of(ps, 0, metric, 0);
 	ps->errbuf = err;
 	ps->errlen = errlen;
-	ret = read_vector(ps, &r, 0, err, errlen);
+	if (!piece)
+		piece = len ? len : 1;
+	ret = 0;
+	for (size_t at = 0; at < len && !ret; at += piece)
+		ret = feed(ps, 0, body + at, len - at < piece ? len - at : piece);
+	if (!ret)
+		ret = finish(ps, 0, q.win.buf, q.win.len);
+	qread_free(&q);
 out:
 	free(ps->up);
 	free(ps->seen);

@@ -21,6 +21,7 @@
 #include "hostlist.h"
 #include "model.h"
 #include "snapshot.h"
+#include "strbuf.h"
 #include "util.h"
 
 /* ---- hostlist ---- */
@@ -832,9 +833,9 @@ static void prometheus_answers(void **state)
 		nodes[i].name = names[i];
 		nodes[i].m = &m[i];
 	}
-	assert_int_equal(
-	    fleet_prom_read("roce_netdev_mtu_bytes", mtu, strlen(mtu), nodes, 3, err, sizeof(err)),
-	    0);
+	assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", mtu, strlen(mtu), 0, nodes, 3,
+					 err, sizeof(err)),
+			 0);
 	assert_true(nodes[0].found);
 	assert_string_equal(nodes[0].instance, "n1:9479"); /* \u0031 decoded */
 	o = model_netdev(&m[0], "eth0");
@@ -843,9 +844,9 @@ static void prometheus_answers(void **state)
 	assert_int_equal(model_netdev(&m[1], "eth0")->f[F_NETDEV_MTU].v.i, 1500);
 	assert_false(nodes[2].found);
 
-	assert_int_equal(
-	    fleet_prom_read("roce_dscp_priority", dscp, strlen(dscp), nodes, 3, err, sizeof(err)),
-	    0);
+	assert_int_equal(fleet_prom_read("roce_dscp_priority", dscp, strlen(dscp), 0, nodes, 3, err,
+					 sizeof(err)),
+			 0);
 	o = model_netdev(&m[2], "eth0");
 	assert_non_null(o);
 	assert_int_equal(o->f[F_NETDEV_DSCP_MAP].v.dscp[26], 3);
@@ -854,19 +855,20 @@ static void prometheus_answers(void **state)
 	assert_int_equal(o->f[F_NETDEV_DSCP_MAP].v.dscp[25], -1);
 
 	assert_int_equal(
-	    fleet_prom_read("roce_pfc_enabled", pfc, strlen(pfc), nodes, 3, err, sizeof(err)), 0);
+	    fleet_prom_read("roce_pfc_enabled", pfc, strlen(pfc), 0, nodes, 3, err, sizeof(err)),
+	    0);
 	assert_int_equal(model_netdev(&m[0], "eth0")->f[F_NETDEV_PFC_ENABLED].v.set, 1u << 3);
-	assert_int_equal(fleet_prom_read("roce_pfc_enabled", pfc_bad, strlen(pfc_bad), nodes, 3,
+	assert_int_equal(fleet_prom_read("roce_pfc_enabled", pfc_bad, strlen(pfc_bad), 0, nodes, 3,
 					 err, sizeof(err)),
 			 -ERANGE);
 	assert_non_null(strstr(err, "query roce_pfc_enabled"));
 
-	assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", error, strlen(error), nodes, 3,
+	assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", error, strlen(error), 0, nodes, 3,
 					 err, sizeof(err)),
 			 -EINVAL);
 	assert_string_equal(err, "Prometheus: query roce_netdev_mtu_bytes: 1:1: parse error");
 	assert_int_equal(
-	    fleet_prom_read("roce_netdev_mtu_bytes", mtu, 100, nodes, 3, err, sizeof(err)),
+	    fleet_prom_read("roce_netdev_mtu_bytes", mtu, 100, 0, nodes, 3, err, sizeof(err)),
 	    -EINVAL);
 	assert_non_null(strstr(err, "query roce_netdev_mtu_bytes: invalid JSON"));
 	for (int i = 0; i < 3; i++)
@@ -918,9 +920,9 @@ static void prometheus_compact_answers(void **state)
 		  "{\"metric\":{\"__name__\":\"roce_dscp_map_info\",\"device\":\"eth0\","
 		  "\"instance\":\"n1:9479\",\"map\":\"%s\"},\"value\":[1,\"1\"]}]}}",
 		  text);
-	assert_int_equal(
-	    fleet_prom_read("roce_dscp_map_info", body.buf, body.len, nodes, 2, err, sizeof(err)),
-	    0);
+	assert_int_equal(fleet_prom_read("roce_dscp_map_info", body.buf, body.len, 0, nodes, 2, err,
+					 sizeof(err)),
+			 0);
 	o = model_netdev(&m[0], "eth0");
 	assert_non_null(o);
 	assert_int_equal(o->f[F_NETDEV_DSCP_MAP].state, ABS_NONE);
@@ -936,8 +938,8 @@ static void prometheus_compact_answers(void **state)
 	    "{\"metric\":{\"device\":\"eth0\",\"instance\":\"n2:9479\",\"priorities\":\"%s\"},"
 	    "\"value\":[1,\"1\"]}]}}",
 	    text);
-	assert_int_equal(fleet_prom_read("roce_pfc_enabled_info", body.buf, body.len, nodes, 2, err,
-					 sizeof(err)),
+	assert_int_equal(fleet_prom_read("roce_pfc_enabled_info", body.buf, body.len, 0, nodes, 2,
+					 err, sizeof(err)),
 			 0);
 	assert_int_equal(model_netdev(&m[1], "eth0")->f[F_NETDEV_PFC_ENABLED].v.set, 0x89);
 
@@ -965,8 +967,8 @@ static void prometheus_compact_answers(void **state)
 			  "{\"metric\":{\"device\":\"eth1\",\"instance\":\"n1:9479\",%s},"
 			  "\"value\":[1,\"1\"]}]}}",
 			  bad[i]);
-		assert_int_equal(fleet_prom_read("roce_dscp_map_info", body.buf, body.len, nodes, 2,
-						 err, sizeof(err)),
+		assert_int_equal(fleet_prom_read("roce_dscp_map_info", body.buf, body.len, 0, nodes,
+						 2, err, sizeof(err)),
 				 -ERANGE);
 		assert_non_null(strstr(err, "Prometheus: query roce_dscp_map_info: n1:9479 "));
 		assert_non_null(strstr(err, why[i]));
@@ -977,6 +979,178 @@ static void prometheus_compact_answers(void **state)
 	model_free(&src);
 	for (int i = 0; i < 2; i++)
 		model_free(&m[i]);
+}
+
+/* Nodes n1, n2 for fleet_prom_read(), their models in m. */
+static void prom_nodes(struct fleet_prom_node *nodes, struct node_model *m, size_t n)
+{
+	static const char *const names[] = { "n1", "n2", "[::1]" };
+
+	for (size_t i = 0; i < n; i++) {
+		model_init(&m[i]);
+		memset(&nodes[i], 0, sizeof(nodes[i]));
+		nodes[i].name = names[i];
+		nodes[i].m = &m[i];
+	}
+}
+
+static void prom_nodes_free(struct node_model *m, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		model_free(&m[i]);
+}
+
+/*
+ * An answer as a transfer hands it over, in pieces of any size: the same
+ * series read, the same errors at the same bytes, whatever the cuts.
+ */
+static void prometheus_answer_in_pieces(void **state)
+{
+	static const char mtu[] =
+	    "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[ "
+	    "{\"metric\":{\"device\":\"eth\\u0030\",\"instance\":\"n\\u0031:9479\","
+	    "\"x\":\"\\ud83d\\ude00 \\\"q\\\" \\\\\"},\"value\":[1.5,\"9000\"]} ,\n"
+	    "{\"value\":[1,\"1500\"],\"metric\":{\"instance\":\"n2:9479\",\"device\":\"eth0\"}}"
+	    " ]},\"warnings\":[\"a warning\"]}";
+	static const char bad[] =
+	    "{\"status\":\"success\",\"data\":{\"result\":["
+	    "{\"metric\":{\"instance\":\"n2:9479\",\"device\":\"eth0\"},\"value\":[1,\"1\"]},"
+	    "{\"metric\":{\"instance\":\"n1:9479\",\"device\":\"eth0\"},\"value\":[1,\"1\"]} x]}}";
+	static const char error[] = "{\"status\":\"error\",\"errorType\":\"bad_data\","
+				    "\"error\":\"1:1: parse error\"}";
+	static const size_t pieces[] = { 0, 1, 2, 3, 7, 64, 1000 };
+	struct fleet_prom_node nodes[2];
+	struct node_model m[2];
+	char err[256];
+
+	(void)state;
+	for (size_t p = 0; p < ARRAY_SIZE(pieces); p++) {
+		prom_nodes(nodes, m, 2);
+		assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", mtu, strlen(mtu),
+						 pieces[p], nodes, 2, err, sizeof(err)),
+				 0);
+		assert_string_equal(nodes[0].instance, "n1:9479");
+		assert_int_equal(model_netdev(&m[0], "eth0")->f[F_NETDEV_MTU].v.i, 9000);
+		assert_int_equal(model_netdev(&m[1], "eth0")->f[F_NETDEV_MTU].v.i, 1500);
+		assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", mtu, strlen(mtu) - 10,
+						 pieces[p], nodes, 2, err, sizeof(err)),
+				 -EINVAL);
+		/* cut in what follows the result array: that is read whole, by jansson */
+		assert_string_equal(err, "Prometheus: query roce_netdev_mtu_bytes: invalid JSON: "
+					 "premature end of input near '\"a '");
+		assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", mtu, 200, pieces[p],
+						 nodes, 2, err, sizeof(err)),
+				 -EINVAL);
+		assert_string_equal(
+		    err,
+		    "Prometheus: query roce_netdev_mtu_bytes: invalid JSON: result is cut short");
+		assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", bad, strlen(bad),
+						 pieces[p], nodes, 2, err, sizeof(err)),
+				 -EINVAL);
+		assert_string_equal(err,
+				    "Prometheus: query roce_netdev_mtu_bytes: invalid JSON: byte "
+				    "170 of the answer is neither ',' nor ']' after a series");
+		assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", error, strlen(error),
+						 pieces[p], nodes, 2, err, sizeof(err)),
+				 -EINVAL);
+		assert_string_equal(err,
+				    "Prometheus: query roce_netdev_mtu_bytes: 1:1: parse error");
+		prom_nodes_free(m, 2);
+	}
+}
+
+/*
+ * What one series may hold: a label value of LABEL_MAX (4 KiB) bytes is
+ * read, one byte more is refused naming the query and the label, however
+ * the answer comes; a series that goes on past 256 KiB is refused before it
+ * ends, and an envelope without a result array after 64 KiB.
+ */
+static void prometheus_answer_bounds(void **state)
+{
+	static const char head[] = "{\"status\":\"success\",\"data\":{\"result\":[";
+	struct fleet_prom_node nodes[2];
+	struct node_model m[2];
+	struct strbuf body = { 0 }, v = { 0 };
+	char err[320];
+
+	(void)state;
+	for (int i = 0; i < 4096; i++)
+		sb_putc(&v, 'a');
+	for (size_t piece = 0; piece <= 4096; piece += 4096) {
+		prom_nodes(nodes, m, 2);
+		sb_reset(&body);
+		sb_printf(&body,
+			  "%s{\"metric\":{\"instance\":\"n1:9479\",\"device\":\"eth0\","
+			  "\"x\":\"%s\"},\"value\":[1,\"9000\"]}]}}",
+			  head, v.buf);
+		assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", body.buf, body.len, piece,
+						 nodes, 2, err, sizeof(err)),
+				 0);
+		assert_int_equal(model_netdev(&m[0], "eth0")->f[F_NETDEV_MTU].v.i, 9000);
+		sb_reset(&body);
+		/* one more byte, as an escape */
+		sb_printf(&body,
+			  "%s{\"metric\":{\"instance\":\"n1:9479\",\"dev\\u0069ce\":\"eth0\","
+			  "\"x\":\"%s\\u0062\"},\"value\":[1,\"9000\"]}]}}",
+			  head, v.buf);
+		assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", body.buf, body.len, piece,
+						 nodes, 2, err, sizeof(err)),
+				 -EINVAL);
+		assert_string_equal(err,
+				    "Prometheus: query roce_netdev_mtu_bytes: a series at byte "
+				    "38 (instance n1:9479): label x is longer than 4 KiB (no "
+				    "label rocewatch reads is): refused");
+		/* a series with a label of 300 KiB, cut before it ends: refused all the same */
+		sb_reset(&body);
+		sb_printf(&body, "%s{\"metric\":{\"x\":\"", head);
+		for (int i = 0; i < 75; i++)
+			sb_add(&body, v.buf, v.len);
+		assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", body.buf, body.len,
+						 piece ? piece : 1, nodes, 2, err, sizeof(err)),
+				 -EINVAL);
+		assert_string_equal(err,
+				    "Prometheus: query roce_netdev_mtu_bytes: a series at byte "
+				    "38: label x is longer than 4 KiB (no label rocewatch reads "
+				    "is): refused");
+		/* 300 KiB of one series' whitespace */
+		sb_reset(&body);
+		sb_printf(&body, "%s{\"metric\":{}, ", head);
+		for (int i = 0; i < 300 << 10; i++)
+			sb_putc(&body, ' ');
+		assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", body.buf, body.len, piece,
+						 nodes, 2, err, sizeof(err)),
+				 -EINVAL);
+		assert_string_equal(err,
+				    "Prometheus: query roce_netdev_mtu_bytes: a series at byte "
+				    "38 is longer than 256 KiB: refused");
+		/* 65 labels */
+		sb_reset(&body);
+		sb_printf(&body, "%s{\"metric\":{", head);
+		for (int i = 0; i < 65; i++)
+			sb_printf(&body, "%s\"l%d\":\"v\"", i ? "," : "", i);
+		sb_puts(&body, "},\"value\":[1,\"1\"]}]}}");
+		assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", body.buf, body.len, piece,
+						 nodes, 2, err, sizeof(err)),
+				 -EINVAL);
+		assert_string_equal(err,
+				    "Prometheus: query roce_netdev_mtu_bytes: a series at byte "
+				    "38 has more than 64 labels: refused");
+		/* 70 KiB before a result array */
+		sb_reset(&body);
+		sb_puts(&body, "{\"status\":\"success\",\"x\":\"");
+		for (int i = 0; i < 70 << 10; i++)
+			sb_putc(&body, 'a');
+		sb_printf(&body, "\",\"data\":{\"result\":[]}}");
+		assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", body.buf, body.len, piece,
+						 nodes, 2, err, sizeof(err)),
+				 -EINVAL);
+		assert_string_equal(err, "Prometheus: query roce_netdev_mtu_bytes: not a result "
+					 "vector: no \"result\" array in the first 64 KiB of the "
+					 "answer");
+		prom_nodes_free(m, 2);
+	}
+	sb_free(&body);
+	sb_free(&v);
 }
 
 /* /api/v1/label/instance/values, read by hand like the query answers. */
@@ -1029,6 +1203,8 @@ int main(void)
 		cmocka_unit_test(snapshot_without_counters),
 		cmocka_unit_test(prometheus_answers),
 		cmocka_unit_test(prometheus_compact_answers),
+		cmocka_unit_test(prometheus_answer_in_pieces),
+		cmocka_unit_test(prometheus_answer_bounds),
 		cmocka_unit_test(prometheus_instance_list),
 	};
 
