@@ -448,6 +448,7 @@ static int gather_prometheus(struct fleet_run *fr, const struct fleet_http_opts 
 {
 	struct fleet_prom_instances *known = NULL;
 	struct fleet_prom_node *pn;
+	const char **names;
 	size_t *idx, total = 0, done = 0;
 	bool used[F__COUNT];
 	char err[512] = "";
@@ -459,18 +460,23 @@ static int gather_prometheus(struct fleet_run *fr, const struct fleet_http_opts 
 		return 0;
 	pn = calloc(total < PROM_CHUNK ? total : PROM_CHUNK, sizeof(*pn));
 	idx = calloc(total, sizeof(*idx));
-	if (!pn || !idx) {
+	names = calloc(total, sizeof(*names));
+	if (!pn || !idx || !names) {
 		free(pn);
 		free(idx);
+		free(names);
 		return -ENOMEM;
 	}
 	total = 0;
 	for (size_t i = 0; i < fr->n; i++)
-		if (fr->nodes[i].src == FSRC_PROMETHEUS)
+		if (fr->nodes[i].src == FSRC_PROMETHEUS) {
+			names[total] = fr->nodes[i].name;
 			idx[total++] = i;
+		}
 	rules_fields_used(fr->e, used);
 	/* once for all rounds: each then asks for exactly its nodes' instances */
-	r = fleet_prom_instances_get(fr->prometheus, ho, &known, err, sizeof(err));
+	r = fleet_prom_instances_get(fr->prometheus, ho, names, total, &known, err, sizeof(err));
+	free(names);
 	if (r == -ENOMEM)
 		fr->oom = true;
 	for (; r == -EIO && done < total; done++)

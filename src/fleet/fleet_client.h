@@ -74,23 +74,36 @@ struct fleet_prom_node {
 	char err[256];	      /* out: why not found */
 };
 
-/* The values of the `instance` label Prometheus knows. */
+/* The values of the `instance` label Prometheus knows that belong to the nodes. */
 struct fleet_prom_instances {
 	size_t n;
-	char **v;
+	char **v;   /* into text */
+	char *text; /* the values, one after the other */
 };
 
 /*
- * GET /api/v1/label/instance/values: 0; -EIO with err saying why when no
- * answer came at all (Prometheus is not there: asking again is no use);
- * -EPROTO, -EINVAL or -ENOMEM with err saying why for anything else (an
- * error status, a body cut short or not a list: a Prometheus or proxy
+ * GET /api/v1/label/instance/values, read as it arrives, of which only the
+ * values that belong to one of the names (as fleet_prom_gather() matches a
+ * node: exactly, or host:port) are kept: 0; -EIO with err saying why when
+ * asking the queries is no use: no answer at all (Prometheus is not there),
+ * an answer that did not end within the timeout, or one larger than the
+ * body cap ("the label values answer is larger than 64 MiB (--max-body)":
+ * asked by pattern, Prometheus would try each of those instances on every
+ * name); -EPROTO, -EINVAL or -ENOMEM with err saying why for anything else
+ * (an error status, a body cut short or not a list: a Prometheus or proxy
  * without it; fleet_prom_gather() then matches instances by pattern).
+ * A value longer than 4 KiB is no node's: skipped.
  */
 int fleet_prom_instances_get(const char *base_url, const struct fleet_http_opts *o,
+			     const char *const *names, size_t n_names,
 			     struct fleet_prom_instances **out, char *err, size_t errlen);
-/* That answer's body: 0, -EINVAL (not a success list of strings) or -ENOMEM. */
-int fleet_prom_instances_parse(const char *body, size_t len, struct fleet_prom_instances **out);
+/*
+ * That answer's body, in pieces of piece bytes (0: all at once), keeping
+ * the values of names (NULL: all): 0, -EINVAL (not a success list of
+ * strings) or -ENOMEM.
+ */
+int fleet_prom_instances_parse(const char *body, size_t len, size_t piece, const char *const *names,
+			       size_t n_names, struct fleet_prom_instances **out);
 void fleet_prom_instances_free(struct fleet_prom_instances *in);
 
 /*

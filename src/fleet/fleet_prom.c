@@ -1007,11 +1007,18 @@ enum qr_at {
 	QR_NEXT,  /* after a series: ',' or ']' */
 	QR_ELEM,  /* after a ',': a series */
 	QR_TAIL,  /* after the ']' */
+	QR_SKIP,  /* in a string skipped, to its closing quote (the instance list's) */
 };
 
 struct qread {
 	enum qr_at at;
-	size_t base;	   /* where the bytes not read yet start in the answer */
+	size_t base; /* where the bytes not read yet start in the answer */
+	/*
+	 * A series (or the envelope) not all there is tried again when this
+	 * many of its bytes are in, twice as many as at the last try: the
+	 * reading stays linear in the answer however small its pieces.
+	 */
+	size_t retry_at;
 	struct strbuf win; /* those bytes, when the answer comes in pieces */
 	struct strbuf env; /* the envelope kept */
 };
@@ -1041,13 +1048,17 @@ static int advance(struct pstate *ps, size_t k, const char *b, size_t len, size_
 		if (q->at == QR_HEAD) {
 			struct env ev = { .ps = ps, .k = k, .find = true };
 
+			if (len < q->retry_at)
+				return 0;
 			each_member(b, len, 0, answer_member, &ev);
 			/*
 			 * More to come, or an error read whole at the end; the same
 			 * bound whether the answer came whole or in pieces.
 			 */
-			if (!ev.result_at && len <= ENVELOPE_MAX)
+			if (!ev.result_at && len <= ENVELOPE_MAX) {
+				q->retry_at = 2 * len + 64;
 				return 0;
+			}
 			if (!ev.result_at || ev.result_at > ENVELOPE_MAX) {
 				snprintf(ps->errbuf, ps->errlen,
 					 "Prometheus: query %s: not a result vector: no \"result\" "
@@ -1105,6 +1116,8 @@ static int advance(struct pstate *ps, size_t k, const char *b, size_t len, size_
 		 * told whether it is all there yet.  Refused when it goes on past
 		 * SERIES_MAX.
 		 */
+		if (len - i < q->retry_at)
+			return 0;
 		end = read_series(b, len, i, &ps->s);
 		if (!end) {
 			const struct series *s = &ps->s;
@@ -1112,10 +1125,12 @@ static int advance(struct pstate *ps, size_t k, const char *b, size_t len, size_
 			if (b[i] != '{' || s->too_long || s->too_many || s->text_full ||
 			    skip_value(b, len, i))
 				return series_refused(ps, k, s, q->base + i, false);
-			if (len - i <= SERIES_MAX)
-				return 0;
-			return series_refused(ps, k, s, q->base + i, true);
+			if (len - i > SERIES_MAX)
+				return series_refused(ps, k, s, q->base + i, true);
+			q->retry_at = 2 * (len - i) + 64;
+			return 0;
 		}
+		q->retry_at = 0;
 		r = apply_series_of(ps, k, &ps->s);
 		if (r)
 			return r;
@@ -1153,10 +1168,17 @@ static int feed(struct pstate *ps, size_t k, const char *p, size_t n)
 static int finish(struct pstate *ps, size_t k, const char *b, size_t len)
 {
 	struct qread *q = &ps->q[k];
+	size_t used;
+	int r;
 
+	/* what waited for more bytes: there are no more */
+	q->retry_at = 0;
+	b = b ? b : "";
+	if (q->at != QR_TAIL && (r = advance(ps, k, b, len, &used)))
+		return r;
 	switch (q->at) {
 	case QR_HEAD:
-		return read_whole(ps, k, b ? b : "", len);
+		return read_whole(ps, k, b, len);
 	case QR_TAIL:
 		return read_whole(ps, k, q->env.buf, q->env.len);
 	default:
@@ -1169,10 +1191,7 @@ static int finish(struct pstate *ps, size_t k, const char *b, size_t len)
 /* An answer kept whole (up's, read last; a test's): 0 or -errno, ps->errbuf says why. */
 static int read_kept(struct pstate *ps, size_t k, const char *b, size_t len)
 {
-	size_t used;
-	int r = advance(ps, k, b, len, &used);
-
-	return r ? r : finish(ps, k, b + used, len - used);
+	return finish(ps, k, b, len);
 }
 
 /*
@@ -1682,124 +1701,345 @@ out:
 	return ret;
 }
 
-/* /api/v1/label/instance/values: {"status": "success", "data": ["a:9479", ...]} */
+/*
+ * /api/v1/label/instance/values: {"status": "success", "data": ["a:9479", ...]},
+ * every instance Prometheus knows, read as it arrives like a query's
+ * answer.  Kept are only the values that belong to one of the nodes (all
+ * when no names are given), in one block of text: the list costs what the
+ * check's own instances do, not what Prometheus holds.  A value longer than
+ * LABEL_MAX is no node's instance (another target's, say a probed URL): it
+ * is skipped as it goes by, never held.
+ */
 struct lv_state {
-	bool success, data, oom;
-	size_t cap;
-	struct fleet_prom_instances *inst;
-	struct series s; /* each value decoded in its text */
+	struct qread q;	      /* where the reading is: its window and envelope */
+	bool esc;	      /* in a value skipped (q.at QR_SKIP): the last byte a backslash */
+	bool success, data;   /* what the envelope said */
+	bool filter;	      /* keep only the values of names */
+	struct strmap byname; /* the names */
+	struct strbuf text;   /* the values kept, each ending in a NUL */
+	size_t *off, n, cap;  /* where each starts in text */
+	struct series s;      /* each value decoded in its text */
+	int err;	      /* why the transfer was stopped */
 };
 
-static size_t lv_string(const char *b, size_t len, size_t i, void *arg)
-{
-	struct lv_state *st = arg;
-	struct fleet_prom_instances *in = st->inst;
-	const char *str;
-
-	st->s.used = 0;
-	if (!(i = read_string(b, len, i, &st->s, &str)))
-		return 0;
-	if (array_grow(&in->v, &st->cap, in->n, sizeof(*in->v), 256) ||
-	    !(in->v[in->n] = strdup(str))) {
-		st->oom = true;
-		return 0;
-	}
-	in->n++;
-	return i;
-}
+/* In the answer's members: where its data array starts (lv_find) or what its status says. */
+struct lv_env {
+	struct lv_state *st;
+	bool find;
+	size_t data_at; /* the data array's '[' (0: not there, or not yet) */
+};
 
 static size_t lv_member(const char *b, size_t len, size_t key, size_t v, void *arg)
 {
-	struct lv_state *st = arg;
+	struct lv_env *ev = arg;
 	size_t end, vend;
 
 	if (key_is(b, len, key, "data", &end) && v < len && b[v] == '[') {
-		st->data = true;
-		return each_element(b, len, v, lv_string, st);
+		if (ev->find) {
+			ev->data_at = v;
+			return 0;
+		}
+		/* read already: what is kept of the envelope has it as [] */
+		ev->st->data = true;
+		return skip_value(b, len, v);
 	}
 	vend = skip_value(b, len, v);
 	if (vend && key_is(b, len, key, "status", &end))
-		st->success = vend - v == 9 && !memcmp(b + v, "\"success\"", 9);
+		ev->st->success = vend - v == 9 && !memcmp(b + v, "\"success\"", 9);
 	return vend;
 }
 
-int fleet_prom_instances_parse(const char *body, size_t len, struct fleet_prom_instances **out)
+/* A value of the list, decoded at s: kept when it is one of the nodes' instances. */
+static int lv_keep(struct lv_state *st, const char *v)
 {
-	struct lv_state *st = calloc(1, sizeof(*st));
-	size_t i;
+	if (st->filter && node_of(&st->byname, v) < 0)
+		return 0;
+	if (array_grow(&st->off, &st->cap, st->n, sizeof(*st->off), 256))
+		return -ENOMEM;
+	st->off[st->n++] = st->text.len;
+	sb_add(&st->text, v, strlen(v) + 1);
+	return st->text.oom ? -ENOMEM : 0;
+}
+
+/*
+ * What can be read of b[0..len), the list's bytes from st->q.base on (see
+ * advance()): 0 with *used the bytes done with, -EINVAL (not a list of
+ * strings) or -ENOMEM.
+ */
+static int lv_advance(struct lv_state *st, const char *b, size_t len, size_t *used)
+{
+	struct qread *q = &st->q;
+	size_t i = 0, end;
+	const char *v;
 	int r;
 
-	*out = NULL;
-	if (!st || !(st->inst = calloc(1, sizeof(*st->inst)))) {
-		free(st);
-		return -ENOMEM;
+	*used = 0;
+	for (;;) {
+		if (q->at == QR_HEAD) {
+			struct lv_env ev = { .st = st, .find = true };
+
+			if (len < q->retry_at)
+				return 0;
+			each_member(b, len, 0, lv_member, &ev);
+			if (!ev.data_at && len <= ENVELOPE_MAX) {
+				q->retry_at = 2 * len + 64;
+				return 0;
+			}
+			if (!ev.data_at || ev.data_at > ENVELOPE_MAX)
+				return -EINVAL;
+			i = ev.data_at + 1;
+			sb_add(&q->env, b, i);
+			q->at = QR_FIRST;
+		}
+		if (q->at == QR_SKIP) {
+			for (; i < len; i++) {
+				if (st->esc)
+					st->esc = false;
+				else if (b[i] == '\\')
+					st->esc = true;
+				else if (b[i] == '"')
+					break;
+			}
+			*used = i;
+			if (i == len)
+				return 0;
+			q->at = QR_NEXT;
+			i++;
+			continue;
+		}
+		if (q->at == QR_TAIL) {
+			sb_add(&q->env, b + i, len - i);
+			*used = len;
+			return q->env.oom ? -ENOMEM : q->env.len <= 2 * ENVELOPE_MAX ? 0 : -EINVAL;
+		}
+		if (q->env.oom)
+			return -ENOMEM;
+		i = ws(b, len, i);
+		*used = i;
+		if (i == len)
+			return 0;
+		if (q->at != QR_ELEM && b[i] == ']') {
+			sb_putc(&q->env, ']');
+			q->at = QR_TAIL;
+			i++;
+			continue;
+		}
+		if (q->at == QR_NEXT) {
+			if (b[i] != ',')
+				return -EINVAL;
+			q->at = QR_ELEM;
+			i++;
+			continue;
+		}
+		if (b[i] != '"')
+			return -EINVAL;
+		if (len - i < q->retry_at)
+			return 0;
+		st->s.used = 0;
+		st->s.too_long = st->s.text_full = false;
+		end = read_string(b, len, i, &st->s, &v);
+		if (!end && st->s.too_long) {
+			/* no node's: skipped from here to its end, wherever that is */
+			q->at = QR_SKIP;
+			st->esc = false;
+			i++;
+			continue;
+		}
+		if (!end) {
+			if (skip_string(b, len, i))
+				return -EINVAL;
+			/* not all there yet: at most 6 x LABEL_MAX bytes (escapes) */
+			q->retry_at = 2 * (len - i) + 64;
+			return 0;
+		}
+		q->retry_at = 0;
+		r = lv_keep(st, v);
+		if (r)
+			return r;
+		i = end;
+		q->at = QR_NEXT;
 	}
-	i = each_member(body, len, 0, lv_member, st);
-	if (st->oom)
-		r = -ENOMEM;
-	else if (!i || ws(body, len, i) != len || !st->success || !st->data)
-		r = -EINVAL;
-	else
-		r = 0;
-	if (r)
-		fleet_prom_instances_free(st->inst);
-	else
-		*out = st->inst;
+}
+
+static void lv_free(struct lv_state *st)
+{
+	qread_free(&st->q);
+	strmap_free(&st->byname);
+	sb_free(&st->text);
+	free(st->off);
 	free(st);
+}
+
+/* A list of the nodes' names (NULL: keep every value), in pieces as they come. */
+static struct lv_state *lv_new(const char *const *names, size_t n_names)
+{
+	struct lv_state *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return NULL;
+	st->filter = names != NULL;
+	for (size_t i = 0; names && i < n_names; i++)
+		if (strmap_put(&st->byname, names[i], (int64_t)i)) {
+			lv_free(st);
+			return NULL;
+		}
+	return st;
+}
+
+/* More of the list: 0, -EINVAL or -ENOMEM. */
+static int lv_feed(struct lv_state *st, const char *p, size_t n)
+{
+	struct qread *q = &st->q;
+	size_t used;
+	int r;
+
+	sb_add(&q->win, p, n);
+	if (q->win.oom)
+		return -ENOMEM;
+	r = lv_advance(st, q->win.buf, q->win.len, &used);
+	if (used) {
+		memmove(q->win.buf, q->win.buf + used, q->win.len - used);
+		q->win.len -= used;
+		q->base += used;
+	}
 	return r;
 }
 
+/* The list has ended: 0 with *out the values kept, -EINVAL or -ENOMEM. */
+static int lv_finish(struct lv_state *st, struct fleet_prom_instances **out)
+{
+	struct lv_env ev = { .st = st };
+	struct fleet_prom_instances *in;
+	size_t i;
+	int r;
+
+	/* what waited for more bytes: there are no more */
+	st->q.retry_at = 0;
+	if (st->q.at != QR_TAIL &&
+	    (r = lv_advance(st, st->q.win.buf ? st->q.win.buf : "", st->q.win.len, &i)))
+		return r;
+	if (st->q.at != QR_TAIL)
+		return -EINVAL; /* no data array, or one cut short */
+	i = each_member(st->q.env.buf, st->q.env.len, 0, lv_member, &ev);
+	if (!i || ws(st->q.env.buf, st->q.env.len, i) != st->q.env.len || !st->success || !st->data)
+		return -EINVAL;
+	in = calloc(1, sizeof(*in));
+	if (!in || !(in->v = calloc(st->n ? st->n : 1, sizeof(*in->v)))) {
+		free(in);
+		return -ENOMEM;
+	}
+	in->n = st->n;
+	in->text = st->text.buf;
+	st->text.buf = NULL;
+	for (i = 0; i < st->n; i++)
+		in->v[i] = in->text + st->off[i];
+	*out = in;
+	return 0;
+}
+
+int fleet_prom_instances_parse(const char *body, size_t len, size_t piece, const char *const *names,
+			       size_t n_names, struct fleet_prom_instances **out)
+{
+	struct lv_state *st = lv_new(names, n_names);
+	int r = 0;
+
+	*out = NULL;
+	if (!st)
+		return -ENOMEM;
+	if (!piece)
+		piece = len ? len : 1;
+	for (size_t at = 0; at < len && !r; at += piece)
+		r = lv_feed(st, body + at, len - at < piece ? len - at : piece);
+	if (!r)
+		r = lv_finish(st, out);
+	lv_free(st);
+	return r;
+}
+
+/* A piece of the list as it arrives: false stops the transfer (st->err says why). */
+static bool lv_sink(struct fleet_req *r, const char *p, size_t n, void *arg)
+{
+	struct lv_state *st = arg;
+
+	(void)r;
+	st->err = lv_feed(st, p, n);
+	return !st->err;
+}
+
 int fleet_prom_instances_get(const char *base_url, const struct fleet_http_opts *o,
+			     const char *const *names, size_t n_names,
 			     struct fleet_prom_instances **out, char *err, size_t errlen)
 {
+	static const char what[] = "GET /api/v1/label/instance/values";
+	struct lv_state *st = lv_new(names, n_names);
 	struct fleet_req r = { 0 };
 	struct strbuf url = { 0 };
+	char sz[32];
 	int ret;
 
 	*out = NULL;
+	err[0] = '\0';
 	sb_puts(&url, base_url);
 	while (url.len && url.buf[url.len - 1] == '/')
 		url.buf[--url.len] = '\0';
 	sb_puts(&url, "/api/v1/label/instance/values");
-	if (url.oom) {
-		sb_free(&url);
-		return -ENOMEM;
+	if (url.oom || !st) {
+		ret = -ENOMEM;
+		goto out;
 	}
 	r.url = url.buf;
-	err[0] = '\0';
+	r.sink = lv_sink;
+	r.sink_arg = st;
 	ret = fleet_http_run(&r, 1, o, NULL, NULL);
 	if (ret) {
 		snprintf(err, errlen, "Prometheus %s: %s", base_url, strerror(-ret));
 		/* not Prometheus's doing: the queries are asked by pattern */
 		ret = ret == -ENOMEM ? ret : -EPROTO;
+	} else if (r.err == -EFBIG) {
+		/*
+		 * Not a list to do without: asked by pattern, Prometheus would try
+		 * every one of those instances against each node's name
+		 */
+		snprintf(
+		    err, errlen,
+		    "Prometheus %s: %s: the label values answer is larger than %s (--max-body)",
+		    base_url, what, rw_size_text(o->max_body, sz, sizeof(sz)));
+		ret = -EIO;
+	} else if (r.err == -ETIMEDOUT && r.http_code) {
+		/* an answer that does not end: the queries would wait as long again */
+		snprintf(err, errlen,
+			 "Prometheus %s: %s: the label values answer did not end within %g s "
+			 "(--timeout)",
+			 base_url, what, (double)o->timeout_ms / 1000);
+		ret = -EIO;
 	} else if (r.err && !r.http_code) {
 		/* no answer at all: the queries would wait for none as long again */
-		snprintf(err, errlen, "Prometheus %s: GET /api/v1/label/instance/values: %s",
-			 base_url, r.errmsg);
+		snprintf(err, errlen, "Prometheus %s: %s: %s", base_url, what, r.errmsg);
 		ret = -EIO;
-	} else if (r.err) {
+	} else if (r.err && r.err != -ECANCELED) {
 		/* an error status, or an answer cut short: asked by pattern instead */
-		snprintf(err, errlen, "Prometheus %s: GET /api/v1/label/instance/values: %s",
-			 base_url, r.errmsg);
+		snprintf(err, errlen, "Prometheus %s: %s: %s", base_url, what, r.errmsg);
 		ret = -EPROTO;
 	} else {
-		ret = fleet_prom_instances_parse(r.body, r.len, out);
+		ret = r.err ? st->err : lv_finish(st, out);
 		if (ret)
-			snprintf(err, errlen,
-				 "Prometheus %s: GET /api/v1/label/instance/values: %s", base_url,
+			snprintf(err, errlen, "Prometheus %s: %s: %s", base_url, what,
 				 ret == -ENOMEM ? "out of memory" : "not a list of values");
 	}
+out:
 	fleet_req_free(&r);
 	sb_free(&url);
+	if (st)
+		lv_free(st);
 	return ret;
 }
 
 void fleet_prom_instances_free(struct fleet_prom_instances *in)
 {
-	for (size_t i = 0; in && i < in->n; i++)
-		free(in->v[i]);
-	if (in)
+	if (in) {
+		free(in->text);
 		free(in->v);
+	}
 	free(in);
 }
 

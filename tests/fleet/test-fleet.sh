@@ -464,7 +464,9 @@ fake promhuge prom huge 12000000
 fake promhugemtu prom huge 12000000 roce_netdev_mtu_bytes
 fake promlabel prom hugelabel
 fake promlabelall prom hugelabelall 12000000
-for f in promhuge promhugemtu promlabel promlabelall; do
+fake promendless prom endlesslist
+fake promstall prom stalllist
+for f in promhuge promhugemtu promlabel promlabelall promendless promstall; do
 	wait_until 20 ready "$f" || die "fake Prometheus ($f) did not come up"
 done
 prom_reasons() { # NAME [ARGS...]: "rc=N", then "node: state: reason" of n1 and n2
@@ -491,6 +493,13 @@ check "--prometheus: an answer past --max-body is named as such (exit 3)" expect
 	"Prometheus URL: query roce_netdev_mtu_bytes: the answer is larger than 8 MiB (--max-body)" --max-body 8MiB
 check "--prometheus: a 20 MB label value is refused naming the query and the label (exit 3)" \
 	expect_reasons promlabel "Prometheus: query roce_netdev_mtu_bytes: a series at byte 60 (instance n1:9479): label x is longer than 4 KiB (no label rocewatch reads is): refused"
+# An instance list that never ends is named as such, and then nothing more is asked: asked
+# by pattern, Prometheus would try every one of those instances on each node's name.
+check "--prometheus: an endless instance list: larger than --max-body, named (exit 3)" expect_reasons \
+	promendless "Prometheus URL: GET /api/v1/label/instance/values: the label values answer is larger than 4 MiB (--max-body)" --max-body 4MiB
+check "  ... and no query asked after it" bash -c "! grep -q instance '$TMPD/fake-promendless.log'"
+check "--prometheus: an instance list that stops half-way: did not end within --timeout, named (exit 3)" \
+	expect_reasons promstall "Prometheus URL: GET /api/v1/label/instance/values: the label values answer did not end within 2 s (--timeout)" --timeout 2s
 if [ -x /usr/bin/time ]; then
 	peak() { # NAME: peak RSS in KiB of fleet check --max-body 8MiB against it
 		/usr/bin/time -f %M -o "$TMPD/peak" "$ROCEWATCH" fleet check --max-body 8MiB \

@@ -1165,18 +1165,51 @@ static void prometheus_instance_list(void **state)
 		"{\"status\":\"success\",\"data\":[\"n1\"]} x",
 		"{\"status\":\"success\"}",
 		"{\"status\":\"success\",\"data\":[1]}",
+		"{\"status\":\"success\",\"data\":[\"n1\"\"n2\"]}",
 		"404 page not found\n",
 	};
+	static const char *const names[] = { "n2", "[::1]:9479" };
+	static const size_t pieces[] = { 0, 1, 2, 5, 4096 };
 	struct fleet_prom_instances *in;
+	struct strbuf big = { 0 };
 
 	(void)state;
-	assert_int_equal(fleet_prom_instances_parse(good, strlen(good), &in), 0);
-	assert_int_equal(in->n, 3);
-	assert_string_equal(in->v[1], "n2:9479");
-	assert_string_equal(in->v[2], "[::1]:9479");
-	fleet_prom_instances_free(in);
+	for (size_t p = 0; p < ARRAY_SIZE(pieces); p++) {
+		assert_int_equal(
+		    fleet_prom_instances_parse(good, strlen(good), pieces[p], NULL, 0, &in), 0);
+		assert_int_equal(in->n, 3);
+		assert_string_equal(in->v[1], "n2:9479");
+		assert_string_equal(in->v[2], "[::1]:9479");
+		fleet_prom_instances_free(in);
+		/* only the nodes' instances are kept: by name, or host:port */
+		assert_int_equal(
+		    fleet_prom_instances_parse(good, strlen(good), pieces[p], names, 2, &in), 0);
+		assert_int_equal(in->n, 2);
+		assert_string_equal(in->v[0], "n2:9479");
+		assert_string_equal(in->v[1], "[::1]:9479");
+		fleet_prom_instances_free(in);
+	}
+	/* a value past 4 KiB (another target's) is skipped, escaped quotes and all */
+	sb_puts(&big, "{\"status\":\"success\",\"data\":[\"n1:9479\",\"");
+	for (int i = 0; i < 3000; i++)
+		sb_puts(&big, "a\\\"\\\\");
+	sb_puts(&big, "\",\"n2:9479\"]}");
+	for (size_t p = 0; p < ARRAY_SIZE(pieces); p++) {
+		assert_int_equal(
+		    fleet_prom_instances_parse(big.buf, big.len, pieces[p], NULL, 0, &in), 0);
+		assert_int_equal(in->n, 2);
+		assert_string_equal(in->v[0], "n1:9479");
+		assert_string_equal(in->v[1], "n2:9479");
+		fleet_prom_instances_free(in);
+		assert_int_equal(
+		    fleet_prom_instances_parse(big.buf, big.len - 3, pieces[p], NULL, 0, &in),
+		    -EINVAL);
+		assert_null(in);
+	}
+	sb_free(&big);
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
-		assert_int_equal(fleet_prom_instances_parse(bad[i], strlen(bad[i]), &in), -EINVAL);
+		assert_int_equal(
+		    fleet_prom_instances_parse(bad[i], strlen(bad[i]), 0, NULL, 0, &in), -EINVAL);
 		assert_null(in);
 	}
 }
