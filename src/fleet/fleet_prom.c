@@ -226,6 +226,9 @@ struct series {
 	 */
 	bool too_long, too_many, text_full;
 	const char *long_key;
+	/* the sample is not a number as Prometheus writes one: what it was, cut */
+	bool bad_value;
+	char sample[48];
 	size_t used;
 	char text[SERIES_TEXT]; /* the decoded names and values */
 };
@@ -779,11 +782,62 @@ static size_t read_label(const char *b, size_t len, size_t key, size_t i, void *
 	return i;
 }
 
-/* [time, "value"]: the value, when it is a finite number. */
+/*
+ * A sample value as Prometheus writes it: 1 a finite number (*v), 0 one of
+ * +Inf, -Inf and NaN (no number to use: the series is skipped, as the
+ * collectors leave such a value absent), -EINVAL anything else.
+ * Prometheus writes a value with Go's strconv.AppendFloat(v, 'f', -1, 64),
+ * 'e' where |v| < 1e-6 or >= 1e21 (util/jsonutil/marshal.go, MarshalValue;
+ * 'f' alone before 2.40), and strconv spells the special values "+Inf",
+ * "-Inf" and "NaN" (strconv/ftoa.go, genericFtoa).  So: an optional '-',
+ * 0 or digits without a leading 0, an optional fraction, an optional
+ * exponent e+dd or e-ddd.  strtod takes much more that Prometheus never
+ * sends, and reads some of it as another number: "0x10" (16), "inf",
+ * "nan", "infinity", " 1", "+1", "1e5", "1.", ".5".
+ */
+static int prom_number(const char *t, double *v)
+{
+	const char *p = t;
+
+	if (!strcmp(t, "+Inf") || !strcmp(t, "-Inf") || !strcmp(t, "NaN"))
+		return 0;
+	if (*p == '-')
+		p++;
+	if (*p == '0')
+		p++;
+	else if (*p >= '1' && *p <= '9')
+		p += strspn(p, "0123456789");
+	else
+		return -EINVAL;
+	if (*p == '.') {
+		size_t n = strspn(p + 1, "0123456789");
+
+		if (!n)
+			return -EINVAL;
+		p += 1 + n;
+	}
+	if (*p == 'e') {
+		size_t n;
+
+		if (p[1] != '+' && p[1] != '-')
+			return -EINVAL;
+		n = strspn(p + 2, "0123456789");
+		if (n < 2 || n > 3)
+			return -EINVAL;
+		p += 2 + n;
+	}
+	if (*p)
+		return -EINVAL;
+	*v = strtod(t, NULL);
+	/* past the double range ("1e+999"): Prometheus would have written +Inf */
+	return isfinite(*v) ? 1 : -EINVAL;
+}
+
+/* [time, "value"]: the value, when it is a finite number; bad_value when it is not one at all. */
 static size_t read_sample(const char *b, size_t len, size_t i, struct series *s)
 {
 	const char *txt;
-	char *end;
+	int r;
 
 	if (i >= len || b[i] != '[')
 		return 0;
@@ -793,8 +847,12 @@ static size_t read_sample(const char *b, size_t len, size_t i, struct series *s)
 	i = read_string(b, len, ws(b, len, i + 1), s, &txt);
 	if (!i || (i = ws(b, len, i)) >= len || b[i] != ']')
 		return 0;
-	s->value = strtod(txt, &end);
-	s->have_value = end != txt && *end == '\0' && isfinite(s->value);
+	r = prom_number(txt, &s->value);
+	s->have_value = r == 1;
+	if (r < 0) {
+		s->bad_value = true;
+		strlcpy0(s->sample, txt, sizeof(s->sample));
+	}
 	return i + 1;
 }
 
@@ -813,7 +871,7 @@ static size_t series_member(const char *b, size_t len, size_t key, size_t i, voi
 static size_t read_series(const char *b, size_t len, size_t i, struct series *s)
 {
 	s->n = s->used = 0;
-	s->have_value = s->too_long = s->too_many = s->text_full = false;
+	s->have_value = s->too_long = s->too_many = s->text_full = s->bad_value = false;
 	s->long_key = NULL;
 	return each_member(b, len, i, series_member, s);
 }
@@ -1237,8 +1295,30 @@ static int apply_compact(struct pstate *ps, struct object *o, int id, const stru
 }
 
 /*
+ * A sample that is not a number as Prometheus writes one (prom_number()):
+ * not an answer of Prometheus's, whoever's series it is, so the answer is
+ * refused rather than the series skipped (or "0x2328" read as 9000).
+ */
+static int value_refused(struct pstate *ps, size_t k, const struct series *labels)
+{
+	const char *inst = label(labels, "instance"), *dev = label(labels, "device");
+	char pi[128], pd[64], pv[sizeof(labels->sample)];
+
+	snprintf(ps->errbuf, ps->errlen,
+		 "Prometheus: query %s: %s%s%s: the value \"%s\"%s is not a number as Prometheus "
+		 "writes one: refused",
+		 ps->metrics[k],
+		 inst ? printable(inst, pi, sizeof(pi)) : "a series without instance",
+		 dev ? " device " : "", dev ? printable(dev, pd, sizeof(pd)) : "",
+		 printable(labels->sample, pv, sizeof(pv)),
+		 strlen(labels->sample) + 1 >= sizeof(labels->sample) ? "..." : "");
+	return -EINVAL;
+}
+
+/*
  * One series of the answer to the query for metric, into its node's model:
- * 0, or -ERANGE (ps->errbuf says why) when an encoded value cannot be decoded.
+ * 0, or -ERANGE (ps->errbuf says why) when an encoded value cannot be
+ * decoded, -EINVAL when the value is not a number (value_refused()).
  */
 static int apply_series_of(struct pstate *ps, size_t k, const struct series *labels)
 {
@@ -1248,6 +1328,8 @@ static int apply_series_of(struct pstate *ps, size_t k, const struct series *lab
 	double v = labels->value;
 	ssize_t ni;
 
+	if (labels->bad_value)
+		return value_refused(ps, k, labels);
 	if (!inst || !labels->have_value || (ni = node_of(&ps->byname, inst)) < 0)
 		return 0;
 	pn = &ps->nodes[ni];

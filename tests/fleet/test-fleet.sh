@@ -466,7 +466,8 @@ fake promlabel prom hugelabel
 fake promlabelall prom hugelabelall 12000000
 fake promendless prom endlesslist
 fake promstall prom stalllist
-for f in promhuge promhugemtu promlabel promlabelall promendless promstall; do
+fake promhex prom hex
+for f in promhuge promhugemtu promlabel promlabelall promendless promstall promhex; do
 	wait_until 20 ready "$f" || die "fake Prometheus ($f) did not come up"
 done
 prom_reasons() { # NAME [ARGS...]: "rc=N", then "node: state: reason" of n1 and n2
@@ -493,6 +494,10 @@ check "--prometheus: an answer past --max-body is named as such (exit 3)" expect
 	"Prometheus URL: query roce_netdev_mtu_bytes: the answer is larger than 8 MiB (--max-body)" --max-body 8MiB
 check "--prometheus: a 20 MB label value is refused naming the query and the label (exit 3)" \
 	expect_reasons promlabel "Prometheus: query roce_netdev_mtu_bytes: a series at byte 60 (instance n1:9479): label x is longer than 4 KiB (no label rocewatch reads is): refused"
+# A sample value is a number as Prometheus writes it (strconv 'f'/'e', +Inf, -Inf, NaN):
+# strtod read "0x2328" as 9000, the MTU every other node has.
+check "--prometheus: a hex sample value is not a number: refused naming it (exit 3)" expect_reasons promhex \
+	'Prometheus: query roce_netdev_mtu_bytes: n1:9479 device eth0: the value "0x2328" is not a number as Prometheus writes one: refused'
 # An instance list that never ends is named as such, and then nothing more is asked: asked
 # by pattern, Prometheus would try every one of those instances on each node's name.
 check "--prometheus: an endless instance list: larger than --max-body, named (exit 3)" expect_reasons \

@@ -1153,6 +1153,83 @@ static void prometheus_answer_bounds(void **state)
 	sb_free(&v);
 }
 
+/*
+ * A sample value is a number as Prometheus writes it (Go's strconv 'f' or
+ * 'e', -1, and +Inf, -Inf, NaN), never whatever strtod() takes: "0x2328"
+ * is not 9000, and the answer holding it is refused.
+ */
+static void prometheus_sample_values(void **state)
+{
+	static const struct {
+		const char *v;
+		int64_t mtu; /* -1: no value (+Inf, -Inf, NaN: the series skipped) */
+	} good[] = {
+		{ "9000", 9000 }, { "-0", 0 },	  { "0.5", 1 },	  { "9e+03", 9000 },
+		{ "1.5e-07", 0 }, { "+Inf", -1 }, { "-Inf", -1 }, { "NaN", -1 },
+	};
+	static const char *const bad[] = {
+		"0x2328", "inf", "nan", "Infinity", "+Inf ",  " 1", "+1",   "1e5",
+		"1E+21",  "1.",	 ".5",	"01",	    "1e+999", "",   "1e+1",
+	};
+	struct fleet_prom_node nodes[2];
+	struct node_model m[2];
+	struct strbuf body = { 0 }, want = { 0 };
+	char err[320];
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
+		const struct object *o;
+
+		prom_nodes(nodes, m, 2);
+		sb_reset(&body);
+		sb_printf(&body,
+			  "{\"status\":\"success\",\"data\":{\"result\":[{\"metric\":{\"instance\":"
+			  "\"n1:9479\",\"device\":\"eth0\"},\"value\":[1,\"%s\"]}]}}",
+			  good[i].v);
+		assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", body.buf, body.len, 0,
+						 nodes, 2, err, sizeof(err)),
+				 0);
+		o = model_netdev(&m[0], "eth0");
+		if (good[i].mtu < 0) {
+			assert_null(o);
+		} else {
+			assert_non_null(o);
+			assert_int_equal(o->f[F_NETDEV_MTU].v.i, good[i].mtu);
+		}
+		prom_nodes_free(m, 2);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		prom_nodes(nodes, m, 2);
+		sb_reset(&body);
+		sb_printf(&body,
+			  "{\"status\":\"success\",\"data\":{\"result\":[{\"metric\":{\"instance\":"
+			  "\"n1:9479\",\"device\":\"eth0\"},\"value\":[1,\"%s\"]}]}}",
+			  bad[i]);
+		assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", body.buf, body.len, 0,
+						 nodes, 2, err, sizeof(err)),
+				 -EINVAL);
+		sb_reset(&want);
+		sb_printf(&want,
+			  "Prometheus: query roce_netdev_mtu_bytes: n1:9479 device eth0: the value "
+			  "\"%s\" is not a number as Prometheus writes one: refused",
+			  bad[i]);
+		assert_string_equal(err, want.buf);
+		prom_nodes_free(m, 2);
+	}
+	/* whoever's series it is: an answer with such a value is not Prometheus's */
+	prom_nodes(nodes, m, 2);
+	sb_reset(&body);
+	sb_puts(&body, "{\"status\":\"success\",\"data\":{\"result\":[{\"metric\":{\"instance\":"
+		       "\"other:9479\"},\"value\":[1,\"0x10\"]}]}}");
+	assert_int_equal(fleet_prom_read("up", body.buf, body.len, 0, nodes, 2, err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "Prometheus: query up: other:9479: the value \"0x10\" is not a "
+				 "number as Prometheus writes one: refused");
+	prom_nodes_free(m, 2);
+	sb_free(&body);
+	sb_free(&want);
+}
+
 /* /api/v1/label/instance/values, read by hand like the query answers. */
 static void prometheus_instance_list(void **state)
 {
@@ -1238,6 +1315,7 @@ int main(void)
 		cmocka_unit_test(prometheus_compact_answers),
 		cmocka_unit_test(prometheus_answer_in_pieces),
 		cmocka_unit_test(prometheus_answer_bounds),
+		cmocka_unit_test(prometheus_sample_values),
 		cmocka_unit_test(prometheus_instance_list),
 	};
 
