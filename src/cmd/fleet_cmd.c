@@ -449,7 +449,8 @@ static int gather_prometheus(struct fleet_run *fr, const struct fleet_http_opts 
 	struct fleet_prom_instances *known = NULL;
 	struct fleet_prom_node *pn;
 	const char **names;
-	size_t *idx, total = 0, done = 0;
+	size_t *idx, total = 0, done = 0, repeats = 0, nodes_repeating = 0;
+	char repeat_note[256] = "";
 	bool used[F__COUNT];
 	char err[512] = "";
 	int r = 0;
@@ -504,6 +505,10 @@ static int gather_prometheus(struct fleet_run *fr, const struct fleet_http_opts 
 			if (r) {
 				snprintf(nm->reason, sizeof(nm->reason), "%s", err);
 			} else if (pn[k].found) {
+				if (pn[k].repeats && !nodes_repeating++)
+					snprintf(repeat_note, sizeof(repeat_note), "%s",
+						 pn[k].note);
+				repeats += pn[k].repeats;
 				free(nm->where);
 				nm->where = strdup(pn[k].instance);
 				consume(fr, nm, pn[k].m);
@@ -527,6 +532,13 @@ static int gather_prometheus(struct fleet_run *fr, const struct fleet_http_opts 
 		if (r == -ENOMEM)
 			fr->oom = true;
 	}
+	/* taken once, said once: the same fact twice is no finding, but the setup is odd */
+	if (nodes_repeating)
+		fprintf(stderr,
+			"rocewatch fleet: Prometheus %s: %s (two scrape jobs or HA replicas of one "
+			"target?): the same value, taken once; %zu such series on %zu node%s\n",
+			fr->prometheus, repeat_note, repeats, nodes_repeating,
+			nodes_repeating == 1 ? "" : "s");
 	free(pn);
 	free(idx);
 	fleet_prom_instances_free(known);

@@ -71,7 +71,13 @@ struct fleet_prom_node {
 	struct node_model *m; /* in: model_init()ed; filled when found */
 	bool found;	      /* out: series for it came back */
 	char instance[128];   /* out: the instance label it matched */
-	char err[256];	      /* out: why not found */
+	char err[384];	      /* out: why not found */
+	/*
+	 * out: series that repeated another with the same value (two scrape
+	 * jobs, HA replicas), each taken once; note names the first
+	 */
+	unsigned repeats;
+	char note[256];
 };
 
 /* The values of the `instance` label Prometheus knows that belong to the nodes. */

@@ -229,6 +229,7 @@ struct series {
 	/* the sample is not a number as Prometheus writes one: what it was, cut */
 	bool bad_value;
 	char sample[48];
+	const char *value_text; /* the sample as sent, in text */
 	size_t used;
 	char text[SERIES_TEXT]; /* the decoded names and values */
 };
@@ -311,6 +312,9 @@ static int index_label(const struct series *labels, const char *k, int max)
 	return (int)v;
 }
 
+/* enum pci_path as rocewatch exports it (the path label) */
+static const char *const pci_path_names[] = { "", "PIX", "PXB", "PHB", "SYS" };
+
 /* One series into the fields of row id. */
 static void apply_series(struct object *o, int id, const struct series *labels, double v)
 {
@@ -384,7 +388,6 @@ static void apply_series(struct object *o, int id, const struct series *labels, 
 		break;
 	}
 	case VT_PCI_PAIRS: {
-		static const char *const pn[] = { "", "PIX", "PXB", "PHB", "SYS" };
 		const char *gpu = label(labels, "gpu"), *nic = label(labels, "nic"),
 			   *path = label(labels, "path");
 		struct pci_pairs *t = &o->pairs;
@@ -392,9 +395,9 @@ static void apply_series(struct object *o, int id, const struct series *labels, 
 
 		if (!gpu || !nic || !path)
 			break;
-		for (p = 1; p < ARRAY_SIZE(pn) && strcmp(pn[p], path); p++)
+		for (p = 1; p < ARRAY_SIZE(pci_path_names) && strcmp(pci_path_names[p], path); p++)
 			;
-		if (p == ARRAY_SIZE(pn))
+		if (p == ARRAY_SIZE(pci_path_names))
 			break;
 		if (f->state != ABS_NONE)
 			t->n = 0;
@@ -457,7 +460,125 @@ static int apply_encoded(struct object *o, int id, enum enc enc, const struct se
  */
 #define NQ_MAX (F__COUNT * (DSCP_GROUPS + 1) + 1)
 
-struct qread;
+/*
+ * What the series of one answer filled, to tell a series that repeats
+ * another: the same row of the same object (and the same element of it: a
+ * priority, a DSCP, a GID index, a GPU-NIC pair) of one node.  Prometheus
+ * gives one series per label set, so two such series differ in a label
+ * rocewatch does not read: two scrape jobs of one target, or two HA
+ * replicas behind one URL that nothing deduplicates.  Each is the fact as
+ * one scrape saw it; where they agree it is taken once (and said, once, by
+ * fleet check), where they disagree nobody can say which is the node's:
+ * the node is UNKNOWN with both values (dup_check()).
+ */
+struct dup_ent {
+	const struct object *o; /* NULL: a free slot */
+	int id, elem;
+	double v;	  /* the first series' value */
+	uint64_t content; /* and the labels that carry one, hashed */
+};
+
+struct dup_set {
+	struct dup_ent *e;
+	size_t n, cap; /* cap: a power of two, at most half full */
+};
+
+static uint64_t mix64(uint64_t x)
+{
+	/* splitmix64's finaliser */
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+	/* FNV-1a; a NULL label hashes apart from an empty one */
+	if (!s)
+		return mix64(h ^ 0x6e756c6cu);
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return mix64(h ^ 0xff);
+}
+
+static size_t dup_slot(const struct dup_set *d, const struct object *o, int id, int elem)
+{
+	size_t i =
+	    (size_t)mix64((uint64_t)(uintptr_t)o ^ (uint64_t)id << 40 ^ (uint64_t)(uint32_t)elem) &
+	    (d->cap - 1);
+
+	while (d->e[i].o && (d->e[i].o != o || d->e[i].id != id || d->e[i].elem != elem))
+		i = (i + 1) & (d->cap - 1);
+	return i;
+}
+
+/*
+ * The entry of (o, id, elem): an earlier series' (*fresh false), or a new
+ * one (*fresh true, to be filled).  NULL when out of memory.
+ */
+static struct dup_ent *dup_get(struct dup_set *d, const struct object *o, int id, int elem,
+			       bool *fresh)
+{
+	size_t i;
+
+	if (2 * (d->n + 1) > d->cap) {
+		struct dup_set g = { .cap = d->cap ? 2 * d->cap : 256 };
+
+		g.e = calloc(g.cap, sizeof(*g.e));
+		if (!g.e)
+			return NULL;
+		for (size_t j = 0; j < d->cap; j++)
+			if (d->e[j].o)
+				g.e[dup_slot(&g, d->e[j].o, d->e[j].id, d->e[j].elem)] = d->e[j];
+		g.n = d->n;
+		free(d->e);
+		*d = g;
+	}
+	i = dup_slot(d, o, id, elem);
+	*fresh = !d->e[i].o;
+	if (*fresh) {
+		d->e[i].o = o;
+		d->e[i].id = id;
+		d->e[i].elem = elem;
+		d->n++;
+	}
+	return &d->e[i];
+}
+
+/* Where the reading of an answer is (see advance()). */
+enum qr_at {
+	QR_HEAD,  /* before the result array's '[' */
+	QR_FIRST, /* after it: a series or ']' */
+	QR_NEXT,  /* after a series: ',' or ']' */
+	QR_ELEM,  /* after a ',': a series */
+	QR_TAIL,  /* after the ']' */
+	QR_SKIP,  /* in a string skipped, to its closing quote (the instance list's) */
+};
+
+/* One query's answer as it arrives. */
+struct qread {
+	enum qr_at at;
+	size_t base; /* where the bytes not read yet start in the answer */
+	/*
+	 * A series (or the envelope) not all there is tried again when this
+	 * many of its bytes are in, twice as many as at the last try: the
+	 * reading stays linear in the answer however small its pieces.
+	 */
+	size_t retry_at;
+	struct strbuf win;  /* those bytes, when the answer comes in pieces */
+	struct strbuf env;  /* the envelope kept */
+	struct dup_set dup; /* what its series filled */
+};
+
+static void qread_free(struct qread *q)
+{
+	sb_free(&q->win);
+	sb_free(&q->env);
+	free(q->dup.e);
+	memset(q, 0, sizeof(*q));
+}
 
 struct pstate {
 	struct fleet_prom_node *nodes;
@@ -847,6 +968,7 @@ static size_t read_sample(const char *b, size_t len, size_t i, struct series *s)
 	i = read_string(b, len, ws(b, len, i + 1), s, &txt);
 	if (!i || (i = ws(b, len, i)) >= len || b[i] != ']')
 		return 0;
+	s->value_text = txt;
 	r = prom_number(txt, &s->value);
 	s->have_value = r == 1;
 	if (r < 0) {
@@ -1058,35 +1180,6 @@ static size_t read_result(const char *b, size_t len, size_t i, struct env *ev)
  * or a few warnings).
  */
 #define ENVELOPE_MAX (64u << 10)
-
-enum qr_at {
-	QR_HEAD,  /* before the result array's '[' */
-	QR_FIRST, /* after it: a series or ']' */
-	QR_NEXT,  /* after a series: ',' or ']' */
-	QR_ELEM,  /* after a ',': a series */
-	QR_TAIL,  /* after the ']' */
-	QR_SKIP,  /* in a string skipped, to its closing quote (the instance list's) */
-};
-
-struct qread {
-	enum qr_at at;
-	size_t base; /* where the bytes not read yet start in the answer */
-	/*
-	 * A series (or the envelope) not all there is tried again when this
-	 * many of its bytes are in, twice as many as at the last try: the
-	 * reading stays linear in the answer however small its pieces.
-	 */
-	size_t retry_at;
-	struct strbuf win; /* those bytes, when the answer comes in pieces */
-	struct strbuf env; /* the envelope kept */
-};
-
-static void qread_free(struct qread *q)
-{
-	sb_free(&q->win);
-	sb_free(&q->env);
-	memset(q, 0, sizeof(*q));
-}
 
 /*
  * What can be read of b[0..len), the bytes of query k's answer from q->base
@@ -1315,10 +1408,163 @@ static int value_refused(struct pstate *ps, size_t k, const struct series *label
 	return -EINVAL;
 }
 
+/* Where a GPU-NIC pair's series goes in o's table: its place, or the next free one. */
+static int pair_index(const struct object *o, int id, const struct series *labels)
+{
+	const char *gpu = label(labels, "gpu"), *nic = label(labels, "nic");
+	const struct pci_pairs *t = &o->pairs;
+
+	if (!gpu || !nic)
+		return -1;
+	if (o->f[id].state != ABS_NONE)
+		return 0;
+	for (size_t i = 0; i < t->n; i++)
+		if (!strcmp(t->e[i].gpu, gpu) && !strcmp(t->e[i].nic, nic))
+			return (int)i;
+	return (int)t->n;
+}
+
+/* A sample value as text for a message: the shortest "%g" that reads back as v. */
+static const char *number_text(double v, char *buf, size_t n)
+{
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(buf, n, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	return buf;
+}
+
+/*
+ * The value the first of two series gave row id of o (at elem), as the
+ * model holds it, for the message: shown as that series' value was sent
+ * (lk: the label that carries it).
+ */
+static void first_value(const struct object *o, int id, enum enc enc, const char *lk, int elem,
+			const struct dup_ent *e, char *buf, size_t n)
+{
+	const struct field_desc *d = &fields[id];
+	const struct field_val *f = &o->f[id];
+	char t[RW_DSCP_COUNT + 1] = "", v[48], num[32];
+
+	if (!lk) {
+		printable(number_text(e->v, num, sizeof(num)), buf, n);
+		return;
+	}
+	if (enc == ENC_COMPACT)
+		field_compact_text(f, d->type, t, sizeof(t));
+	else if (d->type == VT_STR)
+		strlcpy0(t, f->v.s, sizeof(t));
+	else if (d->type == VT_GIDS)
+		for (size_t i = 0; i < o->gids.n; i++)
+			if (o->gids.e[i].index == (uint32_t)elem)
+				strlcpy0(t, o->gids.e[i].gid, sizeof(t));
+	if (d->type == VT_PCI_PAIRS && (size_t)elem < o->pairs.n)
+		strlcpy0(t, pci_path_names[o->pairs.e[elem].path], sizeof(t));
+	snprintf(buf, n, "%.12s=\"%s\"", lk, printable(t, v, sizeof(v)));
+}
+
+/*
+ * Has an earlier series of query k filled row id of o, at the same element
+ * (struct dup_set)?  0: no, and now it has; 1: yes, and this one is not
+ * applied: it holds the same value (pn->repeats counts it, pn->note names
+ * the first), or another (pn->err names both: the node is UNKNOWN, its
+ * facts being two scrapes' that disagree); -ENOMEM.  Nothing is written
+ * unless it is a repeat: this runs for every series of every answer.
+ */
+static int dup_check(struct pstate *ps, size_t k, struct fleet_prom_node *pn, struct object *o,
+		     int id, const struct series *labels)
+{
+	const struct field_desc *d = &fields[id];
+	const char *ek = NULL, *lk = NULL, *inst, *dev, *port;
+	char first[64], shown[64], lv[48], pi[128], pd[64], pp[16], where[320];
+	struct dup_ent *e;
+	uint64_t h;
+	int elem = 0;
+	bool fresh;
+
+	if (ps->enc[k] == ENC_COMPACT) {
+		lk = d->compact.label;
+	} else if (ps->enc[k] == ENC_DSCP) {
+		ek = DSCP_GROUP_LABEL;
+		elem = index_label(labels, ek, DSCP_GROUPS);
+	} else if (ps->enc[k] == ENC_SERIES) {
+		switch (d->type) {
+		case VT_STR:
+			lk = d->label;
+			break;
+		case VT_PRIOSET:
+		case VT_PRIO_ARRAY:
+			ek = d->label;
+			elem = index_label(labels, ek, RW_PRIO_COUNT);
+			break;
+		case VT_DSCP_MAP:
+			ek = d->label;
+			elem = index_label(labels, ek, RW_DSCP_COUNT);
+			break;
+		case VT_GIDS:
+			ek = "index";
+			elem = index_label(labels, ek, 1 << 16);
+			lk = "gid";
+			break;
+		case VT_PCI_PAIRS:
+			ek = "gpu";
+			elem = pair_index(o, id, labels);
+			lk = "path";
+			break;
+		default:
+			break;
+		}
+	}
+	if (elem < 0)
+		return 0; /* not applied: nothing to repeat */
+	h = lk ? hash_str(0, label(labels, lk)) : 0;
+	if (d->type == VT_GIDS && ps->enc[k] == ENC_SERIES)
+		h = hash_str(hash_str(h, label(labels, "type")), label(labels, "gid_netdev"));
+	if (d->type == VT_PCI_PAIRS && ps->enc[k] == ENC_SERIES)
+		h = hash_str(h, label(labels, "nic"));
+	e = dup_get(&ps->q[k].dup, o, id, elem, &fresh);
+	if (!e)
+		return -ENOMEM;
+	if (fresh) {
+		e->v = labels->value;
+		e->content = h;
+		return 0;
+	}
+	inst = label(labels, "instance");
+	dev = label(labels, "device");
+	port = label(labels, "port");
+	snprintf(where, sizeof(where), "query %s: %s%s%s%s%s%s%s%s", ps->metrics[k],
+		 printable(inst, pi, sizeof(pi)), dev ? " device " : "",
+		 dev ? printable(dev, pd, sizeof(pd)) : "", port ? " port " : "",
+		 port ? printable(port, pp, sizeof(pp)) : "", ek ? " " : "", ek ? ek : "",
+		 ek ? " " : "");
+	if (ek)
+		printable(label(labels, ek), where + strlen(where), sizeof(where) - strlen(where));
+	if (lk)
+		snprintf(shown, sizeof(shown), "%.12s=\"%s\"", lk,
+			 printable(label(labels, lk) ? label(labels, lk) : "", lv, sizeof(lv)));
+	else
+		printable(labels->value_text, shown, sizeof(shown));
+	if (e->content == h && e->v == labels->value) {
+		if (!pn->repeats++)
+			snprintf(pn->note, sizeof(pn->note), "%s: %s in two series", where, shown);
+		return 1;
+	}
+	first_value(o, id, ps->enc[k], lk, elem, e, first, sizeof(first));
+	if (!pn->err[0])
+		snprintf(pn->err, sizeof(pn->err),
+			 "Prometheus: %s: two series disagree, %s and %s (two scrape jobs or "
+			 "HA replicas of one target?): which is this node's cannot be told",
+			 where, first, shown);
+	return 1;
+}
+
 /*
  * One series of the answer to the query for metric, into its node's model:
  * 0, or -ERANGE (ps->errbuf says why) when an encoded value cannot be
- * decoded, -EINVAL when the value is not a number (value_refused()).
+ * decoded, -EINVAL when the value is not a number (value_refused()),
+ * -ENOMEM.
  */
 static int apply_series_of(struct pstate *ps, size_t k, const struct series *labels)
 {
@@ -1327,6 +1573,7 @@ static int apply_series_of(struct pstate *ps, size_t k, const struct series *lab
 	struct fleet_prom_node *pn;
 	double v = labels->value;
 	ssize_t ni;
+	int r;
 
 	if (labels->bad_value)
 		return value_refused(ps, k, labels);
@@ -1360,6 +1607,14 @@ static int apply_series_of(struct pstate *ps, size_t k, const struct series *lab
 			continue;
 		o = object_for(pn->m, fields[id].obj, labels);
 		if (!o)
+			continue;
+		r = dup_check(ps, k, pn, o, id, labels);
+		if (r < 0) {
+			snprintf(ps->errbuf, ps->errlen, "Prometheus: query %s: out of memory",
+				 metric);
+			return r;
+		}
+		if (r)
 			continue;
 		if (ps->enc[k] == ENC_SERIES) {
 			apply_series(o, id, labels, v);

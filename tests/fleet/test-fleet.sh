@@ -467,7 +467,10 @@ fake promlabelall prom hugelabelall 12000000
 fake promendless prom endlesslist
 fake promstall prom stalllist
 fake promhex prom hex
-for f in promhuge promhugemtu promlabel promlabelall promendless promstall promhex; do
+fake promdupsame prom dupsame
+fake promdupdiff prom dupdiff
+for f in promhuge promhugemtu promlabel promlabelall promendless promstall promhex promdupsame \
+	promdupdiff; do
 	wait_until 20 ready "$f" || die "fake Prometheus ($f) did not come up"
 done
 prom_reasons() { # NAME [ARGS...]: "rc=N", then "node: state: reason" of n1 and n2
@@ -498,6 +501,25 @@ check "--prometheus: a 20 MB label value is refused naming the query and the lab
 # strtod read "0x2328" as 9000, the MTU every other node has.
 check "--prometheus: a hex sample value is not a number: refused naming it (exit 3)" expect_reasons promhex \
 	'Prometheus: query roce_netdev_mtu_bytes: n1:9479 device eth0: the value "0x2328" is not a number as Prometheus writes one: refused'
+# n1's MTU in two series (a second scrape job): alike, it is taken once and said once on
+# stderr, the verdicts those of one series; 9000 and 1500, n1 is UNKNOWN naming both.
+dup_same() {
+	local want
+	prom_reasons promdupsame >"$TMPD/dupsame.txt"
+	want="rocewatch fleet: Prometheus http://$(node promdupsame): query roce_netdev_mtu_bytes: n1:9479 device eth0: 9000 in two series (two scrape jobs or HA replicas of one target?): the same value, taken once; 1 such series on 1 node"
+	[ "$(cat "$TMPD/pr-promdupsame.err")" = "$want" ] &&
+		[ "$(head -1 "$TMPD/dupsame.txt")" = "rc=2" ] &&
+		python3 -c "import json; a, b = (json.load(open(f)) for f in ('$TMPD/prom.json', '$TMPD/pr-promdupsame.json')); assert a['results'] == b['results'], (a, b)" ||
+		{ cat "$TMPD/dupsame.txt" "$TMPD/pr-promdupsame.err" >&2; return 1; }
+}
+check "--prometheus: a series repeated with the same value: taken once, said once, same verdicts" dup_same
+dup_diff() {
+	local got
+	got=$(prom_reasons promdupdiff)
+	[ "$got" = "$(printf '%s\n' 'rc=3' "n1: unknown: Prometheus: query roce_netdev_mtu_bytes: n1:9479 device eth0: two series disagree, 9000 and 1500 (two scrape jobs or HA replicas of one target?): which is this node's cannot be told" 'n2: ok: ')" ] ||
+		{ printf '%s\n' "$got" >&2; return 1; }
+}
+check "--prometheus: a series repeated with another value: that node UNKNOWN naming both (exit 3)" dup_diff
 # An instance list that never ends is named as such, and then nothing more is asked: asked
 # by pattern, Prometheus would try every one of those instances on each node's name.
 check "--prometheus: an endless instance list: larger than --max-body, named (exit 3)" expect_reasons \

@@ -1230,6 +1230,85 @@ static void prometheus_sample_values(void **state)
 	sb_free(&want);
 }
 
+/*
+ * Two series for one fact of one node (two scrape jobs of a target, two HA
+ * replicas behind one URL): the same value is taken once and counted, two
+ * values make the node UNKNOWN naming both; series of other objects or
+ * other elements (priorities, GID indexes) are not repeats.
+ */
+static void prometheus_repeated_series(void **state)
+{
+	static const char head[] = "{\"status\":\"success\",\"data\":{\"result\":[";
+	struct fleet_prom_node nodes[2];
+	struct node_model m[2];
+	struct strbuf body = { 0 };
+	char err[320];
+
+	(void)state;
+	prom_nodes(nodes, m, 2);
+	sb_printf(&body,
+		  "%s{\"metric\":{\"instance\":\"n1:9479\",\"device\":\"eth0\",\"job\":\"a\"},"
+		  "\"value\":[1,\"9000\"]},"
+		  "{\"metric\":{\"instance\":\"n1:9479\",\"device\":\"eth1\",\"job\":\"a\"},"
+		  "\"value\":[1,\"1500\"]},"
+		  "{\"metric\":{\"instance\":\"n1:9479\",\"device\":\"eth0\",\"job\":\"b\"},"
+		  "\"value\":[1,\"9000\"]},"
+		  "{\"metric\":{\"instance\":\"n2:9479\",\"device\":\"eth0\",\"job\":\"a\"},"
+		  "\"value\":[1,\"9000\"]},"
+		  "{\"metric\":{\"instance\":\"n2:9479\",\"device\":\"eth0\",\"job\":\"b\"},"
+		  "\"value\":[1,\"1500\"]}]}}",
+		  head);
+	assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", body.buf, body.len, 0, nodes, 2,
+					 err, sizeof(err)),
+			 0);
+	assert_int_equal(nodes[0].repeats, 1);
+	assert_string_equal(nodes[0].note,
+			    "query roce_netdev_mtu_bytes: n1:9479 device eth0: 9000 in two series");
+	assert_string_equal(nodes[0].err, "");
+	assert_int_equal(model_netdev(&m[0], "eth0")->f[F_NETDEV_MTU].v.i, 9000);
+	assert_int_equal(model_netdev(&m[0], "eth1")->f[F_NETDEV_MTU].v.i, 1500);
+	assert_int_equal(nodes[1].repeats, 0);
+	assert_string_equal(
+	    nodes[1].err,
+	    "Prometheus: query roce_netdev_mtu_bytes: n2:9479 device eth0: two series "
+	    "disagree, 9000 and 1500 (two scrape jobs or HA replicas of one target?): "
+	    "which is this node's cannot be told");
+	prom_nodes_free(m, 2);
+
+	/* a GID table: index 0 twice alike, index 1 twice with two GIDs; index 2 once */
+	prom_nodes(nodes, m, 2);
+	sb_reset(&body);
+	sb_puts(&body, head);
+	static const char *const gids[][3] = {
+		{ "0", "fe80:0000:0000:0000:0000:0000:0000:0001", "a" },
+		{ "0", "fe80:0000:0000:0000:0000:0000:0000:0001", "b" },
+		{ "2", "0000:0000:0000:0000:0000:ffff:0a00:0001", "a" },
+		{ "1", "0000:0000:0000:0000:0000:ffff:0a00:0002", "a" },
+		{ "1", "0000:0000:0000:0000:0000:ffff:0a00:0003", "b" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(gids); i++)
+		sb_printf(&body,
+			  "%s{\"metric\":{\"instance\":\"n%d:9479\",\"device\":\"mlx5_0\","
+			  "\"port\":\"1\",\"index\":\"%s\",\"gid\":\"%s\",\"type\":\"RoCE v2\","
+			  "\"job\":\"%s\"},\"value\":[1,\"1\"]}",
+			  i ? "," : "", i < 3 ? 1 : 2, gids[i][0], gids[i][1], gids[i][2]);
+	sb_puts(&body, "]}}");
+	assert_int_equal(fleet_prom_read("roce_rdma_gid_info", body.buf, body.len, 0, nodes, 2, err,
+					 sizeof(err)),
+			 0);
+	assert_int_equal(nodes[0].repeats, 1);
+	assert_string_equal(nodes[0].err, "");
+	assert_int_equal(model_port(&m[0], "mlx5_0", 1)->gids.n, 2);
+	assert_string_equal(
+	    nodes[1].err,
+	    "Prometheus: query roce_rdma_gid_info: n2:9479 device mlx5_0 port 1 index "
+	    "1: two series disagree, gid=\"0000:0000:0000:0000:0000:ffff:0a00:0002\" and "
+	    "gid=\"0000:0000:0000:0000:0000:ffff:0a00:0003\" (two scrape jobs or HA replicas of "
+	    "one target?): which is this node's cannot be told");
+	prom_nodes_free(m, 2);
+	sb_free(&body);
+}
+
 /* /api/v1/label/instance/values, read by hand like the query answers. */
 static void prometheus_instance_list(void **state)
 {
@@ -1316,6 +1395,7 @@ int main(void)
 		cmocka_unit_test(prometheus_answer_in_pieces),
 		cmocka_unit_test(prometheus_answer_bounds),
 		cmocka_unit_test(prometheus_sample_values),
+		cmocka_unit_test(prometheus_repeated_series),
 		cmocka_unit_test(prometheus_instance_list),
 	};
 
