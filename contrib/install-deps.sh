@@ -21,7 +21,8 @@ set -eu
 #          prometheus-node-exporter (bench-quick compares against it)
 #          openssl (certificates), apache2-utils (htpasswd), wrk (HTTP load),
 #          chromium (the status page rendered headless, e2e), strace (proves an
-#          excluded RDMA device is never opened: tests/cli/test-rdma-exclude.sh)
+#          excluded RDMA device is never opened: tests/cli/test-rdma-exclude.sh),
+#          time (GNU /usr/bin/time: fleet check's peak RSS, tests/fleet/test-fleet.sh)
 #   BENCH  `make bench`: hyperfine on top; strace counts the system calls of a
 #          collection in the vm guest (tests/vm/scenarios/perf-live.sh)
 #   FUZZ   `make fuzz`: libFuzzer's runtime for Debian 12's clang (14)
@@ -32,7 +33,7 @@ libcrypt-dev libcap-ng-dev"
 RUN="rdma-core"
 TEST="libcmocka-dev curl iproute2 ethtool prometheus prometheus-alertmanager
 prometheus-node-exporter jq qemu-system-x86 busybox-static kmod cpio perftest ibverbs-utils
-librsvg2-bin openssl apache2-utils wrk chromium strace"
+librsvg2-bin openssl apache2-utils wrk chromium strace time"
 # The vm tier's test-only kernel module (tests/vm/rwnic/) is built against the headers of
 # the kernel the guests boot: the newest linux-image-6.1.0-NN-amd64 apt knows, as
 # tests/vm/vmlib.sh picks it (gcc and make come with linux-headers' dependencies).

@@ -448,7 +448,9 @@ static int gather_prometheus(struct fleet_run *fr, const struct fleet_http_opts 
 {
 	struct fleet_prom_instances *known = NULL;
 	struct fleet_prom_node *pn;
-	size_t *idx, total = 0, done = 0;
+	const char **names;
+	size_t *idx, total = 0, done = 0, repeats = 0, nodes_repeating = 0;
+	char repeat_note[256] = "";
 	bool used[F__COUNT];
 	char err[512] = "";
 	int r = 0;
@@ -459,18 +461,23 @@ static int gather_prometheus(struct fleet_run *fr, const struct fleet_http_opts 
 		return 0;
 	pn = calloc(total < PROM_CHUNK ? total : PROM_CHUNK, sizeof(*pn));
 	idx = calloc(total, sizeof(*idx));
-	if (!pn || !idx) {
+	names = calloc(total, sizeof(*names));
+	if (!pn || !idx || !names) {
 		free(pn);
 		free(idx);
+		free(names);
 		return -ENOMEM;
 	}
 	total = 0;
 	for (size_t i = 0; i < fr->n; i++)
-		if (fr->nodes[i].src == FSRC_PROMETHEUS)
+		if (fr->nodes[i].src == FSRC_PROMETHEUS) {
+			names[total] = fr->nodes[i].name;
 			idx[total++] = i;
+		}
 	rules_fields_used(fr->e, used);
 	/* once for all rounds: each then asks for exactly its nodes' instances */
-	r = fleet_prom_instances_get(fr->prometheus, ho, &known, err, sizeof(err));
+	r = fleet_prom_instances_get(fr->prometheus, ho, names, total, &known, err, sizeof(err));
+	free(names);
 	if (r == -ENOMEM)
 		fr->oom = true;
 	for (; r == -EIO && done < total; done++)
@@ -498,6 +505,10 @@ static int gather_prometheus(struct fleet_run *fr, const struct fleet_http_opts 
 			if (r) {
 				snprintf(nm->reason, sizeof(nm->reason), "%s", err);
 			} else if (pn[k].found) {
+				if (pn[k].repeats && !nodes_repeating++)
+					snprintf(repeat_note, sizeof(repeat_note), "%s",
+						 pn[k].note);
+				repeats += pn[k].repeats;
 				free(nm->where);
 				nm->where = strdup(pn[k].instance);
 				consume(fr, nm, pn[k].m);
@@ -521,6 +532,13 @@ static int gather_prometheus(struct fleet_run *fr, const struct fleet_http_opts 
 		if (r == -ENOMEM)
 			fr->oom = true;
 	}
+	/* taken once, said once: the same fact twice is no finding, but the setup is odd */
+	if (nodes_repeating)
+		fprintf(stderr,
+			"rocewatch fleet: Prometheus %s: %s (two scrape jobs or HA replicas of one "
+			"target?): the same value, taken once; %zu such series on %zu node%s\n",
+			fr->prometheus, repeat_note, repeats, nodes_repeating,
+			nodes_repeating == 1 ? "" : "s");
 	free(pn);
 	free(idx);
 	fleet_prom_instances_free(known);

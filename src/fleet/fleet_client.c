@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounded.h"
 #include "curl_api.h"
 #include "fleet_client.h"
 #include "util.h"
@@ -29,6 +30,7 @@ struct xfer {
 	struct curl_slist *headers;
 	size_t cap, max;
 	bool too_big;
+	bool stopped; /* the request's sink refused a piece */
 	/* the status line came and the body has not: curl is reading headers */
 	bool in_headers;
 	char errbuf[CURL_ERROR_SIZE];
@@ -45,12 +47,23 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *arg)
 		x->too_big = true;
 		return 0; /* aborts the transfer */
 	}
+	if (r->sink) {
+		if (!r->sink(r, ptr, n, r->sink_arg)) {
+			x->stopped = true;
+			return 0;
+		}
+		r->len += n;
+		return n;
+	}
 	if (r->len + n + 1 > x->cap) {
 		size_t nc = x->cap ? x->cap : 16384;
 		char *nb;
 
 		while (nc < r->len + n + 1)
 			nc *= 2;
+		/* never more than the cap allows: doubling past it is memory for nothing */
+		if (nc > x->max + 1)
+			nc = x->max + 1;
 		nb = realloc(r->body, nc);
 		if (!nb)
 			return 0;
@@ -140,8 +153,14 @@ static void done(const struct curl_api *cu, CURL *c, CURLcode code, const struct
 	cu->easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->http_code);
 	r->transfer_error = code != CURLE_OK ? cu->easy_strerror(code) : NULL;
 	if (x->too_big) {
+		char sz[32];
+
 		r->err = -EFBIG;
-		snprintf(r->errmsg, sizeof(r->errmsg), "answer larger than %zu bytes", o->max_body);
+		snprintf(r->errmsg, sizeof(r->errmsg), "answer larger than %s",
+			 rw_size_text(o->max_body, sz, sizeof(sz)));
+	} else if (x->stopped) {
+		r->err = -ECANCELED;
+		snprintf(r->errmsg, sizeof(r->errmsg), "stopped by its reader");
 	} else if ((code == CURLE_OUT_OF_MEMORY || (int)code == 100) && x->in_headers) {
 		/*
 		 * libcurl refuses a header line past CURL_MAX_HTTP_HEADER (100 KB) as
@@ -170,7 +189,7 @@ static void done(const struct curl_api *cu, CURL *c, CURLcode code, const struct
 			 r->http_code == 401   ? " (unauthorized: check the basic auth options)"
 			 : r->http_code == 404 ? " (not found: is it a rocewatch serve?)"
 					       : "");
-	} else if (!r->body && !r->any_2xx) {
+	} else if (!r->len && !r->any_2xx) {
 		r->err = -ENODATA;
 		snprintf(r->errmsg, sizeof(r->errmsg), "empty answer");
 	}

@@ -36,6 +36,15 @@ struct fleet_req {
 	const char *post; /* in: a form body to POST (Prometheus queries), or NULL for GET */
 	const char *content_type; /* in: the POST body's type when not a form (a JSON push) */
 	bool any_2xx;		  /* in: any 2xx is success, with or without a body (a push) */
+	/*
+	 * in: when set, the body is not kept but handed to sink piece by piece
+	 * as it arrives (body stays NULL, len counts the bytes), so that an
+	 * answer of any size costs what its reader keeps of it; sink returns
+	 * false to stop the transfer (err -ECANCELED: the reader says why).
+	 * The --max-body cap applies to the bytes counted, as to a kept body.
+	 */
+	bool (*sink)(struct fleet_req *r, const char *p, size_t n, void *arg);
+	void *sink_arg;
 	/* out */
 	int err;	/* 0: HTTP 200 with a body; else -errno-like, errmsg says what */
 	long http_code; /* 0 when no response came */
@@ -62,26 +71,45 @@ struct fleet_prom_node {
 	struct node_model *m; /* in: model_init()ed; filled when found */
 	bool found;	      /* out: series for it came back */
 	char instance[128];   /* out: the instance label it matched */
-	char err[256];	      /* out: why not found */
+	char err[384];	      /* out: why not found */
+	/*
+	 * out: series that repeated another with the same value (two scrape
+	 * jobs, HA replicas), each taken once; note names the first
+	 */
+	unsigned repeats;
+	char note[256];
 };
 
-/* The values of the `instance` label Prometheus knows. */
+/* The values of the `instance` label Prometheus knows that belong to the nodes. */
 struct fleet_prom_instances {
 	size_t n;
-	char **v;
+	char **v;   /* into text */
+	char *text; /* the values, one after the other */
 };
 
 /*
- * GET /api/v1/label/instance/values: 0; -EIO with err saying why when no
- * answer came at all (Prometheus is not there: asking again is no use);
- * -EPROTO, -EINVAL or -ENOMEM with err saying why for anything else (an
- * error status, a body cut short or not a list: a Prometheus or proxy
+ * GET /api/v1/label/instance/values, read as it arrives, of which only the
+ * values that belong to one of the names (as fleet_prom_gather() matches a
+ * node: exactly, or host:port) are kept: 0; -EIO with err saying why when
+ * asking the queries is no use: no answer at all (Prometheus is not there),
+ * an answer that did not end within the timeout, or one larger than the
+ * body cap ("the label values answer is larger than 64 MiB (--max-body)":
+ * asked by pattern, Prometheus would try each of those instances on every
+ * name); -EPROTO, -EINVAL or -ENOMEM with err saying why for anything else
+ * (an error status, a body cut short or not a list: a Prometheus or proxy
  * without it; fleet_prom_gather() then matches instances by pattern).
+ * A value longer than 4 KiB is no node's: skipped.
  */
 int fleet_prom_instances_get(const char *base_url, const struct fleet_http_opts *o,
+			     const char *const *names, size_t n_names,
 			     struct fleet_prom_instances **out, char *err, size_t errlen);
-/* That answer's body: 0, -EINVAL (not a success list of strings) or -ENOMEM. */
-int fleet_prom_instances_parse(const char *body, size_t len, struct fleet_prom_instances **out);
+/*
+ * That answer's body, in pieces of piece bytes (0: all at once), keeping
+ * the values of names (NULL: all): 0, -EINVAL (not a success list of
+ * strings) or -ENOMEM.
+ */
+int fleet_prom_instances_parse(const char *body, size_t len, size_t piece, const char *const *names,
+			       size_t n_names, struct fleet_prom_instances **out);
 void fleet_prom_instances_free(struct fleet_prom_instances *in);
 
 /*
@@ -100,11 +128,13 @@ int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
  * One answer of Prometheus's /api/v1/query (len bytes at body, not
  * necessarily terminated) to the query for metric, read into the nodes as
  * fleet_prom_gather() reads each answer it gets (a DSCP map's or priority
- * set's metric in the encoded form it asks for): 0, or -EINVAL (not an
- * answer) or -ERANGE (a number the encoding cannot give) with err naming
- * the query and what is wrong.  For the fuzz harness and tests.
+ * set's metric in the encoded form it asks for), handed over piece bytes at
+ * a time as a transfer hands them (0: all at once): 0, or -EINVAL (not an
+ * answer, or past a bound on what one series may hold) or -ERANGE (a number
+ * the encoding cannot give) with err naming the query and what is wrong.
+ * For the fuzz harness and tests.
  */
-int fleet_prom_read(const char *metric, const char *body, size_t len, struct fleet_prom_node *nodes,
-		    size_t n, char *err, size_t errlen);
+int fleet_prom_read(const char *metric, const char *body, size_t len, size_t piece,
+		    struct fleet_prom_node *nodes, size_t n, char *err, size_t errlen);
 
 #endif

@@ -29,6 +29,7 @@
 
 #include <jansson.h>
 
+#include "bounded.h"
 #include "fleet_client.h"
 #include "strbuf.h"
 #include "strmap.h"
@@ -202,15 +203,35 @@ static void prioset_query(struct strbuf *q, const char *metric, const char *labe
  * One series of an answer, decoded by hand: {"metric": {labels}, "value":
  * [time, "v"]}.  jansson built and freed a document for each of millions
  * of series, about 25 000 instructions a series; this reads the bytes once.
+ *
+ * What one series may make rocewatch hold is bounded, so that an answer of
+ * any size costs a few of them (docs/fleet.md, "Limits"): a label's name or
+ * value is at most LABEL_MAX bytes decoded (rocewatch's own are host,
+ * device, netdev and firmware names of at most 64 bytes, a compact DSCP map
+ * 64 characters, an instance a host name and a port), a series SERIES_MAX
+ * bytes as sent, its labels SERIES_LABELS and SERIES_TEXT bytes decoded.
  */
 #define SERIES_LABELS 64
+#define LABEL_MAX     4096
+#define SERIES_TEXT   (64u << 10)
+#define SERIES_MAX    (256u << 10)
 struct series {
 	size_t n;
 	const char *k[SERIES_LABELS], *v[SERIES_LABELS];
 	double value;
 	bool have_value;
+	/*
+	 * why it was not read: a name or value past LABEL_MAX (long_key: the
+	 * label whose value it was), too many labels, too much text
+	 */
+	bool too_long, too_many, text_full;
+	const char *long_key;
+	/* the sample is not a number as Prometheus writes one: what it was, cut */
+	bool bad_value;
+	char sample[48];
+	const char *value_text; /* the sample as sent, in text */
 	size_t used;
-	char text[8192]; /* the decoded names and values */
+	char text[SERIES_TEXT]; /* the decoded names and values */
 };
 
 static const char *label(const struct series *labels, const char *k)
@@ -291,6 +312,9 @@ static int index_label(const struct series *labels, const char *k, int max)
 	return (int)v;
 }
 
+/* enum pci_path as rocewatch exports it (the path label) */
+static const char *const pci_path_names[] = { "", "PIX", "PXB", "PHB", "SYS" };
+
 /* One series into the fields of row id. */
 static void apply_series(struct object *o, int id, const struct series *labels, double v)
 {
@@ -364,7 +388,6 @@ static void apply_series(struct object *o, int id, const struct series *labels, 
 		break;
 	}
 	case VT_PCI_PAIRS: {
-		static const char *const pn[] = { "", "PIX", "PXB", "PHB", "SYS" };
 		const char *gpu = label(labels, "gpu"), *nic = label(labels, "nic"),
 			   *path = label(labels, "path");
 		struct pci_pairs *t = &o->pairs;
@@ -372,9 +395,9 @@ static void apply_series(struct object *o, int id, const struct series *labels, 
 
 		if (!gpu || !nic || !path)
 			break;
-		for (p = 1; p < ARRAY_SIZE(pn) && strcmp(pn[p], path); p++)
+		for (p = 1; p < ARRAY_SIZE(pci_path_names) && strcmp(pci_path_names[p], path); p++)
 			;
-		if (p == ARRAY_SIZE(pn))
+		if (p == ARRAY_SIZE(pci_path_names))
 			break;
 		if (f->state != ABS_NONE)
 			t->n = 0;
@@ -437,6 +460,126 @@ static int apply_encoded(struct object *o, int id, enum enc enc, const struct se
  */
 #define NQ_MAX (F__COUNT * (DSCP_GROUPS + 1) + 1)
 
+/*
+ * What the series of one answer filled, to tell a series that repeats
+ * another: the same row of the same object (and the same element of it: a
+ * priority, a DSCP, a GID index, a GPU-NIC pair) of one node.  Prometheus
+ * gives one series per label set, so two such series differ in a label
+ * rocewatch does not read: two scrape jobs of one target, or two HA
+ * replicas behind one URL that nothing deduplicates.  Each is the fact as
+ * one scrape saw it; where they agree it is taken once (and said, once, by
+ * fleet check), where they disagree nobody can say which is the node's:
+ * the node is UNKNOWN with both values (dup_check()).
+ */
+struct dup_ent {
+	const struct object *o; /* NULL: a free slot */
+	int id, elem;
+	double v;	  /* the first series' value */
+	uint64_t content; /* and the labels that carry one, hashed */
+};
+
+struct dup_set {
+	struct dup_ent *e;
+	size_t n, cap; /* cap: a power of two, at most half full */
+};
+
+static uint64_t mix64(uint64_t x)
+{
+	/* splitmix64's finaliser */
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+	/* FNV-1a; a NULL label hashes apart from an empty one */
+	if (!s)
+		return mix64(h ^ 0x6e756c6cu);
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return mix64(h ^ 0xff);
+}
+
+static size_t dup_slot(const struct dup_set *d, const struct object *o, int id, int elem)
+{
+	size_t i =
+	    (size_t)mix64((uint64_t)(uintptr_t)o ^ (uint64_t)id << 40 ^ (uint64_t)(uint32_t)elem) &
+	    (d->cap - 1);
+
+	while (d->e[i].o && (d->e[i].o != o || d->e[i].id != id || d->e[i].elem != elem))
+		i = (i + 1) & (d->cap - 1);
+	return i;
+}
+
+/*
+ * The entry of (o, id, elem): an earlier series' (*fresh false), or a new
+ * one (*fresh true, to be filled).  NULL when out of memory.
+ */
+static struct dup_ent *dup_get(struct dup_set *d, const struct object *o, int id, int elem,
+			       bool *fresh)
+{
+	size_t i;
+
+	if (2 * (d->n + 1) > d->cap) {
+		struct dup_set g = { .cap = d->cap ? 2 * d->cap : 256 };
+
+		g.e = calloc(g.cap, sizeof(*g.e));
+		if (!g.e)
+			return NULL;
+		for (size_t j = 0; j < d->cap; j++)
+			if (d->e[j].o)
+				g.e[dup_slot(&g, d->e[j].o, d->e[j].id, d->e[j].elem)] = d->e[j];
+		g.n = d->n;
+		free(d->e);
+		*d = g;
+	}
+	i = dup_slot(d, o, id, elem);
+	*fresh = !d->e[i].o;
+	if (*fresh) {
+		d->e[i].o = o;
+		d->e[i].id = id;
+		d->e[i].elem = elem;
+		d->n++;
+	}
+	return &d->e[i];
+}
+
+/* Where the reading of an answer is (see advance()). */
+enum qr_at {
+	QR_HEAD,  /* before the result array's '[' */
+	QR_FIRST, /* after it: a series or ']' */
+	QR_NEXT,  /* after a series: ',' or ']' */
+	QR_ELEM,  /* after a ',': a series */
+	QR_TAIL,  /* after the ']' */
+	QR_SKIP,  /* in a string skipped, to its closing quote (the instance list's) */
+};
+
+/* One query's answer as it arrives. */
+struct qread {
+	enum qr_at at;
+	size_t base; /* where the bytes not read yet start in the answer */
+	/*
+	 * A series (or the envelope) not all there is tried again when this
+	 * many of its bytes are in, twice as many as at the last try: the
+	 * reading stays linear in the answer however small its pieces.
+	 */
+	size_t retry_at;
+	struct strbuf win;  /* those bytes, when the answer comes in pieces */
+	struct strbuf env;  /* the envelope kept */
+	struct dup_set dup; /* what its series filled */
+};
+
+static void qread_free(struct qread *q)
+{
+	sb_free(&q->win);
+	sb_free(&q->env);
+	free(q->dup.e);
+	memset(q, 0, sizeof(*q));
+}
+
 struct pstate {
 	struct fleet_prom_node *nodes;
 	struct strmap byname;
@@ -454,6 +597,8 @@ struct pstate {
 	enum enc enc[NQ_MAX]; /* per query */
 	size_t n_up;	      /* the index of the up query: read last */
 	struct series s;      /* the series being read */
+	struct qread *q;      /* per query: its answer as it arrives */
+	size_t max_body;      /* for messages */
 	struct fleet_req *reqs;
 	int err;
 	char *errbuf;
@@ -542,8 +687,10 @@ static bool key_is(const char *b, size_t len, size_t i, const char *k, size_t *e
 /* n bytes into s->text; false when there is no room. */
 static bool put_bytes(struct series *s, const char *p, size_t n)
 {
-	if (s->used + n >= sizeof(s->text))
+	if (s->used + n >= sizeof(s->text)) {
+		s->text_full = true;
 		return false;
+	}
 	memcpy(s->text + s->used, p, n);
 	s->used += n;
 	return true;
@@ -600,11 +747,13 @@ static long hex4(const char *b, size_t len, size_t i)
 /*
  * The string at b[i] ('"') decoded into s->text (escapes, \uXXXX with
  * surrogate pairs); *out points at it.  Past the string, or 0: malformed,
- * a control byte or NUL in it, or no room.
+ * a control byte or NUL in it, longer than LABEL_MAX decoded (s->too_long)
+ * or no room (s->text_full).
  */
 static size_t read_string(const char *b, size_t len, size_t i, struct series *s, const char **out)
 {
 	static const char esc_in[] = "\"\\/bfnrt", esc_out[] = "\"\\/\b\f\n\r\t";
+	size_t start = s->used;
 
 	if (i >= len || b[i] != '"')
 		return 0;
@@ -615,9 +764,15 @@ static size_t read_string(const char *b, size_t len, size_t i, struct series *s,
 		long h, lo;
 		const char *e;
 
+		if (s->used - start > LABEL_MAX) {
+			s->too_long = true;
+			return 0;
+		}
 		if (c == '"') {
-			if (s->used >= sizeof(s->text))
+			if (s->used >= sizeof(s->text)) {
+				s->text_full = true;
 				return 0;
+			}
 			s->text[s->used++] = '\0';
 			return i + 1;
 		}
@@ -630,6 +785,10 @@ static size_t read_string(const char *b, size_t len, size_t i, struct series *s,
 			while (j < len && b[j] != '"' && b[j] != '\\' &&
 			       (unsigned char)b[j] >= 0x20)
 				j++;
+			if (s->used - start + (j - i) > LABEL_MAX) {
+				s->too_long = true;
+				return 0;
+			}
 			if (!put_bytes(s, b + i, j - i))
 				return 0;
 			i = j - 1;
@@ -730,19 +889,76 @@ static size_t read_label(const char *b, size_t len, size_t key, size_t i, void *
 {
 	struct series *s = arg;
 
-	if (s->n >= SERIES_LABELS || !read_string(b, len, key, s, &s->k[s->n]))
+	if (s->n >= SERIES_LABELS) {
+		s->too_many = true;
+		return 0;
+	}
+	if (!read_string(b, len, key, s, &s->k[s->n]))
 		return 0;
 	i = read_string(b, len, i, s, &s->v[s->n]);
 	if (i)
 		s->n++;
+	else if (s->too_long)
+		s->long_key = s->k[s->n];
 	return i;
 }
 
-/* [time, "value"]: the value, when it is a finite number. */
+/*
+ * A sample value as Prometheus writes it: 1 a finite number (*v), 0 one of
+ * +Inf, -Inf and NaN (no number to use: the series is skipped, as the
+ * collectors leave such a value absent), -EINVAL anything else.
+ * Prometheus writes a value with Go's strconv.AppendFloat(v, 'f', -1, 64),
+ * 'e' where |v| < 1e-6 or >= 1e21 (util/jsonutil/marshal.go, MarshalValue;
+ * 'f' alone before 2.40), and strconv spells the special values "+Inf",
+ * "-Inf" and "NaN" (strconv/ftoa.go, genericFtoa).  So: an optional '-',
+ * 0 or digits without a leading 0, an optional fraction, an optional
+ * exponent e+dd or e-ddd.  strtod takes much more that Prometheus never
+ * sends, and reads some of it as another number: "0x10" (16), "inf",
+ * "nan", "infinity", " 1", "+1", "1e5", "1.", ".5".
+ */
+static int prom_number(const char *t, double *v)
+{
+	const char *p = t;
+
+	if (!strcmp(t, "+Inf") || !strcmp(t, "-Inf") || !strcmp(t, "NaN"))
+		return 0;
+	if (*p == '-')
+		p++;
+	if (*p == '0')
+		p++;
+	else if (*p >= '1' && *p <= '9')
+		p += strspn(p, "0123456789");
+	else
+		return -EINVAL;
+	if (*p == '.') {
+		size_t n = strspn(p + 1, "0123456789");
+
+		if (!n)
+			return -EINVAL;
+		p += 1 + n;
+	}
+	if (*p == 'e') {
+		size_t n;
+
+		if (p[1] != '+' && p[1] != '-')
+			return -EINVAL;
+		n = strspn(p + 2, "0123456789");
+		if (n < 2 || n > 3)
+			return -EINVAL;
+		p += 2 + n;
+	}
+	if (*p)
+		return -EINVAL;
+	*v = strtod(t, NULL);
+	/* past the double range ("1e+999"): Prometheus would have written +Inf */
+	return isfinite(*v) ? 1 : -EINVAL;
+}
+
+/* [time, "value"]: the value, when it is a finite number; bad_value when it is not one at all. */
 static size_t read_sample(const char *b, size_t len, size_t i, struct series *s)
 {
 	const char *txt;
-	char *end;
+	int r;
 
 	if (i >= len || b[i] != '[')
 		return 0;
@@ -752,8 +968,13 @@ static size_t read_sample(const char *b, size_t len, size_t i, struct series *s)
 	i = read_string(b, len, ws(b, len, i + 1), s, &txt);
 	if (!i || (i = ws(b, len, i)) >= len || b[i] != ']')
 		return 0;
-	s->value = strtod(txt, &end);
-	s->have_value = end != txt && *end == '\0' && isfinite(s->value);
+	s->value_text = txt;
+	r = prom_number(txt, &s->value);
+	s->have_value = r == 1;
+	if (r < 0) {
+		s->bad_value = true;
+		strlcpy0(s->sample, txt, sizeof(s->sample));
+	}
 	return i + 1;
 }
 
@@ -772,7 +993,8 @@ static size_t series_member(const char *b, size_t len, size_t key, size_t i, voi
 static size_t read_series(const char *b, size_t len, size_t i, struct series *s)
 {
 	s->n = s->used = 0;
-	s->have_value = false;
+	s->have_value = s->too_long = s->too_many = s->text_full = s->bad_value = false;
+	s->long_key = NULL;
 	return each_member(b, len, i, series_member, s);
 }
 
@@ -780,11 +1002,12 @@ static size_t read_series(const char *b, size_t len, size_t i, struct series *s)
 struct env {
 	int level; /* 0: the answer's members, 1: its data's */
 	bool success, result;
+	bool find;	   /* only find where the result array starts: result_at */
+	size_t result_at;  /* its '[' (0: not there, or not yet) */
 	struct pstate *ps; /* the result's series go into its nodes as they are read */
 	size_t k;	   /* for query k */
-	size_t bad;	   /* where a series is not one (0: none) */
+	int err;	   /* a series refused (ps->errbuf says why) */
 	bool cut;	   /* the result array ends early */
-	bool undecodable;  /* an encoded value is not one the query gives (ps->errbuf says) */
 };
 
 static size_t read_result(const char *b, size_t len, size_t i, struct env *ev);
@@ -805,20 +1028,24 @@ static size_t answer_member(const char *b, size_t len, size_t key, size_t v, voi
 		ev->level = 0;
 		return vend;
 	}
-	if (ev->level == 1 && key_is(b, len, key, "result", &end) && v < len && b[v] == '[')
-		return read_result(b, len, v, ev);
+	if (ev->level == 1 && key_is(b, len, key, "result", &end) && v < len && b[v] == '[') {
+		if (!ev->find)
+			return read_result(b, len, v, ev);
+		ev->result_at = v;
+		return 0;
+	}
 	vend = skip_value(b, len, v);
 	if (vend && ev->level == 0 && key_is(b, len, key, "status", &end))
 		ev->success = vend - v == 9 && !memcmp(b + v, "\"success\"", 9);
 	return vend;
 }
 
-/* The whole body decoded, for its error message. */
-static void describe_failure(const struct fleet_req *r, const char *metric, char *err,
+/* The body decoded, for its error message (at most an envelope's worth: jansson builds a tree). */
+static void describe_failure(const char *b, size_t len, const char *metric, char *err,
 			     size_t errlen)
 {
 	json_error_t je;
-	json_t *root = json_loadb(r->body, r->len, 0, &je), *e;
+	json_t *root = json_loadb(b, len, 0, &je), *e;
 
 	if (!root) {
 		snprintf(err, errlen, "Prometheus: query %s: invalid JSON: %s", metric, je.text);
@@ -830,30 +1057,87 @@ static void describe_failure(const struct fleet_req *r, const char *metric, char
 	json_decref(root);
 }
 
-/* One query's answer, series by series, into the nodes. */
-static int read_vector(struct pstate *ps, const struct fleet_req *r, size_t k, char *err,
-		       size_t errlen)
+/*
+ * Why the series at byte at of query k's answer was refused (s as far as it
+ * was decoded; partial: only its first SERIES_MAX bytes were there, and it
+ * goes on): -EINVAL, ps->errbuf saying so.
+ */
+static int series_refused(struct pstate *ps, size_t k, const struct series *s, size_t at,
+			  bool partial)
+{
+	const char *metric = ps->metrics[k], *inst = label(s, "instance");
+	char who[160] = "", pk[64], pi[128], lim[32];
+
+	if (inst)
+		snprintf(who, sizeof(who), " (instance %s)", printable(inst, pi, sizeof(pi)));
+	if (s->too_long && s->long_key)
+		snprintf(ps->errbuf, ps->errlen,
+			 "Prometheus: query %s: a series at byte %zu%s: label %s is longer than "
+			 "%s (no label rocewatch reads is): refused",
+			 metric, at, who, printable(s->long_key, pk, sizeof(pk)),
+			 rw_size_text(LABEL_MAX, lim, sizeof(lim)));
+	else if (s->too_long)
+		snprintf(ps->errbuf, ps->errlen,
+			 "Prometheus: query %s: a series at byte %zu%s: a label name or value is "
+			 "longer than %s: refused",
+			 metric, at, who, rw_size_text(LABEL_MAX, lim, sizeof(lim)));
+	else if (s->too_many)
+		snprintf(ps->errbuf, ps->errlen,
+			 "Prometheus: query %s: a series at byte %zu%s has more than %d labels: "
+			 "refused",
+			 metric, at, who, SERIES_LABELS);
+	else if (s->text_full)
+		snprintf(ps->errbuf, ps->errlen,
+			 "Prometheus: query %s: a series at byte %zu%s has more than %s of labels: "
+			 "refused",
+			 metric, at, who, rw_size_text(SERIES_TEXT, lim, sizeof(lim)));
+	else if (partial)
+		snprintf(ps->errbuf, ps->errlen,
+			 "Prometheus: query %s: a series at byte %zu%s is longer than %s: refused",
+			 metric, at, who, rw_size_text(SERIES_MAX, lim, sizeof(lim)));
+	else
+		snprintf(ps->errbuf, ps->errlen,
+			 "Prometheus: query %s: invalid JSON: a series at byte %zu is not "
+			 "{\"metric\": {...}, \"value\": [time, \"value\"]}",
+			 metric, at);
+	return -EINVAL;
+}
+
+/*
+ * The series at b[i] (its bytes end at len or before; b[0] is byte base of
+ * the answer) decoded and put into its node: 0 with *end past it, or
+ * -EINVAL / -ERANGE with ps->errbuf naming the query and what is wrong.
+ */
+static int series_in(struct pstate *ps, size_t k, const char *b, size_t len, size_t i, size_t base,
+		     size_t *end)
+{
+	struct series *s = &ps->s;
+
+	*end = read_series(b, len, i, s);
+	if (!*end)
+		return series_refused(ps, k, s, base + i, false);
+	return apply_series_of(ps, k, s);
+}
+
+/*
+ * An answer, or what is left of it to read at the end (the envelope, its
+ * result array read already): 0, or -errno with ps->errbuf saying why.
+ */
+static int read_whole(struct pstate *ps, size_t k, const char *b, size_t len)
 {
 	const char *metric = ps->metrics[k];
 	struct env ev = { .ps = ps, .k = k };
-	size_t i = each_member(r->body, r->len, 0, answer_member, &ev);
+	size_t i = each_member(b, len, 0, answer_member, &ev);
 
-	if (ev.undecodable)
-		return -ERANGE;
-	if (ev.bad) {
-		snprintf(err, errlen,
-			 "Prometheus: query %s: invalid JSON: a series at byte %zu is not "
-			 "{\"metric\": {...}, \"value\": [time, \"value\"]}",
-			 metric, ev.bad);
-		return -EINVAL;
-	}
+	if (ev.err)
+		return ev.err;
 	if (ev.cut) {
-		snprintf(err, errlen, "Prometheus: query %s: invalid JSON: result is cut short",
-			 metric);
+		snprintf(ps->errbuf, ps->errlen,
+			 "Prometheus: query %s: invalid JSON: result is cut short", metric);
 		return -EINVAL;
 	}
-	if (!i || ws(r->body, r->len, i) != r->len || !ev.success || !ev.result) {
-		describe_failure(r, metric, err, errlen);
+	if (!i || ws(b, len, i) != len || !ev.success || !ev.result) {
+		describe_failure(b, len, metric, ps->errbuf, ps->errlen);
 		return -EINVAL;
 	}
 	return 0;
@@ -861,22 +1145,15 @@ static int read_vector(struct pstate *ps, const struct fleet_req *r, size_t k, c
 
 /*
  * The result array at b[i], series by series into the nodes as it is read
- * (the envelope is walked once): past it, or 0 (ev->bad or ev->cut says why).
+ * (the envelope is walked once): past it, or 0 (ev->err or ev->cut says why).
  */
 static size_t result_element(const char *b, size_t len, size_t i, void *arg)
 {
 	struct env *ev = arg;
-	size_t end = read_series(b, len, i, &ev->ps->s);
+	size_t end;
 
-	if (!end) {
-		ev->bad = i ? i : 1;
-		return 0;
-	}
-	if (apply_series_of(ev->ps, ev->k, &ev->ps->s)) {
-		ev->undecodable = true;
-		return 0;
-	}
-	return end;
+	ev->err = series_in(ev->ps, ev->k, b, len, i, 0, &end);
+	return ev->err ? 0 : end;
 }
 
 static size_t read_result(const char *b, size_t len, size_t i, struct env *ev)
@@ -886,9 +1163,186 @@ static size_t read_result(const char *b, size_t len, size_t i, struct env *ev)
 	ev->result = true;
 	end = each_element(b, len, i, result_element, ev);
 	/* the series were all read, but no ',' or ']' after one */
-	if (!end && !ev->bad && !ev->undecodable)
+	if (!end && !ev->err)
 		ev->cut = true;
 	return end;
+}
+
+/*
+ * An answer as it arrives (query k's struct qread): the envelope up to the
+ * result array's '[' is kept, then each series is decoded, put into its
+ * node and dropped as soon as its last byte is in, then what follows the
+ * array is kept; at the end what was kept (the envelope, its result now
+ * "[]") is read whole.  So an answer costs its longest series and its
+ * envelope, whatever its size: the dozen queries in flight no longer hold a
+ * dozen bodies of up to --max-body each.  Both parts of the envelope are
+ * bounded (Prometheus writes about 60 bytes before the series and 3 after,
+ * or a few warnings).
+ */
+#define ENVELOPE_MAX (64u << 10)
+
+/*
+ * What can be read of b[0..len), the bytes of query k's answer from q->base
+ * on: 0 with *used the bytes done with (the rest is wanted again, with more
+ * after it), or -errno with ps->errbuf saying why.
+ */
+static int advance(struct pstate *ps, size_t k, const char *b, size_t len, size_t *used)
+{
+	struct qread *q = &ps->q[k];
+	const char *metric = ps->metrics[k];
+	char lim[32];
+	size_t i = 0, end;
+	int r;
+
+	*used = 0;
+	for (;;) {
+		if (q->at == QR_HEAD) {
+			struct env ev = { .ps = ps, .k = k, .find = true };
+
+			if (len < q->retry_at)
+				return 0;
+			each_member(b, len, 0, answer_member, &ev);
+			/*
+			 * More to come, or an error read whole at the end; the same
+			 * bound whether the answer came whole or in pieces.
+			 */
+			if (!ev.result_at && len <= ENVELOPE_MAX) {
+				q->retry_at = 2 * len + 64;
+				return 0;
+			}
+			if (!ev.result_at || ev.result_at > ENVELOPE_MAX) {
+				snprintf(ps->errbuf, ps->errlen,
+					 "Prometheus: query %s: not a result vector: no \"result\" "
+					 "array in the first %s of the answer",
+					 metric, rw_size_text(ENVELOPE_MAX, lim, sizeof(lim)));
+				return -EINVAL;
+			}
+			i = ev.result_at + 1;
+			sb_add(&q->env, b, i);
+			if (q->env.oom)
+				goto oom;
+			q->at = QR_FIRST;
+		}
+		if (q->at == QR_TAIL) {
+			sb_add(&q->env, b + i, len - i);
+			*used = len;
+			if (q->env.oom)
+				goto oom;
+			if (q->env.len <= 2 * ENVELOPE_MAX)
+				return 0;
+			snprintf(ps->errbuf, ps->errlen,
+				 "Prometheus: query %s: not a result vector: more than %s after "
+				 "its result array",
+				 metric, rw_size_text(ENVELOPE_MAX, lim, sizeof(lim)));
+			return -EINVAL;
+		}
+		i = ws(b, len, i);
+		*used = i;
+		if (i == len)
+			return 0;
+		if (q->at != QR_ELEM && b[i] == ']') {
+			sb_putc(&q->env, ']');
+			if (q->env.oom)
+				goto oom;
+			q->at = QR_TAIL;
+			i++;
+			continue;
+		}
+		if (q->at == QR_NEXT) {
+			if (b[i] != ',') {
+				snprintf(
+				    ps->errbuf, ps->errlen,
+				    "Prometheus: query %s: invalid JSON: byte %zu of the answer "
+				    "is neither ',' nor ']' after a series",
+				    metric, q->base + i);
+				return -EINVAL;
+			}
+			q->at = QR_ELEM;
+			i++;
+			continue;
+		}
+		/*
+		 * A series, read as soon as its last byte is in: decoded first (one
+		 * pass over the bytes of most), and only when that fails is it
+		 * told whether it is all there yet.  Refused when it goes on past
+		 * SERIES_MAX.
+		 */
+		if (len - i < q->retry_at)
+			return 0;
+		end = read_series(b, len, i, &ps->s);
+		if (!end) {
+			const struct series *s = &ps->s;
+
+			if (b[i] != '{' || s->too_long || s->too_many || s->text_full ||
+			    skip_value(b, len, i))
+				return series_refused(ps, k, s, q->base + i, false);
+			if (len - i > SERIES_MAX)
+				return series_refused(ps, k, s, q->base + i, true);
+			q->retry_at = 2 * (len - i) + 64;
+			return 0;
+		}
+		q->retry_at = 0;
+		r = apply_series_of(ps, k, &ps->s);
+		if (r)
+			return r;
+		i = end;
+		q->at = QR_NEXT;
+	}
+oom:
+	snprintf(ps->errbuf, ps->errlen, "Prometheus: query %s: out of memory", metric);
+	return -ENOMEM;
+}
+
+/* More of query k's answer, n bytes at p: 0 or -errno with ps->errbuf saying why. */
+static int feed(struct pstate *ps, size_t k, const char *p, size_t n)
+{
+	struct qread *q = &ps->q[k];
+	size_t used;
+	int r;
+
+	sb_add(&q->win, p, n);
+	if (q->win.oom) {
+		snprintf(ps->errbuf, ps->errlen, "Prometheus: query %s: out of memory",
+			 ps->metrics[k]);
+		return -ENOMEM;
+	}
+	r = advance(ps, k, q->win.buf, q->win.len, &used);
+	if (used) {
+		memmove(q->win.buf, q->win.buf + used, q->win.len - used);
+		q->win.len -= used;
+		q->base += used;
+	}
+	return r;
+}
+
+/* The answer has ended; b[0..len) what advance() left of it: 0 or -errno, ps->errbuf says why. */
+static int finish(struct pstate *ps, size_t k, const char *b, size_t len)
+{
+	struct qread *q = &ps->q[k];
+	size_t used;
+	int r;
+
+	/* what waited for more bytes: there are no more */
+	q->retry_at = 0;
+	b = b ? b : "";
+	if (q->at != QR_TAIL && (r = advance(ps, k, b, len, &used)))
+		return r;
+	switch (q->at) {
+	case QR_HEAD:
+		return read_whole(ps, k, b, len);
+	case QR_TAIL:
+		return read_whole(ps, k, q->env.buf, q->env.len);
+	default:
+		snprintf(ps->errbuf, ps->errlen,
+			 "Prometheus: query %s: invalid JSON: result is cut short", ps->metrics[k]);
+		return -EINVAL;
+	}
+}
+
+/* An answer kept whole (up's, read last; a test's): 0 or -errno, ps->errbuf says why. */
+static int read_kept(struct pstate *ps, size_t k, const char *b, size_t len)
+{
+	return finish(ps, k, b, len);
 }
 
 /*
@@ -934,8 +1388,183 @@ static int apply_compact(struct pstate *ps, struct object *o, int id, const stru
 }
 
 /*
+ * A sample that is not a number as Prometheus writes one (prom_number()):
+ * not an answer of Prometheus's, whoever's series it is, so the answer is
+ * refused rather than the series skipped (or "0x2328" read as 9000).
+ */
+static int value_refused(struct pstate *ps, size_t k, const struct series *labels)
+{
+	const char *inst = label(labels, "instance"), *dev = label(labels, "device");
+	char pi[128], pd[64], pv[sizeof(labels->sample)];
+
+	snprintf(ps->errbuf, ps->errlen,
+		 "Prometheus: query %s: %s%s%s: the value \"%s\"%s is not a number as Prometheus "
+		 "writes one: refused",
+		 ps->metrics[k],
+		 inst ? printable(inst, pi, sizeof(pi)) : "a series without instance",
+		 dev ? " device " : "", dev ? printable(dev, pd, sizeof(pd)) : "",
+		 printable(labels->sample, pv, sizeof(pv)),
+		 strlen(labels->sample) + 1 >= sizeof(labels->sample) ? "..." : "");
+	return -EINVAL;
+}
+
+/* Where a GPU-NIC pair's series goes in o's table: its place, or the next free one. */
+static int pair_index(const struct object *o, int id, const struct series *labels)
+{
+	const char *gpu = label(labels, "gpu"), *nic = label(labels, "nic");
+	const struct pci_pairs *t = &o->pairs;
+
+	if (!gpu || !nic)
+		return -1;
+	if (o->f[id].state != ABS_NONE)
+		return 0;
+	for (size_t i = 0; i < t->n; i++)
+		if (!strcmp(t->e[i].gpu, gpu) && !strcmp(t->e[i].nic, nic))
+			return (int)i;
+	return (int)t->n;
+}
+
+/* A sample value as text for a message: the shortest "%g" that reads back as v. */
+static const char *number_text(double v, char *buf, size_t n)
+{
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(buf, n, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	return buf;
+}
+
+/*
+ * The value the first of two series gave row id of o (at elem), as the
+ * model holds it, for the message: shown as that series' value was sent
+ * (lk: the label that carries it).
+ */
+static void first_value(const struct object *o, int id, enum enc enc, const char *lk, int elem,
+			const struct dup_ent *e, char *buf, size_t n)
+{
+	const struct field_desc *d = &fields[id];
+	const struct field_val *f = &o->f[id];
+	char t[RW_DSCP_COUNT + 1] = "", v[48], num[32];
+
+	if (!lk) {
+		printable(number_text(e->v, num, sizeof(num)), buf, n);
+		return;
+	}
+	if (enc == ENC_COMPACT)
+		field_compact_text(f, d->type, t, sizeof(t));
+	else if (d->type == VT_STR)
+		strlcpy0(t, f->v.s, sizeof(t));
+	else if (d->type == VT_GIDS)
+		for (size_t i = 0; i < o->gids.n; i++)
+			if (o->gids.e[i].index == (uint32_t)elem)
+				strlcpy0(t, o->gids.e[i].gid, sizeof(t));
+	if (d->type == VT_PCI_PAIRS && (size_t)elem < o->pairs.n)
+		strlcpy0(t, pci_path_names[o->pairs.e[elem].path], sizeof(t));
+	snprintf(buf, n, "%.12s=\"%s\"", lk, printable(t, v, sizeof(v)));
+}
+
+/*
+ * Has an earlier series of query k filled row id of o, at the same element
+ * (struct dup_set)?  0: no, and now it has; 1: yes, and this one is not
+ * applied: it holds the same value (pn->repeats counts it, pn->note names
+ * the first), or another (pn->err names both: the node is UNKNOWN, its
+ * facts being two scrapes' that disagree); -ENOMEM.  Nothing is written
+ * unless it is a repeat: this runs for every series of every answer.
+ */
+static int dup_check(struct pstate *ps, size_t k, struct fleet_prom_node *pn, struct object *o,
+		     int id, const struct series *labels)
+{
+	const struct field_desc *d = &fields[id];
+	const char *ek = NULL, *lk = NULL, *inst, *dev, *port;
+	char first[64], shown[64], lv[48], pi[128], pd[64], pp[16], where[320];
+	struct dup_ent *e;
+	uint64_t h;
+	int elem = 0;
+	bool fresh;
+
+	if (ps->enc[k] == ENC_COMPACT) {
+		lk = d->compact.label;
+	} else if (ps->enc[k] == ENC_DSCP) {
+		ek = DSCP_GROUP_LABEL;
+		elem = index_label(labels, ek, DSCP_GROUPS);
+	} else if (ps->enc[k] == ENC_SERIES) {
+		switch (d->type) {
+		case VT_STR:
+			lk = d->label;
+			break;
+		case VT_PRIOSET:
+		case VT_PRIO_ARRAY:
+			ek = d->label;
+			elem = index_label(labels, ek, RW_PRIO_COUNT);
+			break;
+		case VT_DSCP_MAP:
+			ek = d->label;
+			elem = index_label(labels, ek, RW_DSCP_COUNT);
+			break;
+		case VT_GIDS:
+			ek = "index";
+			elem = index_label(labels, ek, 1 << 16);
+			lk = "gid";
+			break;
+		case VT_PCI_PAIRS:
+			ek = "gpu";
+			elem = pair_index(o, id, labels);
+			lk = "path";
+			break;
+		default:
+			break;
+		}
+	}
+	if (elem < 0)
+		return 0; /* not applied: nothing to repeat */
+	h = lk ? hash_str(0, label(labels, lk)) : 0;
+	if (d->type == VT_GIDS && ps->enc[k] == ENC_SERIES)
+		h = hash_str(hash_str(h, label(labels, "type")), label(labels, "gid_netdev"));
+	if (d->type == VT_PCI_PAIRS && ps->enc[k] == ENC_SERIES)
+		h = hash_str(h, label(labels, "nic"));
+	e = dup_get(&ps->q[k].dup, o, id, elem, &fresh);
+	if (!e)
+		return -ENOMEM;
+	if (fresh) {
+		e->v = labels->value;
+		e->content = h;
+		return 0;
+	}
+	inst = label(labels, "instance");
+	dev = label(labels, "device");
+	port = label(labels, "port");
+	snprintf(where, sizeof(where), "query %s: %s%s%s%s%s%s%s%s", ps->metrics[k],
+		 printable(inst, pi, sizeof(pi)), dev ? " device " : "",
+		 dev ? printable(dev, pd, sizeof(pd)) : "", port ? " port " : "",
+		 port ? printable(port, pp, sizeof(pp)) : "", ek ? " " : "", ek ? ek : "",
+		 ek ? " " : "");
+	if (ek)
+		printable(label(labels, ek), where + strlen(where), sizeof(where) - strlen(where));
+	if (lk)
+		snprintf(shown, sizeof(shown), "%.12s=\"%s\"", lk,
+			 printable(label(labels, lk) ? label(labels, lk) : "", lv, sizeof(lv)));
+	else
+		printable(labels->value_text, shown, sizeof(shown));
+	if (e->content == h && e->v == labels->value) {
+		if (!pn->repeats++)
+			snprintf(pn->note, sizeof(pn->note), "%s: %s in two series", where, shown);
+		return 1;
+	}
+	first_value(o, id, ps->enc[k], lk, elem, e, first, sizeof(first));
+	if (!pn->err[0])
+		snprintf(pn->err, sizeof(pn->err),
+			 "Prometheus: %s: two series disagree, %s and %s (two scrape jobs or "
+			 "HA replicas of one target?): which is this node's cannot be told",
+			 where, first, shown);
+	return 1;
+}
+
+/*
  * One series of the answer to the query for metric, into its node's model:
- * 0, or -ERANGE (ps->errbuf says why) when an encoded value cannot be decoded.
+ * 0, or -ERANGE (ps->errbuf says why) when an encoded value cannot be
+ * decoded, -EINVAL when the value is not a number (value_refused()),
+ * -ENOMEM.
  */
 static int apply_series_of(struct pstate *ps, size_t k, const struct series *labels)
 {
@@ -944,7 +1573,10 @@ static int apply_series_of(struct pstate *ps, size_t k, const struct series *lab
 	struct fleet_prom_node *pn;
 	double v = labels->value;
 	ssize_t ni;
+	int r;
 
+	if (labels->bad_value)
+		return value_refused(ps, k, labels);
 	if (!inst || !labels->have_value || (ni = node_of(&ps->byname, inst)) < 0)
 		return 0;
 	pn = &ps->nodes[ni];
@@ -976,6 +1608,14 @@ static int apply_series_of(struct pstate *ps, size_t k, const struct series *lab
 		o = object_for(pn->m, fields[id].obj, labels);
 		if (!o)
 			continue;
+		r = dup_check(ps, k, pn, o, id, labels);
+		if (r < 0) {
+			snprintf(ps->errbuf, ps->errlen, "Prometheus: query %s: out of memory",
+				 metric);
+			return r;
+		}
+		if (r)
+			continue;
 		if (ps->enc[k] == ENC_SERIES) {
 			apply_series(o, id, labels, v);
 		} else if (ps->enc[k] == ENC_COMPACT) {
@@ -1006,25 +1646,47 @@ static int apply_series_of(struct pstate *ps, size_t k, const struct series *lab
 	return 0;
 }
 
-/* An answer as it arrives: read and dropped at once, but up's, read last. */
+/* A piece of an answer as it arrives (every query's but up's): false stops its transfer. */
+static bool prom_sink(struct fleet_req *r, const char *p, size_t n, void *arg)
+{
+	struct pstate *ps = arg;
+
+	/* another answer failed the whole gather: reading on is of no use */
+	if (!ps->err)
+		ps->err = feed(ps, (size_t)(r - ps->reqs), p, n);
+	return !ps->err;
+}
+
+/* An answer has ended: its last bytes read, but up's, kept and read last. */
 static void prom_done(struct fleet_req *r, void *arg)
 {
 	struct pstate *ps = arg;
 	size_t k = (size_t)(r - ps->reqs);
+	struct qread *q = &ps->q[k];
+	char sz[32];
 
 	if (ps->err)
-		return;
+		goto out;
 	if (k == ps->n_up && ps->n_up != SIZE_MAX) {
 		/* every other answer first: a node's own instance is known by then */
 		return;
 	}
-	if (r->err) {
+	if (r->err == -EFBIG) {
+		snprintf(ps->errbuf, ps->errlen,
+			 "Prometheus %s: query %s: the answer is larger than %s (--max-body)",
+			 ps->base_url, ps->metrics[k], rw_size_text(ps->max_body, sz, sizeof(sz)));
+		ps->err = -EIO;
+	} else if (r->err) {
 		snprintf(ps->errbuf, ps->errlen, "Prometheus %s: query %s: %s", ps->base_url,
 			 ps->metrics[k], r->errmsg);
 		ps->err = -EIO;
+	} else if (r->sink) {
+		ps->err = finish(ps, k, q->win.buf, q->win.len);
 	} else {
-		ps->err = read_vector(ps, r, k, ps->errbuf, ps->errlen);
+		ps->err = read_kept(ps, k, r->body, r->len);
 	}
+out:
+	qread_free(q);
 	fleet_req_free(r);
 }
 
@@ -1153,6 +1815,9 @@ static int run_batch(struct pstate *ps, size_t k0, size_t k1, const struct strbu
 		r = query_body(ps, k, match);
 		ps->reqs[k].url = url;
 		ps->reqs[k].post = ps->posts[k];
+		/* up's answer is kept, to be read when every other one has been */
+		ps->reqs[k].sink = k == ps->n_up ? NULL : prom_sink;
+		ps->reqs[k].sink_arg = ps;
 	}
 	if (!r && k1 > k0)
 		r = fleet_http_run(&ps->reqs[k0], k1 - k0, o, prom_done, ps);
@@ -1298,10 +1963,12 @@ int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
 	ps->metrics = ps->qmetric;
 	ps->n_up = nq - 1;
 	ps->reqs = calloc(NQ_MAX, sizeof(*ps->reqs));
+	ps->q = calloc(NQ_MAX, sizeof(*ps->q));
+	ps->max_body = o->max_body;
 	ps->errbuf = err;
 	ps->errlen = errlen;
 	ps->base_url = base_url;
-	if (!ps->reqs || index_nodes(ps, n)) {
+	if (!ps->reqs || !ps->q || index_nodes(ps, n)) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -1354,11 +2021,14 @@ out:
 	for (size_t k = 0; ps->reqs && k < nq; k++) {
 		fleet_req_free(&ps->reqs[k]);
 		free(ps->posts[k]);
+		if (ps->q)
+			qread_free(&ps->q[k]);
 	}
 	if (ret)
 		for (size_t i = 0; i < n; i++)
 			nodes[i].found = false;
 	free(ps->reqs);
+	free(ps->q);
 	free(ps->up);
 	free(ps->seen);
 	sb_free(&match);
@@ -1368,133 +2038,354 @@ out:
 	return ret;
 }
 
-/* /api/v1/label/instance/values: {"status": "success", "data": ["a:9479", ...]} */
+/*
+ * /api/v1/label/instance/values: {"status": "success", "data": ["a:9479", ...]},
+ * every instance Prometheus knows, read as it arrives like a query's
+ * answer.  Kept are only the values that belong to one of the nodes (all
+ * when no names are given), in one block of text: the list costs what the
+ * check's own instances do, not what Prometheus holds.  A value longer than
+ * LABEL_MAX is no node's instance (another target's, say a probed URL): it
+ * is skipped as it goes by, never held.
+ */
 struct lv_state {
-	bool success, data, oom;
-	size_t cap;
-	struct fleet_prom_instances *inst;
-	struct series s; /* each value decoded in its text */
+	struct qread q;	      /* where the reading is: its window and envelope */
+	bool esc;	      /* in a value skipped (q.at QR_SKIP): the last byte a backslash */
+	bool success, data;   /* what the envelope said */
+	bool filter;	      /* keep only the values of names */
+	struct strmap byname; /* the names */
+	struct strbuf text;   /* the values kept, each ending in a NUL */
+	size_t *off, n, cap;  /* where each starts in text */
+	struct series s;      /* each value decoded in its text */
+	int err;	      /* why the transfer was stopped */
 };
 
-static size_t lv_string(const char *b, size_t len, size_t i, void *arg)
-{
-	struct lv_state *st = arg;
-	struct fleet_prom_instances *in = st->inst;
-	const char *str;
-
-	st->s.used = 0;
-	if (!(i = read_string(b, len, i, &st->s, &str)))
-		return 0;
-	if (array_grow(&in->v, &st->cap, in->n, sizeof(*in->v), 256) ||
-	    !(in->v[in->n] = strdup(str))) {
-		st->oom = true;
-		return 0;
-	}
-	in->n++;
-	return i;
-}
+/* In the answer's members: where its data array starts (lv_find) or what its status says. */
+struct lv_env {
+	struct lv_state *st;
+	bool find;
+	size_t data_at; /* the data array's '[' (0: not there, or not yet) */
+};
 
 static size_t lv_member(const char *b, size_t len, size_t key, size_t v, void *arg)
 {
-	struct lv_state *st = arg;
+	struct lv_env *ev = arg;
 	size_t end, vend;
 
 	if (key_is(b, len, key, "data", &end) && v < len && b[v] == '[') {
-		st->data = true;
-		return each_element(b, len, v, lv_string, st);
+		if (ev->find) {
+			ev->data_at = v;
+			return 0;
+		}
+		/* read already: what is kept of the envelope has it as [] */
+		ev->st->data = true;
+		return skip_value(b, len, v);
 	}
 	vend = skip_value(b, len, v);
 	if (vend && key_is(b, len, key, "status", &end))
-		st->success = vend - v == 9 && !memcmp(b + v, "\"success\"", 9);
+		ev->st->success = vend - v == 9 && !memcmp(b + v, "\"success\"", 9);
 	return vend;
 }
 
-int fleet_prom_instances_parse(const char *body, size_t len, struct fleet_prom_instances **out)
+/* A value of the list, decoded at s: kept when it is one of the nodes' instances. */
+static int lv_keep(struct lv_state *st, const char *v)
 {
-	struct lv_state *st = calloc(1, sizeof(*st));
-	size_t i;
+	if (st->filter && node_of(&st->byname, v) < 0)
+		return 0;
+	if (array_grow(&st->off, &st->cap, st->n, sizeof(*st->off), 256))
+		return -ENOMEM;
+	st->off[st->n++] = st->text.len;
+	sb_add(&st->text, v, strlen(v) + 1);
+	return st->text.oom ? -ENOMEM : 0;
+}
+
+/*
+ * What can be read of b[0..len), the list's bytes from st->q.base on (see
+ * advance()): 0 with *used the bytes done with, -EINVAL (not a list of
+ * strings) or -ENOMEM.
+ */
+static int lv_advance(struct lv_state *st, const char *b, size_t len, size_t *used)
+{
+	struct qread *q = &st->q;
+	size_t i = 0, end;
+	const char *v;
 	int r;
 
-	*out = NULL;
-	if (!st || !(st->inst = calloc(1, sizeof(*st->inst)))) {
-		free(st);
-		return -ENOMEM;
+	*used = 0;
+	for (;;) {
+		if (q->at == QR_HEAD) {
+			struct lv_env ev = { .st = st, .find = true };
+
+			if (len < q->retry_at)
+				return 0;
+			each_member(b, len, 0, lv_member, &ev);
+			if (!ev.data_at && len <= ENVELOPE_MAX) {
+				q->retry_at = 2 * len + 64;
+				return 0;
+			}
+			if (!ev.data_at || ev.data_at > ENVELOPE_MAX)
+				return -EINVAL;
+			i = ev.data_at + 1;
+			sb_add(&q->env, b, i);
+			q->at = QR_FIRST;
+		}
+		if (q->at == QR_SKIP) {
+			for (; i < len; i++) {
+				if (st->esc)
+					st->esc = false;
+				else if (b[i] == '\\')
+					st->esc = true;
+				else if (b[i] == '"')
+					break;
+			}
+			*used = i;
+			if (i == len)
+				return 0;
+			q->at = QR_NEXT;
+			i++;
+			continue;
+		}
+		if (q->at == QR_TAIL) {
+			sb_add(&q->env, b + i, len - i);
+			*used = len;
+			return q->env.oom ? -ENOMEM : q->env.len <= 2 * ENVELOPE_MAX ? 0 : -EINVAL;
+		}
+		if (q->env.oom)
+			return -ENOMEM;
+		i = ws(b, len, i);
+		*used = i;
+		if (i == len)
+			return 0;
+		if (q->at != QR_ELEM && b[i] == ']') {
+			sb_putc(&q->env, ']');
+			q->at = QR_TAIL;
+			i++;
+			continue;
+		}
+		if (q->at == QR_NEXT) {
+			if (b[i] != ',')
+				return -EINVAL;
+			q->at = QR_ELEM;
+			i++;
+			continue;
+		}
+		if (b[i] != '"')
+			return -EINVAL;
+		if (len - i < q->retry_at)
+			return 0;
+		st->s.used = 0;
+		st->s.too_long = st->s.text_full = false;
+		end = read_string(b, len, i, &st->s, &v);
+		if (!end && st->s.too_long) {
+			/* no node's: skipped from here to its end, wherever that is */
+			q->at = QR_SKIP;
+			st->esc = false;
+			i++;
+			continue;
+		}
+		if (!end) {
+			if (skip_string(b, len, i))
+				return -EINVAL;
+			/* not all there yet: at most 6 x LABEL_MAX bytes (escapes) */
+			q->retry_at = 2 * (len - i) + 64;
+			return 0;
+		}
+		q->retry_at = 0;
+		r = lv_keep(st, v);
+		if (r)
+			return r;
+		i = end;
+		q->at = QR_NEXT;
 	}
-	i = each_member(body, len, 0, lv_member, st);
-	if (st->oom)
-		r = -ENOMEM;
-	else if (!i || ws(body, len, i) != len || !st->success || !st->data)
-		r = -EINVAL;
-	else
-		r = 0;
-	if (r)
-		fleet_prom_instances_free(st->inst);
-	else
-		*out = st->inst;
+}
+
+static void lv_free(struct lv_state *st)
+{
+	qread_free(&st->q);
+	strmap_free(&st->byname);
+	sb_free(&st->text);
+	free(st->off);
 	free(st);
+}
+
+/* A list of the nodes' names (NULL: keep every value), in pieces as they come. */
+static struct lv_state *lv_new(const char *const *names, size_t n_names)
+{
+	struct lv_state *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return NULL;
+	st->filter = names != NULL;
+	for (size_t i = 0; names && i < n_names; i++)
+		if (strmap_put(&st->byname, names[i], (int64_t)i)) {
+			lv_free(st);
+			return NULL;
+		}
+	return st;
+}
+
+/* More of the list: 0, -EINVAL or -ENOMEM. */
+static int lv_feed(struct lv_state *st, const char *p, size_t n)
+{
+	struct qread *q = &st->q;
+	size_t used;
+	int r;
+
+	sb_add(&q->win, p, n);
+	if (q->win.oom)
+		return -ENOMEM;
+	r = lv_advance(st, q->win.buf, q->win.len, &used);
+	if (used) {
+		memmove(q->win.buf, q->win.buf + used, q->win.len - used);
+		q->win.len -= used;
+		q->base += used;
+	}
 	return r;
 }
 
+/* The list has ended: 0 with *out the values kept, -EINVAL or -ENOMEM. */
+static int lv_finish(struct lv_state *st, struct fleet_prom_instances **out)
+{
+	struct lv_env ev = { .st = st };
+	struct fleet_prom_instances *in;
+	size_t i;
+	int r;
+
+	/* what waited for more bytes: there are no more */
+	st->q.retry_at = 0;
+	if (st->q.at != QR_TAIL &&
+	    (r = lv_advance(st, st->q.win.buf ? st->q.win.buf : "", st->q.win.len, &i)))
+		return r;
+	if (st->q.at != QR_TAIL)
+		return -EINVAL; /* no data array, or one cut short */
+	i = each_member(st->q.env.buf, st->q.env.len, 0, lv_member, &ev);
+	if (!i || ws(st->q.env.buf, st->q.env.len, i) != st->q.env.len || !st->success || !st->data)
+		return -EINVAL;
+	in = calloc(1, sizeof(*in));
+	if (!in || !(in->v = calloc(st->n ? st->n : 1, sizeof(*in->v)))) {
+		free(in);
+		return -ENOMEM;
+	}
+	in->n = st->n;
+	in->text = st->text.buf;
+	st->text.buf = NULL;
+	for (i = 0; i < st->n; i++)
+		in->v[i] = in->text + st->off[i];
+	*out = in;
+	return 0;
+}
+
+int fleet_prom_instances_parse(const char *body, size_t len, size_t piece, const char *const *names,
+			       size_t n_names, struct fleet_prom_instances **out)
+{
+	struct lv_state *st = lv_new(names, n_names);
+	int r = 0;
+
+	*out = NULL;
+	if (!st)
+		return -ENOMEM;
+	if (!piece)
+		piece = len ? len : 1;
+	for (size_t at = 0; at < len && !r; at += piece)
+		r = lv_feed(st, body + at, len - at < piece ? len - at : piece);
+	if (!r)
+		r = lv_finish(st, out);
+	lv_free(st);
+	return r;
+}
+
+/* A piece of the list as it arrives: false stops the transfer (st->err says why). */
+static bool lv_sink(struct fleet_req *r, const char *p, size_t n, void *arg)
+{
+	struct lv_state *st = arg;
+
+	(void)r;
+	st->err = lv_feed(st, p, n);
+	return !st->err;
+}
+
 int fleet_prom_instances_get(const char *base_url, const struct fleet_http_opts *o,
+			     const char *const *names, size_t n_names,
 			     struct fleet_prom_instances **out, char *err, size_t errlen)
 {
+	static const char what[] = "GET /api/v1/label/instance/values";
+	struct lv_state *st = lv_new(names, n_names);
 	struct fleet_req r = { 0 };
 	struct strbuf url = { 0 };
+	char sz[32];
 	int ret;
 
 	*out = NULL;
+	err[0] = '\0';
 	sb_puts(&url, base_url);
 	while (url.len && url.buf[url.len - 1] == '/')
 		url.buf[--url.len] = '\0';
 	sb_puts(&url, "/api/v1/label/instance/values");
-	if (url.oom) {
-		sb_free(&url);
-		return -ENOMEM;
+	if (url.oom || !st) {
+		ret = -ENOMEM;
+		goto out;
 	}
 	r.url = url.buf;
-	err[0] = '\0';
+	r.sink = lv_sink;
+	r.sink_arg = st;
 	ret = fleet_http_run(&r, 1, o, NULL, NULL);
 	if (ret) {
 		snprintf(err, errlen, "Prometheus %s: %s", base_url, strerror(-ret));
 		/* not Prometheus's doing: the queries are asked by pattern */
 		ret = ret == -ENOMEM ? ret : -EPROTO;
+	} else if (r.err == -EFBIG) {
+		/*
+		 * Not a list to do without: asked by pattern, Prometheus would try
+		 * every one of those instances against each node's name
+		 */
+		snprintf(
+		    err, errlen,
+		    "Prometheus %s: %s: the label values answer is larger than %s (--max-body)",
+		    base_url, what, rw_size_text(o->max_body, sz, sizeof(sz)));
+		ret = -EIO;
+	} else if (r.err == -ETIMEDOUT && r.http_code) {
+		/* an answer that does not end: the queries would wait as long again */
+		snprintf(err, errlen,
+			 "Prometheus %s: %s: the label values answer did not end within %g s "
+			 "(--timeout)",
+			 base_url, what, (double)o->timeout_ms / 1000);
+		ret = -EIO;
 	} else if (r.err && !r.http_code) {
 		/* no answer at all: the queries would wait for none as long again */
-		snprintf(err, errlen, "Prometheus %s: GET /api/v1/label/instance/values: %s",
-			 base_url, r.errmsg);
+		snprintf(err, errlen, "Prometheus %s: %s: %s", base_url, what, r.errmsg);
 		ret = -EIO;
-	} else if (r.err) {
+	} else if (r.err && r.err != -ECANCELED) {
 		/* an error status, or an answer cut short: asked by pattern instead */
-		snprintf(err, errlen, "Prometheus %s: GET /api/v1/label/instance/values: %s",
-			 base_url, r.errmsg);
+		snprintf(err, errlen, "Prometheus %s: %s: %s", base_url, what, r.errmsg);
 		ret = -EPROTO;
 	} else {
-		ret = fleet_prom_instances_parse(r.body, r.len, out);
+		ret = r.err ? st->err : lv_finish(st, out);
 		if (ret)
-			snprintf(err, errlen,
-				 "Prometheus %s: GET /api/v1/label/instance/values: %s", base_url,
+			snprintf(err, errlen, "Prometheus %s: %s: %s", base_url, what,
 				 ret == -ENOMEM ? "out of memory" : "not a list of values");
 	}
+out:
 	fleet_req_free(&r);
 	sb_free(&url);
+	if (st)
+		lv_free(st);
 	return ret;
 }
 
 void fleet_prom_instances_free(struct fleet_prom_instances *in)
 {
-	for (size_t i = 0; in && i < in->n; i++)
-		free(in->v[i]);
-	if (in)
+	if (in) {
+		free(in->text);
 		free(in->v);
+	}
 	free(in);
 }
 
-int fleet_prom_read(const char *metric, const char *body, size_t len, struct fleet_prom_node *nodes,
-		    size_t n, char *err, size_t errlen)
+int fleet_prom_read(const char *metric, const char *body, size_t len, size_t piece,
+		    struct fleet_prom_node *nodes, size_t n, char *err, size_t errlen)
 {
 	const char *metrics[] = { metric, "up" };
-	struct pstate *ps = calloc(1, sizeof(*ps)); /* its series buffer is 8 KiB */
-	struct fleet_req r = { .body = (char *)body, .len = len };
+	struct pstate *ps = calloc(1, sizeof(*ps)); /* its series buffer is 64 KiB */
+	struct qread q = { 0 };
 	int ret = -ENOMEM;
 
 	err[0] = '\0';
@@ -1502,13 +2393,21 @@ int fleet_prom_read(const char *metric, const char *body, size_t len, struct fle
 		return -ENOMEM;
 	ps->nodes = nodes;
 	ps->metrics = metrics;
+	ps->q = &q;
 	if (index_nodes(ps, n))
 		goto out;
 	/* as fleet_prom_gather() asks: DSCP maps and priority sets encoded */
 	ps->first[2] = rows_of(ps, 0, metric, 0);
 	ps->errbuf = err;
 	ps->errlen = errlen;
-	ret = read_vector(ps, &r, 0, err, errlen);
+	if (!piece)
+		piece = len ? len : 1;
+	ret = 0;
+	for (size_t at = 0; at < len && !ret; at += piece)
+		ret = feed(ps, 0, body + at, len - at < piece ? len - at : piece);
+	if (!ret)
+		ret = finish(ps, 0, q.win.buf, q.win.len);
+	qread_free(&q);
 out:
 	free(ps->up);
 	free(ps->seen);

@@ -23,6 +23,15 @@
                                     compact map is not one; nolist: no
                                     /api/v1/label/instance/values (404); cutlist: that answer
                                     ends before its Content-Length
+                                    huge [BYTES [METRIC]]: every answer but up's (or METRIC's) is
+                                    BYTES long (default 80 MiB: past the default --max-body),
+                                    series of other:9479;
+                                    hugelabel [BYTES]: n1's MTU series has a label x of BYTES
+                                    (default 20 MB); hugelabelall: every answer but up's has it;
+                                    hex: n1's MTU is "0x2328"; dupsame / dupdiff: n1's MTU
+                                    twice (the second from another job), 9000 both times or
+                                    9000 then 1500; endlesslist: the instance list never ends;
+                                    stalllist: it stops half-way and the connection stays open
 
 Writes "ready" on stdout once it listens.
 """
@@ -61,6 +70,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if mode == "prom":
             if args[:1] == ["nolist"] or not self.path.startswith("/api/v1/label/instance/values"):
                 self.send(404, b"404 page not found\n", "text/plain")
+            elif args[:1] in (["endlesslist"], ["stalllist"]):
+                # no Content-Length: the answer ends when the connection does
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                self.wfile.write(b'{"status":"success","data":["n1:9479","n2:9479"')
+                chunk = b"".join(b',"other%d:9479"' % i for i in range(20000))
+                try:
+                    while args[0] == "endlesslist":
+                        self.wfile.write(chunk)
+                    self.wfile.flush()
+                    forever.wait()
+                except OSError:
+                    pass  # the client gave up, as it should
             elif args[:1] == ["cutlist"]:
                 # a status, then the connection gone half-way through the body
                 self.send_response(200)
@@ -116,6 +141,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             result = ('{"metric":{"device":"eth\\u0030","instance":"n\\u0031:9479",'
                       '"x":"\\ud83d\\ude00 \\"q\\" \\\\"},"value":[1,"9000"]},'
                       '{"value":[1.5,"9000"],"metric":{"instance":"n2:9479","device":"eth0"}}')
+            if args[:1] == ["hex"]:
+                result = result.replace('"value":[1,"9000"]', '"value":[1,"0x2328"]', 1)
+            elif args[:1] in (["dupsame"], ["dupdiff"]):
+                # one node scraped by two jobs (or two HA replicas behind one query URL)
+                result += (',{"metric":{"device":"eth0","instance":"n1:9479","job":"rocewatch-b"},'
+                           '"value":[1,"%s"]}' % ("9000" if args[0] == "dupsame" else "1500"))
         elif metric == "roce_dscp_priority" and "rocewatch_dscp_group" in query:
             # one query per group of 16 DSCPs, named by the group label its weights carry
             groups = [int(g) for g in re.findall(r'"rocewatch_dscp_group", "([0-9])"', query)]
@@ -144,10 +175,41 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if args[:1] == ["badenc"] and "rocewatch_dscp_group\", \"0\"" in query:
             # not an integer: no sum of (priority + 1) * 9^k gives it
             result = result.replace('"value":[1,"', '"value":[1,"0.5', 1)
+        if metric != "up" and (args[:1] == ["hugelabelall"] or
+                               (args[:1] == ["hugelabel"] and metric == "roce_netdev_mtu_bytes")):
+            n = int(args[1]) if len(args) > 1 else 20_000_000
+            big = '{"metric":{"device":"eth0","instance":"n1:9479","x":"%s"},"value":[1,"1"]}' % (
+                "a" * n)
+            result = big + ("," + result if result else "")
+        if metric != "up" and args[:1] == ["huge"] and args[2:3] in ([], [metric]):
+            self.send_huge(int(args[1]) if len(args) > 1 else 80 << 20)
+            return
         data = '{"status":"success","data":{"resultType":"vector","result":[%s]}}' % result
         if metric == "roce_netdev_mtu_bytes" and args[:1] == ["cut"]:
             data = data[:len(data) // 2]
         self.send(200, data.encode())
+
+
+    def send_huge(self, n):
+        """A result vector n bytes long, series after series (none of them a node's)."""
+        head = b'{"status":"success","data":{"resultType":"vector","result":['
+        one = b'{"metric":{"device":"eth0","instance":"other:9479"},"value":[1,"1"]},'
+        chunk = one * ((1 << 20) // len(one))
+        tail = b'{"metric":{"instance":"other:9479"},"value":[1,"1"]}]}}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(n))
+        self.end_headers()
+        try:
+            self.wfile.write(head)
+            left = n - len(head) - len(tail)
+            while left >= len(chunk):
+                self.wfile.write(chunk)
+                left -= len(chunk)
+            self.wfile.write(b" " * max(left, 0))  # whitespace: still one JSON document
+            self.wfile.write(tail)
+        except OSError:
+            self.close_connection = True  # refused at the cap, as it should be
 
 
 def split_series(result):

@@ -457,6 +457,96 @@ check "--prometheus: a node name's backslash and quote escaped for RE2 and for P
 check "--prometheus: an answer that ends early is an error naming its query (exit 3)" bash -c "
 	'$ROCEWATCH' fleet check --prometheus http://\$(echo $(node promcut)) n1 n2 >'$TMPD/promcut.txt' 2>&1
 	[ \$? -eq 3 ] && grep -q 'query roce_netdev_mtu_bytes: invalid JSON' '$TMPD/promcut.txt'"
+# ---- --prometheus: what an answer may cost (issue 42 item 7) ----
+# Each answer is read series by series as it arrives and nothing of it is kept: an answer
+# refused at --max-body, and a 20 MB label value, cost a few KiB, not a body per query.
+fake promhuge prom huge 12000000
+fake promhugemtu prom huge 12000000 roce_netdev_mtu_bytes
+fake promlabel prom hugelabel
+fake promlabelall prom hugelabelall 12000000
+fake promendless prom endlesslist
+fake promstall prom stalllist
+fake promhex prom hex
+fake promdupsame prom dupsame
+fake promdupdiff prom dupdiff
+for f in promhuge promhugemtu promlabel promlabelall promendless promstall promhex promdupsame \
+	promdupdiff; do
+	wait_until 20 ready "$f" || die "fake Prometheus ($f) did not come up"
+done
+prom_reasons() { # NAME [ARGS...]: "rc=N", then "node: state: reason" of n1 and n2
+	local name=$1 rc=0
+	shift
+	"$ROCEWATCH" fleet check -j "$@" --prometheus "http://$(node "$name")" n1 n2 \
+		>"$TMPD/pr-$name.json" 2>"$TMPD/pr-$name.err" || rc=$?
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print("rc=%s" % sys.argv[2])
+for n in d["nodes"]:
+    print("%s: %s: %s" % (n["name"], n["state"], (n["reason"] or "").replace(sys.argv[3], "URL")))
+' "$TMPD/pr-$name.json" "$rc" "http://$(node "$name")"
+}
+expect_reasons() { # NAME WANT [ARGS...]: n1 and n2 both unknown with reason WANT, exit 3
+	local name=$1 want=$2 got
+	shift 2
+	got=$(prom_reasons "$name" "$@")
+	[ "$got" = "$(printf 'rc=3\nn1: unknown: %s\nn2: unknown: %s' "$want" "$want")" ] ||
+		{ printf 'got:\n%s\nwant: %s\n' "$got" "$want" >&2; return 1; }
+}
+check "--prometheus: an answer past --max-body is named as such (exit 3)" expect_reasons promhugemtu \
+	"Prometheus URL: query roce_netdev_mtu_bytes: the answer is larger than 8 MiB (--max-body)" --max-body 8MiB
+check "--prometheus: a 20 MB label value is refused naming the query and the label (exit 3)" \
+	expect_reasons promlabel "Prometheus: query roce_netdev_mtu_bytes: a series at byte 60 (instance n1:9479): label x is longer than 4 KiB (no label rocewatch reads is): refused"
+# A sample value is a number as Prometheus writes it (strconv 'f'/'e', +Inf, -Inf, NaN):
+# strtod read "0x2328" as 9000, the MTU every other node has.
+check "--prometheus: a hex sample value is not a number: refused naming it (exit 3)" expect_reasons promhex \
+	'Prometheus: query roce_netdev_mtu_bytes: n1:9479 device eth0: the value "0x2328" is not a number as Prometheus writes one: refused'
+# n1's MTU in two series (a second scrape job): alike, it is taken once and said once on
+# stderr, the verdicts those of one series; 9000 and 1500, n1 is UNKNOWN naming both.
+dup_same() {
+	local want
+	prom_reasons promdupsame >"$TMPD/dupsame.txt"
+	want="rocewatch fleet: Prometheus http://$(node promdupsame): query roce_netdev_mtu_bytes: n1:9479 device eth0: 9000 in two series (two scrape jobs or HA replicas of one target?): the same value, taken once; 1 such series on 1 node"
+	[ "$(cat "$TMPD/pr-promdupsame.err")" = "$want" ] &&
+		[ "$(head -1 "$TMPD/dupsame.txt")" = "rc=2" ] &&
+		python3 -c "import json; a, b = (json.load(open(f)) for f in ('$TMPD/prom.json', '$TMPD/pr-promdupsame.json')); assert a['results'] == b['results'], (a, b)" ||
+		{ cat "$TMPD/dupsame.txt" "$TMPD/pr-promdupsame.err" >&2; return 1; }
+}
+check "--prometheus: a series repeated with the same value: taken once, said once, same verdicts" dup_same
+dup_diff() {
+	local got
+	got=$(prom_reasons promdupdiff)
+	[ "$got" = "$(printf '%s\n' 'rc=3' "n1: unknown: Prometheus: query roce_netdev_mtu_bytes: n1:9479 device eth0: two series disagree, 9000 and 1500 (two scrape jobs or HA replicas of one target?): which is this node's cannot be told" 'n2: ok: ')" ] ||
+		{ printf '%s\n' "$got" >&2; return 1; }
+}
+check "--prometheus: a series repeated with another value: that node UNKNOWN naming both (exit 3)" dup_diff
+# An instance list that never ends is named as such, and then nothing more is asked: asked
+# by pattern, Prometheus would try every one of those instances on each node's name.
+check "--prometheus: an endless instance list: larger than --max-body, named (exit 3)" expect_reasons \
+	promendless "Prometheus URL: GET /api/v1/label/instance/values: the label values answer is larger than 4 MiB (--max-body)" --max-body 4MiB
+check "  ... and no query asked after it" bash -c "! grep -q instance '$TMPD/fake-promendless.log'"
+check "--prometheus: an instance list that stops half-way: did not end within --timeout, named (exit 3)" \
+	expect_reasons promstall "Prometheus URL: GET /api/v1/label/instance/values: the label values answer did not end within 2 s (--timeout)" --timeout 2s
+if [ -x /usr/bin/time ]; then
+	peak() { # NAME: peak RSS in KiB of fleet check --max-body 8MiB against it
+		/usr/bin/time -f %M -o "$TMPD/peak" "$ROCEWATCH" fleet check --max-body 8MiB \
+			--prometheus "http://$(node "$1")" n1 n2 >/dev/null 2>&1 || :
+		tail -n 1 "$TMPD/peak"
+	}
+	within() { # NAME: its peak RSS within 2 x --max-body of a small answer's
+		local base big
+		base=$(peak prom)
+		big=$(peak "$1")
+		echo "# peak RSS: small answers $base KiB, $1 $big KiB"
+		[ $((big - base)) -lt $((16 << 10)) ]
+	}
+	check "--prometheus: every answer past --max-body: peak RSS within 2 x --max-body of a small answer's" \
+		within promhuge
+	check "--prometheus: a 12 MB label value in every answer: peak RSS within 2 x --max-body likewise" \
+		within promlabelall
+else
+	echo "# peak RSS checks not run: no /usr/bin/time (contrib/install-deps.sh test)"
+fi
 # ---- like with like (issue 42 item 17): identical nodes never fail a fleet rule ----
 # Four nodes built from rails-good.json, each with the same second port unused (down, MTU
 # 1500, no PFC, trust pcp, no IPv4 GID), then with it disabled (its QoS facts unsupported).

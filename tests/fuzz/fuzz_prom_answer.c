@@ -2,9 +2,10 @@
 /*
  * An answer of Prometheus's /api/v1/query as fleet check --prometheus reads
  * it (src/fleet/fleet_prom.c: the envelope walked once, each series decoded
- * by hand).  Byte 0 picks the metric the answer is for (a number, a
- * priority set, a DSCP map, a GID table, an info string, GPU-NIC paths, up,
- * a compact DSCP map or priority set); the rest is the body (DSCP maps and
+ * by hand as its last byte comes in).  Byte 0 picks the metric the answer is
+ * for (a number, a priority set, a DSCP map, a GID table, an info string,
+ * GPU-NIC paths, up, a compact DSCP map or priority set) and, divided by 10,
+ * the size of the pieces the body comes in (0: all at once); the rest is the body (DSCP maps and
  * priority sets in the encoded form fleet check asks for).  Contract: 0, -EINVAL or -ERANGE; on an
  * error a message naming the query; on 0 every node's instance is terminated and its model holds
  * only what the row's type allows (checked by model_free under ASan).
@@ -47,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		nodes[i].name = names[i];
 		nodes[i].m = &m[i];
 	}
-	r = fleet_prom_read(metric, body, size - 1, nodes, 3, err, sizeof(err));
+	r = fleet_prom_read(metric, body, size - 1, data[0] / 10, nodes, 3, err, sizeof(err));
 	FUZZ_CHECK(r == 0 || r == -EINVAL || r == -ERANGE, "returned %d", r);
 	FUZZ_CHECK(memchr(err, '\0', sizeof(err)), "message not terminated");
 	if (r)

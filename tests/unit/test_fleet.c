@@ -21,6 +21,7 @@
 #include "hostlist.h"
 #include "model.h"
 #include "snapshot.h"
+#include "strbuf.h"
 #include "util.h"
 
 /* ---- hostlist ---- */
@@ -832,9 +833,9 @@ static void prometheus_answers(void **state)
 		nodes[i].name = names[i];
 		nodes[i].m = &m[i];
 	}
-	assert_int_equal(
-	    fleet_prom_read("roce_netdev_mtu_bytes", mtu, strlen(mtu), nodes, 3, err, sizeof(err)),
-	    0);
+	assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", mtu, strlen(mtu), 0, nodes, 3,
+					 err, sizeof(err)),
+			 0);
 	assert_true(nodes[0].found);
 	assert_string_equal(nodes[0].instance, "n1:9479"); /* \u0031 decoded */
 	o = model_netdev(&m[0], "eth0");
@@ -843,9 +844,9 @@ static void prometheus_answers(void **state)
 	assert_int_equal(model_netdev(&m[1], "eth0")->f[F_NETDEV_MTU].v.i, 1500);
 	assert_false(nodes[2].found);
 
-	assert_int_equal(
-	    fleet_prom_read("roce_dscp_priority", dscp, strlen(dscp), nodes, 3, err, sizeof(err)),
-	    0);
+	assert_int_equal(fleet_prom_read("roce_dscp_priority", dscp, strlen(dscp), 0, nodes, 3, err,
+					 sizeof(err)),
+			 0);
 	o = model_netdev(&m[2], "eth0");
 	assert_non_null(o);
 	assert_int_equal(o->f[F_NETDEV_DSCP_MAP].v.dscp[26], 3);
@@ -854,19 +855,20 @@ static void prometheus_answers(void **state)
 	assert_int_equal(o->f[F_NETDEV_DSCP_MAP].v.dscp[25], -1);
 
 	assert_int_equal(
-	    fleet_prom_read("roce_pfc_enabled", pfc, strlen(pfc), nodes, 3, err, sizeof(err)), 0);
+	    fleet_prom_read("roce_pfc_enabled", pfc, strlen(pfc), 0, nodes, 3, err, sizeof(err)),
+	    0);
 	assert_int_equal(model_netdev(&m[0], "eth0")->f[F_NETDEV_PFC_ENABLED].v.set, 1u << 3);
-	assert_int_equal(fleet_prom_read("roce_pfc_enabled", pfc_bad, strlen(pfc_bad), nodes, 3,
+	assert_int_equal(fleet_prom_read("roce_pfc_enabled", pfc_bad, strlen(pfc_bad), 0, nodes, 3,
 					 err, sizeof(err)),
 			 -ERANGE);
 	assert_non_null(strstr(err, "query roce_pfc_enabled"));
 
-	assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", error, strlen(error), nodes, 3,
+	assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", error, strlen(error), 0, nodes, 3,
 					 err, sizeof(err)),
 			 -EINVAL);
 	assert_string_equal(err, "Prometheus: query roce_netdev_mtu_bytes: 1:1: parse error");
 	assert_int_equal(
-	    fleet_prom_read("roce_netdev_mtu_bytes", mtu, 100, nodes, 3, err, sizeof(err)),
+	    fleet_prom_read("roce_netdev_mtu_bytes", mtu, 100, 0, nodes, 3, err, sizeof(err)),
 	    -EINVAL);
 	assert_non_null(strstr(err, "query roce_netdev_mtu_bytes: invalid JSON"));
 	for (int i = 0; i < 3; i++)
@@ -918,9 +920,9 @@ static void prometheus_compact_answers(void **state)
 		  "{\"metric\":{\"__name__\":\"roce_dscp_map_info\",\"device\":\"eth0\","
 		  "\"instance\":\"n1:9479\",\"map\":\"%s\"},\"value\":[1,\"1\"]}]}}",
 		  text);
-	assert_int_equal(
-	    fleet_prom_read("roce_dscp_map_info", body.buf, body.len, nodes, 2, err, sizeof(err)),
-	    0);
+	assert_int_equal(fleet_prom_read("roce_dscp_map_info", body.buf, body.len, 0, nodes, 2, err,
+					 sizeof(err)),
+			 0);
 	o = model_netdev(&m[0], "eth0");
 	assert_non_null(o);
 	assert_int_equal(o->f[F_NETDEV_DSCP_MAP].state, ABS_NONE);
@@ -936,8 +938,8 @@ static void prometheus_compact_answers(void **state)
 	    "{\"metric\":{\"device\":\"eth0\",\"instance\":\"n2:9479\",\"priorities\":\"%s\"},"
 	    "\"value\":[1,\"1\"]}]}}",
 	    text);
-	assert_int_equal(fleet_prom_read("roce_pfc_enabled_info", body.buf, body.len, nodes, 2, err,
-					 sizeof(err)),
+	assert_int_equal(fleet_prom_read("roce_pfc_enabled_info", body.buf, body.len, 0, nodes, 2,
+					 err, sizeof(err)),
 			 0);
 	assert_int_equal(model_netdev(&m[1], "eth0")->f[F_NETDEV_PFC_ENABLED].v.set, 0x89);
 
@@ -965,8 +967,8 @@ static void prometheus_compact_answers(void **state)
 			  "{\"metric\":{\"device\":\"eth1\",\"instance\":\"n1:9479\",%s},"
 			  "\"value\":[1,\"1\"]}]}}",
 			  bad[i]);
-		assert_int_equal(fleet_prom_read("roce_dscp_map_info", body.buf, body.len, nodes, 2,
-						 err, sizeof(err)),
+		assert_int_equal(fleet_prom_read("roce_dscp_map_info", body.buf, body.len, 0, nodes,
+						 2, err, sizeof(err)),
 				 -ERANGE);
 		assert_non_null(strstr(err, "Prometheus: query roce_dscp_map_info: n1:9479 "));
 		assert_non_null(strstr(err, why[i]));
@@ -977,6 +979,334 @@ static void prometheus_compact_answers(void **state)
 	model_free(&src);
 	for (int i = 0; i < 2; i++)
 		model_free(&m[i]);
+}
+
+/* Nodes n1, n2 for fleet_prom_read(), their models in m. */
+static void prom_nodes(struct fleet_prom_node *nodes, struct node_model *m, size_t n)
+{
+	static const char *const names[] = { "n1", "n2", "[::1]" };
+
+	for (size_t i = 0; i < n; i++) {
+		model_init(&m[i]);
+		memset(&nodes[i], 0, sizeof(nodes[i]));
+		nodes[i].name = names[i];
+		nodes[i].m = &m[i];
+	}
+}
+
+static void prom_nodes_free(struct node_model *m, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		model_free(&m[i]);
+}
+
+/*
+ * An answer as a transfer hands it over, in pieces of any size: the same
+ * series read, the same errors at the same bytes, whatever the cuts.
+ */
+static void prometheus_answer_in_pieces(void **state)
+{
+	static const char mtu[] =
+	    "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[ "
+	    "{\"metric\":{\"device\":\"eth\\u0030\",\"instance\":\"n\\u0031:9479\","
+	    "\"x\":\"\\ud83d\\ude00 \\\"q\\\" \\\\\"},\"value\":[1.5,\"9000\"]} ,\n"
+	    "{\"value\":[1,\"1500\"],\"metric\":{\"instance\":\"n2:9479\",\"device\":\"eth0\"}}"
+	    " ]},\"warnings\":[\"a warning\"]}";
+	static const char bad[] =
+	    "{\"status\":\"success\",\"data\":{\"result\":["
+	    "{\"metric\":{\"instance\":\"n2:9479\",\"device\":\"eth0\"},\"value\":[1,\"1\"]},"
+	    "{\"metric\":{\"instance\":\"n1:9479\",\"device\":\"eth0\"},\"value\":[1,\"1\"]} x]}}";
+	static const char error[] = "{\"status\":\"error\",\"errorType\":\"bad_data\","
+				    "\"error\":\"1:1: parse error\"}";
+	static const size_t pieces[] = { 0, 1, 2, 3, 7, 64, 1000 };
+	struct fleet_prom_node nodes[2];
+	struct node_model m[2];
+	char err[256];
+
+	(void)state;
+	for (size_t p = 0; p < ARRAY_SIZE(pieces); p++) {
+		prom_nodes(nodes, m, 2);
+		assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", mtu, strlen(mtu),
+						 pieces[p], nodes, 2, err, sizeof(err)),
+				 0);
+		assert_string_equal(nodes[0].instance, "n1:9479");
+		assert_int_equal(model_netdev(&m[0], "eth0")->f[F_NETDEV_MTU].v.i, 9000);
+		assert_int_equal(model_netdev(&m[1], "eth0")->f[F_NETDEV_MTU].v.i, 1500);
+		assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", mtu, strlen(mtu) - 10,
+						 pieces[p], nodes, 2, err, sizeof(err)),
+				 -EINVAL);
+		/* cut in what follows the result array: that is read whole, by jansson */
+		assert_string_equal(err, "Prometheus: query roce_netdev_mtu_bytes: invalid JSON: "
+					 "premature end of input near '\"a '");
+		assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", mtu, 200, pieces[p],
+						 nodes, 2, err, sizeof(err)),
+				 -EINVAL);
+		assert_string_equal(
+		    err,
+		    "Prometheus: query roce_netdev_mtu_bytes: invalid JSON: result is cut short");
+		assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", bad, strlen(bad),
+						 pieces[p], nodes, 2, err, sizeof(err)),
+				 -EINVAL);
+		assert_string_equal(err,
+				    "Prometheus: query roce_netdev_mtu_bytes: invalid JSON: byte "
+				    "170 of the answer is neither ',' nor ']' after a series");
+		assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", error, strlen(error),
+						 pieces[p], nodes, 2, err, sizeof(err)),
+				 -EINVAL);
+		assert_string_equal(err,
+				    "Prometheus: query roce_netdev_mtu_bytes: 1:1: parse error");
+		prom_nodes_free(m, 2);
+	}
+}
+
+/*
+ * What one series may hold: a label value of LABEL_MAX (4 KiB) bytes is
+ * read, one byte more is refused naming the query and the label, however
+ * the answer comes; a series that goes on past 256 KiB is refused before it
+ * ends, and an envelope without a result array after 64 KiB.
+ */
+static void prometheus_answer_bounds(void **state)
+{
+	static const char head[] = "{\"status\":\"success\",\"data\":{\"result\":[";
+	struct fleet_prom_node nodes[2];
+	struct node_model m[2];
+	struct strbuf body = { 0 }, v = { 0 };
+	char err[320];
+
+	(void)state;
+	for (int i = 0; i < 4096; i++)
+		sb_putc(&v, 'a');
+	for (size_t piece = 0; piece <= 4096; piece += 4096) {
+		prom_nodes(nodes, m, 2);
+		sb_reset(&body);
+		sb_printf(&body,
+			  "%s{\"metric\":{\"instance\":\"n1:9479\",\"device\":\"eth0\","
+			  "\"x\":\"%s\"},\"value\":[1,\"9000\"]}]}}",
+			  head, v.buf);
+		assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", body.buf, body.len, piece,
+						 nodes, 2, err, sizeof(err)),
+				 0);
+		assert_int_equal(model_netdev(&m[0], "eth0")->f[F_NETDEV_MTU].v.i, 9000);
+		sb_reset(&body);
+		/* one more byte, as an escape */
+		sb_printf(&body,
+			  "%s{\"metric\":{\"instance\":\"n1:9479\",\"dev\\u0069ce\":\"eth0\","
+			  "\"x\":\"%s\\u0062\"},\"value\":[1,\"9000\"]}]}}",
+			  head, v.buf);
+		assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", body.buf, body.len, piece,
+						 nodes, 2, err, sizeof(err)),
+				 -EINVAL);
+		assert_string_equal(err,
+				    "Prometheus: query roce_netdev_mtu_bytes: a series at byte "
+				    "38 (instance n1:9479): label x is longer than 4 KiB (no "
+				    "label rocewatch reads is): refused");
+		/* a series with a label of 300 KiB, cut before it ends: refused all the same */
+		sb_reset(&body);
+		sb_printf(&body, "%s{\"metric\":{\"x\":\"", head);
+		for (int i = 0; i < 75; i++)
+			sb_add(&body, v.buf, v.len);
+		assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", body.buf, body.len,
+						 piece ? piece : 1, nodes, 2, err, sizeof(err)),
+				 -EINVAL);
+		assert_string_equal(err,
+				    "Prometheus: query roce_netdev_mtu_bytes: a series at byte "
+				    "38: label x is longer than 4 KiB (no label rocewatch reads "
+				    "is): refused");
+		/* 300 KiB of one series' whitespace */
+		sb_reset(&body);
+		sb_printf(&body, "%s{\"metric\":{}, ", head);
+		for (int i = 0; i < 300 << 10; i++)
+			sb_putc(&body, ' ');
+		assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", body.buf, body.len, piece,
+						 nodes, 2, err, sizeof(err)),
+				 -EINVAL);
+		assert_string_equal(err,
+				    "Prometheus: query roce_netdev_mtu_bytes: a series at byte "
+				    "38 is longer than 256 KiB: refused");
+		/* 65 labels */
+		sb_reset(&body);
+		sb_printf(&body, "%s{\"metric\":{", head);
+		for (int i = 0; i < 65; i++)
+			sb_printf(&body, "%s\"l%d\":\"v\"", i ? "," : "", i);
+		sb_puts(&body, "},\"value\":[1,\"1\"]}]}}");
+		assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", body.buf, body.len, piece,
+						 nodes, 2, err, sizeof(err)),
+				 -EINVAL);
+		assert_string_equal(err,
+				    "Prometheus: query roce_netdev_mtu_bytes: a series at byte "
+				    "38 has more than 64 labels: refused");
+		/* 70 KiB before a result array */
+		sb_reset(&body);
+		sb_puts(&body, "{\"status\":\"success\",\"x\":\"");
+		for (int i = 0; i < 70 << 10; i++)
+			sb_putc(&body, 'a');
+		sb_printf(&body, "\",\"data\":{\"result\":[]}}");
+		assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", body.buf, body.len, piece,
+						 nodes, 2, err, sizeof(err)),
+				 -EINVAL);
+		assert_string_equal(err, "Prometheus: query roce_netdev_mtu_bytes: not a result "
+					 "vector: no \"result\" array in the first 64 KiB of the "
+					 "answer");
+		prom_nodes_free(m, 2);
+	}
+	sb_free(&body);
+	sb_free(&v);
+}
+
+/*
+ * A sample value is a number as Prometheus writes it (Go's strconv 'f' or
+ * 'e', -1, and +Inf, -Inf, NaN), never whatever strtod() takes: "0x2328"
+ * is not 9000, and the answer holding it is refused.
+ */
+static void prometheus_sample_values(void **state)
+{
+	static const struct {
+		const char *v;
+		int64_t mtu; /* -1: no value (+Inf, -Inf, NaN: the series skipped) */
+	} good[] = {
+		{ "9000", 9000 }, { "-0", 0 },	  { "0.5", 1 },	  { "9e+03", 9000 },
+		{ "1.5e-07", 0 }, { "+Inf", -1 }, { "-Inf", -1 }, { "NaN", -1 },
+	};
+	static const char *const bad[] = {
+		"0x2328", "inf", "nan", "Infinity", "+Inf ",  " 1", "+1",   "1e5",
+		"1E+21",  "1.",	 ".5",	"01",	    "1e+999", "",   "1e+1",
+	};
+	struct fleet_prom_node nodes[2];
+	struct node_model m[2];
+	struct strbuf body = { 0 }, want = { 0 };
+	char err[320];
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
+		const struct object *o;
+
+		prom_nodes(nodes, m, 2);
+		sb_reset(&body);
+		sb_printf(&body,
+			  "{\"status\":\"success\",\"data\":{\"result\":[{\"metric\":{\"instance\":"
+			  "\"n1:9479\",\"device\":\"eth0\"},\"value\":[1,\"%s\"]}]}}",
+			  good[i].v);
+		assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", body.buf, body.len, 0,
+						 nodes, 2, err, sizeof(err)),
+				 0);
+		o = model_netdev(&m[0], "eth0");
+		if (good[i].mtu < 0) {
+			assert_null(o);
+		} else {
+			assert_non_null(o);
+			assert_int_equal(o->f[F_NETDEV_MTU].v.i, good[i].mtu);
+		}
+		prom_nodes_free(m, 2);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		prom_nodes(nodes, m, 2);
+		sb_reset(&body);
+		sb_printf(&body,
+			  "{\"status\":\"success\",\"data\":{\"result\":[{\"metric\":{\"instance\":"
+			  "\"n1:9479\",\"device\":\"eth0\"},\"value\":[1,\"%s\"]}]}}",
+			  bad[i]);
+		assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", body.buf, body.len, 0,
+						 nodes, 2, err, sizeof(err)),
+				 -EINVAL);
+		sb_reset(&want);
+		sb_printf(&want,
+			  "Prometheus: query roce_netdev_mtu_bytes: n1:9479 device eth0: the value "
+			  "\"%s\" is not a number as Prometheus writes one: refused",
+			  bad[i]);
+		assert_string_equal(err, want.buf);
+		prom_nodes_free(m, 2);
+	}
+	/* whoever's series it is: an answer with such a value is not Prometheus's */
+	prom_nodes(nodes, m, 2);
+	sb_reset(&body);
+	sb_puts(&body, "{\"status\":\"success\",\"data\":{\"result\":[{\"metric\":{\"instance\":"
+		       "\"other:9479\"},\"value\":[1,\"0x10\"]}]}}");
+	assert_int_equal(fleet_prom_read("up", body.buf, body.len, 0, nodes, 2, err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "Prometheus: query up: other:9479: the value \"0x10\" is not a "
+				 "number as Prometheus writes one: refused");
+	prom_nodes_free(m, 2);
+	sb_free(&body);
+	sb_free(&want);
+}
+
+/*
+ * Two series for one fact of one node (two scrape jobs of a target, two HA
+ * replicas behind one URL): the same value is taken once and counted, two
+ * values make the node UNKNOWN naming both; series of other objects or
+ * other elements (priorities, GID indexes) are not repeats.
+ */
+static void prometheus_repeated_series(void **state)
+{
+	static const char head[] = "{\"status\":\"success\",\"data\":{\"result\":[";
+	struct fleet_prom_node nodes[2];
+	struct node_model m[2];
+	struct strbuf body = { 0 };
+	char err[320];
+
+	(void)state;
+	prom_nodes(nodes, m, 2);
+	sb_printf(&body,
+		  "%s{\"metric\":{\"instance\":\"n1:9479\",\"device\":\"eth0\",\"job\":\"a\"},"
+		  "\"value\":[1,\"9000\"]},"
+		  "{\"metric\":{\"instance\":\"n1:9479\",\"device\":\"eth1\",\"job\":\"a\"},"
+		  "\"value\":[1,\"1500\"]},"
+		  "{\"metric\":{\"instance\":\"n1:9479\",\"device\":\"eth0\",\"job\":\"b\"},"
+		  "\"value\":[1,\"9000\"]},"
+		  "{\"metric\":{\"instance\":\"n2:9479\",\"device\":\"eth0\",\"job\":\"a\"},"
+		  "\"value\":[1,\"9000\"]},"
+		  "{\"metric\":{\"instance\":\"n2:9479\",\"device\":\"eth0\",\"job\":\"b\"},"
+		  "\"value\":[1,\"1500\"]}]}}",
+		  head);
+	assert_int_equal(fleet_prom_read("roce_netdev_mtu_bytes", body.buf, body.len, 0, nodes, 2,
+					 err, sizeof(err)),
+			 0);
+	assert_int_equal(nodes[0].repeats, 1);
+	assert_string_equal(nodes[0].note,
+			    "query roce_netdev_mtu_bytes: n1:9479 device eth0: 9000 in two series");
+	assert_string_equal(nodes[0].err, "");
+	assert_int_equal(model_netdev(&m[0], "eth0")->f[F_NETDEV_MTU].v.i, 9000);
+	assert_int_equal(model_netdev(&m[0], "eth1")->f[F_NETDEV_MTU].v.i, 1500);
+	assert_int_equal(nodes[1].repeats, 0);
+	assert_string_equal(
+	    nodes[1].err,
+	    "Prometheus: query roce_netdev_mtu_bytes: n2:9479 device eth0: two series "
+	    "disagree, 9000 and 1500 (two scrape jobs or HA replicas of one target?): "
+	    "which is this node's cannot be told");
+	prom_nodes_free(m, 2);
+
+	/* a GID table: index 0 twice alike, index 1 twice with two GIDs; index 2 once */
+	prom_nodes(nodes, m, 2);
+	sb_reset(&body);
+	sb_puts(&body, head);
+	static const char *const gids[][3] = {
+		{ "0", "fe80:0000:0000:0000:0000:0000:0000:0001", "a" },
+		{ "0", "fe80:0000:0000:0000:0000:0000:0000:0001", "b" },
+		{ "2", "0000:0000:0000:0000:0000:ffff:0a00:0001", "a" },
+		{ "1", "0000:0000:0000:0000:0000:ffff:0a00:0002", "a" },
+		{ "1", "0000:0000:0000:0000:0000:ffff:0a00:0003", "b" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(gids); i++)
+		sb_printf(&body,
+			  "%s{\"metric\":{\"instance\":\"n%d:9479\",\"device\":\"mlx5_0\","
+			  "\"port\":\"1\",\"index\":\"%s\",\"gid\":\"%s\",\"type\":\"RoCE v2\","
+			  "\"job\":\"%s\"},\"value\":[1,\"1\"]}",
+			  i ? "," : "", i < 3 ? 1 : 2, gids[i][0], gids[i][1], gids[i][2]);
+	sb_puts(&body, "]}}");
+	assert_int_equal(fleet_prom_read("roce_rdma_gid_info", body.buf, body.len, 0, nodes, 2, err,
+					 sizeof(err)),
+			 0);
+	assert_int_equal(nodes[0].repeats, 1);
+	assert_string_equal(nodes[0].err, "");
+	assert_int_equal(model_port(&m[0], "mlx5_0", 1)->gids.n, 2);
+	assert_string_equal(
+	    nodes[1].err,
+	    "Prometheus: query roce_rdma_gid_info: n2:9479 device mlx5_0 port 1 index "
+	    "1: two series disagree, gid=\"0000:0000:0000:0000:0000:ffff:0a00:0002\" and "
+	    "gid=\"0000:0000:0000:0000:0000:ffff:0a00:0003\" (two scrape jobs or HA replicas of "
+	    "one target?): which is this node's cannot be told");
+	prom_nodes_free(m, 2);
+	sb_free(&body);
 }
 
 /* /api/v1/label/instance/values, read by hand like the query answers. */
@@ -991,18 +1321,51 @@ static void prometheus_instance_list(void **state)
 		"{\"status\":\"success\",\"data\":[\"n1\"]} x",
 		"{\"status\":\"success\"}",
 		"{\"status\":\"success\",\"data\":[1]}",
+		"{\"status\":\"success\",\"data\":[\"n1\"\"n2\"]}",
 		"404 page not found\n",
 	};
+	static const char *const names[] = { "n2", "[::1]:9479" };
+	static const size_t pieces[] = { 0, 1, 2, 5, 4096 };
 	struct fleet_prom_instances *in;
+	struct strbuf big = { 0 };
 
 	(void)state;
-	assert_int_equal(fleet_prom_instances_parse(good, strlen(good), &in), 0);
-	assert_int_equal(in->n, 3);
-	assert_string_equal(in->v[1], "n2:9479");
-	assert_string_equal(in->v[2], "[::1]:9479");
-	fleet_prom_instances_free(in);
+	for (size_t p = 0; p < ARRAY_SIZE(pieces); p++) {
+		assert_int_equal(
+		    fleet_prom_instances_parse(good, strlen(good), pieces[p], NULL, 0, &in), 0);
+		assert_int_equal(in->n, 3);
+		assert_string_equal(in->v[1], "n2:9479");
+		assert_string_equal(in->v[2], "[::1]:9479");
+		fleet_prom_instances_free(in);
+		/* only the nodes' instances are kept: by name, or host:port */
+		assert_int_equal(
+		    fleet_prom_instances_parse(good, strlen(good), pieces[p], names, 2, &in), 0);
+		assert_int_equal(in->n, 2);
+		assert_string_equal(in->v[0], "n2:9479");
+		assert_string_equal(in->v[1], "[::1]:9479");
+		fleet_prom_instances_free(in);
+	}
+	/* a value past 4 KiB (another target's) is skipped, escaped quotes and all */
+	sb_puts(&big, "{\"status\":\"success\",\"data\":[\"n1:9479\",\"");
+	for (int i = 0; i < 3000; i++)
+		sb_puts(&big, "a\\\"\\\\");
+	sb_puts(&big, "\",\"n2:9479\"]}");
+	for (size_t p = 0; p < ARRAY_SIZE(pieces); p++) {
+		assert_int_equal(
+		    fleet_prom_instances_parse(big.buf, big.len, pieces[p], NULL, 0, &in), 0);
+		assert_int_equal(in->n, 2);
+		assert_string_equal(in->v[0], "n1:9479");
+		assert_string_equal(in->v[1], "n2:9479");
+		fleet_prom_instances_free(in);
+		assert_int_equal(
+		    fleet_prom_instances_parse(big.buf, big.len - 3, pieces[p], NULL, 0, &in),
+		    -EINVAL);
+		assert_null(in);
+	}
+	sb_free(&big);
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
-		assert_int_equal(fleet_prom_instances_parse(bad[i], strlen(bad[i]), &in), -EINVAL);
+		assert_int_equal(
+		    fleet_prom_instances_parse(bad[i], strlen(bad[i]), 0, NULL, 0, &in), -EINVAL);
 		assert_null(in);
 	}
 }
@@ -1029,6 +1392,10 @@ int main(void)
 		cmocka_unit_test(snapshot_without_counters),
 		cmocka_unit_test(prometheus_answers),
 		cmocka_unit_test(prometheus_compact_answers),
+		cmocka_unit_test(prometheus_answer_in_pieces),
+		cmocka_unit_test(prometheus_answer_bounds),
+		cmocka_unit_test(prometheus_sample_values),
+		cmocka_unit_test(prometheus_repeated_series),
 		cmocka_unit_test(prometheus_instance_list),
 	};
 
