@@ -16,7 +16,7 @@ int cmd_snapshot(int argc, char **argv);
 
 /* Their option tables (cli.h), for --help and the tests. */
 struct cli_cmd;
-extern const struct cli_cmd check_cli, export_cli, fleet_cli, health_cli, probe_cli, report_cli, replay_cli,
-    rules_lint_cli, rules_list_cli, serve_cli, snapshot_cli;
+extern const struct cli_cmd check_cli, export_cli, fleet_cli, health_cli, probe_cli, report_cli,
+    replay_cli, rules_lint_cli, rules_list_cli, serve_cli, snapshot_cli;
 
 #endif
