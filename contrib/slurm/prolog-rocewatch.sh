@@ -21,6 +21,15 @@
 #                    warn-only: say so on stderr (slurmd's log) and exit 0 - for a
 #                      first rollout, never for production
 #   SCONTROL         full path of scontrol (default /usr/bin/scontrol)
+#   ROCEWATCH_JOB_MAPPING_DIR
+#                    when set (or DCGM_HPC_JOB_MAPPING_DIR is), a job that starts is
+#                    written into this job-mapping directory, dcgm-exporter's layout:
+#                    its id appended to the file of each GPU Slurm gave it (named by
+#                    the GPU's index: SLURM_JOB_GPUS, else CUDA_VISIBLE_DEVICES, else
+#                    GPU_DEVICE_ORDINAL), which `rocewatch serve --job-mapping-dir`
+#                    exports as roce_job_info{job_id} (`fleet check --job`).
+#                    contrib/slurm/epilog-rocewatch.sh takes it out again.  The same
+#                    directory can serve dcgm-exporter (DCGM_HPC_JOB_MAPPING_DIR).
 #
 # `rocewatch check` exits 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN; WARNING lets
 # the job start and says why on stderr.  This script exits 0 (start the job)
@@ -37,6 +46,32 @@ ROCEWATCH_TIMEOUT=${ROCEWATCH_TIMEOUT:-60}
 mode=${ROCEWATCH_PROLOG_MODE:-fail-closed}
 node=${SLURMD_NODENAME:-$(hostname -s 2>/dev/null || hostname)}
 
+# map_job: this job into the job-mapping directory (one file per GPU, a job id a line).
+# Rewritten through a temporary file and a rename, under flock where there is one, so
+# that serve never reads half a file and two prologs never lose each other's line.
+map_job() {
+	dir=${ROCEWATCH_JOB_MAPPING_DIR:-${DCGM_HPC_JOB_MAPPING_DIR:-}}
+	[ -n "$dir" ] && [ -n "${SLURM_JOB_ID:-}" ] || return 0
+	gpus=${SLURM_JOB_GPUS:-${CUDA_VISIBLE_DEVICES:-${GPU_DEVICE_ORDINAL:-}}}
+	if [ -z "$gpus" ]; then
+		echo "rocewatch prolog: $node: job $SLURM_JOB_ID has no GPU: not in $dir" >&2
+		return 0
+	fi
+	mkdir -p "$dir" 2>/dev/null
+	(
+		command -v flock >/dev/null 2>&1 && flock -w 10 9
+		for g in $(printf '%s' "$gpus" | tr ',' ' '); do
+			case $g in
+			'' | *[!0-9]*) continue ;; # an index; a UUID list is the pod's business
+			esac
+			f=$dir/$g
+			{ [ -f "$f" ] && grep -Fvx -- "$SLURM_JOB_ID" "$f"; echo "$SLURM_JOB_ID"; } >"$dir/.$g.$$" &&
+				mv -f "$dir/.$g.$$" "$f" ||
+				echo "rocewatch prolog: $node: could not write $f" >&2
+		done
+	) 9>>"$dir/.lock"
+}
+
 case $mode in
 fail-closed | warn-only) ;;
 *)
@@ -50,6 +85,7 @@ stop() {
 	echo "rocewatch prolog: $node: $1" >&2
 	if [ "$mode" = warn-only ]; then
 		echo "rocewatch prolog: warn-only: the job starts anyway" >&2
+		map_job
 		exit 0
 	fi
 	# 255 bytes: what slurmdbd keeps of a reason (a long path must not lose the rest)
@@ -118,10 +154,14 @@ reasons() {
 	}'
 }
 case $rc in
-0) exit 0 ;;
+0)
+	map_job
+	exit 0
+	;;
 1)
 	echo "rocewatch prolog: $node: RoCE check WARNING ($(reasons 400)); the job starts" >&2
 	printf '%s\n' "$out" >&2
+	map_job
 	exit 0
 	;;
 2)

@@ -23,6 +23,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "daemon.h"
+#include "job_serve.h"
 #include "privdrop.h"
 #include "probe_responder.h"
 #include "probe_serve.h"
@@ -56,6 +57,7 @@ struct serve {
 	struct rules_serve rules;
 	struct alerts_serve alerts;
 	struct status_serve status;
+	struct job_serve jobs;
 	const char *telemetry_path; /* --web.telemetry-path */
 	/* --nfd.feature-file: rewritten when it changes or half its expiry is gone */
 	const char *nfd_path;
@@ -461,8 +463,8 @@ const struct cli_cmd serve_cli = {
 		"/api/v1/checks (rule results JSON, see docs/rules.md), /api/v1/alerts,\n"
 		"/api/v1/probe (the probe QPs, with --probe).\n",
 	.collectors = true,
-	.tables = { serve_opts, probe_serve_opts, serve_version_opt, rules_serve_opts,
-		    alerts_serve_opts, cli_common_opts },
+	.tables = { serve_opts, probe_serve_opts, job_serve_opts, serve_version_opt,
+		    rules_serve_opts, alerts_serve_opts, cli_common_opts },
 };
 
 /* Defaults, before the command line: 0, or -ENOMEM. */
@@ -675,6 +677,12 @@ static int stage_alerts(struct serve *s)
 											    : 0;
 }
 
+/* The jobs on this node (roce_job_info), read before the first scrape. */
+static int stage_jobs(struct serve *s)
+{
+	return job_serve_start(&s->jobs, &s->d);
+}
+
 static void stop_alerts(struct serve *s)
 {
 	alerts_serve_fini(&s->alerts); /* the pusher thread; no poll runs any more */
@@ -719,6 +727,7 @@ static const struct serve_stage serve_pipeline[] = {
 	{ "status", 1, stage_status, NULL }, /* its fini after the daemon's: serve_teardown() */
 	{ "probe", 1, serve_start_probe, stop_probe },
 	{ "alerts", 1, stage_alerts, stop_alerts },
+	{ "jobs", 1, stage_jobs, NULL },
 	{ "http", 0, stage_http, stop_http },
 };
 
@@ -898,7 +907,8 @@ int cmd_serve(int argc, char **argv)
 	}
 	serve_init(s);
 	serve_routes(s);
-	r = cli_parse(&serve_cli, (void *const[]){ s, &s->ps, s, &s->rules, &s->alerts, &s->cfg },
+	r = cli_parse(&serve_cli,
+		      (void *const[]){ s, &s->ps, &s->jobs, s, &s->rules, &s->alerts, &s->cfg },
 		      argc, argv, &first);
 	if (r == 1)
 		rc = 0;

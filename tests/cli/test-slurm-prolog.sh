@@ -140,4 +140,58 @@ PY
 		{ echo "  reason: $reason" >&2; return 1; }
 }
 check "with the real rocewatch: an undecided critical rule drains, naming rule and object" real_unknown
+# The job mapping (dcgm-exporter's layout): a job that starts is written into the file of
+# each GPU it was given, one that is refused is not, the epilog takes it out, and a real
+# serve --job-mapping-dir exports exactly one roce_job_info per job the node runs.
+EPILOG="$SOURCE_DIR/contrib/slurm/epilog-rocewatch.sh"
+JM="$TMPD/jobmap"
+mapped() { # JOB GPUS RC [VAR=VALUE...]: the prolog for that job, the fake check exiting RC
+	local job=$1 gpus=$2 rc=$3
+	shift 3
+	prolog "$rc" ROCEWATCH_JOB_MAPPING_DIR="$JM" SLURM_JOB_ID="$job" SLURM_JOB_GPUS="$gpus" "$@"
+}
+files_are() { # WANT: every GPU file as "name:line,line" in name order
+	local got
+	got=$(for f in "$JM"/*; do printf '%s:%s ' "${f##*/}" "$(paste -sd, "$f")"; done)
+	[ "$got" = "$1 " ] || { echo "  mapping: $got" >&2; return 1; }
+}
+check "job mapping: an OK job is written to its GPUs' files" bash -c \
+	"$(declare -f prolog mapped files_are); TMPD='$TMPD' FAKE='$FAKE' SCTL='$SCTL' PROLOG='$PROLOG' JM='$JM';
+	 mapped 1001 0,1 0 && files_are '0:1001 1:1001'"
+check "  ... a second job (WARNING) on GPUs 1 and 2 is added, the first kept" bash -c \
+	"$(declare -f prolog mapped files_are); TMPD='$TMPD' FAKE='$FAKE' SCTL='$SCTL' PROLOG='$PROLOG' JM='$JM';
+	 mapped 1002 1,2 1 && files_are '0:1001 1:1001,1002 2:1002'"
+check "  ... a job refused (CRITICAL) is not written" bash -c \
+	"$(declare -f prolog mapped files_are); TMPD='$TMPD' FAKE='$FAKE' SCTL='$SCTL' PROLOG='$PROLOG' JM='$JM';
+	 ! mapped 1003 3 2 && files_are '0:1001 1:1001,1002 2:1002'"
+check "  ... the prolog run again for a job writes its line once" bash -c \
+	"$(declare -f prolog mapped files_are); TMPD='$TMPD' FAKE='$FAKE' SCTL='$SCTL' PROLOG='$PROLOG' JM='$JM';
+	 mapped 1001 0,1 0 && files_are '0:1001 1:1002,1001 2:1002'"
+p=$(free_port)
+"$ROCEWATCH" serve --web.listen-address "127.0.0.1:$p" --interval 200ms \
+	--from "$SOURCE_DIR/tests/fixtures/snapshots/fleet/good.json" --job-mapping-dir "$JM" \
+	>"$TMPD/serve-jm.log" 2>&1 &
+stop_at_exit $!
+wait_until 20 curl -sf "http://127.0.0.1:$p/healthz" || die "serve did not come up"
+jobs_exported() { # WANT: the roce_job_info series of /metrics, and no job label elsewhere
+	local m got
+	m=$(curl -sf "http://127.0.0.1:$p/metrics") || return 1
+	got=$(printf '%s\n' "$m" | grep '^roce_job_info' | paste -sd' ')
+	[ "$got" = "$1" ] || { echo "  exported: $got" >&2; return 1; }
+	! printf '%s\n' "$m" | grep -v -e '^roce_job_info' -e '^#' | grep -q 'job_id='
+}
+check "serve --job-mapping-dir: one roce_job_info per job, no job label elsewhere" \
+	jobs_exported 'roce_job_info{job_id="1001"} 1 roce_job_info{job_id="1002"} 1'
+epilog_done() { # JOB: the epilog as slurmd runs it
+	env -i ROCEWATCH_PROLOG_CONF=/nonexistent ROCEWATCH_JOB_MAPPING_DIR="$JM" SLURM_JOB_ID="$1" \
+		/bin/sh "$EPILOG"
+}
+check "the epilog takes job 1001 out of every file, emptied files stay" bash -c \
+	"$(declare -f files_are epilog_done); JM='$JM' EPILOG='$EPILOG'; epilog_done 1001 && files_are '0: 1:1002 2:1002'"
+check "  ... and serve drops its series at the next poll (the directory changed)" \
+	wait_until 10 jobs_exported 'roce_job_info{job_id="1002"} 1'
+ln -s /etc/passwd "$JM/7"
+check "  ... a link planted in the directory is refused, logged naming it" \
+	wait_until 10 grep -q "job-mapping-dir $JM/7: a symbolic link: refused" "$TMPD/serve-jm.log"
+check "  ... and counted" bash -c "curl -sf 'http://127.0.0.1:$p/metrics' | grep -qx 'rocewatch_job_mapping_bad_files 1'"
 finish
