@@ -94,6 +94,11 @@ enum fleet_by {
 	FLEET_BY_RAIL,	 /* the object's position on its node (rail 0, 1, ...) */
 	FLEET_BY_DEVICE, /* the object's name (eth2, mlx5_0) */
 	FLEET_BY_POOL,	 /* every unit of every node in one group */
+	/*
+	 * the object's place among the node's units in order, whatever the
+	 * rails: the k-th port NCCL uses on every node (position 0, 1, ...)
+	 */
+	FLEET_BY_POSITION,
 };
 
 /* A rule as loaded; lives as long as its engine. */

@@ -305,6 +305,8 @@ static int gather_node(struct fleet_acc *fa, size_t ni, const struct fleet_node 
 		if (r->info.by == FLEET_BY_RAIL ||
 		    (r->info.by == FLEET_BY_NONE && r->info.scope != OBJ_NODE))
 			snprintf(key, sizeof(key), "rail %zu", rail++);
+		else if (r->info.by == FLEET_BY_POSITION)
+			snprintf(key, sizeof(key), "position %zu", rail++);
 		else if (r->info.by == FLEET_BY_DEVICE)
 			snprintf(key, sizeof(key), "%s", o->name);
 		g = find_group(&fa->gs, &fa->ng, &fa->capg, key, ni, seq);

@@ -873,8 +873,10 @@ static int load_fleet_keys(struct loader *ld, const yaml_node_t *each, const yam
 			ri->by = FLEET_BY_DEVICE;
 		else if (!strcmp(s, "pool"))
 			ri->by = FLEET_BY_POOL;
+		else if (!strcmp(s, "position"))
+			ri->by = FLEET_BY_POSITION;
 		else {
-			lerr(ld, by, "by must be rail, device or pool, not '%s'", s);
+			lerr(ld, by, "by must be rail, device, pool or position, not '%s'", s);
 			return -EINVAL;
 		}
 		if (ri->scope == OBJ_NODE) {

@@ -20,11 +20,18 @@
 #   ROCEWATCH_FLEET_STRICT=1  a WARNING (firmware differs on a rail) stops the job too
 #   ROCEWATCH_FLEET_LOG       directory for the full report of each job (default
 #                             /var/log/rocewatch; skipped if it cannot be written)
+#   ROCEWATCH_FLEET_NCCL_ENV  the job's NCCL settings, a KEY=VALUE file (%j: the job id),
+#                             judged on every node (`fleet check --nccl-env`: the same
+#                             devices on the same rails, a usable GID, the TC's DSCP);
+#                             slurmctld does not hand a PrologSlurmctld the job's
+#                             environment, so the site's submit path writes it (a
+#                             job_submit or cli_filter plugin, a wrapper); a file that
+#                             is not there is no pass: the check is UNKNOWN
 #
 # The job's comment (squeue -o %k, scontrol show job) says what stopped it: every
 # rule that failed or could not be decided, worst first (CRITICAL, UNKNOWN, WARNING),
 # with its outliers and their values, and the nodes that did not answer, e.g.
-#   rocewatch fleet: CRITICAL rocev2_gid_index: gpu03=5 (fleet 3), gpu07=5; UNKNOWN ...
+#   rocewatch fleet: CRITICAL netdev_mtu: gpu03=1500 (fleet 9000), gpu07=1500; UNKNOWN ...
 # rocewatch writes that line itself (`fleet check --format reason`), so this script
 # needs no JSON tool.  It is cut at an item with "+N more" to fit 1024 bytes:
 # slurmctld refuses a longer comment whole (src/slurmctld/job_mgr.c,
@@ -74,6 +81,9 @@ set -- fleet check --slurm --connect-timeout 2s --timeout 10s --color never \
 	--format reason --max-bytes $((comment_max - ${#prefix}))
 if [ -n "$log" ]; then
 	set -- "$@" --report-file "$log"
+fi
+if [ -n "${ROCEWATCH_FLEET_NCCL_ENV:-}" ]; then
+	set -- "$@" --nccl-env "$(printf '%s' "$ROCEWATCH_FLEET_NCCL_ENV" | sed "s/%j/$job/g")"
 fi
 # A few seconds for 1000 nodes on a LAN; the timeouts bound a node that hangs.
 # shellcheck disable=SC2086 # ROCEWATCH_FLEET_ARGS is a list of words

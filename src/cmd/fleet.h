@@ -14,6 +14,7 @@
 
 #include "engine.h"
 #include "model.h"
+#include "nccl.h"
 #include "snapshot_filter.h"
 #include "term.h"
 
@@ -58,6 +59,13 @@ struct fleet_member {
 	struct fleet_node_result *res;
 	size_t n_res, cap_res;
 	size_t counts[RULE__OUTCOMES];
+	/*
+	 * --nccl-env: what the job's NCCL does on this node, space-separated:
+	 * the devices it uses in its order ("mlx5_0:1 mlx5_1:1"), the rail of each
+	 * ("0 1"; a fused NIC's "0+1"), and per port it uses the GID index
+	 * ("mlx5_0:1=3")
+	 */
+	char *job_hca, *job_rails, *job_gids;
 };
 
 struct fleet_run {
@@ -75,6 +83,9 @@ struct fleet_run {
 	size_t max_bytes;	 /* of the reason line */
 	const char *report_file; /* also the text report here */
 	const char *prometheus;
+	/* --nccl-env FILE (or the job's own environment with --slurm): judged on every node */
+	struct nccl_env *job;
+	const char *job_from; /* the file, or "the environment" */
 	int64_t started_ns, gathered_ns;
 	enum rules_status status;
 	bool node_unknown; /* some node did not answer */

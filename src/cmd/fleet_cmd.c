@@ -26,8 +26,12 @@
 #include "fleet_client.h"
 #include "client_opts.h"
 #include "hostlist.h"
+#include "nccl.h"
 #include "snapshot.h"
+#include "strbuf.h"
 #include "util.h"
+
+extern char **environ;
 
 #define FLEET_DEFAULT_PORT    9479
 #define FLEET_DEFAULT_PROFILE "fleet"
@@ -187,6 +191,14 @@ static int add_path(struct fleet_run *fr, const char *path)
 }
 
 /* ---- gathering ---- */
+
+/* The facts a node's model is read for: what the rules read, and what the job's NCCL reads. */
+static void fields_used(const struct fleet_run *fr, bool used[F__COUNT])
+{
+	rules_fields_used(fr->e, used);
+	if (fr->job)
+		nccl_fields_read(used);
+}
 
 static int consume(struct fleet_run *fr, struct fleet_member *nm, struct node_model *m);
 
@@ -474,7 +486,7 @@ static int gather_prometheus(struct fleet_run *fr, const struct fleet_http_opts 
 			names[total] = fr->nodes[i].name;
 			idx[total++] = i;
 		}
-	rules_fields_used(fr->e, used);
+	fields_used(fr, used);
 	/* once for all rounds: each then asks for exactly its nodes' instances */
 	r = fleet_prom_instances_get(fr->prometheus, ho, names, total, &known, err, sizeof(err));
 	free(names);
@@ -649,6 +661,51 @@ static int eval_node(struct fleet_run *fr, struct fleet_member *nm, const struct
 static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /*
+ * What the job's NCCL does on the node (nccl_apply() wrote it into m), kept
+ * for the report after the model is freed: 0 or -ENOMEM.
+ */
+static int keep_job(struct fleet_member *nm, const struct nccl_env *job, const struct node_model *m)
+{
+	const struct nccl_reading *hca = &job->out[NCCL_IB_HCA];
+	struct strbuf h = { 0 }, r = { 0 }, g = { 0 };
+	int64_t n = field_present(&m->node, F_JOB_HCA_COUNT) ? m->node.f[F_JOB_HCA_COUNT].v.i : 0;
+
+	for (size_t i = 0; i < hca->n; i++)
+		sb_printf(&h, "%s%s", i ? " " : "", hca->items[i]);
+	for (int64_t k = 0; k < n; k++) {
+		const char *sep = k ? " " : "";
+
+		for (size_t i = 0; i < m->n_ports; i++) {
+			const struct object *p = m->ports[i];
+
+			if (!field_present(p, F_PORT_JOB_HCA_INDEX) ||
+			    p->f[F_PORT_JOB_HCA_INDEX].v.i != k)
+				continue;
+			sb_printf(&r, "%s%s", sep,
+				  field_present(p, F_PORT_JOB_RAIL) ? p->f[F_PORT_JOB_RAIL].v.s
+								    : "?");
+			sep = "+";
+		}
+	}
+	for (size_t i = 0; i < m->n_ports; i++) {
+		const struct object *p = m->ports[i];
+
+		if (!field_present(p, F_PORT_JOB_HCA_INDEX) || p->f[F_PORT_JOB_HCA_INDEX].v.i < 0)
+			continue;
+		if (field_present(p, F_PORT_JOB_GID_INDEX))
+			sb_printf(&g, "%s%s:%u=%lld", g.len ? " " : "", p->name, p->port,
+				  (long long)p->f[F_PORT_JOB_GID_INDEX].v.i);
+		else
+			sb_printf(&g, "%s%s:%u=?", g.len ? " " : "", p->name, p->port);
+	}
+	nm->job_hca = h.buf ? h.buf : strdup("");
+	nm->job_rails = r.buf ? r.buf : strdup("");
+	nm->job_gids = g.buf ? g.buf : strdup("");
+	return h.oom || r.oom || g.oom || !nm->job_hca || !nm->job_rails || !nm->job_gids ? -ENOMEM
+											  : 0;
+}
+
+/*
  * A node that answered: its own rules, then its units into the fleet rules;
  * what the report needs is kept in the member, and the model (taken over)
  * is freed.
@@ -661,7 +718,12 @@ static int consume(struct fleet_run *fr, struct fleet_member *nm, struct node_mo
 	pthread_mutex_lock(&engine_lock);
 	strlcpy0(nm->host, m->host, sizeof(nm->host));
 	nm->answered = true;
-	if (fr->per_node)
+	/* the job's NCCL read on this node first: its job.* facts are what the rules compare */
+	if (fr->job) {
+		nccl_apply(fr->job, m);
+		r = keep_job(nm, fr->job, m);
+	}
+	if (!r && fr->per_node)
 		r = eval_node(fr, nm, m);
 	if (!r) {
 		fn.name = nm->name;
@@ -717,6 +779,13 @@ static void run_free(struct fleet_run *fr)
 		free(fr->nodes[i].where);
 		free(fr->nodes[i].outcome);
 		free(fr->nodes[i].res);
+		free(fr->nodes[i].job_hca);
+		free(fr->nodes[i].job_rails);
+		free(fr->nodes[i].job_gids);
+	}
+	if (fr->job) {
+		nccl_env_free(fr->job);
+		free(fr->job);
 	}
 	free(fr->nodes);
 	free(fr->fnodes);
@@ -751,6 +820,7 @@ struct fleet_args {
 	struct fleet_run fr;
 	struct rules_spec spec;
 	struct client_opts client;
+	const char *nccl_file; /* --nccl-env */
 	bool slurm;
 	size_t n_fleet; /* --fleet-profile given */
 	uint16_t port;
@@ -836,6 +906,18 @@ static const struct cli_opt fleet_opts[] = {
 	      "                             of asking each node (instant queries on rocewatch's\n"
 	      "                             metrics; a NODE matches the instance label, a bare\n"
 	      "                             host also host:PORT)\n" },
+	{ .name = "nccl-env",
+	  .kind = CLI_STRING,
+	  FLEET_AT(nccl_file),
+	  .usage =
+	      "  --nccl-env FILE            the job's NCCL settings (KEY=VALUE lines, as for\n"
+	      "                             check --nccl-env): what NCCL does with them is read\n"
+	      "                             on every node and compared (rules nccl_*: the same\n"
+	      "                             devices on the same rails in the same places, a\n"
+	      "                             usable GID, the TC's DSCP on the same priority);\n"
+	      "                             with --slurm and without it, the NCCL_* variables\n"
+	      "                             of this environment when it has any (run inside\n"
+	      "                             the job: sbatch, salloc)\n" },
 	{ .name = "fleet-profile",
 	  .kind = CLI_CALL,
 	  .fn = opt_rules,
@@ -951,6 +1033,48 @@ static int fleet_members(struct fleet_args *a, int n, char **args)
 	return 0;
 }
 
+/* Does the environment hold any NCCL_* variable (the job's, when run inside it)? */
+static bool environ_has_nccl(void)
+{
+	for (char **p = environ; p && *p; p++)
+		if (!strncmp(*p, "NCCL_", 5))
+			return true;
+	return false;
+}
+
+/*
+ * The job's NCCL settings: --nccl-env FILE, or with --slurm the NCCL_*
+ * variables of this environment when it has any (fleet check run inside the
+ * job's allocation sees the job's environment; a PrologSlurmctld is given
+ * none of it, and then no job is judged rather than NCCL's defaults).
+ * 0, or -errno after one line.
+ */
+static int load_job(struct fleet_args *a)
+{
+	char err[512] = "";
+	int r = 0;
+
+	if (!a->nccl_file && !(a->slurm && environ_has_nccl()))
+		return 0;
+	a->fr.job = calloc(1, sizeof(*a->fr.job));
+	if (!a->fr.job) {
+		fprintf(stderr, "rocewatch fleet: out of memory\n");
+		return -ENOMEM;
+	}
+	if (a->nccl_file) {
+		a->fr.job_from = a->nccl_file;
+		r = nccl_env_read_file(a->fr.job, a->nccl_file, err, sizeof(err));
+	} else {
+		a->fr.job_from = "the environment";
+		r = nccl_env_from_environ(a->fr.job, environ);
+		if (r)
+			snprintf(err, sizeof(err), "%s", strerror(-r));
+	}
+	if (r)
+		fprintf(stderr, "rocewatch fleet: --nccl-env %s\n", err);
+	return r;
+}
+
 /* --report-file: a log kept beside another format; not written is no verdict (UNKNOWN). */
 static int write_report_file(const struct fleet_run *fr)
 {
@@ -971,7 +1095,7 @@ static int fleet_check_run(struct fleet_run *fr, const struct fleet_http_opts *h
 
 	fr->started_ns = real_ns();
 	/* a snapshot is read for the fields the rules read, not parsed whole */
-	rules_fields_used(fr->e, used);
+	fields_used(fr, used);
 	fr->keep = snapshot_keep_new(used);
 	if (!fr->keep)
 		goto nomem;
@@ -1046,7 +1170,7 @@ static int fleet_check(int argc, char **argv)
 	if (r)
 		goto out;
 	if (client_opts_finish(&a.client) || load_rules(&a.fr, &a.spec, a.n_fleet) ||
-	    fleet_members(&a, argc - first, argv + first))
+	    load_job(&a) || fleet_members(&a, argc - first, argv + first))
 		goto out;
 	rc = fleet_check_run(&a.fr, &a.client.ho);
 out:

@@ -13,8 +13,102 @@
 
 #include "config.h"
 #include "fleet.h"
+#include "strbuf.h"
 #include "term.h"
 #include "util.h"
+
+/* "NCCL_IB_HCA=mlx5_0,mlx5_1, NCCL_IB_TC=106", or "no NCCL_* variable set". */
+static void job_settings(const struct nccl_env *job, struct strbuf *sb)
+{
+	size_t n = 0;
+
+	for (int v = 0; v < NCCL__VARS; v++)
+		if (job->set[v])
+			sb_printf(sb, "%s%s=%.80s", n++ ? ", " : "",
+				  nccl_var_name((enum nccl_var)v), job->val[v]);
+	if (!n)
+		sb_puts(sb, "no NCCL_* variable set (NCCL's defaults)");
+}
+
+/* The job section: its settings, and with -v what its NCCL does on each node. */
+static void job_text(const struct fleet_run *fr, struct term *t)
+{
+	struct strbuf sb = { 0 };
+
+	term_newline(t);
+	term_code(t, TERM_BOLD);
+	term_printf(t, "job");
+	term_code(t, TERM_RESET);
+	term_newline(t);
+	sb_printf(&sb, "NCCL from %s: ", fr->job_from);
+	job_settings(fr->job, &sb);
+	term_printf(t, "  ");
+	term_wrap(t, 4, sb.oom ? "NCCL settings" : sb.buf, false);
+	for (size_t i = 0; fr->verbose && i < fr->n; i++) {
+		const struct fleet_member *nm = &fr->nodes[i];
+
+		if (!nm->answered || !nm->job_hca)
+			continue;
+		sb_reset(&sb);
+		sb_printf(&sb, "%s: devices %s; rails %s; GID %s", nm->name,
+			  nm->job_hca[0] ? nm->job_hca : "none",
+			  nm->job_rails[0] ? nm->job_rails : "-",
+			  nm->job_gids[0] ? nm->job_gids : "-");
+		term_printf(t, "  ");
+		term_wrap(t, 4, sb.oom ? nm->name : sb.buf, false);
+	}
+	sb_free(&sb);
+}
+
+/* A space-separated list as a JSON array of strings. */
+static json_t *words_json(const char *s)
+{
+	json_t *a = json_array();
+
+	while (s && *s) {
+		size_t n = strcspn(s, " ");
+
+		if (n)
+			json_array_append_new(a, json_stringn(s, n));
+		s += n + (s[n] == ' ');
+	}
+	return a;
+}
+
+/*
+ * "job": the settings and, per node that answered, what its NCCL does:
+ * effective_hca (NCCL's devices in its order), rails (each device's rail),
+ * gid_index (per port it uses, the index: the job's or the one NCCL picks).
+ */
+static json_t *job_json(const struct fleet_run *fr)
+{
+	json_t *j = json_object(), *vars = json_object(), *nodes = json_array();
+
+	for (int v = 0; v < NCCL__VARS; v++)
+		if (fr->job->set[v])
+			json_object_set_new(vars, nccl_var_name((enum nccl_var)v),
+					    json_string(fr->job->val[v]));
+	for (size_t i = 0; i < fr->n; i++) {
+		const struct fleet_member *nm = &fr->nodes[i];
+		json_t *n;
+
+		if (!nm->answered || !nm->job_hca)
+			continue;
+		n = json_object();
+		json_object_set_new(n, "name", json_string(nm->name));
+		json_object_set_new(n, "effective_hca", words_json(nm->job_hca));
+		json_object_set_new(n, "rails", words_json(nm->job_rails));
+		json_object_set_new(n, "gid_index", words_json(nm->job_gids));
+		json_array_append_new(nodes, n);
+	}
+	json_object_set_new(j, "nccl_env", json_string(fr->job_from));
+	json_object_set_new(j, "variables", vars);
+	json_object_set_new(
+	    j, "gid_index_from",
+	    json_string(fr->job->set[NCCL_IB_GID_INDEX] ? "NCCL_IB_GID_INDEX" : "picked by NCCL"));
+	json_object_set_new(j, "nodes", nodes);
+	return j;
+}
 
 /* A rule's doc, reflowed at the terminal's width under its row. */
 static void print_doc(const struct term *row, const char *doc, int indent)
@@ -122,6 +216,8 @@ int fleet_report_text(const struct fleet_run *fr, FILE *f)
 		term_wrap(&t, wnode + 13 < t.width / 2 ? wnode + 13 : 11, nm->reason, false);
 	}
 
+	if (fr->job)
+		job_text(fr, &t);
 	term_newline(&t);
 	term_code(&t, TERM_BOLD);
 	term_printf(&t, "fleet rules");
@@ -253,11 +349,12 @@ static json_t *fleet_result_json(const struct fleet_run *fr, const struct fleet_
 	json_object_set_new(j, "severity", json_string(rule_severity_name(ri->severity)));
 	json_object_set_new(j, "each", json_string(obj_kind_name(ri->scope)));
 	json_object_set_new(j, "by",
-			    ri->by == FLEET_BY_RAIL	? json_string("rail")
-			    : ri->by == FLEET_BY_DEVICE ? json_string("device")
-			    : ri->by == FLEET_BY_POOL	? json_string("pool")
-			    : ri->scope != OBJ_NODE	? json_string("position")
-							: json_null());
+			    ri->by == FLEET_BY_RAIL	  ? json_string("rail")
+			    : ri->by == FLEET_BY_DEVICE	  ? json_string("device")
+			    : ri->by == FLEET_BY_POOL	  ? json_string("pool")
+			    : ri->by == FLEET_BY_POSITION ? json_string("position")
+			    : ri->scope != OBJ_NODE	  ? json_string("position")
+							  : json_null());
 	json_object_set_new(j, "group", x->group[0] ? json_string(x->group) : json_null());
 	json_object_set_new(j, "outcome", json_string(rule_outcome_name(x->outcome)));
 	rules_fleet_describe(x, fr->fnodes, fr->max_names, line, sizeof(line));
@@ -389,6 +486,8 @@ int fleet_report_json(const struct fleet_run *fr)
 		      (json_int_t)cnt[RULE_SKIP]));
 	json_object_set_new(root, "profiles", profiles);
 	json_object_set_new(root, "nodes", nodes);
+	if (fr->job)
+		json_object_set_new(root, "job", job_json(fr));
 	json_object_set_new(root, "results", results);
 	r = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(root);

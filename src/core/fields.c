@@ -118,6 +118,9 @@ const struct field_desc fields[F__COUNT] = {
 	[F_JOB_IB_HCA] = NODE(.src = SRC_JOB, .path = "job.ib_hca", .type = VT_STR, .config = true),
 	[F_JOB_IB_HCA_PROBLEM] =
 	    NODE(.src = SRC_JOB, .path = "job.ib_hca_problem", .type = VT_STR, .config = true),
+	/* the devices NCCL uses on this node (fused NICs count once): NCCL's device indexes */
+	[F_JOB_HCA_COUNT] =
+	    NODE(.src = SRC_JOB, .path = "job.hca_count", .type = VT_INT, .config = true),
 	[F_JOB_SOCKET_IFNAME] =
 	    NODE(.src = SRC_JOB, .path = "job.socket_ifname", .type = VT_STR, .config = true),
 	[F_JOB_SOCKET_IFNAME_PROBLEM] = NODE(.src = SRC_JOB, .path = "job.socket_ifname_problem",
@@ -539,6 +542,18 @@ const struct field_desc fields[F__COUNT] = {
 	    PORT(.src = SRC_QOS_SYSFS, .path = "traffic_class", .type = VT_INT, .config = true,
 		 .mtype = MT_GAUGE, .metric = "roce_rdma_default_traffic_class",
 		 .help = "Default verbs traffic class (tc/1/traffic_class, MLNX_OFED)."),
+	/*
+	 * The port as the job's NCCL uses it (check --nccl, fleet check --nccl-env):
+	 * the index of the NCCL device it is (part of), -1 where NCCL does not use
+	 * it; its rail key (job_port_rail()); the GID index NCCL uses on it, the
+	 * job's NCCL_IB_GID_INDEX or the one NCCL picks.  Not exported.
+	 */
+	[F_PORT_JOB_HCA_INDEX] =
+	    PORT(.src = SRC_JOB, .path = "job.hca_index", .type = VT_INT, .config = true),
+	[F_PORT_JOB_RAIL] =
+	    PORT(.src = SRC_JOB, .path = "job.rail", .type = VT_STR, .config = true),
+	[F_PORT_JOB_GID_INDEX] =
+	    PORT(.src = SRC_JOB, .path = "job.gid_index", .type = VT_INT, .config = true),
 	[F_PORT_PCIE_LINK_SPEED] =
 	    PORT(.src = SRC_HOST, .path = "pcie.link_speed", .type = VT_FLOAT, .config = true,
 		 .mtype = MT_GAUGE, .metric = "roce_rdma_pcie_link_speed_transfers_per_second",

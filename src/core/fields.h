@@ -64,6 +64,7 @@ enum field_id {
 	F_JOB_NCCL,
 	F_JOB_IB_HCA,
 	F_JOB_IB_HCA_PROBLEM,
+	F_JOB_HCA_COUNT,
 	F_JOB_SOCKET_IFNAME,
 	F_JOB_SOCKET_IFNAME_PROBLEM,
 	F_JOB_SOCKET_IFNAME_VIRTUAL,
@@ -177,6 +178,10 @@ enum field_id {
 	F_PORT_ROCE_TOS,
 	F_PORT_ROCE_MODE,
 	F_PORT_TRAFFIC_CLASS,
+	/* rdma_port: the job's NCCL settings on this port (nccl.c, with the node's job.*) */
+	F_PORT_JOB_HCA_INDEX,
+	F_PORT_JOB_RAIL,
+	F_PORT_JOB_GID_INDEX,
 
 	/* rdma_port: host (the PCI function behind the RDMA device) */
 	F_PORT_PCIE_LINK_SPEED,

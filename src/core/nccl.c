@@ -679,6 +679,62 @@ static bool pci_key(const struct object *p, bool merge_vfs, char *key, size_t si
 	return true;
 }
 
+/* The full PCI function of a port's netdev ("0000:41:00.1"), or NULL. */
+static const char *port_bus(const struct object *p)
+{
+	const char *bus = p->netdev ? str_or(p->netdev, F_NETDEV_BUS, "") : "";
+
+	return strlen(bus) >= 7 ? bus : NULL;
+}
+
+/* Does a come before b in the node's rail order (PCI address, then port; pci: all known)? */
+static bool rail_before(const struct object *a, const struct object *b, bool pci)
+{
+	int c = pci ? strcmp(port_bus(a), port_bus(b)) : 0;
+
+	if (!c)
+		c = strcmp(a->name, b->name);
+	return c < 0 || (!c && a->port < b->port);
+}
+
+/* job_port_rail() with the `rail` row looked up already (-1: the model has none). */
+static void port_rail(const struct node_model *m, const struct object *p, int rail_id, char *buf,
+		      size_t n)
+{
+	size_t pos = 0;
+	bool pci = true;
+
+	if (rail_id >= 0 && fields[rail_id].type == VT_STR && field_present(p, rail_id)) {
+		snprintf(buf, n, "%s", p->f[rail_id].v.s);
+		return;
+	}
+	for (size_t i = 0; i < m->n_ports && pci; i++)
+		pci = port_bus(m->ports[i]) != NULL;
+	for (size_t i = 0; i < m->n_ports; i++)
+		pos += m->ports[i] != p && rail_before(m->ports[i], p, pci);
+	snprintf(buf, n, "%zu", pos);
+}
+
+void nccl_fields_read(bool used[F__COUNT])
+{
+	static const enum field_id read[] = {
+		F_PORT_NETDEV, F_PORT_STATE,	   F_PORT_LINK_LAYER, F_PORT_GIDS,
+		F_NETDEV_BUS,  F_NETDEV_CARRIER,   F_NETDEV_DSCP_MAP, F_NETDEV_IPV4,
+		F_NETDEV_KIND, F_NETDEV_OPERSTATE, F_NETDEV_TRUST,    F_NODE_GPU_NIC_PATHS,
+	};
+	int rail = field_lookup(OBJ_RDMA_PORT, "rail");
+
+	for (size_t i = 0; i < ARRAY_SIZE(read); i++)
+		used[read[i]] = true;
+	if (rail >= 0)
+		used[rail] = true;
+}
+
+void job_port_rail(const struct node_model *m, const struct object *p, char *buf, size_t n)
+{
+	port_rail(m, p, field_lookup(OBJ_RDMA_PORT, "rail"), buf, n);
+}
+
 /* NICs of fused ports: at most NCCL_NET_MAX_DEVS_PER_NIC (8 from 2.30) each. */
 #define NCCL_FUSE_MAX 8
 
@@ -704,7 +760,7 @@ struct nccl_nic {
  * fusion when the NICs are not all of one size (net_ib.cc:547-557 at
  * v2.22.3).  The reading is 2.30.7's; the note names the rest.
  */
-static void fuse_nics(struct nccl_env *env, const struct node_model *m, const bool *sel)
+static void fuse_nics(struct nccl_env *env, struct node_model *m, const bool *sel)
 {
 	struct nccl_reading *r = &env->out[NCCL_IB_HCA];
 	struct nccl_nic nics[NCCL_IB_HCA_MAX];
@@ -745,6 +801,8 @@ static void fuse_nics(struct nccl_env *env, const struct node_model *m, const bo
 		nic->port[nic->n++] = i;
 	}
 	r->n = 0;
+	for (size_t i = 0; i < m->n_ports; i++)
+		field_set_int(m->ports[i], F_PORT_JOB_HCA_INDEX, -1);
 	for (size_t k = 0; k < n; k++) {
 		const struct nccl_nic *nic = &nics[k];
 		char name[NCCL_ITEM_MAX] = "";
@@ -759,11 +817,18 @@ static void fuse_nics(struct nccl_env *env, const struct node_model *m, const bo
 		if (nic->n > 1)
 			append_word(fused, sizeof(fused), name);
 		/* NCCL_IB_MERGE_NICS=0: each port a NIC of its own */
-		for (size_t j = 0; !merge && nic->n > 1 && j < nic->n; j++)
+		for (size_t j = 0; !merge && nic->n > 1 && j < nic->n; j++) {
+			field_set_int(m->ports[nic->port[j]], F_PORT_JOB_HCA_INDEX, (int64_t)r->n);
 			add_item(r, "%s:%u", m->ports[nic->port[j]]->name,
 				 m->ports[nic->port[j]]->port);
-		if (merge || nic->n == 1)
+		}
+		if (merge || nic->n == 1) {
+			/* NCCL's device index: its place in the list NCCL builds */
+			for (size_t j = 0; j < nic->n; j++)
+				field_set_int(m->ports[nic->port[j]], F_PORT_JOB_HCA_INDEX,
+					      (int64_t)r->n);
 			add_item(r, "%s", name);
+		}
 		if (nic->n > largest)
 			largest = nic->n;
 		/* what 2.22-2.23 make of it, 2 ports a NIC at most */
@@ -805,6 +870,7 @@ static void fuse_nics(struct nccl_env *env, const struct node_model *m, const bo
 		     "NCCL_NET_FORCE_MERGE=%.40s: NCCL 2.24 and later fuse those NICs first, which "
 		     "rocewatch does not judge",
 		     env->val[NCCL_NET_FORCE_MERGE]);
+	field_set_int(&m->node, F_JOB_HCA_COUNT, (int64_t)r->n);
 	env->out[NCCL_IB_MERGE_NICS].kind = NCCL_EFF_INT;
 	env->out[NCCL_IB_MERGE_NICS].num = merge;
 	env->out[NCCL_IB_MERGE_VFS].kind = NCCL_EFF_INT;
@@ -1272,8 +1338,10 @@ static void judge_gid_index(struct nccl_env *env, struct node_model *m, const bo
 	} else {
 		r->kind = NCCL_EFF_LIST;
 	}
+	for (size_t i = 0; i < m->n_ports; i++)
+		field_absent(m->ports[i], F_PORT_JOB_GID_INDEX, ABS_NOT_COLLECTED, 0);
 	for (size_t i = 0; i < m->n_ports; i++) {
-		const struct object *p = m->ports[i];
+		struct object *p = m->ports[i];
 		const struct gid_table *t =
 		    field_present(p, F_PORT_GIDS) ? p->f[F_PORT_GIDS].v.gids : NULL;
 		const struct gid_entry *g;
@@ -1290,6 +1358,7 @@ static void judge_gid_index(struct nccl_env *env, struct node_model *m, const bo
 			return;
 		}
 		pick = idx >= 0 ? (uint32_t)idx : gid_pick(&w, t);
+		field_set_int(p, F_PORT_JOB_GID_INDEX, pick);
 		if (idx < 0)
 			add_item(r, "%s:%u=%u", p->name, p->port, pick);
 		g = gid_at(t, pick, b);
@@ -1723,21 +1792,30 @@ void nccl_apply(struct nccl_env *env, struct node_model *m)
 	char reading[RW_STR_MAX] = "";
 	bool *sel;
 	int64_t v;
+	int rail_id;
 
 	readings_reset(env);
 	env->n_unjudged = 0;
-	if (!env->given) {
-		for (int id = F_JOB_NCCL; id <= F_JOB_DEBUG_TUNING; id++)
-			field_absent(node, (enum field_id)id, ABS_NOT_COLLECTED, 0);
-		return;
-	}
-	sel = calloc(m->n_ports ? m->n_ports : 1, sizeof(*sel));
+	sel = env->given ? calloc(m->n_ports ? m->n_ports : 1, sizeof(*sel)) : NULL;
 	if (!sel) {
+		enum absent_reason why = env->given ? ABS_ERROR : ABS_NOT_COLLECTED;
+		int err = env->given ? ENOMEM : 0;
+
 		for (int id = F_JOB_NCCL; id <= F_JOB_DEBUG_TUNING; id++)
-			field_absent(node, (enum field_id)id, ABS_ERROR, ENOMEM);
+			field_absent(node, (enum field_id)id, why, err);
+		for (size_t i = 0; i < m->n_ports; i++)
+			for (int id = F_PORT_JOB_HCA_INDEX; id <= F_PORT_JOB_GID_INDEX; id++)
+				field_absent(m->ports[i], (enum field_id)id, why, err);
 		return;
 	}
 	field_set_bool(node, F_JOB_NCCL, true);
+	rail_id = field_lookup(OBJ_RDMA_PORT, "rail");
+	for (size_t i = 0; i < m->n_ports; i++) {
+		char rail[RW_STR_MAX];
+
+		port_rail(m, m->ports[i], rail_id, rail, sizeof(rail));
+		field_set_str(m->ports[i], F_PORT_JOB_RAIL, rail);
+	}
 	judge_ib_hca(env, m, sel);
 	judge_socket_ifname(env, m);
 	judge_gid_index(env, m, sel);

@@ -218,7 +218,29 @@ int nccl_env_from_environ(struct nccl_env *env, char **envp);
  * lines and # comments allowed).  0, or -errno with "FILE:LINE: what" in err.
  */
 int nccl_env_read_file(struct nccl_env *env, const char *path, char *err, size_t errlen);
-/* Write env->out and the job.* facts of m->node from env and the rest of the model. */
+/*
+ * Write env->out and the job.* facts of m->node (and of its ports: job.hca_index,
+ * job.rail, job.gid_index) from env and the rest of the model.
+ */
 void nccl_apply(struct nccl_env *env, struct node_model *m);
+
+/*
+ * Set used[id] for every fact nccl_apply() reads of a model, so that a
+ * reader that keeps only the facts its rules read (fleet check's snapshot
+ * filter, its Prometheus queries) keeps these too.
+ */
+void nccl_fields_read(bool used[F__COUNT]);
+
+/*
+ * The rail key of RDMA port p of m, the one place the job's per-rail
+ * comparison takes it from (fleet check --nccl-env: the ports NCCL uses must
+ * be the same rails in the same positions on every node): the port's `rail`
+ * fact where the model has one (the rails issue adds it; found by its path,
+ * so this needs no change when it lands), else "N", the port's position
+ * among the node's RDMA ports in PCI address order (on identically built
+ * nodes the slot is the physical NIC, which the names need not follow), in
+ * name order where a port's PCI address is unknown.  Into buf (n bytes).
+ */
+void job_port_rail(const struct node_model *m, const struct object *p, char *buf, size_t n);
 
 #endif

@@ -40,6 +40,7 @@ serve b "$FX/good.json"
 serve c "$FX/good.json"
 serve mtu "$FX/mtu-1500.json"
 serve gid "$FX/gid-index-5.json"
+serve pfc "$FX/pfc-4.json"
 serve fw "$FX/fw-old.json"
 # two rails a node: one port trained at 200 Gb/s on rail 1 among two nodes at 400
 serve r1 "$FX/rails-good.json"
@@ -49,7 +50,7 @@ port_gone=$(free_port) # nobody listens there
 fake slow silent
 fake junk garbage
 fake bighead bighead
-for n in a b c mtu gid fw r1 r2 r200; do
+for n in a b c mtu gid pfc fw r1 r2 r200; do
 	eval "p=\$port_$n"
 	wait_until 20 up "$p" || die "serve $n did not come up: $(cat "$TMPD/serve-$n.log")"
 done
@@ -102,9 +103,9 @@ assert r['detail'] == '4 nodes 9000, $(node mtu) 1500', r['detail']"
 check "active_mtu fails naming the same node (1024)" json "$TMPD/all.json" "
 r = res[('active_mtu', None)]
 assert r['outcome'] == 'fail' and r['outliers'] == [{'node': '$(node mtu)', 'object': 'mlx5_0/1', 'value': '1024'}], r"
-check "rocev2_gid_index fails naming the node with index 5" json "$TMPD/all.json" "
+check "rocev2_gid_index (information now) names the node with index 5" json "$TMPD/all.json" "
 r = res[('rocev2_gid_index', None)]
-assert r['outcome'] == 'fail' and r['majority']['value'] == '3', r
+assert r['outcome'] == 'fail' and r['severity'] == 'info' and r['majority']['value'] == '3', r
 assert r['outliers'] == [{'node': '$(node gid)', 'object': 'mlx5_0/1', 'value': '5'}], r['outliers']"
 check "no other rule fails, none is unknown, and only those two nodes are outliers" \
 	json "$TMPD/all.json" "
@@ -187,9 +188,14 @@ for h in gpu101 gpu102; do
 		"$FX/good.json" "$h" "$TMPD/$h.json"
 done
 check "reason: nothing wrong reads OK" [ "$(reason "$TMPD/gpu101.json" "$TMPD/gpu102.json")" = OK ]
-check "reason: the GID-index outlier among snapshots, named by host" \
-	[ "$(reason "$TMPD/gpu101.json" "$TMPD/gpu102.json" "$FX/gid-index-5.json")" = \
-	"CRITICAL rocev2_gid_index: gpu022=5 (fleet 3)" ]
+# a GID index that differs is no finding by itself (NCCL picks it per node, issue 38); the
+# job's explicit NCCL_IB_GID_INDEX=3, the IPv6 GID there, is one, naming the host
+printf 'NCCL_IB_GID_INDEX=3\n' >"$TMPD/gid3.env"
+check "reason: a GID-index outlier alone reads OK (NCCL picks the index on each node)" \
+	[ "$(reason "$TMPD/gpu101.json" "$TMPD/gpu102.json" "$FX/gid-index-5.json")" = OK ]
+check "reason: the job's NCCL_IB_GID_INDEX wrong on one snapshot, named by host" \
+	[ "$(reason --nccl-env "$TMPD/gid3.env" "$TMPD/gpu101.json" "$TMPD/gpu102.json" "$FX/gid-index-5.json")" = \
+	'CRITICAL nccl_gid: gpu022="mlx5_0:1 GID 3 is not IPv4" (fleet "")' ]
 check "reason: a DSCP map outlier reads where it differs" bash -c "
 	'$ROCEWATCH' fleet check --format reason '$FX/good.json' '$FX/rails-good.json' '$FX/dscp-26-to-0.json' |
 	grep -qF 'CRITICAL dscp_map (rail 0): gpu032 differs at {26:0} (fleet {0:0,'"
@@ -204,7 +210,7 @@ files = sorted(glob.glob(fx + "/*.json"))
 full = subprocess.run([rw, "fleet", "check", "--format", "reason"] + files,
                       capture_output=True, text=True).stdout.rstrip("\n")
 rules = full.split("; ")
-assert len(rules) == 9 and "\n" not in full, full
+assert len(rules) == 8 and "\n" not in full, full
 for b in (64, 65, 80, 100, 140, 200, 400, 600, len(full) - 1, len(full)):
     line = subprocess.run([rw, "fleet", "check", "--format", "reason", "--max-bytes", str(b)]
                           + files, capture_output=True, text=True).stdout
@@ -229,14 +235,14 @@ for b in (64, 65, 80, 100, 140, 200, 400, 600, len(full) - 1, len(full)):
         assert items == all_items[:len(items)], (b, got, want)
 PY
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['host']='bad\nhost\x1b[2J'; json.dump(d, open(sys.argv[2],'w'))" \
-	"$FX/gid-index-5.json" "$TMPD/ctl.json"
+	"$FX/pfc-4.json" "$TMPD/ctl.json"
 check "reason: control bytes in a name never break the line" \
 	[ "$(reason "$TMPD/gpu101.json" "$TMPD/gpu102.json" "$TMPD/ctl.json")" = \
-	"CRITICAL rocev2_gid_index: bad?host?[2J=5 (fleet 3)" ]
+	"CRITICAL pfc_priorities: bad?host?[2J={4} (fleet {3})" ]
 check "reason: --report-file - writes the text report first, the reason line last" bash -c "
-	'$ROCEWATCH' fleet check --format reason --report-file - '$TMPD/gpu101.json' '$TMPD/gpu102.json' '$FX/gid-index-5.json' >'$TMPD/both.txt'
+	'$ROCEWATCH' fleet check --format reason --report-file - '$TMPD/gpu101.json' '$TMPD/gpu102.json' '$FX/pfc-4.json' >'$TMPD/both.txt'
 	[ \$? -eq 2 ] && head -1 '$TMPD/both.txt' | grep -q '^rocewatch fleet check: 3 nodes' &&
-	[ \"\$(tail -1 '$TMPD/both.txt')\" = 'CRITICAL rocev2_gid_index: gpu022=5 (fleet 3)' ]"
+	[ \"\$(tail -1 '$TMPD/both.txt')\" = 'CRITICAL pfc_priorities: gpu030={4} (fleet {3})' ]"
 check "reason: a report file that cannot be written is UNKNOWN (3), nothing on stdout" bash -c "
 	'$ROCEWATCH' fleet check --format reason --report-file /proc/nope/r.txt '$FX/good.json' >'$TMPD/nope.out' 2>'$TMPD/nope.err'
 	[ \$? -eq 3 ] && [ ! -s '$TMPD/nope.out' ] && grep -q '/proc/nope/r.txt' '$TMPD/nope.err'"
@@ -292,9 +298,13 @@ check "  ... the comment names both rules, the node and its values, worst first"
 	"rocewatch fleet: CRITICAL netdev_mtu: $(node mtu)=1500 (fleet 9000); CRITICAL active_mtu: $(node mtu)=1024 (fleet 4096)"
 # issue 41: the outliers wrapped onto the next line of the text were lost, and the comment
 # read "rocewatch fleet: fail critical rocev2_gid_index;", naming no node
-check "prolog: a GID-index outlier stops it (1)" [ "$(prolog_rc "$(node a),$(node b),$(node gid)")" -eq 1 ]
-check "  ... the comment names the node, its index and the fleet's" comment_is \
-	"rocewatch fleet: CRITICAL rocev2_gid_index: $(node gid)=5 (fleet 3)"
+check "prolog: a GID-index outlier alone starts the job (0): NCCL picks the index per node" \
+	[ "$(prolog_rc "$(node a),$(node b),$(node gid)")" -eq 0 ]
+check "prolog: the job's NCCL_IB_GID_INDEX (ROCEWATCH_FLEET_NCCL_ENV, %j) wrong on one node stops it (1)" \
+	[ "$(cp "$TMPD/gid3.env" "$TMPD/job-42.env"
+	     prolog_rc "$(node a),$(node b),$(node gid)" ROCEWATCH_FLEET_NCCL_ENV="$TMPD/job-%j.env")" -eq 1 ]
+check "  ... the comment names the node and what its GID 3 is" comment_is \
+	"rocewatch fleet: CRITICAL nccl_gid: $(node gid)=\"mlx5_0:1 GID 3 is not IPv4\" (fleet \"\")"
 check "prolog: a link speed outlier stops it (1)" \
 	[ "$(prolog_rc "$(node r1),$(node r2),$(node r200)")" -eq 1 ]
 check "  ... the comment names the rail, the node and its speed" comment_is \
@@ -321,10 +331,10 @@ check "prolog: ROCEWATCH_FLEET_ARGS reach fleet check (--profile: per-node rules
 	[ "$(prolog_rc "$(node a),$(node b)" ROCEWATCH_FLEET_ARGS="--profile lossless-roce")" -eq 0 ]
 check "  ... they ran" grep -q "per-node: 2 OK" "$TMPD/prolog/fleet-42.txt"
 check "prolog: a log directory that cannot be made is skipped, the verdict stands (1)" \
-	[ "$(prolog_rc "$(node a),$(node b),$(node gid)" ROCEWATCH_FLEET_LOG=/proc/nope)" -eq 1 ]
+	[ "$(prolog_rc "$(node a),$(node b),$(node pfc)" ROCEWATCH_FLEET_LOG=/proc/nope)" -eq 1 ]
 check "  ... and the comment still names the outlier" comment_is \
-	"rocewatch fleet: CRITICAL rocev2_gid_index: $(node gid)=5 (fleet 3)"
-# A big job with a bad rack: 120 good nodes, 60 with the GID at index 5 and 40 at MTU 1500
+	"rocewatch fleet: CRITICAL pfc_priorities: $(node pfc)={4} (fleet {3})"
+# A big job with a bad rack: 120 good nodes, 60 with PFC on priority 4 and 40 at MTU 1500
 # (snapshots beside the job's one node, through ROCEWATCH_FLEET_ARGS), with long names.
 # The comment holds Slurm's 1024 bytes: every failing rule with its first outlier, then as
 # many of the worst rule's as fit, each rule counting those it leaves out.
@@ -333,7 +343,7 @@ python3 - "$FX" "$TMPD/rack" <<'PY'
 import json, sys
 fx, out = sys.argv[1:]
 for i in range(220):
-    kind = "good" if i < 120 else "gid-index-5" if i < 180 else "mtu-1500"
+    kind = "good" if i < 120 else "pfc-4" if i < 180 else "mtu-1500"
     d = json.load(open("%s/%s.json" % (fx, kind)))
     d["host"] = "gpu-node-%04d.rack07.cluster.example.org" % i
     json.dump(d, open("%s/n%04d.json" % (out, i), "w"))
@@ -349,8 +359,8 @@ assert len(c.encode()) <= 1024 and len(c.encode()) > 900, len(c.encode())
 assert c.startswith("rocewatch fleet: CRITICAL netdev_mtu: "), c
 parts = c[len("rocewatch fleet: "):].split("; ")
 want = {"netdev_mtu": ("1500", 40, "9000"), "active_mtu": ("1024", 40, "4096"),
-        "rocev2_gid_index": ("5", 60, "3")}
-assert [p.split(":")[0] for p in parts] == ["CRITICAL " + r for r in want], parts
+        "pfc_priorities": ("{4}", 60, "{3}")}
+assert sorted(p.split(":")[0] for p in parts) == sorted("CRITICAL " + r for r in want), parts
 for p in parts:
     rule, items = p[len("CRITICAL "):].split(": ", 1)
     value, total, fleet = want[rule]
@@ -588,7 +598,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 print("rc=%s %s" % (sys.argv[2], d["status"]))
 for r in d["results"]:
-    if r["outcome"] != "pass" and r["rule"] != "profile_outcome":
+    if r["outcome"] != "pass" and r["rule"] != "profile_outcome" and not r["rule"].startswith("nccl_"):
         print(r["rule"], r["group"], r["outcome"], r["reason"], [(o["node"], o["value"]) for o in r.get("outliers", [])])
 ' "$TMPD/like-$1.json" "$rc" >"$TMPD/like-$1.txt"
 }

@@ -1310,6 +1310,56 @@ static void apply_absent(void **state)
 	model_free(&m);
 }
 
+/*
+ * The job's per-port facts and the rail key (job_port_rail()): the position
+ * among the node's RDMA ports in PCI order, name order where one has no PCI
+ * address; NCCL's device index of each port it uses, -1 for the others.
+ */
+static void apply_rails(void **state)
+{
+	struct nccl_env env = { .given = true };
+	struct node_model m;
+	char rail[16];
+
+	(void)state;
+	model_init(&m);
+	/* names against the slots: mlx5_0 sits in the second, mlx5_1 in the first */
+	port_on(&m, "mlx5_0", "Ethernet", "eth2", "0000:18:00.0");
+	port_on(&m, "mlx5_1", "Ethernet", "eth3", "0000:17:00.0");
+	port_on(&m, "mlx5_2", "Ethernet", "eth4", "0000:c1:00.0");
+	model_link_ports(&m);
+	job_port_rail(&m, m.ports[0], rail, sizeof(rail));
+	assert_string_equal(rail, "1");
+	job_port_rail(&m, m.ports[1], rail, sizeof(rail));
+	assert_string_equal(rail, "0");
+	job_port_rail(&m, m.ports[2], rail, sizeof(rail));
+	assert_string_equal(rail, "2");
+	put(&env, "NCCL_IB_HCA", "=mlx5_0,mlx5_2");
+	nccl_apply(&env, &m);
+	assert_int_equal(m.node.f[F_JOB_HCA_COUNT].v.i, 2);
+	assert_int_equal(m.ports[0]->f[F_PORT_JOB_HCA_INDEX].v.i, 0);
+	assert_int_equal(m.ports[1]->f[F_PORT_JOB_HCA_INDEX].v.i, -1);
+	assert_int_equal(m.ports[2]->f[F_PORT_JOB_HCA_INDEX].v.i, 1);
+	assert_string_equal(m.ports[0]->f[F_PORT_JOB_RAIL].v.s, "1");
+	assert_string_equal(m.ports[2]->f[F_PORT_JOB_RAIL].v.s, "2");
+	/* no GID table: the index NCCL uses is not known, never guessed */
+	assert_int_equal(m.ports[0]->f[F_PORT_JOB_GID_INDEX].state, ABS_NOT_COLLECTED);
+	/* one port without a PCI address: every position in name order */
+	field_set_str(m.ports[1]->netdev, F_NETDEV_BUS, "");
+	job_port_rail(&m, m.ports[0], rail, sizeof(rail));
+	assert_string_equal(rail, "0");
+	job_port_rail(&m, m.ports[2], rail, sizeof(rail));
+	assert_string_equal(rail, "2");
+	/* without a job: the port facts are absent, not -1 */
+	nccl_env_free(&env);
+	env.given = false;
+	nccl_apply(&env, &m);
+	assert_int_equal(m.ports[0]->f[F_PORT_JOB_HCA_INDEX].state, ABS_NOT_COLLECTED);
+	assert_int_equal(m.ports[0]->f[F_PORT_JOB_RAIL].state, ABS_NOT_COLLECTED);
+	nccl_env_free(&env);
+	model_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1330,6 +1380,7 @@ int main(void)
 		cmocka_unit_test(apply_net),
 		cmocka_unit_test(apply_unjudged),
 		cmocka_unit_test(apply_absent),
+		cmocka_unit_test(apply_rails),
 	};
 
 	log_set_level(LOG_LVL_ERROR);
