@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* The outbound HTTP client's flags and --client-config (client_opts.h). */
+#include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,6 +192,115 @@ static int opt_str(void *base, const char *name, const char *arg)
 	return *to ? 0 : -ENOMEM;
 }
 
+/*
+ * "Name: value", as curl sends it: a token for the name (RFC 9110 tchar),
+ * a value without CR, LF or other control bytes (a header must not end one
+ * line and start another).
+ */
+static bool header_ok(const char *h)
+{
+	const char *colon = strchr(h, ':');
+
+	if (!colon || colon == h)
+		return false;
+	for (const char *p = h; p < colon; p++)
+		if (!(isalnum((unsigned char)*p) || strchr("!#$%&'*+-.^_`|~", *p)))
+			return false;
+	for (const char *p = colon + 1; *p; p++)
+		if ((unsigned char)*p < 0x20 && *p != '\t')
+			return false;
+	return !strchr(colon + 1, 0x7f);
+}
+
+static int add_prom_header(struct client_opts *c, const char *h)
+{
+	if (array_grow(&c->prom_headers, &c->cap_prom_headers, c->n_prom_headers,
+		       sizeof(*c->prom_headers), 4))
+		return -ENOMEM;
+	c->prom_headers[c->n_prom_headers] = strdup(h);
+	if (!c->prom_headers[c->n_prom_headers])
+		return -ENOMEM;
+	c->n_prom_headers++;
+	return 0;
+}
+
+static int opt_prom_header(void *base, const char *name, const char *arg)
+{
+	struct client_opts *c = base;
+
+	(void)name;
+	if (!header_ok(arg)) {
+		fprintf(stderr,
+			"rocewatch %s: --prometheus.header: '%.80s' is not 'Name: value' (a token, "
+			"':', a value without control bytes)\n",
+			c->cmd, arg);
+		return -EINVAL;
+	}
+	return add_prom_header(c, arg);
+}
+
+static int opt_replica(void *base, const char *name, const char *arg)
+{
+	struct client_opts *c = base;
+	size_t n = strlen(arg);
+
+	(void)name;
+	if (!c->replica_given)
+		c->po.n_replica = 0;
+	c->replica_given = true;
+	if (!n ||
+	    strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != n ||
+	    (arg[0] >= '0' && arg[0] <= '9')) {
+		fprintf(stderr,
+			"rocewatch %s: --prometheus.replica-label: '%.80s' is not a label name\n",
+			c->cmd, arg);
+		return -EINVAL;
+	}
+	if (c->po.n_replica == FLEET_PROM_REPLICA_MAX) {
+		fprintf(stderr, "rocewatch %s: --prometheus.replica-label: at most %d\n", c->cmd,
+			FLEET_PROM_REPLICA_MAX);
+		return -EINVAL;
+	}
+	c->po.replica[c->po.n_replica++] = arg;
+	return 0;
+}
+
+const struct cli_opt client_prom_cli_opts[] = {
+	{ .name = "prometheus.header",
+	  .kind = CLI_CALL,
+	  .fn = opt_prom_header,
+	  .usage =
+	      "\n"
+	      "Prometheus-API engines (Prometheus, Thanos, Mimir, VictoriaMetrics):\n"
+	      "  --prometheus.header 'NAME: VALUE'\n"
+	      "                             send this header to the engine (repeatable), e.g.\n"
+	      "                             'X-Scope-OrgID: tenant' (Mimir, Cortex)\n" },
+	{ .name = "prometheus.bearer-token-file",
+	  .kind = CLI_STRING,
+	  CLI_AT(struct client_opts, bearer_file),
+	  .usage = "  --prometheus.bearer-token-file FILE\n"
+		   "                             Authorization: Bearer, the first line of FILE\n" },
+	{ .name = "prometheus.replica-label",
+	  .kind = CLI_CALL,
+	  .fn = opt_replica,
+	  .usage =
+	      "  --prometheus.replica-label NAME\n"
+	      "                             series that differ only by this label are HA\n"
+	      "                             replicas of one, counted once (repeatable; default\n"
+	      "                             replica and prometheus_replica)\n" },
+	{ .name = "prometheus.max-query",
+	  .kind = CLI_SIZE,
+	  CLI_AT(struct client_opts, po.max_query),
+	  .min = 1024,
+	  .max = 1 << 24,
+	  .bad = "a size from 1KiB to 16MiB",
+	  .usage = "  --prometheus.max-query SIZE\n"
+		   "                             longest query text sent: the nodes are asked in\n"
+		   "                             as many rounds as that takes (default 16KiB,\n"
+		   "                             VictoriaMetrics' -search.maxQueryLen)\n" },
+	{ 0 },
+};
+
 #define TIMEOUT(n, member, text)                                                                \
 	{                                                                                       \
 		.name = n, .kind = CLI_DURATION, CLI_AT(struct client_opts, member), .min = 1,  \
@@ -256,6 +367,7 @@ void client_opts_init(struct client_opts *c, const char *cmd)
 	memset(c, 0, sizeof(*c));
 	c->cmd = cmd;
 	fleet_http_defaults(&c->ho);
+	fleet_prom_opts_defaults(&c->po);
 	c->connect_timeout_ns = c->ho.connect_timeout_ms * 1000000LL;
 	c->timeout_ns = c->ho.timeout_ms * 1000000LL;
 }
@@ -263,6 +375,73 @@ void client_opts_init(struct client_opts *c, const char *cmd)
 static long ms_of(int64_t ns)
 {
 	return ns / 1000000 ? (long)(ns / 1000000) : 1;
+}
+
+/* The bearer token into an Authorization header of the engine's: 0 or -errno (said). */
+static int read_bearer(struct client_opts *c)
+{
+	char *text = NULL, *h;
+	size_t len, n;
+	bool bad;
+	int r;
+
+	if (!c->bearer_file)
+		return 0;
+	r = read_file_all(c->bearer_file, &text, &len);
+	if (r) {
+		fprintf(stderr, "rocewatch %s: --prometheus.bearer-token-file %s: %s\n", c->cmd,
+			c->bearer_file, strerror(-r));
+		return r;
+	}
+	n = strcspn(text, "\r\n");
+	text[n] = '\0';
+	bad = !n || strlen(text) != n;
+	/* a token is base64 or a JWT: any other byte would end the header early, or forge one */
+	for (size_t i = 0; i < n && !bad; i++)
+		bad = (unsigned char)text[i] <= 0x20 || (unsigned char)text[i] >= 0x7f;
+	if (bad) {
+		fprintf(stderr, "rocewatch %s: --prometheus.bearer-token-file %s: %s\n", c->cmd,
+			c->bearer_file,
+			n ? "the first line is not one token (spaces or control bytes in it)"
+			  : "the first line is empty");
+		explicit_bzero(text, len);
+		free(text);
+		return -EINVAL;
+	}
+	h = malloc(n + sizeof("Authorization: Bearer "));
+	if (h)
+		sprintf(h, "Authorization: Bearer %s", text);
+	explicit_bzero(text, len);
+	free(text);
+	if (!h)
+		return -ENOMEM;
+	r = add_prom_header(c, h);
+	explicit_bzero(h, strlen(h));
+	free(h);
+	return r;
+}
+
+/* The engine's options: its headers (one Authorization at most), replicas, bound. */
+static int prom_finish(struct client_opts *c)
+{
+	size_t auth = 0;
+
+	if (read_bearer(c))
+		return -EINVAL;
+	for (size_t i = 0; i < c->n_prom_headers; i++)
+		auth += !strncasecmp(c->prom_headers[i], "authorization:", 14);
+	if (auth > 1 || (auth && c->ho.username)) {
+		fprintf(stderr,
+			"rocewatch %s: the Prometheus would get %s: give one of "
+			"--prometheus.bearer-token-file, --prometheus.header 'Authorization: ...' "
+			"and --user\n",
+			c->cmd, auth > 1 ? "two Authorization headers" : "basic auth and a token");
+		return -EINVAL;
+	}
+	c->prom_ho = c->ho;
+	c->prom_ho.headers = (const char *const *)c->prom_headers;
+	c->prom_ho.n_headers = c->n_prom_headers;
+	return 0;
 }
 
 int client_opts_finish(struct client_opts *c)
@@ -305,7 +484,7 @@ int client_opts_finish(struct client_opts *c)
 	c->ho.insecure_skip_verify = cc->insecure;
 	c->ho.username = cc->username;
 	c->ho.password = cc->password;
-	return 0;
+	return prom_finish(c);
 }
 
 const char *client_opts_scheme(const struct client_opts *c)
@@ -317,4 +496,12 @@ void client_opts_free(struct client_opts *c)
 {
 	client_cfg_free(&c->cc);
 	client_cfg_free(&c->flags);
+	for (size_t i = 0; i < c->n_prom_headers; i++) {
+		/* a token is a secret: not left in freed memory */
+		explicit_bzero(c->prom_headers[i], strlen(c->prom_headers[i]));
+		free(c->prom_headers[i]);
+	}
+	free(c->prom_headers);
+	c->prom_headers = NULL;
+	c->n_prom_headers = 0;
 }

@@ -31,15 +31,32 @@ struct client_opts {
 	bool insecure;
 	struct client_cfg cc;	   /* the file, then the flags over it */
 	struct fleet_http_opts ho; /* what client_opts_finish() hands the requests */
+	/*
+	 * --prometheus.*: the engine's headers (--prometheus.header, the bearer
+	 * token) go only to it, in prom_ho; replica labels and the query bound in po
+	 */
+	char **prom_headers; /* "Name: value", owned */
+	size_t n_prom_headers, cap_prom_headers;
+	const char *bearer_file;
+	bool replica_given; /* --prometheus.replica-label replaces the defaults */
+	struct fleet_prom_opts po;
+	struct fleet_http_opts prom_ho;
 };
 
 /* --scheme ... --password-file; base: struct client_opts. */
 extern const struct cli_opt client_cli_opts[];
+/*
+ * --prometheus.header, --prometheus.bearer-token-file,
+ * --prometheus.replica-label, --prometheus.max-query (fleet check); base:
+ * struct client_opts.
+ */
+extern const struct cli_opt client_prom_cli_opts[];
 
 void client_opts_init(struct client_opts *c, const char *cmd);
 /*
  * After parsing: read --client-config, lay the flags over it, read the
- * password file and fill c->ho.  0, or -errno after one line on stderr.
+ * password file (and the bearer token file) and fill c->ho (and c->prom_ho,
+ * c->po).  0, or -errno after one line on stderr.
  */
 int client_opts_finish(struct client_opts *c);
 /* "http" unless the flags or the file say https. */

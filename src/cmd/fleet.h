@@ -28,6 +28,11 @@ enum fleet_source {
 	FSRC_HTTP,	 /* a node's serve: /api/v1/state */
 	FSRC_FILE,	 /* a snapshot file */
 	FSRC_PROMETHEUS, /* its series in a Prometheus */
+	/*
+	 * not a node: the job's node list (--job) came from a partial answer,
+	 * so nodes may be missing from the check; UNKNOWN, with the warning
+	 */
+	FSRC_JOB_LIST,
 };
 
 /* A per-node rule that did not pass, kept for the report. */

@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 
+#include "bounded.h"
 #include "cli.h"
 #include "commands.h"
 #include "engine.h"
@@ -456,13 +457,41 @@ static void name_files(struct fleet_run *fr)
  */
 #define PROM_CHUNK 250
 
-static int gather_prometheus(struct fleet_run *fr, const struct fleet_http_opts *ho)
+/*
+ * The nodes of one round, from idx[*at] on: at most PROM_CHUNK, and as many
+ * as keep the longest query within --prometheus.max-query (its text without
+ * instances is overhead, each node adds cost[]).  A node whose instances do
+ * not fit even alone is UNKNOWN and passed over.  How many.
+ */
+static size_t next_round(struct fleet_run *fr, const size_t *idx, const size_t *cost, size_t total,
+			 size_t *at, size_t overhead, size_t max_query)
 {
+	size_t n = 0, sum = overhead;
+	char lim[32];
+
+	while (*at < total && !n && overhead + cost[*at] > max_query) {
+		struct fleet_member *nm = &fr->nodes[idx[*at]];
+
+		snprintf(nm->reason, sizeof(nm->reason),
+			 "its instances in a query (%zu bytes with the query's %zu) do not fit "
+			 "--prometheus.max-query (%s)",
+			 cost[*at], overhead, rw_size_text(max_query, lim, sizeof(lim)));
+		(*at)++;
+	}
+	while (*at + n < total && n < PROM_CHUNK && sum + cost[*at + n] <= max_query)
+		sum += cost[*at + n++];
+	return n;
+}
+
+static int gather_prometheus(struct fleet_run *fr, const struct client_opts *co)
+{
+	const struct fleet_http_opts *ho = &co->prom_ho;
+	struct fleet_prom_opts po = co->po;
 	struct fleet_prom_instances *known = NULL;
 	struct fleet_prom_node *pn;
 	const char **names;
-	size_t *idx, total = 0, done = 0, repeats = 0, nodes_repeating = 0;
-	char repeat_note[256] = "";
+	size_t *idx, *cost, total = 0, done = 0, repeats = 0, nodes_repeating = 0, overhead;
+	char repeat_note[256] = "", lim[32];
 	bool used[F__COUNT];
 	char err[512] = "";
 	int r = 0;
@@ -473,10 +502,12 @@ static int gather_prometheus(struct fleet_run *fr, const struct fleet_http_opts 
 		return 0;
 	pn = calloc(total < PROM_CHUNK ? total : PROM_CHUNK, sizeof(*pn));
 	idx = calloc(total, sizeof(*idx));
+	cost = calloc(total, sizeof(*cost));
 	names = calloc(total, sizeof(*names));
-	if (!pn || !idx || !names) {
+	if (!pn || !idx || !names || !cost) {
 		free(pn);
 		free(idx);
+		free(cost);
 		free(names);
 		return -ENOMEM;
 	}
@@ -487,17 +518,48 @@ static int gather_prometheus(struct fleet_run *fr, const struct fleet_http_opts 
 			idx[total++] = i;
 		}
 	fields_used(fr, used);
-	/* once for all rounds: each then asks for exactly its nodes' instances */
-	r = fleet_prom_instances_get(fr->prometheus, ho, names, total, &known, err, sizeof(err));
+	/*
+	 * --job: the nodes are the instances the engine's roce_job_info named; a
+	 * job that fits one round is asked by the join alone, a larger one in
+	 * rounds that name their instances (memory stays flat).  Else the
+	 * instances the engine knows are listed once, and each round asks for
+	 * exactly its nodes'.
+	 */
+	if (po.job)
+		r = fleet_prom_instances_from(names, total, &known);
+	else
+		r = fleet_prom_instances_get(fr->prometheus, ho, names, total, &known, err,
+					     sizeof(err));
+	if (!r && po.job && total > PROM_CHUNK)
+		po.job = NULL;
+	if (!r)
+		r = fleet_prom_costs(known, names, total, cost);
 	free(names);
 	if (r == -ENOMEM)
 		fr->oom = true;
 	for (; r == -EIO && done < total; done++)
 		snprintf(fr->nodes[idx[done]].reason, sizeof(fr->nodes[idx[done]].reason), "%s",
 			 err);
+	overhead = fleet_prom_overhead(used, po.job);
+	if (overhead == SIZE_MAX)
+		fr->oom = true;
+	/* with the join, no instance is in a query */
+	if (po.job)
+		memset(cost, 0, total * sizeof(*cost));
+	if (!fr->oom && done < total && overhead >= po.max_query) {
+		snprintf(err, sizeof(err),
+			 "Prometheus %s: a query is %zu bytes before any instance is in it, over "
+			 "--prometheus.max-query (%s)",
+			 fr->prometheus, overhead, rw_size_text(po.max_query, lim, sizeof(lim)));
+		for (; done < total; done++)
+			snprintf(fr->nodes[idx[done]].reason, sizeof(fr->nodes[idx[done]].reason),
+				 "%s", err);
+	}
 	while (done < total && !fr->oom) {
-		size_t n = total - done < PROM_CHUNK ? total - done : PROM_CHUNK;
+		size_t n = next_round(fr, idx, cost, total, &done, overhead, po.max_query);
 
+		if (!n)
+			break;
 		memset(pn, 0, n * sizeof(*pn));
 		for (size_t k = 0; k < n; k++) {
 			pn[k].name = fr->nodes[idx[done + k]].name;
@@ -509,7 +571,7 @@ static int gather_prometheus(struct fleet_run *fr, const struct fleet_http_opts 
 			model_init(pn[k].m);
 		}
 		r = fr->oom ? -ENOMEM
-			    : fleet_prom_gather(fr->prometheus, ho, known, used, pn, n, err,
+			    : fleet_prom_gather(fr->prometheus, ho, &po, known, used, pn, n, err,
 						sizeof(err));
 		for (size_t k = 0; k < n; k++) {
 			struct fleet_member *nm = &fr->nodes[idx[done + k]];
@@ -553,6 +615,7 @@ static int gather_prometheus(struct fleet_run *fr, const struct fleet_http_opts 
 			nodes_repeating == 1 ? "" : "s");
 	free(pn);
 	free(idx);
+	free(cost);
 	fleet_prom_instances_free(known);
 	return fr->oom ? -ENOMEM : 0;
 }
@@ -846,6 +909,15 @@ static int opt_prometheus(void *base, const char *name, const char *arg)
 			arg);
 		return -EINVAL;
 	}
+	if (strpbrk(arg, "?#")) {
+		/* the API's paths are appended to it: /api/v1/query */
+		fprintf(stderr,
+			"rocewatch fleet: --prometheus: '%s': give the API's base URL, with its "
+			"path prefix if it has one (https://mimir/prometheus, "
+			"http://vmselect:8481/select/0/prometheus), without '?' or '#'\n",
+			arg);
+		return -EINVAL;
+	}
 	a->fr.prometheus = arg;
 	return 0;
 }
@@ -918,6 +990,13 @@ static const struct cli_opt fleet_opts[] = {
 	      "                             with --slurm and without it, the NCCL_* variables\n"
 	      "                             of this environment when it has any (run inside\n"
 	      "                             the job: sbatch, salloc)\n" },
+	{ .name = "job",
+	  .kind = CLI_STRING,
+	  FLEET_AT(client.po.job),
+	  .usage = "  --job ID                   with --prometheus: the nodes are those whose\n"
+		   "                             serve --job-mapping-dir exports\n"
+		   "                             roce_job_info{job_id=\"ID\"} (queries join on it\n"
+		   "                             instead of listing instances)\n" },
 	{ .name = "fleet-profile",
 	  .kind = CLI_CALL,
 	  .fn = opt_rules,
@@ -996,8 +1075,57 @@ const struct cli_cmd fleet_cli = {
 	.range = "fleet",
 	.head = fleet_usage,
 	.tail = fleet_usage_tail,
-	.tables = { fleet_opts, client_cli_opts, fleet_output_opts },
+	.tables = { fleet_opts, client_cli_opts, client_prom_cli_opts, fleet_output_opts },
 };
+
+/*
+ * --job: the nodes whose serve exports roce_job_info{job_id="ID"}, named by
+ * their instance.  A partial answer (a shard down) may leave some out: that
+ * is said as a member of its own, UNKNOWN, so the verdict cannot be OK.
+ * 0 or -errno (printed).
+ */
+static int job_members(struct fleet_args *a)
+{
+	struct fleet_run *fr = &a->fr;
+	struct fleet_prom_instances *in = NULL;
+	char err[640] = "", what[160];
+	int r;
+
+	if (!fr->prometheus) {
+		fprintf(stderr, "rocewatch fleet: --job: the job's nodes are found in a "
+				"Prometheus: give --prometheus URL\n");
+		return -EINVAL;
+	}
+	r = fleet_prom_job_nodes(fr->prometheus, &a->client.prom_ho, a->client.po.job, &in, err,
+				 sizeof(err));
+	if (!r && !in->n)
+		r = -ENOENT;
+	if (r) {
+		fprintf(stderr, "rocewatch fleet: %s\n", r == -ENOMEM ? "out of memory" : err);
+		fleet_prom_instances_free(in);
+		return r;
+	}
+	for (size_t i = 0; i < in->n && !r; i++)
+		if (!add_member(fr, in->v[i], FSRC_PROMETHEUS, fr->prometheus))
+			r = -ENOMEM;
+	if (!r && in->warning[0]) {
+		struct fleet_member *nm;
+
+		snprintf(what, sizeof(what), "job %.100s", a->client.po.job);
+		nm = add_member(fr, what, FSRC_JOB_LIST, fr->prometheus);
+		if (!nm)
+			r = -ENOMEM;
+		else
+			snprintf(nm->reason, sizeof(nm->reason),
+				 "Prometheus answered partially (%s): the job may have nodes "
+				 "that are not checked",
+				 in->warning);
+	}
+	if (r)
+		fprintf(stderr, "rocewatch fleet: out of memory\n");
+	fleet_prom_instances_free(in);
+	return r;
+}
 
 /* The nodes: NODE, FILE and DIR arguments, then --slurm's list. 0 or -errno (printed). */
 static int fleet_members(struct fleet_args *a, int n, char **args)
@@ -1025,6 +1153,8 @@ static int fleet_members(struct fleet_args *a, int n, char **args)
 		if (add_hosts(fr, nl, scheme, a->port))
 			return -EINVAL;
 	}
+	if (a->client.po.job && job_members(a))
+		return -EINVAL;
 	if (!fr->n) {
 		fprintf(stderr, "rocewatch fleet: no nodes given (NODE, FILE, DIR or --slurm; see "
 				"--help)\n");
@@ -1087,7 +1217,7 @@ static int write_report_file(const struct fleet_run *fr)
 }
 
 /* Gather every node, evaluate, report: the exit status. */
-static int fleet_check_run(struct fleet_run *fr, const struct fleet_http_opts *ho)
+static int fleet_check_run(struct fleet_run *fr, const struct client_opts *co)
 {
 	bool used[F__COUNT];
 	struct pool pool;
@@ -1105,10 +1235,10 @@ static int fleet_check_run(struct fleet_run *fr, const struct fleet_http_opts *h
 	pool_start(&pool, fr);
 	/* a transfer failure is each node's own outcome: only running out of memory stops us */
 	r = gather_files(fr, &pool);
-	if (!r && gather_http(fr, ho, &pool) == -ENOMEM)
+	if (!r && gather_http(fr, &co->ho, &pool) == -ENOMEM)
 		r = -ENOMEM;
 	pool_finish(&pool);
-	if (r || fr->oom || gather_prometheus(fr, ho) == -ENOMEM)
+	if (r || fr->oom || gather_prometheus(fr, co) == -ENOMEM)
 		goto nomem;
 	name_files(fr);
 	fr->gathered_ns = real_ns();
@@ -1164,7 +1294,8 @@ static int fleet_check(int argc, char **argv)
 	int rc = RULES_UNKNOWN, r, first;
 
 	client_opts_init(&a.client, "fleet");
-	r = cli_parse(&fleet_cli, (void *const[]){ &a, &a.client, &a }, argc, argv, &first);
+	r = cli_parse(&fleet_cli, (void *const[]){ &a, &a.client, &a.client, &a }, argc, argv,
+		      &first);
 	if (r == 1)
 		rc = 0;
 	if (r)
@@ -1172,7 +1303,7 @@ static int fleet_check(int argc, char **argv)
 	if (client_opts_finish(&a.client) || load_rules(&a.fr, &a.spec, a.n_fleet) ||
 	    load_job(&a) || fleet_members(&a, argc - first, argv + first))
 		goto out;
-	rc = fleet_check_run(&a.fr, &a.client.ho);
+	rc = fleet_check_run(&a.fr, &a.client);
 out:
 	run_free(&a.fr);
 	rules_spec_free(&a.spec);

@@ -403,7 +403,10 @@ static json_t *fleet_result_json(const struct fleet_run *fr, const struct fleet_
 
 static const char *source_name(enum fleet_source s)
 {
-	return s == FSRC_HTTP ? "http" : s == FSRC_FILE ? "file" : "prometheus";
+	return s == FSRC_HTTP	    ? "http"
+	       : s == FSRC_FILE	    ? "file"
+	       : s == FSRC_JOB_LIST ? "job"
+				    : "prometheus";
 }
 
 static json_t *node_json(const struct fleet_member *nm)

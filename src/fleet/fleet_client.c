@@ -119,8 +119,20 @@ static CURL *make_handle(const struct curl_api *cu, struct xfer *x, const struct
 			cu->easy_cleanup(c);
 			return NULL;
 		}
-		cu->easy_setopt(c, CURLOPT_HTTPHEADER, x->headers);
 	}
+	for (size_t i = 0; i < o->n_headers; i++) {
+		struct curl_slist *l = cu->slist_append(x->headers, o->headers[i]);
+
+		if (!l) {
+			cu->slist_free_all(x->headers);
+			x->headers = NULL;
+			cu->easy_cleanup(c);
+			return NULL;
+		}
+		x->headers = l;
+	}
+	if (x->headers)
+		cu->easy_setopt(c, CURLOPT_HTTPHEADER, x->headers);
 	if (o->ca_file)
 		cu->easy_setopt(c, CURLOPT_CAINFO, o->ca_file);
 	if (o->cert_file)

@@ -27,6 +27,9 @@ struct fleet_http_opts {
 	bool insecure_skip_verify;
 	/* basic_auth */
 	const char *username, *password;
+	/* more request headers, "Name: value" each (--prometheus.header, the bearer token) */
+	const char *const *headers;
+	size_t n_headers;
 };
 
 void fleet_http_defaults(struct fleet_http_opts *o);
@@ -65,6 +68,24 @@ int fleet_http_run(struct fleet_req *reqs, size_t n, const struct fleet_http_opt
 		   void (*on_done)(struct fleet_req *r, void *arg), void *arg);
 void fleet_req_free(struct fleet_req *r);
 
+/*
+ * How fleet check talks to a Prometheus-API engine (Prometheus, Thanos,
+ * Mimir, VictoriaMetrics): the labels that tell HA replicas of one series
+ * apart (--prometheus.replica-label), and the longest query text it sends
+ * (--prometheus.max-query: VictoriaMetrics refuses one over
+ * -search.maxQueryLen, 16 KiB by default).  Headers (tenant, bearer token)
+ * travel in the fleet_http_opts.
+ */
+#define FLEET_PROM_REPLICA_MAX 8
+struct fleet_prom_opts {
+	const char *replica[FLEET_PROM_REPLICA_MAX];
+	size_t n_replica;
+	size_t max_query; /* bytes of PromQL text, default 16 KiB */
+	const char *job;  /* --job ID: the nodes are roce_job_info{job_id="ID"}'s instances */
+};
+
+void fleet_prom_opts_defaults(struct fleet_prom_opts *po);
+
 /* A node as seen through Prometheus. */
 struct fleet_prom_node {
 	const char *name;     /* in: host or host:port, matched against `instance` */
@@ -78,6 +99,8 @@ struct fleet_prom_node {
 	 */
 	unsigned repeats;
 	char note[256];
+	/* out: the same, from series that differ only by a replica label (expected: HA pairs) */
+	unsigned replicas;
 };
 
 /* The values of the `instance` label Prometheus knows that belong to the nodes. */
@@ -85,6 +108,12 @@ struct fleet_prom_instances {
 	size_t n;
 	char **v;   /* into text */
 	char *text; /* the values, one after the other */
+	/*
+	 * The engine said the list may be incomplete (a store or shard down:
+	 * "warnings", VictoriaMetrics' "isPartial"): its first warning, printable;
+	 * a node not in the list is UNKNOWN with it, not "no series"
+	 */
+	char warning[256];
 };
 
 /*
@@ -111,6 +140,16 @@ int fleet_prom_instances_get(const char *base_url, const struct fleet_http_opts 
 int fleet_prom_instances_parse(const char *body, size_t len, size_t piece, const char *const *names,
 			       size_t n_names, struct fleet_prom_instances **out);
 void fleet_prom_instances_free(struct fleet_prom_instances *in);
+/*
+ * The instances of the nodes running job (`group by (instance)
+ * (roce_job_info{job_id="JOB"})`): 0 with *out (none: err says so, and
+ * why that may be; a partial answer: (*out)->warning), or -EIO / -ENOMEM
+ * with err saying why.
+ */
+int fleet_prom_job_nodes(const char *base_url, const struct fleet_http_opts *o, const char *job,
+			 struct fleet_prom_instances **out, char *err, size_t errlen);
+/* Exactly these instances (--job: the ones roce_job_info names): 0 or -ENOMEM. */
+int fleet_prom_instances_from(const char *const *v, size_t n, struct fleet_prom_instances **out);
 
 /*
  * Instant queries on rocewatch's metrics in the Prometheus at base_url for
@@ -122,8 +161,19 @@ void fleet_prom_instances_free(struct fleet_prom_instances *in);
  * -EIO/-EINVAL with err saying why (then no node is found).
  */
 int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
-		      const struct fleet_prom_instances *known, const bool used[F__COUNT],
-		      struct fleet_prom_node *nodes, size_t n, char *err, size_t errlen);
+		      const struct fleet_prom_opts *po, const struct fleet_prom_instances *known,
+		      const bool used[F__COUNT], struct fleet_prom_node *nodes, size_t n, char *err,
+		      size_t errlen);
+/*
+ * What a round of nodes costs in query text (--prometheus.max-query):
+ * the longest query fleet_prom_gather() may send for the fields in used[]
+ * without any instance in it (with job: joined on the job's nodes), and
+ * per node what its instances add to it (cost[i], bytes, its '|' too).
+ * The overhead is SIZE_MAX when out of memory; the costs 0 or -ENOMEM.
+ */
+size_t fleet_prom_overhead(const bool used[F__COUNT], const char *job);
+int fleet_prom_costs(const struct fleet_prom_instances *known, const char *const *names, size_t n,
+		     size_t *cost);
 /*
  * One answer of Prometheus's /api/v1/query (len bytes at body, not
  * necessarily terminated) to the query for metric, read into the nodes as

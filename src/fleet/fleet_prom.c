@@ -476,6 +476,7 @@ struct dup_ent {
 	int id, elem;
 	double v;	  /* the first series' value */
 	uint64_t content; /* and the labels that carry one, hashed */
+	uint64_t ident;	  /* every label but the replica labels, hashed in any order */
 };
 
 struct dup_set {
@@ -501,6 +502,38 @@ static uint64_t hash_str(uint64_t h, const char *s)
 	for (; *s; s++)
 		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
 	return mix64(h ^ 0xff);
+}
+
+/* Is k one of the labels that tell HA replicas apart (--prometheus.replica-label)? */
+static bool replica_label(const struct fleet_prom_opts *po, const char *k)
+{
+	static const char *const dflt[] = { "replica", "prometheus_replica" };
+
+	if (!po) {
+		for (size_t i = 0; i < ARRAY_SIZE(dflt); i++)
+			if (!strcmp(k, dflt[i]))
+				return true;
+		return false;
+	}
+	for (size_t i = 0; i < po->n_replica; i++)
+		if (!strcmp(k, po->replica[i]))
+			return true;
+	return false;
+}
+
+/*
+ * A series' identity without its replica labels: two series of one target
+ * scraped by an HA pair differ only there.  A sum of per-label hashes, so
+ * the order the engine lists labels in does not matter.
+ */
+static uint64_t series_ident(const struct fleet_prom_opts *po, const struct series *s)
+{
+	uint64_t h = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		if (!replica_label(po, s->k[i]) && strcmp(s->k[i], "__name__"))
+			h += mix64(hash_str(hash_str(0, s->k[i]), s->v[i]));
+	return h;
 }
 
 static size_t dup_slot(const struct dup_set *d, const struct object *o, int id, int elem)
@@ -604,6 +637,20 @@ struct pstate {
 	char *errbuf;
 	size_t errlen;
 	const char *base_url;
+	const struct fleet_prom_opts *po;
+	size_t n_nodes;
+	/* --job: `group by (instance) (roce_job_info{job_id="ID"})`, what the queries join on */
+	const char *join;
+	/*
+	 * Per query: which nodes had a series in its answer (a bit each), and
+	 * whether the engine said the answer may be incomplete ("warnings",
+	 * "isPartial"); the first warning's text.  A node without a series in a
+	 * partial answer is UNKNOWN with it, never "no series".
+	 */
+	uint8_t *hit[NQ_MAX];
+	bool partial[NQ_MAX];
+	uint32_t reask[NQ_MAX]; /* a query asked again for the nodes without this compact row */
+	char warning[256];
 };
 
 static int apply_series_of(struct pstate *ps, size_t k, const struct series *s);
@@ -998,6 +1045,45 @@ static size_t read_series(const char *b, size_t len, size_t i, struct series *s)
 	return each_member(b, len, i, series_member, s);
 }
 
+/*
+ * A member of an answer's envelope that says the answer may lack series:
+ * "warnings": [...] (Prometheus, Thanos and Mimir when a store or querier
+ * did not answer: a partial response) and "isPartial": true
+ * (VictoriaMetrics cluster, a vmstorage node down).  *partial is set and the
+ * first warning kept, printable and cut, in warn (n bytes).
+ */
+static void envelope_warning(const char *b, size_t len, size_t key, size_t v, size_t vend,
+			     bool *partial, char *warn, size_t n)
+{
+	size_t end, i = 0, o = 0;
+
+	if (key_is(b, len, key, "isPartial", &end)) {
+		if (vend - v == 4 && !memcmp(b + v, "true", 4)) {
+			*partial = true;
+			if (!warn[0])
+				snprintf(warn, n,
+					 "isPartial: true (a storage node did not answer)");
+		}
+		return;
+	}
+	if (!key_is(b, len, key, "warnings", &end) || b[v] != '[')
+		return;
+	i = ws(b, len, v + 1);
+	if (i >= len || b[i] == ']')
+		return; /* "warnings": [] says nothing */
+	*partial = true;
+	if (warn[0])
+		return;
+	/* the first one, its bytes as sent (escapes too), printable: it is only a reason */
+	if (b[i] == '"')
+		for (i++; i < vend && b[i] != '"' && o + 1 < n; i++)
+			warn[o++] = b[i] >= 0x20 && b[i] < 0x7f && b[i] != '\\' ? b[i] : '?';
+	if (!o)
+		snprintf(warn, n, "a warning that is not a string");
+	else
+		warn[o] = '\0';
+}
+
 /* What the envelope says: {"status": "success", "data": {"result": [...]}}. */
 struct env {
 	int level; /* 0: the answer's members, 1: its data's */
@@ -1008,6 +1094,9 @@ struct env {
 	size_t k;	   /* for query k */
 	int err;	   /* a series refused (ps->errbuf says why) */
 	bool cut;	   /* the result array ends early */
+	/* the engine says the answer may be incomplete: the first warning, printable */
+	bool partial;
+	char warning[256];
 };
 
 static size_t read_result(const char *b, size_t len, size_t i, struct env *ev);
@@ -1037,6 +1126,9 @@ static size_t answer_member(const char *b, size_t len, size_t key, size_t v, voi
 	vend = skip_value(b, len, v);
 	if (vend && ev->level == 0 && key_is(b, len, key, "status", &end))
 		ev->success = vend - v == 9 && !memcmp(b + v, "\"success\"", 9);
+	if (vend && ev->level == 0 && !ev->find)
+		envelope_warning(b, len, key, v, vend, &ev->partial, ev->warning,
+				 sizeof(ev->warning));
 	return vend;
 }
 
@@ -1139,6 +1231,11 @@ static int read_whole(struct pstate *ps, size_t k, const char *b, size_t len)
 	if (!i || ws(b, len, i) != len || !ev.success || !ev.result) {
 		describe_failure(b, len, metric, ps->errbuf, ps->errlen);
 		return -EINVAL;
+	}
+	if (ev.partial) {
+		ps->partial[k] = true;
+		if (!ps->warning[0])
+			snprintf(ps->warning, sizeof(ps->warning), "%s", ev.warning);
 	}
 	return 0;
 }
@@ -1481,7 +1578,7 @@ static int dup_check(struct pstate *ps, size_t k, struct fleet_prom_node *pn, st
 	struct dup_ent *e;
 	uint64_t h;
 	int elem = 0;
-	bool fresh;
+	bool fresh, replica;
 
 	if (ps->enc[k] == ENC_COMPACT) {
 		lk = d->compact.label;
@@ -1529,7 +1626,14 @@ static int dup_check(struct pstate *ps, size_t k, struct fleet_prom_node *pn, st
 	if (fresh) {
 		e->v = labels->value;
 		e->content = h;
+		e->ident = series_ident(ps->po, labels);
 		return 0;
+	}
+	replica = e->ident == series_ident(ps->po, labels);
+	if (replica && e->content == h && e->v == labels->value) {
+		/* an HA pair: the one fact it is, counted once, nothing to say */
+		pn->replicas++;
+		return 1;
 	}
 	inst = label(labels, "instance");
 	dev = label(labels, "device");
@@ -1552,7 +1656,12 @@ static int dup_check(struct pstate *ps, size_t k, struct fleet_prom_node *pn, st
 		return 1;
 	}
 	first_value(o, id, ps->enc[k], lk, elem, e, first, sizeof(first));
-	if (!pn->err[0])
+	if (!pn->err[0] && replica)
+		snprintf(pn->err, sizeof(pn->err),
+			 "Prometheus: %s: its HA replicas disagree, %s and %s (series that differ "
+			 "only by a replica label): which is this node's cannot be told",
+			 where, first, shown);
+	else if (!pn->err[0])
 		snprintf(pn->err, sizeof(pn->err),
 			 "Prometheus: %s: two series disagree, %s and %s (two scrape jobs or "
 			 "HA replicas of one target?): which is this node's cannot be told",
@@ -1579,6 +1688,8 @@ static int apply_series_of(struct pstate *ps, size_t k, const struct series *lab
 		return value_refused(ps, k, labels);
 	if (!inst || !labels->have_value || (ni = node_of(&ps->byname, inst)) < 0)
 		return 0;
+	if (ps->hit[k])
+		ps->hit[k][ni / 8] |= (uint8_t)(1u << (ni % 8));
 	pn = &ps->nodes[ni];
 	if (!strcmp(metric, "up")) {
 		/* another exporter on the same host is not this node's rocewatch */
@@ -1675,6 +1786,14 @@ static void prom_done(struct fleet_req *r, void *arg)
 		snprintf(ps->errbuf, ps->errlen,
 			 "Prometheus %s: query %s: the answer is larger than %s (--max-body)",
 			 ps->base_url, ps->metrics[k], rw_size_text(ps->max_body, sz, sizeof(sz)));
+		ps->err = -EIO;
+	} else if (r->err == -EPROTO && r->sink && q->at == QR_HEAD && q->win.len) {
+		/* an error status with the engine's own words ("too long query", a limit hit) */
+		char why[384];
+
+		describe_failure(q->win.buf, q->win.len, ps->metrics[k], why, sizeof(why));
+		snprintf(ps->errbuf, ps->errlen, "%s (HTTP %ld from %s)", why, r->http_code,
+			 ps->base_url);
 		ps->err = -EIO;
 	} else if (r->err) {
 		snprintf(ps->errbuf, ps->errlen, "Prometheus %s: query %s: %s", ps->base_url,
@@ -1776,19 +1895,49 @@ static size_t plan(struct pstate *ps, size_t nq, size_t *j, const char *metric)
 	return nq;
 }
 
-/* Query k as a form body (ps->posts[k]): 0 or -ENOMEM. */
+/*
+ * Query k's PromQL into q: of the instances in match, or with match NULL of
+ * the nodes of ps->join (the job's, `* on (instance) group_left () JOIN`).
+ */
+static void query_text(const struct pstate *ps, size_t k, const struct strbuf *match,
+		       struct strbuf *q)
+{
+	static const struct strbuf any = { .buf = (char *)"{instance=~\".+\"}", .len = 16 };
+	const char *metric = ps->metrics[k];
+	const struct strbuf *m = match ? match : &any;
+
+	if (!match)
+		sb_puts(q, "(");
+	if (ps->enc[k] == ENC_DSCP) {
+		dscp_query(q, metric, fields[ps->ids[ps->first[k]]].label, m, ps->qpart[k]);
+	} else if (ps->enc[k] == ENC_PRIOSET) {
+		prioset_query(q, metric, fields[ps->ids[ps->first[k]]].label, m);
+	} else {
+		sb_puts(q, metric);
+		if (match)
+			sb_add(q, match->buf, match->len);
+	}
+	if (!match)
+		sb_printf(q, ") * on (instance) group_left () %s", ps->join);
+}
+
+/* Query k as a form body (ps->posts[k]): 0, -ENOMEM, or -E2BIG (ps->errbuf says so). */
 static int query_body(struct pstate *ps, size_t k, const struct strbuf *match)
 {
 	struct strbuf q = { 0 }, body = { 0 };
 	const char *metric = ps->metrics[k];
+	char lim[32];
 
-	if (ps->enc[k] == ENC_DSCP) {
-		dscp_query(&q, metric, fields[ps->ids[ps->first[k]]].label, match, ps->qpart[k]);
-	} else if (ps->enc[k] == ENC_PRIOSET) {
-		prioset_query(&q, metric, fields[ps->ids[ps->first[k]]].label, match);
-	} else {
-		sb_puts(&q, metric);
-		sb_add(&q, match->buf, match->len);
+	query_text(ps, k, match, &q);
+	if (!q.oom && ps->po && q.len > ps->po->max_query) {
+		/* never sent: an engine with a bound refuses it whole (VictoriaMetrics: 400) */
+		snprintf(ps->errbuf, ps->errlen,
+			 "Prometheus %s: query %s would be %zu bytes, over --prometheus.max-query "
+			 "(%s)",
+			 ps->base_url, metric, q.len,
+			 rw_size_text(ps->po->max_query, lim, sizeof(lim)));
+		sb_free(&q);
+		return -E2BIG;
 	}
 	sb_puts(&body, "query=");
 	if (q.buf)
@@ -1813,12 +1962,16 @@ static int run_batch(struct pstate *ps, size_t k0, size_t k1, const struct strbu
 
 	for (size_t k = k0; k < k1 && !r; k++) {
 		r = query_body(ps, k, match);
+		if (!r && !(ps->hit[k] = calloc(ps->n_nodes / 8 + 1, 1)))
+			r = -ENOMEM;
 		ps->reqs[k].url = url;
 		ps->reqs[k].post = ps->posts[k];
 		/* up's answer is kept, to be read when every other one has been */
 		ps->reqs[k].sink = k == ps->n_up ? NULL : prom_sink;
 		ps->reqs[k].sink_arg = ps;
 	}
+	if (r == -E2BIG)
+		return r;
 	if (!r && k1 > k0)
 		r = fleet_http_run(&ps->reqs[k0], k1 - k0, o, prom_done, ps);
 	if (r) {
@@ -1923,25 +2076,67 @@ static int ask_without_compact(struct pstate *ps, size_t k, size_t n,
 		return w ? -ENOMEM : 0;
 	}
 	*nq = plan(ps, *nq, j, fields[ps->ids[ps->first[k]]].metric);
+	for (size_t q = k0; q < *nq; q++)
+		ps->reask[q] = bit;
 	r = run_batch(ps, k0, *nq, &match, url, o);
 	sb_free(&match);
 	return r;
 }
 
-int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
-		      const struct fleet_prom_instances *known, const bool used[F__COUNT],
-		      struct fleet_prom_node *nodes, size_t n, char *err, size_t errlen)
+/*
+ * Nodes that a partial answer (query k) may have left out: those with no
+ * series in it (of a query asked again for some nodes, those of them),
+ * UNKNOWN with the engine's warning, never "no series".
+ */
+static void partial_verdicts(struct pstate *ps, size_t k, size_t n)
 {
-	struct pstate *ps = calloc(1, sizeof(*ps));
-	const char *metrics[F__COUNT + 1];
-	struct strbuf match = { 0 }, url = { 0 };
-	size_t nm = 0, nq = 0, nq1, j = 0, alts;
-	int ret = 0;
+	char pw[160];
 
-	err[0] = '\0';
-	if (!ps)
-		return -ENOMEM;
-	ps->nodes = nodes;
+	snprintf(pw, sizeof(pw), "%.150s", ps->warning[0] ? ps->warning : "partial response");
+	for (size_t i = 0; i < n; i++) {
+		struct fleet_prom_node *pn = &ps->nodes[i];
+
+		if (pn->err[0] || (ps->hit[k] && (ps->hit[k][i / 8] & (1u << (i % 8)))))
+			continue;
+		if (ps->reask[k] && (!pn->found || (ps->seen[i] & ps->reask[k])))
+			continue; /* not one of those asked again */
+		if (!pn->found)
+			snprintf(
+			    pn->err, sizeof(pn->err),
+			    "Prometheus answered partially (%s): no series for this instance in "
+			    "what it could read",
+			    pw);
+		else
+			snprintf(pn->err, sizeof(pn->err),
+				 "Prometheus answered query %s partially (%s): this node's series "
+				 "of it may be missing",
+				 ps->metrics[k], pw);
+	}
+}
+
+void fleet_prom_opts_defaults(struct fleet_prom_opts *po)
+{
+	memset(po, 0, sizeof(*po));
+	/* Thanos' and Prometheus Operator's HA labels (thanos query --query.replica-label) */
+	po->replica[po->n_replica++] = "replica";
+	po->replica[po->n_replica++] = "prometheus_replica";
+	po->max_query = 16u << 10;
+}
+
+/* The selector of the job's nodes (one series per instance, whatever the replicas). */
+static void job_join(struct strbuf *sb, const char *job)
+{
+	sb_puts(sb, "group by (instance) (roce_job_info{job_id=\"");
+	for (const char *p = job; *p; p++)
+		promql_char(sb, (unsigned char)*p);
+	sb_puts(sb, "\"})");
+}
+
+/* The metrics the fields in used[] are read from, up last: their number. */
+static size_t metrics_of(const bool used[F__COUNT], const char *metrics[F__COUNT + 1])
+{
+	size_t nm = 0;
+
 	for (int id = 0; id < F__COUNT; id++) {
 		/* a priority set or DSCP map: its one series per object, not its 8 or 64 */
 		const char *name =
@@ -1957,6 +2152,100 @@ int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
 	}
 	/* last, so a node's own instance is known when its up series is read */
 	metrics[nm++] = "up";
+	return nm;
+}
+
+size_t fleet_prom_overhead(const bool used[F__COUNT], const char *job)
+{
+	struct pstate *ps = calloc(1, sizeof(*ps));
+	const char *metrics[F__COUNT + 1];
+	struct strbuf empty = { 0 }, join = { 0 }, q = { 0 };
+	size_t nm, nq = 0, j = 0, most = 0;
+
+	if (!ps)
+		return SIZE_MAX;
+	nm = metrics_of(used, metrics);
+	for (size_t u = 0; u < nm; u++)
+		nq = plan(ps, nq, &j, metrics[u]);
+	/* and each compact row's encoded form, asked again of the nodes without it */
+	for (size_t k = 0, n1 = nq; k < n1; k++)
+		if (ps->enc[k] == ENC_COMPACT)
+			nq = plan(ps, nq, &j, fields[ps->ids[ps->first[k]]].metric);
+	ps->metrics = ps->qmetric;
+	sb_puts(&empty, "{instance=~\"\"}");
+	if (job) {
+		job_join(&join, job);
+		ps->join = join.buf;
+	}
+	for (size_t k = 0; k < nq; k++) {
+		sb_reset(&q);
+		/* with --job the main queries join; the ones asked again name instances */
+		query_text(ps, k,
+			   ps->join && ps->enc[k] != ENC_DSCP && ps->enc[k] != ENC_PRIOSET ? NULL
+											   : &empty,
+			   &q);
+		if (q.len > most)
+			most = q.len;
+	}
+	if (empty.oom || join.oom || q.oom)
+		most = SIZE_MAX;
+	sb_free(&empty);
+	sb_free(&join);
+	sb_free(&q);
+	free(ps);
+	return most;
+}
+
+int fleet_prom_costs(const struct fleet_prom_instances *known, const char *const *names, size_t n,
+		     size_t *cost)
+{
+	struct strmap byname = { 0 };
+	struct strbuf sb = { 0 };
+	int r = 0;
+
+	for (size_t i = 0; i < n && !r; i++) {
+		cost[i] = 0;
+		r = strmap_put(&byname, names[i], (int64_t)i);
+	}
+	for (size_t v = 0; known && !r && v < known->n; v++) {
+		ssize_t i = node_of(&byname, known->v[v]);
+
+		if (i < 0)
+			continue;
+		sb_reset(&sb);
+		regex_quote(&sb, known->v[v]);
+		cost[i] += sb.len + 1;
+	}
+	for (size_t i = 0; !known && !r && i < n; i++) {
+		sb_reset(&sb);
+		name_pattern(&sb, names[i], 1);
+		cost[i] = sb.len;
+	}
+	if (sb.oom)
+		r = -ENOMEM;
+	sb_free(&sb);
+	strmap_free(&byname);
+	return r;
+}
+
+int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
+		      const struct fleet_prom_opts *po, const struct fleet_prom_instances *known,
+		      const bool used[F__COUNT], struct fleet_prom_node *nodes, size_t n, char *err,
+		      size_t errlen)
+{
+	struct pstate *ps = calloc(1, sizeof(*ps));
+	const char *metrics[F__COUNT + 1];
+	struct strbuf match = { 0 }, url = { 0 }, join = { 0 };
+	size_t nm, nq = 0, nq1, j = 0, alts;
+	int ret = 0;
+
+	err[0] = '\0';
+	if (!ps)
+		return -ENOMEM;
+	ps->nodes = nodes;
+	ps->po = po;
+	ps->n_nodes = n;
+	nm = metrics_of(used, metrics);
 	for (size_t u = 0; u < nm; u++)
 		nq = plan(ps, nq, &j, metrics[u]);
 	nq1 = nq;
@@ -1976,20 +2265,30 @@ int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
 	while (url.len && url.buf[url.len - 1] == '/')
 		url.buf[--url.len] = '\0';
 	sb_puts(&url, "/api/v1/query");
-	alts = instance_matcher(&match, ps, n, known);
-	if (url.oom || match.oom) {
+	/* --job: every query joins on the job's instances; else it names them */
+	if (po && po->job) {
+		job_join(&join, po->job);
+		ps->join = join.buf;
+		alts = n;
+	} else {
+		alts = instance_matcher(&match, ps, n, known);
+	}
+	if (url.oom || match.oom || join.oom) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	/* no instance Prometheus knows is one of these nodes': nothing to ask */
 	if (!alts)
 		goto verdicts;
-	ret = run_batch(ps, 0, nq1, &match, url.buf, o);
+	ret = run_batch(ps, 0, nq1, ps->join ? NULL : &match, url.buf, o);
 	for (size_t k = 0; k < nq1 && !ret; k++)
 		if (ps->enc[k] == ENC_COMPACT)
 			ret = ask_without_compact(ps, k, n, known, &nq, &j, url.buf, o);
 	if (ret)
 		goto out;
+	for (size_t k = 0; k < nq; k++)
+		if (ps->partial[k])
+			partial_verdicts(ps, k, n);
 verdicts:
 	for (size_t i = 0; i < n; i++) {
 		struct fleet_prom_node *pn = &nodes[i];
@@ -2003,6 +2302,12 @@ verdicts:
 			pn->found = false;
 			snprintf(pn->err, sizeof(pn->err),
 				 "Prometheus: target %s is down (up == 0)", pn->instance);
+		} else if (!pn->found && known && known->warning[0]) {
+			/* the listing itself was partial: not having it is no verdict */
+			snprintf(pn->err, sizeof(pn->err),
+				 "Prometheus listed its instances partially (%.160s): this one not "
+				 "among them",
+				 known->warning);
 		} else if (!pn->found) {
 			snprintf(pn->err, sizeof(pn->err), "%s",
 				 isnan(ps->up[i]) ? "Prometheus has no series for this instance "
@@ -2021,9 +2326,11 @@ out:
 	for (size_t k = 0; ps->reqs && k < nq; k++) {
 		fleet_req_free(&ps->reqs[k]);
 		free(ps->posts[k]);
+		free(ps->hit[k]);
 		if (ps->q)
 			qread_free(&ps->q[k]);
 	}
+	sb_free(&join);
 	if (ret)
 		for (size_t i = 0; i < n; i++)
 			nodes[i].found = false;
@@ -2057,6 +2364,8 @@ struct lv_state {
 	size_t *off, n, cap;  /* where each starts in text */
 	struct series s;      /* each value decoded in its text */
 	int err;	      /* why the transfer was stopped */
+	bool partial;	      /* the engine says the list may be incomplete */
+	char warning[256];
 };
 
 /* In the answer's members: where its data array starts (lv_find) or what its status says. */
@@ -2083,6 +2392,9 @@ static size_t lv_member(const char *b, size_t len, size_t key, size_t v, void *a
 	vend = skip_value(b, len, v);
 	if (vend && key_is(b, len, key, "status", &end))
 		ev->st->success = vend - v == 9 && !memcmp(b + v, "\"success\"", 9);
+	if (vend && !ev->find)
+		envelope_warning(b, len, key, v, vend, &ev->st->partial, ev->st->warning,
+				 sizeof(ev->st->warning));
 	return vend;
 }
 
@@ -2266,6 +2578,9 @@ static int lv_finish(struct lv_state *st, struct fleet_prom_instances **out)
 		return -ENOMEM;
 	}
 	in->n = st->n;
+	if (st->partial)
+		snprintf(in->warning, sizeof(in->warning), "%s",
+			 st->warning[0] ? st->warning : "partial response");
 	in->text = st->text.buf;
 	st->text.buf = NULL;
 	for (i = 0; i < st->n; i++)
@@ -2369,6 +2684,122 @@ out:
 	if (st)
 		lv_free(st);
 	return ret;
+}
+
+/* A JSON string of the answer, printable and cut, for a message. */
+static void json_text(const json_t *j, char *buf, size_t n)
+{
+	printable(json_is_string(j) ? json_string_value(j) : "", buf, n);
+}
+
+int fleet_prom_job_nodes(const char *base_url, const struct fleet_http_opts *o, const char *job,
+			 struct fleet_prom_instances **out, char *err, size_t errlen)
+{
+	struct strbuf url = { 0 }, q = { 0 }, body = { 0 };
+	struct fleet_req r = { 0 };
+	const char **v = NULL;
+	json_t *root = NULL, *res, *w;
+	json_error_t je;
+	size_t n = 0;
+	char pj[80];
+	int ret;
+
+	*out = NULL;
+	err[0] = '\0';
+	sb_puts(&url, base_url);
+	while (url.len && url.buf[url.len - 1] == '/')
+		url.buf[--url.len] = '\0';
+	sb_puts(&url, "/api/v1/query");
+	job_join(&q, job);
+	sb_puts(&body, "query=");
+	if (q.buf)
+		url_encode(&body, q.buf);
+	if (url.oom || q.oom || body.oom) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	printable(job, pj, sizeof(pj));
+	r.url = url.buf;
+	r.post = body.buf;
+	ret = fleet_http_run(&r, 1, o, NULL, NULL);
+	if (ret || r.err) {
+		snprintf(err, errlen, "Prometheus %s: the nodes of job %s (%s): %s", base_url, pj,
+			 q.buf, ret ? strerror(-ret) : r.errmsg);
+		ret = ret == -ENOMEM ? ret : -EIO;
+		goto out;
+	}
+	root = json_loadb(r.body, r.len, 0, &je);
+	res = json_object_get(json_object_get(root, "data"), "result");
+	if (!root || !json_is_array(res) || !json_is_string(json_object_get(root, "status")) ||
+	    strcmp(json_string_value(json_object_get(root, "status")), "success")) {
+		snprintf(err, errlen, "Prometheus %s: the nodes of job %s: %s", base_url, pj,
+			 !root ? je.text : "not a success vector");
+		ret = -EIO;
+		goto out;
+	}
+	v = calloc(json_array_size(res) ? json_array_size(res) : 1, sizeof(*v));
+	if (!v) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < json_array_size(res); i++) {
+		const char *inst = json_string_value(
+		    json_object_get(json_object_get(json_array_get(res, i), "metric"), "instance"));
+
+		if (inst && *inst && strlen(inst) < LABEL_MAX)
+			v[n++] = inst;
+	}
+	ret = fleet_prom_instances_from(v, n, out);
+	if (ret)
+		goto out;
+	/* a shard down: the job may have more nodes than the answer names */
+	w = json_object_get(root, "warnings");
+	if (json_is_array(w) && json_array_size(w))
+		json_text(json_array_get(w, 0), (*out)->warning, sizeof((*out)->warning));
+	else if (json_is_true(json_object_get(root, "isPartial")))
+		snprintf((*out)->warning, sizeof((*out)->warning),
+			 "isPartial: true (a storage node did not answer)");
+	if (json_is_array(w) && json_array_size(w) && !(*out)->warning[0])
+		snprintf((*out)->warning, sizeof((*out)->warning), "a warning");
+	if (!n)
+		snprintf(err, errlen,
+			 "Prometheus %s: no node runs job %s: no roce_job_info{job_id=\"%s\"} "
+			 "series (its nodes' serve without --job-mapping-dir, the prolog did not "
+			 "write the mapping, or not scraped yet)",
+			 base_url, pj, pj);
+out:
+	json_decref(root);
+	free(v);
+	fleet_req_free(&r);
+	sb_free(&url);
+	sb_free(&q);
+	sb_free(&body);
+	return ret;
+}
+
+int fleet_prom_instances_from(const char *const *v, size_t n, struct fleet_prom_instances **out)
+{
+	struct fleet_prom_instances *in = calloc(1, sizeof(*in));
+	size_t len = 0, at = 0;
+
+	*out = NULL;
+	for (size_t i = 0; i < n; i++)
+		len += strlen(v[i]) + 1;
+	if (!in || !(in->v = calloc(n ? n : 1, sizeof(*in->v))) ||
+	    !(in->text = malloc(len ? len : 1))) {
+		fleet_prom_instances_free(in);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t l = strlen(v[i]) + 1;
+
+		memcpy(in->text + at, v[i], l);
+		in->v[i] = in->text + at;
+		at += l;
+	}
+	in->n = n;
+	*out = in;
+	return 0;
 }
 
 void fleet_prom_instances_free(struct fleet_prom_instances *in)
