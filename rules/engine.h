@@ -468,6 +468,44 @@ int rules_evaluate_fleet(struct rules_engine *e, const struct fleet_node *nodes,
 int rules_fleet_begin(struct rules_engine *e, int64_t t_ns);
 int rules_fleet_add(struct rules_engine *e, size_t node, const struct fleet_node *fn);
 int rules_fleet_finish(struct rules_engine *e, const struct fleet_node *nodes, size_t n);
+
+/*
+ * Fleet rules an engine can count (fleet check --prometheus --job compares on
+ * the engine): what fleet rule k (in load order, 0 .. rules_fleet_count())
+ * reads, when it is that simple.  Its value is one field with a metric
+ * (field) of its units' kind; its guard is none, the netdev's `rdma`, and/or
+ * `supported(F)` of a field with a metric (guard_field, -1 none); or it is
+ * never true where no node model carries job or per-node facts (never: it
+ * reads only job.* or profile_outcome).
+ */
+struct fleet_rule_shape {
+	const struct rule_info *rule;
+	bool countable;
+	bool never;
+	int field;
+	bool rdma;
+	int guard_field;
+};
+void rules_fleet_shape(const struct rules_engine *e, size_t k, struct fleet_rule_shape *s);
+/*
+ * Between rules_fleet_begin() and rules_fleet_finish(): fleet rule k's
+ * units come from an engine, so rules_fleet_add() no longer gathers them.
+ */
+void rules_fleet_tell(struct rules_engine *e, size_t k);
+/*
+ * units units of fleet rule k (told) on nodes nodes, in group key ("rail
+ * 0", "" for the node rules), all holding the value the rule reads of
+ * object o of m (a model that holds that one value); first_node: where the
+ * group's first unit is, for the order.  Counted, not named: only a group's
+ * majority may be counted (0 or -ENOMEM; -EINVAL for a second value).
+ */
+int rules_fleet_add_counted(struct rules_engine *e, size_t k, const char *key, size_t first_node,
+			    const struct node_model *m, const struct object *o, size_t units,
+			    size_t nodes);
+/* Set used[id] for every field fleet rule k reads (its guard, value and expression). */
+void rules_fleet_fields(const struct rules_engine *e, size_t k, bool used[F__COUNT]);
+/* n nodes answered whose units all went to told rules (no model added for them). */
+void rules_fleet_answered(struct rules_engine *e, size_t n);
 size_t rules_fleet_results(const struct rules_engine *e, const struct fleet_result **out);
 /*
  * The value distribution of a result as one line: "63 nodes 9000, gpu017 1500",

@@ -33,6 +33,7 @@ struct gval {
 	int8_t dscp[RW_DSCP_COUNT];
 	struct gid_table gids;
 	struct pci_pairs pairs;
+	bool counted; /* its units counted by an engine, none named (rules_fleet_add_counted) */
 };
 
 struct group {
@@ -52,6 +53,7 @@ struct fleet_acc {
 	const struct rrule *r;
 	struct slot_state st;
 	bool st_ok;
+	bool told; /* its units come from an engine (rules_fleet_tell) */
 	struct group *gs;
 	size_t ng, capg;
 };
@@ -364,7 +366,7 @@ static void order_groups(struct group *gs, size_t ng)
 		struct group *g = &gs[i];
 
 		for (size_t j = 0; j < g->n_vals; j++)
-			if (g->vals[j].fv.n_units > 1)
+			if (g->vals[j].fv.n_units > 1 && !g->vals[j].counted)
 				qsort(g->vals[j].fv.units, g->vals[j].fv.n_units,
 				      sizeof(*g->vals[j].fv.units), unit_cmp);
 		if (g->n_unknown > 1)
@@ -574,8 +576,197 @@ int rules_fleet_add(struct rules_engine *e, size_t node, const struct fleet_node
 		return 0;
 	e->fleet_added++;
 	for (size_t i = 0; i < e->n_facc; i++)
-		if (gather_node(&e->facc[i], node, fn, e->fleet_t))
+		if (!e->facc[i].told && gather_node(&e->facc[i], node, fn, e->fleet_t))
 			return -ENOMEM;
+	return 0;
+}
+
+/* ---- rules an engine counts ---- */
+
+static const struct rrule *fleet_rule(const struct rules_engine *e, size_t k)
+{
+	for (size_t i = 0; i < e->n_rules; i++)
+		if (e->rules[i].info.fleet && !k--)
+			return &e->rules[i];
+	return NULL;
+}
+
+/* A field of the unit itself (no hop) that rocewatch exports: the engine has its series. */
+static int own_field(const struct expr *x, enum obj_kind kind)
+{
+	if (!x || x->kind != N_FIELD || x->u.field.hop != HOP_SELF || x->u.field.id < 0)
+		return -1;
+	if (fields[x->u.field.id].obj != kind || !fields[x->u.field.id].metric ||
+	    fields[x->u.field.id].mtype == MT_NONE)
+		return -1;
+	return x->u.field.id;
+}
+
+/* present(F)/supported(F) of a fact no engine has (job.*: check --nccl; profile_outcome) */
+static bool never_true(const struct expr *x)
+{
+	const struct expr *a;
+
+	if (!x)
+		return false;
+	if (x->kind == N_BINARY && x->u.bin.op == TK_AND)
+		return never_true(x->u.bin.a) || never_true(x->u.bin.b);
+	if (x->kind != N_CALL || x->u.call.n != 1 ||
+	    (strcmp(x->u.call.fn->name, "present") && strcmp(x->u.call.fn->name, "supported")))
+		return false;
+	a = x->u.call.args[0];
+	return a->kind == N_OUTCOME ||
+	       (a->kind == N_FIELD && a->u.field.id >= 0 && fields[a->u.field.id].src == SRC_JOB);
+}
+
+/* One term of a countable guard: `rdma` (netdevs), or supported(F) of an exported fact. */
+static bool guard_term(const struct expr *x, enum obj_kind kind, struct fleet_rule_shape *s)
+{
+	if (x->kind == N_FIELD && x->u.field.hop == HOP_SELF && x->u.field.id == F_NETDEV_RDMA &&
+	    kind == OBJ_NETDEV) {
+		s->rdma = true;
+		return true;
+	}
+	if (x->kind == N_CALL && x->u.call.n == 1 && !strcmp(x->u.call.fn->name, "supported") &&
+	    s->guard_field < 0) {
+		s->guard_field = own_field(x->u.call.args[0], kind);
+		return s->guard_field >= 0;
+	}
+	return false;
+}
+
+void rules_fleet_shape(const struct rules_engine *e, size_t k, struct fleet_rule_shape *s)
+{
+	const struct rrule *r = fleet_rule(e, k);
+	const struct expr *w;
+	enum obj_kind kind;
+
+	memset(s, 0, sizeof(*s));
+	s->field = s->guard_field = -1;
+	if (!r)
+		return;
+	s->rule = &r->info;
+	kind = r->info.scope;
+	w = r->when;
+	s->never = never_true(w);
+	if (s->never || r->info.by == FLEET_BY_RAIL || r->info.by == FLEET_BY_DEVICE)
+		return;
+	s->field = own_field(r->subject, kind);
+	if (s->field < 0)
+		return;
+	if (w && w->kind == N_BINARY && w->u.bin.op == TK_AND)
+		s->countable = guard_term(w->u.bin.a, kind, s) && guard_term(w->u.bin.b, kind, s);
+	else
+		s->countable = !w || guard_term(w, kind, s);
+}
+
+static void expr_fields(const struct expr *x, bool used[F__COUNT])
+{
+	if (!x)
+		return;
+	switch (x->kind) {
+	case N_FIELD:
+		if (x->u.field.id >= 0)
+			used[x->u.field.id] = true;
+		break;
+	case N_INDEX:
+		expr_fields(x->u.index.base, used);
+		expr_fields(x->u.index.idx, used);
+		break;
+	case N_UNARY:
+		expr_fields(x->u.un.a, used);
+		break;
+	case N_BINARY:
+		expr_fields(x->u.bin.a, used);
+		expr_fields(x->u.bin.b, used);
+		break;
+	case N_CALL:
+		for (int i = 0; i < x->u.call.n; i++)
+			expr_fields(x->u.call.args[i], used);
+		break;
+	case N_SETLIT:
+		for (int i = 0; i < x->u.set.n; i++) {
+			expr_fields(x->u.set.lo[i], used);
+			expr_fields(x->u.set.hi[i], used);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+void rules_fleet_fields(const struct rules_engine *e, size_t k, bool used[F__COUNT])
+{
+	const struct rrule *r = fleet_rule(e, k);
+
+	if (!r)
+		return;
+	expr_fields(r->when, used);
+	expr_fields(r->subject, used);
+	expr_fields(r->expr, used);
+}
+
+void rules_fleet_tell(struct rules_engine *e, size_t k)
+{
+	const struct rrule *r = fleet_rule(e, k);
+
+	for (size_t i = 0; r && i < e->n_facc; i++)
+		if (e->facc[i].r == r)
+			e->facc[i].told = true;
+}
+
+void rules_fleet_answered(struct rules_engine *e, size_t n)
+{
+	e->fleet_added += n;
+}
+
+int rules_fleet_add_counted(struct rules_engine *e, size_t k, const char *key, size_t first_node,
+			    const struct node_model *m, const struct object *o, size_t units,
+			    size_t nodes)
+{
+	const struct rrule *r = fleet_rule(e, k);
+	struct fleet_acc *fa = NULL;
+	struct ectx cx = { .m = m, .obj = o, .t = e->fleet_t };
+	char text[FLEET_VALUE_MAX];
+	struct tbuf tb = { text, 0, sizeof(text) };
+	struct group *g;
+	struct gval *gv;
+	struct val v;
+
+	for (size_t i = 0; r && i < e->n_facc && !fa; i++)
+		if (e->facc[i].r == r)
+			fa = &e->facc[i];
+	if (!fa || !units)
+		return -EINVAL;
+	cx.st = &fa->st;
+	g = find_group(&fa->gs, &fa->ng, &fa->capg, key, first_node, 0);
+	if (!g)
+		return -ENOMEM;
+	if (g->n_vals)
+		return -EINVAL; /* a counted value is a group's only one */
+	v = rx_eval(r->subject, &cx);
+	if (v.st != V_OK)
+		return -EINVAL;
+	text[0] = '\0';
+	if (r->subject->type == RT_STR)
+		tb_printf(&tb, "\"%s\"", v.v.s);
+	else
+		rx_format_val(&tb, &v, r->subject->type);
+	if (array_grow(&g->vals, &g->cap_vals, g->n_vals, sizeof(*g->vals), 4))
+		return -ENOMEM;
+	gv = &g->vals[g->n_vals++];
+	memset(gv, 0, sizeof(*gv));
+	memcpy(gv->fv.text, text, sizeof(text));
+	gv->last_node = SIZE_MAX;
+	if (keep_rep(gv, &v, r->subject->type, first_node))
+		return -ENOMEM;
+	/* counted, not named: no unit to list (only a majority's are never listed) */
+	gv->counted = true;
+	gv->fv.n_units = units;
+	gv->fv.n_nodes = nodes;
+	g->n_units += units;
+	g->n_nodes += nodes;
+	g->per_node = units == nodes;
 	return 0;
 }
 

@@ -91,6 +91,13 @@ struct fleet_run {
 	/* --nccl-env FILE (or the job's own environment with --slurm): judged on every node */
 	struct nccl_env *job;
 	const char *job_from; /* the file, or "the environment" */
+	/*
+	 * --job with --prometheus: fleet rules compared on the engine where they
+	 * can be (--prometheus.compare engine, the default there); how many were
+	 * and how many the client compared, for the report
+	 */
+	bool engine;
+	size_t told, untold;
 	int64_t started_ns, gathered_ns;
 	enum rules_status status;
 	bool node_unknown; /* some node did not answer */

@@ -483,7 +483,8 @@ static size_t next_round(struct fleet_run *fr, const size_t *idx, const size_t *
 	return n;
 }
 
-static int gather_prometheus(struct fleet_run *fr, const struct client_opts *co)
+static int gather_prometheus(struct fleet_run *fr, const struct client_opts *co,
+			     const bool *fields_override)
 {
 	const struct fleet_http_opts *ho = &co->prom_ho;
 	struct fleet_prom_opts po = co->po;
@@ -517,7 +518,10 @@ static int gather_prometheus(struct fleet_run *fr, const struct client_opts *co)
 			names[total] = fr->nodes[i].name;
 			idx[total++] = i;
 		}
-	fields_used(fr, used);
+	if (fields_override)
+		memcpy(used, fields_override, sizeof(used));
+	else
+		fields_used(fr, used);
 	/*
 	 * --job: the nodes are the instances the engine's roce_job_info named; a
 	 * job that fits one round is asked by the join alone, a larger one in
@@ -587,6 +591,14 @@ static int gather_prometheus(struct fleet_run *fr, const struct client_opts *co)
 				nm->where = strdup(pn[k].instance);
 				consume(fr, nm, pn[k].m);
 				pn[k].m = NULL;
+			} else if (fr->engine && pn[k].scraped) {
+				/*
+				 * none of the series the rules left to the client: the
+				 * node has no unit of them, as with all its series asked
+				 */
+				nm->answered = true;
+				strlcpy0(nm->host, pn[k].name, sizeof(nm->host));
+				rules_fleet_answered(fr->e, 1);
 			} else {
 				snprintf(nm->reason, sizeof(nm->reason), "%s", pn[k].err);
 			}
@@ -618,6 +630,191 @@ static int gather_prometheus(struct fleet_run *fr, const struct client_opts *co)
 	free(cost);
 	fleet_prom_instances_free(known);
 	return fr->oom ? -ENOMEM : 0;
+}
+
+/* ---- fleet rules compared on the engine (--job) ---- */
+
+/*
+ * Rule k's result from the engine's counts, when they say it holds one
+ * value on every unit the client would see: its groups (by position, as
+ * the client groups like with like: group j has the nodes with more than j
+ * units; pooled: one) counted into the rule.  false: the client compares it.
+ */
+static bool tell_counted(struct fleet_run *fr, size_t k, const struct fleet_rule_shape *sh,
+			 const struct fleet_prom_count *c, const struct fleet_prom_totals *t)
+{
+	const struct fleet_prom_rows *d = &c->by_max;
+	enum obj_kind kind = sh->rule->scope;
+	size_t units = 0, most = 0, want;
+	struct node_model m;
+	struct object *o;
+	char err[256];
+	bool ok = true;
+
+	if (!c->asked || !c->agree || d->more || d->n > FLEET_PROM_ROWS_MAX)
+		return false;
+	for (size_t i = 0; i < d->n; i++) {
+		if (strcmp(d->row[i].value, d->row[0].value))
+			return false; /* two values: the client names the outliers */
+		units += d->row[i].per_node * d->row[i].nodes;
+		if (d->row[i].per_node > most)
+			most = d->row[i].per_node;
+	}
+	/* a unit without the fact is unknown to the client: every unit must have it */
+	want = kind == OBJ_NODE ? t->nodes : sh->rdma ? t->rdma : t->objects[kind];
+	if (sh->guard_field != sh->field && units != want)
+		return false;
+	if (!d->n) {
+		rules_fleet_tell(fr->e, k);
+		return true; /* no unit: the rule is skipped as the client skips it */
+	}
+	model_init(&m);
+	if (fleet_prom_value_model(sh->field, d->row[0].value, &m, &o, err, sizeof(err))) {
+		model_free(&m);
+		return false;
+	}
+	rules_fleet_tell(fr->e, k);
+	if (kind == OBJ_NODE || sh->rule->by == FLEET_BY_POOL) {
+		size_t nodes = 0;
+
+		for (size_t i = 0; i < d->n; i++)
+			nodes += d->row[i].nodes;
+		ok = !rules_fleet_add_counted(fr->e, k, "", 0, &m, o, units, nodes);
+	} else {
+		for (size_t j = 0; j < most && ok; j++) {
+			char key[32];
+			size_t n = 0;
+
+			for (size_t i = 0; i < d->n; i++)
+				n += d->row[i].per_node > j ? d->row[i].nodes : 0;
+			snprintf(key, sizeof(key), "%s %zu",
+				 sh->rule->by == FLEET_BY_POSITION ? "position" : "rail", j);
+			ok = !rules_fleet_add_counted(fr->e, k, key, j, &m, o, n, n);
+		}
+	}
+	model_free(&m);
+	if (!ok)
+		fr->oom = true;
+	return true;
+}
+
+/*
+ * --job, fleet rules only: each rule the engine can count is asked as counts
+ * (fleet_count.c) and told to the rules when they say it holds; the fields of
+ * the others are left in used[] for the client to fetch (none: no fetch at
+ * all).  0; -errno only when out of memory (an engine that cannot count
+ * leaves every rule to the client, as before).
+ */
+static int compare_on_engine(struct fleet_run *fr, const struct client_opts *co,
+			     bool used[F__COUNT], bool *fetch)
+{
+	size_t nr = rules_fleet_count(fr->e), nc = 0;
+	struct fleet_rule_shape *sh = calloc(nr ? nr : 1, sizeof(*sh));
+	struct fleet_prom_count *c = calloc(nr ? nr : 1, sizeof(*c));
+	size_t *of = calloc(nr ? nr : 1, sizeof(*of));
+	bool *told = calloc(nr ? nr : 1, sizeof(*told)), all[F__COUNT];
+	struct fleet_prom_totals t;
+	char err[512] = "";
+	int r = 0;
+
+	if (!sh || !c || !of || !told) {
+		r = -ENOMEM;
+		goto out;
+	}
+	fields_used(fr, all);
+	for (size_t k = 0; k < nr; k++) {
+		rules_fleet_shape(fr->e, k, &sh[k]);
+		if (sh[k].countable && fleet_prom_countable(sh[k].field) &&
+		    (sh[k].guard_field < 0 || sh[k].guard_field == sh[k].field ||
+		     fleet_prom_countable(sh[k].guard_field))) {
+			c[nc].field = sh[k].field;
+			c[nc].rdma = sh[k].rdma;
+			c[nc].guard_field = sh[k].guard_field;
+			of[nc++] = k;
+		}
+	}
+	r = nc ? fleet_prom_count(fr->prometheus, &co->prom_ho, &co->po, all, c, nc, &t, err,
+				  sizeof(err))
+	       : 0;
+	if (r == -ENOMEM)
+		goto out;
+	if (r)
+		fprintf(stderr,
+			"rocewatch fleet: comparing on the engine: %s; compared here instead\n",
+			err);
+	for (size_t i = 0; !r && i < nc && !fr->oom; i++)
+		told[of[i]] = tell_counted(fr, of[i], &sh[of[i]], &c[i], &t);
+	/* facts no engine holds (job.*, profile_outcome): skipped on every node, as the client */
+	for (size_t k = 0; k < nr; k++)
+		if (sh[k].never) {
+			rules_fleet_tell(fr->e, k);
+			told[k] = true;
+		}
+	memset(used, 0, F__COUNT * sizeof(*used));
+	for (size_t k = 0; k < nr; k++) {
+		fr->told += told[k];
+		fr->untold += !told[k];
+		if (!told[k])
+			rules_fleet_fields(fr->e, k, used);
+	}
+	/*
+	 * `rdma` is derived from the ports' netdev label: some port metric must
+	 * come too; and the units' kinds are those the client would see, so a
+	 * kind's metrics come whole
+	 */
+	if (used[F_NETDEV_RDMA])
+		used[F_PORT_STATE] = true;
+	*fetch = fr->untold > 0;
+	if (*fetch)
+		for (int id = 0; id < F__COUNT; id++)
+			for (size_t k = 0; k < nr && !used[id]; k++)
+				used[id] =
+				    all[id] && !told[k] && fields[id].obj == sh[k].rule->scope;
+	r = fr->oom ? -ENOMEM : 0;
+out:
+	free(sh);
+	free(c);
+	free(of);
+	free(told);
+	return r;
+}
+
+/*
+ * No rule left to the client: the job's nodes answered unless their target
+ * is down (up == 0), as the client would have found them.  0 or -ENOMEM.
+ */
+static int engine_answered(struct fleet_run *fr, const struct client_opts *co)
+{
+	struct fleet_prom_instances *down = NULL;
+	char err[640] = "";
+	size_t n = 0;
+	int r = fleet_prom_job_nodes(fr->prometheus, &co->prom_ho, co->po.job, true, &down, err,
+				     sizeof(err));
+
+	for (size_t i = 0; i < fr->n; i++) {
+		struct fleet_member *nm = &fr->nodes[i];
+		bool is_down = false;
+
+		if (nm->src != FSRC_PROMETHEUS)
+			continue;
+		if (r) {
+			snprintf(nm->reason, sizeof(nm->reason), "%s", err);
+			continue;
+		}
+		for (size_t d = 0; d < down->n && !is_down; d++)
+			is_down = !strcmp(down->v[d], nm->name);
+		if (is_down) {
+			snprintf(nm->reason, sizeof(nm->reason),
+				 "Prometheus: target %s is down (up == 0)", nm->name);
+			continue;
+		}
+		nm->answered = true;
+		strlcpy0(nm->host, nm->name, sizeof(nm->host));
+		n++;
+	}
+	rules_fleet_answered(fr->e, n);
+	fleet_prom_instances_free(down);
+	return r == -ENOMEM ? r : 0;
 }
 
 /* ---- per-node rules ---- */
@@ -884,6 +1081,7 @@ struct fleet_args {
 	struct rules_spec spec;
 	struct client_opts client;
 	const char *nccl_file; /* --nccl-env */
+	const char *compare;   /* --prometheus.compare */
 	bool slurm;
 	size_t n_fleet; /* --fleet-profile given */
 	uint16_t port;
@@ -990,6 +1188,13 @@ static const struct cli_opt fleet_opts[] = {
 	      "                             with --slurm and without it, the NCCL_* variables\n"
 	      "                             of this environment when it has any (run inside\n"
 	      "                             the job: sbatch, salloc)\n" },
+	{ .name = "prometheus.compare",
+	  .kind = CLI_STRING,
+	  FLEET_AT(compare),
+	  .usage = "  --prometheus.compare engine|client\n"
+		   "                             with --job: count the fleet rules it can on the\n"
+		   "                             engine (only the counts come back; the default),\n"
+		   "                             or fetch every node's series and compare here\n" },
 	{ .name = "job",
 	  .kind = CLI_STRING,
 	  FLEET_AT(client.po.job),
@@ -1096,8 +1301,8 @@ static int job_members(struct fleet_args *a)
 				"Prometheus: give --prometheus URL\n");
 		return -EINVAL;
 	}
-	r = fleet_prom_job_nodes(fr->prometheus, &a->client.prom_ho, a->client.po.job, &in, err,
-				 sizeof(err));
+	r = fleet_prom_job_nodes(fr->prometheus, &a->client.prom_ho, a->client.po.job, false, &in,
+				 err, sizeof(err));
 	if (!r && !in->n)
 		r = -ENOENT;
 	if (r) {
@@ -1205,6 +1410,45 @@ static int load_job(struct fleet_args *a)
 	return r;
 }
 
+/*
+ * Where the fleet rules are compared: on the engine with --job (counts
+ * only), unless --prometheus.compare client, or the check needs each node's
+ * facts (--profile, --nccl-env) or has nodes from elsewhere.  0 or -EINVAL.
+ */
+static int choose_compare(struct fleet_args *a)
+{
+	struct fleet_run *fr = &a->fr;
+	bool engine = !a->compare || !strcmp(a->compare, "engine");
+
+	if (a->compare && !engine && strcmp(a->compare, "client")) {
+		fprintf(stderr,
+			"rocewatch fleet: --prometheus.compare: '%s' is not engine or client\n",
+			a->compare);
+		return -EINVAL;
+	}
+	if (!a->client.po.job || !engine) {
+		if (a->compare && engine) {
+			fprintf(stderr, "rocewatch fleet: --prometheus.compare engine: the engine "
+					"counts a job's nodes: give --job ID\n");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	for (size_t i = 0; i < fr->n; i++)
+		if (fr->nodes[i].src != FSRC_PROMETHEUS && fr->nodes[i].src != FSRC_JOB_LIST)
+			engine = false;
+	if (fr->per_node || fr->job) {
+		if (a->compare)
+			fprintf(stderr,
+				"rocewatch fleet: %s needs each node's facts: compared "
+				"here, not on the engine\n",
+				fr->job ? "--nccl-env" : "--profile");
+		engine = false;
+	}
+	fr->engine = engine;
+	return 0;
+}
+
 /* --report-file: a log kept beside another format; not written is no verdict (UNKNOWN). */
 static int write_report_file(const struct fleet_run *fr)
 {
@@ -1238,8 +1482,17 @@ static int fleet_check_run(struct fleet_run *fr, const struct client_opts *co)
 	if (!r && gather_http(fr, &co->ho, &pool) == -ENOMEM)
 		r = -ENOMEM;
 	pool_finish(&pool);
-	if (r || fr->oom || gather_prometheus(fr, co) == -ENOMEM)
+	if (r || fr->oom)
 		goto nomem;
+	if (fr->engine) {
+		bool left[F__COUNT], fetch = false;
+
+		if (compare_on_engine(fr, co, left, &fetch) ||
+		    (fetch ? gather_prometheus(fr, co, left) : engine_answered(fr, co)) == -ENOMEM)
+			goto nomem;
+	} else if (gather_prometheus(fr, co, NULL) == -ENOMEM) {
+		goto nomem;
+	}
 	name_files(fr);
 	fr->gathered_ns = real_ns();
 
@@ -1301,7 +1554,7 @@ static int fleet_check(int argc, char **argv)
 	if (r)
 		goto out;
 	if (client_opts_finish(&a.client) || load_rules(&a.fr, &a.spec, a.n_fleet) ||
-	    load_job(&a) || fleet_members(&a, argc - first, argv + first))
+	    load_job(&a) || fleet_members(&a, argc - first, argv + first) || choose_compare(&a))
 		goto out;
 	rc = fleet_check_run(&a.fr, &a.client);
 out:

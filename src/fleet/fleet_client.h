@@ -101,6 +101,8 @@ struct fleet_prom_node {
 	char note[256];
 	/* out: the same, from series that differ only by a replica label (expected: HA pairs) */
 	unsigned replicas;
+	/* out: not found, but its target is up: scraped, with none of the series asked for */
+	bool scraped;
 };
 
 /* The values of the `instance` label Prometheus knows that belong to the nodes. */
@@ -142,12 +144,12 @@ int fleet_prom_instances_parse(const char *body, size_t len, size_t piece, const
 void fleet_prom_instances_free(struct fleet_prom_instances *in);
 /*
  * The instances of the nodes running job (`group by (instance)
- * (roce_job_info{job_id="JOB"})`): 0 with *out (none: err says so, and
- * why that may be; a partial answer: (*out)->warning), or -EIO / -ENOMEM
- * with err saying why.
+ * (roce_job_info{job_id="JOB"})`), or with down those of them whose target
+ * is down (up == 0): 0 with *out (none: err says so, and why that may be;
+ * a partial answer: (*out)->warning), or -EIO / -ENOMEM with err saying why.
  */
 int fleet_prom_job_nodes(const char *base_url, const struct fleet_http_opts *o, const char *job,
-			 struct fleet_prom_instances **out, char *err, size_t errlen);
+			 bool down, struct fleet_prom_instances **out, char *err, size_t errlen);
 /* Exactly these instances (--job: the ones roce_job_info names): 0 or -ENOMEM. */
 int fleet_prom_instances_from(const char *const *v, size_t n, struct fleet_prom_instances **out);
 
@@ -164,6 +166,59 @@ int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
 		      const struct fleet_prom_opts *po, const struct fleet_prom_instances *known,
 		      const bool used[F__COUNT], struct fleet_prom_node *nodes, size_t n, char *err,
 		      size_t errlen);
+/*
+ * Fleet rules counted on the engine (fleet_count.c): for each rule, how many
+ * units of the job's nodes hold each value, by how many units a node has of
+ * it (rows: value, units a node has, nodes that have that many), asked by
+ * max and, for a sample value, by min over each unit's series (they differ
+ * when HA replicas disagree); and for all rules, how many units of each kind
+ * the job's nodes have as the client would see them from the same metrics.
+ */
+#define FLEET_PROM_ROWS_MAX 32
+struct fleet_prom_row {
+	char value[96]; /* the sample value or the label's text, as the engine sent it */
+	size_t per_node, nodes;
+};
+struct fleet_prom_rows {
+	size_t n;
+	bool more; /* past FLEET_PROM_ROWS_MAX, or a value too long to keep: not counted */
+	struct fleet_prom_row row[FLEET_PROM_ROWS_MAX];
+};
+struct fleet_prom_count {
+	/* in: the value, and the guard: netdevs an RDMA port is bound to, a series of a row */
+	int field;
+	bool rdma;
+	int guard_field; /* -1: none */
+	/* out */
+	bool asked, agree; /* agree: by max and by min the same */
+	struct fleet_prom_rows by_max, by_min;
+};
+struct fleet_prom_totals {
+	bool ok;
+	size_t nodes;		    /* of the job, not down */
+	size_t objects[OBJ__COUNT]; /* netdevs, RDMA ports (of the metrics in used[]) */
+	size_t rdma;		    /* netdevs an RDMA port is bound to */
+};
+/* Can a rule whose value is this field be counted (one exported number or text)? */
+bool fleet_prom_countable(int field);
+/*
+ * Ask the engine (po->job set: the job's nodes) for the counts of c[0..n)
+ * and the totals; used[] the fields the client would read (the kinds' units
+ * are the objects of their metrics).  0; -EIO with err saying why (an answer
+ * that is not one, a partial one); -E2BIG, -ENOMEM.
+ */
+int fleet_prom_count(const char *base_url, const struct fleet_http_opts *o,
+		     const struct fleet_prom_opts *po, const bool used[F__COUNT],
+		     struct fleet_prom_count *c, size_t n, struct fleet_prom_totals *t, char *err,
+		     size_t errlen);
+/*
+ * A model m (model_init()ed) holding value (as the engine sent it: a sample
+ * or a label's text) in field, read as fleet_prom_read() reads a series; *o
+ * the object that holds it.  0, or -errno with err saying why.
+ */
+int fleet_prom_value_model(int field, const char *value, struct node_model *m, struct object **o,
+			   char *err, size_t errlen);
+
 /*
  * What a round of nodes costs in query text (--prometheus.max-query):
  * the longest query fleet_prom_gather() may send for the fields in used[]

@@ -31,11 +31,12 @@
 
 #include "bounded.h"
 #include "fleet_client.h"
+#include "fleet_int.h"
 #include "strbuf.h"
 #include "strmap.h"
 #include "util.h"
 
-static void url_encode(struct strbuf *sb, const char *s)
+void fleet_url_encode(struct strbuf *sb, const char *s)
 {
 	static const char hex[] = "0123456789ABCDEF";
 
@@ -53,7 +54,7 @@ static void url_encode(struct strbuf *sb, const char *s)
 }
 
 /* One character of a PromQL double-quoted string, escaped as its lexer reads escapes. */
-static void promql_char(struct strbuf *sb, unsigned char c)
+void fleet_promql_char(struct strbuf *sb, unsigned char c)
 {
 	if (c == '\\' || c == '"') {
 		sb_putc(sb, '\\');
@@ -74,13 +75,13 @@ static void regex_quote(struct strbuf *sb, const char *s)
 {
 	for (; *s; s++) {
 		if (strchr(".[]{}()\\*+?|^$", *s))
-			promql_char(sb, '\\');
-		promql_char(sb, (unsigned char)*s);
+			fleet_promql_char(sb, '\\');
+		fleet_promql_char(sb, (unsigned char)*s);
 	}
 }
 
 /* What Prometheus sent, for a message: printable ASCII, the rest '?', cut at n - 1. */
-static const char *printable(const char *t, char *buf, size_t n)
+const char *fleet_printable(const char *t, char *buf, size_t n)
 {
 	size_t i;
 
@@ -1161,12 +1162,12 @@ static int series_refused(struct pstate *ps, size_t k, const struct series *s, s
 	char who[160] = "", pk[64], pi[128], lim[32];
 
 	if (inst)
-		snprintf(who, sizeof(who), " (instance %s)", printable(inst, pi, sizeof(pi)));
+		snprintf(who, sizeof(who), " (instance %s)", fleet_printable(inst, pi, sizeof(pi)));
 	if (s->too_long && s->long_key)
 		snprintf(ps->errbuf, ps->errlen,
 			 "Prometheus: query %s: a series at byte %zu%s: label %s is longer than "
 			 "%s (no label rocewatch reads is): refused",
-			 metric, at, who, printable(s->long_key, pk, sizeof(pk)),
+			 metric, at, who, fleet_printable(s->long_key, pk, sizeof(pk)),
 			 rw_size_text(LABEL_MAX, lim, sizeof(lim)));
 	else if (s->too_long)
 		snprintf(ps->errbuf, ps->errlen,
@@ -1466,15 +1467,15 @@ static int apply_compact(struct pstate *ps, struct object *o, int id, const stru
 
 	if (t && !field_compact_parse(o, id, t))
 		return 0;
-	printable(inst, pi, sizeof(pi));
-	printable(dev, pd, sizeof(pd));
+	fleet_printable(inst, pi, sizeof(pi));
+	fleet_printable(dev, pd, sizeof(pd));
 	if (!t) {
 		snprintf(ps->errbuf, ps->errlen,
 			 "Prometheus: query %s: %s%s%s: no %s label: not decoded", c->metric, pi,
 			 dev ? " device " : "", pd, c->label);
 		return -ERANGE;
 	}
-	printable(t, shown, sizeof(shown));
+	fleet_printable(t, shown, sizeof(shown));
 	snprintf(ps->errbuf, ps->errlen,
 		 "Prometheus: query %s: %s%s%s: %s=\"%s\"%s is not %d characters %s: not decoded",
 		 c->metric, pi, dev ? " device " : "", pd, c->label, shown,
@@ -1498,9 +1499,9 @@ static int value_refused(struct pstate *ps, size_t k, const struct series *label
 		 "Prometheus: query %s: %s%s%s: the value \"%s\"%s is not a number as Prometheus "
 		 "writes one: refused",
 		 ps->metrics[k],
-		 inst ? printable(inst, pi, sizeof(pi)) : "a series without instance",
-		 dev ? " device " : "", dev ? printable(dev, pd, sizeof(pd)) : "",
-		 printable(labels->sample, pv, sizeof(pv)),
+		 inst ? fleet_printable(inst, pi, sizeof(pi)) : "a series without instance",
+		 dev ? " device " : "", dev ? fleet_printable(dev, pd, sizeof(pd)) : "",
+		 fleet_printable(labels->sample, pv, sizeof(pv)),
 		 strlen(labels->sample) + 1 >= sizeof(labels->sample) ? "..." : "");
 	return -EINVAL;
 }
@@ -1545,7 +1546,7 @@ static void first_value(const struct object *o, int id, enum enc enc, const char
 	char t[RW_DSCP_COUNT + 1] = "", v[48], num[32];
 
 	if (!lk) {
-		printable(number_text(e->v, num, sizeof(num)), buf, n);
+		fleet_printable(number_text(e->v, num, sizeof(num)), buf, n);
 		return;
 	}
 	if (enc == ENC_COMPACT)
@@ -1558,7 +1559,7 @@ static void first_value(const struct object *o, int id, enum enc enc, const char
 				strlcpy0(t, o->gids.e[i].gid, sizeof(t));
 	if (d->type == VT_PCI_PAIRS && (size_t)elem < o->pairs.n)
 		strlcpy0(t, pci_path_names[o->pairs.e[elem].path], sizeof(t));
-	snprintf(buf, n, "%.12s=\"%s\"", lk, printable(t, v, sizeof(v)));
+	snprintf(buf, n, "%.12s=\"%s\"", lk, fleet_printable(t, v, sizeof(v)));
 }
 
 /*
@@ -1639,17 +1640,19 @@ static int dup_check(struct pstate *ps, size_t k, struct fleet_prom_node *pn, st
 	dev = label(labels, "device");
 	port = label(labels, "port");
 	snprintf(where, sizeof(where), "query %s: %s%s%s%s%s%s%s%s", ps->metrics[k],
-		 printable(inst, pi, sizeof(pi)), dev ? " device " : "",
-		 dev ? printable(dev, pd, sizeof(pd)) : "", port ? " port " : "",
-		 port ? printable(port, pp, sizeof(pp)) : "", ek ? " " : "", ek ? ek : "",
+		 fleet_printable(inst, pi, sizeof(pi)), dev ? " device " : "",
+		 dev ? fleet_printable(dev, pd, sizeof(pd)) : "", port ? " port " : "",
+		 port ? fleet_printable(port, pp, sizeof(pp)) : "", ek ? " " : "", ek ? ek : "",
 		 ek ? " " : "");
 	if (ek)
-		printable(label(labels, ek), where + strlen(where), sizeof(where) - strlen(where));
+		fleet_printable(label(labels, ek), where + strlen(where),
+				sizeof(where) - strlen(where));
 	if (lk)
-		snprintf(shown, sizeof(shown), "%.12s=\"%s\"", lk,
-			 printable(label(labels, lk) ? label(labels, lk) : "", lv, sizeof(lv)));
+		snprintf(
+		    shown, sizeof(shown), "%.12s=\"%s\"", lk,
+		    fleet_printable(label(labels, lk) ? label(labels, lk) : "", lv, sizeof(lv)));
 	else
-		printable(labels->value_text, shown, sizeof(shown));
+		fleet_printable(labels->value_text, shown, sizeof(shown));
 	if (e->content == h && e->v == labels->value) {
 		if (!pn->repeats++)
 			snprintf(pn->note, sizeof(pn->note), "%s: %s in two series", where, shown);
@@ -1738,9 +1741,9 @@ static int apply_series_of(struct pstate *ps, size_t k, const struct series *lab
 				   *g = label(labels, DSCP_GROUP_LABEL);
 			char pi[128], pd[64], pg[16];
 
-			inst = printable(inst, pi, sizeof(pi));
-			dev = dev ? printable(dev, pd, sizeof(pd)) : NULL;
-			g = g ? printable(g, pg, sizeof(pg)) : NULL;
+			inst = fleet_printable(inst, pi, sizeof(pi));
+			dev = dev ? fleet_printable(dev, pd, sizeof(pd)) : NULL;
+			g = g ? fleet_printable(g, pg, sizeof(pg)) : NULL;
 			snprintf(ps->errbuf, ps->errlen,
 				 "Prometheus: query %s (%s, encoded): %s%s%s%s%s: %.17g is not a "
 				 "value the query gives (%s): not decoded",
@@ -1897,7 +1900,8 @@ static size_t plan(struct pstate *ps, size_t nq, size_t *j, const char *metric)
 
 /*
  * Query k's PromQL into q: of the instances in match, or with match NULL of
- * the nodes of ps->join (the job's, `* on (instance) group_left () JOIN`).
+ * the nodes of ps->join (the job's, `(...) and on (instance) JOIN`: the
+ * series as they are, of the instances the join names).
  */
 static void query_text(const struct pstate *ps, size_t k, const struct strbuf *match,
 		       struct strbuf *q)
@@ -1918,7 +1922,7 @@ static void query_text(const struct pstate *ps, size_t k, const struct strbuf *m
 			sb_add(q, match->buf, match->len);
 	}
 	if (!match)
-		sb_printf(q, ") * on (instance) group_left () %s", ps->join);
+		sb_printf(q, ") and on (instance) %s", ps->join);
 }
 
 /* Query k as a form body (ps->posts[k]): 0, -ENOMEM, or -E2BIG (ps->errbuf says so). */
@@ -1941,7 +1945,7 @@ static int query_body(struct pstate *ps, size_t k, const struct strbuf *match)
 	}
 	sb_puts(&body, "query=");
 	if (q.buf)
-		url_encode(&body, q.buf);
+		fleet_url_encode(&body, q.buf);
 	sb_free(&q);
 	if (body.oom || q.oom) {
 		sb_free(&body);
@@ -2124,11 +2128,11 @@ void fleet_prom_opts_defaults(struct fleet_prom_opts *po)
 }
 
 /* The selector of the job's nodes (one series per instance, whatever the replicas). */
-static void job_join(struct strbuf *sb, const char *job)
+void fleet_job_join(struct strbuf *sb, const char *job)
 {
 	sb_puts(sb, "group by (instance) (roce_job_info{job_id=\"");
 	for (const char *p = job; *p; p++)
-		promql_char(sb, (unsigned char)*p);
+		fleet_promql_char(sb, (unsigned char)*p);
 	sb_puts(sb, "\"})");
 }
 
@@ -2174,7 +2178,7 @@ size_t fleet_prom_overhead(const bool used[F__COUNT], const char *job)
 	ps->metrics = ps->qmetric;
 	sb_puts(&empty, "{instance=~\"\"}");
 	if (job) {
-		job_join(&join, job);
+		fleet_job_join(&join, job);
 		ps->join = join.buf;
 	}
 	for (size_t k = 0; k < nq; k++) {
@@ -2267,7 +2271,7 @@ int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
 	sb_puts(&url, "/api/v1/query");
 	/* --job: every query joins on the job's instances; else it names them */
 	if (po && po->job) {
-		job_join(&join, po->job);
+		fleet_job_join(&join, po->job);
 		ps->join = join.buf;
 		alts = n;
 	} else {
@@ -2309,6 +2313,7 @@ verdicts:
 				 "among them",
 				 known->warning);
 		} else if (!pn->found) {
+			pn->scraped = ps->up[i] == 1;
 			snprintf(pn->err, sizeof(pn->err), "%s",
 				 isnan(ps->up[i]) ? "Prometheus has no series for this instance "
 						    "(not scraped, or gone for longer than the "
@@ -2689,11 +2694,11 @@ out:
 /* A JSON string of the answer, printable and cut, for a message. */
 static void json_text(const json_t *j, char *buf, size_t n)
 {
-	printable(json_is_string(j) ? json_string_value(j) : "", buf, n);
+	fleet_printable(json_is_string(j) ? json_string_value(j) : "", buf, n);
 }
 
 int fleet_prom_job_nodes(const char *base_url, const struct fleet_http_opts *o, const char *job,
-			 struct fleet_prom_instances **out, char *err, size_t errlen)
+			 bool down, struct fleet_prom_instances **out, char *err, size_t errlen)
 {
 	struct strbuf url = { 0 }, q = { 0 }, body = { 0 };
 	struct fleet_req r = { 0 };
@@ -2710,15 +2715,17 @@ int fleet_prom_job_nodes(const char *base_url, const struct fleet_http_opts *o, 
 	while (url.len && url.buf[url.len - 1] == '/')
 		url.buf[--url.len] = '\0';
 	sb_puts(&url, "/api/v1/query");
-	job_join(&q, job);
+	if (down)
+		sb_puts(&q, "up == 0 and on (instance) ");
+	fleet_job_join(&q, job);
 	sb_puts(&body, "query=");
 	if (q.buf)
-		url_encode(&body, q.buf);
+		fleet_url_encode(&body, q.buf);
 	if (url.oom || q.oom || body.oom) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	printable(job, pj, sizeof(pj));
+	fleet_printable(job, pj, sizeof(pj));
 	r.url = url.buf;
 	r.post = body.buf;
 	ret = fleet_http_run(&r, 1, o, NULL, NULL);
@@ -2761,7 +2768,7 @@ int fleet_prom_job_nodes(const char *base_url, const struct fleet_http_opts *o, 
 			 "isPartial: true (a storage node did not answer)");
 	if (json_is_array(w) && json_array_size(w) && !(*out)->warning[0])
 		snprintf((*out)->warning, sizeof((*out)->warning), "a warning");
-	if (!n)
+	if (!n && !down)
 		snprintf(err, errlen,
 			 "Prometheus %s: no node runs job %s: no roce_job_info{job_id=\"%s\"} "
 			 "series (its nodes' serve without --job-mapping-dir, the prolog did not "

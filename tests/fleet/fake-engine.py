@@ -14,7 +14,7 @@ VictoriaMetrics cluster's /select/0/prometheus):
 
   GET  P/api/v1/label/instance/values
   POST P/api/v1/query   METRIC{instance=~"a|b"}           the instances named
-                        (METRIC) * on (instance) group_left () group by (instance)
+                        (METRIC) and on (instance) group by (instance)
                             (roce_job_info{job_id="ID"})  the nodes of job ID
                         group by (instance) (roce_job_info{job_id="ID"})
   anything else: an empty vector.
@@ -125,7 +125,7 @@ def evaluate(q):
     if m:
         return [{"metric": {"instance": inst(i)}, "value": [1, "1"]}
                 for i in sorted(job_nodes(m.group(1))) if visible(i)]
-    m = re.fullmatch(r'\(([a-zA-Z_:][a-zA-Z0-9_:]*)\) \* on \(instance\) group_left \(\) '
+    m = re.fullmatch(r'\(([a-zA-Z_:][a-zA-Z0-9_:]*)\) and on \(instance\) '
                      r'group by \(instance\) \(roce_job_info\{job_id="(.*)"\}\)', q)
     if m:
         want = job_nodes(m.group(2))

@@ -135,7 +135,7 @@ check "--job 4242: exactly the job's 120 nodes, OK (0)" bash -c "
 	$(declare -f result); TMPD='$TMPD'; result job 0 120 &&
 	python3 -c \"import json; d = json.load(open('$TMPD/job.json')); assert d['counts']['nodes'] == 120\""
 check "  ... asked by joining on roce_job_info, no instance listed" bash -c "
-	grep -q 'group_left () group by (instance) (roce_job_info{job_id=\"4242\"})' '$TMPD/job.log' &&
+	grep -q 'and on (instance) group by (instance) (roce_job_info{job_id=\"4242\"})' '$TMPD/job.log' &&
 	! grep -q 'instance=~\"gpu' '$TMPD/job.log'"
 run nojob --prometheus "$url_job" --job 99
 check "--job with no node running it: UNKNOWN (3), saying why" bash -c "
