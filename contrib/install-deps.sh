@@ -15,7 +15,8 @@ set -eu
 #          libibverbs (pulled in by libibverbs-dev with its providers) finds the
 #          devices; nothing else is executed by rocewatch
 #   TEST   the test tiers: cmocka (unit), curl/python3 (the shell tiers), iproute2
-#          and ethtool (netns), prometheus/promtool/alertmanager (e2e), jq, qemu,
+#          and ethtool (netns), prometheus/promtool/alertmanager and victoria-metrics
+#          (e2e: fleet check on a second engine), jq, qemu,
 #          busybox-static, kmod, cpio, perftest, ibverbs-utils (vm: guests run
 #          the host's binaries), librsvg2-bin (the SVG is rendered),
 #          prometheus-node-exporter (bench-quick compares against it)
@@ -32,7 +33,7 @@ clang llvm libyaml-dev libjansson-dev libsqlite3-dev zlib1g-dev linux-libc-dev l
 libcrypt-dev libcap-ng-dev"
 RUN="rdma-core"
 TEST="libcmocka-dev curl iproute2 ethtool prometheus prometheus-alertmanager
-prometheus-node-exporter jq qemu-system-x86 busybox-static kmod cpio perftest ibverbs-utils
+prometheus-node-exporter victoria-metrics jq qemu-system-x86 busybox-static kmod cpio perftest ibverbs-utils
 librsvg2-bin openssl apache2-utils wrk chromium strace time"
 # The vm tier's test-only kernel module (tests/vm/rwnic/) is built against the headers of
 # the kernel the guests boot: the newest linux-image-6.1.0-NN-amd64 apt knows, as
@@ -84,5 +85,31 @@ if $headers; then
 fi
 [ -z "$missing" ] && exit 0
 echo "Installing:$missing"
+# The engines and exporters are for the tests to start on loopback, never services of
+# this machine: their packages' postinst would start (and enable) one.  A policy-rc.d
+# that refuses every start while apt runs (unless the machine has one already, as
+# containers do), and what systemd enabled anyway is disabled and stopped after.
+SERVICES="prometheus prometheus-alertmanager prometheus-node-exporter victoria-metrics"
+policy=/usr/sbin/policy-rc.d
+own_policy=false
+if [ ! -e "$policy" ]; then
+	printf '#!/bin/sh\n# contrib/install-deps.sh: no service starts while it installs\nexit 101\n' |
+		$SUDO tee "$policy" >/dev/null && $SUDO chmod 755 "$policy" && own_policy=true
+fi
+rc=0
 # shellcheck disable=SC2086
-$SUDO apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=900 $missing
+$SUDO apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=900 $missing || rc=$?
+if $own_policy; then
+	$SUDO rm -f "$policy"
+fi
+for s in $SERVICES; do
+	case " $missing " in *" $s "*) ;; *) continue ;; esac
+	# the unit the package enabled: disabled (systemctl edits the links, booted or not),
+	# and stopped on a machine booted with systemd
+	command -v systemctl >/dev/null 2>&1 || continue
+	$SUDO systemctl disable "$s" >/dev/null 2>&1 || true
+	if [ -d /run/systemd/system ]; then
+		$SUDO systemctl stop "$s" >/dev/null 2>&1 || true
+	fi
+done
+exit "$rc"
