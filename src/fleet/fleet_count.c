@@ -14,9 +14,10 @@
  * units a node has of it, and how many nodes have that many.  Sample values
  * are asked twice, by max and by min: replicas that disagree show as two
  * answers that differ.  And once for all rules, how many units there are of
- * each kind (netdevs, RDMA ports, netdevs an RDMA port is bound to), as the
- * client would see them from the same metrics: a unit without the rule's fact
- * is one the client would call unknown.  What the rows mean is the caller's
+ * the kinds they count (RDMA ports: the objects of every port metric the
+ * client reads, as it makes them; netdevs an RDMA device is bound to: those
+ * of every netdev metric that serve labels rdma_device): a unit without the
+ * rule's fact is one the client would call unknown.  What the rows mean is the caller's
  * (fleet check): one value held by every unit is a pass it can build; the
  * rest it asks for as series, client-side.
  */
@@ -79,25 +80,24 @@ static void kind_selector(struct strbuf *sb, const bool used[F__COUNT], enum obj
 		sb_printf(sb, "\"%s}", extra ? extra : "");
 }
 
-/* A row's constant labels as a selector: roce_x{direction="rx"} (or the bare name). */
-static void selector(struct strbuf *sb, int id)
+/*
+ * A row's series: roce_x{direction="rx"}; with rdma, of the netdevs an RDMA
+ * device is bound to, which serve labels rdma_device (the link the client
+ * makes from the ports' netdev label: the totals check they agree).
+ */
+static void selector(struct strbuf *sb, int id, bool rdma)
 {
-	sb_puts(sb, metric_of(id));
-	if (!fields[id].compact.metric && fields[id].labels && fields[id].labels[0])
-		sb_printf(sb, "{%s}", fields[id].labels);
-}
+	bool cl = !fields[id].compact.metric && fields[id].labels && fields[id].labels[0];
 
-/* The netdevs an RDMA port is bound to, by the netdev label of the port metrics. */
-static void rdma_netdevs(struct strbuf *sb, const bool used[F__COUNT])
-{
-	sb_puts(sb, "group by (instance, device) (label_replace(group by (instance, netdev) (");
-	kind_selector(sb, used, OBJ_RDMA_PORT, ", netdev!=\"\"");
-	sb_puts(sb, "), \"device\", \"$1\", \"netdev\", \"(.+)\"))");
+	sb_puts(sb, metric_of(id));
+	if (cl || rdma)
+		sb_printf(sb, "{%s%s%s}", cl ? fields[id].labels : "", cl && rdma ? "," : "",
+			  rdma ? "rdma_device!=\"\"" : "");
 }
 
 /* The unit set X of rule c: each unit once, of the job's nodes (jn), by agg ("max", "min"). */
-static void units_of(struct strbuf *sb, const struct fleet_prom_count *c, const bool used[F__COUNT],
-		     const char *jn, const char *agg)
+static void units_of(struct strbuf *sb, const struct fleet_prom_count *c, const char *jn,
+		     const char *agg)
 {
 	enum obj_kind k = fields[c->field].obj;
 	const char *l = value_label(c->field);
@@ -106,21 +106,17 @@ static void units_of(struct strbuf *sb, const struct fleet_prom_count *c, const 
 		sb_printf(sb, "group by (%s, %s) (", obj_labels(k), l);
 	else
 		sb_printf(sb, "%s by (%s) (", agg, obj_labels(k));
-	selector(sb, c->field);
+	selector(sb, c->field, c->rdma);
 	sb_printf(sb, ") and on (instance) %s", jn);
-	if (c->rdma) {
-		sb_puts(sb, " and on (instance, device) ");
-		rdma_netdevs(sb, used);
-	}
 	if (c->guard_field >= 0 && c->guard_field != c->field) {
 		sb_printf(sb, " and on (%s) group by (%s) (", obj_labels(k), obj_labels(k));
-		selector(sb, c->guard_field);
+		selector(sb, c->guard_field, false);
 		sb_puts(sb, ")");
 	}
 }
 
-static void dist_query(struct strbuf *sb, const struct fleet_prom_count *c,
-		       const bool used[F__COUNT], const char *jn, const char *agg)
+static void dist_query(struct strbuf *sb, const struct fleet_prom_count *c, const char *jn,
+		       const char *agg)
 {
 	const char *l = value_label(c->field);
 
@@ -128,13 +124,13 @@ static void dist_query(struct strbuf *sb, const struct fleet_prom_count *c,
 		sb_printf(sb,
 			  "count_values by (%s) (\"rocewatch_units\", count by (instance, %s) (", l,
 			  l);
-		units_of(sb, c, used, jn, agg);
+		units_of(sb, c, jn, agg);
 		sb_puts(sb, "))");
 	} else {
 		sb_puts(sb,
 			"count_values by (rocewatch_value) (\"rocewatch_units\", count_values by "
 			"(instance) (\"rocewatch_value\", ");
-		units_of(sb, c, used, jn, agg);
+		units_of(sb, c, jn, agg);
 		sb_puts(sb, "))");
 	}
 }
@@ -236,6 +232,7 @@ int fleet_prom_count(const char *base_url, const struct fleet_http_opts *o,
 	struct fleet_req *reqs = calloc(nq, sizeof(*reqs));
 	struct strbuf *q = calloc(nq, sizeof(*q)), url = { 0 }, jn = { 0 }, sel = { 0 };
 	char **posts = calloc(nq, sizeof(*posts));
+	bool need[3] = { false };
 	int ret = 0;
 
 	err[0] = '\0';
@@ -254,29 +251,31 @@ int fleet_prom_count(const char *base_url, const struct fleet_http_opts *o,
 		fleet_promql_char(&jn, (unsigned char)*p);
 	sb_puts(&jn, "\"} unless on (instance) (up == 0))");
 	sb_printf(&q[k++], "count(%s)", jn.buf ? jn.buf : "");
+	/*
+	 * The totals a rule is checked against, only those asked for: a kind's
+	 * units are the objects of all its metrics (as the client makes them), the
+	 * RDMA-bound netdevs those serve labels rdma_device
+	 */
+	for (size_t i = 0; i < n; i++)
+		if (c[i].guard_field != c[i].field) {
+			need[c[i].rdma				       ? 1
+			     : fields[c[i].field].obj == OBJ_RDMA_PORT ? 2
+								       : 0] = true;
+		}
 	for (int kind = OBJ_NETDEV; kind <= OBJ_RDMA_PORT; kind++) {
 		sb_reset(&sel);
-		kind_selector(&sel, used, (enum obj_kind)kind, NULL);
-		if (sel.len)
+		kind_selector(&sel, used, (enum obj_kind)kind,
+			      kind == OBJ_NETDEV ? ", rdma_device!=\"\"" : NULL);
+		if (sel.len && need[kind == OBJ_NETDEV ? 1 : 2])
 			sb_printf(&q[k], "count(group by (%s) (%s) and on (instance) %s)",
 				  obj_labels((enum obj_kind)kind), sel.buf, jn.buf);
 		k++;
 	}
-	sb_reset(&sel);
-	kind_selector(&sel, used, OBJ_NETDEV, NULL);
-	if (sel.len) {
-		sb_puts(&q[k], "count(");
-		rdma_netdevs(&q[k], used);
-		sb_printf(&q[k],
-			  " and on (instance, device) group by (instance, device) (%s) and on "
-			  "(instance) %s)",
-			  sel.buf, jn.buf);
-	}
-	k++;
+	k++; /* (the netdevs without rdma: no rule of the fleet profile counts them) */
 	for (size_t i = 0; i < n; i++) {
-		dist_query(&q[k++], &c[i], used, jn.buf, "max");
+		dist_query(&q[k++], &c[i], jn.buf, "max");
 		if (!value_label(c[i].field))
-			dist_query(&q[k], &c[i], used, jn.buf, "min");
+			dist_query(&q[k], &c[i], jn.buf, "min");
 		k++;
 	}
 	for (size_t i = 0; i < nq && !ret; i++) {
@@ -328,7 +327,16 @@ int fleet_prom_count(const char *base_url, const struct fleet_http_opts *o,
 				send[m] = reqs[i];
 				of[m++] = i;
 			}
-		ret = fleet_http_run(send, m, o, NULL, NULL);
+		/*
+		 * a few at a time: each one selects a metric's every series, and an
+		 * engine queues what is past its concurrency (VictoriaMetrics: 2 per
+		 * CPU, then 503 after -search.maxQueueDuration)
+		 */
+		struct fleet_http_opts few = *o;
+
+		if (few.parallel > 4)
+			few.parallel = 4;
+		ret = fleet_http_run(send, m, &few, NULL, NULL);
 		for (size_t j = 0; j < m; j++)
 			reqs[of[j]] = send[j];
 		free(of);
@@ -343,9 +351,9 @@ int fleet_prom_count(const char *base_url, const struct fleet_http_opts *o,
 		json_t *root, *res;
 		char what[96];
 		size_t *tot = i == 0   ? &t->nodes
-			      : i == 1 ? &t->objects[OBJ_NETDEV]
+			      : i == 1 ? &t->rdma
 			      : i == 2 ? &t->objects[OBJ_RDMA_PORT]
-			      : i == 3 ? &t->rdma
+			      : i == 3 ? &t->objects[OBJ_NETDEV]
 				       : NULL;
 
 		if (!q[i].len)

@@ -22,6 +22,14 @@ if [[ ${BENCH_FLEET_PROM_TSDB:-} != 0 ]]; then
 	python3 "$here/bench_fleet_prom.py" "$build/rocewatch" \
 		${BENCH_FLEET_PROM_TSDB:+--tsdb "$BENCH_FLEET_PROM_TSDB"}
 fi
+# fleet check --job on Prometheus and VictoriaMetrics, 8 000 nodes (and 32 000 on
+# VictoriaMetrics), compared on the engine and client-side (BENCH_FLEET_ENGINES=0 leaves it
+# out, =QUICK runs 200 nodes)
+case ${BENCH_FLEET_ENGINES:-} in
+0) ;;
+QUICK) python3 "$here/bench_fleet_engines.py" "$build/rocewatch" --quick ;;
+*) python3 "$here/bench_fleet_engines.py" "$build/rocewatch" --runs 1 ;;
+esac
 # fault -> alert at Alertmanager, rocewatch vs node_exporter + Prometheus (root: the netns part)
 python3 "$here/bench_detect.py" "$build/rocewatch"
 if [[ ${BENCH_VM:-1} != 0 ]]; then

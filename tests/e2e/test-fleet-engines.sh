@@ -100,7 +100,7 @@ for e in prom vm; do
 	url=$prom
 	[ $e = vm ] && url=$vm/prometheus
 	for job in 4242 77 555; do
-		run "$e-$job-engine" --prometheus "$url" --job "$job"
+		run "$e-$job-engine" --prometheus "$url" --job "$job" --prometheus.compare engine
 		run "$e-$job-client" --prometheus "$url" --job "$job" --prometheus.compare client
 		echo "$e job $job: $(python3 -c "import json; print(json.load(open('$TMPD/$e-$job-engine.json')).get('compare'))") $(cat "$TMPD/$e-$job-engine.err")" >&2
 		check "$e job $job: counted on the engine, the verdict the client reaches, rule by rule" \
