@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "fabric.h"
 #include "model.h"
 
 struct strbuf;
@@ -141,6 +142,8 @@ struct rules_profile_info {
 	 * native InfiniBand ports.  `requires` counts only the objects it admits.
 	 */
 	const char *applies_src[OBJ__COUNT];
+	/* judged_roles, as written ("compute,storage"); NULL: every object is judged */
+	const char *judged_src;
 	size_t n_params;
 	/*
 	 * FNV-1a 64 of the file's bytes as read (the built-in copy's for a
@@ -313,6 +316,18 @@ void rules_free(struct rules_engine *e);
  * 0, or -ENOMEM (results then hold the previous evaluation's values).
  */
 int rules_evaluate(struct rules_engine *e, const struct node_model *m, int64_t t_ns);
+/*
+ * The rails-and-roles configuration the loaded profiles declare: rail_source,
+ * rail_subnet_prefix and peer_evidence from the first profile declaring each,
+ * and every profile's roles: patterns in load order.  0, or -EINVAL with err.
+ */
+int rules_fabric_config(const struct rules_engine *e, struct fabric_config *fc, char *err,
+			size_t errlen);
+/*
+ * The site's rail map (YAML: `rails:` PCI address, netdev or RDMA device ->
+ * rail name) into fc.  0, or -errno with err naming the file and line.
+ */
+int rules_load_rail_map(const char *path, struct fabric_config *fc, char *err, size_t errlen);
 
 /* Results of the last evaluation, grouped by profile and rule, objects in model order. */
 size_t rules_results(const struct rules_engine *e, const struct rule_result **out);

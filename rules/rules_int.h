@@ -229,6 +229,7 @@ struct rparam {
 	enum rtype type;
 	char *text; /* value as text, for listings */
 	bool used_override;
+	bool list; /* RT_STR from a list of words ([map, lldp]): read by rocewatch, not rules */
 };
 
 /* Per-rule counts of stateful sites, filled by the parser. */
@@ -460,6 +461,14 @@ struct rprofile {
 	struct rparam *params;
 	/* applies_to: per object kind, the objects the profile is about (NULL: all) */
 	struct expr *applies[OBJ__COUNT];
+	/* roles: pattern -> role, in the file's order (fabric.h) */
+	struct rrole {
+		const char *pattern;
+		int role; /* enum port_role */
+	} *roles;
+	size_t n_roles;
+	/* judged_roles: bit (1 << enum port_role) per role judged; 0: every object */
+	unsigned judged;
 };
 
 struct objid {

@@ -377,7 +377,7 @@ static void err_structure(void **state)
 		     "t.yaml:6:11: error: expr must be a single value (a string), not a list");
 	expect_error("profile: t\nrule: []\n", NULL,
 		     "t.yaml:2:1: error: unknown key 'rule' (keys: profile, description, params, "
-		     "requires, applies_to, rules)");
+		     "requires, applies_to, roles, rules)");
 	expect_error("rules: []\n", NULL, "t.yaml:1:1: error: missing 'profile: NAME'");
 	expect_error("profile: Big Name\nrules: []\n", NULL,
 		     "t.yaml:1:10: error: profile name 'Big Name': use lower-case letters, digits, "
