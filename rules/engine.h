@@ -92,7 +92,8 @@ enum fleet_by {
 	 * named only when there is more than one (each: node has one group)
 	 */
 	FLEET_BY_NONE,
-	FLEET_BY_RAIL,	 /* the object's position on its node (rail 0, 1, ...) */
+	FLEET_BY_RAIL,	   /* the port's rail fact (fabric.h), else its position */
+	FLEET_BY_POSITION, /* the object's position on its node among the units (0, 1, ...) */
 	FLEET_BY_DEVICE, /* the object's name (eth2, mlx5_0) */
 	FLEET_BY_POOL,	 /* every unit of every node in one group */
 };

@@ -918,12 +918,14 @@ static int load_fleet_keys(struct loader *ld, const yaml_node_t *each, const yam
 			return -EINVAL;
 		if (!strcmp(s, "rail"))
 			ri->by = FLEET_BY_RAIL;
+		else if (!strcmp(s, "position"))
+			ri->by = FLEET_BY_POSITION;
 		else if (!strcmp(s, "device"))
 			ri->by = FLEET_BY_DEVICE;
 		else if (!strcmp(s, "pool"))
 			ri->by = FLEET_BY_POOL;
 		else {
-			lerr(ld, by, "by must be rail, device or pool, not '%s'", s);
+			lerr(ld, by, "by must be rail, position, device or pool, not '%s'", s);
 			return -EINVAL;
 		}
 		if (ri->scope == OBJ_NODE) {

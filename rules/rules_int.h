@@ -326,6 +326,7 @@ struct slot_state {
 /* What a fleet rule's aggregates give, for one group of units. */
 struct fleet_agg {
 	size_t distinct, outliers, nodes;
+	size_t fleet_nodes; /* nodes that answered, in every group */
 	bool have_majority;
 	struct val majority;
 };

@@ -188,7 +188,7 @@ static void err_functions(void **state)
 		     "t.yaml:6:11: error: expr: unknown function 'rte' (functions: rate, increase, "
 		     "delta, count, min, max, sum, abs, ib_mtu_for, tos_dscp, gid_count, present, "
 		     "supported, coalesce, if; in fleet rules distinct, majority, outliers, "
-		     "count_nodes)");
+		     "count_nodes, fleet_nodes)");
 	/* wrong arity: at the function's name, here after "mtu > 0 && " */
 	expect_error(HEAD "    scope: netdev\n    expr: mtu > 0 && increase(mtu) == 0\n"
 			  "    severity: warning\n",
