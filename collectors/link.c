@@ -42,9 +42,9 @@ struct link_priv {
 	struct nl_cache *links;
 	struct nl_cache *addrs;
 	int events;
-	bool live;	    /* --sysfs-root is this machine's /sys */
-	char net[PATH_MAX]; /* not live: ROOT/class/net */
-	struct rw_nl raw;   /* RTM_GETLINK over libmnl: the carrier counts libnl does not parse */
+	bool live;	      /* --sysfs-root is this machine's /sys */
+	char net[PATH_MAX];   /* not live: ROOT/class/net */
+	struct rw_nl raw;     /* RTM_GETLINK over libmnl: the carrier counts libnl does not parse */
 	char route[PATH_MAX]; /* PROCFS/net/route: which netdev has the default route */
 };
 
@@ -571,8 +571,8 @@ static int link_collect(struct collector_ctx *cc, struct node_model *m, unsigned
 			collect_default_route(lp, m);
 		else if (!r)
 			for (size_t i = 0; i < m->n_netdevs; i++)
-				field_absent(m->netdevs[i], F_NETDEV_DEFAULT_ROUTE, ABS_NOT_COLLECTED,
-					     0);
+				field_absent(m->netdevs[i], F_NETDEV_DEFAULT_ROUTE,
+					     ABS_NOT_COLLECTED, 0);
 		return r;
 	}
 	if (r < 0) {

@@ -114,7 +114,9 @@ static bool ids_match(const struct rules_engine *e, const struct node_model *m)
 				return false;
 			/* the same name, another device (a reload with a new GUID) */
 			object_ident(objs[i], ident, sizeof(ident));
-			if (strcmp(ident, e->ids[k][i].ident))
+			if (strncmp(ident, e->ids[k][i].ident, strlen(ident)) ||
+			    (e->ids[k][i].ident[strlen(ident)] &&
+			     e->ids[k][i].ident[strlen(ident)] != '/'))
 				return false;
 		}
 	}
@@ -133,8 +135,9 @@ uint64_t rx_result_key(const struct rrule *r, enum obj_kind k, const char *dev, 
 
 /*
  * An RDMA port is its GUID and port number, whatever its name (mlx5_0 may
- * come back as mlx5_2); a netdev is its name on its PCI function (one
- * function can carry two netdevs, mlx4's).
+ * come back as mlx5_2); a netdev its PCI function, whatever its name (eth2
+ * may come back as ens1f0np0), and its name too where one function carries
+ * two netdevs (mlx4's: sync_model() says so in the ident).
  */
 static uint64_t ident_key(const struct rrule *r, enum obj_kind k, uint64_t key, const char *ident,
 			  uint32_t port)
@@ -143,8 +146,6 @@ static uint64_t ident_key(const struct rrule *r, enum obj_kind k, uint64_t key, 
 
 	if (!*ident)
 		return key;
-	if (k != OBJ_RDMA_PORT)
-		return rx_fnv1a(key, ident, strlen(ident) + 1);
 	h = rx_fnv1a(RX_FNV_INIT, r->info.profile, strlen(r->info.profile) + 1);
 	h = rx_fnv1a(h, r->info.name, strlen(r->info.name) + 1);
 	h = rx_fnv1a(h, &k, sizeof(k));
@@ -405,6 +406,18 @@ static int sync_model(struct rules_engine *e, const struct node_model *m, int64_
 			object_ident(objs[i], ids[k][i].ident, sizeof(ids[k][i].ident));
 		}
 		n_ids[k] = n;
+		/* two netdevs on one PCI function: the name tells them apart */
+		for (size_t i = 0; k == OBJ_NETDEV && i < n; i++)
+			for (size_t j = 0; ids[k][i].ident[0] && j < n; j++) {
+				size_t l = strlen(ids[k][i].ident);
+
+				if (j == i || strncmp(ids[k][i].ident, ids[k][j].ident, l) ||
+				    (ids[k][j].ident[l] && ids[k][j].ident[l] != '/'))
+					continue;
+				snprintf(ids[k][i].ident + l, sizeof(ids[k][i].ident) - l, "/%s",
+					 ids[k][i].name);
+				break;
+			}
 	}
 	r = sync_slots(e, ids, n_ids, e, now);
 	if (!r)
@@ -847,8 +860,7 @@ static void skip_role(const struct rprofile *pf, const struct object *p, struct 
 		      struct rule_result *x)
 {
 	const char *role = p->f[F_PORT_ROLE].v.s;
-	const struct field_val *why = &p->f[F_PORT_ROLE_REASON],
-			       *src = &p->f[F_PORT_ROLE_SOURCE];
+	const struct field_val *why = &p->f[F_PORT_ROLE_REASON], *src = &p->f[F_PORT_ROLE_SOURCE];
 
 	struct tbuf rb = { x->reason, 0, sizeof(x->reason) };
 
@@ -1250,18 +1262,21 @@ int rules_fabric_config(const struct rules_engine *e, struct fabric_config *fc, 
 			const struct rparam *pm = &pf->params[i];
 			int r;
 
-			if (!have_sources && !strcmp(pm->name, "rail_source") && pm->type == RT_STR) {
+			if (!have_sources && !strcmp(pm->name, "rail_source") &&
+			    pm->type == RT_STR) {
 				r = fabric_config_rail_sources(fc, pm->v.v.s, err, errlen);
 				if (r)
 					return r;
 				have_sources = true;
 			} else if (!have_prefix && !strcmp(pm->name, "rail_subnet_prefix") &&
 				   pm->type == RT_NUM) {
-				if (pm->v.v.n < 1 || pm->v.v.n > 32 || pm->v.v.n != (int)pm->v.v.n) {
-					snprintf(err, errlen,
-						 "profile %s: rail_subnet_prefix %g: a prefix length "
-						 "1-32",
-						 pf->info.name, pm->v.v.n);
+				if (pm->v.v.n < 1 || pm->v.v.n > 32 ||
+				    pm->v.v.n != (int)pm->v.v.n) {
+					snprintf(
+					    err, errlen,
+					    "profile %s: rail_subnet_prefix %g: a prefix length "
+					    "1-32",
+					    pf->info.name, pm->v.v.n);
 					return -EINVAL;
 				}
 				fc->subnet_prefix = (int)pm->v.v.n;
@@ -1275,8 +1290,8 @@ int rules_fabric_config(const struct rules_engine *e, struct fabric_config *fc, 
 		snprintf(origin, sizeof(origin), "%s", pf->info.name);
 		for (size_t i = 0; i < pf->n_roles; i++) {
 			int r = fabric_config_add_role(fc, pf->roles[i].pattern,
-						       (enum port_role)pf->roles[i].role, origin, err,
-						       errlen);
+						       (enum port_role)pf->roles[i].role, origin,
+						       err, errlen);
 			if (r)
 				return r;
 		}

@@ -54,6 +54,7 @@ struct fleet_acc {
 	bool st_ok;
 	struct group *gs;
 	size_t ng, capg;
+	size_t unit_nodes; /* nodes with a unit of the rule in any group: fleet_nodes() */
 };
 
 static void free_result(struct fleet_result *x)
@@ -286,6 +287,7 @@ static int gather_node(struct fleet_acc *fa, size_t ni, const struct fleet_node 
 	struct object *const *objs = NULL;
 	const struct object *node_obj = &m->node;
 	size_t nobj, rail = 0;
+	bool any = false;
 
 	nobj = r->info.scope == OBJ_NODE
 		   ? 1
@@ -322,6 +324,9 @@ static int gather_node(struct fleet_acc *fa, size_t ni, const struct fleet_node 
 		g = find_group(&fa->gs, &fa->ng, &fa->capg, key, ni, seq);
 		if (!g)
 			return -ENOMEM;
+		if (!any)
+			fa->unit_nodes++;
+		any = true;
 		if (v.st != V_OK) {
 			rx_format_unknown(&tb, &v);
 			if (add_unknown(g, ni, seq, obj, &v, why))
@@ -416,7 +421,8 @@ static bool unknown_alike(const struct fleet_result *x)
 
 /* Turn a built group into a result: sort, find the majority, evaluate. */
 static int finish_group(const struct rrule *r, struct group *g, const struct fleet_node *nodes,
-			size_t fleet_nodes, int64_t t, struct slot_state *st, struct fleet_result *x)
+			size_t fleet_nodes, int64_t t, struct slot_state *st,
+			struct fleet_result *x)
 {
 	struct fleet_agg agg = { 0 };
 	struct ectx cx = { .st = st, .t = t, .agg = &agg };
@@ -516,7 +522,7 @@ static int finish_rule(struct rules_engine *e, struct fleet_acc *fa, const struc
 	for (size_t i = 0; !ret && i < fa->ng; i++) {
 		ret = push_result(e, &e->cap_fres, &x);
 		if (!ret)
-			ret = finish_group(r, &fa->gs[i], nodes, e->fleet_added, e->fleet_t,
+			ret = finish_group(r, &fa->gs[i], nodes, fa->unit_nodes, e->fleet_t,
 					   &fa->st, x);
 	}
 	if (!ret && !fa->ng) {

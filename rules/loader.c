@@ -1217,7 +1217,7 @@ static int load_applies(struct loader *ld, const yaml_node_t *n, struct rprofile
 	return bad;
 }
 
-static const char *const top_keys[] = { "profile",	   "description", "params", "requires",
+static const char *const top_keys[] = { "profile",    "description", "params", "requires",
 					"applies_to", "roles",	     "rules" };
 enum {
 	TK_PROFILE,
@@ -1240,15 +1240,17 @@ static int load_roles(struct loader *ld, const yaml_node_t *n, struct rprofile *
 	int bad = 0;
 
 	if (n->type != YAML_MAPPING_NODE) {
-		lerr(ld, n, "roles must be a mapping of pattern: role (compute, storage, "
-			    "management, unused)");
+		lerr(ld, n,
+		     "roles must be a mapping of pattern: role (compute, storage, "
+		     "management, unused)");
 		return -EINVAL;
 	}
 	cnt = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
 	pf->roles = arena_alloc(&ld->e->arena, (cnt ? cnt : 1) * sizeof(*pf->roles));
 	if (!pf->roles)
 		return -ENOMEM;
-	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
+	     p++) {
 		const yaml_node_t *k = ynode(ld, p->key), *v = ynode(ld, p->value);
 		const char *pat = scalar(k), *role = scalar(v);
 		char anchored[512];
@@ -1261,7 +1263,8 @@ static int load_roles(struct loader *ld, const yaml_node_t *n, struct rprofile *
 			continue;
 		}
 		if (!role || fabric_role_parse(role) == ROLE_NONE) {
-			lerr(ld, v, "roles: '%s' is not a role (compute, storage, management, unused)",
+			lerr(ld, v,
+			     "roles: '%s' is not a role (compute, storage, management, unused)",
 			     role ? role : "");
 			bad = -EINVAL;
 			continue;
@@ -1303,8 +1306,9 @@ static int load_judged(struct loader *ld, const yaml_node_t *root, struct rprofi
 		memcpy(w, p, wl);
 		w[wl] = '\0';
 		if (len && fabric_role_parse(w) == ROLE_NONE) {
-			lerr(ld, root, "judged_roles: '%s' is not a role (compute, storage, "
-				       "management, unused)",
+			lerr(ld, root,
+			     "judged_roles: '%s' is not a role (compute, storage, "
+			     "management, unused)",
 			     w);
 			return -EINVAL;
 		}
@@ -1610,16 +1614,17 @@ static int rail_map_doc(const char *path, yaml_document_t *doc, const yaml_node_
 	const yaml_node_t *rails = NULL;
 
 	if (!root || root->type != YAML_MAPPING_NODE) {
-		snprintf(err, errlen, "%s: a rail map is a mapping with 'rails:' (PCI address, "
-				      "netdev or RDMA device: rail)",
+		snprintf(err, errlen,
+			 "%s: a rail map is a mapping with 'rails:' (PCI address, "
+			 "netdev or RDMA device: rail)",
 			 path);
 		return -EINVAL;
 	}
 	for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
 	     p++) {
 		const yaml_node_t *k = yaml_document_get_node(doc, p->key);
-		const char *ks = k && k->type == YAML_SCALAR_NODE ? (const char *)k->data.scalar.value
-								 : NULL;
+		const char *ks =
+		    k && k->type == YAML_SCALAR_NODE ? (const char *)k->data.scalar.value : NULL;
 
 		if (ks && !strcmp(ks, "rails")) {
 			rails = yaml_document_get_node(doc, p->value);
@@ -1630,8 +1635,9 @@ static int rail_map_doc(const char *path, yaml_document_t *doc, const yaml_node_
 		return -EINVAL;
 	}
 	if (!rails || rails->type != YAML_MAPPING_NODE) {
-		snprintf(err, errlen, "%s: 'rails:' must be a mapping of PCI address, netdev or RDMA "
-				      "device to a rail name",
+		snprintf(err, errlen,
+			 "%s: 'rails:' must be a mapping of PCI address, netdev or RDMA "
+			 "device to a rail name",
 			 path);
 		return -EINVAL;
 	}
@@ -1643,14 +1649,16 @@ static int rail_map_doc(const char *path, yaml_document_t *doc, const yaml_node_
 		int line = k ? (int)k->start_mark.line + 1 : 0, r;
 
 		if (!k || !v || k->type != YAML_SCALAR_NODE || v->type != YAML_SCALAR_NODE) {
-			snprintf(err, errlen, "%s:%d: each line is KEY: RAIL (scalars)", path, line);
+			snprintf(err, errlen, "%s:%d: each line is KEY: RAIL (scalars)", path,
+				 line);
 			return -EINVAL;
 		}
 		ks = (const char *)k->data.scalar.value;
 		vs = (const char *)v->data.scalar.value;
 		if (!*ks || strlen(ks) >= RW_NAME_MAX || !*vs || strlen(vs) >= RW_STR_MAX) {
-			snprintf(err, errlen, "%s:%d: '%.40s: %.40s': key and rail must be 1-%d "
-					      "characters",
+			snprintf(err, errlen,
+				 "%s:%d: '%.40s: %.40s': key and rail must be 1-%d "
+				 "characters",
 				 path, line, ks, vs, RW_STR_MAX - 1);
 			return -EINVAL;
 		}

@@ -326,7 +326,7 @@ struct slot_state {
 /* What a fleet rule's aggregates give, for one group of units. */
 struct fleet_agg {
 	size_t distinct, outliers, nodes;
-	size_t fleet_nodes; /* nodes that answered, in every group */
+	size_t fleet_nodes; /* nodes with a unit of the rule, in any group */
 	bool have_majority;
 	struct val majority;
 };
@@ -496,11 +496,14 @@ struct parked {
 
 /* Escalation memory of one result (health.c). */
 struct hmem {
-	uint64_t key, fp;
+	uint64_t key, fp; /* key: the result's identity key (ikey), else its name key */
 	int64_t window_ns; /* its rule's escalation window (0: not evaluated since loaded) */
 	bool failing;	   /* the last decided outcome was fail: the episode goes on */
 	uint8_t n;
 	int64_t t[RULE_ESCALATE_MAX]; /* wall-clock starts of the failure episodes, oldest first */
+	/* what it was about when last seen: name/port beside the hardware identity */
+	char name[RW_NAME_MAX + 12];
+	char ident[72];
 };
 
 /* A counter history read from the state file, waiting for its result to exist. */

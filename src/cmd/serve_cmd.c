@@ -95,7 +95,8 @@ static void nfd_after_poll(void *arg, struct node_model *m, unsigned what)
 	int r;
 
 	(void)what;
-	if (!s->rules.e)
+	/* no file before the first verdict: NFD then has no rocewatch label, not "ready" */
+	if (!s->rules.e || !rules_evaluations(s->rules.e))
 		return;
 	nfd_render(&body, s->rules.e, m, 0);
 	if (!body.oom && s->nfd_written_ns && now - s->nfd_written_ns < ttl / 2 &&
