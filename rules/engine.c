@@ -886,12 +886,7 @@ static void skip_outside(const struct rprofile *pf, enum obj_kind k, struct ectx
 	tb_puts(&rb, " (here ");
 	guard_fields(pf->applies[k], cx, &rb, &n);
 	tb_puts(&rb, ")");
-	x->summary[0] = '\0';
-	x->window_ns = x->observed_ns = 0;
-	if (x->outcome != RULE_SKIP)
-		x->since_ns = cx->t;
-	x->outcome = RULE_SKIP;
-	x->eval_ns = cx->t;
+	skip_result(cx, x);
 }
 
 int rules_evaluate(struct rules_engine *e, const struct node_model *m, int64_t t_ns)

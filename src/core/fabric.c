@@ -336,17 +336,6 @@ static const char *map_rail(const struct fabric_config *fc, const struct pinfo *
 	return NULL;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* The IPv4 address of an IPv4-mapped GID ("...:ffff:0a00:0305"), or -1. */
 static int64_t gid_ipv4(const char *gid)
 {
@@ -354,7 +343,7 @@ static int64_t gid_ipv4(const char *gid)
 	int n = 0;
 
 	for (const char *s = gid; *s && n < 32; s++) {
-		int v = hexval(*s);
+		int v = rw_hex_digit(*s);
 
 		if (*s == ':')
 			continue;

@@ -579,6 +579,17 @@ int read_file_u64(const char *path, uint64_t *v)
 	return r ? r : parse_u64(buf, v);
 }
 
+int rw_hex_digit(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 int read_file_hex(const char *path, uint64_t *v)
 {
 	char buf[64];

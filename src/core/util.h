@@ -110,6 +110,8 @@ int read_file_str(const char *path, char *buf, size_t size);
 int read_file_at(int dfd, const char *name, char *buf, size_t size);
 int read_file_u64(const char *path, uint64_t *v);
 int read_file_hex(const char *path, uint64_t *v);
+/* The value of one hex digit (0-9, a-f, A-F), or -1. */
+int rw_hex_digit(int c);
 /*
  * For "did you mean": the edit distance of two short strings (a swap of
  * neighbours counts one; 99 past 62 characters), and whether d is close
