@@ -4,11 +4,12 @@
  * sent them on a veth, and `lldpcli -f json show neighbors` as it answered
  * with one neighbour and with two (tests/fixtures/lldp/README.md).  Malformed
  * LLDPDUs are those frames' TLVs re-encoded with one thing wrong; every cut
- * of every frame is parsed too.
+ * of every frame is parsed too.  lldpcli is stood in for by sh, sleep and yes.
  *
  * argv[1]: tests/fixtures/lldp
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -504,6 +506,47 @@ static void lldpcli_odd_answers(void **state)
 	assert_int_equal(n, 0);
 }
 
+/* ---- lldpcli as a child ---- */
+
+static void cli_runs_bounded(void **state)
+{
+	char *ok[] = { "sh", "-c", "cat; echo hi; echo oops >&2; echo more >&2; exit 3", NULL };
+	char *leak[] = { "sh", "-c", "test -e /proc/self/fd/57 && echo leaked || echo closed",
+			 NULL };
+	char *slow[] = { "sleep", "30", NULL };
+	char *big[] = { "yes", NULL };
+	char *none[] = { "rocewatch-no-such-program", NULL };
+	struct lldp_cli_out r;
+	int fd;
+
+	(void)state;
+	/* stdin is /dev/null (cat ends), stderr's first line kept */
+	assert_int_equal(lldp_cli_run(ok, 10000, 4096, &r), 0);
+	assert_true(WIFEXITED(r.status));
+	assert_int_equal(WEXITSTATUS(r.status), 3);
+	assert_string_equal(r.out, "hi\n");
+	assert_string_equal(r.err, "oops");
+	lldp_cli_out_free(&r);
+
+	/* a descriptor opened without O_CLOEXEC does not reach the child */
+	fd = open("/dev/null", O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(dup2(fd, 57), 57);
+	assert_int_equal(lldp_cli_run(leak, 10000, 4096, &r), 0);
+	assert_string_equal(r.out, "closed\n");
+	lldp_cli_out_free(&r);
+	close(57);
+	close(fd);
+
+	assert_int_equal(lldp_cli_run(slow, 100, 4096, &r), -ETIMEDOUT);
+	lldp_cli_out_free(&r);
+	assert_int_equal(lldp_cli_run(big, 10000, 4096, &r), -EMSGSIZE);
+	assert_true(r.len <= 4096);
+	lldp_cli_out_free(&r);
+	assert_int_equal(lldp_cli_run(none, 10000, 4096, &r), -ENOENT);
+	lldp_cli_out_free(&r);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -514,6 +557,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(lldpcli_one_and_several),
 		cmocka_unit_test(both_sources_agree),
 		cmocka_unit_test(lldpcli_odd_answers),
+		cmocka_unit_test(cli_runs_bounded),
 	};
 
 	if (argc < 2) {
