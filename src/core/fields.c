@@ -759,6 +759,39 @@ const struct field_desc fields[F__COUNT] = {
 			 "config poll that did not find it: a device that fell off the bus, a "
 			 "driver reload or firmware reset. Every QP on it broke."),
 
+	/*
+	 * netdev: the LLDP neighbour.  IDs are written as lldpd writes them (MAC
+	 * aa:bb:..., network address as an IP, names as text, other subtypes in
+	 * hex), so both sources give the same text; longer values are cut at 63.
+	 */
+	[F_NETDEV_LLDP_SYSTEM_NAME] =
+	    NETDEV(.src = SRC_LLDP, .path = "lldp.system_name", .type = VT_STR, .config = true,
+		   .mtype = MT_INFO, .metric = "roce_netdev_lldp_neighbor_info",
+		   .label = "system_name",
+		   .help =
+		       "The LLDP neighbour of the network device (the switch port it is cabled "
+		       "to): system name, chassis ID, port ID and port description as received, "
+		       "and the source (frames or lldpd); value is always 1, absent when no "
+		       "neighbour is known."),
+	[F_NETDEV_LLDP_CHASSIS_ID] =
+	    NETDEV(.src = SRC_LLDP, .path = "lldp.chassis_id", .type = VT_STR, .config = true,
+		   .mtype = MT_INFO, .metric = "roce_netdev_lldp_neighbor_info",
+		   .label = "chassis_id"),
+	[F_NETDEV_LLDP_PORT_ID] =
+	    NETDEV(.src = SRC_LLDP, .path = "lldp.port_id", .type = VT_STR, .config = true,
+		   .mtype = MT_INFO, .metric = "roce_netdev_lldp_neighbor_info",
+		   .label = "port_id"),
+	[F_NETDEV_LLDP_PORT_DESCRIPTION] =
+	    NETDEV(.src = SRC_LLDP, .path = "lldp.port_description", .type = VT_STR, .config = true,
+		   .mtype = MT_INFO, .metric = "roce_netdev_lldp_neighbor_info",
+		   .label = "port_description"),
+	[F_NETDEV_LLDP_SOURCE] =
+	    NETDEV(.src = SRC_LLDP, .path = "lldp.source", .type = VT_STR, .config = true,
+		   .mtype = MT_INFO, .metric = "roce_netdev_lldp_neighbor_info", .label = "source"),
+	/* seconds, as sent: how long the neighbour's word holds without a new frame */
+	[F_NETDEV_LLDP_TTL] =
+	    NETDEV(.src = SRC_LLDP, .path = "lldp.ttl", .type = VT_INT, .config = true),
+
 	/* the fabric: derived by fabric.c from the facts above and the site's rail map and roles */
 	[F_NETDEV_DEFAULT_ROUTE] =
 	    NETDEV(.src = SRC_LINK, .path = "default_route", .type = VT_BOOL, .config = true,

@@ -227,6 +227,13 @@ enum field_id {
 	F_PORT_OPTIONAL_CC_DISABLED_NAMES,
 	F_PORT_COUNTERS_BACKED_OFF,
 	F_PORT_REAPPEARED,
+	/* netdev: its LLDP neighbour, the switch port at the other end (lldp.c; issue 36) */
+	F_NETDEV_LLDP_SYSTEM_NAME,
+	F_NETDEV_LLDP_CHASSIS_ID,
+	F_NETDEV_LLDP_PORT_ID,
+	F_NETDEV_LLDP_PORT_DESCRIPTION,
+	F_NETDEV_LLDP_SOURCE,
+	F_NETDEV_LLDP_TTL,
 
 	/* the fabric (issue 36): where a port is cabled and what it is for (fabric.c) */
 	F_NETDEV_DEFAULT_ROUTE,
@@ -267,6 +274,7 @@ enum field_source {
 	SRC_WIRE,
 	SRC_JOB, /* no collector: a job's settings judged by nccl.c (check --nccl) */
 	SRC_FABRIC, /* no collector: rails and roles derived from the model by fabric.c */
+	SRC_LLDP,
 	SRC__COUNT,
 };
 

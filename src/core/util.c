@@ -548,7 +548,17 @@ int open_kfile_at(int dfd, const char *name)
 
 const char *rw_strerror(int err)
 {
-	return err == RW_ENOTREG ? "not a regular file" : strerror(err);
+	switch (err) {
+	case RW_ENOTREG:
+		return "not a regular file";
+	case RW_ENOLLDP:
+		/* mlx5 firmware's LLDP agent (mlxconfig LLDP_NB_RX_MODE) can take every frame */
+		return "no LLDP frame seen since rocewatch started (NIC firmware may take them)";
+	case RW_ELLDPEXPIRED:
+		return "LLDP neighbour expired: no frame within its TTL";
+	default:
+		return strerror(err);
+	}
 }
 
 int read_file_at(int dfd, const char *name, char *buf, size_t size)

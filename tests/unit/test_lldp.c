@@ -4,7 +4,7 @@
  * sent them on a veth, and `lldpcli -f json show neighbors` as it answered
  * with one neighbour and with two (tests/fixtures/lldp/README.md).  Malformed
  * LLDPDUs are those frames' TLVs re-encoded with one thing wrong; every cut
- * of every frame is parsed too.  lldpcli is stood in for by sh, sleep and yes.
+ * of every frame is parsed too.  The neighbour table runs on a test clock.
  *
  * argv[1]: tests/fixtures/lldp
  */
@@ -506,6 +506,118 @@ static void lldpcli_odd_answers(void **state)
 	assert_int_equal(n, 0);
 }
 
+/* ---- the neighbour table, on a test clock ---- */
+
+static int said;
+static void count_said(const struct lldp_heard *h, void *arg)
+{
+	(void)h;
+	(void)arg;
+	said++;
+}
+
+static void table_ttl(void **state)
+{
+	const int64_t s = 1000000000LL;
+	struct lldp_table t = { 0 };
+	struct lldp_nb nb, other;
+
+	(void)state;
+	parse_ok("leaf-r5-ttl120.bin", &nb);
+	parse_ok("leaf-r5-ifname.bin", &other);
+	assert_int_equal(lldp_table_heard(&t, 7, &nb, 10 * s), 1);
+	assert_int_equal(lldp_table_heard(&t, 7, &nb, 40 * s), 0); /* a refresh */
+	assert_int_equal(lldp_table_expire(&t, 159 * s, count_said, NULL), 0);
+	assert_int_equal(lldp_table_expire(&t, 160 * s, count_said, NULL), 1);
+	assert_int_equal(said, 1);
+	assert_true(lldp_table_find(&t, 7)->expired);
+	assert_int_equal(lldp_table_expire(&t, 500 * s, count_said, NULL), 0); /* said once */
+	assert_int_equal(lldp_table_heard(&t, 7, &nb, 501 * s), 1);	       /* back */
+	assert_int_equal(lldp_table_heard(&t, 7, &other, 502 * s), 1);	       /* recabled */
+	assert_int_equal(lldp_table_find(&t, 7)->expires_ns, 506 * s);	       /* its TTL 4 */
+	/* a shutdown LLDPDU for another port ID (lldpd's, for the one it had) changes nothing */
+	nb.ttl = 0;
+	assert_int_equal(lldp_table_heard(&t, 7, &nb, 503 * s), 0);
+	assert_false(lldp_table_find(&t, 7)->expired);
+	/* one for this neighbour withdraws it at once; another changes nothing */
+	other.ttl = 0;
+	assert_int_equal(lldp_table_heard(&t, 7, &other, 503 * s), 1);
+	assert_true(lldp_table_find(&t, 7)->expired);
+	assert_int_equal(lldp_table_heard(&t, 7, &other, 504 * s), 0);
+	assert_int_equal(lldp_table_heard(&t, 8, &nb, 504 * s), 0);
+	assert_null(lldp_table_find(&t, 8));
+	lldp_table_free(&t);
+}
+
+static bool keep_odd(int ifindex, void *arg)
+{
+	(void)arg;
+	return ifindex & 1;
+}
+
+static void table_bounds(void **state)
+{
+	struct lldp_table t = { 0 };
+	struct lldp_nb nb;
+
+	(void)state;
+	parse_ok("leaf-r5-mac.bin", &nb);
+	for (int i = 1; i <= LLDP_TABLE_MAX; i++)
+		assert_int_equal(lldp_table_heard(&t, i, &nb, 0), 1);
+	assert_int_equal(lldp_table_heard(&t, LLDP_TABLE_MAX + 1, &nb, 0), -ENOSPC);
+	assert_int_equal(lldp_table_heard(&t, 5, &nb, 0), 0); /* known ones still refresh */
+	lldp_table_prune(&t, keep_odd, NULL);
+	assert_int_equal(t.n, LLDP_TABLE_MAX / 2);
+	assert_null(lldp_table_find(&t, 2));
+	assert_non_null(lldp_table_find(&t, 3));
+	assert_int_equal(lldp_table_heard(&t, LLDP_TABLE_MAX + 1, &nb, 0), 1);
+	lldp_table_free(&t);
+}
+
+/* ---- the facts ---- */
+
+static void facts_and_reasons(void **state)
+{
+	struct node_model m;
+	struct object *o;
+	struct lldp_nb nb;
+
+	(void)state;
+	model_init(&m);
+	o = model_add_netdev(&m, "eth2");
+	parse_ok("leaf-r5-local.bin", &nb);
+	lldp_fill(o, &nb, "frames");
+	assert_string_equal(o->f[F_NETDEV_LLDP_SYSTEM_NAME].v.s, "leaf-r5");
+	assert_string_equal(o->f[F_NETDEV_LLDP_CHASSIS_ID].v.s, "02:00:00:00:05:01");
+	assert_string_equal(o->f[F_NETDEV_LLDP_PORT_ID].v.s, "Ethernet5/1");
+	assert_string_equal(o->f[F_NETDEV_LLDP_PORT_DESCRIPTION].v.s,
+			    "leaf-r5 Ethernet5/1 to gpu12 nic3");
+	assert_string_equal(o->f[F_NETDEV_LLDP_SOURCE].v.s, "frames");
+	assert_int_equal(o->f[F_NETDEV_LLDP_TTL].v.i, 4);
+	assert_int_equal(field_lookup(OBJ_NETDEV, "lldp.system_name"), F_NETDEV_LLDP_SYSTEM_NAME);
+
+	/* a neighbour without the optional TLVs */
+	parse_ok("leaf-r5-shutdown.bin", &nb);
+	lldp_fill(o, &nb, "lldpd");
+	assert_true(field_present(o, F_NETDEV_LLDP_PORT_ID));
+	assert_int_equal(o->f[F_NETDEV_LLDP_SYSTEM_NAME].state, ABS_UNSUPPORTED);
+	assert_int_equal(o->f[F_NETDEV_LLDP_SYSTEM_NAME].err, ENODATA);
+	assert_int_equal(o->f[F_NETDEV_LLDP_PORT_DESCRIPTION].state, ABS_UNSUPPORTED);
+
+	lldp_absent(o, ABS_NO_DATA, RW_ENOLLDP);
+	for (int id = F_NETDEV_LLDP_SYSTEM_NAME; id <= F_NETDEV_LLDP_TTL; id++) {
+		assert_int_equal(o->f[id].state, ABS_NO_DATA);
+		assert_int_equal(fields[id].src, SRC_LLDP);
+	}
+	assert_non_null(strstr(rw_strerror(o->f[F_NETDEV_LLDP_PORT_ID].err),
+			       "no LLDP frame seen since rocewatch started"));
+	assert_non_null(strstr(rw_strerror(o->f[F_NETDEV_LLDP_PORT_ID].err), "NIC firmware"));
+	lldp_absent(o, ABS_NO_DATA, RW_ELLDPEXPIRED);
+	assert_string_equal(rw_strerror(o->f[F_NETDEV_LLDP_TTL].err),
+			    "LLDP neighbour expired: no frame within its TTL");
+	model_free(&m);
+}
+
 /* ---- lldpcli as a child ---- */
 
 static void cli_runs_bounded(void **state)
@@ -557,6 +669,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(lldpcli_one_and_several),
 		cmocka_unit_test(both_sources_agree),
 		cmocka_unit_test(lldpcli_odd_answers),
+		cmocka_unit_test(table_ttl),
+		cmocka_unit_test(table_bounds),
+		cmocka_unit_test(facts_and_reasons),
 		cmocka_unit_test(cli_runs_bounded),
 	};
 
