@@ -119,8 +119,8 @@ void lldp_table_prune(struct lldp_table *t, bool (*keep)(int ifindex, void *arg)
 void lldp_table_free(struct lldp_table *t);
 
 /*
- * Fill o's lldp.* facts from nb (source "frames" or "lldpd"), or mark them
- * absent (why, err) when nb is NULL.
+ * o's lldp.* facts from nb (source "frames" or "lldpd"); the optional TLVs nb
+ * lacks absent (unsupported, ENODATA).  lldp_absent(): all of them absent.
  */
 void lldp_fill(struct object *o, const struct lldp_nb *nb, const char *source);
 void lldp_absent(struct object *o, enum absent_reason why, int err);
