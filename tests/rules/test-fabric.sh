@@ -123,6 +123,38 @@ fleet_text() {
 		grep -q "gpu-3/mlx5_3/1 2" "$TMPD/f.txt"
 }
 check "fleet check text: the rail group is named by its rail" fleet_text
+# the same fleet with rails from LLDP: gpu-3's mlx5_3 reaches the rail-5 leaf
+for n in 0 1 2 3; do
+	"$ROCEWATCH" snapshot --from "$FX/lldp-$n.json" >"$TMPD/l$n.json"
+done
+lldp_rails() {
+	python3 - "$TMPD/l3.json" <<'PY'
+import json, sys
+p = {x["device"]: x["fields"] for x in json.load(open(sys.argv[1]))["rdma_ports"]}
+assert (p["mlx5_3"]["rail"], p["mlx5_3"]["rail_source"], p["mlx5_3"]["leaf"], p["mlx5_3"]["leaf_port"]) == \
+    ("leaf-r5", "lldp", "leaf-r5", "Ethernet1/13"), p["mlx5_3"]
+assert p["mlx5_2"]["rail"] == "leaf-r2", p["mlx5_2"]
+PY
+}
+check "snapshot: rails from the LLDP neighbour (the rail leaf), before the subnet" lldp_rails
+lldp_fleet() {
+	local rc=0
+	"$ROCEWATCH" fleet check --format json "$TMPD"/l[0-3].json >"$TMPD/lf.json" 2>/dev/null || rc=$?
+	[ "$rc" -eq 2 ] || return 1
+	python3 - "$TMPD/lf.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+res = d.get("fleet") or d.get("results") or d["rules"]
+fails = {(r["rule"], r.get("group", "")) for r in res if r["outcome"] == "fail"}
+assert ("rail_leaf", "position 3") in fails, fails
+assert ("rail_membership", "rail leaf-r5") in fails and ("rail_membership", "rail leaf-r3") in fails, fails
+leaf = [r for r in res if r["rule"] == "rail_leaf" and r["group"] == "position 3"][0]
+assert "gpu-3" in json.dumps(leaf) and "leaf-r5" in json.dumps(leaf), leaf
+assert all(r["outcome"] == "pass" for r in res if r["rule"] == "rail_leaf" and r["group"] != "position 3"), res
+PY
+}
+check "fleet check: rail_leaf names gpu-3, whose 4th compute port reaches leaf-r5" lldp_fleet
+
 # a fleet whose rails are all guessed from order says so: ACTIVE ports without an IPv4 GID
 guessed() {
 	for n in 0 1; do
