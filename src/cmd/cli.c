@@ -317,9 +317,10 @@ const struct cli_opt cli_common_opts[] = {
 	  .max = 300000000000LL,
 	  .bad = "a duration up to 5m (e.g. 35s)",
 	  .usage =
-	      "  --collector.lldp.wait DURATION  the first poll waits up to DURATION for an LLDP\n"
-	      "                             frame on each netdev with carrier that lldpd does not\n"
-	      "                             answer for (default 0; switches send every 30s)\n" },
+	      "  --collector.lldp.wait DURATION\n"
+	      "                             the first poll waits up to DURATION for an LLDP\n"
+	      "                             frame on each netdev with carrier that lldpd does\n"
+	      "                             not answer for (default 0; switches send every 30s)\n" },
 	{ .name = "log.level",
 	  .kind = CLI_CALL,
 	  .fn = opt_common,
