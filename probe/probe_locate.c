@@ -7,7 +7,6 @@
  * explain, the findings come from the counts.
  */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,9 +31,12 @@
 #define SPINE_LEAF_DEN 4
 #define SPINE_MIN      2
 
-/* RTT histogram: 1 % wide buckets from 100 ns; the summary is within 1 % */
-#define RTT_MIN_NS  100.0
-#define RTT_BUCKETS 1800
+/*
+ * RTT histogram: 64 buckets per power of two (the exponent and the next six
+ * bits of the value: no log() per pair), so the summary is within 1/64.
+ */
+#define RTT_SUB	    64
+#define RTT_BUCKETS (32 * RTT_SUB)
 
 static const char *const class_names[PROBE__CLASSES] = {
 	[PROBE_NODE_RAIL] = "node_rail",     [PROBE_LEAF] = "leaf",
@@ -61,11 +63,12 @@ const char *probe_action_name(enum probe_action a)
 	return a < PROBE__ACTIONS ? action_names[a] : "?";
 }
 
-/* One port's pairs on its rail, both directions. */
+/* One port's pairs on its rail, both directions; those inside its leaf too. */
 struct pstat {
 	uint32_t tested, lost, mtu, partial;
 	uint32_t out_tested, out_lost, in_tested, in_lost;
-	uint8_t culprit; /* CUL_LOST, CUL_MTU */
+	uint32_t leaf_tested, leaf_lost, leaf_mtu;
+	uint8_t culprit; /* CUL_LOST, CUL_MTU, TAKEN_* */
 	uint8_t loop;	 /* LOOP_* */
 	uint32_t loop_rtt;
 };
@@ -80,6 +83,16 @@ enum {
 	LOOP_UNTESTED,
 	LOOP_OK,
 	LOOP_LOST
+};
+
+/* One leaf on one rail: its cross-leaf pairs (one end under it) and the pairs inside it. */
+struct lstat {
+	uint32_t members;
+	uint32_t x_tested, x_lost, x_mtu;
+	uint32_t in_tested, in_lost, in_mtu;
+	uint32_t same_lost; /* inside, lost, no port to blame (pass 2) */
+	uint32_t bad;	    /* cross-leaf, path-partial or lost, no port to blame (pass 2) */
+	uint8_t flag;	    /* CUL_LOST, CUL_MTU: the leaf is the culprit */
 };
 
 struct hist {
@@ -102,11 +115,9 @@ struct loc {
 	struct strmap leaves;
 	char **leaf_names;
 	size_t n_leaves, cap_leaves;
-	uint32_t *leaf_members; /* [leaf * R + rail] */
+	struct lstat *ls; /* [leaf * R + rail] */
 	/* [node * R + rail]: its unexplained bad pairs, cross-leaf pairs, MTU-short pairs */
 	uint32_t *node_bad, *node_cross, *node_mtu;
-	/* [leaf * R + rail]: bad pairs touching the leaf; pairs inside it tested, lost */
-	uint32_t *leaf_bad, *leaf_in_tested, *leaf_in_lost, *leaf_same_lost;
 	struct rresid *rr;
 	struct hist *hist; /* [R] */
 	/* [a * R + b]: cross-rail pairs inside hosts, per host and direction */
@@ -121,12 +132,19 @@ struct loc {
 
 static void hist_add(struct hist *h, uint32_t ns)
 {
-	int b = ns <= RTT_MIN_NS ? 0 : (int)(log((double)ns / RTT_MIN_NS) / log(1.01)) + 1;
+	unsigned e = ns ? 31 - (unsigned)__builtin_clz(ns) : 0, m;
 
-	if (b >= RTT_BUCKETS)
-		b = RTT_BUCKETS - 1;
-	h->b[b]++;
+	m = e >= 6 ? ns >> (e - 6) & (RTT_SUB - 1) : ns << (6 - e) & (RTT_SUB - 1);
+	h->b[e * RTT_SUB + m]++;
 	h->n++;
+}
+
+/* The largest value of bucket b. */
+static int64_t hist_top(int b)
+{
+	int64_t e = b / RTT_SUB, m = b % RTT_SUB;
+
+	return e >= 6 ? ((RTT_SUB + m + 1) << (e - 6)) - 1 : (int64_t)1 << e;
 }
 
 /* The nearest-rank percentile, as the upper bound of its bucket. */
@@ -140,7 +158,7 @@ static int64_t hist_pct(const struct hist *h, unsigned pct)
 	for (int b = 0; b < RTT_BUCKETS; b++) {
 		cum += h->b[b];
 		if (cum >= want)
-			return (int64_t)(RTT_MIN_NS * pow(1.01, b));
+			return hist_top(b);
 	}
 	return -1;
 }
@@ -312,17 +330,35 @@ static void count_rail(struct loc *l, size_t i, const struct probe_entry *e,
 	struct pstat *src = &l->ps[i * l->R + e->rail],
 		     *dst = &l->ps[(size_t)e->dst * l->R + e->rail];
 	struct probe_rail_stat *rs = &l->out->rails[e->rail];
-	int32_t lf = l->leaf[i * l->R + e->rail];
+	int32_t la = l->leaf[i * l->R + e->rail], lb = l->leaf[(size_t)e->dst * l->R + e->rail];
 
 	rs->tested++;
 	src->tested++;
 	src->out_tested++;
 	dst->tested++;
 	dst->in_tested++;
-	if (same_leaf(l, (uint32_t)i, e->dst, e->rail)) {
-		l->leaf_in_tested[(size_t)lf * l->R + e->rail]++;
-		if (c == PAIR_LOST)
-			l->leaf_in_lost[(size_t)lf * l->R + e->rail]++;
+	if (la >= 0 && la == lb) {
+		struct lstat *ls = &l->ls[(size_t)la * l->R + e->rail];
+
+		ls->in_tested++;
+		ls->in_lost += c == PAIR_LOST;
+		ls->in_mtu += c == PAIR_MTU;
+		src->leaf_tested++;
+		dst->leaf_tested++;
+		src->leaf_lost += c == PAIR_LOST;
+		dst->leaf_lost += c == PAIR_LOST;
+		src->leaf_mtu += c == PAIR_MTU;
+		dst->leaf_mtu += c == PAIR_MTU;
+	} else if (la >= 0 && lb >= 0) {
+		struct lstat *a = &l->ls[(size_t)la * l->R + e->rail];
+		struct lstat *b = &l->ls[(size_t)lb * l->R + e->rail];
+
+		a->x_tested++;
+		b->x_tested++;
+		a->x_lost += c == PAIR_LOST;
+		b->x_lost += c == PAIR_LOST;
+		a->x_mtu += c == PAIR_MTU;
+		b->x_mtu += c == PAIR_MTU;
 	}
 	switch (c) {
 	case PAIR_LOST:
@@ -406,15 +442,46 @@ static bool culprit_rule(uint32_t bad, uint32_t tested)
 	       (uint64_t)bad * CULPRIT_DEN >= (uint64_t)tested * CULPRIT_NUM;
 }
 
+static uint8_t leaf_flag(const struct loc *l, size_t x)
+{
+	return l->leaf[x] >= 0 ? l->ls[(size_t)l->leaf[x] * l->R + x % l->R].flag : 0;
+}
+
+/*
+ * Leaves first: one that loses 3/4 of its cross-leaf pairs (or their path-MTU
+ * probes) is the culprit of those pairs, which then say nothing of its ports
+ * (in a sparse plan a port's near peers are under its own leaf: judged on all
+ * its pairs, most ports of a leaf with dead uplinks would look half good).
+ * Then ports: on all their pairs, or, under a culprit leaf, on the pairs
+ * inside it.
+ */
 static void find_culprits(struct loc *l)
 {
+	for (size_t lf = 0; lf < l->n_leaves * l->R; lf++) {
+		struct lstat *ls = &l->ls[lf];
+
+		if (ls->members < 2)
+			continue;
+		if (culprit_rule(ls->x_lost, ls->x_tested))
+			ls->flag |= CUL_LOST;
+		else if (culprit_rule(ls->x_mtu, ls->x_tested - ls->x_lost))
+			ls->flag |= CUL_MTU;
+	}
 	for (size_t x = 0; x < l->p->n_nodes * l->R; x++) {
 		struct pstat *ps = &l->ps[x];
+		uint8_t lf = leaf_flag(l, x);
 
-		if (culprit_rule(ps->lost, ps->tested))
+		if (lf & CUL_LOST) {
+			if (!ps->leaf_tested || culprit_rule(ps->leaf_lost, ps->leaf_tested))
+				ps->culprit |= CUL_LOST;
+		} else if (culprit_rule(ps->lost, ps->tested)) {
 			ps->culprit |= CUL_LOST;
-		else if (culprit_rule(ps->mtu, ps->tested - ps->lost))
+		} else if (lf & CUL_MTU) {
+			if (!ps->leaf_tested || culprit_rule(ps->leaf_mtu, ps->leaf_tested))
+				ps->culprit |= CUL_MTU;
+		} else if (culprit_rule(ps->mtu, ps->tested - ps->lost)) {
 			ps->culprit |= CUL_MTU;
+		}
 	}
 }
 
@@ -447,7 +514,9 @@ static void pass_resid(struct loc *l, struct host_lost **hl, size_t *n_hl, size_
 			if (e->kind == PROBE_PAIR_HOST) {
 				uint16_t b = probe_plan_port_rail(p, i, e->dst_port);
 
-				cd = l->ps[i * l->R + b].culprit;
+				/* a cross-rail pair leaves both leaves: their uplinks explain it */
+				cd = l->ps[i * l->R + b].culprit | leaf_flag(l, i * l->R + b) |
+				     leaf_flag(l, i * l->R + e->rail);
 				if ((cs | cd) & CUL_LOST)
 					continue;
 				l->hp_tested[(size_t)e->rail * l->R + b]++;
@@ -461,13 +530,17 @@ static void pass_resid(struct loc *l, struct host_lost **hl, size_t *n_hl, size_
 				(*hl)[(*n_hl)++] = (struct host_lost){ (uint32_t)i, e->rail, b };
 				continue;
 			}
-			cd = l->ps[(size_t)e->dst * l->R + e->rail].culprit;
-			if ((cs | cd) & CUL_LOST)
-				continue;
 			struct rresid *rr = &l->rr[e->rail];
 			bool same = same_leaf(l, (uint32_t)i, e->dst, e->rail);
 			int32_t ls = l->leaf[i * l->R + e->rail];
 			int32_t ld = l->leaf[(size_t)e->dst * l->R + e->rail];
+
+			cd = l->ps[(size_t)e->dst * l->R + e->rail].culprit;
+			if (!same)
+				cd |= leaf_flag(l, i * l->R + e->rail) |
+				      leaf_flag(l, (size_t)e->dst * l->R + e->rail);
+			if ((cs | cd) & CUL_LOST)
+				continue;
 
 			if (!same && e->labels) {
 				rr->cross_tested++;
@@ -481,7 +554,7 @@ static void pass_resid(struct loc *l, struct host_lost **hl, size_t *n_hl, size_
 			}
 			if (c == PAIR_LOST && same) {
 				rr->lost_same++;
-				l->leaf_same_lost[(size_t)ls * l->R + e->rail]++;
+				l->ls[(size_t)ls * l->R + e->rail].same_lost++;
 				continue;
 			}
 			if (c != PAIR_PARTIAL && c != PAIR_LOST)
@@ -497,9 +570,9 @@ static void pass_resid(struct loc *l, struct host_lost **hl, size_t *n_hl, size_
 			l->node_bad[i * l->R + e->rail]++;
 			l->node_bad[(size_t)e->dst * l->R + e->rail]++;
 			if (ls >= 0)
-				l->leaf_bad[(size_t)ls * l->R + e->rail]++;
+				l->ls[(size_t)ls * l->R + e->rail].bad++;
 			if (ld >= 0 && ld != ls)
-				l->leaf_bad[(size_t)ld * l->R + e->rail]++;
+				l->ls[(size_t)ld * l->R + e->rail].bad++;
 		}
 	}
 }
@@ -511,8 +584,8 @@ static uint32_t node_of_ring(const struct loc *l, uint16_t r, uint32_t j)
 	return l->p->rails[r].ring[j];
 }
 
-/* A whole rail, or most of a leaf's ports on it, share the culprit bit: one finding for them. */
-static void group_culprits(struct loc *l, uint16_t r, uint8_t bit, uint32_t *leaf_cul)
+/* A whole rail, or a culprit leaf on it: one finding for their ports. */
+static void group_culprits(struct loc *l, uint16_t r, uint8_t bit)
 {
 	const struct probe_plan_rail *rl = &l->p->rails[r];
 	uint8_t taken = bit == CUL_LOST ? TAKEN_LOST : TAKEN_MTU;
@@ -521,9 +594,7 @@ static void group_culprits(struct loc *l, uint16_t r, uint8_t bit, uint32_t *lea
 
 	for (uint32_t j = 0; j < rl->n; j++)
 		nc += (l->ps[(size_t)node_of_ring(l, r, j) * l->R + r].culprit & bit) != 0;
-	if (!nc)
-		return;
-	if (nc == rl->n && rl->n >= 3) {
+	if (nc && nc == rl->n && rl->n >= 3) {
 		const struct probe_rail_stat *rs = &l->out->rails[r];
 		struct probe_finding *f =
 		    new_finding(l, bit == CUL_LOST ? PROBE_LEAF : PROBE_PATH_MTU,
@@ -561,25 +632,19 @@ static void group_culprits(struct loc *l, uint16_t r, uint8_t bit, uint32_t *lea
 		sb_free(&sb);
 		return;
 	}
-	memset(leaf_cul, 0, l->n_leaves * sizeof(*leaf_cul));
-	for (uint32_t j = 0; j < rl->n; j++) {
-		size_t x = (size_t)node_of_ring(l, r, j) * l->R + r;
-
-		if ((l->ps[x].culprit & bit) && l->leaf[x] >= 0)
-			leaf_cul[l->leaf[x]]++;
-	}
-	for (size_t lf = 0; lf < l->n_leaves; lf++) {
-		uint32_t m = l->leaf_members[lf * l->R + r], c = leaf_cul[lf];
-		uint32_t it = l->leaf_in_tested[lf * l->R + r], il = l->leaf_in_lost[lf * l->R + r];
-		bool uplinks = it && (uint64_t)il * CULPRIT_DEN < (uint64_t)it * CULPRIT_NUM;
+	for (size_t lf = 0; lf < l->n_leaves && !l->oom; lf++) {
+		const struct lstat *ls = &l->ls[lf * l->R + r];
+		uint32_t il = bit == CUL_LOST ? ls->in_lost : ls->in_mtu;
+		bool inside_ok = ls->in_tested &&
+				 (uint64_t)il * CULPRIT_DEN < (uint64_t)ls->in_tested * CULPRIT_NUM;
 		struct probe_finding *f;
 
-		if (c < 2 || (uint64_t)c * CULPRIT_DEN < (uint64_t)m * CULPRIT_NUM)
+		if (!(ls->flag & bit))
 			continue;
 		f = new_finding(l, bit == CUL_LOST ? PROBE_LEAF : PROBE_PATH_MTU,
 				PROBE_SEV_CRITICAL,
 				bit == CUL_MTU ? PROBE_ACT_FIX_CONFIG
-				: uplinks      ? PROBE_ACT_RESEAT_CABLE
+				: inside_ok    ? PROBE_ACT_RESEAT_CABLE
 					       : PROBE_ACT_DRAIN_NODE);
 		if (!f)
 			return;
@@ -587,33 +652,36 @@ static void group_culprits(struct loc *l, uint16_t r, uint8_t bit, uint32_t *lea
 		f_rail(l, f, r);
 		for (uint32_t j = 0; j < rl->n; j++) {
 			uint32_t i = node_of_ring(l, r, j);
-			struct pstat *ps = &l->ps[(size_t)i * l->R + r];
 
-			if ((ps->culprit & bit) && l->leaf[(size_t)i * l->R + r] == (int32_t)lf) {
+			if (l->leaf[(size_t)i * l->R + r] == (int32_t)lf) {
 				f_node(l, f, i);
-				ps->culprit |= taken;
-				f->pairs_bad += bit == CUL_LOST ? ps->lost : ps->mtu;
-				f->pairs_tested += ps->tested;
+				l->ps[(size_t)i * l->R + r].culprit |= taken;
 			}
 		}
+		f->pairs_bad = (bit == CUL_LOST ? ls->x_lost : ls->x_mtu) + (inside_ok ? 0 : il);
+		f->pairs_tested = ls->x_tested + ls->in_tested;
 		sb_reset(&sb);
 		if (bit == CUL_MTU)
 			sb_printf(&sb,
-				  "leaf %s (rail %s): %u of %u ports under it lose path-MTU probes "
-				  "with their peers, 64 and 1024 bytes pass: the leaf's ports or "
-				  "uplinks are at a smaller MTU",
-				  l->leaf_names[lf], rail_key(l, r), c, m);
-		else if (uplinks)
+				  "leaf %s (rail %s): path-MTU probes lost on %u of %u pairs that "
+				  "leave it (%u ports under it), 64 and 1024 bytes pass: its ports "
+				  "or uplinks are at a smaller MTU",
+				  l->leaf_names[lf], rail_key(l, r), ls->x_mtu,
+				  ls->x_tested - ls->x_lost, ls->members);
+		else if (inside_ok)
 			sb_printf(&sb,
-				  "leaf %s (rail %s): %u of %u ports under it are lost with every "
-				  "peer outside it, pairs inside it pass (%u of %u): its uplinks",
-				  l->leaf_names[lf], rail_key(l, r), c, m, it - il, it);
+				  "leaf %s (rail %s): its %u ports are lost with ports under other "
+				  "leaves (%u of %u pairs), pairs inside it pass (%u of %u): its "
+				  "uplinks",
+				  l->leaf_names[lf], rail_key(l, r), ls->members, ls->x_lost,
+				  ls->x_tested, ls->in_tested - il, ls->in_tested);
 		else
-			sb_printf(&sb,
-				  "leaf %s (rail %s): %u of %u ports under it are lost with every "
-				  "peer%s: the leaf itself",
-				  l->leaf_names[lf], rail_key(l, r), c, m,
-				  it ? ", inside it too" : " (no pair inside it was probed)");
+			sb_printf(
+			    &sb,
+			    "leaf %s (rail %s): its %u ports are lost with every peer (%u of %u "
+			    "pairs leaving it, %u of %u inside it%s): the leaf itself",
+			    l->leaf_names[lf], rail_key(l, r), ls->members, ls->x_lost,
+			    ls->x_tested, il, ls->in_tested, ls->in_tested ? "" : ", none probed");
 		f_text(f, &sb);
 	}
 	sb_free(&sb);
@@ -753,7 +821,7 @@ static void resid_findings(struct loc *l, uint16_t r)
 		f_text(f, &sb);
 	}
 	for (size_t lf = 0; lf < l->n_leaves && !l->oom; lf++) {
-		uint32_t lost = l->leaf_same_lost[lf * l->R + r];
+		uint32_t lost = l->ls[lf * l->R + r].same_lost;
 
 		if (lost < 2 ||
 		    !(f = new_finding(l, PROBE_LEAF, PROBE_SEV_CRITICAL, PROBE_ACT_RESEAT_CABLE)))
@@ -767,7 +835,7 @@ static void resid_findings(struct loc *l, uint16_t r)
 				f_node(l, f, i);
 		}
 		f->pairs_bad = lost;
-		f->pairs_tested = l->leaf_in_tested[lf * l->R + r];
+		f->pairs_tested = l->ls[lf * l->R + r].in_tested;
 		sb_reset(&sb);
 		sb_printf(&sb,
 			  "leaf %s (rail %s): %u pairs inside it are lost and no one port "
@@ -782,11 +850,11 @@ static void resid_findings(struct loc *l, uint16_t r)
 
 		f_rail(l, f, r);
 		for (size_t lf = 0; lf < l->n_leaves; lf++)
-			if (l->leaf_bad[lf * l->R + r] &&
+			if (l->ls[lf * l->R + r].bad &&
 			    (best < 0 ||
-			     l->leaf_bad[lf * l->R + r] > l->leaf_bad[(size_t)best * l->R + r]))
+			     l->ls[lf * l->R + r].bad > l->ls[(size_t)best * l->R + r].bad))
 				best = (int32_t)lf;
-		if (best >= 0 && (uint64_t)l->leaf_bad[(size_t)best * l->R + r] * SPINE_LEAF_DEN <
+		if (best >= 0 && (uint64_t)l->ls[(size_t)best * l->R + r].bad * SPINE_LEAF_DEN <
 				     bad * SPINE_LEAF_NUM)
 			best = -1;
 		for (uint32_t j = 0; j < rl->n; j++) {
@@ -822,7 +890,7 @@ static void resid_findings(struct loc *l, uint16_t r)
 			strlcpy0(f->leaf, l->leaf_names[best], sizeof(f->leaf));
 			sb_printf(
 			    &sb, "; %u%% of them go through leaf %s: a spine link of that leaf",
-			    (unsigned)(100 * (uint64_t)l->leaf_bad[(size_t)best * l->R + r] / bad),
+			    (unsigned)(100 * (uint64_t)l->ls[(size_t)best * l->R + r].bad / bad),
 			    l->leaf_names[best]);
 		} else {
 			sb_puts(&sb, ": a spine link or switch on some ECMP paths");
@@ -1020,14 +1088,10 @@ static void loc_free(struct loc *l)
 	free(l->leaf);
 	strmap_free(&l->leaves);
 	free(l->leaf_names);
-	free(l->leaf_members);
+	free(l->ls);
 	free(l->node_bad);
 	free(l->node_cross);
 	free(l->node_mtu);
-	free(l->leaf_bad);
-	free(l->leaf_in_tested);
-	free(l->leaf_in_lost);
-	free(l->leaf_same_lost);
 	free(l->rr);
 	free(l->hist);
 	free(l->hp_tested);
@@ -1080,19 +1144,13 @@ int probe_locate(const struct probe_plan *p, const struct probe_result *const *r
 	struct loc l = { .p = p, .res = res, .R = p->n_rails, .out = out };
 	struct host_lost *hl = NULL;
 	size_t n_hl = 0, cap_hl = 0, nr = p->n_nodes * p->n_rails;
-	uint32_t *leaf_cul = NULL;
 
 	memset(out, 0, sizeof(*out));
 	ALLOC(out->rails, l.R);
 	ALLOC(l.ps, nr);
 	if (index_leaves(&l))
 		goto nomem;
-	ALLOC(l.leaf_members, l.n_leaves * l.R);
-	ALLOC(l.leaf_bad, l.n_leaves * l.R);
-	ALLOC(l.leaf_in_tested, l.n_leaves * l.R);
-	ALLOC(l.leaf_in_lost, l.n_leaves * l.R);
-	ALLOC(l.leaf_same_lost, l.n_leaves * l.R);
-	ALLOC(leaf_cul, l.n_leaves);
+	ALLOC(l.ls, l.n_leaves * l.R);
 	ALLOC(l.node_bad, nr);
 	ALLOC(l.node_cross, nr);
 	ALLOC(l.node_mtu, nr);
@@ -1102,7 +1160,7 @@ int probe_locate(const struct probe_plan *p, const struct probe_result *const *r
 	ALLOC(l.hp_lost, l.R * l.R);
 	for (size_t x = 0; x < nr; x++)
 		if (l.leaf[x] >= 0)
-			l.leaf_members[(size_t)l.leaf[x] * l.R + x % l.R]++;
+			l.ls[(size_t)l.leaf[x] * l.R + x % l.R].members++;
 
 	pass_count(&l);
 	find_culprits(&l);
@@ -1110,8 +1168,8 @@ int probe_locate(const struct probe_plan *p, const struct probe_result *const *r
 	for (uint16_t r = 0; r < l.R && !l.oom; r++) {
 		out->rails[r].rtt_p50_ns = hist_pct(&l.hist[r], 50);
 		out->rails[r].rtt_p99_ns = hist_pct(&l.hist[r], 99);
-		group_culprits(&l, r, CUL_LOST, leaf_cul);
-		group_culprits(&l, r, CUL_MTU, leaf_cul);
+		group_culprits(&l, r, CUL_LOST);
+		group_culprits(&l, r, CUL_MTU);
 	}
 	node_findings(&l, CUL_LOST);
 	node_findings(&l, CUL_MTU);
@@ -1137,12 +1195,10 @@ int probe_locate(const struct probe_plan *p, const struct probe_result *const *r
 	if (out->n)
 		qsort(out->f, out->n, sizeof(*out->f), cmp_finding);
 	free(hl);
-	free(leaf_cul);
 	loc_free(&l);
 	return 0;
 nomem:
 	free(hl);
-	free(leaf_cul);
 	loc_free(&l);
 	probe_findings_free(out);
 	return -ENOMEM;

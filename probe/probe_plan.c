@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The fleet probe's planner (probe_plan.h). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +129,7 @@ void probe_plan_free(struct probe_plan *p)
 	free(p->pos);
 	free(p->port_rail);
 	free(p->port_rail_at);
+	free(p->port_leaf);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -155,11 +157,53 @@ static int check_opts(const struct probe_plan_opts *o, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * Every port's leaf as a number, so a slice compares numbers, not strings:
+ * (name, port) pairs sorted by name, numbered in order.
+ */
+struct leaf_ref {
+	const char *name;
+	size_t at;
+};
+
+static int cmp_leaf_ref(const void *a, const void *b)
+{
+	return strcmp(((const struct leaf_ref *)a)->name, ((const struct leaf_ref *)b)->name);
+}
+
+static int number_leaves(struct probe_plan *p, size_t total)
+{
+	struct leaf_ref *by = malloc(nz(total) * sizeof(*by));
+	size_t n = 0, at = 0;
+	int32_t id = -1;
+
+	p->port_leaf = malloc(nz(total) * sizeof(*p->port_leaf));
+	if (!by || !p->port_leaf) {
+		free(by);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < p->n_nodes; i++)
+		for (size_t k = 0; k < p->nodes[i].n_ports; k++, at++) {
+			p->port_leaf[at] = -1;
+			if (leaf_known(p->nodes[i].ports[k].leaf))
+				by[n++] = (struct leaf_ref){ p->nodes[i].ports[k].leaf, at };
+		}
+	qsort(by, n, sizeof(*by), cmp_leaf_ref);
+	for (size_t k = 0; k < n; k++) {
+		if (!k || strcmp(by[k - 1].name, by[k].name))
+			id++;
+		p->port_leaf[by[k].at] = id;
+	}
+	free(by);
+	return 0;
+}
+
 /* Rails in order of first appearance; every port's rail; the rings. */
 static int index_rails(struct probe_plan *p, char *err, size_t errlen)
 {
 	const struct probe_plan_node *nodes = p->nodes;
 	size_t total = 0, cap = 0;
+	int rc;
 
 	p->port_rail_at = calloc(p->n_nodes + 1, sizeof(*p->port_rail_at));
 	if (!p->port_rail_at)
@@ -219,6 +263,8 @@ static int index_rails(struct probe_plan *p, char *err, size_t errlen)
 			}
 			p->port_rail[p->port_rail_at[i] + k] = (uint16_t)r;
 		}
+	if ((rc = number_leaves(p, total)))
+		return rc;
 	p->port_of = malloc(nz(p->n_nodes * p->n_rails) * sizeof(*p->port_of));
 	p->pos = malloc(nz(p->n_nodes * p->n_rails) * sizeof(*p->pos));
 	if (!p->port_of || !p->pos)
@@ -333,6 +379,9 @@ int probe_plan_build(struct probe_plan *p, const struct probe_plan_node *nodes, 
 	p->repeats = o->repeats;
 	p->rate = o->rate;
 	p->budget_ns = o->budget_ns;
+	p->lead_ns = o->lead_ns;
+	p->wait_ns = o->wait_ns;
+	p->collect_ns = o->collect_ns;
 	r = index_rails(p, err, errlen);
 	if (r == -ENOMEM)
 		snprintf(err, errlen, "out of memory");
@@ -391,12 +440,13 @@ static unsigned pair_mtu(unsigned a, unsigned b)
 	return a < b ? a : b;
 }
 
-static uint8_t pair_labels(const struct probe_plan *p, const struct probe_plan_port *a,
-			   const struct probe_plan_port *b)
+static uint8_t pair_labels(const struct probe_plan *p, size_t node_a, size_t port_a, size_t node_b,
+			   size_t port_b)
 {
-	if (!leaf_known(a->leaf) || !leaf_known(b->leaf) || strcmp(a->leaf, b->leaf))
-		return (uint8_t)p->paths;
-	return 0;
+	int32_t a = p->port_leaf[p->port_rail_at[node_a] + port_a];
+	int32_t b = p->port_leaf[p->port_rail_at[node_b] + port_b];
+
+	return a < 0 || b < 0 || a != b ? (uint8_t)p->paths : 0;
 }
 
 size_t probe_plan_slice(const struct probe_plan *p, size_t node, struct probe_entry *out)
@@ -424,7 +474,9 @@ size_t probe_plan_slice(const struct probe_plan *p, size_t node, struct probe_en
 				.rail = r,
 				.mtu = (uint16_t)pair_mtu(me->ports[q].active_mtu, b->active_mtu),
 				.kind = PROBE_PAIR_RAIL,
-				.labels = pair_labels(p, &me->ports[q], b),
+				.labels =
+				    pair_labels(p, node, q, dst,
+						(size_t)p->port_of[(size_t)dst * p->n_rails + r]),
 			};
 		}
 	for (size_t h = 1; h < k; h++)
@@ -440,7 +492,7 @@ size_t probe_plan_slice(const struct probe_plan *p, size_t node, struct probe_en
 				.mtu = (uint16_t)pair_mtu(me->ports[q].active_mtu,
 							  me->ports[d].active_mtu),
 				.kind = PROBE_PAIR_HOST,
-				.labels = pair_labels(p, &me->ports[q], &me->ports[d]),
+				.labels = pair_labels(p, node, q, node, d),
 			};
 		}
 	for (size_t q = 0; q < k; q++)

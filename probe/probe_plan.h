@@ -126,11 +126,13 @@ struct probe_plan {
 	/* [node]: offset into port_rail of the node's ports' rails */
 	uint16_t *port_rail;
 	size_t *port_rail_at;
+	int32_t *port_leaf; /* like port_rail: the leaf's number, -1 unknown */
 	bool sparse, over_budget;
 	unsigned paths, repeats, rate;
 	uint32_t rail_slots, host_slots, n_slots;
 	int64_t slot_ns, probe_ns, duration_ns, budget_ns;
-	uint64_t pairs; /* every entry of every slice */
+	int64_t lead_ns, wait_ns, collect_ns; /* from the options */
+	uint64_t pairs;			      /* every entry of every slice */
 };
 
 /*

@@ -48,9 +48,10 @@ struct fabric {
 	struct probe_plan_node *nodes;
 	struct probe_plan_port *ports;
 	char (*names)[32];
-	char (*keys)[16];
-	char (*leaves)[32]; /* [node * rails + rail] */
+	char (*keys)[24];
+	char (*leaves)[48]; /* [node * rails + rail] */
 	char (*pnames)[32];
+	/* names are gpu00001 ...: node index + 1 */
 	struct fab_fault f[FAB_MAX_FAULTS];
 	size_t n_f;
 };

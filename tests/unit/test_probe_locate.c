@@ -351,6 +351,17 @@ static void sparse(void **state)
 		}
 	}
 	run_free(&r);
+
+	/*
+	 * A leaf's uplinks in a sparse plan: a port's near peers (+-1, 2, 4 ...) are
+	 * under its own leaf and answer, so the leaf is judged before its ports.
+	 */
+	init(&r, 640, 8, 32, true);
+	fabric_fault(&r.fb, FAB_LEAF_UPLINKS, 0, 6, 10, 0, 0);
+	locate(&r, PROBE_PLAN_SPARSE, false);
+	expect_one(&r, PROBE_LEAF, 32, 320, 1, 6);
+	assert_string_equal(r.f.f[0].leaf, "leaf-r6-10");
+	run_free(&r);
 }
 
 /* The localizer's actions are the health rules' words, in their order. */
