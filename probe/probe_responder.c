@@ -69,6 +69,10 @@ struct probe_responder {
 	uint64_t seq;
 	struct in_flight *fl;
 	struct probe_ep *sender; /* the endpoint replies are routed on */
+	/* serve's notes on the ports (probe_responder_annotate) */
+	struct probe_port_note *notes;
+	size_t n_notes;
+	char host[256];
 };
 
 /* Address handles live on an endpoint's PD: they go before it does. */
@@ -405,12 +409,61 @@ void probe_responder_stop(struct probe_responder *r)
 	}
 	free(r->peers);
 	free(r->fl);
+	free(r->notes);
 	if (r->stop_pipe[0] >= 0)
 		close(r->stop_pipe[0]);
 	if (r->stop_pipe[1] >= 0)
 		close(r->stop_pipe[1]);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
+}
+
+int probe_responder_annotate(struct probe_responder *r, const struct probe_port_note *notes,
+			     size_t n, const char *host)
+{
+	struct probe_port_note *copy = n ? malloc(n * sizeof(*copy)) : NULL;
+
+	if (n && !copy)
+		return -ENOMEM;
+	if (n)
+		memcpy(copy, notes, n * sizeof(*copy));
+	pthread_mutex_lock(&r->lock);
+	free(r->notes);
+	r->notes = copy;
+	r->n_notes = n;
+	snprintf(r->host, sizeof(r->host), "%s", host ? host : "");
+	pthread_mutex_unlock(&r->lock);
+	return 0;
+}
+
+/* A port's note into its JSON object: only what is known. */
+static void note_json(const struct probe_responder *r, const struct probe_port *p, json_t *o)
+{
+	static const char *const cnames[] = { "link_downed", "carrier_changes", "symbol_errors" };
+
+	for (size_t i = 0; i < r->n_notes; i++) {
+		const struct probe_port_note *nt = &r->notes[i];
+		const int64_t cv[] = { nt->link_downed, nt->carrier_changes, nt->symbol_errors };
+		json_t *c = NULL;
+
+		if (strcmp(nt->device, p->device) || nt->port != p->port)
+			continue;
+		if (nt->role[0])
+			json_object_set_new(o, "role", json_string(nt->role));
+		if (nt->rail[0])
+			json_object_set_new(o, "rail", json_string(nt->rail));
+		if (nt->leaf[0])
+			json_object_set_new(o, "leaf", json_string(nt->leaf));
+		for (size_t k = 0; k < 3; k++)
+			if (cv[k] >= 0) {
+				if (!c)
+					c = json_object();
+				json_object_set_new(c, cnames[k], json_integer((json_int_t)cv[k]));
+			}
+		if (c)
+			json_object_set_new(o, "counters", c);
+		return;
+	}
 }
 
 json_t *probe_responder_json(struct probe_responder *r)
@@ -435,11 +488,14 @@ json_t *probe_responder_json(struct probe_responder *r)
 		json_object_set_new(o, "dropped", json_integer((json_int_t)st.dropped));
 		json_object_set_new(o, "not_probes", json_integer((json_int_t)st.bad));
 		json_object_set_new(o, "errors", json_integer((json_int_t)st.errors));
+		note_json(r, p, o);
 		json_array_append_new(ports, o);
 	}
 	json_object_set_new(doc, "version", json_integer(PROBE_VERSION));
 	json_object_set_new(doc, "qkey", json_integer(PROBE_QKEY));
 	json_object_set_new(doc, "ports", ports);
+	if (r->host[0])
+		json_object_set_new(doc, "host", json_string(r->host));
 	if (r->err[0])
 		json_object_set_new(doc, "error", json_string(r->err));
 	pthread_mutex_unlock(&r->lock);

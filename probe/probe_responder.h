@@ -48,9 +48,32 @@ void probe_responder_peer_info(struct probe_responder *r, size_t i, const struct
 /* roce_probe_* families for /metrics (a daemon render hook). */
 void probe_responder_render_metrics(struct strbuf *sb, void *arg);
 
+/*
+ * What serve knows of each port from its node model, which the responder
+ * does not see: the port's role, rail and leaf, and the counters a fleet
+ * probe quotes as evidence (-1: not known).
+ */
+struct probe_port_note {
+	char device[64];
+	unsigned port;
+	char role[16], rail[64], leaf[64];
+	int64_t link_downed, carrier_changes, symbol_errors;
+};
+/*
+ * Replace the notes (copied) and the host's facts for a host_path finding
+ * (host: "" for none): /api/v1/probe carries them.  Takes the responder's
+ * lock only: callable from a daemon hook with the model locked.
+ */
+int probe_responder_annotate(struct probe_responder *r, const struct probe_port_note *notes,
+			     size_t n, const char *host);
+
 /* Stop the thread, close every QP and device. */
 void probe_responder_stop(struct probe_responder *r);
-/* The /api/v1/probe document (JSON): the ports, their QPN, Q_Key, GID, GID index. */
+/*
+ * The /api/v1/probe document (JSON): every port with a probe QP: device,
+ * port, netdev, QPN, Q_Key, GID, GID index, active_mtu, state, and where
+ * serve knows them role, rail, leaf and counters; the host's facts.
+ */
 int probe_responder_render(struct probe_responder *r, struct strbuf *out);
 /* The same document as a jansson value (a new reference, NULL without memory). */
 struct json_t;

@@ -614,6 +614,7 @@ static int serve_start_probe(struct serve *s)
 		fprintf(stderr, "rocewatch serve: --probe: %s\n", err);
 		return -EIO;
 	}
+	probe_serve_attach(&s->ps, s->responder);
 	return probe_serve_start(&s->ps, &s->d) ? -EIO : 0;
 }
 
