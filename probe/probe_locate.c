@@ -119,7 +119,7 @@ struct loc {
 	/* [node * R + rail]: its unexplained bad pairs, cross-leaf pairs, MTU-short pairs */
 	uint32_t *node_bad, *node_cross, *node_mtu;
 	struct rresid *rr;
-	struct hist *hist; /* [R] */
+	struct hist *hist; /* [R], then the host pairs', then the loopbacks' */
 	/* [a * R + b]: cross-rail pairs inside hosts, per host and direction */
 	uint32_t *hp_tested, *hp_lost;
 	uint32_t *host_bad; /* [node]: cross-rail host pairs lost on joined rails */
@@ -170,18 +170,18 @@ static size_t nz(size_t n)
 }
 
 enum {
-	PAIR_UNTESTED,
-	PAIR_OK,
-	PAIR_LOST,
-	PAIR_MTU,
-	PAIR_PARTIAL
+	PAIR_UNTESTED = PROBE_OUT_UNTESTED,
+	PAIR_OK = PROBE_OUT_OK,
+	PAIR_LOST = PROBE_OUT_LOST,
+	PAIR_MTU = PROBE_OUT_MTU,
+	PAIR_PARTIAL = PROBE_OUT_PATHS,
 };
 
 /* What one entry's result says of its pair; *lost_paths gets which paths failed. */
-static int classify(const struct probe_entry *e, const struct probe_result *x, uint64_t *lost_paths)
+static int classify_mtu(unsigned mtu, const struct probe_result *x, uint64_t *lost_paths)
 {
 	unsigned sz[PROBE_PLAN_MAX_SIZES];
-	size_t n = probe_plan_sizes(e->mtu, sz);
+	size_t n = probe_plan_sizes(mtu, sz);
 	bool tested = false, any = false, main_ok;
 	uint32_t all_labels =
 	    x->labels_sent >= 32 ? UINT32_MAX : (uint32_t)((1ULL << x->labels_sent) - 1);
@@ -203,6 +203,25 @@ static int classify(const struct probe_entry *e, const struct probe_result *x, u
 	if (n == 3 && sz[2] > 1024 && x->sent[2] && !x->recv[2] && x->recv[0])
 		return PAIR_MTU;
 	return PAIR_OK;
+}
+
+static int classify(const struct probe_entry *e, const struct probe_result *x, uint64_t *lost_paths)
+{
+	return classify_mtu(e->mtu, x, lost_paths);
+}
+
+enum probe_outcome probe_result_outcome(unsigned mtu, const struct probe_result *x)
+{
+	uint64_t lp;
+
+	return (enum probe_outcome)classify_mtu(mtu, x, &lp);
+}
+
+const char *probe_outcome_name(enum probe_outcome o)
+{
+	static const char *const names[] = { "untested", "ok", "lost", "mtu", "paths" };
+
+	return o <= PROBE_OUT_PATHS ? names[o] : "?";
 }
 
 static const struct probe_plan_port *port_of(const struct loc *l, uint32_t node, uint16_t rail)
@@ -419,6 +438,8 @@ static void pass_count(struct loc *l)
 				l->out->host.lost += c == PAIR_LOST;
 				l->out->host.mtu_short += c == PAIR_MTU;
 				l->out->host.path_partial += c == PAIR_PARTIAL;
+				if (x[k].rtt_ns != PROBE_RTT_NONE)
+					hist_add(&l->hist[l->R], x[k].rtt_ns);
 			} else {
 				struct pstat *ps = &l->ps[i * l->R + e->rail];
 
@@ -426,6 +447,8 @@ static void pass_count(struct loc *l)
 				l->out->loop.ok += c != PAIR_LOST;
 				l->out->loop.lost += c == PAIR_LOST;
 				ps->loop = c == PAIR_LOST ? LOOP_LOST : LOOP_OK;
+				if (x[k].rtt_ns != PROBE_RTT_NONE)
+					hist_add(&l->hist[l->R + 1], x[k].rtt_ns);
 				ps->loop_rtt = x[k].rtt_ns;
 			}
 		}
@@ -1155,7 +1178,7 @@ int probe_locate(const struct probe_plan *p, const struct probe_result *const *r
 	ALLOC(l.node_cross, nr);
 	ALLOC(l.node_mtu, nr);
 	ALLOC(l.rr, l.R);
-	ALLOC(l.hist, l.R);
+	ALLOC(l.hist, l.R + 2);
 	ALLOC(l.hp_tested, l.R * l.R);
 	ALLOC(l.hp_lost, l.R * l.R);
 	for (size_t x = 0; x < nr; x++)
@@ -1165,6 +1188,10 @@ int probe_locate(const struct probe_plan *p, const struct probe_result *const *r
 	pass_count(&l);
 	find_culprits(&l);
 	pass_resid(&l, &hl, &n_hl, &cap_hl);
+	out->host.rtt_p50_ns = hist_pct(&l.hist[l.R], 50);
+	out->host.rtt_p99_ns = hist_pct(&l.hist[l.R], 99);
+	out->loop.rtt_p50_ns = hist_pct(&l.hist[l.R + 1], 50);
+	out->loop.rtt_p99_ns = hist_pct(&l.hist[l.R + 1], 99);
 	for (uint16_t r = 0; r < l.R && !l.oom; r++) {
 		out->rails[r].rtt_p50_ns = hist_pct(&l.hist[r], 50);
 		out->rails[r].rtt_p99_ns = hist_pct(&l.hist[r], 99);

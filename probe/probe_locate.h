@@ -119,6 +119,18 @@ int probe_locate(const struct probe_plan *p, const struct probe_result *const *r
 		 const struct probe_locate_opts *o, struct probe_findings *out);
 void probe_findings_free(struct probe_findings *f);
 
+/* One pair's outcome, as the localizer reads a result (serve's roce_probe_pairs_total). */
+enum probe_outcome {
+	PROBE_OUT_UNTESTED,
+	PROBE_OUT_OK,
+	PROBE_OUT_LOST,	 /* no probe of any size came back */
+	PROBE_OUT_MTU,	 /* the small sizes came back, the path-MTU size did not */
+	PROBE_OUT_PATHS, /* some ECMP paths (flow labels) answered, others did not */
+};
+/* mtu: the pair's path MTU (the largest size it was probed with). */
+enum probe_outcome probe_result_outcome(unsigned mtu, const struct probe_result *x);
+const char *probe_outcome_name(enum probe_outcome o);
+
 const char *probe_class_name(enum probe_class c);
 const char *probe_action_name(enum probe_action a);
 

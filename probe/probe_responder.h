@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "probe_info.h"
+#include "probe_slice.h"
 #include "strbuf.h"
 
 #define PROBE_RESCAN_S 5
@@ -66,6 +67,23 @@ struct probe_port_note {
  */
 int probe_responder_annotate(struct probe_responder *r, const struct probe_port_note *notes,
 			     size_t n, const char *host);
+
+/*
+ * A fleet probe plan's slice for this node (POST /api/v1/probe/plan), taken
+ * over (*s is left empty): its ports are this responder's QPs by device and
+ * port, its probes leave from them at the slice's times (probe_exec.h) on
+ * the responder's thread, replies counted by the slice's session.  0;
+ * -EBUSY: a plan is running; -ENODEV: a port of the slice has no probe QP
+ * here or another GID; -EINVAL: it starts over a minute from now; err says
+ * which.  A new plan replaces the last one's results.
+ */
+int probe_responder_plan(struct probe_responder *r, struct probe_slice *s, char *err,
+			 size_t errlen);
+/*
+ * The last plan's results if its id is id (probe_results_encode(): "running"
+ * until it is over): 0, or -ENOENT.
+ */
+int probe_responder_plan_results(struct probe_responder *r, uint64_t id, struct strbuf *out);
 
 /* Stop the thread, close every QP and device. */
 void probe_responder_stop(struct probe_responder *r);

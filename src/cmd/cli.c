@@ -603,6 +603,7 @@ int cli_parse(const struct cli_cmd *c, void *const *bases, int argc, char **argv
 }
 
 const struct cli_cmd *const cli_commands[] = {
-	&check_cli,  &export_cli,     &fleet_cli,      &health_cli, &probe_cli,	   &report_cli,
-	&replay_cli, &rules_lint_cli, &rules_list_cli, &serve_cli,  &snapshot_cli, NULL,
+	&check_cli, &export_cli,   &fleet_cli,	&fleet_probe_cli, &health_cli,
+	&probe_cli, &report_cli,   &replay_cli, &rules_lint_cli,  &rules_list_cli,
+	&serve_cli, &snapshot_cli, NULL,
 };
