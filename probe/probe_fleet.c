@@ -195,7 +195,7 @@ int probe_fleet_run(const struct probe_plan *p, const struct probe_fleet_addr *a
 		goto out;
 	out->st.start_ns = now() + p->lead_ns;
 	out->st.ready_ns = out->st.start_ns + (int64_t)p->n_slots * p->slot_ns + p->wait_ns;
-	out->st.deadline_ns = out->st.ready_ns + p->collect_ns;
+	out->st.deadline_ns = out->st.ready_ns + p->collect_ns + o->grace_ns;
 	if ((r = distribute(p, addr, t, o, x, batch, out, now)) ||
 	    (r = gather(p, t, o, x, batch, out, now)))
 		goto out;

@@ -61,6 +61,11 @@ struct probe_fleet_opts {
 	unsigned dscp;
 	size_t batch;	      /* nodes per post/collect call: 64 */
 	int64_t (*now)(void); /* the common clock (CLOCK_REALTIME); a test's own */
+	/*
+	 * How much later than the plan's modelled collection a node's results
+	 * may come (its serve busy, a slow link) before it is named: 0 none.
+	 */
+	int64_t grace_ns;
 	struct probe_locate_opts locate;
 };
 

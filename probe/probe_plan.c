@@ -390,7 +390,8 @@ int probe_plan_build(struct probe_plan *p, const struct probe_plan_node *nodes, 
 	for (size_t i = 0; i < n; i++)
 		if (nodes[i].n_ports > k_max)
 			k_max = (uint32_t)nodes[i].n_ports;
-	p->host_slots = k_max ? k_max - 1 : 0;
+	p->host_pairs = !o->no_host_pairs;
+	p->host_slots = k_max && p->host_pairs ? k_max - 1 : 0;
 	paths = o->paths && any_paths(p);
 	p->slot_ns = slot_ns_of(o, paths);
 	p->probe_ns = (int64_t)(1000000000ULL / o->rate);
@@ -424,7 +425,8 @@ uint16_t probe_plan_port_rail(const struct probe_plan *p, size_t node, size_t po
 
 size_t probe_plan_slice_len(const struct probe_plan *p, size_t node)
 {
-	size_t k = p->nodes[node].n_ports, n = k * k; /* host pairs and loopbacks */
+	size_t k = p->nodes[node].n_ports,
+	       n = p->host_pairs ? k * k : k; /* host pairs, loopbacks */
 
 	for (size_t q = 0; q < k; q++)
 		n += p->rails[probe_plan_port_rail(p, node, q)].n_steps;
@@ -479,7 +481,7 @@ size_t probe_plan_slice(const struct probe_plan *p, size_t node, struct probe_en
 						(size_t)p->port_of[(size_t)dst * p->n_rails + r]),
 			};
 		}
-	for (size_t h = 1; h < k; h++)
+	for (size_t h = 1; h < k && p->host_pairs; h++)
 		for (size_t q = 0; q < k; q++) {
 			size_t d = (q + h) % k;
 

@@ -104,6 +104,7 @@ struct probe_plan_opts {
 	int64_t lead_ns;    /* 1 s */
 	int64_t wait_ns;    /* 250 ms */
 	int64_t collect_ns; /* 500 ms */
+	bool no_host_pairs; /* leave out the cross-rail pairs inside each host (soft-RoCE) */
 };
 
 void probe_plan_defaults(struct probe_plan_opts *o);
@@ -127,7 +128,7 @@ struct probe_plan {
 	uint16_t *port_rail;
 	size_t *port_rail_at;
 	int32_t *port_leaf; /* like port_rail: the leaf's number, -1 unknown */
-	bool sparse, over_budget;
+	bool sparse, over_budget, host_pairs;
 	unsigned paths, repeats, rate;
 	uint32_t rail_slots, host_slots, n_slots;
 	int64_t slot_ns, probe_ns, duration_ns, budget_ns;

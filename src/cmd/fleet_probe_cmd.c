@@ -31,6 +31,7 @@
 #include "probe_info.h"
 #include "probe_pkt.h"
 #include "probe_plan.h"
+#include "probe_ud.h"
 #include "term.h"
 #include "util.h"
 
@@ -53,10 +54,10 @@ struct fp_node {
 
 struct fp_args {
 	struct client_opts client;
-	bool slurm, json, cross_nic;
+	bool slurm, json, cross_nic, no_host_pairs;
 	unsigned port;
-	int64_t budget_ns;
-	unsigned paths, dscp;
+	int64_t budget_ns, lead_ns;
+	unsigned paths, dscp, rate;
 	const char *mode;
 	size_t max_names;
 	enum term_color color;
@@ -152,6 +153,22 @@ static const struct cli_opt fp_opts[] = {
 	  .usage =
 	      "  --budget DURATION          the plan's modelled time from start to verdict\n"
 	      "                             (default 5s): the full rail mesh while it fits\n" },
+	{ .name = "lead",
+	  .kind = CLI_DURATION,
+	  FP_AT(lead_ns),
+	  .min = 100000000LL,
+	  .max = 60000000000LL,
+	  .bad = "a duration from 100ms to 1m",
+	  .usage = "  --lead DURATION            from the plan to its common start: every node's\n"
+		   "                             slice handed out, clocks apart (default 1s)\n" },
+	{ .name = "rate",
+	  .kind = CLI_COUNT,
+	  FP_AT(rate),
+	  .min = 10,
+	  .max = PROBE_REPLY_RATE,
+	  .bad = "a number of probes per second from 10 to 10000",
+	  .usage = "  --rate N                   probes a second each port sends (default 8000;\n"
+		   "                             the responders answer 10000 a port)\n" },
 	{ .name = "plan",
 	  .kind = CLI_CALL,
 	  .fn = opt_mode,
@@ -176,6 +193,12 @@ static const struct cli_opt fp_opts[] = {
 	  .usage =
 	      "  --cross-nic                the job sets NCCL_CROSS_NIC=1: a rail-only fabric\n"
 	      "                             is critical, not a warning\n" },
+	{ .name = "no-host-pairs",
+	  .kind = CLI_FLAG,
+	  FP_AT(no_host_pairs),
+	  .usage =
+	      "  --no-host-pairs            leave out the cross-rail pairs inside each host\n"
+	      "                             (soft-RoCE cannot carry them; no rail_only then)\n" },
 	{ .name = "port",
 	  .kind = CLI_COUNT,
 	  FP_AT(port),
@@ -803,6 +826,11 @@ static int run(struct fp_args *a)
 		return 3;
 	probe_plan_defaults(&po);
 	po.budget_ns = a->budget_ns;
+	po.lead_ns = a->lead_ns;
+	po.rate = a->rate;
+	po.no_host_pairs = a->no_host_pairs;
+	/* results may come as late as one more --timeout before a node is named */
+	fo.grace_ns = a->client.ho.timeout_ms * 1000000LL;
 	po.paths = a->paths;
 	po.mode = !strcmp(a->mode, "full")     ? PROBE_PLAN_FULL
 		  : !strcmp(a->mode, "sparse") ? PROBE_PLAN_SPARSE
@@ -864,6 +892,8 @@ int cmd_fleet_probe(int argc, char **argv)
 {
 	struct fp_args a = { .port = FP_DEFAULT_PORT,
 			     .budget_ns = 5000000000LL,
+			     .lead_ns = 1000000000LL,
+			     .rate = PROBE_PLAN_RATE,
 			     .paths = PROBE_PLAN_DEFAULT_PATHS,
 			     .dscp = 26,
 			     .mode = "auto",

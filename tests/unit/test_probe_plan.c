@@ -96,6 +96,13 @@ static void full_mesh(void **state)
 	/* every pair of a rail, once in each direction; 8 x 8 inside each host */
 	assert_true(p.pairs == 64ULL * 8 * 63 + 64 * 64);
 	probe_plan_free(&p);
+	/* without the pairs inside the hosts: the rails and the loopbacks */
+	o.no_host_pairs = true;
+	assert_int_equal(probe_plan_build(&p, fb.nodes, fb.n, &o, err, sizeof(err)), 0);
+	assert_int_equal(p.n_slots, 63 + 1);
+	assert_true(p.pairs == 64ULL * 8 * 63 + 64 * 8);
+	check_plan(&p, &fb);
+	probe_plan_free(&p);
 	fabric_free(&fb);
 }
 
