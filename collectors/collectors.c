@@ -11,6 +11,7 @@ extern const struct collector qos_sysfs_collector;
 extern const struct collector rdma_collector;
 extern const struct collector verbs_collector;
 extern const struct collector host_collector;
+extern const struct collector lldp_collector;
 extern const struct collector wire_collector; /* wire.c, or wire_none.c without BPF */
 
 const struct collector *const collectors[] = {
@@ -20,6 +21,7 @@ const struct collector *const collectors[] = {
 	/* after dcb (OFED qos/trust and dscp2prio replace dcb's) and after rdma (it fills
 	 * rdma_cm/traffic_class on the ports rdma made) */
 	&qos_sysfs_collector, &host_collector,
+	&lldp_collector, /* after link: joins the LLDP group on the netdevs it found */
 	&wire_collector, /* last: attaches to the netdevs that carry the ports found above */
 };
 

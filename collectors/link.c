@@ -42,9 +42,10 @@ struct link_priv {
 	struct nl_cache *links;
 	struct nl_cache *addrs;
 	int events;
-	bool live;	    /* --sysfs-root is this machine's /sys */
-	char net[PATH_MAX]; /* not live: ROOT/class/net */
-	struct rw_nl raw;   /* RTM_GETLINK over libmnl: the carrier counts libnl does not parse */
+	bool live;	      /* --sysfs-root is this machine's /sys */
+	char net[PATH_MAX];   /* not live: ROOT/class/net */
+	struct rw_nl raw;     /* RTM_GETLINK over libmnl: the carrier counts libnl does not parse */
+	char route[PATH_MAX]; /* PROCFS/net/route: which netdev has the default route */
 };
 
 /* Per netdev, on obj->cpriv: the carrier rocewatch saw last, for the transitions it saw. */
@@ -210,6 +211,9 @@ static int link_init(struct collector_ctx *cc)
 	lp->live = realpath(cc->cfg->sysfs_root, real) && !strcmp(real, "/sys");
 	if (!lp->live && (size_t)snprintf(lp->net, sizeof(lp->net), "%s/class/net",
 					  cc->cfg->sysfs_root) >= sizeof(lp->net))
+		return -ENAMETOOLONG;
+	if ((size_t)snprintf(lp->route, sizeof(lp->route), "%s/net/route", cc->cfg->procfs_root) >=
+	    sizeof(lp->route))
 		return -ENAMETOOLONG;
 	lp->sk = nl_socket_alloc();
 	lp->ev = nl_socket_alloc();
@@ -509,6 +513,46 @@ static int collect_tree(struct collector_ctx *cc, struct link_priv *lp, struct n
 	return 0;
 }
 
+/*
+ * The netdevs with an IPv4 default route in the main table, from
+ * /proc/net/route (as the tree under --procfs-root lays it out too): the
+ * management interface of a GPU node, whose RDMA device is not a rail.
+ * Lines: Iface Destination Gateway Flags RefCnt Use Metric Mask ..., hex.
+ */
+static void collect_default_route(struct link_priv *lp, struct node_model *m)
+{
+	char *text = NULL, *line, *save = NULL;
+	size_t len;
+	int r = read_kfile_all(lp->route, &text, &len);
+
+	for (size_t i = 0; i < m->n_netdevs; i++) {
+		if (r)
+			field_absent_errno(m->netdevs[i], F_NETDEV_DEFAULT_ROUTE, r);
+		else
+			field_set_bool(m->netdevs[i], F_NETDEV_DEFAULT_ROUTE, false);
+	}
+	if (r)
+		return;
+	line = strtok_r(text, "\n", &save);
+	for (line = line ? strtok_r(NULL, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char ifname[IFNAMSIZ + 1];
+		unsigned long dst, gw, flags, mask;
+		struct object *o;
+
+		if (sscanf(line, "%16s %lx %lx %lx %*s %*s %*s %lx", ifname, &dst, &gw, &flags,
+			   &mask) != 5)
+			continue;
+		/* RTF_UP; destination and mask 0: the default route */
+		if (!(flags & 0x1) || dst || mask)
+			continue;
+		o = model_netdev(m, ifname);
+		if (o)
+			field_set_bool(o, F_NETDEV_DEFAULT_ROUTE, true);
+	}
+	free(text);
+}
+
 static int link_collect(struct collector_ctx *cc, struct node_model *m, unsigned what)
 {
 	struct link_priv *lp = cc->priv;
@@ -522,6 +566,13 @@ static int link_collect(struct collector_ctx *cc, struct node_model *m, unsigned
 		r = collect_tree(cc, lp, m, &fc);
 		if (!r && lp->addrs && nl_cache_refill(lp->sk, lp->addrs) >= 0)
 			nl_cache_foreach(lp->addrs, fill_addr, &fc);
+		/* another tree's routes only from its own procfs: this host's would be wrong */
+		if (!r && strcmp(cc->cfg->procfs_root, "/proc"))
+			collect_default_route(lp, m);
+		else if (!r)
+			for (size_t i = 0; i < m->n_netdevs; i++)
+				field_absent(m->netdevs[i], F_NETDEV_DEFAULT_ROUTE,
+					     ABS_NOT_COLLECTED, 0);
 		return r;
 	}
 	if (r < 0) {
@@ -534,6 +585,7 @@ static int link_collect(struct collector_ctx *cc, struct node_model *m, unsigned
 	collect_carrier_counts(lp, m);
 	if (lp->addrs && nl_cache_refill(lp->sk, lp->addrs) >= 0)
 		nl_cache_foreach(lp->addrs, fill_addr, &fc);
+	collect_default_route(lp, m);
 	return 0;
 }
 

@@ -358,6 +358,14 @@ static void note_seen(struct rdma_priv *rp, struct object *o)
 	strlcpy0(sp->name, o->name, sizeof(sp->name));
 set:
 	field_set_int(o, F_PORT_REAPPEARED, sp ? (int64_t)sp->reappeared : 0);
+	{
+		const struct field_val *st = &o->f[F_PORT_STATE];
+		bool active = st->state == ABS_NONE && !strcmp(st->v.s, "ACTIVE");
+
+		if (sp)
+			sp->seen_active |= active;
+		field_set_bool(o, F_PORT_SEEN_ACTIVE, sp ? sp->seen_active : active);
+	}
 }
 
 static int collect_slow(struct collector_ctx *cc, struct rdma_priv *rp, struct node_model *m)

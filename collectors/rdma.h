@@ -45,6 +45,7 @@ struct seen_port {
 	char name[RW_NAME_MAX];
 	uint32_t port;
 	bool present, was_present;
+	bool seen_active; /* ACTIVE at a poll since the collector started */
 	uint64_t reappeared;
 };
 

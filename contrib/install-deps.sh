@@ -23,7 +23,9 @@ set -eu
 #          openssl (certificates), apache2-utils (htpasswd), wrk (HTTP load),
 #          chromium (the status page rendered headless, e2e), strace (proves an
 #          excluded RDMA device is never opened: tests/cli/test-rdma-exclude.sh),
-#          time (GNU /usr/bin/time: fleet check's peak RSS, tests/fleet/test-fleet.sh)
+#          time (GNU /usr/bin/time: fleet check's peak RSS, tests/fleet/test-fleet.sh),
+#          lldpd (the LLDP neighbour the netns tests run in a namespace of their own;
+#          installed without ever starting on the host: see SILENT)
 #   BENCH  `make bench`: hyperfine on top; strace counts the system calls of a
 #          collection in the vm guest (tests/vm/scenarios/perf-live.sh)
 #   FUZZ   `make fuzz`: libFuzzer's runtime for Debian 12's clang (14)
@@ -34,7 +36,12 @@ libcrypt-dev libcap-ng-dev"
 RUN="rdma-core"
 TEST="libcmocka-dev curl iproute2 ethtool prometheus prometheus-alertmanager
 prometheus-node-exporter victoria-metrics jq qemu-system-x86 busybox-static kmod cpio perftest ibverbs-utils
-librsvg2-bin openssl apache2-utils wrk chromium strace time"
+librsvg2-bin openssl apache2-utils wrk chromium strace time lldpd"
+# Daemons the tests start themselves, in namespaces or on loopback: their packages start
+# them on install, and CI runs on real machines, where an lldpd would send LLDP out of
+# every NIC and a victoria-metrics would listen on :8428 for anyone.  They are
+# installed with a policy-rc.d that refuses every start, then disabled and masked.
+SILENT="lldpd victoria-metrics"
 # The vm tier's test-only kernel module (tests/vm/rwnic/) is built against the headers of
 # the kernel the guests boot: the newest linux-image-6.1.0-NN-amd64 apt knows, as
 # tests/vm/vmlib.sh picks it (gcc and make come with linux-headers' dependencies).
@@ -84,32 +91,47 @@ if $headers; then
 	[ -n "$h" ] && ! installed "$h" && missing="$missing $h"
 fi
 [ -z "$missing" ] && exit 0
+loud="" silent=""
+for p in $missing; do
+	case " $SILENT " in
+	*" $p "*) silent="$silent $p" ;;
+	*) loud="$loud $p" ;;
+	esac
+done
 echo "Installing:$missing"
-# The engines and exporters are for the tests to start on loopback, never services of
-# this machine: their packages' postinst would start (and enable) one.  A policy-rc.d
-# that refuses every start while apt runs (unless the machine has one already, as
-# containers do), and what systemd enabled anyway is disabled and stopped after.
-SERVICES="prometheus prometheus-alertmanager prometheus-node-exporter victoria-metrics"
-policy=/usr/sbin/policy-rc.d
-own_policy=false
-if [ ! -e "$policy" ]; then
-	printf '#!/bin/sh\n# contrib/install-deps.sh: no service starts while it installs\nexit 101\n' |
-		$SUDO tee "$policy" >/dev/null && $SUDO chmod 755 "$policy" && own_policy=true
+if [ -n "$loud" ]; then
+	# shellcheck disable=SC2086
+	$SUDO apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=900 $loud
 fi
-rc=0
-# shellcheck disable=SC2086
-$SUDO apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=900 $missing || rc=$?
-if $own_policy; then
+[ -z "$silent" ] && exit 0
+
+# invoke-rc.d and deb-systemd-invoke ask /usr/sbin/policy-rc.d; 101 is "action forbidden".
+# One already there (a container's) is put back afterwards, whatever it said.
+policy=/usr/sbin/policy-rc.d saved=/usr/sbin/policy-rc.d.rocewatch-saved
+restore_policy() {
 	$SUDO rm -f "$policy"
-fi
-for s in $SERVICES; do
-	case " $missing " in *" $s "*) ;; *) continue ;; esac
-	# the unit the package enabled: disabled (systemctl edits the links, booted or not),
-	# and stopped on a machine booted with systemd
-	command -v systemctl >/dev/null 2>&1 || continue
-	$SUDO systemctl disable "$s" >/dev/null 2>&1 || true
+	if [ -e "$saved" ]; then $SUDO mv "$saved" "$policy"; fi
+}
+if [ -e "$policy" ]; then $SUDO mv "$policy" "$saved"; fi
+trap restore_policy EXIT
+printf '#!/bin/sh\n# rocewatch install-deps.sh: no service starts during this install\nexit 101\n' |
+	$SUDO tee "$policy" >/dev/null
+$SUDO chmod 755 "$policy"
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=900 $silent
+restore_policy
+trap - EXIT
+# Never at boot either: the package enabled the unit (or its init script).
+for p in $silent; do
 	if [ -d /run/systemd/system ]; then
-		$SUDO systemctl stop "$s" >/dev/null 2>&1 || true
+		$SUDO systemctl disable --now "$p.service" >/dev/null 2>&1 || true
+	else
+		$SUDO systemctl disable "$p.service" >/dev/null 2>&1 || true
+	fi
+	$SUDO systemctl mask "$p.service" >/dev/null
+	$SUDO update-rc.d "$p" disable >/dev/null 2>&1 || true
+	if [ -d /run/systemd/system ] && systemctl is-active --quiet "$p.service"; then
+		echo "install-deps.sh: $p.service is running after its install; stop it" >&2
+		exit 1
 	fi
 done
-exit "$rc"

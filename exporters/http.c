@@ -63,7 +63,12 @@ struct conn {
 	int fd;
 	int64_t deadline; /* monotonic ns; 0: none.  Read by the guard, atomically */
 	struct web_tls_gen *gen;
-	size_t body;		      /* body bytes of the current request */
+	size_t body; /* body bytes of the current request */
+	/* a route that takes a body (render_body): it, and the body as it comes */
+	const struct http_route *brt;
+	char *upload;
+	size_t upload_len;
+	bool upload_big, checked;
 	struct sockaddr_storage addr; /* the client's */
 	/* between requests of a keep-alive connection since idle_ns (under conn_lock) */
 	bool idle;
@@ -545,6 +550,52 @@ static bool authorized(struct http_server *s, struct MHD_Connection *c)
 	return ok;
 }
 
+/* The route that takes a body for this POST, or NULL. */
+static const struct http_route *body_route(const struct http_server *s, const char *url,
+					   const char *method)
+{
+	if (strcmp(method, MHD_HTTP_METHOD_POST))
+		return NULL;
+	for (size_t i = 0; i < s->n_routes; i++)
+		if (s->routes[i].render_body && s->routes[i].method == HTTP_POST &&
+		    !strcmp(s->routes[i].path, url))
+			return &s->routes[i];
+	return NULL;
+}
+
+static enum MHD_Result serve_body(struct MHD_Connection *c, const struct http_route *rt,
+				  const char *body, size_t len)
+{
+	struct strbuf sb = { 0 };
+	struct http_args a = { .c = c };
+	struct MHD_Response *resp;
+	int status;
+
+	peer_text(c, a.peer, sizeof(a.peer));
+	status = rt->render_body(rt->arg, &a, body ? body : "", len, &sb);
+	if (sb.oom) {
+		sb_free(&sb);
+		return plain(c, 500, "out of memory\n");
+	}
+	resp = MHD_create_response_from_buffer_with_free_callback(sb.len, sb.buf ? sb.buf : "",
+								  sb.buf ? free : NULL);
+	if (!resp) {
+		sb_free(&sb);
+		return MHD_NO;
+	}
+	return queue(c, status, rt->content_type, resp);
+}
+
+static void upload_free(struct conn *cn)
+{
+	free(cn->upload);
+	cn->upload = NULL;
+	cn->upload_len = 0;
+	cn->upload_big = false;
+	cn->brt = NULL;
+	cn->checked = false;
+}
+
 static enum MHD_Result route(struct http_server *s, struct MHD_Connection *c, const char *url,
 			     const char *method)
 {
@@ -619,12 +670,69 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 
 		*con_cls = cn;
 		cn->body = 0;
+		upload_free(cn);
 		pthread_mutex_lock(&s->conn_lock);
 		cn->idle = false;
 		pthread_mutex_unlock(&s->conn_lock);
+		cn->brt = body_route(s, url, method);
+		if (cn->brt) {
+			/* a body nobody may send is not read: the rate limit and credentials first
+			 */
+			char msg[96];
+
+			cn->checked = true;
+			count(s, &s->st.requests);
+			if (!rate_ok(s)) {
+				count(s, &s->st.rate_limited);
+				return plain(c, 429, "too many requests\n");
+			}
+			if (!authorized(s, c)) {
+				count(s, &s->st.unauthorized);
+				return plain(c, 401, "unauthorized\n");
+			}
+			snprintf(msg, sizeof(msg), "request body too large (at most %zu bytes)\n",
+				 cn->brt->max_body);
+			if (cl && (parse_u64(cl, &n) || n > cn->brt->max_body))
+				return plain(c, 413, msg);
+			return MHD_YES;
+		}
 		if (cl && (parse_u64(cl, &n) || n > HTTP_MAX_BODY))
 			return plain(c, 413, "request body too large (at most 4096 bytes)\n");
 		return MHD_YES;
+	}
+	if (cn->brt) {
+		if (*upload_size) {
+			size_t n = *upload_size;
+
+			*upload_size = 0;
+			if (cn->upload_big || cn->upload_len + n > cn->brt->max_body) {
+				cn->upload_big = true;
+				cn->body += n;
+				/* a chunked body past the bound: read on a little for the 413 */
+				return cn->body > cn->brt->max_body + 16 * HTTP_MAX_BODY ? MHD_NO
+											 : MHD_YES;
+			}
+			if (!cn->upload) {
+				cn->upload = malloc(cn->brt->max_body + 1);
+				if (!cn->upload)
+					return MHD_NO;
+			}
+			memcpy(cn->upload + cn->upload_len, upload, n);
+			cn->upload_len += n;
+			cn->upload[cn->upload_len] = 0;
+			return MHD_YES;
+		}
+		/* The request is in: from here its time is the response's. */
+		__atomic_store_n(&cn->deadline, mono_ns() + HTTP_WRITE_TIMEOUT_NS,
+				 __ATOMIC_RELAXED);
+		if (cn->upload_big) {
+			char msg[96];
+
+			snprintf(msg, sizeof(msg), "request body too large (at most %zu bytes)\n",
+				 cn->brt->max_body);
+			return plain(c, 413, msg);
+		}
+		return serve_body(c, cn->brt, cn->upload, cn->upload_len);
 	}
 	/* No route takes a body: count it (chunked ones have no length up front) and drop it. */
 	if (*upload_size) {
@@ -661,6 +769,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	(void)toe;
 	/* Keep-alive: the next request, idle time included, must arrive within read_timeout. */
 	if (cn) {
+		upload_free(cn);
 		__atomic_store_n(&cn->deadline, mono_ns() + s->read_timeout_ns, __ATOMIC_RELAXED);
 		pthread_mutex_lock(&s->conn_lock);
 		cn->idle = true;
@@ -728,6 +837,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 	s->n_conns--;
 	pthread_mutex_unlock(&s->conn_lock);
 	web_tls_put(cn->gen);
+	free(cn->upload);
 	free(cn);
 	*socket_context = NULL;
 }

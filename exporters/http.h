@@ -10,7 +10,8 @@
  * quarter of them per client address), so /metrics never waits behind a
  * heavy request; a request must arrive whole within read_timeout of the
  * connection opening or of the previous response (a trickling client is
- * cut off, not only an idle one); bodies over 4 KiB get 413; a request line
+ * cut off, not only an idle one); bodies over 4 KiB get 413 (over a body
+ * route's own bound, for the routes that take one); a request line
  * that is not one gets 400, and so does plain HTTP sent to a TLS listener.
  * With a web config: TLS, client certificates, basic auth, extra headers
  * and a rate limit (webconfig.h).
@@ -52,6 +53,15 @@ struct http_route {
 	 * http_arg() reads them, NULL when absent.
 	 */
 	int (*render_args)(void *arg, const struct http_args *a, struct strbuf *out);
+	/*
+	 * A POST that takes a body of up to max_body bytes (doc -1, render
+	 * NULL): body is NUL-terminated.  The rate limit and the credentials
+	 * are checked when the headers are in, so a body no one may send is
+	 * not read; one over max_body is 413.
+	 */
+	size_t max_body;
+	int (*render_body)(void *arg, const struct http_args *a, const char *body, size_t len,
+			   struct strbuf *out);
 };
 
 /* The query arguments of one request (?rule=x&object=y), as the server parsed them. */

@@ -113,6 +113,11 @@ void nfd_render(struct strbuf *out, const struct rules_engine *e, const struct n
 	int64_t mtu = 0;
 
 	sb_puts(out, "# rocewatch: RoCE configuration of this node for node-feature-discovery\n");
+	if (!rules_evaluations(e)) {
+		/* no verdict yet: no label at all, never a "ready" nobody decided */
+		sb_puts(out, "# no verdict yet: labels follow the first evaluation\n");
+		return;
+	}
 	if (expiry_unix > 0) {
 		time_t t = (time_t)expiry_unix;
 		struct tm tm;

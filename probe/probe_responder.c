@@ -12,6 +12,8 @@
 
 #include <jansson.h>
 
+#include "probe_exec.h"
+#include "probe_locate.h"
 #include "probe_responder.h"
 #include "probe_ud.h"
 #include "util.h"
@@ -50,6 +52,29 @@ struct in_flight {
 	bool live;
 };
 
+/* A fleet probe plan's slice for this node, while it runs and after. */
+struct plan_run {
+	struct probe_slice s;
+	struct probe_exec ex;
+	struct probe_ep *ep_of[PROBE_PLAN_MAX_PORTS]; /* slice port -> endpoint */
+	uint8_t tclass;
+	bool running, sent;
+	int64_t next_ns;
+	struct strbuf results; /* when done */
+};
+
+/* What the plans this node took part in found, per rail (roce_probe_pairs_total ...). */
+struct plan_rail_stat {
+	char rail[80];
+	uint64_t pairs[PROBE_OUT_PATHS + 1];
+	/* the last plan's pairs' smallest RTTs */
+	int64_t p50_ns, p99_ns;
+	double sum_s;
+	uint64_t count;
+};
+
+#define PLAN_MAX_RAILS MAX_EPS
+
 struct probe_responder {
 	pthread_t thr;
 	bool running;
@@ -69,11 +94,25 @@ struct probe_responder {
 	uint64_t seq;
 	struct in_flight *fl;
 	struct probe_ep *sender; /* the endpoint replies are routed on */
+	/* serve's notes on the ports (probe_responder_annotate) */
+	struct probe_port_note *notes;
+	size_t n_notes;
+	char host[256];
+	/* fleet probe: the last plan, and what the plans found */
+	struct plan_run *plan;
+	struct plan_rail_stat pstat[PLAN_MAX_RAILS];
+	size_t n_pstat;
+	uint64_t plans;
+	int64_t last_plan_ns;
 };
 
 /* Address handles live on an endpoint's PD: they go before it does. */
 static void forget_ep(struct probe_responder *r, struct probe_ep *ep)
 {
+	if (r->plan)
+		for (size_t k = 0; k < r->plan->s.n_ports; k++)
+			if (r->plan->ep_of[k] == ep)
+				r->plan->ep_of[k] = NULL;
 	for (size_t i = 0; i < r->n_peers; i++)
 		if (r->peers[i].ah && r->peers[i].ah_ep == ep) {
 			probe_ep_ah_destroy(r->peers[i].ah);
@@ -246,6 +285,211 @@ static void send_round(struct probe_responder *r)
 	}
 }
 
+/* ---- a fleet probe plan (probe_exec.h) on this node's endpoints ---- */
+
+static int plan_send(void *ctx, size_t entry, const struct probe_slice_entry *e, unsigned fl,
+		     struct probe_hdr *h)
+{
+	struct plan_run *pl = ctx;
+	struct probe_ep *ep = e->port < pl->s.n_ports ? pl->ep_of[e->port] : NULL;
+
+	(void)entry;
+	if (!ep)
+		return -ENODEV;
+	return probe_ep_send_fl(ep, e->gid, e->qpn, PROBE_QKEY, pl->tclass, fl, h);
+}
+
+static void plan_reply(void *arg, const struct probe_hdr *h, bool intact, int64_t t_ns)
+{
+	struct plan_run *pl = arg;
+
+	probe_exec_reply(&pl->ex, h, intact, t_ns);
+}
+
+static void plan_free(struct plan_run *pl)
+{
+	if (!pl)
+		return;
+	probe_exec_free(&pl->ex);
+	probe_slice_free(&pl->s);
+	sb_free(&pl->results);
+	free(pl);
+}
+
+/* The rail a slice port's pairs count under: serve's rail, else the device/port. */
+static void port_rail(const struct probe_responder *r, const struct probe_slice_port *sp, char *buf,
+		      size_t len)
+{
+	for (size_t i = 0; i < r->n_notes; i++)
+		if (!strcmp(r->notes[i].device, sp->device) && r->notes[i].port == sp->port &&
+		    r->notes[i].rail[0]) {
+			snprintf(buf, len, "%s", r->notes[i].rail);
+			return;
+		}
+	snprintf(buf, len, "%s/%u", sp->device, sp->port);
+}
+
+static struct plan_rail_stat *rail_stat(struct probe_responder *r, const char *rail)
+{
+	for (size_t i = 0; i < r->n_pstat; i++)
+		if (!strcmp(r->pstat[i].rail, rail))
+			return &r->pstat[i];
+	if (r->n_pstat == PLAN_MAX_RAILS)
+		return NULL;
+	memset(&r->pstat[r->n_pstat], 0, sizeof(r->pstat[0]));
+	snprintf(r->pstat[r->n_pstat].rail, sizeof(r->pstat[0].rail), "%s", rail);
+	return &r->pstat[r->n_pstat++];
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The plan is over: its results for the coordinator, its counts for /metrics. */
+static void plan_finish(struct probe_responder *r)
+{
+	struct plan_run *pl = r->plan;
+	const struct probe_result *res = probe_exec_results(&pl->ex);
+	int64_t *rtt = malloc((pl->s.n ? pl->s.n : 1) * sizeof(*rtt));
+
+	for (size_t k = 0; k < pl->s.n_ports; k++)
+		if (pl->ep_of[k])
+			probe_ep_on_plan_reply(pl->ep_of[k], 0, NULL, NULL);
+	pl->running = false;
+	if (probe_results_encode(&pl->results, pl->s.plan, pl->s.node, true, res, pl->s.n))
+		log_warn("probe: plan %016llx: out of memory for its results",
+			 (unsigned long long)pl->s.plan);
+	for (size_t k = 0; k < pl->s.n_ports; k++) {
+		char rail[80];
+		struct plan_rail_stat *st;
+		size_t n = 0;
+
+		port_rail(r, &pl->s.ports[k], rail, sizeof(rail));
+		if (!(st = rail_stat(r, rail)))
+			continue;
+		st->sum_s = 0;
+		st->count = 0;
+		for (size_t e = 0; e < pl->s.n; e++) {
+			if (pl->s.e[e].port != k || pl->s.e[e].kind != PROBE_PAIR_RAIL)
+				continue;
+			st->pairs[probe_result_outcome(pl->s.e[e].mtu, &res[e])]++;
+			if (rtt && res[e].rtt_ns != PROBE_RTT_NONE) {
+				rtt[n++] = res[e].rtt_ns;
+				st->sum_s += res[e].rtt_ns / 1e9;
+			}
+		}
+		st->count = n;
+		if (rtt && n)
+			qsort(rtt, n, sizeof(*rtt), cmp_i64);
+		st->p50_ns = n ? probe_percentile(rtt, n, 50) : -1;
+		st->p99_ns = n ? probe_percentile(rtt, n, 99) : -1;
+	}
+	free(rtt);
+	r->plans++;
+	r->last_plan_ns = real_ns();
+	log_info("probe: plan %016llx done: %llu probes sent, %llu answered, %llu late",
+		 (unsigned long long)pl->s.plan, (unsigned long long)pl->ex.sent,
+		 (unsigned long long)pl->ex.replied, (unsigned long long)pl->ex.late);
+}
+
+static void plan_step(struct probe_responder *r)
+{
+	struct plan_run *pl = r->plan;
+	int64_t now = real_ns();
+
+	if (!pl->sent) {
+		pl->next_ns = probe_exec_step(&pl->ex, now);
+		pl->sent = pl->next_ns == INT64_MAX;
+	}
+	if (pl->sent && probe_exec_done(&pl->ex, real_ns()))
+		plan_finish(r);
+}
+
+int probe_responder_plan(struct probe_responder *r, struct probe_slice *s, char *err, size_t errlen)
+{
+	struct plan_run *pl;
+	struct probe_link link;
+	int64_t now = real_ns();
+	int rc = 0;
+
+	if (s->start_ns > now + 60000000000LL) {
+		snprintf(err, errlen, "the plan starts over a minute from now (clocks apart?)");
+		return -EINVAL;
+	}
+	pl = calloc(1, sizeof(*pl));
+	if (!pl) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&r->lock);
+	if (r->plan && r->plan->running) {
+		snprintf(err, errlen, "plan %016llx is running (its %llu probes, %llu sent)",
+			 (unsigned long long)r->plan->s.plan, (unsigned long long)r->plan->s.n,
+			 (unsigned long long)r->plan->ex.sent);
+		rc = -EBUSY;
+		goto out;
+	}
+	for (size_t k = 0; k < s->n_ports; k++) {
+		for (size_t i = 0; i < r->n; i++) {
+			const struct probe_port *p = probe_ep_port(r->eps[i]);
+
+			if (!strcmp(p->device, s->ports[k].device) && p->port == s->ports[k].port)
+				pl->ep_of[k] = r->eps[i];
+		}
+		if (!pl->ep_of[k] || strcmp(probe_ep_port(pl->ep_of[k])->gid, s->ports[k].gid)) {
+			snprintf(err, errlen, "%s/%u: %s", s->ports[k].device, s->ports[k].port,
+				 pl->ep_of[k]
+				     ? "its GID is not the plan's (read /api/v1/probe again)"
+				     : "no probe QP on this port here");
+			rc = -ENODEV;
+			goto out;
+		}
+	}
+	pl->s = *s;
+	memset(s, 0, sizeof(*s));
+	pl->tclass = (uint8_t)(pl->s.dscp << 2 | PROBE_ECT0);
+	link = (struct probe_link){ .send = plan_send, .ctx = pl };
+	if (probe_exec_init(&pl->ex, &pl->s, &link)) {
+		*s = pl->s;
+		memset(&pl->s, 0, sizeof(pl->s));
+		snprintf(err, errlen, "out of memory");
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t k = 0; k < pl->s.n_ports; k++)
+		probe_ep_on_plan_reply(pl->ep_of[k], pl->s.session, plan_reply, pl);
+	pl->running = true;
+	pl->next_ns = pl->s.start_ns;
+	plan_free(r->plan);
+	r->plan = pl;
+	pl = NULL;
+	/* wake the thread: its next time is the plan's start */
+	if (write(r->stop_pipe[1], "w", 1) < 0)
+		log_warn("probe: cannot wake the responder: %s", strerror(errno));
+out:
+	pthread_mutex_unlock(&r->lock);
+	plan_free(pl);
+	return rc;
+}
+
+int probe_responder_plan_results(struct probe_responder *r, uint64_t id, struct strbuf *out)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&r->lock);
+	if (!r->plan || r->plan->s.plan != id)
+		rc = -ENOENT;
+	else if (r->plan->running)
+		rc = probe_results_encode(out, id, r->plan->s.node, false, NULL, 0);
+	else
+		sb_add(out, r->plan->results.buf ? r->plan->results.buf : "", r->plan->results.len);
+	pthread_mutex_unlock(&r->lock);
+	return rc;
+}
+
 static void *thread_main(void *arg)
 {
 	struct probe_responder *r = arg;
@@ -267,21 +511,35 @@ static void *thread_main(void *arg)
 		}
 		pthread_mutex_unlock(&r->lock);
 		pfd[n] = (struct pollfd){ .fd = r->stop_pipe[0], .events = POLLIN };
-		int timeout = 1000;
+		int64_t timeout = 1000000000LL;
+		struct timespec ts;
 
 		if (r->n_peers) {
 			int64_t until = next_round - mono_ns();
 
 			/* wake for the next round, and a few times a second to expire probes */
-			timeout = until <= 0		? 0
-				  : until < 200000000LL ? (int)(until / 1000000)
-							: 200;
+			timeout = until <= 0 ? 0 : until < 200000000LL ? until : 200000000LL;
 		}
+		pthread_mutex_lock(&r->lock);
+		if (r->plan && r->plan->running) {
+			/* a plan's probes leave 125 us apart: a timeout finer than poll()'s */
+			int64_t until = r->plan->sent ? 10000000LL : r->plan->next_ns - real_ns();
+
+			if (until < timeout)
+				timeout = until < 0 ? 0 : until;
+		}
+		pthread_mutex_unlock(&r->lock);
+		ts = ns_ts(timeout);
 		/* Only this thread adds or removes endpoints: polled[] stays valid. */
-		if (poll(pfd, (nfds_t)n + 1, timeout) < 0 && errno != EINTR)
+		if (ppoll(pfd, (nfds_t)n + 1, &ts, NULL) < 0 && errno != EINTR)
 			break;
-		if (pfd[n].revents)
-			break;
+		if (pfd[n].revents) {
+			char c = 'x';
+
+			/* 'w': a plan came in, look again; anything else: stop */
+			if (read(r->stop_pipe[0], &c, 1) != 1 || c != 'w')
+				break;
+		}
 		pthread_mutex_lock(&r->lock);
 		for (size_t i = 0; i < n; i++) {
 			int rc;
@@ -315,6 +573,8 @@ static void *thread_main(void *arg)
 			expire(r, now);
 			next_expire = now + 100000000LL;
 		}
+		if (r->plan && r->plan->running)
+			plan_step(r);
 		pthread_mutex_unlock(&r->lock);
 	}
 	return NULL;
@@ -405,12 +665,62 @@ void probe_responder_stop(struct probe_responder *r)
 	}
 	free(r->peers);
 	free(r->fl);
+	free(r->notes);
+	plan_free(r->plan);
 	if (r->stop_pipe[0] >= 0)
 		close(r->stop_pipe[0]);
 	if (r->stop_pipe[1] >= 0)
 		close(r->stop_pipe[1]);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
+}
+
+int probe_responder_annotate(struct probe_responder *r, const struct probe_port_note *notes,
+			     size_t n, const char *host)
+{
+	struct probe_port_note *copy = n ? malloc(n * sizeof(*copy)) : NULL;
+
+	if (n && !copy)
+		return -ENOMEM;
+	if (n)
+		memcpy(copy, notes, n * sizeof(*copy));
+	pthread_mutex_lock(&r->lock);
+	free(r->notes);
+	r->notes = copy;
+	r->n_notes = n;
+	snprintf(r->host, sizeof(r->host), "%s", host ? host : "");
+	pthread_mutex_unlock(&r->lock);
+	return 0;
+}
+
+/* A port's note into its JSON object: only what is known. */
+static void note_json(const struct probe_responder *r, const struct probe_port *p, json_t *o)
+{
+	static const char *const cnames[] = { "link_downed", "carrier_changes", "symbol_errors" };
+
+	for (size_t i = 0; i < r->n_notes; i++) {
+		const struct probe_port_note *nt = &r->notes[i];
+		const int64_t cv[] = { nt->link_downed, nt->carrier_changes, nt->symbol_errors };
+		json_t *c = NULL;
+
+		if (strcmp(nt->device, p->device) || nt->port != p->port)
+			continue;
+		if (nt->role[0])
+			json_object_set_new(o, "role", json_string(nt->role));
+		if (nt->rail[0])
+			json_object_set_new(o, "rail", json_string(nt->rail));
+		if (nt->leaf[0])
+			json_object_set_new(o, "leaf", json_string(nt->leaf));
+		for (size_t k = 0; k < 3; k++)
+			if (cv[k] >= 0) {
+				if (!c)
+					c = json_object();
+				json_object_set_new(c, cnames[k], json_integer((json_int_t)cv[k]));
+			}
+		if (c)
+			json_object_set_new(o, "counters", c);
+		return;
+	}
 }
 
 json_t *probe_responder_json(struct probe_responder *r)
@@ -435,11 +745,14 @@ json_t *probe_responder_json(struct probe_responder *r)
 		json_object_set_new(o, "dropped", json_integer((json_int_t)st.dropped));
 		json_object_set_new(o, "not_probes", json_integer((json_int_t)st.bad));
 		json_object_set_new(o, "errors", json_integer((json_int_t)st.errors));
+		note_json(r, p, o);
 		json_array_append_new(ports, o);
 	}
 	json_object_set_new(doc, "version", json_integer(PROBE_VERSION));
 	json_object_set_new(doc, "qkey", json_integer(PROBE_QKEY));
 	json_object_set_new(doc, "ports", ports);
+	if (r->host[0])
+		json_object_set_new(doc, "host", json_string(r->host));
 	if (r->err[0])
 		json_object_set_new(doc, "error", json_string(r->err));
 	pthread_mutex_unlock(&r->lock);
@@ -511,6 +824,64 @@ static void peer_labels(struct strbuf *sb, const char *family, const char *peer)
 	sb_putc(sb, '"');
 }
 
+static void rail_label(struct strbuf *sb, const char *family, const char *rail)
+{
+	sb_puts(sb, family);
+	sb_puts(sb, "{rail=\"");
+	sb_label_escape(sb, rail);
+	sb_putc(sb, '"');
+}
+
+/* The fleet probe plans this node took part in (lock held). */
+static void render_plan_metrics(struct strbuf *sb, const struct probe_responder *r)
+{
+	if (!r->plans)
+		return;
+	sb_puts(sb, "# HELP roce_probe_pairs_total Fleet probe pairs this node probed on its "
+		    "rails (the plans it took part in), by outcome: ok, lost (no size came back), "
+		    "mtu (the path-MTU size did not), paths (some flow labels did not).\n"
+		    "# TYPE roce_probe_pairs_total counter\n");
+	for (size_t i = 0; i < r->n_pstat; i++)
+		for (int o = PROBE_OUT_OK; o <= PROBE_OUT_PATHS; o++) {
+			rail_label(sb, "roce_probe_pairs_total", r->pstat[i].rail);
+			sb_printf(sb, ",result=\"%s\"} %llu\n",
+				  probe_outcome_name((enum probe_outcome)o),
+				  (unsigned long long)r->pstat[i].pairs[o]);
+		}
+	sb_puts(sb, "# HELP roce_probe_plan_rtt_seconds Round trips of the last fleet probe plan "
+		    "(each pair's smallest, software timestamps), by rail.\n"
+		    "# TYPE roce_probe_plan_rtt_seconds summary\n");
+	for (size_t i = 0; i < r->n_pstat; i++) {
+		const struct plan_rail_stat *st = &r->pstat[i];
+
+		if (st->count) {
+			rail_label(sb, "roce_probe_plan_rtt_seconds", st->rail);
+			sb_puts(sb, ",quantile=\"0.5\"} ");
+			sb_double(sb, (double)st->p50_ns / 1e9);
+			sb_putc(sb, '\n');
+			rail_label(sb, "roce_probe_plan_rtt_seconds", st->rail);
+			sb_puts(sb, ",quantile=\"0.99\"} ");
+			sb_double(sb, (double)st->p99_ns / 1e9);
+			sb_putc(sb, '\n');
+		}
+		rail_label(sb, "roce_probe_plan_rtt_seconds_sum", st->rail);
+		sb_puts(sb, "} ");
+		sb_double(sb, st->sum_s);
+		sb_putc(sb, '\n');
+		rail_label(sb, "roce_probe_plan_rtt_seconds_count", st->rail);
+		sb_printf(sb, "} %llu\n", (unsigned long long)st->count);
+	}
+	sb_puts(sb, "# HELP roce_probe_plans_total Fleet probe plans this node ran to the end.\n"
+		    "# TYPE roce_probe_plans_total counter\n");
+	sb_printf(sb, "roce_probe_plans_total %llu\n", (unsigned long long)r->plans);
+	sb_puts(sb, "# HELP roce_probe_plan_last_timestamp_seconds When the last fleet probe plan "
+		    "this node took part in ended.\n"
+		    "# TYPE roce_probe_plan_last_timestamp_seconds gauge\n"
+		    "roce_probe_plan_last_timestamp_seconds ");
+	sb_double(sb, (double)r->last_plan_ns / 1e9);
+	sb_putc(sb, '\n');
+}
+
 void probe_responder_render_metrics(struct strbuf *sb, void *arg)
 {
 	struct probe_responder *r = arg;
@@ -521,9 +892,14 @@ void probe_responder_render_metrics(struct strbuf *sb, void *arg)
 					   "1 s, by payload size in bytes." },
 	};
 
-	if (!r || !r->n_peers)
+	if (!r)
 		return;
 	pthread_mutex_lock(&r->lock);
+	render_plan_metrics(sb, r);
+	if (!r->n_peers) {
+		pthread_mutex_unlock(&r->lock);
+		return;
+	}
 	sb_puts(sb, "# HELP roce_probe_peer_up 1 while the peer's probe QP is known and an "
 		    "address handle to it exists, else 0.\n# TYPE roce_probe_peer_up gauge\n");
 	for (size_t i = 0; i < r->n_peers; i++) {

@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "probe_info.h"
+#include "probe_slice.h"
 #include "strbuf.h"
 
 #define PROBE_RESCAN_S 5
@@ -48,9 +49,49 @@ void probe_responder_peer_info(struct probe_responder *r, size_t i, const struct
 /* roce_probe_* families for /metrics (a daemon render hook). */
 void probe_responder_render_metrics(struct strbuf *sb, void *arg);
 
+/*
+ * What serve knows of each port from its node model, which the responder
+ * does not see: the port's role, rail and leaf, and the counters a fleet
+ * probe quotes as evidence (-1: not known).
+ */
+struct probe_port_note {
+	char device[64];
+	unsigned port;
+	char role[16], rail[64], leaf[64];
+	int64_t link_downed, carrier_changes, symbol_errors;
+};
+/*
+ * Replace the notes (copied) and the host's facts for a host_path finding
+ * (host: "" for none): /api/v1/probe carries them.  Takes the responder's
+ * lock only: callable from a daemon hook with the model locked.
+ */
+int probe_responder_annotate(struct probe_responder *r, const struct probe_port_note *notes,
+			     size_t n, const char *host);
+
+/*
+ * A fleet probe plan's slice for this node (POST /api/v1/probe/plan), taken
+ * over (*s is left empty): its ports are this responder's QPs by device and
+ * port, its probes leave from them at the slice's times (probe_exec.h) on
+ * the responder's thread, replies counted by the slice's session.  0;
+ * -EBUSY: a plan is running; -ENODEV: a port of the slice has no probe QP
+ * here or another GID; -EINVAL: it starts over a minute from now; err says
+ * which.  A new plan replaces the last one's results.
+ */
+int probe_responder_plan(struct probe_responder *r, struct probe_slice *s, char *err,
+			 size_t errlen);
+/*
+ * The last plan's results if its id is id (probe_results_encode(): "running"
+ * until it is over): 0, or -ENOENT.
+ */
+int probe_responder_plan_results(struct probe_responder *r, uint64_t id, struct strbuf *out);
+
 /* Stop the thread, close every QP and device. */
 void probe_responder_stop(struct probe_responder *r);
-/* The /api/v1/probe document (JSON): the ports, their QPN, Q_Key, GID, GID index. */
+/*
+ * The /api/v1/probe document (JSON): every port with a probe QP: device,
+ * port, netdev, QPN, Q_Key, GID, GID index, active_mtu, state, and where
+ * serve knows them role, rail, leaf and counters; the host's facts.
+ */
 int probe_responder_render(struct probe_responder *r, struct strbuf *out);
 /* The same document as a jansson value (a new reference, NULL without memory). */
 struct json_t;

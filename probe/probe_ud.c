@@ -33,12 +33,22 @@
 #define N_SEND	 32
 #define SLOT	 (PROBE_GRH_LEN + PROBE_MAX_SIZE + 24) /* 4160: 64-byte aligned slots */
 #define N_AH	 16
+#define N_FLAH	 64 /* a fleet probe's handles: a slot's peer on every flow label, and room */
 #define HOPLIMIT 64
 
 struct ah_entry {
 	struct ibv_ah *ah;
 	uint8_t gid[16];
 	uint8_t tclass;
+};
+
+/* A fleet probe's address handle: a peer on one flow label, held while sends use it. */
+struct fl_ah {
+	struct ibv_ah *ah;
+	uint8_t gid[16];
+	uint32_t fl;
+	uint8_t tclass;
+	unsigned refs;
 };
 
 struct probe_ep {
@@ -64,6 +74,13 @@ struct probe_ep {
 	struct ibv_ah *peer_ah;
 	uint32_t peer_qpn, peer_qkey;
 	struct probe_ep_stats st;
+	/* fleet probe: its handles, which one each send slot uses, where its replies go */
+	struct fl_ah flah[N_FLAH];
+	size_t n_flah, next_flah;
+	int8_t slot_ah[N_SEND];
+	uint32_t plan_session;
+	void (*on_plan_reply)(void *arg, const struct probe_hdr *h, bool intact, int64_t t_ns);
+	void *plan_arg;
 	/* responder: replies in the current 100 ms window (PROBE_REPLY_RATE) */
 	int64_t window_ns;
 	unsigned window_replies;
@@ -266,6 +283,7 @@ int probe_ep_open(struct probe_ep **out, const struct probe_port *p, char *err, 
 		return -ENOMEM;
 	}
 	ep->port = *p;
+	memset(ep->slot_ah, -1, sizeof(ep->slot_ah));
 	list = ibv_get_device_list(&num);
 	for (int i = 0; list && i < num; i++)
 		if (!strcmp(ibv_get_device_name(list[i]), p->device)) {
@@ -361,6 +379,8 @@ void probe_ep_close(struct probe_ep *ep)
 		ibv_destroy_ah(ep->ahs[i].ah);
 	if (ep->peer_ah)
 		ibv_destroy_ah(ep->peer_ah);
+	for (size_t i = 0; i < ep->n_flah; i++)
+		ibv_destroy_ah(ep->flah[i].ah);
 	if (ep->mr)
 		ibv_dereg_mr(ep->mr);
 	if (ep->cq)
@@ -460,18 +480,26 @@ static bool source_of(const uint8_t *grh, uint8_t gid[16], uint8_t *tclass)
 	return false;
 }
 
-static struct ibv_ah *make_ah(struct probe_ep *ep, const uint8_t gid[16], uint8_t tclass)
+static struct ibv_ah *make_ah_fl(struct probe_ep *ep, const uint8_t gid[16], uint8_t tclass,
+				 uint32_t fl)
 {
+	/* mlx5 takes the RoCE v2 UDP source port from a non-zero flow label (probe_plan.h) */
 	struct ibv_ah_attr a = {
 		.is_global = 1,
 		.port_num = (uint8_t)ep->port.port,
 		.grh = { .sgid_index = (uint8_t)ep->port.gid_index,
 			 .hop_limit = HOPLIMIT,
-			 .traffic_class = tclass },
+			 .traffic_class = tclass,
+			 .flow_label = fl & 0xfffff },
 	};
 
 	memcpy(a.grh.dgid.raw, gid, 16);
 	return ibv_create_ah(ep->pd, &a);
+}
+
+static struct ibv_ah *make_ah(struct probe_ep *ep, const uint8_t gid[16], uint8_t tclass)
+{
+	return make_ah_fl(ep, gid, tclass, 0);
 }
 
 static struct ibv_ah *reply_ah(struct probe_ep *ep, const uint8_t gid[16], uint8_t tclass)
@@ -561,6 +589,10 @@ static int handle(struct probe_ep *ep, const struct ibv_wc *wc, struct poll_ctx 
 			ep->send_busy[j] = false;
 			ep->sends_out--;
 		}
+		if (j < N_SEND && ep->slot_ah[j] >= 0) {
+			ep->flah[ep->slot_ah[j]].refs--;
+			ep->slot_ah[j] = -1;
+		}
 		if (wc->status != IBV_WC_SUCCESS) {
 			ep->st.errors++;
 			pc->send_err = wc->status == IBV_WC_LOC_LEN_ERR ? EMSGSIZE : EIO;
@@ -572,13 +604,17 @@ static int handle(struct probe_ep *ep, const struct ibv_wc *wc, struct poll_ctx 
 	if (wc->status == IBV_WC_SUCCESS && wc->byte_len >= PROBE_GRH_LEN + PROBE_HDR_LEN) {
 		uint8_t *slot = slot_recv(ep, (unsigned)wc->wr_id);
 
-		if (pc->responder && slot[PROBE_GRH_LEN + 5] == PROBE_REPLY && ep->on_reply) {
+		if (pc->responder && slot[PROBE_GRH_LEN + 5] == PROBE_REPLY &&
+		    (ep->on_reply || ep->on_plan_reply)) {
 			struct probe_hdr h;
 			int r = probe_pkt_decode(slot + PROBE_GRH_LEN, wc->byte_len - PROBE_GRH_LEN,
 						 &h);
 
-			if ((!r || r == -EILSEQ) && h.session == ep->session)
+			if ((!r || r == -EILSEQ) && ep->on_reply && h.session == ep->session)
 				ep->on_reply(ep->reply_arg, &h, !r, now_ns());
+			else if ((!r || r == -EILSEQ) && ep->on_plan_reply &&
+				 h.session == ep->plan_session)
+				ep->on_plan_reply(ep->plan_arg, &h, !r, now_ns());
 			else
 				ep->st.bad++;
 		} else if (pc->responder) {
@@ -754,4 +790,77 @@ int probe_ep_poll(struct probe_ep *ep, uint32_t session, int timeout_ms,
 	if (send_err && pc.send_err)
 		*send_err = pc.send_err;
 	return r ? r : pc.replies;
+}
+
+void probe_ep_on_plan_reply(struct probe_ep *ep, uint32_t session,
+			    void (*on_reply)(void *arg, const struct probe_hdr *h, bool intact,
+					     int64_t t_ns),
+			    void *arg)
+{
+	ep->plan_session = session;
+	ep->on_plan_reply = on_reply;
+	ep->plan_arg = arg;
+}
+
+/* The handle to (gid, fl, tclass): kept, else a new one in a slot no send uses; -1: none free. */
+static int fl_ah_get(struct probe_ep *ep, const uint8_t gid[16], uint8_t tclass, uint32_t fl)
+{
+	struct ibv_ah *ah;
+	size_t k;
+
+	for (k = 0; k < ep->n_flah; k++)
+		if (ep->flah[k].fl == fl && ep->flah[k].tclass == tclass &&
+		    !memcmp(ep->flah[k].gid, gid, 16))
+			return (int)k;
+	if (ep->n_flah < N_FLAH) {
+		k = ep->n_flah;
+	} else {
+		size_t i;
+
+		for (i = 0; i < N_FLAH && ep->flah[(ep->next_flah + i) % N_FLAH].refs; i++)
+			;
+		if (i == N_FLAH)
+			return -1;
+		k = (ep->next_flah + i) % N_FLAH;
+		ep->next_flah = (k + 1) % N_FLAH;
+	}
+	ah = make_ah_fl(ep, gid, tclass, fl);
+	if (!ah)
+		return -2;
+	if (k < ep->n_flah)
+		ibv_destroy_ah(ep->flah[k].ah);
+	else
+		ep->n_flah++;
+	ep->flah[k] = (struct fl_ah){ .ah = ah, .fl = fl, .tclass = tclass };
+	memcpy(ep->flah[k].gid, gid, 16);
+	return (int)k;
+}
+
+int probe_ep_send_fl(struct probe_ep *ep, const uint8_t gid[16], uint32_t qpn, uint32_t qkey,
+		     uint8_t tclass, uint32_t fl, struct probe_hdr *h)
+{
+	int j, k, r;
+
+	if (h->size < PROBE_HDR_LEN || h->size > PROBE_MAX_SIZE)
+		return -EINVAL;
+	if (h->size > ep->port.active_mtu)
+		return -EMSGSIZE;
+	j = free_send_slot(ep);
+	if (j < 0)
+		return -ENOBUFS;
+	k = fl_ah_get(ep, gid, tclass, fl);
+	if (k == -1)
+		return -ENOBUFS;
+	if (k < 0)
+		return errno ? -errno : -EIO;
+	h->version = PROBE_VERSION;
+	h->type = PROBE_REQUEST;
+	h->t_send_ns = (uint64_t)now_ns();
+	probe_pkt_encode(slot_send(ep, (unsigned)j), h);
+	r = post_send(ep, (unsigned)j, h->size, ep->flah[k].ah, qpn, qkey);
+	if (r)
+		return r;
+	ep->slot_ah[j] = (int8_t)k;
+	ep->flah[k].refs++;
+	return 0;
 }

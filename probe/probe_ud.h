@@ -92,6 +92,22 @@ void probe_ep_on_reply(struct probe_ep *ep, uint32_t session,
 					int64_t t_ns),
 		       void *arg);
 
+/*
+ * A fleet probe's plan (probe_exec.h) from this endpoint: h to gid/qpn/qkey
+ * with traffic class tclass and GRH flow label fl (0: the device's default
+ * UDP source port), through address handles the endpoint keeps (a few
+ * dozen: a slot's peer on every label; one is replaced only when no send
+ * in flight uses it).  0; -ENOBUFS: no send slot or handle free now;
+ * -EMSGSIZE: over this port's active_mtu; -errno.
+ */
+int probe_ep_send_fl(struct probe_ep *ep, const uint8_t gid[16], uint32_t qpn, uint32_t qkey,
+		     uint8_t tclass, uint32_t fl, struct probe_hdr *h);
+/* Replies of a plan's session go to on_reply (NULL: none), beside continuous mode's. */
+void probe_ep_on_plan_reply(struct probe_ep *ep, uint32_t session,
+			    void (*on_reply)(void *arg, const struct probe_hdr *h, bool intact,
+					     int64_t t_ns),
+			    void *arg);
+
 /* Prober: where the probes go. */
 int probe_ep_set_peer(struct probe_ep *ep, const uint8_t gid[16], uint32_t qpn, uint32_t qkey,
 		      uint8_t traffic_class, char *err, size_t errlen);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fabric.h"
 #include "rules_int.h"
 #include "util.h"
 
@@ -113,7 +114,9 @@ static bool ids_match(const struct rules_engine *e, const struct node_model *m)
 				return false;
 			/* the same name, another device (a reload with a new GUID) */
 			object_ident(objs[i], ident, sizeof(ident));
-			if (strcmp(ident, e->ids[k][i].ident))
+			if (strncmp(ident, e->ids[k][i].ident, strlen(ident)) ||
+			    (e->ids[k][i].ident[strlen(ident)] &&
+			     e->ids[k][i].ident[strlen(ident)] != '/'))
 				return false;
 		}
 	}
@@ -132,8 +135,9 @@ uint64_t rx_result_key(const struct rrule *r, enum obj_kind k, const char *dev, 
 
 /*
  * An RDMA port is its GUID and port number, whatever its name (mlx5_0 may
- * come back as mlx5_2); a netdev is its name on its PCI function (one
- * function can carry two netdevs, mlx4's).
+ * come back as mlx5_2); a netdev its PCI function, whatever its name (eth2
+ * may come back as ens1f0np0), and its name too where one function carries
+ * two netdevs (mlx4's: sync_model() says so in the ident).
  */
 static uint64_t ident_key(const struct rrule *r, enum obj_kind k, uint64_t key, const char *ident,
 			  uint32_t port)
@@ -142,8 +146,6 @@ static uint64_t ident_key(const struct rrule *r, enum obj_kind k, uint64_t key, 
 
 	if (!*ident)
 		return key;
-	if (k != OBJ_RDMA_PORT)
-		return rx_fnv1a(key, ident, strlen(ident) + 1);
 	h = rx_fnv1a(RX_FNV_INIT, r->info.profile, strlen(r->info.profile) + 1);
 	h = rx_fnv1a(h, r->info.name, strlen(r->info.name) + 1);
 	h = rx_fnv1a(h, &k, sizeof(k));
@@ -404,6 +406,18 @@ static int sync_model(struct rules_engine *e, const struct node_model *m, int64_
 			object_ident(objs[i], ids[k][i].ident, sizeof(ids[k][i].ident));
 		}
 		n_ids[k] = n;
+		/* two netdevs on one PCI function: the name tells them apart */
+		for (size_t i = 0; k == OBJ_NETDEV && i < n; i++)
+			for (size_t j = 0; ids[k][i].ident[0] && j < n; j++) {
+				size_t l = strlen(ids[k][i].ident);
+
+				if (j == i || strncmp(ids[k][i].ident, ids[k][j].ident, l) ||
+				    (ids[k][j].ident[l] && ids[k][j].ident[l] != '/'))
+					continue;
+				snprintf(ids[k][i].ident + l, sizeof(ids[k][i].ident) - l, "/%s",
+					 ids[k][i].name);
+				break;
+			}
 	}
 	r = sync_slots(e, ids, n_ids, e, now);
 	if (!r)
@@ -796,6 +810,67 @@ static bool admitted(const struct rprofile *pf, enum obj_kind k, struct ectx *cx
 	return v.st != V_OK || v.v.b;
 }
 
+/* The RDMA port behind an object: itself, or the first port bound to a netdev. */
+static const struct object *role_port(const struct node_model *m, const struct object *o)
+{
+	if (o->kind == OBJ_RDMA_PORT)
+		return o;
+	if (o->kind != OBJ_NETDEV)
+		return NULL;
+	for (size_t i = 0; i < m->n_ports; i++)
+		if (m->ports[i]->netdev == o)
+			return m->ports[i];
+	return NULL;
+}
+
+/*
+ * Does the profile judge the object's role (judged_roles)?  An object
+ * without a known role (a netdev without RDMA, a model without the fabric
+ * facts) is judged: unknown is never a reason to look away.
+ */
+static const struct object *not_judged(const struct rprofile *pf, const struct node_model *m,
+				       const struct object *o)
+{
+	const struct object *p;
+	enum port_role role;
+
+	if (!pf->judged || o->kind == OBJ_NODE)
+		return NULL;
+	p = role_port(m, o);
+	if (!p || p->f[F_PORT_ROLE].state != ABS_NONE)
+		return NULL;
+	role = fabric_role_parse(p->f[F_PORT_ROLE].v.s);
+	if (role == ROLE_NONE || (pf->judged & (1u << role)))
+		return NULL;
+	return p;
+}
+
+static void skip_result(struct ectx *cx, struct rule_result *x)
+{
+	x->summary[0] = '\0';
+	x->window_ns = x->observed_ns = 0;
+	if (x->outcome != RULE_SKIP)
+		x->since_ns = cx->t;
+	x->outcome = RULE_SKIP;
+	x->eval_ns = cx->t;
+}
+
+/* "unused by design: no IPv4 RoCE v2 GID, never ACTIVE (role from no_gid)" */
+static void skip_role(const struct rprofile *pf, const struct object *p, struct ectx *cx,
+		      struct rule_result *x)
+{
+	const char *role = p->f[F_PORT_ROLE].v.s;
+	const struct field_val *why = &p->f[F_PORT_ROLE_REASON], *src = &p->f[F_PORT_ROLE_SOURCE];
+
+	struct tbuf rb = { x->reason, 0, sizeof(x->reason) };
+
+	x->reason[0] = '\0';
+	tb_printf(&rb, "%s by design: %s (role from %s; profile %s judges %s)", role,
+		  why->state == ABS_NONE ? why->v.s : "", src->state == ABS_NONE ? src->v.s : "?",
+		  pf->info.name, pf->info.judged_src ? pf->info.judged_src : "");
+	skip_result(cx, x);
+}
+
 static void skip_outside(const struct rprofile *pf, enum obj_kind k, struct ectx *cx,
 			 struct rule_result *x)
 {
@@ -811,12 +886,7 @@ static void skip_outside(const struct rprofile *pf, enum obj_kind k, struct ectx
 	tb_puts(&rb, " (here ");
 	guard_fields(pf->applies[k], cx, &rb, &n);
 	tb_puts(&rb, ")");
-	x->summary[0] = '\0';
-	x->window_ns = x->observed_ns = 0;
-	if (x->outcome != RULE_SKIP)
-		x->since_ns = cx->t;
-	x->outcome = RULE_SKIP;
-	x->eval_ns = cx->t;
+	skip_result(cx, x);
 }
 
 int rules_evaluate(struct rules_engine *e, const struct node_model *m, int64_t t_ns)
@@ -849,7 +919,11 @@ int rules_evaluate(struct rules_engine *e, const struct node_model *m, int64_t t
 			else if (o->kind == OBJ_RDMA_PORT)
 				strlcpy0(x->netdev, o->netdev ? o->netdev->name : "",
 					 sizeof(x->netdev));
-			if (!admitted(&e->profiles[r->profile], r->info.scope, &cx))
+			const struct object *by_role = not_judged(&e->profiles[r->profile], m, o);
+
+			if (by_role)
+				skip_role(&e->profiles[r->profile], by_role, &cx, x);
+			else if (!admitted(&e->profiles[r->profile], r->info.scope, &cx))
 				skip_outside(&e->profiles[r->profile], r->info.scope, &cx, x);
 			else
 				eval_one(e, r, &cx, x);
@@ -871,7 +945,8 @@ int rules_evaluate(struct rules_engine *e, const struct node_model *m, int64_t t
 			for (size_t i = 0; i < n && !in; i++) {
 				struct ectx cx = { .m = m, .obj = objs[i], .t = t_ns };
 
-				in += admitted(pf, (enum obj_kind)k, &cx);
+				in += admitted(pf, (enum obj_kind)k, &cx) &&
+				      !not_judged(pf, m, objs[i]);
 			}
 			if (!in)
 				pi->requirements_met = false;
@@ -1167,4 +1242,54 @@ bool rule_reads_job(const struct rule_info *ri)
 {
 	return ri->scope == OBJ_NODE && !ri->fleet &&
 	       (src_reads_job(ri->when_src) || src_reads_job(ri->expr_src));
+}
+
+int rules_fabric_config(const struct rules_engine *e, struct fabric_config *fc, char *err,
+			size_t errlen)
+{
+	bool have_sources = false, have_prefix = false, have_peer = false;
+
+	for (size_t p = 0; p < e->n_profiles; p++) {
+		const struct rprofile *pf = &e->profiles[p];
+		char origin[RW_NAME_MAX + 16];
+
+		for (size_t i = 0; i < pf->info.n_params; i++) {
+			const struct rparam *pm = &pf->params[i];
+			int r;
+
+			if (!have_sources && !strcmp(pm->name, "rail_source") &&
+			    pm->type == RT_STR) {
+				r = fabric_config_rail_sources(fc, pm->v.v.s, err, errlen);
+				if (r)
+					return r;
+				have_sources = true;
+			} else if (!have_prefix && !strcmp(pm->name, "rail_subnet_prefix") &&
+				   pm->type == RT_NUM) {
+				if (pm->v.v.n < 1 || pm->v.v.n > 32 ||
+				    pm->v.v.n != (int)pm->v.v.n) {
+					snprintf(
+					    err, errlen,
+					    "profile %s: rail_subnet_prefix %g: a prefix length "
+					    "1-32",
+					    pf->info.name, pm->v.v.n);
+					return -EINVAL;
+				}
+				fc->subnet_prefix = (int)pm->v.v.n;
+				have_prefix = true;
+			} else if (!have_peer && !strcmp(pm->name, "peer_evidence") &&
+				   pm->type == RT_BOOL) {
+				fc->peer_evidence = pm->v.v.b;
+				have_peer = true;
+			}
+		}
+		snprintf(origin, sizeof(origin), "%s", pf->info.name);
+		for (size_t i = 0; i < pf->n_roles; i++) {
+			int r = fabric_config_add_role(fc, pf->roles[i].pattern,
+						       (enum port_role)pf->roles[i].role, origin,
+						       err, errlen);
+			if (r)
+				return r;
+		}
+	}
+	return 0;
 }

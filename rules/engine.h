@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "fabric.h"
 #include "model.h"
 
 struct strbuf;
@@ -91,14 +92,10 @@ enum fleet_by {
 	 * named only when there is more than one (each: node has one group)
 	 */
 	FLEET_BY_NONE,
-	FLEET_BY_RAIL,	 /* the object's position on its node (rail 0, 1, ...) */
-	FLEET_BY_DEVICE, /* the object's name (eth2, mlx5_0) */
-	FLEET_BY_POOL,	 /* every unit of every node in one group */
-	/*
-	 * the object's place among the node's units in order, whatever the
-	 * rails: the k-th port NCCL uses on every node (position 0, 1, ...)
-	 */
-	FLEET_BY_POSITION,
+	FLEET_BY_RAIL,	   /* the port's rail fact (fabric.h), else its position */
+	FLEET_BY_POSITION, /* the object's position on its node among the units (0, 1, ...) */
+	FLEET_BY_DEVICE,   /* the object's name (eth2, mlx5_0) */
+	FLEET_BY_POOL,	   /* every unit of every node in one group */
 };
 
 /* A rule as loaded; lives as long as its engine. */
@@ -146,6 +143,8 @@ struct rules_profile_info {
 	 * native InfiniBand ports.  `requires` counts only the objects it admits.
 	 */
 	const char *applies_src[OBJ__COUNT];
+	/* judged_roles, as written ("compute,storage"); NULL: every object is judged */
+	const char *judged_src;
 	size_t n_params;
 	/*
 	 * FNV-1a 64 of the file's bytes as read (the built-in copy's for a
@@ -318,6 +317,18 @@ void rules_free(struct rules_engine *e);
  * 0, or -ENOMEM (results then hold the previous evaluation's values).
  */
 int rules_evaluate(struct rules_engine *e, const struct node_model *m, int64_t t_ns);
+/*
+ * The rails-and-roles configuration the loaded profiles declare: rail_source,
+ * rail_subnet_prefix and peer_evidence from the first profile declaring each,
+ * and every profile's roles: patterns in load order.  0, or -EINVAL with err.
+ */
+int rules_fabric_config(const struct rules_engine *e, struct fabric_config *fc, char *err,
+			size_t errlen);
+/*
+ * The site's rail map (YAML: `rails:` PCI address, netdev or RDMA device ->
+ * rail name) into fc.  0, or -errno with err naming the file and line.
+ */
+int rules_load_rail_map(const char *path, struct fabric_config *fc, char *err, size_t errlen);
 
 /* Results of the last evaluation, grouped by profile and rule, objects in model order. */
 size_t rules_results(const struct rules_engine *e, const struct rule_result **out);

@@ -56,6 +56,7 @@ struct fleet_acc {
 	bool told; /* its units come from an engine (rules_fleet_tell) */
 	struct group *gs;
 	size_t ng, capg;
+	size_t unit_nodes; /* nodes with a unit of the rule in any group: fleet_nodes() */
 };
 
 static void free_result(struct fleet_result *x)
@@ -271,6 +272,15 @@ static int add_value(struct group *g, size_t node, unsigned int seq, const char 
 	return 0;
 }
 
+/* The rail a port's facts name (fabric.c), or NULL: then its position stands in. */
+static const char *rail_of(const struct object *o)
+{
+	if (o->kind != OBJ_RDMA_PORT || o->f[F_PORT_RAIL].state != ABS_NONE ||
+	    !o->f[F_PORT_RAIL].v.s[0])
+		return NULL;
+	return o->f[F_PORT_RAIL].v.s;
+}
+
 /* Every unit of rule r on node ni (which answered), into its group. */
 static int gather_node(struct fleet_acc *fa, size_t ni, const struct fleet_node *fn, int64_t t)
 {
@@ -279,6 +289,7 @@ static int gather_node(struct fleet_acc *fa, size_t ni, const struct fleet_node 
 	struct object *const *objs = NULL;
 	const struct object *node_obj = &m->node;
 	size_t nobj, rail = 0;
+	bool any = false;
 
 	nobj = r->info.scope == OBJ_NODE
 		   ? 1
@@ -304,16 +315,20 @@ static int gather_node(struct fleet_acc *fa, size_t ni, const struct fleet_node 
 		 * Like with like: without `by`, the same position on every node
 		 * (four identical nodes with the same unused second port agree)
 		 */
-		if (r->info.by == FLEET_BY_RAIL ||
-		    (r->info.by == FLEET_BY_NONE && r->info.scope != OBJ_NODE))
-			snprintf(key, sizeof(key), "rail %zu", rail++);
-		else if (r->info.by == FLEET_BY_POSITION)
-			snprintf(key, sizeof(key), "position %zu", rail++);
+		if (r->info.by == FLEET_BY_RAIL && rail_of(o))
+			snprintf(key, sizeof(key), "rail %s", rail_of(o)), rail++;
+		else if (r->info.by == FLEET_BY_RAIL || r->info.by == FLEET_BY_POSITION ||
+			 (r->info.by == FLEET_BY_NONE && r->info.scope != OBJ_NODE))
+			snprintf(key, sizeof(key), "%s %zu",
+				 r->info.by == FLEET_BY_POSITION ? "position" : "rail", rail++);
 		else if (r->info.by == FLEET_BY_DEVICE)
 			snprintf(key, sizeof(key), "%s", o->name);
 		g = find_group(&fa->gs, &fa->ng, &fa->capg, key, ni, seq);
 		if (!g)
 			return -ENOMEM;
+		if (!any)
+			fa->unit_nodes++;
+		any = true;
 		if (v.st != V_OK) {
 			rx_format_unknown(&tb, &v);
 			if (add_unknown(g, ni, seq, obj, &v, why))
@@ -408,7 +423,8 @@ static bool unknown_alike(const struct fleet_result *x)
 
 /* Turn a built group into a result: sort, find the majority, evaluate. */
 static int finish_group(const struct rrule *r, struct group *g, const struct fleet_node *nodes,
-			int64_t t, struct slot_state *st, struct fleet_result *x)
+			size_t fleet_nodes, int64_t t, struct slot_state *st,
+			struct fleet_result *x)
 {
 	struct fleet_agg agg = { 0 };
 	struct ectx cx = { .st = st, .t = t, .agg = &agg };
@@ -443,6 +459,7 @@ static int finish_group(const struct rrule *r, struct group *g, const struct fle
 
 	agg.distinct = g->n_vals;
 	agg.nodes = g->n_nodes;
+	agg.fleet_nodes = fleet_nodes;
 	agg.outliers = known - (x->majority >= 0 ? x->values[0].n_units : 0);
 	agg.have_majority = x->majority >= 0;
 	if (agg.have_majority)
@@ -507,7 +524,8 @@ static int finish_rule(struct rules_engine *e, struct fleet_acc *fa, const struc
 	for (size_t i = 0; !ret && i < fa->ng; i++) {
 		ret = push_result(e, &e->cap_fres, &x);
 		if (!ret)
-			ret = finish_group(r, &fa->gs[i], nodes, e->fleet_t, &fa->st, x);
+			ret = finish_group(r, &fa->gs[i], nodes, fa->unit_nodes, e->fleet_t,
+					   &fa->st, x);
 	}
 	if (!ret && !fa->ng) {
 		ret = push_result(e, &e->cap_fres, &x);
@@ -767,6 +785,9 @@ int rules_fleet_add_counted(struct rules_engine *e, size_t k, const char *key, s
 	g->n_units += units;
 	g->n_nodes += nodes;
 	g->per_node = units == nodes;
+	/* the first group has every node with a unit: fleet_nodes() */
+	if (nodes > fa->unit_nodes)
+		fa->unit_nodes = nodes;
 	return 0;
 }
 

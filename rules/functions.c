@@ -456,6 +456,11 @@ static struct val eval_count_nodes(const struct expr *e, struct ectx *cx)
 	return cx->agg ? rx_num((double)cx->agg->nodes) : rx_err(e, VE_RANGE, 0);
 }
 
+static struct val eval_fleet_nodes(const struct expr *e, struct ectx *cx)
+{
+	return cx->agg ? rx_num((double)cx->agg->fleet_nodes) : rx_err(e, VE_RANGE, 0);
+}
+
 static struct val eval_majority(const struct expr *e, struct ectx *cx)
 {
 	if (!cx->agg)
@@ -515,6 +520,7 @@ static const struct rx_func funcs[] = {
 	{ "outliers", 1, 1, RT_NUM, .arg = { ANY_VALUE }, .aggregate = true,
 	  .check = check_compared, .eval = eval_outliers },
 	{ "count_nodes", 0, 0, RT_NUM, .aggregate = true, .eval = eval_count_nodes },
+	{ "fleet_nodes", 0, 0, RT_NUM, .aggregate = true, .eval = eval_fleet_nodes },
 };
 
 const struct rx_func *rx_func_find(const char *name)

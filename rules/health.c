@@ -248,6 +248,78 @@ static struct hmem *hmem_find(struct rules_engine *e, uint64_t key, bool add)
 	return &e->hm[i];
 }
 
+/* The hardware identity of result x (engine.c's ident: "guid:...", "pci:..."), or "". */
+static const char *ident_of(const struct rules_engine *e, const struct rule_result *x)
+{
+	const struct rrule *r = (const struct rrule *)x->rule;
+	size_t s = (size_t)(x - e->res), i;
+
+	if (x->kind == OBJ_NODE || s < r->res_off || s - r->res_off >= e->n_ids[x->kind])
+		return "";
+	i = s - r->res_off;
+	return e->ids[x->kind][i].ident;
+}
+
+/*
+ * The escalation memory of result x, keyed by what does not move: its
+ * identity (the port's node GUID and port number, the netdev's PCI function),
+ * so a device renamed at reboot keeps it.  A memory under the name key (a
+ * state file from before, an object without identity) is taken over once.
+ * A new identity under a remembered name is another card: it starts fresh,
+ * and the log says so once.
+ */
+static struct hmem *memory_of(struct rules_engine *e, const struct rule_result *x)
+{
+	const char *ident = ident_of(e, x);
+	struct hmem *h = hmem_find(e, x->ikey, false), *old;
+	char name[sizeof(h->name)];
+
+	if (x->kind == OBJ_RDMA_PORT)
+		snprintf(name, sizeof(name), "%s/%u", x->device, x->port);
+	else
+		snprintf(name, sizeof(name), "%s", x->kind == OBJ_NODE ? "node" : x->device);
+	if (!h && x->ikey != x->key && (old = hmem_find(e, x->key, false))) {
+		struct hmem moved = *old;
+		size_t at = (size_t)(old - e->hm);
+
+		/* remembered by name: by identity from now on (the table stays sorted) */
+		memmove(old, old + 1, (e->n_hm - at - 1) * sizeof(*old));
+		e->n_hm--;
+		h = hmem_find(e, x->ikey, true);
+		if (h) {
+			moved.key = x->ikey;
+			*h = moved;
+		}
+		e->hm_dirty = true;
+	}
+	if (!h) {
+		h = hmem_find(e, x->ikey, true);
+		if (!h)
+			return NULL;
+		for (size_t i = 0; *ident && i < e->n_hm; i++) {
+			const struct hmem *o = &e->hm[i];
+			char once[200];
+
+			if (o == h || !o->ident[0] || strcmp(o->name, name) ||
+			    !strcmp(o->ident, ident))
+				continue;
+			snprintf(once, sizeof(once), "health:new:%s:%s", name, ident);
+			rw_log_once(LOG_LVL_INFO, once,
+				    "rules: health memory: %s is new hardware (%s, was %s): its "
+				    "escalation memory starts fresh",
+				    name, ident, o->ident);
+			break;
+		}
+	} else if (h->name[0] && strcmp(h->name, name)) {
+		log_info("rules: health memory: %s (%s) was %s before: its memory carried over",
+			 name, *ident ? ident : "no identity", h->name);
+		e->hm_dirty = true;
+	}
+	strlcpy0(h->name, name, sizeof(h->name));
+	strlcpy0(h->ident, ident, sizeof(h->ident));
+	return h;
+}
+
 void rx_health_note(struct rules_engine *e, struct rule_result *x, int64_t wall_ns)
 {
 	const struct rule_info *ri = x->rule;
@@ -258,7 +330,7 @@ void rx_health_note(struct rules_engine *e, struct rule_result *x, int64_t wall_
 	x->episodes = 0;
 	if (ri->cls != RCLASS_DEGRADED || ri->escalate_after <= 0)
 		return;
-	h = hmem_find(e, x->key, true);
+	h = memory_of(e, x);
 	if (!h)
 		return; /* out of memory: judged without its history, never wrongly escalated */
 	h->window_ns = ri->escalate_window_ns;
@@ -376,12 +448,22 @@ int rules_health_forget(struct rules_engine *e, const char *rule, const char *ob
 			}
 		}
 		key = rx_result_key(r, k, k == OBJ_NODE ? "" : dev, port);
-		h = hmem_find(e, key, false);
-		if (h && (h->n || h->failing)) {
-			*forgotten += h->n;
-			h->n = 0;
-			h->failing = false;
-			e->hm_dirty = true;
+		/* the memory is under the object's identity where it has one */
+		for (int pass = 0; pass < 2; pass++) {
+			uint64_t mk = key;
+
+			for (size_t s = 0; pass && s < e->n_res; s++)
+				if (e->res[s].key == key)
+					mk = e->res[s].ikey;
+			if (pass && mk == key)
+				break;
+			h = hmem_find(e, mk, false);
+			if (h && (h->n || h->failing)) {
+				*forgotten += h->n;
+				h->n = 0;
+				h->failing = false;
+				e->hm_dirty = true;
+			}
 		}
 		/* the result as it reads now: not escalated (the next poll decides it anew) */
 		for (size_t s = 0; s < e->n_res; s++)
@@ -475,6 +557,9 @@ int rules_health_serialize(struct rules_engine *e, const char *boot_id, struct s
 			  h->n);
 		for (int k = 0; k < h->n; k++)
 			sb_printf(out, " %" PRId64, h->t[k]);
+		/* what it is about, for a person and for a card replaced under the same name */
+		if (h->name[0])
+			sb_printf(out, " = %s %s", h->name, h->ident[0] ? h->ident : "-");
 		sb_putc(out, '\n');
 	}
 	for (size_t i = 0; e->synced && e->st && i < e->n_res; i++) {
@@ -489,7 +574,7 @@ int rules_health_serialize(struct rules_engine *e, const char *boot_id, struct s
 			continue;
 		for (int j = 0; e->st[i].rings && j < rr->n_rings; j++)
 			if (e->st[i].rings[j].n)
-				put_ring(out, e->res[i].key, rr->info.fingerprint, j,
+				put_ring(out, e->res[i].ikey, rr->info.fingerprint, j,
 					 &e->st[i].rings[j]);
 	}
 	/* history read from the file and not yet given to a result (no poll since): kept */
@@ -613,6 +698,24 @@ static char *tok(struct lx *l)
 	if (*l->p)
 		*l->p++ = '\0';
 	return s;
+}
+
+/* The next field: the word want, or (want NULL) any printable word into out. */
+static bool tok_word(struct lx *l, const char *want, char *out, size_t len)
+{
+	char *s = tok(l);
+
+	if (!s)
+		return false;
+	if (want)
+		return !strcmp(s, want);
+	if (strlen(s) >= len)
+		return false;
+	for (const char *c = s; *c; c++)
+		if (*c < 0x21 || *c > 0x7e)
+			return false;
+	memcpy(out, s, strlen(s) + 1);
+	return true;
 }
 
 static uint64_t tok_hex(struct lx *l)
@@ -758,6 +861,20 @@ static int parse_ring(struct lx *l, struct pending_ring *pr, int64_t now)
 	return l->bad ? -EINVAL : 0;
 }
 
+/* " = NAME IDENT": the object a record is about (IDENT "-": none); printable words only. */
+static void parse_about(struct lx *l, struct hmem *h)
+{
+	char name[sizeof(h->name)], ident[sizeof(h->ident)];
+
+	if (!tok_word(l, "=", NULL, 0) || !tok_word(l, NULL, name, sizeof(name)) ||
+	    !tok_word(l, NULL, ident, sizeof(ident))) {
+		lx_bad(l, "a malformed '= NAME IDENT' part");
+		return;
+	}
+	strlcpy0(h->name, name, sizeof(h->name));
+	strlcpy0(h->ident, strcmp(ident, "-") ? ident : "", sizeof(h->ident));
+}
+
 /* An escalation record; its episodes dated in the future are dropped (*dropped counts them). */
 static int parse_esc(struct lx *l, struct hmem *h, int64_t now, size_t *dropped)
 {
@@ -779,6 +896,8 @@ static int parse_esc(struct lx *l, struct hmem *h, int64_t now, size_t *dropped)
 		else
 			h->t[k++] = t;
 	}
+	if (!l->bad && !at_end(l))
+		parse_about(l, h);
 	if (!l->bad && !at_end(l))
 		lx_bad(l, "more fields than it has");
 	h->n = (uint8_t)k;
@@ -1095,13 +1214,18 @@ void rx_health_apply_pending(struct rules_engine *e)
 	/* pend is sorted by key (then by line): one binary search per result */
 	for (size_t s = 0; s < e->n_res; s++) {
 		const struct rrule *rr = (const struct rrule *)e->res[s].rule;
-		uint64_t key = e->res[s].key;
+		uint64_t key = e->res[s].ikey;
 		size_t lo;
 
 		if (!e->st[s].rings)
 			continue;
 		_Static_assert(offsetof(struct pending_ring, key) == 0, "key first");
 		lo = key_lower_bound(e->pend, e->n_pend, sizeof(*e->pend), key);
+		if ((lo >= e->n_pend || e->pend[lo].key != key) && key != e->res[s].key) {
+			/* a file from before identity keys: by name */
+			key = e->res[s].key;
+			lo = key_lower_bound(e->pend, e->n_pend, sizeof(*e->pend), key);
+		}
 		for (size_t i = lo; i < e->n_pend && e->pend[i].key == key; i++) {
 			const struct pending_ring *pr = &e->pend[i];
 			struct ring *g;

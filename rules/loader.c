@@ -16,9 +16,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <regex.h>
 #include <yaml.h>
 
 #include "bounded.h"
+#include "fabric.h"
 #include "rules_int.h"
 #include "util.h"
 
@@ -569,6 +571,47 @@ static int param_override(struct loader *ld, struct rparam *pm,
 	return 0;
 }
 
+/* A sequence whose first item is a word, not an integer: a list parameter. */
+static bool seq_of_words(struct loader *ld, const yaml_node_t *v)
+{
+	yaml_node_item_t *it = v->data.sequence.items.start;
+	const char *s;
+
+	if (it >= v->data.sequence.items.top)
+		return false;
+	s = scalar(ynode(ld, *it));
+	return s && *s && !(*s >= '0' && *s <= '9');
+}
+
+/* [a, b, c] -> the string "a,b,c" (words: a-z, 0-9, _ and -). */
+static int load_word_list(struct loader *ld, const yaml_node_t *v, struct rparam *pm)
+{
+	char buf[256];
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
+	     it++) {
+		const yaml_node_t *e = ynode(ld, *it);
+		const char *w = scalar(e);
+
+		if (!w || !valid_name(w, true)) {
+			lerr(ld, e, "parameter '%s': list elements are words (a-z, 0-9, _, -)",
+			     pm->name);
+			return -EINVAL;
+		}
+		if (len + strlen(w) + 2 > sizeof(buf)) {
+			lerr(ld, e, "parameter '%s': list too long", pm->name);
+			return -EINVAL;
+		}
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", len ? "," : "", w);
+	}
+	pm->type = RT_STR;
+	pm->list = true;
+	pm->v.v.s = arena_strdup(&ld->e->arena, buf);
+	return 0;
+}
+
 static int load_params(struct loader *ld, const yaml_node_t *map, struct rprofile *pf)
 {
 	size_t n;
@@ -601,7 +644,13 @@ static int load_params(struct loader *ld, const yaml_node_t *map, struct rprofil
 			}
 		pm->name = arena_strdup(&ld->e->arena, name);
 		pm->v.st = V_OK;
-		if (v->type == YAML_SEQUENCE_NODE) {
+		if (v->type == YAML_SEQUENCE_NODE && seq_of_words(ld, v)) {
+			/* a list of words (rail_source: [map, lldp]): read by rocewatch, as text */
+			if (load_word_list(ld, v, pm)) {
+				bad = -EINVAL;
+				goto next;
+			}
+		} else if (v->type == YAML_SEQUENCE_NODE) {
 			pm->type = RT_SET;
 			for (yaml_node_item_t *it = v->data.sequence.items.start;
 			     it < v->data.sequence.items.top; it++) {
@@ -869,14 +918,14 @@ static int load_fleet_keys(struct loader *ld, const yaml_node_t *each, const yam
 			return -EINVAL;
 		if (!strcmp(s, "rail"))
 			ri->by = FLEET_BY_RAIL;
+		else if (!strcmp(s, "position"))
+			ri->by = FLEET_BY_POSITION;
 		else if (!strcmp(s, "device"))
 			ri->by = FLEET_BY_DEVICE;
 		else if (!strcmp(s, "pool"))
 			ri->by = FLEET_BY_POOL;
-		else if (!strcmp(s, "position"))
-			ri->by = FLEET_BY_POSITION;
 		else {
-			lerr(ld, by, "by must be rail, device, pool or position, not '%s'", s);
+			lerr(ld, by, "by must be rail, position, device or pool, not '%s'", s);
 			return -EINVAL;
 		}
 		if (ri->scope == OBJ_NODE) {
@@ -1168,17 +1217,109 @@ static int load_applies(struct loader *ld, const yaml_node_t *n, struct rprofile
 	return bad;
 }
 
-static const char *const top_keys[] = { "profile",  "description", "params",
-					"requires", "applies_to",  "rules" };
+static const char *const top_keys[] = { "profile",    "description", "params", "requires",
+					"applies_to", "roles",	     "rules" };
 enum {
 	TK_PROFILE,
 	TK_DESCRIPTION,
 	TK_PARAMS,
 	TK_REQUIRES,
 	TK_APPLIES,
+	TK_ROLES,
 	TK_RULES,
 	TK__N
 };
+
+/*
+ * roles: PATTERN: ROLE, in order (the first pattern that matches a port's
+ * netdev, RDMA device or PCI address wins); each pattern must compile.
+ */
+static int load_roles(struct loader *ld, const yaml_node_t *n, struct rprofile *pf)
+{
+	size_t cnt;
+	int bad = 0;
+
+	if (n->type != YAML_MAPPING_NODE) {
+		lerr(ld, n,
+		     "roles must be a mapping of pattern: role (compute, storage, "
+		     "management, unused)");
+		return -EINVAL;
+	}
+	cnt = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+	pf->roles = arena_alloc(&ld->e->arena, (cnt ? cnt : 1) * sizeof(*pf->roles));
+	if (!pf->roles)
+		return -ENOMEM;
+	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
+	     p++) {
+		const yaml_node_t *k = ynode(ld, p->key), *v = ynode(ld, p->value);
+		const char *pat = scalar(k), *role = scalar(v);
+		char anchored[512];
+		regex_t re;
+		int rc;
+
+		if (!pat || !*pat) {
+			lerr(ld, k, "roles: a pattern is a regular expression");
+			bad = -EINVAL;
+			continue;
+		}
+		if (!role || fabric_role_parse(role) == ROLE_NONE) {
+			lerr(ld, v,
+			     "roles: '%s' is not a role (compute, storage, management, unused)",
+			     role ? role : "");
+			bad = -EINVAL;
+			continue;
+		}
+		snprintf(anchored, sizeof(anchored), "^(%s)$", pat);
+		rc = regcomp(&re, anchored, REG_EXTENDED | REG_NOSUB);
+		if (rc) {
+			char why[128];
+
+			regerror(rc, &re, why, sizeof(why));
+			lerr(ld, k, "roles: pattern '%s': %s", pat, why);
+			bad = -EINVAL;
+			continue;
+		}
+		regfree(&re);
+		pf->roles[pf->n_roles].pattern = arena_strdup(&ld->e->arena, pat);
+		pf->roles[pf->n_roles].role = fabric_role_parse(role);
+		pf->n_roles++;
+	}
+	return bad;
+}
+
+/* judged_roles: [compute, storage]: the roles whose ports (and netdevs) the profile judges. */
+static int load_judged(struct loader *ld, const yaml_node_t *root, struct rprofile *pf)
+{
+	const char *list = NULL;
+
+	for (size_t i = 0; i < pf->info.n_params; i++)
+		if (!strcmp(pf->params[i].name, "judged_roles") && pf->params[i].type == RT_STR)
+			list = pf->params[i].v.v.s;
+	if (!list)
+		return 0;
+	for (const char *p = list; *p;) {
+		size_t len = strcspn(p, ", ");
+		char w[32];
+
+		size_t wl = len < sizeof(w) ? len : sizeof(w) - 1;
+
+		memcpy(w, p, wl);
+		w[wl] = '\0';
+		if (len && fabric_role_parse(w) == ROLE_NONE) {
+			lerr(ld, root,
+			     "judged_roles: '%s' is not a role (compute, storage, "
+			     "management, unused)",
+			     w);
+			return -EINVAL;
+		}
+		if (len)
+			pf->judged |= 1u << fabric_role_parse(w);
+		p += len;
+		p += strspn(p, ", ");
+	}
+	pf->info.judged_src = list;
+	return 0;
+}
 
 static int load_document(struct loader *ld)
 {
@@ -1202,7 +1343,8 @@ static int load_document(struct loader *ld)
 		return -EINVAL;
 	}
 	bad = split_mapping(ld, root, top_keys, TK__N, "",
-			    "profile, description, params, requires, applies_to, rules", v, kn);
+			    "profile, description, params, requires, applies_to, roles, rules", v,
+			    kn);
 	s = want_name(ld, root, v[TK_PROFILE], true);
 	if (!s)
 		return -EINVAL;
@@ -1228,6 +1370,10 @@ static int load_document(struct loader *ld)
 	if (v[TK_REQUIRES] && load_requires(ld, v[TK_REQUIRES], &pf))
 		bad = -EINVAL;
 	if (v[TK_APPLIES] && load_applies(ld, v[TK_APPLIES], &pf))
+		bad = -EINVAL;
+	if (v[TK_ROLES] && load_roles(ld, v[TK_ROLES], &pf))
+		bad = -EINVAL;
+	if (load_judged(ld, v[TK_PARAMS] ? v[TK_PARAMS] : root, &pf))
 		bad = -EINVAL;
 	if (!v[TK_RULES]) {
 		lerr(ld, root, "missing 'rules:' (a list of rules)");
@@ -1456,4 +1602,113 @@ int rules_load(const struct rules_spec *spec, struct rules_engine **out, struct 
 		}
 	}
 	return loader_end(&ld, r, out);
+}
+
+/* ---- the site's rail map (--rail-map FILE) ---- */
+
+#define RAIL_MAP_MAX_BYTES (4u << 20)
+
+static int rail_map_doc(const char *path, yaml_document_t *doc, const yaml_node_t *root,
+			struct fabric_config *fc, char *err, size_t errlen)
+{
+	const yaml_node_t *rails = NULL;
+
+	if (!root || root->type != YAML_MAPPING_NODE) {
+		snprintf(err, errlen,
+			 "%s: a rail map is a mapping with 'rails:' (PCI address, "
+			 "netdev or RDMA device: rail)",
+			 path);
+		return -EINVAL;
+	}
+	for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
+	     p++) {
+		const yaml_node_t *k = yaml_document_get_node(doc, p->key);
+		const char *ks =
+		    k && k->type == YAML_SCALAR_NODE ? (const char *)k->data.scalar.value : NULL;
+
+		if (ks && !strcmp(ks, "rails")) {
+			rails = yaml_document_get_node(doc, p->value);
+			continue;
+		}
+		snprintf(err, errlen, "%s:%d: unknown key '%s' (a rail map has 'rails:')", path,
+			 k ? (int)k->start_mark.line + 1 : 0, ks ? ks : "?");
+		return -EINVAL;
+	}
+	if (!rails || rails->type != YAML_MAPPING_NODE) {
+		snprintf(err, errlen,
+			 "%s: 'rails:' must be a mapping of PCI address, netdev or RDMA "
+			 "device to a rail name",
+			 path);
+		return -EINVAL;
+	}
+	for (yaml_node_pair_t *p = rails->data.mapping.pairs.start;
+	     p < rails->data.mapping.pairs.top; p++) {
+		const yaml_node_t *k = yaml_document_get_node(doc, p->key),
+				  *v = yaml_document_get_node(doc, p->value);
+		const char *ks, *vs;
+		int line = k ? (int)k->start_mark.line + 1 : 0, r;
+
+		if (!k || !v || k->type != YAML_SCALAR_NODE || v->type != YAML_SCALAR_NODE) {
+			snprintf(err, errlen, "%s:%d: each line is KEY: RAIL (scalars)", path,
+				 line);
+			return -EINVAL;
+		}
+		ks = (const char *)k->data.scalar.value;
+		vs = (const char *)v->data.scalar.value;
+		if (!*ks || strlen(ks) >= RW_NAME_MAX || !*vs || strlen(vs) >= RW_STR_MAX) {
+			snprintf(err, errlen,
+				 "%s:%d: '%.40s: %.40s': key and rail must be 1-%d "
+				 "characters",
+				 path, line, ks, vs, RW_STR_MAX - 1);
+			return -EINVAL;
+		}
+		r = fabric_config_add_rail(fc, ks, vs);
+		if (r == -EEXIST) {
+			snprintf(err, errlen, "%s:%d: '%s' is mapped twice", path, line, ks);
+			return -EINVAL;
+		}
+		if (r)
+			return r;
+	}
+	free(fc->map_file);
+	fc->map_file = strdup(path);
+	return fc->map_file ? 0 : -ENOMEM;
+}
+
+int rules_load_rail_map(const char *path, struct fabric_config *fc, char *err, size_t errlen)
+{
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	char *text = NULL;
+	size_t len = 0;
+	int r = read_file_all(path, &text, &len);
+
+	if (r) {
+		snprintf(err, errlen, "%s: %s", path, strerror(-r));
+		return r;
+	}
+	if (len > RAIL_MAP_MAX_BYTES) {
+		snprintf(err, errlen, "%s: %zu bytes: a rail map is at most %u", path, len,
+			 RAIL_MAP_MAX_BYTES);
+		free(text);
+		return -EFBIG;
+	}
+	if (!yaml_parser_initialize(&parser)) {
+		free(text);
+		return -ENOMEM;
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	if (!yaml_parser_load(&parser, &doc)) {
+		snprintf(err, errlen, "%s:%d:%d: YAML: %s", path, (int)parser.problem_mark.line + 1,
+			 (int)parser.problem_mark.column + 1,
+			 parser.problem ? parser.problem : "syntax error");
+		yaml_parser_delete(&parser);
+		free(text);
+		return -EINVAL;
+	}
+	r = rail_map_doc(path, &doc, yaml_document_get_root_node(&doc), fc, err, errlen);
+	yaml_document_delete(&doc);
+	yaml_parser_delete(&parser);
+	free(text);
+	return r;
 }

@@ -229,6 +229,7 @@ struct rparam {
 	enum rtype type;
 	char *text; /* value as text, for listings */
 	bool used_override;
+	bool list; /* RT_STR from a list of words ([map, lldp]): read by rocewatch, not rules */
 };
 
 /* Per-rule counts of stateful sites, filled by the parser. */
@@ -325,6 +326,7 @@ struct slot_state {
 /* What a fleet rule's aggregates give, for one group of units. */
 struct fleet_agg {
 	size_t distinct, outliers, nodes;
+	size_t fleet_nodes; /* nodes with a unit of the rule, in any group */
 	bool have_majority;
 	struct val majority;
 };
@@ -460,6 +462,14 @@ struct rprofile {
 	struct rparam *params;
 	/* applies_to: per object kind, the objects the profile is about (NULL: all) */
 	struct expr *applies[OBJ__COUNT];
+	/* roles: pattern -> role, in the file's order (fabric.h) */
+	struct rrole {
+		const char *pattern;
+		int role; /* enum port_role */
+	} *roles;
+	size_t n_roles;
+	/* judged_roles: bit (1 << enum port_role) per role judged; 0: every object */
+	unsigned judged;
 };
 
 struct objid {
@@ -486,11 +496,14 @@ struct parked {
 
 /* Escalation memory of one result (health.c). */
 struct hmem {
-	uint64_t key, fp;
+	uint64_t key, fp; /* key: the result's identity key (ikey), else its name key */
 	int64_t window_ns; /* its rule's escalation window (0: not evaluated since loaded) */
 	bool failing;	   /* the last decided outcome was fail: the episode goes on */
 	uint8_t n;
 	int64_t t[RULE_ESCALATE_MAX]; /* wall-clock starts of the failure episodes, oldest first */
+	/* what it was about when last seen: name/port beside the hardware identity */
+	char name[RW_NAME_MAX + 12];
+	char ident[72];
 };
 
 /* A counter history read from the state file, waiting for its result to exist. */

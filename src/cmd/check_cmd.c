@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "daemon.h"
+#include "rules_serve.h"
 #include "nccl.h"
 #include "term.h"
 #include "util.h"
@@ -683,6 +684,7 @@ struct check_args {
 	struct check_opts o;
 	struct client_opts client; /* --serve's */
 	const char *serve_url, *nccl_file;
+	const char *rail_map; /* --rail-map */
 	bool serve_given, nccl_environ;
 };
 
@@ -755,6 +757,7 @@ static const struct cli_opt check_opts[] = {
 	    "  --profile NAME|FILE        profile to check (repeatable; default\n"
 	    "                             " RULES_DEFAULT_PROFILE "); NAME is looked up in\n"
 	    "                             $ROCEWATCH_PROFILE_DIR and the installed profiles\n"),
+	CLI_OPT_RAIL_MAP(struct check_args, rail_map),
 	{ .name = "format",
 	  .kind = CLI_CALL,
 	  .fn = opt_format,
@@ -991,7 +994,9 @@ static int check_run(struct check_args *a, struct rules_engine *e, struct nccl_e
 	r = model_source_open(&src, &a->cfg, err, sizeof(err));
 	if (!r) {
 		daemon_init(d, &a->cfg, src);
-		r = daemon_start(d, err, sizeof(err));
+		r = rules_fabric_setup(e, a->rail_map, d, err, sizeof(err));
+		if (!r)
+			r = daemon_start(d, err, sizeof(err));
 	}
 	if (r) {
 		fprintf(stderr, "rocewatch check: %s\n", err[0] ? err : strerror(-r));

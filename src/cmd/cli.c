@@ -305,6 +305,22 @@ const struct cli_opt cli_common_opts[] = {
 	  .fn = opt_common,
 	  .usage =
 	      "  --collector.wire.port PORT UDP port the wire view counts as RoCE v2 (4791)\n" },
+	{ .name = "collector.lldp.socket",
+	  .kind = CLI_STRING,
+	  CLI_AT(struct rw_config, lldp_socket),
+	  .usage =
+	      "  --collector.lldp.socket PATH  lldpd's control socket, asked with lldpcli -u\n"
+	      "                             PATH when it is there (default /run/lldpd.socket)\n" },
+	{ .name = "collector.lldp.wait",
+	  .kind = CLI_DURATION,
+	  CLI_AT(struct rw_config, lldp_wait_ns),
+	  .max = 300000000000LL,
+	  .bad = "a duration up to 5m (e.g. 35s)",
+	  .usage =
+	      "  --collector.lldp.wait DURATION\n"
+	      "                             the first poll waits up to DURATION for an LLDP\n"
+	      "                             frame on each netdev with carrier that lldpd does\n"
+	      "                             not answer for (default 0; switches send every 30s)\n" },
 	{ .name = "log.level",
 	  .kind = CLI_CALL,
 	  .fn = opt_common,
@@ -587,6 +603,7 @@ int cli_parse(const struct cli_cmd *c, void *const *bases, int argc, char **argv
 }
 
 const struct cli_cmd *const cli_commands[] = {
-	&check_cli,  &export_cli,     &fleet_cli,      &health_cli, &probe_cli,	   &report_cli,
-	&replay_cli, &rules_lint_cli, &rules_list_cli, &serve_cli,  &snapshot_cli, NULL,
+	&check_cli, &export_cli,   &fleet_cli,	&fleet_probe_cli, &health_cli,
+	&probe_cli, &report_cli,   &replay_cli, &rules_lint_cli,  &rules_list_cli,
+	&serve_cli, &snapshot_cli, NULL,
 };

@@ -6,6 +6,7 @@
 int cmd_check(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_fleet(int argc, char **argv);
+int cmd_fleet_probe(int argc, char **argv);
 int cmd_health(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_report(int argc, char **argv);
@@ -16,7 +17,7 @@ int cmd_snapshot(int argc, char **argv);
 
 /* Their option tables (cli.h), for --help and the tests. */
 struct cli_cmd;
-extern const struct cli_cmd check_cli, export_cli, fleet_cli, health_cli, probe_cli, report_cli,
-    replay_cli, rules_lint_cli, rules_list_cli, serve_cli, snapshot_cli;
+extern const struct cli_cmd check_cli, export_cli, fleet_cli, fleet_probe_cli, health_cli,
+    probe_cli, report_cli, replay_cli, rules_lint_cli, rules_list_cli, serve_cli, snapshot_cli;
 
 #endif

@@ -47,6 +47,7 @@ void daemon_init(struct daemon *d, struct rw_config *cfg, struct model_source *s
 	d->cfg = cfg;
 	d->src = src;
 	model_init(&d->m);
+	fabric_config_init(&d->fabric);
 	pthread_mutex_init(&d->lock, NULL);
 	d->stats.start_ns = real_ns();
 	get_hostname(d->m.host, sizeof(d->m.host));
@@ -99,6 +100,8 @@ int daemon_collect(struct daemon *d, unsigned what)
 	clock_gettime(CLOCK_MONOTONIC, &d->m.mono);
 	poll_time = d->m.time;
 	r = d->src->collect(d->src, &d->m, what);
+	/* every poll: a snapshot source sets every field again, these included */
+	fabric_derive(&d->m, &d->fabric);
 	if (d->live_time)
 		d->m.time = poll_time; /* the poll's time, not a snapshot's own */
 	for (int i = 0; i < d->n_hooks; i++)
@@ -154,6 +157,15 @@ bool daemon_event(struct daemon *d, int idx)
 	return d->src->event(d->src, idx);
 }
 
+void daemon_set_fabric(struct daemon *d, struct fabric_config *fc)
+{
+	pthread_mutex_lock(&d->lock);
+	fabric_config_free(&d->fabric);
+	d->fabric = *fc;
+	fabric_config_init(fc);
+	pthread_mutex_unlock(&d->lock);
+}
+
 void daemon_fini(struct daemon *d)
 {
 	/* Objects first: their per-collector state is freed by obj_free, not the source's close. */
@@ -164,5 +176,6 @@ void daemon_fini(struct daemon *d)
 	free(d->hooks);
 	d->hooks = NULL;
 	d->n_hooks = d->max_hooks = 0;
+	fabric_config_free(&d->fabric);
 	pthread_mutex_destroy(&d->lock);
 }

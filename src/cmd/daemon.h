@@ -18,6 +18,7 @@
 #include "poll_stats.h"
 #include "prom.h"
 #include "config.h"
+#include "fabric.h"
 #include "model.h"
 #include "model_source.h"
 #include "snapshot.h"
@@ -40,7 +41,15 @@ struct daemon {
 	struct poll_stats stats;
 	struct daemon_hook *hooks; /* daemon_reserve_hooks() */
 	int n_hooks, max_hooks;
+	/* rails and roles, derived after every collection (fabric.h) */
+	struct fabric_config fabric;
 };
+
+/*
+ * Take fc's rails-and-roles configuration (the profiles' roles, rail_source
+ * and the --rail-map file) for the next polls; fc is left initialised.
+ */
+void daemon_set_fabric(struct daemon *d, struct fabric_config *fc);
 
 /* Signals: the only mutable globals (set by handlers, read by the loop). */
 extern volatile sig_atomic_t rw_sig_stop, rw_sig_hup, rw_sig_usr1;

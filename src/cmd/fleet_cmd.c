@@ -1576,17 +1576,23 @@ int cmd_fleet(int argc, char **argv)
 		cli_print_help(&fleet_cli, argc < 2 ? stderr : stdout);
 		return argc < 2 ? RULES_UNKNOWN : 0;
 	}
+	if (!strcmp(argv[1], "probe"))
+		return cmd_fleet_probe(argc - 1, argv + 1);
 	if (strcmp(argv[1], "check")) {
 		if (rw_typo_close(rw_edit_distance(argv[1], "check"), strlen(argv[1])))
 			fprintf(stderr,
 				"rocewatch fleet: unknown subcommand '%s'; did you mean 'check'?\n",
 				argv[1]);
+		else if (rw_typo_close(rw_edit_distance(argv[1], "probe"), strlen(argv[1])))
+			fprintf(stderr,
+				"rocewatch fleet: unknown subcommand '%s'; did you mean 'probe'?\n",
+				argv[1]);
 		else
 			/* a node list or an option where the subcommand goes */
 			fprintf(
 			    stderr,
-			    "rocewatch fleet: unknown subcommand '%s'; the subcommand is check: "
-			    "rocewatch fleet check %s%s\n",
+			    "rocewatch fleet: unknown subcommand '%s'; the subcommands are check "
+			    "and probe: rocewatch fleet check %s%s\n",
 			    argv[1], argv[1], argc > 2 ? " ..." : "");
 		return RULES_UNKNOWN;
 	}

@@ -180,19 +180,100 @@ static void *fetch_main(void *arg)
 	return NULL;
 }
 
+static int64_t cset_value(const struct object *o, enum cset_id c, const char *name)
+{
+	int k = o ? cset_find(&o->cs[c], name) : -1;
+
+	return k >= 0 ? (int64_t)o->cs[c].vals[k] : -1;
+}
+
+static int64_t int_field(const struct object *o, enum field_id id)
+{
+	return o && field_present(o, id) ? o->f[id].v.i : -1;
+}
+
+/* The host's facts a host_path finding quotes, "" when none is out of the ordinary. */
+static void host_facts(const struct node_model *m, char *buf, size_t len)
+{
+	int64_t acs = int_field(&m->node, F_NODE_PCIE_ACS_REDIRECT_GPUS);
+	int64_t tr = int_field(&m->node, F_NODE_IOMMU_TRANSLATED_DEVICES);
+	int64_t deg = int_field(&m->node, F_NODE_GPUS_PCIE_LINK_DEGRADED);
+	size_t n = 0;
+
+	buf[0] = 0;
+	if (acs > 0)
+		n += (size_t)snprintf(buf + n, len - n, "%sACS redirects %lld GPU paths",
+				      n ? ", " : "", (long long)acs);
+	if (tr > 0 && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "%sIOMMU translates DMA of %lld devices",
+				      n ? ", " : "", (long long)tr);
+	if (deg > 0 && n < len)
+		snprintf(buf + n, len - n, "%s%lld GPU PCIe links narrower than they allow",
+			 n ? ", " : "", (long long)deg);
+}
+
+/*
+ * After every poll (model locked): the ports' role, rail, leaf and link
+ * counters, and the host's facts, for /api/v1/probe.  Only copies.
+ */
+static void probe_after_poll(void *arg, struct node_model *m, unsigned what)
+{
+	struct probe_serve *ps = arg;
+	struct probe_port_note notes[64];
+	char host[256];
+	size_t n = 0;
+
+	(void)what;
+	for (size_t i = 0; i < m->n_ports && n < sizeof(notes) / sizeof(notes[0]); i++) {
+		const struct object *o = m->ports[i];
+		struct probe_port_note *nt = &notes[n++];
+
+		memset(nt, 0, sizeof(*nt));
+		strlcpy0(nt->device, o->name, sizeof(nt->device));
+		nt->port = o->port;
+		if (field_present(o, F_PORT_ROLE))
+			strlcpy0(nt->role, o->f[F_PORT_ROLE].v.s, sizeof(nt->role));
+		if (field_present(o, F_PORT_RAIL))
+			strlcpy0(nt->rail, o->f[F_PORT_RAIL].v.s, sizeof(nt->rail));
+		if (field_present(o, F_PORT_LEAF))
+			strlcpy0(nt->leaf, o->f[F_PORT_LEAF].v.s, sizeof(nt->leaf));
+		nt->link_downed = cset_value(o, CSET_PORT, "link_downed");
+		nt->symbol_errors = cset_value(o, CSET_PORT, "symbol_error");
+		nt->carrier_changes = int_field(o->netdev, F_NETDEV_CARRIER_CHANGES);
+	}
+	host_facts(m, host, sizeof(host));
+	if (probe_responder_annotate(ps->resp, notes, n, host))
+		rw_log_once(LOG_LVL_WARN, "probe-notes", "probe: out of memory for port notes");
+}
+
+static void probe_render(struct strbuf *sb, void *arg)
+{
+	struct probe_serve *ps = arg;
+
+	probe_responder_render_metrics(sb, ps->resp);
+}
+
+void probe_serve_attach(struct probe_serve *ps, struct probe_responder *r)
+{
+	ps->resp = r;
+}
+
 int probe_serve_start(struct probe_serve *ps, struct daemon *d)
 {
 	int rc;
 
-	if (!ps->r)
+	if (!ps->resp)
 		return 0;
 	rc = daemon_add_hook(d, &(struct daemon_hook){ .name = "probe",
-						       .render = probe_responder_render_metrics,
-						       .arg = ps->r });
+						       .after_poll = probe_after_poll,
+						       .render = probe_render,
+						       .arg = ps });
 	if (rc) {
 		fprintf(stderr, "rocewatch serve: --probe: %s\n", strerror(-rc));
 		return rc;
 	}
+	if (!ps->r)
+		return 0;
 	rc = pthread_create(&ps->thr, NULL, fetch_main, ps);
 	if (rc) {
 		fprintf(stderr, "rocewatch serve: --probe.peers: thread: %s\n", strerror(rc));

@@ -20,7 +20,8 @@
 struct probe_serve {
 	struct hostlist peers; /* "host:port" */
 	int64_t interval_ns;
-	struct probe_responder *r;
+	struct probe_responder *r;    /* with peers */
+	struct probe_responder *resp; /* serve --probe's, peers or not */
 	pthread_t thr;
 	bool running, stop, inited;
 	pthread_mutex_t lock;
@@ -32,7 +33,12 @@ void probe_serve_init(struct probe_serve *ps);
 extern const struct cli_opt probe_serve_opts[];
 /* With peers: configure the responder (dscp from the profiles) before it runs. */
 int probe_serve_setup(struct probe_serve *ps, struct probe_responder *r, int dscp);
-/* After the responder runs: the fetch thread and the metrics hook. */
+/* The responder of serve --probe, before probe_serve_start(). */
+void probe_serve_attach(struct probe_serve *ps, struct probe_responder *r);
+/*
+ * After the responder runs: the daemon hook (the ports' notes after every
+ * poll, the roce_probe_* families) and, with peers, the fetch thread.
+ */
 int probe_serve_start(struct probe_serve *ps, struct daemon *d);
 /* Stop the thread and free; may be called again. */
 void probe_serve_fini(struct probe_serve *ps);

@@ -50,6 +50,7 @@ const struct cli_opt rules_serve_opts[] = {
 	      "                             forgets a degraded rule's failure episodes on one\n"
 	      "                             object (off: 403; behind --web.config.file's\n"
 	      "                             auth); `rocewatch health reset` without serve\n" },
+	CLI_OPT_RAIL_MAP(struct rules_serve, rail_map),
 	{ .name = "state-dir",
 	  .kind = CLI_CALL,
 	  .fn = opt_rules,
@@ -258,6 +259,31 @@ static void log_diags(const struct rules_diags *dg, bool to_stderr)
 	}
 }
 
+static int fabric_config_of(const struct rules_engine *e, const char *rail_map,
+			    struct fabric_config *fc, char *err, size_t errlen)
+{
+	int r;
+
+	fabric_config_init(fc);
+	r = rules_fabric_config(e, fc, err, errlen);
+	if (!r && rail_map)
+		r = rules_load_rail_map(rail_map, fc, err, errlen);
+	if (r)
+		fabric_config_free(fc);
+	return r;
+}
+
+int rules_fabric_setup(const struct rules_engine *e, const char *rail_map, struct daemon *d,
+		       char *err, size_t errlen)
+{
+	struct fabric_config fc;
+	int r = fabric_config_of(e, rail_map, &fc, err, errlen);
+
+	if (!r)
+		daemon_set_fabric(d, &fc);
+	return r;
+}
+
 int rules_serve_start(struct rules_serve *rs, struct daemon *d)
 {
 	struct rules_diags dg = { 0 };
@@ -278,6 +304,15 @@ int rules_serve_start(struct rules_serve *rs, struct daemon *d)
 	rules_diags_free(&dg);
 	if (r)
 		return r;
+	{
+		char err[512] = "";
+
+		r = rules_fabric_setup(rs->e, rs->rail_map, d, err, sizeof(err));
+		if (r) {
+			fprintf(stderr, "rocewatch serve: %s\n", err[0] ? err : strerror(-r));
+			return r;
+		}
+	}
 	rs->st.reload_ok = true;
 	rs->loads++;
 	if (!rs->state_path[0] && getenv("STATE_DIRECTORY") && *getenv("STATE_DIRECTORY")) {
@@ -344,8 +379,19 @@ static void reload_now(struct rules_serve *rs)
 	int r;
 
 	/* Parse outside the lock: polls and scrapes go on with the old rules meanwhile. */
+	struct fabric_config fc;
+	char ferr[512] = "";
+
 	r = rules_load(&rs->spec, &ne, &dg);
 	log_diags(&dg, false);
+	fabric_config_init(&fc);
+	if (!r && fabric_config_of(ne, rs->rail_map, &fc, ferr, sizeof(ferr))) {
+		/* a rail map or roles that do not load: the old rules and rails stay */
+		log_err("rules: %s", ferr);
+		rules_free(ne);
+		ne = NULL;
+		r = -EINVAL;
+	}
 	pthread_mutex_lock(&rs->d->lock);
 	rs->st.reload_ns = real_ns();
 	rs->reloads++;
@@ -356,6 +402,8 @@ static void reload_now(struct rules_serve *rs)
 			if (!dg.d[i].warning)
 				rules_diag_format(&dg.d[i], rs->reload_error,
 						  sizeof(rs->reload_error));
+		if (!rs->reload_error[0] && ferr[0])
+			snprintf(rs->reload_error, sizeof(rs->reload_error), "%s", ferr);
 		if (!rs->reload_error[0])
 			snprintf(rs->reload_error, sizeof(rs->reload_error), "%s", strerror(-r));
 		rs->st.reload_ok = false;
@@ -369,6 +417,8 @@ static void reload_now(struct rules_serve *rs)
 	old = rs->e;
 	rules_adopt_history(ne, old);
 	rs->e = ne;
+	fabric_config_free(&rs->d->fabric); /* under the lock: the poll reads it */
+	rs->d->fabric = fc;
 	rs->loads++;
 	rs->st.reload_ok = true;
 	rules_diags_free(&dg);

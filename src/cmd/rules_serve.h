@@ -16,6 +16,7 @@
 
 struct rules_serve {
 	struct rules_spec spec;
+	const char *rail_map; /* --rail-map */
 	struct rules_engine *e;
 	struct prom_rules_state st;
 	struct daemon *d;
@@ -56,6 +57,12 @@ struct rules_serve {
 /* --profile / --param; base: struct rules_serve (cli.h). */
 extern const struct cli_opt rules_serve_opts[];
 /* Load the rules and hook them into the daemon; errors are printed. 0 or -errno. */
+/*
+ * The rails-and-roles configuration of engine e and the --rail-map file
+ * (NULL: none) handed to the daemon for its next polls.  0, or -errno with err.
+ */
+int rules_fabric_setup(const struct rules_engine *e, const char *rail_map, struct daemon *d,
+		       char *err, size_t errlen);
 int rules_serve_start(struct rules_serve *rs, struct daemon *d);
 /*
  * SIGHUP: load the files again on the reload thread (another SIGHUP meanwhile

@@ -71,12 +71,12 @@ struct serve {
 	pthread_mutex_t capture_lock;
 	struct http_opts hopts;
 	const char *user;
-	bool probe;
+	bool probe, probe_api;
 	struct probe_responder *responder;
 	struct probe_serve ps;
 	/* from the command line */
 	const char *listen_addr, *web_file;
-	struct http_route routes[9];
+	struct http_route routes[11];
 	bool daemon_up;
 };
 
@@ -97,7 +97,8 @@ static void nfd_after_poll(void *arg, struct node_model *m, unsigned what)
 	int r;
 
 	(void)what;
-	if (!s->rules.e)
+	/* no file before the first verdict: NFD then has no rocewatch label, not "ready" */
+	if (!s->rules.e || !rules_evaluations(s->rules.e))
 		return;
 	nfd_render(&body, s->rules.e, m, 0);
 	if (!body.oom && s->nfd_written_ns && now - s->nfd_written_ns < ttl / 2 &&
@@ -151,6 +152,71 @@ static int render_probe(void *arg, struct strbuf *out)
 		return 404;
 	}
 	return probe_responder_render(s->responder, out);
+}
+
+/* A fleet probe plan's slice is at most this (a 1 000-node full mesh is about 300 KB). */
+#define PLAN_MAX_BODY (16u << 20)
+
+static int plan_error(struct strbuf *out, int status, const char *what, const char *err)
+{
+	sb_puts(out, "{\"error\":\"");
+	sb_label_escape(out, what);
+	sb_label_escape(out, err);
+	sb_puts(out, "\"}\n");
+	return status;
+}
+
+/* POST /api/v1/probe/plan: this node's slice of a fleet probe (rocewatch fleet probe). */
+static int render_plan_post(void *arg, const struct http_args *a, const char *body, size_t len,
+			    struct strbuf *out)
+{
+	struct serve *s = arg;
+	struct probe_slice sl;
+	char err[512], id[17];
+	size_t n;
+	int r;
+
+	if (!s->probe_api)
+		return plan_error(
+		    out, 403, "the probe API is off: ", "start serve with --web.enable-probe-api");
+	if (!s->responder)
+		return plan_error(out, 404,
+				  "the probe responder is off: ", "start serve with --probe");
+	r = probe_slice_decode(body, len, &sl, err, sizeof(err));
+	if (r)
+		return plan_error(out, r == -ENOMEM ? 500 : 400, "plan: ", err);
+	n = sl.n;
+	probe_plan_id_text(sl.plan, id);
+	r = probe_responder_plan(s->responder, &sl, err, sizeof(err));
+	probe_slice_free(&sl);
+	if (r)
+		return plan_error(out,
+				  r == -EBUSY || r == -ENODEV ? 409
+				  : r == -ENOMEM	      ? 500
+							      : 400,
+				  "plan: ", err);
+	log_info("probe: plan %s from %s: %zu pairs", id, http_arg_peer(a), n);
+	sb_printf(out, "{\"status\":\"accepted\",\"plan\":\"%s\",\"entries\":%zu}\n", id, n);
+	return 202;
+}
+
+/* GET /api/v1/probe/plan?id=ID: that plan's results (probe_slice.h), "running" until done. */
+static int render_plan_get(void *arg, const struct http_args *a, struct strbuf *out)
+{
+	struct serve *s = arg;
+	uint64_t id;
+
+	if (!s->probe_api)
+		return plan_error(
+		    out, 403, "the probe API is off: ", "start serve with --web.enable-probe-api");
+	if (!s->responder)
+		return plan_error(out, 404,
+				  "the probe responder is off: ", "start serve with --probe");
+	if (probe_plan_id_parse(http_arg(a, "id"), &id))
+		return plan_error(out, 400, "plan: ", "?id= is not 16 hex digits");
+	if (probe_responder_plan_results(s->responder, id, out))
+		return plan_error(out, 404, "plan: ", "not this node's last plan");
+	return 200;
 }
 
 /* POST /api/v1/capture: cut a capture file around now (see recorder.h). */
@@ -346,6 +412,12 @@ static const struct cli_opt serve_opts[] = {
 	  .kind = CLI_FLAG,
 	  SERVE_AT(capture_api),
 	  .usage = "  --web.enable-capture-api   allow POST /api/v1/capture (off: 403)\n" },
+	{ .name = "web.enable-probe-api",
+	  .kind = CLI_FLAG,
+	  SERVE_AT(probe_api),
+	  .usage = "  --web.enable-probe-api     with --probe: take fleet probe plans (POST\n"
+		   "                             /api/v1/probe/plan; off: 403), behind the web\n"
+		   "                             config's TLS and basic auth\n" },
 	{ .name = "web.read-timeout",
 	  .kind = CLI_DURATION,
 	  SERVE_AT(hopts.read_timeout_ns),
@@ -461,7 +533,8 @@ const struct cli_cmd serve_cli = {
 		"the last minutes of pause/retry/CNP/discard rates per RDMA port), /metrics,\n"
 		"/healthz, /api/v1/state (snapshot JSON),\n"
 		"/api/v1/checks (rule results JSON, see docs/rules.md), /api/v1/alerts,\n"
-		"/api/v1/probe (the probe QPs, with --probe).\n",
+		"/api/v1/probe (the probe QPs, with --probe), /api/v1/probe/plan (fleet probe\n"
+		"plans, with --web.enable-probe-api).\n",
 	.collectors = true,
 	.tables = { serve_opts, probe_serve_opts, job_serve_opts, serve_version_opt,
 		    rules_serve_opts, alerts_serve_opts, cli_common_opts },
@@ -497,6 +570,10 @@ static void serve_routes(struct serve *s)
 		  alerts_serve_render_json, &s->alerts },
 		{ "/api/v1/capture", HTTP_POST, "application/json", -1, render_capture, s },
 		{ "/api/v1/probe", HTTP_GET, "application/json", -1, render_probe, s },
+		{ "/api/v1/probe/plan", HTTP_POST, "application/json", -1, NULL, s, NULL,
+		  PLAN_MAX_BODY, render_plan_post },
+		{ "/api/v1/probe/plan", HTTP_GET, "text/plain; charset=utf-8", -1, NULL, s,
+		  render_plan_get },
 		{ "/api/v1/health/reset", HTTP_POST, "application/json", -1, NULL, &s->rules,
 		  rules_serve_render_reset },
 	};
@@ -515,6 +592,9 @@ static int serve_validate(struct serve *s)
 				"from the responder's QP)\n");
 		return -EINVAL;
 	}
+	if (s->probe_api && !s->probe)
+		log_warn("--web.enable-probe-api without --probe: POST /api/v1/probe/plan answers "
+			 "404 (no responder to run a plan)");
 	if (s->cfg.config_interval_ns < s->cfg.interval_ns)
 		s->cfg.config_interval_ns = s->cfg.interval_ns;
 	for (size_t i = 0; i < ARRAY_SIZE(s->routes); i++) {
@@ -615,6 +695,7 @@ static int serve_start_probe(struct serve *s)
 		fprintf(stderr, "rocewatch serve: --probe: %s\n", err);
 		return -EIO;
 	}
+	probe_serve_attach(&s->ps, s->responder);
 	return probe_serve_start(&s->ps, &s->d) ? -EIO : 0;
 }
 

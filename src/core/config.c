@@ -17,6 +17,7 @@ void config_defaults(struct rw_config *cfg)
 	cfg->interval_ns = 1000000000LL;
 	cfg->config_interval_ns = 15000000000LL;
 	cfg->wire_port = 4791;
+	cfg->lldp_socket = "/run/lldpd.socket";
 	memset(cfg->collector_enable, -1, sizeof(cfg->collector_enable));
 }
 

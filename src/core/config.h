@@ -36,6 +36,9 @@ struct rw_config {
 	/* per collector: -1 default, 0 off, 1 on (indexed like the collector table) */
 	int8_t collector_enable[RW_MAX_COLLECTORS];
 	uint16_t wire_port;
+	/* lldpd's control socket (lldpcli -u), default /run/lldpd.socket */
+	const char *lldp_socket;
+	int64_t lldp_wait_ns; /* the first poll waits this long for LLDP frames (0: not) */
 };
 
 void config_defaults(struct rw_config *cfg);

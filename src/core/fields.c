@@ -773,6 +773,89 @@ const struct field_desc fields[F__COUNT] = {
 		 .help = "Times the port (its node GUID, else its PCI address) came back after a "
 			 "config poll that did not find it: a device that fell off the bus, a "
 			 "driver reload or firmware reset. Every QP on it broke."),
+
+	/*
+	 * netdev: the LLDP neighbour.  IDs are written as lldpd writes them (MAC
+	 * aa:bb:..., network address as an IP, names as text, other subtypes in
+	 * hex), so both sources give the same text; longer values are cut at 63.
+	 */
+	[F_NETDEV_LLDP_SYSTEM_NAME] =
+	    NETDEV(.src = SRC_LLDP, .path = "lldp.system_name", .type = VT_STR, .config = true,
+		   .mtype = MT_INFO, .metric = "roce_netdev_lldp_neighbor_info",
+		   .label = "system_name",
+		   .help =
+		       "The LLDP neighbour of the network device (the switch port it is cabled "
+		       "to): system name, chassis ID, port ID and port description as received, "
+		       "and the source (frames or lldpd); value is always 1, absent when no "
+		       "neighbour is known."),
+	[F_NETDEV_LLDP_CHASSIS_ID] =
+	    NETDEV(.src = SRC_LLDP, .path = "lldp.chassis_id", .type = VT_STR, .config = true,
+		   .mtype = MT_INFO, .metric = "roce_netdev_lldp_neighbor_info",
+		   .label = "chassis_id"),
+	[F_NETDEV_LLDP_PORT_ID] =
+	    NETDEV(.src = SRC_LLDP, .path = "lldp.port_id", .type = VT_STR, .config = true,
+		   .mtype = MT_INFO, .metric = "roce_netdev_lldp_neighbor_info",
+		   .label = "port_id"),
+	[F_NETDEV_LLDP_PORT_DESCRIPTION] =
+	    NETDEV(.src = SRC_LLDP, .path = "lldp.port_description", .type = VT_STR, .config = true,
+		   .mtype = MT_INFO, .metric = "roce_netdev_lldp_neighbor_info",
+		   .label = "port_description"),
+	[F_NETDEV_LLDP_SOURCE] =
+	    NETDEV(.src = SRC_LLDP, .path = "lldp.source", .type = VT_STR, .config = true,
+		   .mtype = MT_INFO, .metric = "roce_netdev_lldp_neighbor_info", .label = "source"),
+	/* seconds, as sent: how long the neighbour's word holds without a new frame */
+	[F_NETDEV_LLDP_TTL] =
+	    NETDEV(.src = SRC_LLDP, .path = "lldp.ttl", .type = VT_INT, .config = true),
+
+	/* the fabric: derived by fabric.c from the facts above and the site's rail map and roles */
+	[F_NETDEV_DEFAULT_ROUTE] =
+	    NETDEV(.src = SRC_LINK, .path = "default_route", .type = VT_BOOL, .config = true,
+		   .mtype = MT_GAUGE, .metric = "roce_netdev_default_route",
+		   .help = "1 if the netdev carries an IPv4 default route of the main table "
+			   "(/proc/net/route): the node's management interface."),
+	[F_PORT_SEEN_ACTIVE] =
+	    PORT(.src = SRC_RDMA, .path = "seen_active", .type = VT_BOOL, .config = true,
+		 .mtype = MT_GAUGE, .metric = "roce_rdma_port_seen_active",
+		 .help = "1 if the port (its node GUID, else its PCI address) was ACTIVE at a "
+			 "poll since rocewatch started: a port down by design never was."),
+	[F_PORT_ROLE] =
+	    PORT(.src = SRC_FABRIC, .path = "role", .type = VT_STR, .config = true,
+		 .mtype = MT_INFO, .metric = "roce_rdma_port_role_info", .label = "role",
+		 .help = "What the port is for (compute, storage, management, unused) and where "
+			 "that came from (map, default_route, peer, no_gid, default); value is "
+			 "always 1."),
+	[F_PORT_ROLE_SOURCE] =
+	    PORT(.src = SRC_FABRIC, .path = "role_source", .type = VT_STR, .config = true,
+		 .mtype = MT_INFO, .metric = "roce_rdma_port_role_info", .label = "role_source"),
+	[F_PORT_ROLE_REASON] = PORT(.src = SRC_FABRIC, .path = "role_reason", .type = VT_STR,
+				    .config = true),
+	[F_PORT_RAIL] =
+	    PORT(.src = SRC_FABRIC, .path = "rail", .type = VT_STR, .config = true,
+		 .mtype = MT_INFO, .metric = "roce_rdma_port_rail_info", .label = "rail",
+		 .help = "The rail of a compute or storage port, where it came from (map, lldp, "
+			 "subnet, order: order is a guess), and the switch port LLDP shows "
+			 "(leaf, leaf_port); value is always 1."),
+	[F_PORT_RAIL_SOURCE] =
+	    PORT(.src = SRC_FABRIC, .path = "rail_source", .type = VT_STR, .config = true,
+		 .mtype = MT_INFO, .metric = "roce_rdma_port_rail_info", .label = "rail_source"),
+	[F_PORT_LEAF] = PORT(.src = SRC_FABRIC, .path = "leaf", .type = VT_STR, .config = true,
+			     .mtype = MT_INFO, .metric = "roce_rdma_port_rail_info", .label = "leaf"),
+	[F_PORT_LEAF_PORT] =
+	    PORT(.src = SRC_FABRIC, .path = "leaf_port", .type = VT_STR, .config = true,
+		 .mtype = MT_INFO, .metric = "roce_rdma_port_rail_info", .label = "leaf_port"),
+	[F_PORT_RAIL_PORTS] = PORT(.src = SRC_FABRIC, .path = "rail_ports", .type = VT_INT,
+				   .config = true),
+	[F_PORT_GPU] = PORT(.src = SRC_FABRIC, .path = "gpu", .type = VT_STR, .config = true),
+	[F_PORT_GPU_DISTANCE] =
+	    PORT(.src = SRC_FABRIC, .path = "gpu_distance", .type = VT_INT, .config = true),
+	[F_PORT_NEAR_GPUS] =
+	    PORT(.src = SRC_FABRIC, .path = "near_gpus", .type = VT_DSCPSET, .config = true),
+	[F_NODE_COMPUTE_PORTS] =
+	    NODE(.src = SRC_FABRIC, .path = "compute_ports", .type = VT_INT, .config = true,
+		 .mtype = MT_GAUGE, .metric = "roce_host_compute_ports",
+		 .help = "RDMA ports whose role is compute."),
+	[F_NODE_RAILS_GUESSED] =
+	    NODE(.src = SRC_FABRIC, .path = "rails_guessed", .type = VT_BOOL, .config = true),
 };
 
 int field_lookup(enum obj_kind kind, const char *path)

@@ -232,6 +232,30 @@ enum field_id {
 	F_PORT_OPTIONAL_CC_DISABLED_NAMES,
 	F_PORT_COUNTERS_BACKED_OFF,
 	F_PORT_REAPPEARED,
+	/* netdev: its LLDP neighbour, the switch port at the other end (lldp.c; issue 36) */
+	F_NETDEV_LLDP_SYSTEM_NAME,
+	F_NETDEV_LLDP_CHASSIS_ID,
+	F_NETDEV_LLDP_PORT_ID,
+	F_NETDEV_LLDP_PORT_DESCRIPTION,
+	F_NETDEV_LLDP_SOURCE,
+	F_NETDEV_LLDP_TTL,
+
+	/* the fabric (issue 36): where a port is cabled and what it is for (fabric.c) */
+	F_NETDEV_DEFAULT_ROUTE,
+	F_PORT_SEEN_ACTIVE,
+	F_PORT_ROLE, /* roce_rdma_port_role_info: role, role_source */
+	F_PORT_ROLE_SOURCE,
+	F_PORT_ROLE_REASON,
+	F_PORT_RAIL, /* roce_rdma_port_rail_info: rail, rail_source, leaf, leaf_port */
+	F_PORT_RAIL_SOURCE,
+	F_PORT_LEAF,
+	F_PORT_LEAF_PORT,
+	F_PORT_RAIL_PORTS,
+	F_PORT_GPU,
+	F_PORT_GPU_DISTANCE,
+	F_PORT_NEAR_GPUS,
+	F_NODE_COMPUTE_PORTS,
+	F_NODE_RAILS_GUESSED,
 
 	F__COUNT,
 };
@@ -254,6 +278,8 @@ enum field_source {
 	SRC_HOST,
 	SRC_WIRE,
 	SRC_JOB, /* no collector: a job's settings judged by nccl.c (check --nccl) */
+	SRC_FABRIC, /* no collector: rails and roles derived from the model by fabric.c */
+	SRC_LLDP,
 	SRC__COUNT,
 };
 

@@ -235,24 +235,13 @@ static const unsigned char *plain_run(const unsigned char *p, const unsigned cha
 	return p;
 }
 
-static int hexval(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static int hex4(const unsigned char *p, const unsigned char *end, uint32_t *cp)
 {
 	*cp = 0;
 	if (end - p < 4)
 		return DOUBT;
 	for (int i = 0; i < 4; i++) {
-		int v = hexval(p[i]);
+		int v = rw_hex_digit(p[i]);
 
 		if (v < 0)
 			return DOUBT;

@@ -548,7 +548,17 @@ int open_kfile_at(int dfd, const char *name)
 
 const char *rw_strerror(int err)
 {
-	return err == RW_ENOTREG ? "not a regular file" : strerror(err);
+	switch (err) {
+	case RW_ENOTREG:
+		return "not a regular file";
+	case RW_ENOLLDP:
+		/* mlx5 firmware's LLDP agent (mlxconfig LLDP_NB_RX_MODE) can take every frame */
+		return "no LLDP frame seen since rocewatch started (NIC firmware may take them)";
+	case RW_ELLDPEXPIRED:
+		return "LLDP neighbour expired: no frame within its TTL";
+	default:
+		return strerror(err);
+	}
 }
 
 int read_file_at(int dfd, const char *name, char *buf, size_t size)
@@ -577,6 +587,17 @@ int read_file_u64(const char *path, uint64_t *v)
 	int r = read_file_str(path, buf, sizeof(buf));
 
 	return r ? r : parse_u64(buf, v);
+}
+
+int rw_hex_digit(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
 }
 
 int read_file_hex(const char *path, uint64_t *v)

@@ -97,8 +97,14 @@ int parse_size(const char *s, uint64_t *v);
  * FIFO, device, socket or directory in its place (a crafted --sysfs-root).
  */
 #define RW_ENOTREG 4096 /* past every errno: "not a regular file" */
+/*
+ * Why an LLDP neighbour fact is absent (ABS_NO_DATA), as the field's errno: the
+ * text is what `check` and snapshots show; the netdev and the TTL are in the log.
+ */
+#define RW_ENOLLDP	4097 /* nothing heard yet */
+#define RW_ELLDPEXPIRED 4098 /* heard, then its TTL passed without a new frame */
 int open_kfile_at(int dfd, const char *name);
-/* strerror() that knows RW_ENOTREG */
+/* strerror() that knows RW_ENOTREG, RW_ENOLLDP and RW_ELLDPEXPIRED */
 const char *rw_strerror(int err);
 
 /*
@@ -110,6 +116,8 @@ int read_file_str(const char *path, char *buf, size_t size);
 int read_file_at(int dfd, const char *name, char *buf, size_t size);
 int read_file_u64(const char *path, uint64_t *v);
 int read_file_hex(const char *path, uint64_t *v);
+/* The value of one hex digit (0-9, a-f, A-F), or -1. */
+int rw_hex_digit(int c);
 /*
  * For "did you mean": the edit distance of two short strings (a swap of
  * neighbours counts one; 99 past 62 characters), and whether d is close

@@ -44,3 +44,7 @@ if [[ ${BENCH_VM:-1} != 0 ]]; then
 		echo "perf-live did not finish (exit $rc): $build/vm-results/perf-live"
 	fi
 fi
+# the fleet probe over the simulated transport: 1 000 nodes x 8 rails full rail mesh and 8 000
+# nodes sparse, 5 trials each; the findings must equal the injected faults (exit 1 if not)
+echo
+"$build/tests/bench_probe" --trials "${BENCH_PROBE_TRIALS:-5}"

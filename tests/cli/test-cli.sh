@@ -35,7 +35,7 @@ check "a mistyped option (swapped letters): did you mean" \
 check "a mistyped option with its value: did you mean" \
 	expect_error "unknown option '--web.listen-adress=:1'; did you mean '--web.listen-address'?" serve --web.listen-adress=:1
 check "fleet with a hostlist where the subcommand goes: the command to run" \
-	expect_error "unknown subcommand 'gpu\[01-04\]'; the subcommand is check: rocewatch fleet check gpu\[01-04\]" fleet 'gpu[01-04]'
+	expect_error "unknown subcommand 'gpu\[01-04\]'; the subcommands are check and probe: rocewatch fleet check gpu\[01-04\]" fleet 'gpu[01-04]'
 check "fleet chekc: did you mean" expect_error "unknown subcommand 'chekc'; did you mean 'check'?" fleet chekc
 check "missing value" expect_error "'--interval'" serve --interval
 check "bad duration" expect_error "--interval: 'fast' is not a duration" serve --interval fast

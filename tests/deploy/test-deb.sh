@@ -42,6 +42,7 @@ for f in /usr/bin/rocewatch /usr/share/rocewatch/profiles/lossless-roce.yaml \
 	/lib/systemd/system/rocewatch.service /etc/default/rocewatch \
 	/usr/share/doc/rocewatch/examples/systemd/wire.conf \
 	/usr/share/doc/rocewatch/examples/systemd/debugfs.conf \
+	/usr/share/doc/rocewatch/examples/systemd/lldp.conf \
 	/usr/share/rocewatch/node-problem-detector/rocewatch-npd.sh \
 	/usr/share/bash-completion/completions/rocewatch; do
 	check "installed: $f" bash -c "grep -qx '$f' '$TMPD/files' && [ -e '$f' ]"
@@ -91,7 +92,7 @@ cp "$unit" "$TMPD/rocewatch.service"
 e=$(exposure "$TMPD/rocewatch.service")
 echo "  systemd-analyze security: exposure $e (default collectors)"
 check "exposure <= 3.0" python3 -c "import sys; sys.exit(0 if 0 < float('$e') <= 3.0 else 1)"
-for d in wire debugfs; do
+for d in wire debugfs lldp; do
 	mkdir -p "$TMPD/$d/rocewatch.service.d"
 	cp "$unit" "$TMPD/$d/"
 	cp "/usr/share/doc/rocewatch/examples/systemd/$d.conf" "$TMPD/$d/rocewatch.service.d/"

@@ -24,6 +24,7 @@ for f in "$prefix/bin/rocewatch" "$prefix/share/rocewatch/profiles/lossless-roce
 	"$unitdir/rocewatch.service" "$sysconf/default/rocewatch" \
 	"$prefix/share/doc/rocewatch/examples/systemd/wire.conf" \
 	"$prefix/share/doc/rocewatch/examples/systemd/debugfs.conf" \
+	"$prefix/share/doc/rocewatch/examples/systemd/lldp.conf" \
 	"$prefix/share/rocewatch/node-problem-detector/rocewatch-npd.sh" \
 	"$prefix/share/rocewatch/node-problem-detector/rocewatch-plugin.json" \
 	"$prefix/share/bash-completion/completions/rocewatch"; do

@@ -129,6 +129,8 @@ assert c["plugin"] == "custom" and c["source"], c
 pc = c["pluginConfig"]
 for k in ("invoke_interval", "timeout", "max_output_length", "concurrency"):
     assert k in pc, k
+# no condition before the first run: Unknown to the scheduler, never a "healthy" nobody decided
+assert pc.get("skip_initial_status") is True, pc
 conds = {x["type"] for x in c["conditions"]}
 assert conds == {"RoCEMisconfigured"}, conds
 kinds = sorted(r["type"] for r in c["rules"])

@@ -308,7 +308,7 @@ check "  ... the comment names the node and what its GID 3 is" comment_is \
 check "prolog: a link speed outlier stops it (1)" \
 	[ "$(prolog_rc "$(node r1),$(node r2),$(node r200)")" -eq 1 ]
 check "  ... the comment names the rail, the node and its speed" comment_is \
-	"rocewatch fleet: CRITICAL link_speed_per_rail (rail 1): $(node r200)=200000 (fleet 400000)"
+	"rocewatch fleet: CRITICAL link_speed_per_rail (rail 192.168.11.0/24): $(node r200)=200000 (fleet 400000)"
 check "prolog: an unreachable node stops it (1)" [ "$(prolog_rc "$(node a),$(node gone)")" -eq 1 ]
 check "  ... the comment names the node and why" bash -c \
 	"$(declare -f comment); TMPD='$TMPD'; comment | grep -q '^rocewatch fleet: UNKNOWN no answer: $(node gone) (.*connect'"
@@ -317,7 +317,7 @@ check "  ... with no comment" no_comment
 check "prolog: ... unless ROCEWATCH_FLEET_STRICT=1 (1)" \
 	[ "$(prolog_rc "$(node a),$(node b),$(node fw)" ROCEWATCH_FLEET_STRICT=1)" -eq 1 ]
 check "  ... the comment names the rail, the node and its firmware" comment_is \
-	"rocewatch fleet: WARNING firmware_per_rail (rail 0): $(node fw)=\"28.36.1010\" (fleet \"28.39.1002\")"
+	"rocewatch fleet: WARNING firmware_per_rail (rail 192.168.10.0/24): $(node fw)=\"28.36.1010\" (fleet \"28.39.1002\")"
 check "prolog: rocewatch not installed stops it (1)" \
 	[ "$(prolog_rc "$(node a)" ROCEWATCH=/nonexistent/rocewatch)" -eq 1 ]
 check "  ... saying so" grep -q "rocewatch not found" "$TMPD/prolog.out"
@@ -604,8 +604,9 @@ for r in d["results"]:
 }
 like_unused() {
 	like unused
+	# (files from before rails: the rail rules skip, their facts absent on every node)
 	[ "$(head -1 "$TMPD/like-unused.txt")" = "rc=0 OK" ] &&
-		[ "$(sed 1d "$TMPD/like-unused.txt")" = "rocev2_gid_index rail 1 skip nothing to compare: gid.rocev2_ipv4_index absent: unsupported on all 4 nodes []" ] ||
+		[ "$(sed 1d "$TMPD/like-unused.txt" | grep -v ' skip guard false on every ')" = "rocev2_gid_index rail 1 skip nothing to compare: gid.rocev2_ipv4_index absent: unsupported on all 4 nodes []" ] ||
 		{ cat "$TMPD/like-unused.txt" >&2; return 1; }
 }
 like_disabled() {

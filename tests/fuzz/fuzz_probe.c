@@ -2,7 +2,9 @@
 /*
  * What the RDMA probe takes from the network: probe_pkt_decode() on a
  * received UD payload (any bytes a peer or a stranger sends to the probe
- * QP) and probe_info_parse() on a peer's /api/v1/probe answer.  Contract:
+ * QP), probe_info_parse() and probe_info_parse_all() on a peer's
+ * /api/v1/probe answer, and a fleet probe's slice and results
+ * (probe_slice_decode(), probe_results_decode()).  Contract:
  * a packet that decodes re-encodes to the same bytes (or, with a damaged
  * payload, to the same header); a refused one is refused with one of the
  * three errors; accepted probe info has a GID, a QPN of 24 bits and an MTU
@@ -16,6 +18,7 @@
 #include "fuzz.h"
 #include "probe_info.h"
 #include "probe_pkt.h"
+#include "probe_slice.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -52,6 +55,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(pi.gid[0] && pi.qpn > 0 && pi.qpn <= 0xffffff &&
 			       pi.active_mtu <= PROBE_MAX_SIZE,
 			   "accepted gid '%s' qpn %u mtu %u", pi.gid, pi.qpn, pi.active_mtu);
+	}
+	{
+		struct probe_doc d;
+		struct probe_slice s;
+		struct probe_result res[4];
+
+		r = probe_info_parse_all((const char *)data, size, &d, err, sizeof(err));
+		FUZZ_CHECK(r ? (r == -EBADMSG || r == -ENOMEM) && !strchr(err, '\n')
+			     : d.n <= PROBE_INFO_MAX_PORTS,
+			   "parse_all %d: '%s'", r, err);
+		probe_doc_free(&d);
+		r = probe_slice_decode((const char *)data, size, &s, err, sizeof(err));
+		FUZZ_CHECK(r ? err[0] && !strchr(err, '\n') : s.n <= PROBE_SLICE_MAX_ENTRIES,
+			   "slice %d: '%s'", r, err);
+		for (size_t k = 0; !r && k < s.n; k++)
+			FUZZ_CHECK(s.e[k].slot < s.n_slots && s.e[k].port < s.n_ports,
+				   "slice entry %zu out of range", k);
+		probe_slice_free(&s);
+		r = probe_results_decode((const char *)data, size, 1, 4, res, err, sizeof(err));
+		FUZZ_CHECK(r >= 0 || (err[0] && !strchr(err, '\n')), "results %d: '%s'", r, err);
 	}
 	return 0;
 }

@@ -9,7 +9,8 @@
  * builders the unit tests use), the reproducers of tests/fixtures/netlink
  * without the selector byte of the harness they were found with (names
  * kept), recordings in the row format of recfuzz.h, value and sysfs texts
- * (the sysfs ones copied from tests/fixtures/sysfs), the shipped rule
+ * (the sysfs ones copied from tests/fixtures/sysfs), lldpd's frames and
+ * lldpcli answers (tests/fixtures/lldp), the shipped rule
  * profiles and the small snapshot fixtures.  Existing files of the same
  * name are replaced; inputs the fuzzer added are left alone.
  */
@@ -260,6 +261,24 @@ static void sysfs(void)
 	put_text("sysfs", "tclass-bare", 2, "106\n", 4);
 }
 
+/* lldpd's frames (byte 0 even) and lldpcli answers (odd), tests/fixtures/lldp */
+static void lldp(void)
+{
+	static const char *const frames[] = { "leaf-r5-mac", "leaf-r5-ifname", "leaf-r5-local",
+					      "leaf-r5-chassis-local", "leaf-r5-shutdown" };
+	static const char *const answers[] = { "lldpcli-one", "lldpcli-two", "lldpcli-none" };
+	char rel[256];
+
+	for (size_t i = 0; i < ARRAY_SIZE(frames); i++) {
+		snprintf(rel, sizeof(rel), "tests/fixtures/lldp/%s.bin", frames[i]);
+		copy_file("lldp", frames[i], 0, rel);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(answers); i++) {
+		snprintf(rel, sizeof(rel), "tests/fixtures/lldp/%s.json", answers[i]);
+		copy_file("lldp", answers[i], 1, rel);
+	}
+}
+
 static void files(const char *harness, const char *dir, const char *suffix, size_t max)
 {
 	char path[8192], rel[4096];
@@ -454,6 +473,7 @@ int main(int argc, char **argv)
 	reproducers();
 	values();
 	sysfs();
+	lldp();
 	files("rules", "rules/profiles", ".yaml", 64 * 1024);
 	files("snapshot", "tests/fixtures/snapshots", ".json", 16 * 1024);
 	/* one whole node as `rocewatch snapshot` writes it */

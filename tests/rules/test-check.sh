@@ -339,7 +339,7 @@ text_out() {
 		grep -q '^netdev eth2$' "$TMPD/t.txt" &&
 		! grep -q '^rdma_port mlx5_0/1 (eth2)$' "$TMPD/t.txt" &&
 		! grep -q '^  pass  .*critical' "$TMPD/t.txt" &&
-		grep -q '^  pass     73 rules on the node, 2 netdevs, 2 RDMA ports (-v lists them)$' "$TMPD/t.txt" &&
+		grep -q "^  pass     74 rules on the node, 2 netdevs, 2 RDMA ports (-v lists them)$" "$TMPD/t.txt" &&
 		grep -Eq '^  fail +critical +pfc_only_on_roce_priority +PFC enabled on \{0,3\}, expected only \{3\}$' "$TMPD/t.txt" &&
 		grep -q 'mlnx_qos -i eth2 --pfc' "$TMPD/t.txt" &&
 		! grep -qw 'IF' "$TMPD/t.txt" &&

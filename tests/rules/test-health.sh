@@ -119,6 +119,55 @@ kill -TERM "$serve_pid"; wait "$serve_pid" 2>/dev/null || true; serve_pid=
 check "SIGTERM saves the state (the corrupt file's 'boot x' is gone)" grep -qx "boot $(cat /proc/sys/kernel/random/boot_id)" "$state/health.state"
 
 # ---- issue 42: the state directory, guarded like the recorder's ----
+# issue 36: memory keyed by what does not move. eth2 renamed ens1f0np0 at "reboot" (the same
+# PCI function) keeps its escalation memory; a new card under that name starts fresh.
+python3 - "$FX/escalate-part1.json" "$TMPD" <<'PY'
+import copy, json, sys
+seq = json.load(open(sys.argv[1]))
+def rename(s, bus=None, name="ens1f0np0"):
+    for nd in s["netdevs"]:
+        if nd["name"] == "eth2":
+            nd["name"] = name
+            if bus:
+                nd["fields"]["bus"] = bus
+    for p in s["rdma_ports"]:
+        if p["netdev"] == "eth2":
+            p["netdev"] = name
+            p["fields"]["netdev_name"] = name
+            if bus:
+                p["fields"]["node_guid"] = "0e42:a1ff:fe00:00ff"
+    return s
+json.dump([rename(copy.deepcopy(s)) for s in seq], open(sys.argv[2] + "/renamed.json", "w"))
+json.dump([rename(copy.deepcopy(s), "0000:99:00.0") for s in seq], open(sys.argv[2] + "/newcard.json", "w"))
+PY
+rstate="$TMPD/rstate"
+mkdir -p "$rstate"
+: >"$TMPD/serve.log"
+start "$FX/escalate-part1.json" --state-dir "$rstate"
+wait_until 10 is carrier_stable eth2 "1 False fail degraded" || true
+kill -TERM "$serve_pid"; wait "$serve_pid" 2>/dev/null || true; serve_pid=
+esc_line() { grep "^esc .* = $1 $2\$" "$rstate/health.state" | head -1; }
+first=$(esc_line eth2 pci:0000:17:00.0)
+check "the state file names the object and its identity beside the key" test -n "$first"
+start "$TMPD/renamed.json" --state-dir "$rstate"
+check "eth2 back as ens1f0np0: its memory carried over, said once" \
+	wait_until 10 grep -q "rules: health memory: ens1f0np0 (pci:0000:17:00.0) was eth2 before: its memory carried over" "$TMPD/serve.log"
+kill -TERM "$serve_pid"; wait "$serve_pid" 2>/dev/null || true; serve_pid=
+# the same record (key, first episode's time), now under the new name
+same_record() {
+	local now
+	now=$(esc_line ens1f0np0 pci:0000:17:00.0)
+	[ -n "$now" ] && [ "$(echo "$first" | cut -d' ' -f2,6)" = "$(echo "$now" | cut -d' ' -f2,6)" ] ||
+		{ echo "  before: $first; after: $now" >&2; return 1; }
+}
+check "... the same record: its key and its first episode, under the new name" same_record
+: >"$TMPD/serve.log"
+start "$TMPD/newcard.json" --state-dir "$rstate"
+check "another card under the name ens1f0np0: starts fresh, said once" \
+	wait_until 10 grep -q "rules: health memory: ens1f0np0 is new hardware (pci:0000:99:00.0, was pci:0000:17:00.0): its escalation memory starts fresh" "$TMPD/serve.log"
+check "... once" bash -c "[ \$(grep -c 'ens1f0np0 is new hardware' '$TMPD/serve.log') -eq 1 ]"
+kill -TERM "$serve_pid"; wait "$serve_pid" 2>/dev/null || true; serve_pid=
+
 # a second serve on the same --state-dir would erase the first one's memory: refused
 start "$FX/escalate-part1.json" --state-dir "$state"
 rc=0

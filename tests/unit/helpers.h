@@ -39,6 +39,14 @@ static inline void build_model(struct node_model *m)
 	field_set_str(a, F_NETDEV_DRIVER, "mlx5_core");
 	field_set_str(a, F_NETDEV_FIRMWARE, "28.39.1002");
 	field_set_str(a, F_NETDEV_BUS, "0000:17:00.0");
+	/* eth2's switch port, from a frame of the rail-5 leaf; eth3 has heard none */
+	field_set_str(a, F_NETDEV_LLDP_SYSTEM_NAME, "leaf-r5");
+	field_set_str(a, F_NETDEV_LLDP_CHASSIS_ID, "0c:42:a1:00:05:00");
+	field_set_str(a, F_NETDEV_LLDP_PORT_ID, "Ethernet5/1");
+	field_set_str(a, F_NETDEV_LLDP_PORT_DESCRIPTION, "to gpu-node-07 mlx5_0");
+	field_set_str(a, F_NETDEV_LLDP_SOURCE, "frames");
+	field_set_int(a, F_NETDEV_LLDP_TTL, 120);
+	field_absent(b, F_NETDEV_LLDP_SYSTEM_NAME, ABS_NO_DATA, RW_ENOLLDP);
 	field_set_set(a, F_NETDEV_PFC_ENABLED, 1u << 3);
 	field_absent(b, F_NETDEV_PFC_ENABLED, ABS_UNSUPPORTED, 95);
 	field_set_prio(a, F_NETDEV_PFC_RX_PAUSE, 3, 1234);

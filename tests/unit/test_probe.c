@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "probe_info.h"
 #include "probe_pkt.h"
 
 static void packet_layout(void **state)
@@ -221,12 +222,72 @@ static void diagnoses(void **state)
 	assert_string_equal(probe_verdict_name(PROBE_UNKNOWN), "UNKNOWN");
 }
 
+/* /api/v1/probe with every port (serve --probe since issue 37), and hostile ones. */
+static void probe_doc_all_ports(void **state)
+{
+	static const char good[] =
+	    "{\"version\":1,\"qkey\":1381452593,\"host\":\"ACS redirects 2 GPU paths\","
+	    "\"ports\":[{\"device\":\"mlx5_0\",\"port\":1,\"qpn\":77,\"qkey\":1381452593,"
+	    "\"gid\":\"::ffff:10.0.0.1\",\"active_mtu\":4096,\"state\":\"ACTIVE\","
+	    "\"role\":\"compute\",\"rail\":\"10.0.0.0/24\",\"leaf\":\"leaf-a\","
+	    "\"counters\":{\"link_downed\":3,\"carrier_changes\":5}},"
+	    "{\"device\":\"mlx5_1\",\"port\":1,\"qpn\":78,\"qkey\":1381452593,"
+	    "\"gid\":\"::ffff:10.1.0.1\",\"active_mtu\":1024,\"state\":\"not active\"}]}";
+	static const struct {
+		const char *body, *err;
+	} bad[] = {
+		{ "{\"ports\":{}}", "not rocewatch probe info: no \"ports\" array" },
+		{ "{\"ports\":[{\"gid\":\"::1\",\"qpn\":1,\"qkey\":1,\"rail\":\"a\\nb\"}]}",
+		  "not rocewatch probe info: port 1: \"rail\": holds a control character" },
+		{ "{\"ports\":[{\"gid\":\"::1\",\"qpn\":1,\"qkey\":1,\"device\":\"d\",\"port\":1},"
+		  "{\"gid\":\"::2\",\"qpn\":2,\"qkey\":1,\"device\":\"d\",\"port\":1}]}",
+		  "not rocewatch probe info: port 2: d/1 listed twice" },
+		{ "{\"ports\":[{\"gid\":\"::1\",\"qpn\":1,\"qkey\":1,\"counters\":{\"link_downed\":"
+		  "-1}}]}",
+		  "not rocewatch probe info: port 1: \"counters\": \"link_downed\": not a count" },
+		{ "{\"ports\":[{\"gid\":\"x\",\"qpn\":1,\"qkey\":1}]}",
+		  "not rocewatch probe info: port 1: GID 'x', QPN 1, Q_Key 1, port 0 or active_mtu "
+		  "0 "
+		  "out of range" },
+	};
+	struct probe_doc d;
+	char err[256], many[8192];
+	size_t n;
+
+	(void)state;
+	assert_int_equal(probe_info_parse_all(good, strlen(good), &d, err, sizeof(err)), 0);
+	assert_int_equal(d.n, 2);
+	assert_string_equal(d.host, "ACS redirects 2 GPU paths");
+	assert_string_equal(d.ports[0].rail, "10.0.0.0/24");
+	assert_string_equal(d.ports[0].leaf, "leaf-a");
+	assert_string_equal(d.ports[0].role, "compute");
+	assert_true(d.ports[0].active);
+	assert_true(d.ports[0].link_downed == 3 && d.ports[0].carrier_changes == 5 &&
+		    d.ports[0].symbol_errors == -1);
+	assert_false(d.ports[1].active);
+	assert_string_equal(d.ports[1].rail, "");
+	assert_int_equal(d.ports[1].active_mtu, 1024);
+	probe_doc_free(&d);
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		assert_int_equal(
+		    probe_info_parse_all(bad[k].body, strlen(bad[k].body), &d, err, sizeof(err)),
+		    -EBADMSG);
+		assert_string_equal(err, bad[k].err);
+	}
+	/* more ports than a node can have */
+	n = (size_t)snprintf(many, sizeof(many), "{\"ports\":[");
+	for (int k = 0; k < 65; k++)
+		n += (size_t)snprintf(many + n, sizeof(many) - n, "%s{}", k ? "," : "");
+	snprintf(many + n, sizeof(many) - n, "]}");
+	assert_int_equal(probe_info_parse_all(many, strlen(many), &d, err, sizeof(err)), -EBADMSG);
+	assert_string_equal(err, "not rocewatch probe info: 65 ports, at most 64");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(packet_layout),
-		cmocka_unit_test(packet_rejects),
-		cmocka_unit_test(percentiles),
+		cmocka_unit_test(probe_doc_all_ports), cmocka_unit_test(packet_layout),
+		cmocka_unit_test(packet_rejects),      cmocka_unit_test(percentiles),
 		cmocka_unit_test(diagnoses),
 	};
 

@@ -188,7 +188,7 @@ static void err_functions(void **state)
 		     "t.yaml:6:11: error: expr: unknown function 'rte' (functions: rate, increase, "
 		     "delta, count, min, max, sum, abs, ib_mtu_for, tos_dscp, gid_count, present, "
 		     "supported, coalesce, if; in fleet rules distinct, majority, outliers, "
-		     "count_nodes)");
+		     "count_nodes, fleet_nodes)");
 	/* wrong arity: at the function's name, here after "mtu > 0 && " */
 	expect_error(HEAD "    scope: netdev\n    expr: mtu > 0 && increase(mtu) == 0\n"
 			  "    severity: warning\n",
@@ -377,7 +377,7 @@ static void err_structure(void **state)
 		     "t.yaml:6:11: error: expr must be a single value (a string), not a list");
 	expect_error("profile: t\nrule: []\n", NULL,
 		     "t.yaml:2:1: error: unknown key 'rule' (keys: profile, description, params, "
-		     "requires, applies_to, rules)");
+		     "requires, applies_to, roles, rules)");
 	expect_error("rules: []\n", NULL, "t.yaml:1:1: error: missing 'profile: NAME'");
 	expect_error("profile: Big Name\nrules: []\n", NULL,
 		     "t.yaml:1:10: error: profile name 'Big Name': use lower-case letters, digits, "

@@ -16,6 +16,7 @@
 
 #include "engine.h"
 #include "history.h"
+#include "nfd.h"
 #include "status_page.h"
 #include "vendors.h"
 
@@ -218,11 +219,40 @@ static void unknowns_grouped_below_failures(void **st)
 	model_free(&m);
 }
 
+/* NFD: no label before the first verdict (a node is never "ready" nobody decided) */
+static void nfd_no_label_before_first_verdict(void **st)
+{
+	struct rules_spec spec = { 0 };
+	struct rules_diags dg = { 0 };
+	struct rules_engine *e = NULL;
+	struct node_model m;
+	struct strbuf out = { 0 };
+
+	(void)st;
+	model_init(&m);
+	field_set_int(model_add_netdev(&m, "eth2"), F_NETDEV_MTU, 9000);
+	assert_int_equal(
+	    rules_load_buffer("t.yaml", rules_yaml, strlen(rules_yaml), &spec, &e, &dg), 0);
+	nfd_render(&out, e, &m, 0);
+	assert_non_null(strstr(out.buf, "no verdict yet"));
+	assert_null(strstr(out.buf, "roce-ready"));
+	assert_null(strstr(out.buf, "status="));
+	sb_reset(&out);
+	assert_int_equal(rules_evaluate(e, &m, 1000000000LL), 0);
+	nfd_render(&out, e, &m, 0);
+	assert_non_null(strstr(out.buf, "rocewatch.roce-ready=true\n"));
+	sb_free(&out);
+	rules_free(e);
+	rules_diags_free(&dg);
+	model_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(renders_verdict_fix_sparklines_and_escapes),
 		cmocka_unit_test(unknowns_grouped_below_failures),
+		cmocka_unit_test(nfd_no_label_before_first_verdict),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
