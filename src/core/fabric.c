@@ -456,6 +456,17 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* Add GPU index g to a port's near_gpus list ("0", "0,1"): the GPUs it is nearest to. */
+static void add_near_gpu(struct object *o, size_t g)
+{
+	char buf[2 * RW_STR_MAX];
+	const char *cur = o->f[F_PORT_NEAR_GPUS].v.s;
+	int n = snprintf(buf, sizeof(buf), "%s%s%zu", cur, *cur ? "," : "", g);
+
+	if (n > 0 && (size_t)n < RW_STR_MAX) /* 64 GPUs would not fit: the first ones do */
+		field_set_str(o, F_PORT_NEAR_GPUS, buf);
+}
+
 /* GPU i (in PCI order) is nearest to which compute ports; each port's nearest GPU. */
 static void gpu_affinity(struct node_model *m)
 {
@@ -468,7 +479,7 @@ static void gpu_affinity(struct node_model *m)
 		field_absent(m->ports[i], F_PORT_GPU, ABS_UNSUPPORTED, 0);
 		field_absent(m->ports[i], F_PORT_GPU_DISTANCE, ABS_UNSUPPORTED, 0);
 		if (carries_rail(m->ports[i]) && pp)
-			field_set_dset(m->ports[i], F_PORT_NEAR_GPUS, 0);
+			field_set_str(m->ports[i], F_PORT_NEAR_GPUS, "");
 		else
 			field_absent(m->ports[i], F_PORT_NEAR_GPUS,
 				     pp ? ABS_UNSUPPORTED : ABS_NOT_COLLECTED, 0);
@@ -493,8 +504,7 @@ static void gpu_affinity(struct node_model *m)
 			if (strcmp(pp->e[i].gpu, gpus[g]))
 				continue;
 			for (size_t k = 0; k < m->n_ports && !o; k++)
-				if (!strcmp(m->ports[k]->name, pp->e[i].nic) &&
-				    carries_rail(m->ports[k]))
+				if (!strcmp(m->ports[k]->name, pp->e[i].nic) && carries_rail(m->ports[k]))
 					o = m->ports[k];
 			if (o && (!best || (int)pp->e[i].path < best))
 				best = (int)pp->e[i].path;
@@ -502,21 +512,18 @@ static void gpu_affinity(struct node_model *m)
 		for (size_t i = 0; best && i < pp->n; i++) {
 			if (strcmp(pp->e[i].gpu, gpus[g]) || (int)pp->e[i].path != best)
 				continue;
-			for (size_t k = 0; k < m->n_ports; k++) {
-				struct object *o = m->ports[k];
-
-				if (strcmp(o->name, pp->e[i].nic) || !carries_rail(o))
-					continue;
-				field_set_dset(o, F_PORT_NEAR_GPUS,
-					       o->f[F_PORT_NEAR_GPUS].v.set | 1ULL << g);
-			}
+			for (size_t k = 0; k < m->n_ports; k++)
+				if (!strcmp(m->ports[k]->name, pp->e[i].nic) && carries_rail(m->ports[k]))
+					add_near_gpu(m->ports[k], g);
 		}
 	}
-	/* each port's own nearest GPU, and how near */
+	/* each port's own nearest GPU, and how near; a port nearest to none has no near_gpus */
 	for (size_t k = 0; k < m->n_ports; k++) {
 		struct object *o = m->ports[k];
 		const struct pci_pair *near = NULL;
 
+		if (o->f[F_PORT_NEAR_GPUS].state == ABS_NONE && !o->f[F_PORT_NEAR_GPUS].v.s[0])
+			field_set_str(o, F_PORT_NEAR_GPUS, "none");
 		for (size_t i = 0; i < pp->n; i++)
 			if (!strcmp(pp->e[i].nic, o->name) && (!near || pp->e[i].path < near->path))
 				near = &pp->e[i];

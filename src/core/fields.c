@@ -843,19 +843,32 @@ const struct field_desc fields[F__COUNT] = {
 	[F_PORT_LEAF_PORT] =
 	    PORT(.src = SRC_FABRIC, .path = "leaf_port", .type = VT_STR, .config = true,
 		 .mtype = MT_INFO, .metric = "roce_rdma_port_rail_info", .label = "leaf_port"),
-	[F_PORT_RAIL_PORTS] = PORT(.src = SRC_FABRIC, .path = "rail_ports", .type = VT_INT,
-				   .config = true),
-	[F_PORT_GPU] = PORT(.src = SRC_FABRIC, .path = "gpu", .type = VT_STR, .config = true),
+	[F_PORT_RAIL_PORTS] =
+	    PORT(.src = SRC_FABRIC, .path = "rail_ports", .type = VT_INT, .config = true,
+		 .mtype = MT_GAUGE, .metric = "roce_rdma_port_rail_ports",
+		 .help = "Compute ports of this node on the port's rail: 1, or more where a port "
+			 "is cabled to another rail's leaf."),
 	[F_PORT_GPU_DISTANCE] =
-	    PORT(.src = SRC_FABRIC, .path = "gpu_distance", .type = VT_INT, .config = true),
+	    PORT(.src = SRC_FABRIC, .path = "gpu_distance", .type = VT_INT, .config = true,
+		 .mtype = MT_GAUGE, .metric = "roce_rdma_port_gpu_distance",
+		 .help = "PCIe distance from the port's device to its nearest GPU as NCCL "
+			 "classifies it: 1 PIX, 2 PXB, 3 PHB, 4 SYS."),
+	[F_PORT_GPU] = PORT(.src = SRC_FABRIC, .path = "gpu", .type = VT_STR, .config = true,
+			    .mtype = MT_INFO, .metric = "roce_rdma_port_gpu_info", .label = "gpu",
+			    .help = "The port's nearest GPU (PCI address) and the GPUs (by index in "
+				    "PCI order) whose nearest compute NIC it is; value is always 1."),
 	[F_PORT_NEAR_GPUS] =
-	    PORT(.src = SRC_FABRIC, .path = "near_gpus", .type = VT_DSCPSET, .config = true),
+	    PORT(.src = SRC_FABRIC, .path = "near_gpus", .type = VT_STR, .config = true,
+		 .mtype = MT_INFO, .metric = "roce_rdma_port_gpu_info", .label = "near_gpus"),
 	[F_NODE_COMPUTE_PORTS] =
 	    NODE(.src = SRC_FABRIC, .path = "compute_ports", .type = VT_INT, .config = true,
 		 .mtype = MT_GAUGE, .metric = "roce_host_compute_ports",
 		 .help = "RDMA ports whose role is compute."),
 	[F_NODE_RAILS_GUESSED] =
-	    NODE(.src = SRC_FABRIC, .path = "rails_guessed", .type = VT_BOOL, .config = true),
+	    NODE(.src = SRC_FABRIC, .path = "rails_guessed", .type = VT_BOOL, .config = true,
+		 .mtype = MT_GAUGE, .metric = "roce_host_rails_guessed",
+		 .help = "1 if every compute port's rail is only its position (no rail map, LLDP "
+			 "neighbour or GID subnet): the rail rules ran on a guess."),
 };
 
 int field_lookup(enum obj_kind kind, const char *path)

@@ -251,8 +251,8 @@ enum field_id {
 	F_PORT_LEAF,
 	F_PORT_LEAF_PORT,
 	F_PORT_RAIL_PORTS,
-	F_PORT_GPU,
 	F_PORT_GPU_DISTANCE,
+	F_PORT_GPU, /* roce_rdma_port_gpu_info: gpu, near_gpus */
 	F_PORT_NEAR_GPUS,
 	F_NODE_COMPUTE_PORTS,
 	F_NODE_RAILS_GUESSED,
