@@ -416,10 +416,28 @@ static void peer_text(struct MHD_Connection *c, char *buf, size_t len)
 			  (socklen_t)len);
 }
 
+/* A route's rendered body as the answer, or 500 when it ran out of memory. */
+static enum MHD_Result respond_with(struct MHD_Connection *c, const struct http_route *rt,
+				    int status, struct strbuf *sb)
+{
+	struct MHD_Response *resp;
+
+	if (sb->oom) {
+		sb_free(sb);
+		return plain(c, 500, "out of memory\n");
+	}
+	resp = MHD_create_response_from_buffer_with_free_callback(sb->len, sb->buf ? sb->buf : "",
+								  sb->buf ? free : NULL);
+	if (!resp) {
+		sb_free(sb);
+		return MHD_NO;
+	}
+	return queue(c, status, rt->content_type, resp);
+}
+
 static enum MHD_Result serve_render(struct MHD_Connection *c, const struct http_route *rt)
 {
 	struct strbuf sb = { 0 };
-	struct MHD_Response *resp;
 	int status;
 
 	if (rt->render_args) {
@@ -431,17 +449,7 @@ static enum MHD_Result serve_render(struct MHD_Connection *c, const struct http_
 		status = rt->render(rt->arg, &sb);
 	}
 
-	if (sb.oom) {
-		sb_free(&sb);
-		return plain(c, 500, "out of memory\n");
-	}
-	resp = MHD_create_response_from_buffer_with_free_callback(sb.len, sb.buf ? sb.buf : "",
-								  sb.buf ? free : NULL);
-	if (!resp) {
-		sb_free(&sb);
-		return MHD_NO;
-	}
-	return queue(c, status, rt->content_type, resp);
+	return respond_with(c, rt, status, &sb);
 }
 
 /*
@@ -568,22 +576,11 @@ static enum MHD_Result serve_body(struct MHD_Connection *c, const struct http_ro
 {
 	struct strbuf sb = { 0 };
 	struct http_args a = { .c = c };
-	struct MHD_Response *resp;
 	int status;
 
 	peer_text(c, a.peer, sizeof(a.peer));
 	status = rt->render_body(rt->arg, &a, body ? body : "", len, &sb);
-	if (sb.oom) {
-		sb_free(&sb);
-		return plain(c, 500, "out of memory\n");
-	}
-	resp = MHD_create_response_from_buffer_with_free_callback(sb.len, sb.buf ? sb.buf : "",
-								  sb.buf ? free : NULL);
-	if (!resp) {
-		sb_free(&sb);
-		return MHD_NO;
-	}
-	return queue(c, status, rt->content_type, resp);
+	return respond_with(c, rt, status, &sb);
 }
 
 static void upload_free(struct conn *cn)

@@ -504,7 +504,8 @@ static void gpu_affinity(struct node_model *m)
 			if (strcmp(pp->e[i].gpu, gpus[g]))
 				continue;
 			for (size_t k = 0; k < m->n_ports && !o; k++)
-				if (!strcmp(m->ports[k]->name, pp->e[i].nic) && carries_rail(m->ports[k]))
+				if (!strcmp(m->ports[k]->name, pp->e[i].nic) &&
+				    carries_rail(m->ports[k]))
 					o = m->ports[k];
 			if (o && (!best || (int)pp->e[i].path < best))
 				best = (int)pp->e[i].path;
@@ -513,7 +514,8 @@ static void gpu_affinity(struct node_model *m)
 			if (strcmp(pp->e[i].gpu, gpus[g]) || (int)pp->e[i].path != best)
 				continue;
 			for (size_t k = 0; k < m->n_ports; k++)
-				if (!strcmp(m->ports[k]->name, pp->e[i].nic) && carries_rail(m->ports[k]))
+				if (!strcmp(m->ports[k]->name, pp->e[i].nic) &&
+				    carries_rail(m->ports[k]))
 					add_near_gpu(m->ports[k], g);
 		}
 	}

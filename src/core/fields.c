@@ -827,8 +827,8 @@ const struct field_desc fields[F__COUNT] = {
 	[F_PORT_ROLE_SOURCE] =
 	    PORT(.src = SRC_FABRIC, .path = "role_source", .type = VT_STR, .config = true,
 		 .mtype = MT_INFO, .metric = "roce_rdma_port_role_info", .label = "role_source"),
-	[F_PORT_ROLE_REASON] = PORT(.src = SRC_FABRIC, .path = "role_reason", .type = VT_STR,
-				    .config = true),
+	[F_PORT_ROLE_REASON] =
+	    PORT(.src = SRC_FABRIC, .path = "role_reason", .type = VT_STR, .config = true),
 	[F_PORT_RAIL] =
 	    PORT(.src = SRC_FABRIC, .path = "rail", .type = VT_STR, .config = true,
 		 .mtype = MT_INFO, .metric = "roce_rdma_port_rail_info", .label = "rail",
@@ -838,8 +838,9 @@ const struct field_desc fields[F__COUNT] = {
 	[F_PORT_RAIL_SOURCE] =
 	    PORT(.src = SRC_FABRIC, .path = "rail_source", .type = VT_STR, .config = true,
 		 .mtype = MT_INFO, .metric = "roce_rdma_port_rail_info", .label = "rail_source"),
-	[F_PORT_LEAF] = PORT(.src = SRC_FABRIC, .path = "leaf", .type = VT_STR, .config = true,
-			     .mtype = MT_INFO, .metric = "roce_rdma_port_rail_info", .label = "leaf"),
+	[F_PORT_LEAF] =
+	    PORT(.src = SRC_FABRIC, .path = "leaf", .type = VT_STR, .config = true,
+		 .mtype = MT_INFO, .metric = "roce_rdma_port_rail_info", .label = "leaf"),
 	[F_PORT_LEAF_PORT] =
 	    PORT(.src = SRC_FABRIC, .path = "leaf_port", .type = VT_STR, .config = true,
 		 .mtype = MT_INFO, .metric = "roce_rdma_port_rail_info", .label = "leaf_port"),
@@ -853,10 +854,11 @@ const struct field_desc fields[F__COUNT] = {
 		 .mtype = MT_GAUGE, .metric = "roce_rdma_port_gpu_distance",
 		 .help = "PCIe distance from the port's device to its nearest GPU as NCCL "
 			 "classifies it: 1 PIX, 2 PXB, 3 PHB, 4 SYS."),
-	[F_PORT_GPU] = PORT(.src = SRC_FABRIC, .path = "gpu", .type = VT_STR, .config = true,
-			    .mtype = MT_INFO, .metric = "roce_rdma_port_gpu_info", .label = "gpu",
-			    .help = "The port's nearest GPU (PCI address) and the GPUs (by index in "
-				    "PCI order) whose nearest compute NIC it is; value is always 1."),
+	[F_PORT_GPU] =
+	    PORT(.src = SRC_FABRIC, .path = "gpu", .type = VT_STR, .config = true, .mtype = MT_INFO,
+		 .metric = "roce_rdma_port_gpu_info", .label = "gpu",
+		 .help = "The port's nearest GPU (PCI address) and the GPUs (by index in "
+			 "PCI order) whose nearest compute NIC it is; value is always 1."),
 	[F_PORT_NEAR_GPUS] =
 	    PORT(.src = SRC_FABRIC, .path = "near_gpus", .type = VT_STR, .config = true,
 		 .mtype = MT_INFO, .metric = "roce_rdma_port_gpu_info", .label = "near_gpus"),
