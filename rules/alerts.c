@@ -295,7 +295,7 @@ static int index_results(struct alert_table *t, const struct rule_result *res, s
 	return 0;
 }
 
-void alerts_feed_rules(struct alert_table *t, const struct rules_engine *e, int64_t now)
+static void feed(struct alert_table *t, const struct rules_engine *e, int64_t now, bool own_time)
 {
 	const struct rule_result *res;
 	size_t n = rules_results(e, &res);
@@ -322,6 +322,8 @@ void alerts_feed_rules(struct alert_table *t, const struct rules_engine *e, int6
 			.for_ns = r->rule->for_ns,
 			.outcome = outcome_of(r->outcome),
 		};
+		/* a result not made again since the last round keeps its own time */
+		int64_t at = own_time && r->eval_ns && r->eval_ns < now ? r->eval_ns : now;
 		struct alert *a;
 		long ui;
 
@@ -329,7 +331,7 @@ void alerts_feed_rules(struct alert_table *t, const struct rules_engine *e, int6
 			o.unknown_of = r;
 		if (!indexed) {
 			o.port = port_of(r, port);
-			alerts_observe(t, &o, now);
+			alerts_observe(t, &o, at);
 			continue;
 		}
 		/* a (rule, object) seen for the first time: its alert is made, once */
@@ -342,8 +344,18 @@ void alerts_feed_rules(struct alert_table *t, const struct rules_engine *e, int6
 		ui = t->idx_unknown[i];
 		if (ui < 0 && o.outcome == AO_UNKNOWN)
 			port_of(r, port); /* observe_at names the new RoceRuleUnknown */
-		observe_at(t, (size_t)t->idx_alert[i], &ui, &o, profile, r->device, port, now);
+		observe_at(t, (size_t)t->idx_alert[i], &ui, &o, profile, r->device, port, at);
 		t->idx_unknown[i] = (int32_t)ui;
 	}
 	alerts_end(t, now);
+}
+
+void alerts_feed_rules(struct alert_table *t, const struct rules_engine *e, int64_t now)
+{
+	feed(t, e, now, false);
+}
+
+void alerts_feed_changed(struct alert_table *t, const struct rules_engine *e, int64_t now)
+{
+	feed(t, e, now, true);
 }

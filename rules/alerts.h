@@ -99,5 +99,11 @@ size_t alerts_count(const struct alert_table *t, enum alert_state s);
 struct rules_engine;
 /* One round from the engine's last evaluation: begin, observe every result, end. */
 void alerts_feed_rules(struct alert_table *t, const struct rules_engine *e, int64_t now);
+/*
+ * The same after rules_evaluate_changed(): each result advances its alert at
+ * its own evaluation time, so one the pass did not make again moves nothing
+ * (a `for:` is not served by a result older than now).
+ */
+void alerts_feed_changed(struct alert_table *t, const struct rules_engine *e, int64_t now);
 
 #endif

@@ -819,6 +819,31 @@ static void skip_outside(const struct rprofile *pf, enum obj_kind k, struct ectx
 	x->eval_ns = cx->t;
 }
 
+/* Every result of rule r, at t_ns (wall_ns: the wall-clock time its health memory dates by). */
+static void eval_rule(struct rules_engine *e, const struct rrule *r, const struct node_model *m,
+		      int64_t t_ns, int64_t wall_ns)
+{
+	const struct object *const *objs;
+
+	objects(m, r->info.scope, &objs);
+	for (size_t i = 0; i < r->res_n; i++) {
+		size_t s = r->res_off + i;
+		const struct object *o = object_at(m, r->info.scope, objs, i);
+		struct rule_result *x = &e->res[s];
+		struct ectx cx = { .m = m, .obj = o, .st = &e->st[s], .t = t_ns };
+
+		if (o->kind == OBJ_NETDEV)
+			strlcpy0(x->netdev, o->name, sizeof(x->netdev));
+		else if (o->kind == OBJ_RDMA_PORT)
+			strlcpy0(x->netdev, o->netdev ? o->netdev->name : "", sizeof(x->netdev));
+		if (!admitted(&e->profiles[r->profile], r->info.scope, &cx))
+			skip_outside(&e->profiles[r->profile], r->info.scope, &cx, x);
+		else
+			eval_one(e, r, &cx, x);
+		rx_health_note(e, x, wall_ns);
+	}
+}
+
 int rules_evaluate(struct rules_engine *e, const struct node_model *m, int64_t t_ns)
 {
 	if (e->n_parked)
@@ -833,29 +858,8 @@ int rules_evaluate(struct rules_engine *e, const struct node_model *m, int64_t t
 	e->last_wall_ns = ts_ns(&m->time);
 	if (e->n_pend)
 		rx_health_apply_pending(e);
-	for (size_t ri = 0; ri < e->n_rules; ri++) {
-		const struct rrule *r = &e->rules[ri];
-		const struct object *const *objs;
-
-		objects(m, r->info.scope, &objs);
-		for (size_t i = 0; i < r->res_n; i++) {
-			size_t s = r->res_off + i;
-			const struct object *o = object_at(m, r->info.scope, objs, i);
-			struct rule_result *x = &e->res[s];
-			struct ectx cx = { .m = m, .obj = o, .st = &e->st[s], .t = t_ns };
-
-			if (o->kind == OBJ_NETDEV)
-				strlcpy0(x->netdev, o->name, sizeof(x->netdev));
-			else if (o->kind == OBJ_RDMA_PORT)
-				strlcpy0(x->netdev, o->netdev ? o->netdev->name : "",
-					 sizeof(x->netdev));
-			if (!admitted(&e->profiles[r->profile], r->info.scope, &cx))
-				skip_outside(&e->profiles[r->profile], r->info.scope, &cx, x);
-			else
-				eval_one(e, r, &cx, x);
-			rx_health_note(e, x, ts_ns(&m->time));
-		}
-	}
+	for (size_t ri = 0; ri < e->n_rules; ri++)
+		eval_rule(e, &e->rules[ri], m, t_ns, ts_ns(&m->time));
 	for (size_t p = 0; p < e->n_profiles; p++) {
 		struct rprofile *pf = &e->profiles[p];
 		struct rules_profile_info *pi = &pf->info;
@@ -878,6 +882,50 @@ int rules_evaluate(struct rules_engine *e, const struct node_model *m, int64_t t
 		}
 	}
 	e->evaluations++;
+	return 0;
+}
+
+static bool reads_any(const uint64_t *reads, const uint64_t *changed)
+{
+	for (int w = 0; w < RX_READS_WORDS; w++)
+		if (reads[w] & changed[w])
+			return true;
+	return false;
+}
+
+int rules_evaluate_changed(struct rules_engine *e, const struct node_model *m, int64_t t_ns,
+			   const bool changed[F__COUNT], size_t *n_rules)
+{
+	uint64_t ch[RX_READS_WORDS] = { 0 };
+	size_t n = 0;
+
+	if (n_rules)
+		*n_rules = 0;
+	/* a new layout needs every result made, counter rules too: that is a poll's job */
+	if (!e->synced || !ids_match(e, m))
+		return -EAGAIN;
+	for (int f = 0; f < F__COUNT; f++)
+		if (changed[f])
+			ch[f / 64] |= 1ULL << (f % 64);
+	for (size_t ri = 0; ri < e->n_rules; ri++) {
+		const struct rrule *r = &e->rules[ri];
+
+		/*
+		 * A counter window samples on the poll's clock: a sample between
+		 * polls would be the last poll's counters under a new time.
+		 */
+		if (r->n_rings || r->info.fleet)
+			continue;
+		if (!reads_any(r->reads, ch) &&
+		    !reads_any(e->profiles[r->profile].applies_reads[r->info.scope], ch))
+			continue;
+		eval_rule(e, r, m, t_ns, t_ns);
+		n++;
+	}
+	if (n)
+		e->evaluations++;
+	if (n_rules)
+		*n_rules = n;
 	return 0;
 }
 

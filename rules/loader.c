@@ -1001,6 +1001,7 @@ static int load_rule(struct loader *ld, const yaml_node_t *map, struct rprofile 
 	pc.n_params = pf->info.n_params;
 	pc.param_hash = RX_FNV_INIT;
 	pc.fields_used = e->fields_used;
+	pc.reads = r.reads;
 	if (kv[RK_WHEN]) {
 		pc.fleet = r.info.fleet ? FC_INNER : FC_NONE;
 		r.when = parse_expr_node(ld, &pc, kv[RK_WHEN], "when", &r.info.when_src);
@@ -1148,6 +1149,7 @@ static int load_applies(struct loader *ld, const yaml_node_t *n, struct rprofile
 			continue;
 		}
 		pc.scope = (enum obj_kind)kind;
+		pc.reads = pf->applies_reads[kind];
 		e = parse_expr_node(ld, &pc, v, "applies_to", &pf->info.applies_src[kind]);
 		if (!e) {
 			bad = -EINVAL;

@@ -334,6 +334,8 @@ static struct expr *parse_path(struct parser *p)
 		return NULL;
 	if (p->pc->fields_used)
 		p->pc->fields_used[id] = 1;
+	if (p->pc->reads)
+		p->pc->reads[id / 64] |= 1ULL << (id % 64);
 	e->u.field.hop = hop;
 	e->u.field.id = (int16_t)id;
 	return e;

@@ -254,6 +254,7 @@ struct parse_ctx {
 	/* fleet rules: the one value the aggregates compare (the first argument seen) */
 	struct expr *subject;
 	uint8_t *fields_used; /* [F__COUNT]: set for every field an expression reads */
+	uint64_t *reads;      /* RX_READS_WORDS: the same, for one rule (or guard) alone */
 	const struct rparam *params;
 	size_t n_params;
 	/* grown by the parser as it meets stateful sites */
@@ -444,6 +445,9 @@ void rx_format_unknown(struct tbuf *tb, const struct val *v);
 
 /* ---- the engine ---- */
 
+/* A set of field ids, one bit each: what one rule or guard reads. */
+#define RX_READS_WORDS ((F__COUNT + 63) / 64)
+
 struct rrule {
 	struct rule_info info;
 	struct expr *when, *expr;
@@ -453,6 +457,8 @@ struct rrule {
 	size_t profile;
 	size_t res_off, res_n; /* its run in the results array */
 	struct expr *subject;  /* fleet rules: the value compared across units */
+	/* the fields its when, expr and summary read (rules_evaluate_changed()) */
+	uint64_t reads[RX_READS_WORDS];
 };
 
 struct rprofile {
@@ -460,6 +466,7 @@ struct rprofile {
 	struct rparam *params;
 	/* applies_to: per object kind, the objects the profile is about (NULL: all) */
 	struct expr *applies[OBJ__COUNT];
+	uint64_t applies_reads[OBJ__COUNT][RX_READS_WORDS];
 };
 
 struct objid {
