@@ -90,6 +90,11 @@ void daemon_running(const struct daemon *d, bool running[RW_MAX_COLLECTORS])
 
 int daemon_collect(struct daemon *d, unsigned what)
 {
+	return daemon_collect_at(d, what, 0);
+}
+
+int daemon_collect_at(struct daemon *d, unsigned what, int64_t origin_ns)
+{
 	int64_t t0 = mono_ns(), now;
 	struct timespec poll_time;
 	int r;
@@ -101,6 +106,8 @@ int daemon_collect(struct daemon *d, unsigned what)
 	r = d->src->collect(d->src, &d->m, what);
 	if (d->live_time)
 		d->m.time = poll_time; /* the poll's time, not a snapshot's own */
+	d->pass_origin_ns = origin_ns && origin_ns <= t0 ? origin_ns : t0;
+	d->pass_model_ns = mono_ns();
 	for (int i = 0; i < d->n_hooks; i++)
 		if (d->hooks[i].after_poll)
 			d->hooks[i].after_poll(d->hooks[i].arg, &d->m, what);
@@ -152,6 +159,32 @@ int daemon_event_fds(struct daemon *d, int *fds, int *idx, int max)
 bool daemon_event(struct daemon *d, int idx)
 {
 	return d->src->event(d->src, idx);
+}
+
+int daemon_event_pass(struct daemon *d, int idx, int64_t received_ns)
+{
+	bool changed[F__COUNT];
+	struct daemon_event ev = { .changed = changed };
+	int r;
+
+	if (!d->src->refresh)
+		return 1;
+	pthread_mutex_lock(&d->lock);
+	r = d->src->refresh(d->src, &d->m, idx, changed);
+	if (r) {
+		pthread_mutex_unlock(&d->lock);
+		return r;
+	}
+	d->pass_origin_ns = received_ns;
+	d->pass_model_ns = mono_ns();
+	ev.t_ns = real_ns();
+	ev.collector = idx >= 0 && idx < RW_MAX_COLLECTORS ? d->m.coll[idx].name : "";
+	for (int i = 0; i < d->n_hooks; i++)
+		if (d->hooks[i].after_event)
+			d->hooks[i].after_event(d->hooks[i].arg, &d->m, &ev);
+	d->stats.event_passes++;
+	pthread_mutex_unlock(&d->lock);
+	return 0;
 }
 
 void daemon_fini(struct daemon *d)

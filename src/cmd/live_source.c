@@ -207,6 +207,46 @@ static bool live_event(struct model_source *src, int idx)
 	return ls->table[idx]->event(&ls->cc[idx]) > 0;
 }
 
+/* Which objects the model holds, as one number: names in model order. */
+static uint64_t objects_hash(const struct node_model *m)
+{
+	uint64_t h = fnv1a(&m->n_netdevs, sizeof(m->n_netdevs), FNV1A_INIT);
+
+	for (size_t i = 0; i < m->n_netdevs; i++)
+		h = fnv1a(m->netdevs[i]->name, strlen(m->netdevs[i]->name) + 1, h);
+	h = fnv1a(&m->n_ports, sizeof(m->n_ports), h);
+	for (size_t i = 0; i < m->n_ports; i++) {
+		h = fnv1a(m->ports[i]->name, strlen(m->ports[i]->name) + 1, h);
+		h = fnv1a(&m->ports[i]->port, sizeof(m->ports[i]->port), h);
+	}
+	return h;
+}
+
+static int live_refresh(struct model_source *src, struct node_model *m, int idx,
+			bool changed[F__COUNT])
+{
+	struct live_source *ls = (struct live_source *)src;
+	const struct collector *c = ls->table[idx];
+	unsigned srcs = c->event_sources ? c->event_sources : 1u << c->source;
+	uint64_t before = objects_hash(m);
+	int64_t now = ls->now();
+
+	live_bind(ls, m);
+	for (int i = 0; i < ls->n; i++) {
+		if (!(srcs & (1u << ls->table[i]->source)) || !ls->on[i] || !ls->ready[i])
+			continue;
+		if (m->coll[i].failures && now < ls->retry_ns[i])
+			continue;
+		run_collector(ls, m, i, COLLECT_SLOW);
+	}
+	for (int f = 0; f < F__COUNT; f++)
+		changed[f] = (srcs >> fields[f].src) & 1;
+	if (objects_hash(m) != before)
+		return 1;
+	model_link_ports(m);
+	return 0;
+}
+
 /* After the model is freed: objects' per-collector state goes through obj_free, not fini. */
 static void live_close(struct model_source *src)
 {
@@ -239,6 +279,7 @@ int live_source_open(struct model_source **out, const struct rw_config *cfg,
 					 .running = live_running,
 					 .event_fds = live_event_fds,
 					 .event = live_event,
+					 .refresh = live_refresh,
 					 .close = live_close };
 	ls->cfg = cfg;
 	ls->table = table;
