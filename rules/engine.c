@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -445,7 +446,10 @@ void rx_render_template(const struct tmpl *t, const char *fallback, struct ectx 
 		struct val v;
 
 		if (p->text) {
-			put_plural(&tb, p->text, p->len, one);
+			if (p->plural)
+				put_plural(&tb, p->text, p->len, one);
+			else
+				tb_putn(&tb, p->text, (size_t)p->len);
 			continue;
 		}
 		v = rx_eval(p->e, cx);
@@ -487,10 +491,21 @@ void rules_format_duration(int64_t ns, char *buf, size_t len)
 		char sec[] = { 'm', (char)('0' + s % 60 / 10), (char)('0' + s % 10), 's', '\0' };
 
 		put_count(buf, len, s / 60, sec); /* "%dm%02ds" */
-	} else if (ns >= 10000000000LL || !(ns % 1000000000LL))
+	} else if (ns >= 10000000000LL || !(ns % 1000000000LL)) {
 		put_count(buf, len, s, "s");
-	else
+	} else if (ns > 0) {
+		/*
+		 * "%.1fs" without printf (every partial window, every poll, until it
+		 * fills), rounded as printf rounds the double: the exact product in
+		 * long double, to nearest, ties to even.
+		 */
+		long long tenths = llrintl((long double)((double)ns / 1e9) * 10);
+		char frac[] = { '.', (char)('0' + tenths % 10), 's', '\0' };
+
+		put_count(buf, len, tenths / 10, frac);
+	} else {
 		snprintf(buf, len, "%.1fs", (double)ns / 1e9);
+	}
 }
 
 static bool word_char(char c)
@@ -894,9 +909,10 @@ static bool reads_any(const uint64_t *reads, const uint64_t *changed)
 }
 
 int rules_evaluate_changed(struct rules_engine *e, const struct node_model *m, int64_t t_ns,
-			   const bool changed[F__COUNT], size_t *n_rules)
+			   const bool changed[F__COUNT], unsigned flags, size_t *n_rules)
 {
 	uint64_t ch[RX_READS_WORDS] = { 0 };
+	bool counters = flags & RULES_EVAL_COUNTERS;
 	size_t n = 0;
 
 	if (n_rules)
@@ -904,6 +920,8 @@ int rules_evaluate_changed(struct rules_engine *e, const struct node_model *m, i
 	/* a new layout needs every result made, counter rules too: that is a poll's job */
 	if (!e->synced || !ids_match(e, m))
 		return -EAGAIN;
+	if (e->n_parked)
+		parked_expire(e, t_ns);
 	for (int f = 0; f < F__COUNT; f++)
 		if (changed[f])
 			ch[f / 64] |= 1ULL << (f % 64);
@@ -912,16 +930,22 @@ int rules_evaluate_changed(struct rules_engine *e, const struct node_model *m, i
 
 		/*
 		 * A counter window samples on the poll's clock: a sample between
-		 * polls would be the last poll's counters under a new time.
+		 * polls would be the last poll's counters under a new time.  On
+		 * the poll, counter windows and counter sets are what changed.
 		 */
-		if (r->n_rings || r->info.fleet)
+		bool counter_rule = r->n_rings || r->n_caches;
+
+		if (r->info.fleet || (r->n_rings && !counters))
 			continue;
-		if (!reads_any(r->reads, ch) &&
+		if (!(counters && counter_rule) && !reads_any(r->reads, ch) &&
 		    !reads_any(e->profiles[r->profile].applies_reads[r->info.scope], ch))
 			continue;
-		eval_rule(e, r, m, t_ns, t_ns);
+		eval_rule(e, r, m, t_ns, counters ? ts_ns(&m->time) : t_ns);
 		n++;
 	}
+	e->last_t = t_ns;
+	if (counters)
+		e->last_wall_ns = ts_ns(&m->time);
 	if (n)
 		e->evaluations++;
 	if (n_rules)

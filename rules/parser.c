@@ -986,7 +986,11 @@ static int add_part(struct parse_ctx *pc, struct tmpl *t, int *cap, const char *
 		t->parts = np;
 		*cap = nc;
 	}
-	t->parts[t->n++] = (struct tmpl_part){ .text = text, .len = len, .e = e };
+	t->parts[t->n++] =
+	    (struct tmpl_part){ .text = text,
+				.len = len,
+				.e = e,
+				.plural = text && memmem(text, (size_t)len, "(s)", 3) };
 	return 0;
 }
 

@@ -283,6 +283,7 @@ void rx_parse_verr(struct parse_ctx *pc, int off, const char *fmt, va_list ap)
 struct tmpl_part {
 	const char *text; /* literal (NULL for an expression) */
 	int len;
+	bool plural; /* the literal has a "(s)" (found once, at load) */
 	struct expr *e;
 };
 

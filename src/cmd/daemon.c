@@ -108,6 +108,9 @@ int daemon_collect_at(struct daemon *d, unsigned what, int64_t origin_ns)
 		d->m.time = poll_time; /* the poll's time, not a snapshot's own */
 	d->pass_origin_ns = origin_ns && origin_ns <= t0 ? origin_ns : t0;
 	d->pass_model_ns = mono_ns();
+	d->pass_all = (what & COLLECT_SLOW) || !d->src->changed;
+	if (!d->pass_all)
+		d->src->changed(d->src, d->pass_changed);
 	for (int i = 0; i < d->n_hooks; i++)
 		if (d->hooks[i].after_poll)
 			d->hooks[i].after_poll(d->hooks[i].arg, &d->m, what);
@@ -163,14 +166,14 @@ bool daemon_event(struct daemon *d, int idx)
 
 int daemon_event_pass(struct daemon *d, int idx, int64_t received_ns)
 {
-	bool changed[F__COUNT];
-	struct daemon_event ev = { .changed = changed };
+	struct daemon_event ev = { .changed = d->pass_changed };
 	int r;
 
 	if (!d->src->refresh)
 		return 1;
 	pthread_mutex_lock(&d->lock);
-	r = d->src->refresh(d->src, &d->m, idx, changed);
+	d->pass_all = false;
+	r = d->src->refresh(d->src, &d->m, idx, d->pass_changed);
 	if (r) {
 		pthread_mutex_unlock(&d->lock);
 		return r;

@@ -55,6 +55,13 @@ struct daemon {
 	 * held it -- the first stages of rocewatch_alert_latency_seconds.
 	 */
 	int64_t pass_origin_ns, pass_model_ns;
+	/*
+	 * And what it may have changed: pass_changed[f] for every field the
+	 * source wrote (a poll) or re-read (an event pass); all of them when
+	 * pass_all (a configuration poll, or a source that cannot tell).
+	 */
+	bool pass_all;
+	bool pass_changed[F__COUNT];
 };
 
 /* Signals: the only mutable globals (set by handlers, read by the loop). */

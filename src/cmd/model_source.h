@@ -57,6 +57,12 @@ struct model_source {
 	 */
 	int (*refresh)(struct model_source *src, struct node_model *m, int idx,
 		       bool changed[F__COUNT]);
+	/*
+	 * Optional: the fields the last collect() may have written (a fast poll
+	 * writes counters and .fast rows, and blanks every field of a source
+	 * that failed); without it, every field counts.
+	 */
+	void (*changed)(const struct model_source *src, bool changed[F__COUNT]);
 	/* Safe after a failed start(). */
 	void (*close)(struct model_source *src);
 };

@@ -214,10 +214,19 @@ static void after_poll(void *arg, struct node_model *m, unsigned what)
 	int64_t t0 = mono_ns();
 	int r;
 
-	(void)what;
 	if (!rs->e)
 		return;
-	r = rules_evaluate(rs->e, m, model_ns(m));
+	/*
+	 * A fast poll re-read the counters and nothing else: the rules over
+	 * configuration alone would decide as they did (and render the same
+	 * summaries); they run when the configuration is read again.
+	 */
+	r = -EAGAIN;
+	if (!(what & COLLECT_SLOW) && !rs->d->pass_all)
+		r = rules_evaluate_changed(rs->e, m, model_ns(m), rs->d->pass_changed,
+					   RULES_EVAL_COUNTERS, NULL);
+	if (r == -EAGAIN)
+		r = rules_evaluate(rs->e, m, model_ns(m));
 	rs->eval_done_ns = mono_ns();
 	rs->st.eval_seconds = (double)(rs->eval_done_ns - t0) / 1e9;
 	if (!rs->announced) {
@@ -246,7 +255,7 @@ static void after_event(void *arg, struct node_model *m, const struct daemon_eve
 
 	if (!rs->e)
 		return;
-	r = rules_evaluate_changed(rs->e, m, ev->t_ns, ev->changed, &n);
+	r = rules_evaluate_changed(rs->e, m, ev->t_ns, ev->changed, 0, &n);
 	rs->eval_done_ns = mono_ns();
 	if (r)
 		log_debug("rules: %s notification: %s (the next poll evaluates)", ev->collector,

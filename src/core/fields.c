@@ -467,6 +467,7 @@ const struct field_desc fields[F__COUNT] = {
 	/* netdev: the choice between two sources of one meaning (vendors.c) */
 	[F_NETDEV_PFC_SOURCE] =
 	    NETDEV(.src = SRC_ETHTOOL, .path = "pfc.counter_source", .type = VT_STR, .config = true,
+		   .fast = true, /* follows the counter names, which the fast loop reads */
 		   .mtype = MT_INFO, .metric = "roce_pfc_pause_source_info", .label = "source",
 		   .help = "Where roce_pfc_pause_frames_total comes from: the driver's ethtool "
 			   "names (ethtool) or, without them, dcbnl requests/indications (dcb); "
@@ -660,6 +661,7 @@ const struct field_desc fields[F__COUNT] = {
 			   "until it sees one."),
 	[F_NETDEV_FEC_ACTIVE] =
 	    NETDEV(.src = SRC_ETHTOOL, .path = "fec.active", .type = VT_STR, .config = true,
+		   .fast = true, /* FEC_GET, with the block counts */
 		   .mtype = MT_INFO, .metric = "roce_netdev_fec_info", .label = "mode",
 		   .help = "Active FEC mode (ethtool netlink FEC_GET: rs, baser, llrs, off); "
 			   "value is always 1."),

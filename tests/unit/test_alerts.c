@@ -468,7 +468,7 @@ static void event_pass_runs_the_rules_that_read_the_change(void **state)
 	alerts_init(&t);
 	/* before any poll there is nothing to make again from */
 	changed[F_NETDEV_CARRIER] = true;
-	assert_int_equal(rules_evaluate_changed(e, &m, S(1), changed, &ran), -EAGAIN);
+	assert_int_equal(rules_evaluate_changed(e, &m, S(1), changed, 0, &ran), -EAGAIN);
 	assert_int_equal(ran, 0);
 	assert_int_equal(rules_evaluate(e, &m, S(10)), 0);
 	alerts_feed_rules(&t, e, S(10));
@@ -477,7 +477,7 @@ static void event_pass_runs_the_rules_that_read_the_change(void **state)
 	/* the carrier goes: carrier_up and carrier_held run, mtu_9000 and the counter rule not */
 	field_set_bool(eth2, F_NETDEV_CARRIER, false);
 	field_set_int(eth2, F_NETDEV_MTU, 1500); /* not marked: not looked at */
-	assert_int_equal(rules_evaluate_changed(e, &m, S(11), changed, &ran), 0);
+	assert_int_equal(rules_evaluate_changed(e, &m, S(11), changed, 0, &ran), 0);
 	assert_int_equal(ran, 2);
 	n = rules_results(e, &res);
 	for (size_t i = 0; i < n; i++) {
@@ -502,7 +502,7 @@ static void event_pass_runs_the_rules_that_read_the_change(void **state)
 	/* a pass of another source's facts makes nothing, and a minute on moves no `for:` */
 	memset(changed, 0, sizeof(changed));
 	changed[F_NETDEV_PFC_ENABLED] = true;
-	assert_int_equal(rules_evaluate_changed(e, &m, S(80), changed, &ran), 0);
+	assert_int_equal(rules_evaluate_changed(e, &m, S(80), changed, 0, &ran), 0);
 	assert_int_equal(ran, 0);
 	alerts_feed_changed(&t, e, S(80));
 	assert_int_equal(alert_of(&t, "carrier_held", "", "eth2")->state, ALERT_PENDING);
@@ -517,9 +517,71 @@ static void event_pass_runs_the_rules_that_read_the_change(void **state)
 	/* objects came: the pass refuses, a poll must lay the results out */
 	model_add_netdev(&m, "eth4");
 	changed[F_NETDEV_CARRIER] = true;
-	assert_int_equal(rules_evaluate_changed(e, &m, S(82), changed, &ran), -EAGAIN);
+	assert_int_equal(rules_evaluate_changed(e, &m, S(82), changed, 0, &ran), -EAGAIN);
 	rules_free(e);
 	alerts_free(&t);
+	model_free(&m);
+}
+
+/*
+ * A fast poll re-read the counters alone: the counter rules run, and the rules
+ * over counter fields; a rule over configuration keeps its result (it could not
+ * decide otherwise), and runs again when the configuration is read.
+ */
+static void fast_poll_runs_the_counter_rules(void **state)
+{
+	static const char yaml[] =
+	    "profile: t\nrules:\n"
+	    "  - name: mtu_9000\n    scope: netdev\n    severity: warning\n"
+	    "    expr: mtu >= 9000\n"
+	    "  - name: flaps_flat\n    scope: netdev\n    severity: warning\n"
+	    "    expr: increase(carrier.changes, 5m) == 0\n"
+	    "  - name: few_flaps\n    scope: netdev\n    severity: warning\n"
+	    "    expr: carrier.changes < 10\n"
+	    "  - name: discards\n    scope: netdev\n    severity: warning\n"
+	    "    expr: ethtool[\"rx_discards_phy\"] < 100\n";
+	bool fast[F__COUNT];
+	const struct rule_result *res;
+	struct node_model m;
+	struct rules_engine *e = load(yaml);
+	struct object *eth2;
+	size_t n, ran;
+
+	(void)state;
+	build_model(&m);
+	eth2 = model_netdev(&m, "eth2");
+	field_set_int(eth2, F_NETDEV_CARRIER_CHANGES, 4);
+	for (int f = 0; f < F__COUNT; f++)
+		fast[f] = field_fast((enum field_id)f);
+	assert_true(fast[F_NETDEV_CARRIER_CHANGES]);
+	assert_false(fast[F_NETDEV_MTU]);
+	assert_true(fast[F_NETDEV_FEC_ACTIVE]); /* configuration, read with the FEC counters */
+	assert_int_equal(rules_evaluate(e, &m, S(10)), 0);
+
+	field_set_int(eth2, F_NETDEV_MTU, 1500); /* not re-read by a fast poll: not looked at */
+	field_set_int(eth2, F_NETDEV_CARRIER_CHANGES, 40);
+	cset_set(&eth2->cs[CSET_ETHTOOL], "rx_discards_phy", 700);
+	assert_int_equal(rules_evaluate_changed(e, &m, S(11), fast, RULES_EVAL_COUNTERS, &ran), 0);
+	assert_int_equal(ran, 3);
+	n = rules_results(e, &res);
+	for (size_t i = 0; i < n; i++) {
+		bool config = !strcmp(res[i].rule->name, "mtu_9000");
+
+		if (strcmp(res[i].device, "eth2"))
+			continue;
+		assert_true(res[i].eval_ns == (config ? S(10) : S(11)));
+		if (config)
+			assert_int_equal(res[i].outcome, RULE_PASS);
+		else
+			assert_int_equal(res[i].outcome, RULE_FAIL); /* each saw its new counter */
+	}
+	/* the configuration poll: everything */
+	assert_int_equal(rules_evaluate(e, &m, S(12)), 0);
+	n = rules_results(e, &res);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(res[i].device, "eth2") && !strcmp(res[i].rule->name, "mtu_9000"))
+			assert_int_equal(res[i].outcome, RULE_FAIL);
+	rules_free(e);
 	model_free(&m);
 }
 
@@ -530,7 +592,14 @@ static void durations_read_as_before(void **state)
 				      250000000,
 				      1000000000,
 				      1500000000,
+				      2450000000LL, /* a tie in decimal, not in binary: "2.5s" */
+				      2350000000LL,
+				      100000000,
+				      49999999,
+				      50000000,
+				      9940000000LL,
 				      9950000000LL,
+				      9999999999LL,
 				      10000000000LL,
 				      59999999999LL,
 				      60000000000LL,
@@ -776,6 +845,7 @@ int main(void)
 		cmocka_unit_test(feed_rules_remaps_on_reload_and_objects),
 		cmocka_unit_test(unknown_alert_describes_the_unread_fact),
 		cmocka_unit_test(event_pass_runs_the_rules_that_read_the_change),
+		cmocka_unit_test(fast_poll_runs_the_counter_rules),
 		cmocka_unit_test(latency_of_a_state_change),
 		cmocka_unit_test(durations_read_as_before),
 		cmocka_unit_test(silent_alertmanager_does_not_starve_a_healthy_one),

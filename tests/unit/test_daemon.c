@@ -502,6 +502,7 @@ struct ev_coll {
 	unsigned what;	 /* of the last collect */
 	bool add_netdev; /* the next collect adds a netdev (objects come) */
 	bool carrier;	 /* what link reads */
+	int fail;	 /* collect() returns this */
 };
 
 static struct ev_coll evc[4];
@@ -520,7 +521,7 @@ static int ev_collect(struct collector_ctx *cc, struct node_model *m, unsigned w
 			model_add_netdev(m, "eth1");
 		c->add_netdev = false;
 	}
-	return 0;
+	return c->fail;
 }
 
 static int ev_event(struct collector_ctx *cc)
@@ -646,6 +647,39 @@ static void event_pass_rereads_what_the_notification_names(void **state)
 	config_free(&cfg);
 }
 
+/* A poll says what it may have written: a fast one the counters, and a failed source's all. */
+static void fast_poll_says_what_it_wrote(void **state)
+{
+	struct model_source *src;
+	struct rw_config cfg;
+	struct daemon d;
+	char err[256] = "";
+
+	(void)state;
+	memset(evc, 0, sizeof(evc));
+	config_defaults(&cfg);
+	assert_int_equal(live_source_open(&src, &cfg, ev_table, (int)ARRAY_SIZE(ev_table), NULL,
+					  err, sizeof(err)),
+			 0);
+	daemon_init(&d, &cfg, src);
+	assert_int_equal(daemon_start(&d, err, sizeof(err)), 0);
+	assert_int_equal(daemon_collect(&d, COLLECT_FAST | COLLECT_SLOW), 0);
+	assert_true(d.pass_all);
+	assert_int_equal(daemon_collect(&d, COLLECT_FAST), 0);
+	assert_false(d.pass_all);
+	assert_true(d.pass_changed[F_NETDEV_CARRIER_CHANGES]); /* a counter */
+	assert_true(d.pass_changed[F_NETDEV_FEC_ACTIVE]);      /* read with counters */
+	assert_false(d.pass_changed[F_NETDEV_MTU]);
+	assert_false(d.pass_changed[F_NETDEV_PFC_ENABLED]);
+	/* dcb fails: everything it filled is blanked, configuration too */
+	evc[1].fail = -EIO;
+	assert_int_equal(daemon_collect(&d, COLLECT_FAST), 0);
+	assert_true(d.pass_changed[F_NETDEV_PFC_ENABLED]);
+	assert_false(d.pass_changed[F_NETDEV_MTU]);
+	daemon_fini(&d);
+	config_free(&cfg);
+}
+
 /* A snapshot file re-reads nothing between polls: every notification is a poll's. */
 static void event_pass_needs_a_source_that_refreshes(void **state)
 {
@@ -675,6 +709,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(live_source_refuses_a_table_too_long),
 		cmocka_unit_test(event_pass_rereads_what_the_notification_names),
 		cmocka_unit_test(event_pass_needs_a_source_that_refreshes),
+		cmocka_unit_test(fast_poll_says_what_it_wrote),
 	};
 
 	if (argc > 1)
