@@ -63,6 +63,33 @@ const struct cli_opt alerts_serve_opts[] = {
 #undef AS_DURATION
 
 /*
+ * Firing when the last serve stopped, passing now: a rule that passes has no
+ * alert, so its results say it.  The recording is told once (it forgets
+ * what it was asked), and the alert's next firing is a new one.
+ */
+static void note_ended_unseen(struct alerts_serve *as, int64_t now)
+{
+	const struct rule_result *res;
+	size_t n = rules_results(as->rs->e, &res);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct rule_result *r = &res[i];
+		char port[12] = "";
+
+		if (r->eval_ns != now || r->outcome == RULE_FAIL)
+			continue;
+		if (r->kind == OBJ_RDMA_PORT)
+			snprintf(port, sizeof(port), "%u", r->port);
+		if (alerts_find(&as->t, r->rule->name, "", r->rule->profile, r->device, port))
+			continue; /* its alert says it, below */
+		if (recorder_alert_was_standing(as->rec, r->device, r->rule->name))
+			recorder_event(as->rec, now / 1000000, "alert", port[0] ? "rdma_port" : "",
+				       r->device, r->rule->name,
+				       "resolved (before or while this serve started)");
+	}
+}
+
+/*
  * After the rules hook: results -> alert states -> Alertmanager and
  * captures, at now (realtime); event: an event pass, where only some
  * results were made again.
@@ -79,6 +106,8 @@ static void advance(struct alerts_serve *as, int64_t now, bool event)
 		alerts_feed_changed(&as->t, as->rs->e, now);
 	else
 		alerts_feed_rules(&as->t, as->rs->e, now);
+	if (as->rec && recorder_any_standing(as->rec))
+		note_ended_unseen(as, now);
 	st.t[AL_MODEL] = as->d->pass_model_ns;
 	st.t[AL_RULES] = as->rs->eval_done_ns;
 	st.t[AL_ALERT] = mono_ns();
