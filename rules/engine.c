@@ -98,7 +98,8 @@ static void object_ident(const struct object *o, char *buf, size_t len)
 		snprintf(buf, len, "pci:%.64s", nd->f[F_NETDEV_BUS].v.s);
 }
 
-static bool ids_match(const struct rules_engine *e, const struct node_model *m)
+/* Are the model's objects those of the results?  idents: their hardware identities too. */
+static bool ids_match(const struct rules_engine *e, const struct node_model *m, bool idents)
 {
 	for (int k = OBJ_NETDEV; k < OBJ__COUNT; k++) {
 		const struct object *const *objs;
@@ -112,6 +113,8 @@ static bool ids_match(const struct rules_engine *e, const struct node_model *m)
 			if (objs[i]->port != e->ids[k][i].port ||
 			    strcmp(objs[i]->name, e->ids[k][i].name))
 				return false;
+			if (!idents)
+				continue;
 			/* the same name, another device (a reload with a new GUID) */
 			object_ident(objs[i], ident, sizeof(ident));
 			if (strcmp(ident, e->ids[k][i].ident))
@@ -675,10 +678,11 @@ size_t rules_doc_for(const struct rule_result *x, const struct node_model *m, ch
  * Never claim a window that was not observed: a rule over increase(x, 5m)
  * evaluated on 100 ms of samples says so after its summary.
  */
-static void note_window(const struct ectx *cx, struct rule_result *x)
+static void note_window(const struct rrule *r, const struct ectx *cx, struct rule_result *x)
 {
 	struct tbuf tb = { x->summary, strlen(x->summary), sizeof(x->summary) };
-	char w[32], obs[32];
+	char buf[32], obs[32];
+	const char *w = r->window_text;
 
 	x->window_ns = cx->windowed ? cx->window_ns : 0;
 	x->observed_ns = cx->windowed ? cx->observed_ns : 0;
@@ -689,7 +693,11 @@ static void note_window(const struct ectx *cx, struct rule_result *x)
 			  cx->reset_from, cx->reset_to);
 	if (!cx->windowed)
 		return;
-	rules_format_duration(cx->window_ns, w, sizeof(w));
+	/* the rule's largest window unless a short-circuit left it out */
+	if (cx->window_ns != r->window_ns) {
+		rules_format_duration(cx->window_ns, buf, sizeof(buf));
+		w = buf;
+	}
 	if (cx->observed_ns >= cx->window_ns) {
 		tb_puts(&tb, " (over the last ");
 		tb_puts(&tb, w);
@@ -713,6 +721,8 @@ static void eval_one(const struct rules_engine *e, const struct rrule *r, struct
 		     struct rule_result *x)
 {
 	struct tbuf rb = { x->reason, 0, sizeof(x->reason) };
+	/* the guard said no last time too: its words stand (every skipped result, every poll) */
+	bool guard_said = x->outcome == RULE_SKIP && !strncmp(x->reason, "guard false: ", 13);
 	enum rule_outcome o;
 	struct val v;
 
@@ -738,8 +748,13 @@ static void eval_one(const struct rules_engine *e, const struct rrule *r, struct
 		}
 		if (!v.v.b) {
 			o = RULE_SKIP;
-			tb_puts(&rb, "guard false: ");
-			tb_puts(&rb, r->info.when_src);
+			if (guard_said) {
+				/* clearing the reason above wrote its first byte only */
+				x->reason[0] = 'g';
+			} else {
+				tb_puts(&rb, "guard false: ");
+				tb_puts(&rb, r->info.when_src);
+			}
 			x->summary[0] = '\0';
 			x->window_ns = x->observed_ns = 0;
 			goto out;
@@ -754,7 +769,7 @@ static void eval_one(const struct rules_engine *e, const struct rrule *r, struct
 	}
 done:
 	render_summary(r, cx, x);
-	note_window(cx, x);
+	note_window(r, cx, x);
 out:
 	if (o != x->outcome)
 		x->since_ns = cx->t;
@@ -863,7 +878,7 @@ int rules_evaluate(struct rules_engine *e, const struct node_model *m, int64_t t
 {
 	if (e->n_parked)
 		parked_expire(e, t_ns);
-	if (!e->synced || !ids_match(e, m)) {
+	if (!e->synced || !ids_match(e, m, true)) {
 		int r = sync_model(e, m, t_ns);
 
 		if (r)
@@ -918,7 +933,8 @@ int rules_evaluate_changed(struct rules_engine *e, const struct node_model *m, i
 	if (n_rules)
 		*n_rules = 0;
 	/* a new layout needs every result made, counter rules too: that is a poll's job */
-	if (!e->synced || !ids_match(e, m))
+	/* identities are configuration: unread, they are what the last evaluation saw */
+	if (!e->synced || !ids_match(e, m, changed[F_PORT_NODE_GUID] || changed[F_NETDEV_BUS]))
 		return -EAGAIN;
 	if (e->n_parked)
 		parked_expire(e, t_ns);

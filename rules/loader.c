@@ -1040,6 +1040,11 @@ static int load_rule(struct loader *ld, const yaml_node_t *map, struct rprofile 
 		return bad;
 	r.rings = pc.rings;
 	r.n_rings = pc.n_rings;
+	for (int i = 0; i < r.n_rings; i++)
+		if (r.rings[i].window_ns > r.window_ns)
+			r.window_ns = r.rings[i].window_ns;
+	if (r.window_ns)
+		rules_format_duration(r.window_ns, r.window_text, sizeof(r.window_text));
 	r.n_caches = pc.n_caches;
 	r.subject = pc.subject;
 

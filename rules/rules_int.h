@@ -460,6 +460,9 @@ struct rrule {
 	struct expr *subject;  /* fleet rules: the value compared across units */
 	/* the fields its when, expr and summary read (rules_evaluate_changed()) */
 	uint64_t reads[RX_READS_WORDS];
+	/* its largest counter window, written once for the summaries' notes ("5m") */
+	int64_t window_ns;
+	char window_text[24];
 };
 
 struct rprofile {
