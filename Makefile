@@ -11,7 +11,7 @@ FUZZ_SECONDS ?= 300
 FUZZ_HARNESSES ?=
 ARGS ?=
 
-.PHONY: all deps build run test bench fuzz clean format deb
+.PHONY: all deps build run test bench bench-detect fuzz clean format deb
 
 all: build
 
@@ -47,6 +47,15 @@ bench:
 	@$(MAKE) --no-print-directory $(RELEASE)/build.ninja
 	ninja -C $(RELEASE)
 	tests/bench/run-bench.sh $(RELEASE)
+
+# Detection latency alone (fault -> Alertmanager, rocewatch against node_exporter +
+# Prometheus, TRIALS a case; about half an hour at 20): what README's table comes from.
+TRIALS ?= 20
+bench-detect:
+	@contrib/install-deps.sh bench
+	@$(MAKE) --no-print-directory $(RELEASE)/build.ninja
+	ninja -C $(RELEASE) rocewatch
+	tests/bench/bench_detect.py $(RELEASE)/rocewatch --trials $(TRIALS) $(ARGS)
 
 # The Debian package, built from a copy of the tree: build-deb/rocewatch_VERSION_ARCH.deb
 deb:

@@ -40,6 +40,13 @@ struct collector {
 	int (*event_fd)(struct collector_ctx *cc);
 	/* Drain notifications; > 0 when configuration must be re-read now. */
 	int (*event)(struct collector_ctx *cc);
+	/*
+	 * The sources (1u << SRC_...) whose facts a notification may have
+	 * changed: their collectors re-read configuration at once, and the
+	 * rules that read those facts run, before the next poll (0: its own
+	 * source alone).
+	 */
+	unsigned event_sources;
 	/* Free what the collector hung on obj->cpriv[idx]. */
 	void (*obj_free)(void *cpriv);
 };

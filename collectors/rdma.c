@@ -450,10 +450,14 @@ static void judge_reads(struct object *o, struct port_priv *pp, int64_t now)
 					  : pp->pe.restricted_err;
 	char key[96];
 
+	if (!err && !pp->backoff_ns) {
+		/* the steady state, every port every poll: nothing was said, nothing to unsay */
+		field_set_bool(o, F_PORT_COUNTERS_BACKED_OFF, false);
+		return;
+	}
 	snprintf(key, sizeof(key), "rdma:backoff:%s/%u", o->name, o->port);
 	if (!err) {
-		if (pp->backoff_ns)
-			log_info("rdma: %s/%u: counter reads work again", o->name, o->port);
+		log_info("rdma: %s/%u: counter reads work again", o->name, o->port);
 		rw_log_once_reset(key);
 		pp->backoff_ns = pp->retry_ns = 0;
 		field_set_bool(o, F_PORT_COUNTERS_BACKED_OFF, false);

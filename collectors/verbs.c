@@ -17,6 +17,13 @@
  * before `rdma link delete` completes.  Their contexts are closed at the
  * end of each poll instead of holding a delete up for a whole interval.
  *
+ * Port events (IBV_EVENT_PORT_ACTIVE, PORT_ERR, ...) arrive on each kept
+ * context's async fd; one epoll fd over them all is the collector's
+ * notification fd, so a port that goes down has its state re-read (by the
+ * rdma collector, which fills it) and its rules run before the next poll.
+ * A software device's context is not kept, so its events are not seen:
+ * the next configuration poll reads its state.
+ *
  * verbs talks to the live machine's devices and nothing else: it runs only
  * when --sysfs-root is this machine's /sys.  With a fixture tree (or a
  * --from replay) its fields stay "not_collected" rather than mixing the
@@ -28,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -50,6 +58,7 @@ struct verbs_priv {
 	size_t n, cap;
 	bool live;
 	const struct rw_config *cfg;
+	int ep; /* epoll over the contexts' async fds; -1: none */
 };
 
 /* enum ibv_mtu: IBV_MTU_256 = 1 ... IBV_MTU_4096 = 5; 0 for anything else. */
@@ -58,15 +67,19 @@ static int64_t mtu_bytes(enum ibv_mtu mtu)
 	return mtu >= IBV_MTU_256 && mtu <= IBV_MTU_4096 ? 128LL << mtu : 0;
 }
 
-static void vdev_close(struct vdev *v)
+static void vdev_close(struct verbs_priv *vp, struct vdev *v)
 {
-	if (v->ctx)
+	if (v->ctx) {
+		if (vp->ep >= 0)
+			epoll_ctl(vp->ep, EPOLL_CTL_DEL, v->ctx->async_fd, NULL);
 		ibv_close_device(v->ctx);
+	}
 	v->ctx = NULL;
 }
 
-static void vdev_open(struct vdev *v, struct ibv_device *dev)
+static void vdev_open(struct verbs_priv *vp, struct vdev *v, struct ibv_device *dev)
 {
+	struct epoll_event ev = { .events = EPOLLIN };
 	int fl;
 
 	v->ctx = ibv_open_device(dev);
@@ -85,21 +98,46 @@ static void vdev_open(struct vdev *v, struct ibv_device *dev)
 	fl = fcntl(v->ctx->async_fd, F_GETFL);
 	if (fl >= 0)
 		fcntl(v->ctx->async_fd, F_SETFL, fl | O_NONBLOCK);
+	/* a software device's context is closed after the poll: nothing to wait on */
+	if (vp->ep >= 0 && !v->transient && epoll_ctl(vp->ep, EPOLL_CTL_ADD, v->ctx->async_fd, &ev))
+		log_debug("verbs: %s: no port events (epoll: %s)", v->name, strerror(errno));
 }
 
-static void drain_events(struct vdev *v)
+/* Events that say a port's state or addresses changed: re-read it now. */
+static bool port_event(enum ibv_event_type t)
+{
+	switch (t) {
+	case IBV_EVENT_PORT_ACTIVE:
+	case IBV_EVENT_PORT_ERR:
+	case IBV_EVENT_LID_CHANGE:
+	case IBV_EVENT_PKEY_CHANGE:
+	case IBV_EVENT_GID_CHANGE:
+	case IBV_EVENT_SM_CHANGE:
+	case IBV_EVENT_CLIENT_REREGISTER:
+	case IBV_EVENT_DEVICE_FATAL:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Drain a context's events: how many were port events. */
+static int drain_events(struct vdev *v)
 {
 	struct ibv_async_event ev;
+	int n = 0;
 
 	if (!v->ctx)
-		return;
+		return 0;
 	while (!ibv_get_async_event(v->ctx, &ev)) {
 		if (ev.event_type == IBV_EVENT_DEVICE_FATAL) {
 			log_warn("verbs: %s: device fatal event (reset); reopening", v->name);
 			v->reopen = true;
 		}
+		n += port_event(ev.event_type);
 		ibv_ack_async_event(&ev);
 	}
+	return n;
 }
 
 static struct vdev *vdev_find(struct verbs_priv *vp, const char *name)
@@ -174,16 +212,16 @@ static int refresh_devices(struct verbs_priv *vp)
 		v->seen = true;
 		v->transient = !has_parent(list[i]);
 		if (v->ctx && v->reopen)
-			vdev_close(v);
+			vdev_close(vp, v);
 		if (!v->ctx)
-			vdev_open(v, list[i]);
+			vdev_open(vp, v, list[i]);
 	}
 	/* Contexts hold their own reference to the device; the list can go. */
 	if (list)
 		ibv_free_device_list(list);
 	for (size_t i = 0; i < vp->n; i++) {
 		if (!vp->d[i].seen) {
-			vdev_close(&vp->d[i]);
+			vdev_close(vp, &vp->d[i]);
 			continue;
 		}
 		vp->d[keep++] = vp->d[i];
@@ -282,7 +320,7 @@ static int verbs_collect(struct collector_ctx *cc, struct node_model *m, unsigne
 		fill_port(vdev_find(vp, ports[i]->name), ports[i]);
 	for (size_t i = 0; i < vp->n; i++)
 		if (vp->d[i].transient)
-			vdev_close(&vp->d[i]);
+			vdev_close(vp, &vp->d[i]);
 	return 0;
 }
 
@@ -296,6 +334,8 @@ static int verbs_init(struct collector_ctx *cc)
 	cc->priv = vp;
 	vp->cfg = cc->cfg;
 	vp->live = realpath(cc->cfg->sysfs_root, real) && !strcmp(real, "/sys");
+	/* without it ports are re-read at the configuration poll only */
+	vp->ep = vp->live ? epoll_create1(EPOLL_CLOEXEC) : -1;
 	return 0;
 }
 
@@ -306,10 +346,29 @@ static void verbs_fini(struct collector_ctx *cc)
 	if (!vp)
 		return;
 	for (size_t i = 0; i < vp->n; i++)
-		vdev_close(&vp->d[i]);
+		vdev_close(vp, &vp->d[i]);
+	if (vp->ep >= 0)
+		close(vp->ep);
 	free(vp->d);
 	free(vp);
 	cc->priv = NULL;
+}
+
+static int verbs_event_fd(struct collector_ctx *cc)
+{
+	struct verbs_priv *vp = cc->priv;
+
+	return vp ? vp->ep : -1;
+}
+
+static int verbs_event(struct collector_ctx *cc)
+{
+	struct verbs_priv *vp = cc->priv;
+	int n = 0;
+
+	for (size_t i = 0; i < vp->n; i++)
+		n += drain_events(&vp->d[i]);
+	return n;
 }
 
 const struct collector verbs_collector = {
@@ -320,4 +379,8 @@ const struct collector verbs_collector = {
 	.init = verbs_init,
 	.collect = verbs_collect,
 	.fini = verbs_fini,
+	.event_fd = verbs_event_fd,
+	.event = verbs_event,
+	/* the port's state is the rdma collector's (nldev), verbs' only where it has none */
+	.event_sources = 1u << SRC_RDMA | 1u << SRC_VERBS,
 };

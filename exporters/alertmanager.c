@@ -25,6 +25,8 @@ struct batch {
 	size_t len;
 	int tries;
 	int64_t next_try_ns; /* monotonic */
+	bool timed;	     /* carries a state change: its stages are observed */
+	struct alert_stamps st;
 	struct batch *next;
 };
 
@@ -136,7 +138,7 @@ static void enqueue(struct am_dest *d, struct batch *b)
 }
 
 /* A copy of body for every destination: 0, or -ENOMEM with none queued. */
-static int enqueue_all(struct am_pusher *p, const struct strbuf *body)
+static int enqueue_all(struct am_pusher *p, const struct strbuf *body, struct alert_stamps *st)
 {
 	struct batch *b[AM_MAX_URLS] = { 0 };
 	int n = p->cfg.n_urls;
@@ -156,17 +158,27 @@ static int enqueue_all(struct am_pusher *p, const struct strbuf *body)
 		b[u]->len = body->len;
 	}
 	pthread_mutex_lock(&p->lock);
-	for (int u = 0; u < n; u++)
+	if (st)
+		st->t[AL_ENQUEUED] = mono_ns();
+	for (int u = 0; u < n; u++) {
+		if (st) {
+			b[u]->timed = true;
+			b[u]->st = *st;
+		}
 		enqueue(&p->dest[u], b[u]);
+	}
 	pthread_mutex_unlock(&p->lock);
+	if (st)
+		alert_latency_observe(p->cfg.latency, st, AL_ENQUEUED, AL_ENQUEUED);
 	return 0;
 }
 
-void am_submit(struct am_pusher *p, struct alert_table *t, int64_t now)
+void am_submit(struct am_pusher *p, struct alert_table *t, int64_t now, struct alert_stamps *st)
 {
 	const struct alert **due;
 	struct strbuf sb = { 0 };
 	size_t n = 0;
+	bool changed = false;
 
 	if (!p || !t->n)
 		return;
@@ -177,12 +189,14 @@ void am_submit(struct am_pusher *p, struct alert_table *t, int64_t now)
 		struct alert *a = &t->a[i];
 
 		if (a->resolved || (a->state == ALERT_FIRING &&
-				    (!a->last_sent || now - a->last_sent >= p->cfg.resend_ns)))
+				    (!a->last_sent || now - a->last_sent >= p->cfg.resend_ns))) {
 			due[n++] = a;
+			changed |= a->resolved ? a->resolved_at == now : a->fired_at == now;
+		}
 	}
 	if (n &&
 	    !am_encode(&sb, due, n, now, p->cfg.resend_ns, p->cfg.instance, p->cfg.generator_url) &&
-	    !enqueue_all(p, &sb)) {
+	    !enqueue_all(p, &sb, changed ? st : NULL)) {
 		/* Handed over: the resolved ones are delivered by the queues now. */
 		for (size_t i = 0; i < n; i++) {
 			struct alert *a = (struct alert *)due[i];
@@ -273,7 +287,15 @@ static void *sender(void *arg)
 		d->queued--;
 		b->next = NULL;
 		pthread_mutex_unlock(&p->lock);
+		if (b->timed && !b->tries) {
+			b->st.t[AL_SENT] = mono_ns();
+			alert_latency_observe(p->cfg.latency, &b->st, AL_SENT, AL_SENT);
+		}
 		ok = post(d, b);
+		if (ok && b->timed) {
+			b->st.t[AL_ACCEPTED] = mono_ns();
+			alert_latency_observe(p->cfg.latency, &b->st, AL_ACCEPTED, AL_ACCEPTED);
+		}
 		pthread_mutex_lock(&p->lock);
 		if (ok) {
 			batch_free(b);

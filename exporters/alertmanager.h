@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "alert_latency.h"
 #include "alerts.h"
 #include "strbuf.h"
 
@@ -23,6 +24,8 @@ struct am_config {
 	size_t queue_max;	   /* batches kept per Alertmanager while it is away (default 64) */
 	const char *instance;	   /* instance label: the host name */
 	const char *generator_url; /* link back to this rocewatch */
+	/* post_sent and alertmanager_accepted of timed batches go here (NULL: nowhere) */
+	struct alert_latency *latency;
 };
 
 struct am_pusher;
@@ -43,8 +46,13 @@ struct am_status {
 };
 
 int am_start(struct am_pusher **out, const struct am_config *cfg, char *err, size_t errlen);
-/* After an evaluation: enqueue what is due (new, resend, resolved). */
-void am_submit(struct am_pusher *p, struct alert_table *t, int64_t now);
+/*
+ * After an evaluation: enqueue what is due (new, resend, resolved).  When
+ * st is not NULL and the batch carries an alert whose state changed at now,
+ * the batch is timed: st gets its batch_enqueued stamp (and the latency
+ * histogram that stage), the senders its post_sent and alertmanager_accepted.
+ */
+void am_submit(struct am_pusher *p, struct alert_table *t, int64_t now, struct alert_stamps *st);
 void am_render_metrics(struct am_pusher *p, struct strbuf *sb);
 /* A copy of the delivery state, taken under the pusher's lock (NULL p: no URLs). */
 void am_get_status(struct am_pusher *p, struct am_status *out);

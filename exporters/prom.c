@@ -677,6 +677,11 @@ static void render_self(struct strbuf *sb, const struct prom_input *in)
 		    "Polls run, by loop (fast: counters, slow: configuration).");
 	prom_sample1_double(sb, "rocewatch_polls_total", "loop", "fast", (double)st->fast_polls);
 	prom_sample1_double(sb, "rocewatch_polls_total", "loop", "slow", (double)st->slow_polls);
+	prom_family(sb, "rocewatch_event_passes_total", "counter",
+		    "Kernel notifications acted on between polls: the facts they may have changed "
+		    "re-read and the rules that read them evaluated, no counter read.");
+	prom_sample1_double(sb, "rocewatch_event_passes_total", NULL, NULL,
+			    (double)st->event_passes);
 	prom_family(sb, "rocewatch_poll_overruns_total", "counter",
 		    "Fast polls that started late because the previous one overran the interval.");
 	prom_sample1_double(sb, "rocewatch_poll_overruns_total", NULL, NULL, (double)st->overruns);

@@ -138,44 +138,54 @@ static void describe_unknown(struct alert *u, const struct alert_obs *o)
 }
 
 /*
- * The state machine for one observation, its alerts already found: ai is
- * the rule's own alert, *ui its RoceRuleUnknown or -1 (then it is made here
- * when the outcome is unknown, and *ui says where).  Indices, not pointers:
- * making an alert may move the table.
+ * The state machine for one observation, its alerts already found: *ai is
+ * the rule's own alert, *ui its RoceRuleUnknown, either -1 when there is
+ * none (then it is made here when the outcome calls for it -- a failure, an
+ * unknown -- and the index says where).  A rule that passes has no alert:
+ * most of them, every poll.  Indices, not pointers: making an alert may move
+ * the table.
  */
-static void observe_at(struct alert_table *t, size_t ai, long *ui, const struct alert_obs *o,
+static void observe_at(struct alert_table *t, long *ai, long *ui, const struct alert_obs *o,
 		       const char *profile, const char *dev, const char *port, int64_t now)
 {
-	struct alert *a = &t->a[ai], *u;
+	struct alert *a, *u;
 
-	a->seen = true;
-	/* A changed rule definition starts a new episode. */
-	if (a->fingerprint != o->fingerprint) {
-		if (a->fingerprint && a->state != ALERT_INACTIVE)
-			resolve(t, a, now);
-		a->fingerprint = o->fingerprint;
+	if (*ai < 0 && o->outcome == AO_FAIL) {
+		a = get(t, o->rule, "", profile, dev, port);
+		if (a)
+			*ai = a - t->a;
 	}
-	switch (o->outcome) {
-	case AO_FAIL:
-		describe(a, o);
-		step(t, a, true, o->for_ns, now);
-		break;
-	case AO_PASS:
-	case AO_SKIP:
-		step(t, a, false, 0, now);
-		break;
-	case AO_UNKNOWN:
-		/*
-		 * Unknown never fires the rule's own alert: a pending episode
-		 * ends, but a firing alert is not resolved either (nobody
-		 * knows it is fixed).
-		 */
-		a->last_eval = now;
-		if (a->state == ALERT_PENDING) {
-			a->state = ALERT_INACTIVE;
-			a->active_since = 0;
+	if (*ai >= 0) {
+		a = &t->a[*ai];
+		a->seen = true;
+		/* A changed rule definition starts a new episode. */
+		if (a->fingerprint != o->fingerprint) {
+			if (a->fingerprint && a->state != ALERT_INACTIVE)
+				resolve(t, a, now);
+			a->fingerprint = o->fingerprint;
 		}
-		break;
+		switch (o->outcome) {
+		case AO_FAIL:
+			describe(a, o);
+			step(t, a, true, o->for_ns, now);
+			break;
+		case AO_PASS:
+		case AO_SKIP:
+			step(t, a, false, 0, now);
+			break;
+		case AO_UNKNOWN:
+			/*
+			 * Unknown never fires the rule's own alert: a pending episode
+			 * ends, but a firing alert is not resolved either (nobody
+			 * knows it is fixed).
+			 */
+			a->last_eval = now;
+			if (a->state == ALERT_PENDING) {
+				a->state = ALERT_INACTIVE;
+				a->active_since = 0;
+			}
+			break;
+		}
 	}
 
 	/* RoceRuleUnknown: one per (rule, object), after unknown_for, severity info. */
@@ -197,14 +207,19 @@ void alerts_observe(struct alert_table *t, const struct alert_obs *o, int64_t no
 {
 	const char *dev = o->device ? o->device : "", *port = o->port ? o->port : "";
 	const char *profile = o->profile ? o->profile : "";
-	struct alert *a = get(t, o->rule, "", profile, dev, port), *u;
-	long ui;
+	struct alert *a = find(t, o->rule, "", profile, dev, port);
+	struct alert *u = find(t, ALERT_UNKNOWN_NAME, o->rule, profile, dev, port);
+	long ai = a ? a - t->a : -1, ui = u ? u - t->a : -1;
 
-	if (!a)
-		return;
-	u = find(t, ALERT_UNKNOWN_NAME, o->rule, profile, dev, port);
-	ui = u ? u - t->a : -1;
-	observe_at(t, (size_t)(a - t->a), &ui, o, profile, dev, port, now);
+	observe_at(t, &ai, &ui, o, profile, dev, port, now);
+}
+
+const struct alert *alerts_find(const struct alert_table *t, const char *alertname,
+				const char *rule, const char *profile, const char *device,
+				const char *port)
+{
+	return find((struct alert_table *)t, alertname, rule ? rule : "", profile ? profile : "",
+		    device ? device : "", port ? port : "");
 }
 
 void alerts_end(struct alert_table *t, int64_t now)
@@ -220,8 +235,8 @@ void alerts_gc(struct alert_table *t, bool keep_undelivered)
 
 	for (size_t i = 0; i < t->n; i++) {
 		struct alert *a = &t->a[i];
-		bool drop =
-		    a->state == ALERT_INACTIVE && !a->seen && !(keep_undelivered && a->resolved);
+		/* inactive: nothing to say until it fails again (then it is made again) */
+		bool drop = a->state == ALERT_INACTIVE && !(keep_undelivered && a->resolved);
 
 		if (drop)
 			continue;
@@ -295,7 +310,7 @@ static int index_results(struct alert_table *t, const struct rule_result *res, s
 	return 0;
 }
 
-void alerts_feed_rules(struct alert_table *t, const struct rules_engine *e, int64_t now)
+static void feed(struct alert_table *t, const struct rules_engine *e, int64_t now, bool own_time)
 {
 	const struct rule_result *res;
 	size_t n = rules_results(e, &res);
@@ -322,28 +337,37 @@ void alerts_feed_rules(struct alert_table *t, const struct rules_engine *e, int6
 			.for_ns = r->rule->for_ns,
 			.outcome = outcome_of(r->outcome),
 		};
-		struct alert *a;
-		long ui;
+		/* a result not made again since the last round keeps its own time */
+		int64_t at = own_time && r->eval_ns && r->eval_ns < now ? r->eval_ns : now;
+		long ai, ui;
 
 		if (r->outcome == RULE_UNKNOWN)
 			o.unknown_of = r;
 		if (!indexed) {
 			o.port = port_of(r, port);
-			alerts_observe(t, &o, now);
+			alerts_observe(t, &o, at);
 			continue;
 		}
-		/* a (rule, object) seen for the first time: its alert is made, once */
-		if (t->idx_alert[i] < 0) {
-			a = get(t, r->rule->name, "", profile, r->device, port_of(r, port));
-			if (!a)
-				continue;
-			t->idx_alert[i] = (int32_t)(a - t->a);
-		}
+		ai = t->idx_alert[i];
 		ui = t->idx_unknown[i];
-		if (ui < 0 && o.outcome == AO_UNKNOWN)
-			port_of(r, port); /* observe_at names the new RoceRuleUnknown */
-		observe_at(t, (size_t)t->idx_alert[i], &ui, &o, profile, r->device, port, now);
+		/* a passing rule with no alert: nothing to do (most results, most polls) */
+		if (ai < 0 && ui < 0 && o.outcome != AO_FAIL && o.outcome != AO_UNKNOWN)
+			continue;
+		if ((ai < 0 && o.outcome == AO_FAIL) || (ui < 0 && o.outcome == AO_UNKNOWN))
+			port_of(r, port); /* observe_at names the alert it makes */
+		observe_at(t, &ai, &ui, &o, profile, r->device, port, at);
+		t->idx_alert[i] = (int32_t)ai;
 		t->idx_unknown[i] = (int32_t)ui;
 	}
 	alerts_end(t, now);
+}
+
+void alerts_feed_rules(struct alert_table *t, const struct rules_engine *e, int64_t now)
+{
+	feed(t, e, now, false);
+}
+
+void alerts_feed_changed(struct alert_table *t, const struct rules_engine *e, int64_t now)
+{
+	feed(t, e, now, true);
 }

@@ -92,12 +92,26 @@ void alerts_begin(struct alert_table *t);
 void alerts_observe(struct alert_table *t, const struct alert_obs *o, int64_t now);
 /* End the round: (rule, object) pairs not observed are resolved and forgotten. */
 void alerts_end(struct alert_table *t, int64_t now);
-/* Drop resolved alerts whose endsAt was delivered (or that nobody delivers). */
+/*
+ * Drop inactive alerts: resolved ones whose endsAt was delivered (or that
+ * nobody delivers), and those of rules that pass.  Only failing (pending,
+ * firing) and unknown rules have an alert.
+ */
 void alerts_gc(struct alert_table *t, bool keep_undelivered);
+/* The alert of (alertname, rule, profile, device, port) (NULL strings: ""), or NULL. */
+const struct alert *alerts_find(const struct alert_table *t, const char *alertname,
+				const char *rule, const char *profile, const char *device,
+				const char *port);
 size_t alerts_count(const struct alert_table *t, enum alert_state s);
 
 struct rules_engine;
 /* One round from the engine's last evaluation: begin, observe every result, end. */
 void alerts_feed_rules(struct alert_table *t, const struct rules_engine *e, int64_t now);
+/*
+ * The same after rules_evaluate_changed(): each result advances its alert at
+ * its own evaluation time, so one the pass did not make again moves nothing
+ * (a `for:` is not served by a result older than now).
+ */
+void alerts_feed_changed(struct alert_table *t, const struct rules_engine *e, int64_t now);
 
 #endif

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,7 +99,8 @@ static void object_ident(const struct object *o, char *buf, size_t len)
 		snprintf(buf, len, "pci:%.64s", nd->f[F_NETDEV_BUS].v.s);
 }
 
-static bool ids_match(const struct rules_engine *e, const struct node_model *m)
+/* Are the model's objects those of the results?  idents: their hardware identities too. */
+static bool ids_match(const struct rules_engine *e, const struct node_model *m, bool idents)
 {
 	for (int k = OBJ_NETDEV; k < OBJ__COUNT; k++) {
 		const struct object *const *objs;
@@ -112,6 +114,8 @@ static bool ids_match(const struct rules_engine *e, const struct node_model *m)
 			if (objs[i]->port != e->ids[k][i].port ||
 			    strcmp(objs[i]->name, e->ids[k][i].name))
 				return false;
+			if (!idents)
+				continue;
 			/* the same name, another device (a reload with a new GUID) */
 			object_ident(objs[i], ident, sizeof(ident));
 			if (strncmp(ident, e->ids[k][i].ident, strlen(ident)) ||
@@ -459,7 +463,10 @@ void rx_render_template(const struct tmpl *t, const char *fallback, struct ectx 
 		struct val v;
 
 		if (p->text) {
-			put_plural(&tb, p->text, p->len, one);
+			if (p->plural)
+				put_plural(&tb, p->text, p->len, one);
+			else
+				tb_putn(&tb, p->text, (size_t)p->len);
 			continue;
 		}
 		v = rx_eval(p->e, cx);
@@ -501,10 +508,21 @@ void rules_format_duration(int64_t ns, char *buf, size_t len)
 		char sec[] = { 'm', (char)('0' + s % 60 / 10), (char)('0' + s % 10), 's', '\0' };
 
 		put_count(buf, len, s / 60, sec); /* "%dm%02ds" */
-	} else if (ns >= 10000000000LL || !(ns % 1000000000LL))
+	} else if (ns >= 10000000000LL || !(ns % 1000000000LL)) {
 		put_count(buf, len, s, "s");
-	else
+	} else if (ns > 0) {
+		/*
+		 * "%.1fs" without printf (every partial window, every poll, until it
+		 * fills), rounded as printf rounds the double: the exact product in
+		 * long double, to nearest, ties to even.
+		 */
+		long long tenths = llrintl((long double)((double)ns / 1e9) * 10);
+		char frac[] = { '.', (char)('0' + tenths % 10), 's', '\0' };
+
+		put_count(buf, len, tenths / 10, frac);
+	} else {
 		snprintf(buf, len, "%.1fs", (double)ns / 1e9);
+	}
 }
 
 static bool word_char(char c)
@@ -674,10 +692,11 @@ size_t rules_doc_for(const struct rule_result *x, const struct node_model *m, ch
  * Never claim a window that was not observed: a rule over increase(x, 5m)
  * evaluated on 100 ms of samples says so after its summary.
  */
-static void note_window(const struct ectx *cx, struct rule_result *x)
+static void note_window(const struct rrule *r, const struct ectx *cx, struct rule_result *x)
 {
 	struct tbuf tb = { x->summary, strlen(x->summary), sizeof(x->summary) };
-	char w[32], obs[32];
+	char buf[32], obs[32];
+	const char *w = r->window_text;
 
 	x->window_ns = cx->windowed ? cx->window_ns : 0;
 	x->observed_ns = cx->windowed ? cx->observed_ns : 0;
@@ -688,7 +707,11 @@ static void note_window(const struct ectx *cx, struct rule_result *x)
 			  cx->reset_from, cx->reset_to);
 	if (!cx->windowed)
 		return;
-	rules_format_duration(cx->window_ns, w, sizeof(w));
+	/* the rule's largest window unless a short-circuit left it out */
+	if (cx->window_ns != r->window_ns) {
+		rules_format_duration(cx->window_ns, buf, sizeof(buf));
+		w = buf;
+	}
 	if (cx->observed_ns >= cx->window_ns) {
 		tb_puts(&tb, " (over the last ");
 		tb_puts(&tb, w);
@@ -712,6 +735,8 @@ static void eval_one(const struct rules_engine *e, const struct rrule *r, struct
 		     struct rule_result *x)
 {
 	struct tbuf rb = { x->reason, 0, sizeof(x->reason) };
+	/* the guard said no last time too: its words stand (every skipped result, every poll) */
+	bool guard_said = x->outcome == RULE_SKIP && !strncmp(x->reason, "guard false: ", 13);
 	enum rule_outcome o;
 	struct val v;
 
@@ -737,8 +762,13 @@ static void eval_one(const struct rules_engine *e, const struct rrule *r, struct
 		}
 		if (!v.v.b) {
 			o = RULE_SKIP;
-			tb_puts(&rb, "guard false: ");
-			tb_puts(&rb, r->info.when_src);
+			if (guard_said) {
+				/* clearing the reason above wrote its first byte only */
+				x->reason[0] = 'g';
+			} else {
+				tb_puts(&rb, "guard false: ");
+				tb_puts(&rb, r->info.when_src);
+			}
 			x->summary[0] = '\0';
 			x->window_ns = x->observed_ns = 0;
 			goto out;
@@ -753,7 +783,7 @@ static void eval_one(const struct rules_engine *e, const struct rrule *r, struct
 	}
 done:
 	render_summary(r, cx, x);
-	note_window(cx, x);
+	note_window(r, cx, x);
 out:
 	if (o != x->outcome)
 		x->since_ns = cx->t;
@@ -889,11 +919,40 @@ static void skip_outside(const struct rprofile *pf, enum obj_kind k, struct ectx
 	skip_result(cx, x);
 }
 
+/* Every result of rule r, at t_ns (wall_ns: the wall-clock time its health memory dates by). */
+static void eval_rule(struct rules_engine *e, const struct rrule *r, const struct node_model *m,
+		      int64_t t_ns, int64_t wall_ns)
+{
+	const struct object *const *objs;
+
+	objects(m, r->info.scope, &objs);
+	for (size_t i = 0; i < r->res_n; i++) {
+		size_t s = r->res_off + i;
+		const struct object *o = object_at(m, r->info.scope, objs, i);
+		struct rule_result *x = &e->res[s];
+		struct ectx cx = { .m = m, .obj = o, .st = &e->st[s], .t = t_ns };
+
+		if (o->kind == OBJ_NETDEV)
+			strlcpy0(x->netdev, o->name, sizeof(x->netdev));
+		else if (o->kind == OBJ_RDMA_PORT)
+			strlcpy0(x->netdev, o->netdev ? o->netdev->name : "", sizeof(x->netdev));
+		const struct object *by_role = not_judged(&e->profiles[r->profile], m, o);
+
+		if (by_role)
+			skip_role(&e->profiles[r->profile], by_role, &cx, x);
+		else if (!admitted(&e->profiles[r->profile], r->info.scope, &cx))
+			skip_outside(&e->profiles[r->profile], r->info.scope, &cx, x);
+		else
+			eval_one(e, r, &cx, x);
+		rx_health_note(e, x, wall_ns);
+	}
+}
+
 int rules_evaluate(struct rules_engine *e, const struct node_model *m, int64_t t_ns)
 {
 	if (e->n_parked)
 		parked_expire(e, t_ns);
-	if (!e->synced || !ids_match(e, m)) {
+	if (!e->synced || !ids_match(e, m, true)) {
 		int r = sync_model(e, m, t_ns);
 
 		if (r)
@@ -903,33 +962,8 @@ int rules_evaluate(struct rules_engine *e, const struct node_model *m, int64_t t
 	e->last_wall_ns = ts_ns(&m->time);
 	if (e->n_pend)
 		rx_health_apply_pending(e);
-	for (size_t ri = 0; ri < e->n_rules; ri++) {
-		const struct rrule *r = &e->rules[ri];
-		const struct object *const *objs;
-
-		objects(m, r->info.scope, &objs);
-		for (size_t i = 0; i < r->res_n; i++) {
-			size_t s = r->res_off + i;
-			const struct object *o = object_at(m, r->info.scope, objs, i);
-			struct rule_result *x = &e->res[s];
-			struct ectx cx = { .m = m, .obj = o, .st = &e->st[s], .t = t_ns };
-
-			if (o->kind == OBJ_NETDEV)
-				strlcpy0(x->netdev, o->name, sizeof(x->netdev));
-			else if (o->kind == OBJ_RDMA_PORT)
-				strlcpy0(x->netdev, o->netdev ? o->netdev->name : "",
-					 sizeof(x->netdev));
-			const struct object *by_role = not_judged(&e->profiles[r->profile], m, o);
-
-			if (by_role)
-				skip_role(&e->profiles[r->profile], by_role, &cx, x);
-			else if (!admitted(&e->profiles[r->profile], r->info.scope, &cx))
-				skip_outside(&e->profiles[r->profile], r->info.scope, &cx, x);
-			else
-				eval_one(e, r, &cx, x);
-			rx_health_note(e, x, ts_ns(&m->time));
-		}
-	}
+	for (size_t ri = 0; ri < e->n_rules; ri++)
+		eval_rule(e, &e->rules[ri], m, t_ns, ts_ns(&m->time));
 	for (size_t p = 0; p < e->n_profiles; p++) {
 		struct rprofile *pf = &e->profiles[p];
 		struct rules_profile_info *pi = &pf->info;
@@ -953,6 +987,60 @@ int rules_evaluate(struct rules_engine *e, const struct node_model *m, int64_t t
 		}
 	}
 	e->evaluations++;
+	return 0;
+}
+
+static bool reads_any(const uint64_t *reads, const uint64_t *changed)
+{
+	for (int w = 0; w < RX_READS_WORDS; w++)
+		if (reads[w] & changed[w])
+			return true;
+	return false;
+}
+
+int rules_evaluate_changed(struct rules_engine *e, const struct node_model *m, int64_t t_ns,
+			   const bool changed[F__COUNT], unsigned flags, size_t *n_rules)
+{
+	uint64_t ch[RX_READS_WORDS] = { 0 };
+	bool counters = flags & RULES_EVAL_COUNTERS;
+	size_t n = 0;
+
+	if (n_rules)
+		*n_rules = 0;
+	/* a new layout needs every result made, counter rules too: that is a poll's job */
+	/* identities are configuration: unread, they are what the last evaluation saw */
+	if (!e->synced || !ids_match(e, m, changed[F_PORT_NODE_GUID] || changed[F_NETDEV_BUS]))
+		return -EAGAIN;
+	if (e->n_parked)
+		parked_expire(e, t_ns);
+	for (int f = 0; f < F__COUNT; f++)
+		if (changed[f])
+			ch[f / 64] |= 1ULL << (f % 64);
+	for (size_t ri = 0; ri < e->n_rules; ri++) {
+		const struct rrule *r = &e->rules[ri];
+
+		/*
+		 * A counter window samples on the poll's clock: a sample between
+		 * polls would be the last poll's counters under a new time.  On
+		 * the poll, counter windows and counter sets are what changed.
+		 */
+		bool counter_rule = r->n_rings || r->n_caches;
+
+		if (r->info.fleet || (r->n_rings && !counters))
+			continue;
+		if (!(counters && counter_rule) && !reads_any(r->reads, ch) &&
+		    !reads_any(e->profiles[r->profile].applies_reads[r->info.scope], ch))
+			continue;
+		eval_rule(e, r, m, t_ns, counters ? ts_ns(&m->time) : t_ns);
+		n++;
+	}
+	e->last_t = t_ns;
+	if (counters)
+		e->last_wall_ns = ts_ns(&m->time);
+	if (n)
+		e->evaluations++;
+	if (n_rules)
+		*n_rules = n;
 	return 0;
 }
 

@@ -330,6 +330,28 @@ int rules_fabric_config(const struct rules_engine *e, struct fabric_config *fc, 
  */
 int rules_load_rail_map(const char *path, struct fabric_config *fc, char *err, size_t errlen);
 
+/*
+ * Evaluate only the rules that read a field marked in changed[] (in when,
+ * expr, summary or their profile's applies_to), at t_ns, the others keeping
+ * their results of the last evaluation (each result's eval_ns says when it
+ * was made): a rule over facts nobody re-read cannot decide otherwise.
+ *
+ *   flags 0                between polls, after a kernel notification:
+ *                          counter rules (rate/increase/delta) are left to the
+ *                          poll, their windows sample on its clock;
+ *   RULES_EVAL_COUNTERS    a fast poll, which re-read the counters: counter
+ *                          rules and rules over counter sets run too (changed[]
+ *                          names the counter fields), configuration rules
+ *                          wait for the configuration to be read again.
+ *
+ * *n_rules (may be NULL): how many rules ran.  0; -EAGAIN when the model's
+ * objects are not those of the last evaluation (a full rules_evaluate() is
+ * due), nothing evaluated.
+ */
+#define RULES_EVAL_COUNTERS 1u
+int rules_evaluate_changed(struct rules_engine *e, const struct node_model *m, int64_t t_ns,
+			   const bool changed[F__COUNT], unsigned flags, size_t *n_rules);
+
 /* Results of the last evaluation, grouped by profile and rule, objects in model order. */
 size_t rules_results(const struct rules_engine *e, const struct rule_result **out);
 /*

@@ -1052,6 +1052,7 @@ static int load_rule(struct loader *ld, const yaml_node_t *map, struct rprofile 
 	pc.n_params = pf->info.n_params;
 	pc.param_hash = RX_FNV_INIT;
 	pc.fields_used = e->fields_used;
+	pc.reads = r.reads;
 	if (kv[RK_WHEN]) {
 		pc.fleet = r.info.fleet ? FC_INNER : FC_NONE;
 		r.when = parse_expr_node(ld, &pc, kv[RK_WHEN], "when", &r.info.when_src);
@@ -1090,6 +1091,11 @@ static int load_rule(struct loader *ld, const yaml_node_t *map, struct rprofile 
 		return bad;
 	r.rings = pc.rings;
 	r.n_rings = pc.n_rings;
+	for (int i = 0; i < r.n_rings; i++)
+		if (r.rings[i].window_ns > r.window_ns)
+			r.window_ns = r.rings[i].window_ns;
+	if (r.window_ns)
+		rules_format_duration(r.window_ns, r.window_text, sizeof(r.window_text));
 	r.n_caches = pc.n_caches;
 	r.subject = pc.subject;
 
@@ -1199,6 +1205,7 @@ static int load_applies(struct loader *ld, const yaml_node_t *n, struct rprofile
 			continue;
 		}
 		pc.scope = (enum obj_kind)kind;
+		pc.reads = pf->applies_reads[kind];
 		e = parse_expr_node(ld, &pc, v, "applies_to", &pf->info.applies_src[kind]);
 		if (!e) {
 			bad = -EINVAL;

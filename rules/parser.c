@@ -334,6 +334,8 @@ static struct expr *parse_path(struct parser *p)
 		return NULL;
 	if (p->pc->fields_used)
 		p->pc->fields_used[id] = 1;
+	if (p->pc->reads)
+		p->pc->reads[id / 64] |= 1ULL << (id % 64);
 	e->u.field.hop = hop;
 	e->u.field.id = (int16_t)id;
 	return e;
@@ -984,7 +986,11 @@ static int add_part(struct parse_ctx *pc, struct tmpl *t, int *cap, const char *
 		t->parts = np;
 		*cap = nc;
 	}
-	t->parts[t->n++] = (struct tmpl_part){ .text = text, .len = len, .e = e };
+	t->parts[t->n++] =
+	    (struct tmpl_part){ .text = text,
+				.len = len,
+				.e = e,
+				.plural = text && memmem(text, (size_t)len, "(s)", 3) };
 	return 0;
 }
 

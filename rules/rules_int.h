@@ -255,6 +255,7 @@ struct parse_ctx {
 	/* fleet rules: the one value the aggregates compare (the first argument seen) */
 	struct expr *subject;
 	uint8_t *fields_used; /* [F__COUNT]: set for every field an expression reads */
+	uint64_t *reads;      /* RX_READS_WORDS: the same, for one rule (or guard) alone */
 	const struct rparam *params;
 	size_t n_params;
 	/* grown by the parser as it meets stateful sites */
@@ -283,6 +284,7 @@ void rx_parse_verr(struct parse_ctx *pc, int off, const char *fmt, va_list ap)
 struct tmpl_part {
 	const char *text; /* literal (NULL for an expression) */
 	int len;
+	bool plural; /* the literal has a "(s)" (found once, at load) */
 	struct expr *e;
 };
 
@@ -446,6 +448,9 @@ void rx_format_unknown(struct tbuf *tb, const struct val *v);
 
 /* ---- the engine ---- */
 
+/* A set of field ids, one bit each: what one rule or guard reads. */
+#define RX_READS_WORDS ((F__COUNT + 63) / 64)
+
 struct rrule {
 	struct rule_info info;
 	struct expr *when, *expr;
@@ -455,6 +460,11 @@ struct rrule {
 	size_t profile;
 	size_t res_off, res_n; /* its run in the results array */
 	struct expr *subject;  /* fleet rules: the value compared across units */
+	/* the fields its when, expr and summary read (rules_evaluate_changed()) */
+	uint64_t reads[RX_READS_WORDS];
+	/* its largest counter window, written once for the summaries' notes ("5m") */
+	int64_t window_ns;
+	char window_text[24];
 };
 
 struct rprofile {
@@ -470,6 +480,7 @@ struct rprofile {
 	size_t n_roles;
 	/* judged_roles: bit (1 << enum port_role) per role judged; 0: every object */
 	unsigned judged;
+	uint64_t applies_reads[OBJ__COUNT][RX_READS_WORDS];
 };
 
 struct objid {

@@ -16,6 +16,7 @@ void alerts_serve_init(struct alerts_serve *as)
 {
 	memset(as, 0, sizeof(*as));
 	alerts_init(&as->t);
+	alert_latency_init(&as->lat);
 }
 
 static int opt_am_url(void *base, const char *name, const char *arg)
@@ -61,16 +62,55 @@ const struct cli_opt alerts_serve_opts[] = {
 };
 #undef AS_DURATION
 
-/* After the rules hook: results -> alert states -> Alertmanager and captures. */
-static void after_poll(void *arg, struct node_model *m, unsigned what)
+/*
+ * Firing when the last serve stopped, passing now: a rule that passes has no
+ * alert, so its results say it.  The recording is told once (it forgets
+ * what it was asked), and the alert's next firing is a new one.
+ */
+static void note_ended_unseen(struct alerts_serve *as, int64_t now)
 {
-	struct alerts_serve *as = arg;
+	const struct rule_result *res;
+	size_t n = rules_results(as->rs->e, &res);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct rule_result *r = &res[i];
+		char port[12] = "";
+
+		if (r->eval_ns != now || r->outcome == RULE_FAIL)
+			continue;
+		if (r->kind == OBJ_RDMA_PORT)
+			snprintf(port, sizeof(port), "%u", r->port);
+		if (alerts_find(&as->t, r->rule->name, "", r->rule->profile, r->device, port))
+			continue; /* its alert says it, below */
+		if (recorder_alert_was_standing(as->rec, r->device, r->rule->name))
+			recorder_event(as->rec, now / 1000000, "alert", port[0] ? "rdma_port" : "",
+				       r->device, r->rule->name,
+				       "resolved (before or while this serve started)");
+	}
+}
+
+/*
+ * After the rules hook: results -> alert states -> Alertmanager and
+ * captures, at now (realtime); event: an event pass, where only some
+ * results were made again.
+ */
+static void advance(struct alerts_serve *as, int64_t now, bool event)
+{
+	struct alert_stamps st = { .origin = as->d->pass_origin_ns };
+	uint64_t fired = as->t.fired_total, resolved = as->t.resolved_total;
 	char name[140];
-	int64_t now = ts_ns(&m->time);
-	(void)what;
+
 	if (!as->rs->e)
 		return;
-	alerts_feed_rules(&as->t, as->rs->e, now);
+	if (event)
+		alerts_feed_changed(&as->t, as->rs->e, now);
+	else
+		alerts_feed_rules(&as->t, as->rs->e, now);
+	if (as->rec && recorder_any_standing(as->rec))
+		note_ended_unseen(as, now);
+	st.t[AL_MODEL] = as->d->pass_model_ns;
+	st.t[AL_RULES] = as->rs->eval_done_ns;
+	st.t[AL_ALERT] = mono_ns();
 	for (size_t i = 0; i < as->t.n; i++) {
 		struct alert *a = &as->t.a[i];
 		bool standing = false;
@@ -126,12 +166,30 @@ static void after_poll(void *arg, struct node_model *m, unsigned what)
 		    !recorder_capture(as->rec, a->alertname, NULL, 0))
 			as->captures++;
 	}
-	am_submit(as->am, &as->t, now);
+	/* a state changed in this pass: its stages are latency (a resend's are not) */
+	if (as->t.fired_total != fired || as->t.resolved_total != resolved)
+		alert_latency_observe(&as->lat, &st, AL_MODEL, AL_ALERT);
+	else
+		st.origin = 0;
+	am_submit(as->am, &as->t, now, st.origin ? &st : NULL);
 	if (!as->am) {
 		for (size_t i = 0; i < as->t.n; i++)
 			as->t.a[i].resolved = false;
 	}
 	alerts_gc(&as->t, false);
+}
+
+static void after_poll(void *arg, struct node_model *m, unsigned what)
+{
+	(void)what;
+	advance(arg, ts_ns(&m->time), false);
+}
+
+/* An event pass: a `for: 0` rule that fails now is sent now, not at the next poll. */
+static void after_event(void *arg, struct node_model *m, const struct daemon_event *ev)
+{
+	(void)m;
+	advance(arg, ev->t_ns, true);
 }
 
 static void render(struct strbuf *sb, void *arg)
@@ -145,6 +203,7 @@ static void render(struct strbuf *sb, void *arg)
 	prom_family(sb, "rocewatch_alerts_resolved_total", "counter",
 		    "Firing alerts that resolved since rocewatch started.");
 	prom_sample1_u64(sb, "rocewatch_alerts_resolved_total", NULL, NULL, as->t.resolved_total);
+	alert_latency_render(&as->lat, sb);
 	am_render_metrics(as->am, sb);
 }
 
@@ -161,15 +220,18 @@ int alerts_serve_start(struct alerts_serve *as, struct daemon *d, struct rules_s
 	if (as->amc.n_urls) {
 		as->amc.instance = d->m.host;
 		as->amc.generator_url = as->generator_url;
+		as->amc.latency = &as->lat;
 		r = am_start(&as->am, &as->amc, err, sizeof(err));
 		if (r) {
 			fprintf(stderr, "rocewatch serve: %s\n", err[0] ? err : strerror(-r));
 			return r;
 		}
 	}
-	r = daemon_add_hook(
-	    d, &(struct daemon_hook){
-		   .name = "alerts", .after_poll = after_poll, .render = render, .arg = as });
+	r = daemon_add_hook(d, &(struct daemon_hook){ .name = "alerts",
+						      .after_poll = after_poll,
+						      .after_event = after_event,
+						      .render = render,
+						      .arg = as });
 	if (r)
 		fprintf(stderr, "rocewatch serve: cannot hook alerts into the poll loop: %s\n",
 			strerror(-r));
@@ -235,4 +297,5 @@ void alerts_serve_fini(struct alerts_serve *as)
 	am_stop(as->am);
 	as->am = NULL;
 	alerts_free(&as->t);
+	alert_latency_fini(&as->lat);
 }

@@ -23,6 +23,7 @@ struct alerts_serve {
 	struct recorder *rec;
 	char generator_url[128];
 	uint64_t captures;
+	struct alert_latency lat; /* rocewatch_alert_latency_seconds */
 };
 
 void alerts_serve_init(struct alerts_serve *as);

@@ -91,6 +91,11 @@ void daemon_running(const struct daemon *d, bool running[RW_MAX_COLLECTORS])
 
 int daemon_collect(struct daemon *d, unsigned what)
 {
+	return daemon_collect_at(d, what, 0);
+}
+
+int daemon_collect_at(struct daemon *d, unsigned what, int64_t origin_ns)
+{
 	int64_t t0 = mono_ns(), now;
 	struct timespec poll_time;
 	int r;
@@ -100,10 +105,19 @@ int daemon_collect(struct daemon *d, unsigned what)
 	clock_gettime(CLOCK_MONOTONIC, &d->m.mono);
 	poll_time = d->m.time;
 	r = d->src->collect(d->src, &d->m, what);
-	/* every poll: a snapshot source sets every field again, these included */
-	fabric_derive(&d->m, &d->fabric);
+	/*
+	 * Rails and roles read configuration: after a configuration poll, and after
+	 * every poll of a source that sets every field again (a snapshot file)
+	 */
+	if ((what & COLLECT_SLOW) || !d->src->changed)
+		fabric_derive(&d->m, &d->fabric);
 	if (d->live_time)
 		d->m.time = poll_time; /* the poll's time, not a snapshot's own */
+	d->pass_origin_ns = origin_ns && origin_ns <= t0 ? origin_ns : t0;
+	d->pass_model_ns = mono_ns();
+	d->pass_all = (what & COLLECT_SLOW) || !d->src->changed;
+	if (!d->pass_all)
+		d->src->changed(d->src, d->pass_changed);
 	for (int i = 0; i < d->n_hooks; i++)
 		if (d->hooks[i].after_poll)
 			d->hooks[i].after_poll(d->hooks[i].arg, &d->m, what);
@@ -164,6 +178,33 @@ void daemon_set_fabric(struct daemon *d, struct fabric_config *fc)
 	d->fabric = *fc;
 	fabric_config_init(fc);
 	pthread_mutex_unlock(&d->lock);
+}
+
+int daemon_event_pass(struct daemon *d, int idx, int64_t received_ns)
+{
+	struct daemon_event ev = { .changed = d->pass_changed };
+	int r;
+
+	if (!d->src->refresh)
+		return 1;
+	pthread_mutex_lock(&d->lock);
+	d->pass_all = false;
+	r = d->src->refresh(d->src, &d->m, idx, d->pass_changed);
+	if (r) {
+		pthread_mutex_unlock(&d->lock);
+		return r;
+	}
+	fabric_derive(&d->m, &d->fabric); /* a port's state and address are what roles read */
+	d->pass_origin_ns = received_ns;
+	d->pass_model_ns = mono_ns();
+	ev.t_ns = real_ns();
+	ev.collector = idx >= 0 && idx < RW_MAX_COLLECTORS ? d->m.coll[idx].name : "";
+	for (int i = 0; i < d->n_hooks; i++)
+		if (d->hooks[i].after_event)
+			d->hooks[i].after_event(d->hooks[i].arg, &d->m, &ev);
+	d->stats.event_passes++;
+	pthread_mutex_unlock(&d->lock);
+	return 0;
 }
 
 void daemon_fini(struct daemon *d)

@@ -23,10 +23,19 @@
 #include "model_source.h"
 #include "snapshot.h"
 
+/* An event pass: what a kernel notification made the source re-read (daemon_event_pass()). */
+struct daemon_event {
+	int64_t t_ns;	       /* CLOCK_REALTIME of the pass: the time its results carry */
+	const bool *changed;   /* [F__COUNT]: the fields re-read */
+	const char *collector; /* whose notification */
+};
+
 struct daemon_hook {
 	const char *name;
 	/* Called with the model lock held, after every poll. */
 	void (*after_poll)(void *arg, struct node_model *m, unsigned what);
+	/* Optional, with the model lock held: after an event pass (no counter was read). */
+	void (*after_event)(void *arg, struct node_model *m, const struct daemon_event *ev);
 	/* Append exposition families (rendered with the lock held). */
 	void (*render)(struct strbuf *sb, void *arg);
 	void *arg;
@@ -43,6 +52,19 @@ struct daemon {
 	int n_hooks, max_hooks;
 	/* rails and roles, derived after every collection (fabric.h) */
 	struct fabric_config fabric;
+	/*
+	 * The pass the hooks run in, monotonic ns: where its fault was seen
+	 * (the notification's arrival, or the poll's start) and when the model
+	 * held it -- the first stages of rocewatch_alert_latency_seconds.
+	 */
+	int64_t pass_origin_ns, pass_model_ns;
+	/*
+	 * And what it may have changed: pass_changed[f] for every field the
+	 * source wrote (a poll) or re-read (an event pass); all of them when
+	 * pass_all (a configuration poll, or a source that cannot tell).
+	 */
+	bool pass_all;
+	bool pass_changed[F__COUNT];
 };
 
 /*
@@ -76,6 +98,8 @@ void daemon_running(const struct daemon *d, bool running[RW_MAX_COLLECTORS]);
  * Runs the hooks, also after a failed pass.
  */
 int daemon_collect(struct daemon *d, unsigned what);
+/* The same for a poll a notification asked for: origin_ns (monotonic) is when it arrived. */
+int daemon_collect_at(struct daemon *d, unsigned what, int64_t origin_ns);
 /*
  * Room for exactly n hooks (serve sizes it from its pipeline table), before
  * any is added: 0 or -ENOMEM.  daemon_add_hook() beyond it is -ENOSPC.
@@ -90,5 +114,15 @@ void daemon_fini(struct daemon *d);
 int daemon_event_fds(struct daemon *d, int *fds, int *idx, int max);
 /* Drain notification idx's events; true when configuration must be re-read. */
 bool daemon_event(struct daemon *d, int idx);
+/*
+ * After daemon_event(idx) said so: the event pass.  The source re-reads the
+ * facts the notification may have changed (configuration only) and the
+ * hooks' after_event run under the lock -- the rules that read those facts,
+ * then the alerts -- before the next poll, which it does not count or move.
+ * received_ns: monotonic, when the notification arrived.  0; 1 when it
+ * cannot be done that way (objects came or went, or the source re-reads
+ * only whole polls): poll configuration now; -errno.
+ */
+int daemon_event_pass(struct daemon *d, int idx, int64_t received_ns);
 
 #endif

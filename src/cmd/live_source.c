@@ -32,6 +32,9 @@ struct live_source {
 	 * between fast polls that succeed is said once, not at every poll.
 	 */
 	unsigned failed_what[RW_MAX_COLLECTORS];
+	/* the last collect(): what it ran, and the sources blanked by a failure in it */
+	unsigned last_what;
+	bool blanked[SRC__COUNT];
 };
 
 /* Name the model's collector rows and hand it the collectors' obj_free (once). */
@@ -148,6 +151,7 @@ static void run_collector(struct live_source *ls, struct node_model *m, int i, u
 	set_detail(cs, &ls->cc[i], r);
 	/* What it filled last time is not true now, and backing off keeps it from refilling. */
 	collector_blank(c, m, r);
+	ls->blanked[c->source] = true;
 	cs->failures++;
 	ls->retry_ns[i] = t1 + backoff_ns(ls, cs->failures);
 	rw_log_once(LOG_LVL_WARN, c->name, "%s: %s (backing off; said once)", c->name, cs->detail);
@@ -159,6 +163,8 @@ static int live_collect(struct model_source *src, struct node_model *m, unsigned
 	int64_t now = ls->now();
 
 	live_bind(ls, m);
+	ls->last_what = what;
+	memset(ls->blanked, 0, sizeof(ls->blanked));
 	for (int i = 0; i < ls->n; i++) {
 		if (!ls->on[i] || !collector_ready(ls, m, i, now, true))
 			continue;
@@ -207,6 +213,55 @@ static bool live_event(struct model_source *src, int idx)
 	return ls->table[idx]->event(&ls->cc[idx]) > 0;
 }
 
+static void live_changed(const struct model_source *src, bool changed[F__COUNT])
+{
+	const struct live_source *ls = (const struct live_source *)src;
+
+	for (int f = 0; f < F__COUNT; f++)
+		changed[f] = (ls->last_what & COLLECT_SLOW) || field_fast((enum field_id)f) ||
+			     ls->blanked[fields[f].src];
+}
+
+/* Which objects the model holds, as one number: names in model order. */
+static uint64_t objects_hash(const struct node_model *m)
+{
+	uint64_t h = fnv1a(&m->n_netdevs, sizeof(m->n_netdevs), FNV1A_INIT);
+
+	for (size_t i = 0; i < m->n_netdevs; i++)
+		h = fnv1a(m->netdevs[i]->name, strlen(m->netdevs[i]->name) + 1, h);
+	h = fnv1a(&m->n_ports, sizeof(m->n_ports), h);
+	for (size_t i = 0; i < m->n_ports; i++) {
+		h = fnv1a(m->ports[i]->name, strlen(m->ports[i]->name) + 1, h);
+		h = fnv1a(&m->ports[i]->port, sizeof(m->ports[i]->port), h);
+	}
+	return h;
+}
+
+static int live_refresh(struct model_source *src, struct node_model *m, int idx,
+			bool changed[F__COUNT])
+{
+	struct live_source *ls = (struct live_source *)src;
+	const struct collector *c = ls->table[idx];
+	unsigned srcs = c->event_sources ? c->event_sources : 1u << c->source;
+	uint64_t before = objects_hash(m);
+	int64_t now = ls->now();
+
+	live_bind(ls, m);
+	for (int i = 0; i < ls->n; i++) {
+		if (!(srcs & (1u << ls->table[i]->source)) || !ls->on[i] || !ls->ready[i])
+			continue;
+		if (m->coll[i].failures && now < ls->retry_ns[i])
+			continue;
+		run_collector(ls, m, i, COLLECT_SLOW);
+	}
+	for (int f = 0; f < F__COUNT; f++)
+		changed[f] = (srcs >> fields[f].src) & 1;
+	if (objects_hash(m) != before)
+		return 1;
+	model_link_ports(m);
+	return 0;
+}
+
 /* After the model is freed: objects' per-collector state goes through obj_free, not fini. */
 static void live_close(struct model_source *src)
 {
@@ -239,6 +294,8 @@ int live_source_open(struct model_source **out, const struct rw_config *cfg,
 					 .running = live_running,
 					 .event_fds = live_event_fds,
 					 .event = live_event,
+					 .refresh = live_refresh,
+					 .changed = live_changed,
 					 .close = live_close };
 	ls->cfg = cfg;
 	ls->table = table;

@@ -48,6 +48,21 @@ struct model_source {
 	int (*event_fds)(struct model_source *src, int *fds, int *idx, int max);
 	/* Drain notification idx; true when configuration must be re-read now. */
 	bool (*event)(struct model_source *src, int idx);
+	/*
+	 * Optional: after event(idx) said so, re-read only what notification idx
+	 * may have changed (its collector's event_sources, configuration only:
+	 * no counter is read) and mark in changed[] every field of those
+	 * sources.  0; 1 when objects came or went (every collector must fill
+	 * the new ones: poll configuration now); -errno.
+	 */
+	int (*refresh)(struct model_source *src, struct node_model *m, int idx,
+		       bool changed[F__COUNT]);
+	/*
+	 * Optional: the fields the last collect() may have written (a fast poll
+	 * writes counters and .fast rows, and blanks every field of a source
+	 * that failed); without it, every field counts.
+	 */
+	void (*changed)(const struct model_source *src, bool changed[F__COUNT]);
 	/* Safe after a failed start(). */
 	void (*close)(struct model_source *src);
 };

@@ -215,11 +215,21 @@ static void after_poll(void *arg, struct node_model *m, unsigned what)
 	int64_t t0 = mono_ns();
 	int r;
 
-	(void)what;
 	if (!rs->e)
 		return;
-	r = rules_evaluate(rs->e, m, model_ns(m));
-	rs->st.eval_seconds = (double)(mono_ns() - t0) / 1e9;
+	/*
+	 * A fast poll re-read the counters and nothing else: the rules over
+	 * configuration alone would decide as they did (and render the same
+	 * summaries); they run when the configuration is read again.
+	 */
+	r = -EAGAIN;
+	if (!(what & COLLECT_SLOW) && !rs->d->pass_all)
+		r = rules_evaluate_changed(rs->e, m, model_ns(m), rs->d->pass_changed,
+					   RULES_EVAL_COUNTERS, NULL);
+	if (r == -EAGAIN)
+		r = rules_evaluate(rs->e, m, model_ns(m));
+	rs->eval_done_ns = mono_ns();
+	rs->st.eval_seconds = (double)(rs->eval_done_ns - t0) / 1e9;
 	if (!rs->announced) {
 		/* said at the first poll, not at start-up: start-up errors stay one line */
 		rs->announced = true;
@@ -234,6 +244,24 @@ static void after_poll(void *arg, struct node_model *m, unsigned what)
 	else
 		rw_log_once_reset("rules-eval");
 	if (!r)
+		save_state(rs, false);
+}
+
+/* An event pass: the rules that read what the notification changed, now. */
+static void after_event(void *arg, struct node_model *m, const struct daemon_event *ev)
+{
+	struct rules_serve *rs = arg;
+	size_t n = 0;
+	int r;
+
+	if (!rs->e)
+		return;
+	r = rules_evaluate_changed(rs->e, m, ev->t_ns, ev->changed, 0, &n);
+	rs->eval_done_ns = mono_ns();
+	if (r)
+		log_debug("rules: %s notification: %s (the next poll evaluates)", ev->collector,
+			  strerror(-r));
+	else if (n)
 		save_state(rs, false);
 }
 
@@ -290,6 +318,7 @@ int rules_serve_start(struct rules_serve *rs, struct daemon *d)
 	const struct daemon_hook hook = {
 		.name = "rules",
 		.after_poll = after_poll,
+		.after_event = after_event,
 		.render = render,
 		.arg = rs,
 	};

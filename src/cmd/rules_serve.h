@@ -21,6 +21,8 @@ struct rules_serve {
 	struct prom_rules_state st;
 	struct daemon *d;
 	bool announced;
+	/* monotonic: when the last pass's evaluation ended (the rule_evaluated stage) */
+	int64_t eval_done_ns;
 	bool reset_api; /* --web.enable-health-api */
 	/* SIGHUP reloads so far, and the first error of the last one that failed */
 	uint64_t reloads;

@@ -309,8 +309,17 @@ static void publish(struct serve *s)
 	http_invalidate(s->http, DOC_STATUS);
 }
 
-/* Wait until deadline (monotonic ns) for a notification or a signal. */
-static bool wait_events(struct serve *s, int64_t deadline)
+/*
+ * Wait until deadline (monotonic ns) for a notification or a signal.  A
+ * notification is acted on here, in an event pass: what it may have changed
+ * is re-read and the rules that read it run, an alert is sent, and the wait
+ * goes on -- the next poll stays on its tick and also re-reads the rest of
+ * the configuration (*config_due), which may follow the change (an RDMA
+ * port's state follows its netdev's carrier).  True when the notification
+ * needs a whole configuration poll now (objects came or went); *origin_ns
+ * is then when it arrived.
+ */
+static bool wait_events(struct serve *s, int64_t deadline, bool *config_due, int64_t *origin_ns)
 {
 	struct pollfd pfd[RW_MAX_COLLECTORS];
 	int fds[RW_MAX_COLLECTORS], idx[RW_MAX_COLLECTORS];
@@ -328,11 +337,21 @@ static bool wait_events(struct serve *s, int64_t deadline)
 		r = poll(pfd, (nfds_t)n, (int)((left + 999999) / 1000000));
 		if (r < 0 && errno != EINTR)
 			break;
-		for (int i = 0; r > 0 && i < n; i++)
-			if (pfd[i].revents & POLLIN)
-				dirty |= daemon_event(&s->d, idx[i]);
+		now = mono_ns(); /* the notification's arrival: where its alert's latency starts */
+		for (int i = 0; r > 0 && i < n; i++) {
+			if (!(pfd[i].revents & POLLIN) || !daemon_event(&s->d, idx[i]))
+				continue;
+			if (dirty || daemon_event_pass(&s->d, idx[i], now)) {
+				if (!dirty)
+					*origin_ns = now;
+				dirty = true;
+				continue;
+			}
+			*config_due = true;
+			publish(s);
+		}
 		if (dirty)
-			break; /* configuration changed: poll now, not at the next tick */
+			break; /* objects came or went: poll everything now, not at the next tick */
 	}
 	return dirty;
 }
@@ -898,8 +917,8 @@ static void serve_signals(struct serve *s)
 /* The two loops, until SIGTERM/SIGINT. */
 static void serve_run(struct serve *s)
 {
-	int64_t next_fast = mono_ns(), next_slow = next_fast;
-	bool dirty = true, early = false;
+	int64_t next_fast = mono_ns(), next_slow = next_fast, origin = 0;
+	bool dirty = true, early = false, config_due = false;
 
 	while (!rw_sig_stop) {
 		int64_t now = mono_ns();
@@ -908,11 +927,12 @@ static void serve_run(struct serve *s)
 		pthread_mutex_lock(&s->d.lock); /* a scrape renders the stats meanwhile */
 		s->d.stats.lag_seconds = now > next_fast ? (double)(now - next_fast) / 1e9 : 0;
 		pthread_mutex_unlock(&s->d.lock);
-		if (dirty || now >= next_slow) {
+		if (dirty || config_due || now >= next_slow) {
 			what |= COLLECT_SLOW;
 			next_slow = now + s->cfg.config_interval_ns;
 		}
-		daemon_collect(&s->d, what);
+		config_due = false;
+		daemon_collect_at(&s->d, what, early ? origin : 0);
 		publish(s);
 		/*
 		 * A burst of connections (a thread each) leaves freed memory in the
@@ -936,7 +956,7 @@ static void serve_run(struct serve *s)
 			pthread_mutex_unlock(&s->d.lock);
 			next_fast = now + s->cfg.interval_ns;
 		}
-		dirty = early = wait_events(s, next_fast);
+		dirty = early = wait_events(s, next_fast, &config_due, &origin);
 	}
 	log_info("stopping");
 }

@@ -470,6 +470,7 @@ const struct field_desc fields[F__COUNT] = {
 	/* netdev: the choice between two sources of one meaning (vendors.c) */
 	[F_NETDEV_PFC_SOURCE] =
 	    NETDEV(.src = SRC_ETHTOOL, .path = "pfc.counter_source", .type = VT_STR, .config = true,
+		   .fast = true, /* follows the counter names, which the fast loop reads */
 		   .mtype = MT_INFO, .metric = "roce_pfc_pause_source_info", .label = "source",
 		   .help = "Where roce_pfc_pause_frames_total comes from: the driver's ethtool "
 			   "names (ethtool) or, without them, dcbnl requests/indications (dcb); "
@@ -675,6 +676,7 @@ const struct field_desc fields[F__COUNT] = {
 			   "until it sees one."),
 	[F_NETDEV_FEC_ACTIVE] =
 	    NETDEV(.src = SRC_ETHTOOL, .path = "fec.active", .type = VT_STR, .config = true,
+		   .fast = true, /* FEC_GET, with the block counts */
 		   .mtype = MT_INFO, .metric = "roce_netdev_fec_info", .label = "mode",
 		   .help = "Active FEC mode (ethtool netlink FEC_GET: rs, baser, llrs, off); "
 			   "value is always 1."),
@@ -781,6 +783,7 @@ const struct field_desc fields[F__COUNT] = {
 	 */
 	[F_NETDEV_LLDP_SYSTEM_NAME] =
 	    NETDEV(.src = SRC_LLDP, .path = "lldp.system_name", .type = VT_STR, .config = true,
+		   .fast = true, /* each poll drains the frames and ages the neighbour */
 		   .mtype = MT_INFO, .metric = "roce_netdev_lldp_neighbor_info",
 		   .label = "system_name",
 		   .help =
@@ -790,22 +793,26 @@ const struct field_desc fields[F__COUNT] = {
 		       "neighbour is known."),
 	[F_NETDEV_LLDP_CHASSIS_ID] =
 	    NETDEV(.src = SRC_LLDP, .path = "lldp.chassis_id", .type = VT_STR, .config = true,
+		   .fast = true, /* each poll drains the frames and ages the neighbour */
 		   .mtype = MT_INFO, .metric = "roce_netdev_lldp_neighbor_info",
 		   .label = "chassis_id"),
 	[F_NETDEV_LLDP_PORT_ID] =
 	    NETDEV(.src = SRC_LLDP, .path = "lldp.port_id", .type = VT_STR, .config = true,
+		   .fast = true, /* each poll drains the frames and ages the neighbour */
 		   .mtype = MT_INFO, .metric = "roce_netdev_lldp_neighbor_info",
 		   .label = "port_id"),
 	[F_NETDEV_LLDP_PORT_DESCRIPTION] =
 	    NETDEV(.src = SRC_LLDP, .path = "lldp.port_description", .type = VT_STR, .config = true,
+		   .fast = true, /* each poll drains the frames and ages the neighbour */
 		   .mtype = MT_INFO, .metric = "roce_netdev_lldp_neighbor_info",
 		   .label = "port_description"),
 	[F_NETDEV_LLDP_SOURCE] =
 	    NETDEV(.src = SRC_LLDP, .path = "lldp.source", .type = VT_STR, .config = true,
+		   .fast = true, /* each poll drains the frames and ages the neighbour */
 		   .mtype = MT_INFO, .metric = "roce_netdev_lldp_neighbor_info", .label = "source"),
 	/* seconds, as sent: how long the neighbour's word holds without a new frame */
-	[F_NETDEV_LLDP_TTL] =
-	    NETDEV(.src = SRC_LLDP, .path = "lldp.ttl", .type = VT_INT, .config = true),
+	[F_NETDEV_LLDP_TTL] = NETDEV(.src = SRC_LLDP, .path = "lldp.ttl", .type = VT_INT,
+				     .config = true, .fast = true),
 
 	/* the fabric: derived by fabric.c from the facts above and the site's rail map and roles */
 	[F_NETDEV_DEFAULT_ROUTE] =

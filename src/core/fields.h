@@ -326,6 +326,12 @@ struct field_desc {
 	enum obj_kind obj;
 	enum value_type type;
 	bool config; /* configuration (slow loop) vs counter (fast loop) */
+	/*
+	 * A configuration fact the fast loop writes too, read with the counters
+	 * of the same request (FEC_GET's active mode beside its block counts):
+	 * a fast poll may change it, so rules that read it run then.
+	 */
+	bool fast;
 	enum metric_type mtype;
 	const char *metric; /* Prometheus name; fields sharing one are one family */
 	const char *labels; /* constant labels, e.g. "direction=\"rx\"" */
@@ -338,6 +344,12 @@ struct field_desc {
 };
 
 extern const struct field_desc fields[F__COUNT];
+
+/* Can a fast poll (counters) write the field?  Counters, and config rows marked .fast. */
+static inline bool field_fast(enum field_id f)
+{
+	return !fields[f].config || fields[f].fast;
+}
 
 /* Resolve a path within an object kind; -1 when unknown (rules, snapshot). */
 int field_lookup(enum obj_kind kind, const char *path);

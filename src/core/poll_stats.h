@@ -7,6 +7,7 @@
 
 struct poll_stats {
 	uint64_t fast_polls, slow_polls, overruns;
+	uint64_t event_passes; /* notifications acted on between polls (daemon_event_pass()) */
 	double last_fast_seconds, last_slow_seconds; /* duration of the last poll */
 	double lag_seconds;			     /* how late the last fast poll started */
 	int64_t start_ns;			     /* realtime */

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util.h"
 #include "vendors.h"
 
 #define ROW(f, d, k, n)                                                        \
@@ -174,7 +175,8 @@ static void find_slots(const struct object *o, const char *driver, struct vendor
 		}
 	}
 	c->gen = cs->names_gen;
-	snprintf(c->drv, sizeof(c->drv), "%s", driver ? driver : "");
+	c->valid = true;
+	strlcpy0(c->drv, driver ? driver : "", sizeof(c->drv));
 }
 
 void vendor_fill_port(struct object *o, struct vendor_cache *cache, bool only_missing)
@@ -184,7 +186,7 @@ void vendor_fill_port(struct object *o, struct vendor_cache *cache, bool only_mi
 	struct vendor_cache local;
 	struct vendor_cache *c = cache ? cache : &local;
 
-	if (!cache || !c->gen || c->gen != cs->names_gen || strcmp(c->drv, driver ? driver : ""))
+	if (!cache || !c->valid || c->gen != cs->names_gen || strcmp(c->drv, driver ? driver : ""))
 		find_slots(o, driver, c);
 	for (int k = 0; k < VENDOR_N_MEANINGS; k++) {
 		enum field_id f = (enum field_id)(F_PORT_RDMA_ACK_TIMEOUTS + k);

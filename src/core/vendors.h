@@ -41,7 +41,8 @@ bool vendor_known_driver(const char *driver);
  * change (counter_set.names_gen).  Zeroed: nothing cached.
  */
 struct vendor_cache {
-	uint32_t gen;
+	bool valid;	    /* the slots below were found (for gen and drv) */
+	uint32_t gen;	    /* the counter set's names_gen they were found for (0: no names yet) */
 	const char *driver; /* the driver the slots are for (points into o->f) */
 	char drv[RW_STR_MAX];
 	int16_t slot[VENDOR_N_MEANINGS]; /* index in the set, -1: the driver has none */

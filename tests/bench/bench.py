@@ -15,8 +15,11 @@ work (a tree with classic counters only); plus CPU per counter file.  Then /metr
 latency, resident and private memory, `rocewatch check` wall time and rocewatch's
 CPU share at 1 Hz and 10 Hz.  CPU comes from /proc/PID/task/*/schedstat
 (nanoseconds), so it is exact per process, not sampled.  Each rocewatch/floor figure
-is the median of 3 consecutive windows with their range ([min-max]).  Absolute times
-vary between machines; compare the ratios.
+is the median of 5 consecutive windows with their range ([min-max]); the floor runs in
+the same windows as rocewatch's poll (both paced at 100 ms, each its own process), and
+"x floor" is the median and range of the per-window ratios, so both sides of a ratio
+saw the same load ("x paced": against the floor's CPU with its own pacing in, the
+sleep and wake-up every poll pays, which "floor" leaves out).  Absolute times vary between machines; compare the ratios.
 
 --quick measures 8 devices once, briefly, so `make test` keeps this working.
 """
@@ -38,6 +41,8 @@ import urllib.parse
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# windows (trials) per figure: the median and the spread of this many
+WINDOWS = 5
 
 
 def free_port():
@@ -152,14 +157,17 @@ def fmt(t, unit=1e3):
     return "%.0f [%.0f-%.0f]" % (med / unit, lo / unit, hi / unit)
 
 
-def rocewatch_cpu_per_poll(binary, tree, seconds, record=None, scrape=False, windows=3):
+def rocewatch_cpu_per_poll(binary, tree, seconds, record=None, scrape=False, windows=WINDOWS,
+                           during=None):
     """CPU per fast poll at 10 Hz: CPU delta / polls delta over `windows` windows.
 
     scrape: fetch /metrics once after every poll (a new poll is seen in the page's own
     rocewatch_polls_total), so each poll also pays one render.
+    during: run during each window instead of sleeping through it (the floor, measured
+    at the same time under the same load); its results come back as a list.
     """
     rw = start_rocewatch(binary, tree, "100ms", record)
-    per = []
+    per, side = [], []
     try:
         time.sleep(1.0)  # warm-up: first slow poll opens files
         c0, p0 = cpu_ns(rw.p.pid), polls(get(rw.url))
@@ -171,6 +179,8 @@ def rocewatch_cpu_per_poll(binary, tree, seconds, record=None, scrape=False, win
                     p = polls(get(rw.url))
                     time.sleep(0.1 if p != last else 0.02)
                     last = p
+            elif during:
+                side.append(during(seconds / windows))
             else:
                 time.sleep(seconds / windows)
             c1, p1 = cpu_ns(rw.p.pid), polls(get(rw.url))
@@ -179,23 +189,34 @@ def rocewatch_cpu_per_poll(binary, tree, seconds, record=None, scrape=False, win
         rss = rss_kib(rw.p.pid)
     finally:
         rw.stop()
-    return spread(per), rss
+    return (spread(per), rss, per, side) if during else (spread(per), rss)
 
 
-def floor_cpu(floor, tree, seconds, classic_only=False, windows=3):
-    """The floor program's CPU per iteration, paced at 100 ms: (median, min, max), files."""
-    per, files = [], 0
-    for _ in range(windows):
-        argv = [floor, tree, "--interval-ms", "100", "--iterations", str(max(int(seconds / windows * 10), 3))]
-        if classic_only:
-            argv.append("--classic-only")
-        out = json.loads(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)
-        per.append(out["cpu_ns_per_iteration"])
-        files = out["files"]
-    return spread(per), files
+def floor_once(floor, tree, seconds, classic_only=False):
+    """One run of the floor program, paced at 100 ms: (CPU ns per iteration around the reads,
+    the same with its pacing in -- the sleep and wake-up a poll pays too --, files)."""
+    argv = [floor, tree, "--interval-ms", "100", "--iterations", str(max(int(seconds * 10), 3))]
+    if classic_only:
+        argv.append("--classic-only")
+    out = json.loads(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)
+    return (out["cpu_ns_per_iteration"], out.get("paced_cpu_ns_per_iteration", 0),
+            out["files"])
 
 
-def node_exporter_cpu_per_scrape(tree, scrapes, windows=3):
+def floor_and_rocewatch(a, tree, seconds, classic_only=False):
+    """The floor and rocewatch's fast poll in the same windows, side by side (the floor runs
+    while rocewatch polls, so both see the same load): their spreads, the spread of the
+    per-window ratios, files and rocewatch's RSS."""
+    rw, rss, rw_per, side = rocewatch_cpu_per_poll(
+        a.binary, tree, seconds, during=lambda t: floor_once(a.floor, tree, t, classic_only))
+    fl_per = [x for x, _, _ in side]
+    paced = [p for _, p, _ in side]
+    ratios = [r / f for r, f in zip(rw_per, fl_per) if f]
+    paced_ratios = [r / f for r, f in zip(rw_per, paced) if f] or [0]
+    return spread(fl_per), rw, spread(ratios), spread(paced_ratios), side[0][2], rss
+
+
+def node_exporter_cpu_per_scrape(tree, scrapes, windows=WINDOWS):
     ne = start_node_exporter(tree)
     per = []
     try:
@@ -225,9 +246,10 @@ def ratio(a, b):
 def compare(a, sizes, work, secs, quick):
     """Both comparisons for each size; returns the results and prints the tables."""
     out = {}
-    head = ("%-4s %-7s %18s %20s %6s %20s %6s %20s %22s %7s %7s"
-            % ("devs", "tree", "floor us/iter", "rocewatch us/poll", "xfloor", "+recorder us/poll",
-               "xfloor", "poll+scrape us", "node_exporter us/scr", "ne/poll", "ne/p+s"))
+    head = ("%-4s %-7s %18s %20s %17s %17s %20s %6s %20s %22s %7s %7s"
+            % ("devs", "tree", "floor us/iter", "rocewatch us/poll", "xfloor [spread]",
+               "xpaced [spread]", "+recorder us/poll", "xfloor", "poll+scrape us",
+               "node_exporter us/scr", "ne/poll", "ne/p+s"))
     print(head)
     for n in sizes:
         for classic in (False, True):
@@ -235,8 +257,7 @@ def compare(a, sizes, work, secs, quick):
             tree = os.path.join(work, "%s%d" % (kind, n))
             argv = [sys.executable, os.path.join(HERE, "gen-sysfs.py"), tree, "-n", str(n)]
             subprocess.run(argv + (["--classic-only"] if classic else []), check=True)
-            fl, files = floor_cpu(a.floor, tree, secs, classic)
-            rw, rw_rss = rocewatch_cpu_per_poll(a.binary, tree, secs)
+            fl, rw, xf, xp, files, rw_rss = floor_and_rocewatch(a, tree, secs, classic)
             rec = None
             if not classic:
                 rec_dir = os.path.join(work, "rec%d" % n)
@@ -250,15 +271,17 @@ def compare(a, sizes, work, secs, quick):
                  "rocewatch_recorder_us": [x / 1e3 for x in rec] if rec else None,
                  "rocewatch_poll_scrape_us": [x / 1e3 for x in ps],
                  "node_exporter_us": [x / 1e3 for x in ne],
-                 "rocewatch_x_floor": ratio(rw, fl), "node_exporter_x_rocewatch": ratio(ne, rw),
+                 "rocewatch_x_floor": list(xf), "rocewatch_x_paced_floor": list(xp),
+                 "node_exporter_x_rocewatch": ratio(ne, rw),
                  "node_exporter_x_rocewatch_poll_scrape": ratio(ne, ps),
                  "ns_per_counter": {"floor": fl[0] / files, "rocewatch": rw[0] / files,
                                     "rocewatch_poll_scrape": ps[0] / files,
                                     "node_exporter": ne[0] / ne_files},
                  "rocewatch_rss_kib": rw_rss, "node_exporter_rss_kib": ne_rss}
             out["%s%d" % (kind, n)] = r
-            print("%-4d %-7s %18s %20s %5.2fx %20s %6s %20s %22s %6.1fx %6.1fx"
-                  % (n, kind, fmt(fl), fmt(rw), ratio(rw, fl), fmt(rec) if rec else "-",
+            print("%-4d %-7s %18s %20s %17s %17s %20s %6s %20s %22s %6.1fx %6.1fx"
+                  % (n, kind, fmt(fl), fmt(rw), "%.2fx [%.2f-%.2f]" % xf,
+                     "%.2fx [%.2f-%.2f]" % xp, fmt(rec) if rec else "-",
                      "%.2fx" % ratio(rec, fl) if rec else "-", fmt(ps), fmt(ne),
                      ratio(ne, rw), ratio(ne, ps)))
             sys.stdout.flush()
@@ -376,7 +399,7 @@ def main():
         print("SKIP: no floor program at %s (build tests/bench_floor)" % a.floor)
         return 77
     sizes = [8] if a.quick else [1, 8, 32]
-    secs = 1.5 if a.quick else 6
+    secs = 1.5 if a.quick else 10
     results = {"sizes": {}}
     work = tempfile.mkdtemp(prefix="rocewatch-bench-")
     try:

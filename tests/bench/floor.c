@@ -16,7 +16,9 @@
  * not read): the floor of rocewatch's live path.  "files" is then the
  * number of counters one iteration got.
  * Prints one JSON object: files, iterations, CPU ns per iteration (this
- * process's CPU clock, the opening excluded) and a checksum of the values.
+ * process's CPU clock around the reads, the opening excluded), the same with
+ * the pacing in (the sleep's system calls and wake-up, which a daemon's
+ * poll pays as well) and a checksum of the values.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -297,7 +299,7 @@ int main(int argc, char **argv)
 	char ib[4096], dir[4096];
 	struct dirent *de;
 	uint64_t sum = 0;
-	int64_t cpu = 0;
+	int64_t cpu = 0, paced0, paced;
 	DIR *d;
 
 	if (argc < 2) {
@@ -366,6 +368,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "floor: no counter files under %s\n", ib);
 		return 1;
 	}
+	paced0 = cpu_ns();
 	for (long it = 0; it < iterations; it++) {
 		struct timespec gap = { interval_ms / 1000, (interval_ms % 1000) * 1000000L };
 		int64_t t0 = cpu_ns();
@@ -391,9 +394,11 @@ int main(int argc, char **argv)
 		if (interval_ms > 0)
 			nanosleep(&gap, NULL);
 	}
+	paced = cpu_ns() - paced0;
 	printf("{\"files\": %zu, \"iterations\": %ld, \"cpu_ns_per_iteration\": %.0f, "
-	       "\"checksum\": %llu}\n",
-	       f.n, iterations, (double)cpu / (double)iterations, (unsigned long long)sum);
+	       "\"paced_cpu_ns_per_iteration\": %.0f, \"checksum\": %llu}\n",
+	       f.n, iterations, (double)cpu / (double)iterations,
+	       (double)paced / (double)iterations, (unsigned long long)sum);
 	for (size_t i = 0; i < f.n; i++) {
 		if (f.fd[i] >= 0)
 			close(f.fd[i]);

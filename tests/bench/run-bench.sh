@@ -30,8 +30,11 @@ case ${BENCH_FLEET_ENGINES:-} in
 QUICK) python3 "$here/bench_fleet_engines.py" "$build/rocewatch" --quick ;;
 *) python3 "$here/bench_fleet_engines.py" "$build/rocewatch" --runs 1 ;;
 esac
-# fault -> alert at Alertmanager, rocewatch vs node_exporter + Prometheus (root: the netns part)
-python3 "$here/bench_detect.py" "$build/rocewatch"
+# fault -> alert at Alertmanager, rocewatch vs node_exporter + Prometheus (root: the netns part;
+# ~45 s a trial: BENCH_DETECT_TRIALS=0 leaves it out, `make bench-detect` runs it alone)
+if [[ ${BENCH_DETECT_TRIALS:-20} != 0 ]]; then
+	python3 "$here/bench_detect.py" "$build/rocewatch" --trials "${BENCH_DETECT_TRIALS:-20}"
+fi
 if [[ ${BENCH_VM:-1} != 0 ]]; then
 	echo
 	echo "live RDMA path, 8 soft-RoCE devices in a qemu guest (TCG; compare the ratios):"

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: MIT
 /* The alert state machine: pending -> firing after `for`, flapping, resolve, reload. */
 #include <inttypes.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -346,7 +349,7 @@ static void feed_rules_remaps_on_reload_and_objects(void **state)
 	poll_both(e, &m, &t, &ref, S(2));
 	poll_both(e, &m, &t, &ref, S(3));
 	assert_true(t.idx_layout == layout);
-	assert_int_equal(t.n, 5); /* mtu_9000 and pfc_on on both, eth3's unknown */
+	assert_int_equal(t.n, 2); /* eth3's mtu_9000 and unknown: a passing rule has no alert */
 	assert_int_equal(alert_of(&t, ALERT_UNKNOWN_NAME, "pfc_on", "eth3")->state, ALERT_FIRING);
 
 	/* an object sorted before the others appears: every netdev result moves */
@@ -376,7 +379,7 @@ static void feed_rules_remaps_on_reload_and_objects(void **state)
 	assert_int_equal(alert_of(&t, "mtu_9000", "", "eth1")->fired_at, S(4));
 	assert_int_equal(alert_of(&t, "mtu_9000", "", "eth1")->state, ALERT_FIRING);
 	assert_int_equal(t.fired_total, 3);
-	assert_int_equal(t.n, 4);
+	assert_int_equal(t.n, 1); /* eth1's mtu_9000 */
 
 	/* the object comes back: its alerts start over */
 	field_set_int(model_add_netdev(&m, "eth3"), F_NETDEV_MTU, 1500);
@@ -414,9 +417,15 @@ static void unknown_alert_describes_the_unread_fact(void **state)
 	assert_null(strstr(u->description, "dcb pfc set"));
 	assert_non_null(strstr(u->description, "Not decided"));
 	assert_non_null(strstr(u->description, "pfc.enabled"));
-	/* the rule's own alert keeps its fix for when it fails */
+	/* the rule's own alert keeps its fix for when it fails; where it passes it has none */
+	a = alert_of(&t, "pfc_on", "", "eth2");
+	assert_null(a);
+	field_set_set(model_netdev(&m, "eth2"), F_NETDEV_PFC_ENABLED, 1u << 4);
+	assert_int_equal(rules_evaluate(e, &m, S(1)), 0);
+	alerts_feed_rules(&t, e, S(1));
 	a = alert_of(&t, "pfc_on", "", "eth2");
 	assert_non_null(a);
+	assert_non_null(strstr(a->description, "dcb pfc set"));
 	/* the text is made again when the reason changes, and only then */
 	field_absent(model_netdev(&m, "eth3"), F_NETDEV_PFC_ENABLED, ABS_PERMISSION, 13);
 	assert_int_equal(rules_evaluate(e, &m, S(2)), 0);
@@ -430,6 +439,158 @@ static void unknown_alert_describes_the_unread_fact(void **state)
 	model_free(&m);
 }
 
+/*
+ * An event pass (serve, after a carrier notification): only the rules that
+ * read the changed facts are made again, at the pass's time; a `for: 0`
+ * rule fires in that pass; a `for:` is not served by results older than it;
+ * a counter rule waits for the poll, though it reads the fact too.
+ */
+static void event_pass_runs_the_rules_that_read_the_change(void **state)
+{
+	static const char yaml[] =
+	    "profile: t\nrules:\n"
+	    "  - name: carrier_up\n    scope: netdev\n    severity: critical\n"
+	    "    expr: carrier\n"
+	    "  - name: carrier_held\n    scope: netdev\n    severity: warning\n"
+	    "    expr: carrier\n    for: 1m\n"
+	    "  - name: mtu_9000\n    scope: netdev\n    severity: warning\n"
+	    "    expr: mtu >= 9000\n"
+	    "  - name: flaps_flat\n    scope: netdev\n    severity: warning\n"
+	    "    when: carrier\n    expr: increase(carrier.changes, 5m) == 0\n";
+	bool changed[F__COUNT] = { 0 };
+	const struct rule_result *res;
+	struct alert_table t;
+	struct node_model m;
+	struct rules_engine *e = load(yaml);
+	struct object *eth2;
+	uint64_t fired;
+	size_t n, ran;
+
+	(void)state;
+	build_model(&m);
+	eth2 = model_netdev(&m, "eth2");
+	field_set_bool(eth2, F_NETDEV_CARRIER, true);
+	field_set_int(eth2, F_NETDEV_CARRIER_CHANGES, 4);
+	alerts_init(&t);
+	/* before any poll there is nothing to make again from */
+	changed[F_NETDEV_CARRIER] = true;
+	assert_int_equal(rules_evaluate_changed(e, &m, S(1), changed, 0, &ran), -EAGAIN);
+	assert_int_equal(ran, 0);
+	assert_int_equal(rules_evaluate(e, &m, S(10)), 0);
+	alerts_feed_rules(&t, e, S(10));
+	assert_null(alert_of(&t, "carrier_up", "", "eth2")); /* passes: no alert */
+
+	/* the carrier goes: carrier_up and carrier_held run, mtu_9000 and the counter rule not */
+	field_set_bool(eth2, F_NETDEV_CARRIER, false);
+	field_set_int(eth2, F_NETDEV_MTU, 1500); /* not marked: not looked at */
+	assert_int_equal(rules_evaluate_changed(e, &m, S(11), changed, 0, &ran), 0);
+	assert_int_equal(ran, 2);
+	n = rules_results(e, &res);
+	for (size_t i = 0; i < n; i++) {
+		bool made = !strcmp(res[i].rule->name, "carrier_up") ||
+			    !strcmp(res[i].rule->name, "carrier_held");
+
+		if (strcmp(res[i].device, "eth2"))
+			continue;
+		assert_true(res[i].eval_ns == (made ? S(11) : S(10)));
+		if (!strcmp(res[i].rule->name, "mtu_9000"))
+			assert_int_equal(res[i].outcome, RULE_PASS); /* still the poll's 9000 */
+		if (made)
+			assert_int_equal(res[i].outcome, RULE_FAIL);
+	}
+	fired = t.fired_total;
+	alerts_feed_changed(&t, e, S(11));
+	assert_int_equal(alert_of(&t, "carrier_up", "", "eth2")->state, ALERT_FIRING);
+	assert_true(alert_of(&t, "carrier_up", "", "eth2")->fired_at == S(11));
+	assert_int_equal(alert_of(&t, "carrier_held", "", "eth2")->state, ALERT_PENDING);
+	assert_int_equal(t.fired_total, fired + 1); /* that one alone */
+
+	/* a pass of another source's facts makes nothing, and a minute on moves no `for:` */
+	memset(changed, 0, sizeof(changed));
+	changed[F_NETDEV_PFC_ENABLED] = true;
+	assert_int_equal(rules_evaluate_changed(e, &m, S(80), changed, 0, &ran), 0);
+	assert_int_equal(ran, 0);
+	alerts_feed_changed(&t, e, S(80));
+	assert_int_equal(alert_of(&t, "carrier_held", "", "eth2")->state, ALERT_PENDING);
+	assert_null(alert_of(&t, "mtu_9000", "", "eth2")); /* not made again: still passes */
+
+	/* the poll makes everything again: now the held rule has failed for a minute */
+	assert_int_equal(rules_evaluate(e, &m, S(81)), 0);
+	alerts_feed_rules(&t, e, S(81));
+	assert_int_equal(alert_of(&t, "carrier_held", "", "eth2")->state, ALERT_FIRING);
+	assert_int_equal(alert_of(&t, "mtu_9000", "", "eth2")->state, ALERT_FIRING);
+
+	/* objects came: the pass refuses, a poll must lay the results out */
+	model_add_netdev(&m, "eth4");
+	changed[F_NETDEV_CARRIER] = true;
+	assert_int_equal(rules_evaluate_changed(e, &m, S(82), changed, 0, &ran), -EAGAIN);
+	rules_free(e);
+	alerts_free(&t);
+	model_free(&m);
+}
+
+/*
+ * A fast poll re-read the counters alone: the counter rules run, and the rules
+ * over counter fields; a rule over configuration keeps its result (it could not
+ * decide otherwise), and runs again when the configuration is read.
+ */
+static void fast_poll_runs_the_counter_rules(void **state)
+{
+	static const char yaml[] =
+	    "profile: t\nrules:\n"
+	    "  - name: mtu_9000\n    scope: netdev\n    severity: warning\n"
+	    "    expr: mtu >= 9000\n"
+	    "  - name: flaps_flat\n    scope: netdev\n    severity: warning\n"
+	    "    expr: increase(carrier.changes, 5m) == 0\n"
+	    "  - name: few_flaps\n    scope: netdev\n    severity: warning\n"
+	    "    expr: carrier.changes < 10\n"
+	    "  - name: discards\n    scope: netdev\n    severity: warning\n"
+	    "    expr: ethtool[\"rx_discards_phy\"] < 100\n";
+	bool fast[F__COUNT];
+	const struct rule_result *res;
+	struct node_model m;
+	struct rules_engine *e = load(yaml);
+	struct object *eth2;
+	size_t n, ran;
+
+	(void)state;
+	build_model(&m);
+	eth2 = model_netdev(&m, "eth2");
+	field_set_int(eth2, F_NETDEV_CARRIER_CHANGES, 4);
+	for (int f = 0; f < F__COUNT; f++)
+		fast[f] = field_fast((enum field_id)f);
+	assert_true(fast[F_NETDEV_CARRIER_CHANGES]);
+	assert_false(fast[F_NETDEV_MTU]);
+	assert_true(fast[F_NETDEV_FEC_ACTIVE]); /* configuration, read with the FEC counters */
+	assert_int_equal(rules_evaluate(e, &m, S(10)), 0);
+
+	field_set_int(eth2, F_NETDEV_MTU, 1500); /* not re-read by a fast poll: not looked at */
+	field_set_int(eth2, F_NETDEV_CARRIER_CHANGES, 40);
+	cset_set(&eth2->cs[CSET_ETHTOOL], "rx_discards_phy", 700);
+	assert_int_equal(rules_evaluate_changed(e, &m, S(11), fast, RULES_EVAL_COUNTERS, &ran), 0);
+	assert_int_equal(ran, 3);
+	n = rules_results(e, &res);
+	for (size_t i = 0; i < n; i++) {
+		bool config = !strcmp(res[i].rule->name, "mtu_9000");
+
+		if (strcmp(res[i].device, "eth2"))
+			continue;
+		assert_true(res[i].eval_ns == (config ? S(10) : S(11)));
+		if (config)
+			assert_int_equal(res[i].outcome, RULE_PASS);
+		else
+			assert_int_equal(res[i].outcome, RULE_FAIL); /* each saw its new counter */
+	}
+	/* the configuration poll: everything */
+	assert_int_equal(rules_evaluate(e, &m, S(12)), 0);
+	n = rules_results(e, &res);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(res[i].device, "eth2") && !strcmp(res[i].rule->name, "mtu_9000"))
+			assert_int_equal(res[i].outcome, RULE_FAIL);
+	rules_free(e);
+	model_free(&m);
+}
+
 /* Durations in summaries, written without printf: what printf wrote before. */
 static void durations_read_as_before(void **state)
 {
@@ -437,7 +598,14 @@ static void durations_read_as_before(void **state)
 				      250000000,
 				      1000000000,
 				      1500000000,
+				      2450000000LL, /* a tie in decimal, not in binary: "2.5s" */
+				      2350000000LL,
+				      100000000,
+				      49999999,
+				      50000000,
+				      9940000000LL,
 				      9950000000LL,
+				      9999999999LL,
 				      10000000000LL,
 				      59999999999LL,
 				      60000000000LL,
@@ -559,7 +727,7 @@ static void silent_alertmanager_does_not_starve_a_healthy_one(void **state)
 	assert_int_equal(the(&t, "mtu_at_least_min")->state, ALERT_FIRING);
 	/* three batches: each submit is a resend interval after the last */
 	for (int i = 0; i < 3; i++)
-		am_submit(p, &t, S(100 + i));
+		am_submit(p, &t, S(100 + i), NULL);
 	/* until the healthy one has all three or the silent one's first POST timed out */
 	do {
 		usleep(10000);
@@ -581,6 +749,95 @@ static void silent_alertmanager_does_not_starve_a_healthy_one(void **state)
 	alerts_free(&t);
 }
 
+/* A sample line of rendered exposition text, its value; -1 when absent. */
+static double sample(const struct strbuf *sb, const char *line)
+{
+	const char *p = strstr(sb->buf, line);
+
+	return p ? strtod(p + strlen(line), NULL) : -1;
+}
+
+/*
+ * rocewatch_alert_latency_seconds: a batch that carries a state change is
+ * timed through every stage, from one origin; a resend is not; buckets are
+ * cumulative, the count in +Inf.
+ */
+static void latency_of_a_state_change(void **state)
+{
+	struct healthy_am h = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	char url[64], err[256] = "";
+	struct alert_latency lat;
+	struct alert_table t;
+	struct am_pusher *p = NULL;
+	struct am_status st;
+	struct strbuf sb = { 0 };
+	struct alert_stamps stamps;
+	int64_t o = mono_ns();
+	pthread_t thr;
+	int port;
+
+	(void)state;
+	alert_latency_init(&lat);
+	h.fd = listener(&port);
+	assert_int_equal(pthread_create(&thr, NULL, healthy_serve, &h), 0);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+	struct am_config cfg = {
+		.urls = { url }, .n_urls = 1, .resend_ns = S(1), .instance = "n1", .latency = &lat
+	};
+	assert_int_equal(am_start(&p, &cfg, err, sizeof(err)), 0);
+	alerts_init(&t);
+	/* the pass: seen at o, the model 2 ms on, rules 3 ms, the alert 4 ms */
+	stamps = (struct alert_stamps){ .origin = o,
+					.t = { [AL_MODEL] = o + 2000000,
+					       [AL_RULES] = o + 3000000,
+					       [AL_ALERT] = o + 4000000 } };
+	alert_latency_observe(&lat, &stamps, AL_MODEL, AL_ALERT);
+	eval_round(&t, AO_FAIL, 0, S(100)); /* fires at 100 s */
+	am_submit(p, &t, S(100), &stamps);
+	assert_true(stamps.t[AL_ENQUEUED] >= o);
+	/* a resend a second later, with stamps of its own: no state changed, not timed */
+	stamps.origin = mono_ns();
+	eval_round(&t, AO_FAIL, 0, S(101));
+	am_submit(p, &t, S(101), &stamps);
+	do {
+		usleep(10000);
+		am_get_status(p, &st);
+	} while (st.u[0].sent < 2);
+	am_stop(p);
+	alert_latency_render(&lat, &sb);
+	assert_false(sb.oom);
+	assert_non_null(strstr(sb.buf, "# TYPE rocewatch_alert_latency_seconds histogram\n"));
+	/* 2 ms: not in the 1 ms bucket, in 2.5 ms and every one above, and +Inf */
+	assert_true(sample(&sb, "rocewatch_alert_latency_seconds_bucket{stage=\"model_updated\","
+				"le=\"0.001\"} ") == 0);
+	assert_true(sample(&sb, "rocewatch_alert_latency_seconds_bucket{stage=\"model_updated\","
+				"le=\"0.0025\"} ") == 1);
+	assert_true(sample(&sb, "rocewatch_alert_latency_seconds_bucket{stage=\"model_updated\","
+				"le=\"10\"} ") == 1);
+	assert_true(sample(&sb, "rocewatch_alert_latency_seconds_bucket{stage=\"model_updated\","
+				"le=\"+Inf\"} ") == 1);
+	assert_true(fabs(sample(&sb, "rocewatch_alert_latency_seconds_sum{stage=\"alert_state_"
+				     "changed\"} ") -
+			 0.004) < 1e-9);
+	/* one batch of two timed through the queue and the POST, from the same origin */
+	for (int s = AL_ENQUEUED; s <= AL_ACCEPTED; s++) {
+		char line[128];
+
+		snprintf(line, sizeof(line), "rocewatch_alert_latency_seconds_count{stage=\"%s\"} ",
+			 alert_stage_name((enum alert_stage)s));
+		assert_true(sample(&sb, line) == 1);
+	}
+	assert_true(sample(&sb, "rocewatch_alert_latency_seconds_sum{stage=\"alertmanager_"
+				"accepted\"} ") >=
+		    sample(&sb, "rocewatch_alert_latency_seconds_sum{stage=\"post_sent\"} "));
+	sb_free(&sb);
+	shutdown(h.fd, SHUT_RDWR);
+	pthread_join(thr, NULL);
+	close(h.fd);
+	alerts_free(&t);
+	alert_latency_fini(&lat);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -593,6 +850,9 @@ int main(void)
 		cmocka_unit_test(encodes_alertmanager_v2),
 		cmocka_unit_test(feed_rules_remaps_on_reload_and_objects),
 		cmocka_unit_test(unknown_alert_describes_the_unread_fact),
+		cmocka_unit_test(event_pass_runs_the_rules_that_read_the_change),
+		cmocka_unit_test(fast_poll_runs_the_counter_rules),
+		cmocka_unit_test(latency_of_a_state_change),
 		cmocka_unit_test(durations_read_as_before),
 		cmocka_unit_test(silent_alertmanager_does_not_starve_a_healthy_one),
 	};

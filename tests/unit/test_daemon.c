@@ -9,7 +9,10 @@
  * start is retried after 60 s and not before; one whose collect() fails is
  * backed off 2, 4, 8 ... polls, at most 60 s, and collects every poll again
  * once it succeeds; one enabled by name that cannot start fails
- * daemon_start() with its name, before any other collector starts.
+ * daemon_start() with its name, before any other collector starts.  An
+ * event pass re-reads only the sources a notification names, configuration
+ * only, runs the hooks' after_event with those sources' fields marked, and
+ * counts no poll; one where objects came or went asks for a poll instead.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -492,6 +495,207 @@ static void live_source_refuses_a_table_too_long(void **state)
 	assert_non_null(strstr(err, "at most"));
 }
 
+/* ---- event passes: a fake link, dcb and rdma collector, and a notifier for two sources ---- */
+
+struct ev_coll {
+	int collects;
+	unsigned what;	 /* of the last collect */
+	bool add_netdev; /* the next collect adds a netdev (objects come) */
+	bool carrier;	 /* what link reads */
+	int fail;	 /* collect() returns this */
+};
+
+static struct ev_coll evc[4];
+
+static int ev_collect(struct collector_ctx *cc, struct node_model *m, unsigned what)
+{
+	struct ev_coll *c = &evc[cc->idx];
+
+	c->collects++;
+	c->what = what;
+	if (cc->idx == 0) { /* the link collector: the netdevs */
+		struct object *o = model_add_netdev(m, "eth0");
+
+		field_set_bool(o, F_NETDEV_CARRIER, c->carrier);
+		if (c->add_netdev)
+			model_add_netdev(m, "eth1");
+		c->add_netdev = false;
+	}
+	return c->fail;
+}
+
+static int ev_event(struct collector_ctx *cc)
+{
+	(void)cc;
+	return 1;
+}
+
+static const struct collector ev_link = { .name = "link",
+					  .source = SRC_LINK,
+					  .default_enabled = true,
+					  .collect = ev_collect,
+					  .event = ev_event };
+static const struct collector ev_dcb = { .name = "dcb",
+					 .source = SRC_DCB,
+					 .default_enabled = true,
+					 .collect = ev_collect,
+					 .event = ev_event };
+static const struct collector ev_rdma = {
+	.name = "rdma", .source = SRC_RDMA, .default_enabled = true, .collect = ev_collect
+};
+static const struct collector ev_verbs = { .name = "verbs",
+					   .source = SRC_VERBS,
+					   .default_enabled = true,
+					   .collect = ev_collect,
+					   .event = ev_event,
+					   .event_sources = 1u << SRC_RDMA | 1u << SRC_VERBS };
+static const struct collector *const ev_table[] = { &ev_link, &ev_dcb, &ev_rdma, &ev_verbs };
+
+struct ev_hook {
+	int polls, events;
+	bool carrier_marked, pfc_marked, port_state_marked;
+	int64_t origin, model;
+	bool carrier_seen;
+};
+
+static void evh_poll(void *arg, struct node_model *m, unsigned what)
+{
+	(void)m;
+	(void)what;
+	((struct ev_hook *)arg)->polls++;
+}
+
+static void evh_event(void *arg, struct node_model *m, const struct daemon_event *ev)
+{
+	struct ev_hook *h = arg;
+	struct object *o = model_netdev(m, "eth0");
+
+	h->events++;
+	h->carrier_marked = ev->changed[F_NETDEV_CARRIER];
+	h->pfc_marked = ev->changed[F_NETDEV_PFC_ENABLED];
+	h->port_state_marked = ev->changed[F_PORT_STATE];
+	h->carrier_seen = o && field_present(o, F_NETDEV_CARRIER) && o->f[F_NETDEV_CARRIER].v.i;
+	assert_string_equal(ev->collector, ev_table[h->events == 1 ? 0 : 3]->name);
+}
+
+static void event_pass_rereads_what_the_notification_names(void **state)
+{
+	struct ev_hook h = { 0 };
+	struct model_source *src;
+	struct rw_config cfg;
+	struct daemon d;
+	char err[256] = "";
+	int64_t arrived;
+
+	(void)state;
+	memset(evc, 0, sizeof(evc));
+	config_defaults(&cfg);
+	assert_int_equal(live_source_open(&src, &cfg, ev_table, (int)ARRAY_SIZE(ev_table), NULL,
+					  err, sizeof(err)),
+			 0);
+	daemon_init(&d, &cfg, src);
+	assert_int_equal(daemon_start(&d, err, sizeof(err)), 0);
+	assert_int_equal(daemon_reserve_hooks(&d, 1), 0);
+	assert_int_equal(daemon_add_hook(&d, &(struct daemon_hook){ .after_poll = evh_poll,
+								    .after_event = evh_event,
+								    .arg = &h }),
+			 0);
+	assert_int_equal(daemon_collect(&d, COLLECT_FAST | COLLECT_SLOW), 0);
+	assert_int_equal(h.polls, 1);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(evc[i].collects, 1);
+
+	/* the carrier comes up: link's notification re-reads link, and link alone */
+	evc[0].carrier = true;
+	arrived = mono_ns();
+	assert_true(daemon_event(&d, 0));
+	assert_int_equal(daemon_event_pass(&d, 0, arrived), 0);
+	assert_int_equal(evc[0].collects, 2);
+	assert_int_equal(evc[0].what, COLLECT_SLOW); /* configuration: no counter is read */
+	assert_int_equal(evc[1].collects, 1);
+	assert_int_equal(evc[2].collects, 1);
+	assert_int_equal(evc[3].collects, 1);
+	assert_int_equal(h.events, 1);
+	assert_int_equal(h.polls, 1);
+	assert_true(h.carrier_seen);
+	assert_true(h.carrier_marked);
+	assert_false(h.pfc_marked);
+	assert_false(h.port_state_marked);
+	/* no poll is counted; the pass is, and its latency starts at the arrival */
+	assert_int_equal(d.stats.fast_polls, 1);
+	assert_int_equal(d.stats.slow_polls, 1);
+	assert_int_equal(d.stats.event_passes, 1);
+	assert_true(d.pass_origin_ns == arrived);
+	assert_true(d.pass_model_ns >= arrived);
+
+	/* a port event re-reads the sources it names: the rdma collector's state and verbs' */
+	assert_int_equal(daemon_event_pass(&d, 3, mono_ns()), 0);
+	assert_int_equal(evc[2].collects, 2);
+	assert_int_equal(evc[3].collects, 2);
+	assert_int_equal(evc[0].collects, 2);
+	assert_int_equal(evc[1].collects, 1);
+	assert_true(h.port_state_marked);
+	assert_false(h.carrier_marked);
+	assert_int_equal(h.events, 2);
+
+	/* a netdev comes: not this pass's to judge, a poll must fill it; the hooks wait for it */
+	evc[0].add_netdev = true;
+	assert_int_equal(daemon_event_pass(&d, 0, mono_ns()), 1);
+	assert_int_equal(h.events, 2);
+	assert_int_equal(d.stats.event_passes, 2);
+	daemon_fini(&d);
+	config_free(&cfg);
+}
+
+/* A poll says what it may have written: a fast one the counters, and a failed source's all. */
+static void fast_poll_says_what_it_wrote(void **state)
+{
+	struct model_source *src;
+	struct rw_config cfg;
+	struct daemon d;
+	char err[256] = "";
+
+	(void)state;
+	memset(evc, 0, sizeof(evc));
+	config_defaults(&cfg);
+	assert_int_equal(live_source_open(&src, &cfg, ev_table, (int)ARRAY_SIZE(ev_table), NULL,
+					  err, sizeof(err)),
+			 0);
+	daemon_init(&d, &cfg, src);
+	assert_int_equal(daemon_start(&d, err, sizeof(err)), 0);
+	assert_int_equal(daemon_collect(&d, COLLECT_FAST | COLLECT_SLOW), 0);
+	assert_true(d.pass_all);
+	assert_int_equal(daemon_collect(&d, COLLECT_FAST), 0);
+	assert_false(d.pass_all);
+	assert_true(d.pass_changed[F_NETDEV_CARRIER_CHANGES]); /* a counter */
+	assert_true(d.pass_changed[F_NETDEV_FEC_ACTIVE]);      /* read with counters */
+	assert_false(d.pass_changed[F_NETDEV_MTU]);
+	assert_false(d.pass_changed[F_NETDEV_PFC_ENABLED]);
+	/* dcb fails: everything it filled is blanked, configuration too */
+	evc[1].fail = -EIO;
+	assert_int_equal(daemon_collect(&d, COLLECT_FAST), 0);
+	assert_true(d.pass_changed[F_NETDEV_PFC_ENABLED]);
+	assert_false(d.pass_changed[F_NETDEV_MTU]);
+	daemon_fini(&d);
+	config_free(&cfg);
+}
+
+/* A snapshot file re-reads nothing between polls: every notification is a poll's. */
+static void event_pass_needs_a_source_that_refreshes(void **state)
+{
+	struct fake f = { .src = { .name = "fake", .collect = fake_collect, .close = fake_close } };
+	struct rw_config cfg;
+	struct daemon d;
+
+	(void)state;
+	config_defaults(&cfg);
+	daemon_init(&d, &cfg, &f.src);
+	assert_int_equal(daemon_event_pass(&d, 0, mono_ns()), 1);
+	assert_int_equal(d.stats.event_passes, 0);
+	daemon_fini(&d);
+	config_free(&cfg);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -503,6 +707,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup(backoff_follows_the_interval, setup_live),
 		cmocka_unit_test_setup(named_collector_that_cannot_start_fails_start, setup_live),
 		cmocka_unit_test(live_source_refuses_a_table_too_long),
+		cmocka_unit_test(event_pass_rereads_what_the_notification_names),
+		cmocka_unit_test(event_pass_needs_a_source_that_refreshes),
+		cmocka_unit_test(fast_poll_says_what_it_wrote),
 	};
 
 	if (argc > 1)

@@ -5,7 +5,9 @@
  * exactly the fields of that collector's source — all of them, so none
  * keeps a stale value, and no other, so the other collectors' facts stand.
  * Every object starts with every field present; after the failure the
- * fields are compared with the table, not with a list written here.
+ * fields are compared with the table, not with a list written here.  And a
+ * fast poll writes no configuration fact but the table's .fast rows: serve
+ * leaves the configuration rules alone on a fast poll on that promise.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -317,7 +319,104 @@ static void whole_source_fails(void **state)
 	rmdir(dir);
 }
 
-int main(void)
+static const char *sysfs_dir;
+
+/* The objects of kind k, the node too. */
+static size_t objects_of(struct node_model *m, enum obj_kind k, struct object ***out)
+{
+	static struct object *node[1];
+
+	if (k == OBJ_NODE) {
+		node[0] = &m->node;
+		*out = node;
+		return 1;
+	}
+	return model_objects(m, k, out);
+}
+
+/*
+ * The real collectors over the fixture trees: after a configuration poll,
+ * every configuration fact (not .fast) of every object is poisoned; a fast
+ * poll must leave every one as it was.
+ */
+static void fast_poll_writes_no_configuration(void **state)
+{
+	static const char *const trees[] = { "mlx5-roce", "mlx5-upstream", "mlx5-ofed",
+					     "mlx4-vpi",  "rxe",	   "vendors" };
+	char root[4096];
+
+	(void)state;
+	if (!sysfs_dir)
+		skip();
+	for (size_t t = 0; t < ARRAY_SIZE(trees); t++) {
+		struct collector_ctx cc[RW_MAX_COLLECTORS] = { 0 };
+		bool ready[RW_MAX_COLLECTORS] = { 0 };
+		struct rw_config cfg;
+		struct node_model m;
+		size_t checked = 0;
+
+		snprintf(root, sizeof(root), "%s/%s", sysfs_dir, trees[t]);
+		config_defaults(&cfg);
+		cfg.sysfs_root = root;
+		model_init(&m);
+		for (int i = 0; i < n_collectors; i++) {
+			cc[i].cfg = &cfg;
+			cc[i].idx = i;
+			m.obj_free_cb[i] = collectors[i]->obj_free;
+			ready[i] = collectors[i]->default_enabled &&
+				   (!collectors[i]->init || !collectors[i]->init(&cc[i]));
+		}
+		for (int i = 0; i < n_collectors; i++)
+			if (ready[i])
+				collectors[i]->collect(&cc[i], &m, COLLECT_SLOW | COLLECT_FAST);
+		model_link_ports(&m);
+		for (int k = OBJ_NODE; k < OBJ__COUNT; k++) {
+			struct object **objs;
+			size_t n = objects_of(&m, (enum obj_kind)k, &objs);
+
+			for (size_t i = 0; i < n; i++)
+				for (int f = 0; f < F__COUNT; f++)
+					if ((int)fields[f].obj == k && !field_fast((enum field_id)f) &&
+					    fields[f].type != VT_GIDS &&
+					    fields[f].type != VT_PCI_PAIRS)
+						field_absent(objs[i], (enum field_id)f, ABS_ERROR,
+							     EILSEQ);
+		}
+		for (int i = 0; i < n_collectors; i++)
+			if (ready[i])
+				collectors[i]->collect(&cc[i], &m, COLLECT_FAST);
+		for (int k = OBJ_NODE; k < OBJ__COUNT; k++) {
+			struct object **objs;
+			size_t n = objects_of(&m, (enum obj_kind)k, &objs);
+
+			for (size_t i = 0; i < n; i++) {
+				for (int f = 0; f < F__COUNT; f++) {
+					const struct field_val *v = &objs[i]->f[f];
+
+					if ((int)fields[f].obj != k || field_fast((enum field_id)f) ||
+					    fields[f].type == VT_GIDS ||
+					    fields[f].type == VT_PCI_PAIRS)
+						continue;
+					checked++;
+					if (v->state != ABS_ERROR || v->err != EILSEQ)
+						fail_msg("%s: a fast poll wrote %s of %s %s (a "
+							 "configuration fact: mark its row .fast)",
+							 trees[t], fields[f].path,
+							 obj_kind_name((enum obj_kind)k),
+							 objs[i]->name);
+				}
+			}
+		}
+		assert_true(checked > 0);
+		model_free(&m);
+		for (int i = 0; i < n_collectors; i++)
+			if (ready[i] && collectors[i]->fini)
+				collectors[i]->fini(&cc[i]);
+		config_free(&cfg);
+	}
+}
+
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_field_has_one_collector),
@@ -327,7 +426,10 @@ int main(void)
 		cmocka_unit_test(qos_sysfs_path_too_long),
 		cmocka_unit_test(wire_fields_blank_their_source),
 		cmocka_unit_test(whole_source_fails),
+		cmocka_unit_test(fast_poll_writes_no_configuration),
 	};
 
+	if (argc > 1)
+		sysfs_dir = argv[1];
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
