@@ -467,16 +467,19 @@ struct rrule {
 	char window_text[24];
 };
 
+/* One line of a profile's roles: (fabric.h). */
+struct rrole {
+	const char *pattern;
+	int role; /* enum port_role */
+};
+
 struct rprofile {
 	struct rules_profile_info info;
 	struct rparam *params;
 	/* applies_to: per object kind, the objects the profile is about (NULL: all) */
 	struct expr *applies[OBJ__COUNT];
 	/* roles: pattern -> role, in the file's order (fabric.h) */
-	struct rrole {
-		const char *pattern;
-		int role; /* enum port_role */
-	} *roles;
+	struct rrole *roles;
 	size_t n_roles;
 	/* judged_roles: bit (1 << enum port_role) per role judged; 0: every object */
 	unsigned judged;
@@ -507,7 +510,7 @@ struct parked {
 
 /* Escalation memory of one result (health.c). */
 struct hmem {
-	uint64_t key, fp; /* key: the result's identity key (ikey), else its name key */
+	uint64_t key, fp;  /* key: the result's identity key (ikey), else its name key */
 	int64_t window_ns; /* its rule's escalation window (0: not evaluated since loaded) */
 	bool failing;	   /* the last decided outcome was fail: the episode goes on */
 	uint8_t n;

@@ -320,7 +320,8 @@ const struct cli_opt cli_common_opts[] = {
 	      "  --collector.lldp.wait DURATION\n"
 	      "                             the first poll waits up to DURATION for an LLDP\n"
 	      "                             frame on each netdev with carrier that lldpd does\n"
-	      "                             not answer for (default 0; switches send every 30s)\n" },
+	      "                             not answer for (default 0; switches send every "
+	      "30s)\n" },
 	{ .name = "log.level",
 	  .kind = CLI_CALL,
 	  .fn = opt_common,

@@ -78,12 +78,13 @@ struct cli_opt {
 		    "  --param KEY=VALUE          override a profile parameter (repeatable)\n" \
 	}
 /* --rail-map FILE, the site's cabling: read by rules_fabric_setup() (rules_serve.h) */
-#define CLI_OPT_RAIL_MAP(type, member)                                                           \
-	{                                                                                        \
-		.name = "rail-map", .kind = CLI_STRING, CLI_AT(type, member),                    \
-		.usage = "  --rail-map FILE            the site's rails: YAML 'rails:' PCI address,\n" \
-			 "                             netdev or RDMA device -> rail name (the\n"   \
-			 "                             first rail source; see rocewatch-rules(5))\n" \
+#define CLI_OPT_RAIL_MAP(type, member)                                                            \
+	{                                                                                         \
+		.name = "rail-map", .kind = CLI_STRING, CLI_AT(type, member),                     \
+		.usage =                                                                          \
+		    "  --rail-map FILE            the site's rails: YAML 'rails:' PCI address,\n" \
+		    "                             netdev or RDMA device -> rail name (the\n"      \
+		    "                             first rail source; see rocewatch-rules(5))\n"   \
 	}
 #define CLI_OPT_OUTPUT(type, member)                                                               \
 	{                                                                                          \

@@ -277,7 +277,7 @@ enum field_source {
 	SRC_VERBS,
 	SRC_HOST,
 	SRC_WIRE,
-	SRC_JOB, /* no collector: a job's settings judged by nccl.c (check --nccl) */
+	SRC_JOB,    /* no collector: a job's settings judged by nccl.c (check --nccl) */
 	SRC_FABRIC, /* no collector: rails and roles derived from the model by fabric.c */
 	SRC_LLDP,
 	SRC__COUNT,

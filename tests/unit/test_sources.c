@@ -376,7 +376,8 @@ static void fast_poll_writes_no_configuration(void **state)
 
 			for (size_t i = 0; i < n; i++)
 				for (int f = 0; f < F__COUNT; f++)
-					if ((int)fields[f].obj == k && !field_fast((enum field_id)f) &&
+					if ((int)fields[f].obj == k &&
+					    !field_fast((enum field_id)f) &&
 					    fields[f].type != VT_GIDS &&
 					    fields[f].type != VT_PCI_PAIRS)
 						field_absent(objs[i], (enum field_id)f, ABS_ERROR,
@@ -393,7 +394,8 @@ static void fast_poll_writes_no_configuration(void **state)
 				for (int f = 0; f < F__COUNT; f++) {
 					const struct field_val *v = &objs[i]->f[f];
 
-					if ((int)fields[f].obj != k || field_fast((enum field_id)f) ||
+					if ((int)fields[f].obj != k ||
+					    field_fast((enum field_id)f) ||
 					    fields[f].type == VT_GIDS ||
 					    fields[f].type == VT_PCI_PAIRS)
 						continue;
