@@ -10,7 +10,7 @@
 #include <jansson.h>
 
 #include "alertmanager.h"
-#include "fleet_client.h"
+#include "client.h"
 #include "prom.h"
 #include "util.h"
 
@@ -214,19 +214,19 @@ static bool post(struct am_dest *d, const struct batch *b)
 {
 	struct am_pusher *p = d->p;
 	struct am_stats *st = &d->st;
-	struct fleet_http_opts ho;
-	struct fleet_req req = {
+	struct client_http_opts ho;
+	struct client_req req = {
 		.url = d->url, .post = b->body, .content_type = "application/json", .any_2xx = true
 	};
 	int64_t t0 = mono_ns();
 	bool ok;
 
-	fleet_http_defaults(&ho);
+	client_http_defaults(&ho);
 	ho.parallel = 1;
 	ho.connect_timeout_ms = ho.timeout_ms =
 	    p->cfg.timeout_ns / 1000000 ? (long)(p->cfg.timeout_ns / 1000000) : 1;
 	ho.max_body = 1u << 20; /* Alertmanager's answer is empty or an error text */
-	if (fleet_http_run(&req, 1, &ho, NULL, NULL) && !req.err) {
+	if (client_http_run(&req, 1, &ho, NULL, NULL) && !req.err) {
 		req.err = -EIO;
 		snprintf(req.errmsg, sizeof(req.errmsg), "cannot start an HTTP client");
 	}
@@ -255,7 +255,7 @@ static bool post(struct am_dest *d, const struct batch *b)
 	else
 		rw_log_once(LOG_LVL_WARN, d->url, "alertmanager %s: HTTP %ld (retrying; said once)",
 			    d->url, req.http_code);
-	fleet_req_free(&req);
+	client_req_free(&req);
 	return ok;
 }
 

@@ -18,11 +18,13 @@
 #include "check_history.h"
 #include "client_opts.h"
 #include "cli.h"
+#include "engine_opts.h"
 #include "commands.h"
 #include "daemon.h"
 #include "rules_serve.h"
 #include "nccl.h"
 #include "term.h"
+#include "verdict_color.h"
 #include "util.h"
 
 static const char check_usage[] =
@@ -824,7 +826,7 @@ static const struct cli_opt check_client_head[] = {
 const struct cli_cmd check_cli = {
 	.name = "check",
 	.head = check_usage,
-	.collectors = true,
+	.help_after = cli_print_collectors,
 	.tables = { check_opts, cli_common_opts, check_client_head, client_cli_opts },
 };
 

@@ -14,11 +14,11 @@
 #include <jansson.h>
 
 #include "check_history.h"
-#include "fleet_client.h"
+#include "client.h"
 #include "util.h"
 
 /* GET URL/api/v1/checks into *req; 0, or -1 with why. */
-static int fetch(const char *url, const struct fleet_http_opts *ho, struct fleet_req *req,
+static int fetch(const char *url, const struct client_http_opts *ho, struct client_req *req,
 		 char *why, size_t whylen)
 {
 	char full[1024];
@@ -28,7 +28,7 @@ static int fetch(const char *url, const struct fleet_http_opts *ho, struct fleet
 		n--;
 	snprintf(full, sizeof(full), "%.*s/api/v1/checks", (int)n, url);
 	req->url = full;
-	if (fleet_http_run(req, 1, ho, NULL, NULL)) {
+	if (client_http_run(req, 1, ho, NULL, NULL)) {
 		snprintf(why, whylen, "cannot start an HTTP client");
 		return -1;
 	}
@@ -44,9 +44,9 @@ static int fetch(const char *url, const struct fleet_http_opts *ho, struct fleet
 	return req->err ? -1 : 0;
 }
 
-void check_serve_client_defaults(struct fleet_http_opts *ho)
+void check_serve_client_defaults(struct client_http_opts *ho)
 {
-	fleet_http_defaults(ho);
+	client_http_defaults(ho);
 	/* a serve on the node answers at once; a pre-flight must not hang on one that does not */
 	ho->connect_timeout_ms = 500;
 	ho->timeout_ms = 2000;
@@ -152,12 +152,12 @@ void check_history_local(struct check_history *h, const struct rules_engine *e, 
 }
 
 void check_serve_merge(struct check_history *h, struct rules_engine *e, const char *url,
-		       const struct fleet_http_opts *ho, bool explicit_url, const char *host,
+		       const struct client_http_opts *ho, bool explicit_url, const char *host,
 		       int64_t now_ns)
 {
 	const struct rule_result *res;
 	size_t n = rules_results(e, &res), taken = 0, missing = 0;
-	struct fleet_req b = { 0 };
+	struct client_req b = { 0 };
 	json_error_t je;
 	json_t *root = NULL, *results;
 	char why[400] = "", local[480];
@@ -217,7 +217,7 @@ void check_serve_merge(struct check_history *h, struct rules_engine *e, const ch
 		taken++;
 	}
 	json_decref(root);
-	fleet_req_free(&b);
+	client_req_free(&b);
 	h->source = taken ? "serve" : "local";
 	spans(e, &obs, &win, &h->counter_results);
 	h->from_serve = taken;
@@ -245,7 +245,7 @@ void check_serve_merge(struct check_history *h, struct rules_engine *e, const ch
 	return;
 fallback:
 	json_decref(root);
-	fleet_req_free(&b);
+	client_req_free(&b);
 	snprintf(local, sizeof(local), "no usable rocewatch serve at %s (%s)%s", url, why,
 		 explicit_url ? "" : "; run `rocewatch serve` on the node, or pass --serve URL");
 	check_history_local(h, e, false, local);

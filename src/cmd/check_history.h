@@ -33,12 +33,12 @@ struct check_history {
  * (only changes the wording); ho: the client (TLS, auth, timeouts).  Never fails: an unreachable or
  * unsuitable serve leaves e as it is, with the reason in h->note.
  */
-struct fleet_http_opts;
+struct client_http_opts;
 void check_serve_merge(struct check_history *h, struct rules_engine *e, const char *url,
-		       const struct fleet_http_opts *ho, bool explicit_url, const char *host,
+		       const struct client_http_opts *ho, bool explicit_url, const char *host,
 		       int64_t now_ns);
 /* check's own client defaults: a serve on the node answers at once (500 ms, 2 s, 16 MiB). */
-void check_serve_client_defaults(struct fleet_http_opts *ho);
+void check_serve_client_defaults(struct client_http_opts *ho);
 
 /* h for a check without serve: "local" (with the span the rules had) or "snapshot". */
 void check_history_local(struct check_history *h, const struct rules_engine *e, bool snapshot,

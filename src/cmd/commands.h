@@ -3,8 +3,12 @@
 #ifndef ROCEWATCH_COMMANDS_H
 #define ROCEWATCH_COMMANDS_H
 
+#include "fleet.h"     /* cmd_fleet_check, fleet_cli */
+#include "serve_cmd.h" /* cmd_serve, serve_cli */
+
 int cmd_check(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+/* fleet check or fleet probe */
 int cmd_fleet(int argc, char **argv);
 int cmd_fleet_probe(int argc, char **argv);
 int cmd_health(int argc, char **argv);
@@ -12,12 +16,13 @@ int cmd_probe(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_rules(int argc, char **argv);
-int cmd_serve(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 
 /* Their option tables (cli.h), for --help and the tests. */
 struct cli_cmd;
-extern const struct cli_cmd check_cli, export_cli, fleet_cli, fleet_probe_cli, health_cli,
-    probe_cli, report_cli, replay_cli, rules_lint_cli, rules_list_cli, serve_cli, snapshot_cli;
+extern const struct cli_cmd check_cli, export_cli, fleet_probe_cli, health_cli, probe_cli,
+    report_cli, replay_cli, rules_lint_cli, rules_list_cli, snapshot_cli;
+/* Every command's table, NULL-terminated: for the tests (README and man page against the rows). */
+extern const struct cli_cmd *const cli_commands[];
 
 #endif

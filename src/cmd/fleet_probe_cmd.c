@@ -2,12 +2,12 @@
 /*
  * rocewatch fleet probe: prove every rail between a job's nodes before it
  * starts.  Every node's `serve --probe` publishes its probe QPs at
- * /api/v1/probe; the plan (probe/probe_plan.h) is made from them, each node
+ * /api/v1/probe; the plan (src/probe/probe_plan.h) is made from them, each node
  * is handed its slice with POST /api/v1/probe/plan (serve
  * --web.enable-probe-api, behind its web config), all start at one time,
  * the results come back from GET /api/v1/probe/plan?id=ID, and the
- * localizer (probe/probe_locate.h) names the faults.  The coordinator
- * (probe/probe_fleet.c) is the same code the benchmark runs over a
+ * localizer (src/probe/probe_locate.h) names the faults.  The coordinator
+ * (src/probe/probe_fleet.c) is the same code the benchmark runs over a
  * simulated fabric; this file is its HTTP transport, the command line and
  * the report.
  */
@@ -25,7 +25,7 @@
 #include "client_opts.h"
 #include "commands.h"
 #include "engine.h"
-#include "fleet_client.h"
+#include "client.h"
 #include "hostlist.h"
 #include "probe_fleet.h"
 #include "probe_info.h"
@@ -339,7 +339,7 @@ static void take_ports(struct fp_node *nd)
 	}
 }
 
-static void read_doc(struct fp_node *nd, struct fleet_req *rq)
+static void read_doc(struct fp_node *nd, struct client_req *rq)
 {
 	char why[512];
 
@@ -364,7 +364,7 @@ static void read_doc(struct fp_node *nd, struct fleet_req *rq)
 
 static int fetch_docs(struct fp_args *a)
 {
-	struct fleet_req *reqs = calloc(a->n, sizeof(*reqs));
+	struct client_req *reqs = calloc(a->n, sizeof(*reqs));
 	char(*urls)[640] = calloc(a->n, sizeof(*urls));
 	int r = -ENOMEM;
 
@@ -376,16 +376,16 @@ static int fetch_docs(struct fp_args *a)
 	}
 	/* a probe document is a few KB: a node that sends megabytes is not one */
 	{
-		struct fleet_http_opts ho = a->client.ho;
+		struct client_http_opts ho = a->client.ho;
 
 		if (!ho.max_body || ho.max_body > (1u << 20))
 			ho.max_body = 1u << 20;
-		r = fleet_http_run(reqs, a->n, &ho, NULL, NULL);
+		r = client_http_run(reqs, a->n, &ho, NULL, NULL);
 	}
 	for (size_t i = 0; i < a->n; i++) {
 		if (!r)
 			read_doc(&a->nodes[i], &reqs[i]);
-		fleet_req_free(&reqs[i]);
+		client_req_free(&reqs[i]);
 	}
 out:
 	free(reqs);
@@ -406,7 +406,7 @@ struct http_tr {
 static void tr_post(void *ctx, struct probe_xfer *x, size_t n)
 {
 	struct http_tr *t = ctx;
-	struct fleet_req *reqs = calloc(n, sizeof(*reqs));
+	struct client_req *reqs = calloc(n, sizeof(*reqs));
 	char(*urls)[640] = calloc(n, sizeof(*urls));
 
 	if (!reqs || !urls) {
@@ -424,7 +424,7 @@ static void tr_post(void *ctx, struct probe_xfer *x, size_t n)
 		reqs[k].content_type = "text/plain";
 		reqs[k].any_2xx = true;
 	}
-	fleet_http_run(reqs, n, &t->a->client.ho, NULL, NULL);
+	client_http_run(reqs, n, &t->a->client.ho, NULL, NULL);
 	for (size_t k = 0; k < n; k++) {
 		if (reqs[k].err) {
 			x[k].err = reqs[k].err;
@@ -439,7 +439,7 @@ static void tr_post(void *ctx, struct probe_xfer *x, size_t n)
 					*c = ' ';
 			rstrip(x[k].msg);
 		}
-		fleet_req_free(&reqs[k]);
+		client_req_free(&reqs[k]);
 	}
 out:
 	free(reqs);
@@ -459,7 +459,7 @@ static void sleep_until(int64_t t)
 }
 
 /* A results body that says "running" (probe_slice.h's header line). */
-static bool still_running(const struct fleet_req *rq)
+static bool still_running(const struct client_req *rq)
 {
 	return !rq->err && rq->body && strstr(rq->body, "\"state\":\"running\"") &&
 	       (size_t)(strstr(rq->body, "\"state\":\"running\"") - rq->body) <
@@ -471,7 +471,7 @@ static bool still_running(const struct fleet_req *rq)
 static void tr_collect(void *ctx, struct probe_xfer *x, size_t n, int64_t ready, int64_t deadline)
 {
 	struct http_tr *t = ctx;
-	struct fleet_req *reqs = calloc(n, sizeof(*reqs));
+	struct client_req *reqs = calloc(n, sizeof(*reqs));
 	char(*urls)[700] = calloc(n, sizeof(*urls));
 	bool *left = calloc(n, sizeof(*left));
 	char id[17];
@@ -493,7 +493,7 @@ static void tr_collect(void *ctx, struct probe_xfer *x, size_t n, int64_t ready,
 	/* every node that is still running is asked again, until the deadline */
 	for (;;) {
 		size_t m = 0, *which = calloc(n, sizeof(*which));
-		struct fleet_http_opts ho = t->a->client.ho;
+		struct client_http_opts ho = t->a->client.ho;
 		int64_t rest = (deadline - real_ns()) / 1000000;
 
 		if (!which)
@@ -514,13 +514,13 @@ static void tr_collect(void *ctx, struct probe_xfer *x, size_t n, int64_t ready,
 			ho.timeout_ms = rest;
 		if (ho.connect_timeout_ms > ho.timeout_ms)
 			ho.connect_timeout_ms = ho.timeout_ms;
-		fleet_http_run(reqs, m, &ho, NULL, NULL);
+		client_http_run(reqs, m, &ho, NULL, NULL);
 		for (size_t j = 0; j < m; j++) {
 			size_t k = which[j];
-			struct fleet_req *rq = &reqs[j];
+			struct client_req *rq = &reqs[j];
 
 			if (still_running(rq) && real_ns() < deadline) {
-				fleet_req_free(rq);
+				client_req_free(rq);
 				continue;
 			}
 			left[k] = false;
@@ -534,7 +534,7 @@ static void tr_collect(void *ctx, struct probe_xfer *x, size_t n, int64_t ready,
 					snprintf(x[k].msg, sizeof(x[k].msg), "out of memory");
 				}
 			}
-			fleet_req_free(rq);
+			client_req_free(rq);
 		}
 		free(which);
 		if (real_ns() >= deadline) {

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "engine_opts.h"
 #include "commands.h"
 #include "engine.h"
 #include "rules_serve.h"

@@ -20,9 +20,10 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "engine_opts.h"
 #include "commands.h"
 #include "engine.h"
-#include "fleet_client.h"
+#include "client.h"
 #include "client_opts.h"
 #include "hostlist.h"
 #include "probe_info.h"
@@ -206,7 +207,7 @@ static int add_peers(struct probe_run *pr, const char *expr, const char *scheme,
 }
 
 /* The peer's probe QP from its /api/v1/probe; false with p->error set. */
-static bool parse_info(struct peer *p, const struct fleet_req *rq)
+static bool parse_info(struct peer *p, const struct client_req *rq)
 {
 	struct probe_info pi;
 	char err[256];
@@ -655,9 +656,9 @@ static int probe_validate(struct probe_args *a, int n, char **args)
 static int probe_run_all(struct probe_args *a)
 {
 	struct probe_run *pr = &a->pr;
-	const struct fleet_http_opts ho = a->client.ho;
+	const struct client_http_opts ho = a->client.ho;
 	const char *device = a->device;
-	struct fleet_req *reqs = NULL;
+	struct client_req *reqs = NULL;
 	struct probe_port lp;
 	struct probe_ep *ep = NULL;
 	enum probe_verdict worst = PROBE_OK;
@@ -679,7 +680,7 @@ static int probe_run_all(struct probe_args *a)
 		goto nomem;
 	for (size_t i = 0; i < pr->n; i++)
 		reqs[i].url = pr->peers[i].url;
-	if (fleet_http_run(reqs, pr->n, &ho, NULL, NULL)) {
+	if (client_http_run(reqs, pr->n, &ho, NULL, NULL)) {
 		fprintf(stderr, "rocewatch probe: the HTTP client failed\n");
 		goto out;
 	}
@@ -729,7 +730,7 @@ nomem:
 out:
 	probe_ep_close(ep);
 	for (size_t i = 0; reqs && i < pr->n; i++)
-		fleet_req_free(&reqs[i]);
+		client_req_free(&reqs[i]);
 	free(reqs);
 	return rc;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "engine_opts.h"
 #include "term.h"
 #include "commands.h"
 #include "engine.h"

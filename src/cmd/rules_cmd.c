@@ -10,6 +10,7 @@
 #include "bounded.h"
 #include "engine.h"
 #include "cli.h"
+#include "engine_opts.h"
 #include "commands.h"
 #include "util.h"
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "engine_opts.h"
 #include "commands.h"
 #include "daemon.h"
 #include "snapshot.h"
@@ -38,7 +39,7 @@ const struct cli_cmd snapshot_cli = {
 		"Exit status: 0 written, 1 the machine or --from FILE cannot be read, or the\n"
 		"output not written, 2 bad usage.\n\n"
 		"Options:\n",
-	.collectors = true,
+	.help_after = cli_print_collectors,
 	.tables = { snapshot_opts, cli_common_opts },
 };
 

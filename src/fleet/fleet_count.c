@@ -28,7 +28,7 @@
 
 #include <jansson.h>
 
-#include "fleet_client.h"
+#include "fleet_prom.h"
 #include "fleet_int.h"
 #include "util.h"
 
@@ -222,14 +222,14 @@ static int row_cmp(const void *a, const void *b)
 	return c ? c : x->per_node < y->per_node ? -1 : x->per_node > y->per_node;
 }
 
-int fleet_prom_count(const char *base_url, const struct fleet_http_opts *o,
+int fleet_prom_count(const char *base_url, const struct client_http_opts *o,
 		     const struct fleet_prom_opts *po, const bool used[F__COUNT],
 		     struct fleet_prom_count *c, size_t n, struct fleet_prom_totals *t, char *err,
 		     size_t errlen)
 {
 	/* 4 totals, then per rule its distribution by max and (sample values) by min */
 	size_t nq = 4 + 2 * n, k = 0;
-	struct fleet_req *reqs = calloc(nq, sizeof(*reqs));
+	struct client_req *reqs = calloc(nq, sizeof(*reqs));
 	struct strbuf *q = calloc(nq, sizeof(*q)), url = { 0 }, jn = { 0 }, sel = { 0 };
 	char **posts = calloc(nq, sizeof(*posts));
 	bool need[3] = { false };
@@ -314,7 +314,7 @@ int fleet_prom_count(const char *base_url, const struct fleet_http_opts *o,
 	{
 		size_t m = 0;
 		size_t *of = calloc(nq, sizeof(*of));
-		struct fleet_req *send = calloc(nq, sizeof(*send));
+		struct client_req *send = calloc(nq, sizeof(*send));
 
 		if (!of || !send) {
 			free(of);
@@ -332,11 +332,11 @@ int fleet_prom_count(const char *base_url, const struct fleet_http_opts *o,
 		 * engine queues what is past its concurrency (VictoriaMetrics: 2 per
 		 * CPU, then 503 after -search.maxQueueDuration)
 		 */
-		struct fleet_http_opts few = *o;
+		struct client_http_opts few = *o;
 
 		if (few.parallel > 4)
 			few.parallel = 4;
-		ret = fleet_http_run(send, m, &few, NULL, NULL);
+		ret = client_http_run(send, m, &few, NULL, NULL);
 		for (size_t j = 0; j < m; j++)
 			reqs[of[j]] = send[j];
 		free(of);
@@ -397,7 +397,7 @@ out:
 	for (size_t i = 0; q && i < nq; i++)
 		sb_free(&q[i]);
 	for (size_t i = 0; reqs && i < nq; i++) {
-		fleet_req_free(&reqs[i]);
+		client_req_free(&reqs[i]);
 		if (posts)
 			free(posts[i]);
 	}

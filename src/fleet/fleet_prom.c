@@ -30,7 +30,7 @@
 #include <jansson.h>
 
 #include "bounded.h"
-#include "fleet_client.h"
+#include "fleet_prom.h"
 #include "fleet_int.h"
 #include "strbuf.h"
 #include "strmap.h"
@@ -633,7 +633,7 @@ struct pstate {
 	struct series s;      /* the series being read */
 	struct qread *q;      /* per query: its answer as it arrives */
 	size_t max_body;      /* for messages */
-	struct fleet_req *reqs;
+	struct client_req *reqs;
 	int err;
 	char *errbuf;
 	size_t errlen;
@@ -1761,7 +1761,7 @@ static int apply_series_of(struct pstate *ps, size_t k, const struct series *lab
 }
 
 /* A piece of an answer as it arrives (every query's but up's): false stops its transfer. */
-static bool prom_sink(struct fleet_req *r, const char *p, size_t n, void *arg)
+static bool prom_sink(struct client_req *r, const char *p, size_t n, void *arg)
 {
 	struct pstate *ps = arg;
 
@@ -1772,7 +1772,7 @@ static bool prom_sink(struct fleet_req *r, const char *p, size_t n, void *arg)
 }
 
 /* An answer has ended: its last bytes read, but up's, kept and read last. */
-static void prom_done(struct fleet_req *r, void *arg)
+static void prom_done(struct client_req *r, void *arg)
 {
 	struct pstate *ps = arg;
 	size_t k = (size_t)(r - ps->reqs);
@@ -1809,7 +1809,7 @@ static void prom_done(struct fleet_req *r, void *arg)
 	}
 out:
 	qread_free(q);
-	fleet_req_free(r);
+	client_req_free(r);
 }
 
 /* How query k asks: encoded when every row its metric fills is of one encoded kind. */
@@ -1960,7 +1960,7 @@ static int query_body(struct pstate *ps, size_t k, const struct strbuf *match)
  * 0, or -errno with ps->errbuf saying why.
  */
 static int run_batch(struct pstate *ps, size_t k0, size_t k1, const struct strbuf *match,
-		     const char *url, const struct fleet_http_opts *o)
+		     const char *url, const struct client_http_opts *o)
 {
 	int r = 0;
 
@@ -1977,7 +1977,7 @@ static int run_batch(struct pstate *ps, size_t k0, size_t k1, const struct strbu
 	if (r == -E2BIG)
 		return r;
 	if (!r && k1 > k0)
-		r = fleet_http_run(&ps->reqs[k0], k1 - k0, o, prom_done, ps);
+		r = client_http_run(&ps->reqs[k0], k1 - k0, o, prom_done, ps);
 	if (r) {
 		snprintf(ps->errbuf, ps->errlen, "Prometheus %s: %s", ps->base_url, strerror(-r));
 		return r;
@@ -2045,7 +2045,7 @@ static bool only_up(const struct pstate *ps, size_t i)
  */
 static int ask_without_compact(struct pstate *ps, size_t k, size_t n,
 			       const struct fleet_prom_instances *known, size_t *nq, size_t *j,
-			       const char *url, const struct fleet_http_opts *o)
+			       const char *url, const struct client_http_opts *o)
 {
 	uint32_t bit = ps->cbit[k];
 	struct strbuf match = { 0 };
@@ -2232,7 +2232,7 @@ int fleet_prom_costs(const struct fleet_prom_instances *known, const char *const
 	return r;
 }
 
-int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
+int fleet_prom_gather(const char *base_url, const struct client_http_opts *o,
 		      const struct fleet_prom_opts *po, const struct fleet_prom_instances *known,
 		      const bool used[F__COUNT], struct fleet_prom_node *nodes, size_t n, char *err,
 		      size_t errlen)
@@ -2329,7 +2329,7 @@ verdicts:
 	}
 out:
 	for (size_t k = 0; ps->reqs && k < nq; k++) {
-		fleet_req_free(&ps->reqs[k]);
+		client_req_free(&ps->reqs[k]);
 		free(ps->posts[k]);
 		free(ps->hit[k]);
 		if (ps->q)
@@ -2614,7 +2614,7 @@ int fleet_prom_instances_parse(const char *body, size_t len, size_t piece, const
 }
 
 /* A piece of the list as it arrives: false stops the transfer (st->err says why). */
-static bool lv_sink(struct fleet_req *r, const char *p, size_t n, void *arg)
+static bool lv_sink(struct client_req *r, const char *p, size_t n, void *arg)
 {
 	struct lv_state *st = arg;
 
@@ -2623,13 +2623,13 @@ static bool lv_sink(struct fleet_req *r, const char *p, size_t n, void *arg)
 	return !st->err;
 }
 
-int fleet_prom_instances_get(const char *base_url, const struct fleet_http_opts *o,
+int fleet_prom_instances_get(const char *base_url, const struct client_http_opts *o,
 			     const char *const *names, size_t n_names,
 			     struct fleet_prom_instances **out, char *err, size_t errlen)
 {
 	static const char what[] = "GET /api/v1/label/instance/values";
 	struct lv_state *st = lv_new(names, n_names);
-	struct fleet_req r = { 0 };
+	struct client_req r = { 0 };
 	struct strbuf url = { 0 };
 	char sz[32];
 	int ret;
@@ -2647,7 +2647,7 @@ int fleet_prom_instances_get(const char *base_url, const struct fleet_http_opts 
 	r.url = url.buf;
 	r.sink = lv_sink;
 	r.sink_arg = st;
-	ret = fleet_http_run(&r, 1, o, NULL, NULL);
+	ret = client_http_run(&r, 1, o, NULL, NULL);
 	if (ret) {
 		snprintf(err, errlen, "Prometheus %s: %s", base_url, strerror(-ret));
 		/* not Prometheus's doing: the queries are asked by pattern */
@@ -2684,7 +2684,7 @@ int fleet_prom_instances_get(const char *base_url, const struct fleet_http_opts 
 				 ret == -ENOMEM ? "out of memory" : "not a list of values");
 	}
 out:
-	fleet_req_free(&r);
+	client_req_free(&r);
 	sb_free(&url);
 	if (st)
 		lv_free(st);
@@ -2697,11 +2697,11 @@ static void json_text(const json_t *j, char *buf, size_t n)
 	fleet_printable(json_is_string(j) ? json_string_value(j) : "", buf, n);
 }
 
-int fleet_prom_job_nodes(const char *base_url, const struct fleet_http_opts *o, const char *job,
+int fleet_prom_job_nodes(const char *base_url, const struct client_http_opts *o, const char *job,
 			 bool down, struct fleet_prom_instances **out, char *err, size_t errlen)
 {
 	struct strbuf url = { 0 }, q = { 0 }, body = { 0 };
-	struct fleet_req r = { 0 };
+	struct client_req r = { 0 };
 	const char **v = NULL;
 	json_t *root = NULL, *res, *w;
 	json_error_t je;
@@ -2728,7 +2728,7 @@ int fleet_prom_job_nodes(const char *base_url, const struct fleet_http_opts *o, 
 	fleet_printable(job, pj, sizeof(pj));
 	r.url = url.buf;
 	r.post = body.buf;
-	ret = fleet_http_run(&r, 1, o, NULL, NULL);
+	ret = client_http_run(&r, 1, o, NULL, NULL);
 	if (ret || r.err) {
 		snprintf(err, errlen, "Prometheus %s: the nodes of job %s (%s): %s", base_url, pj,
 			 q.buf, ret ? strerror(-ret) : r.errmsg);
@@ -2777,7 +2777,7 @@ int fleet_prom_job_nodes(const char *base_url, const struct fleet_http_opts *o, 
 out:
 	json_decref(root);
 	free(v);
-	fleet_req_free(&r);
+	client_req_free(&r);
 	sb_free(&url);
 	sb_free(&q);
 	sb_free(&body);

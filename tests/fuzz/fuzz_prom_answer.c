@@ -12,7 +12,7 @@
  */
 #include <errno.h>
 
-#include "fleet_client.h"
+#include "fleet_prom.h"
 #include "fuzz.h"
 #include "model.h"
 

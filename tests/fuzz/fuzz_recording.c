@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The recording reader (src/postmortem/recording.c) on a database built from
+ * The recording reader (src/recording/recording.c) on a database built from
  * the input (recfuzz.h): rec_open, rec_load of everything, rec_scan
  * rebuilding a node model as replay and export do, rec_events.
  * Contract: a schema-correct file opens; loading and scanning succeed or fail

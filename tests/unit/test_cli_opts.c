@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Options as tables (src/cmd/cli.h): whole names only, bounds and their
+ * Options as tables (src/core/cli.h): whole names only, bounds and their
  * errors, short clusters, operands kept in order, --help from the rows; and
  * every option of every command named in the README and in rocewatch(8).
  */

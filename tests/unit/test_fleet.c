@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "engine.h"
-#include "fleet_client.h"
+#include "fleet_prom.h"
 #include "hostlist.h"
 #include "model.h"
 #include "snapshot.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The RDMA probe's packet format, RTT percentiles and diagnosis (probe/probe_pkt.h). */
+/* The RDMA probe's packet format, RTT percentiles and diagnosis (src/probe/probe_pkt.h). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

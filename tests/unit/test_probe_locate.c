@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The fleet probe's localizer (probe/probe_locate.h) on loss matrices from
+ * The fleet probe's localizer (src/probe/probe_locate.h) on loss matrices from
  * a fabric model with injected faults (probe_fabric.h): each class alone,
  * two at once, a clean fabric, a node that returned nothing, a sparse plan.
  */

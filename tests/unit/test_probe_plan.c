@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The fleet probe's planner (probe/probe_plan.h): coverage, incast, the budget. */
+/* The fleet probe's planner (src/probe/probe_plan.h): coverage, incast, the budget. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * The fleet probe end to end above the verbs calls: slices and results as
- * they travel (probe/probe_slice.h, hostile ones too), the executor of
- * serve (probe/probe_exec.h) against a link that drops, pushes back and
- * runs late, and the coordinator (probe/probe_fleet.h) over the simulated
+ * they travel (src/probe/probe_slice.h, hostile ones too), the executor of
+ * serve (src/probe/probe_exec.h) against a link that drops, pushes back and
+ * runs late, and the coordinator (src/probe/probe_fleet.h) over the simulated
  * transport (probe_sim.h) with faults and a node that dies mid-run.
  */
 #include <errno.h>

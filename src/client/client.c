@@ -12,10 +12,10 @@
 
 #include "bounded.h"
 #include "curl_api.h"
-#include "fleet_client.h"
+#include "client.h"
 #include "util.h"
 
-void fleet_http_defaults(struct fleet_http_opts *o)
+void client_http_defaults(struct client_http_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->connect_timeout_ms = 2000;
@@ -25,7 +25,7 @@ void fleet_http_defaults(struct fleet_http_opts *o)
 }
 
 struct xfer {
-	struct fleet_req *req;
+	struct client_req *req;
 	CURL *c; /* while in flight */
 	struct curl_slist *headers;
 	size_t cap, max;
@@ -39,7 +39,7 @@ struct xfer {
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *arg)
 {
 	struct xfer *x = arg;
-	struct fleet_req *r = x->req;
+	struct client_req *r = x->req;
 	size_t n = size * nmemb;
 
 	x->in_headers = false;
@@ -85,10 +85,11 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *arg)
 	return n;
 }
 
-static CURL *make_handle(const struct curl_api *cu, struct xfer *x, const struct fleet_http_opts *o)
+static CURL *make_handle(const struct curl_api *cu, struct xfer *x,
+			 const struct client_http_opts *o)
 {
 	CURL *c = cu->easy_init();
-	struct fleet_req *r = x->req;
+	struct client_req *r = x->req;
 
 	if (!c)
 		return NULL;
@@ -152,10 +153,11 @@ static CURL *make_handle(const struct curl_api *cu, struct xfer *x, const struct
 }
 
 /* A finished transfer: its outcome in the request. */
-static void done(const struct curl_api *cu, CURL *c, CURLcode code, const struct fleet_http_opts *o)
+static void done(const struct curl_api *cu, CURL *c, CURLcode code,
+		 const struct client_http_opts *o)
 {
 	struct xfer *x = NULL;
-	struct fleet_req *r;
+	struct client_req *r;
 	double secs = 0;
 
 	cu->easy_getinfo(c, CURLINFO_PRIVATE, (char **)&x);
@@ -212,8 +214,8 @@ static void done(const struct curl_api *cu, CURL *c, CURLcode code, const struct
 	}
 }
 
-int fleet_http_run(struct fleet_req *reqs, size_t n, const struct fleet_http_opts *o,
-		   void (*on_done)(struct fleet_req *r, void *arg), void *arg)
+int client_http_run(struct client_req *reqs, size_t n, const struct client_http_opts *o,
+		    void (*on_done)(struct client_req *r, void *arg), void *arg)
 {
 	size_t next = 0, running = 0, par = o->parallel > 0 ? (size_t)o->parallel : 1;
 	struct xfer *xs = calloc(n ? n : 1, sizeof(*xs));
@@ -329,7 +331,7 @@ global:
 	return ret;
 }
 
-void fleet_req_free(struct fleet_req *r)
+void client_req_free(struct client_req *r)
 {
 	free(r->body);
 	r->body = NULL;

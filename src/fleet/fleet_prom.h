@@ -1,72 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The outbound HTTP client: what rocewatch fetches from other machines
- * (fleet check, probe, check --serve, serve --probe.peers) and what it pushes
- * to them (Alertmanager).
- * Many GETs (or form POSTs) in parallel over one libcurl multi handle,
- * bounded in concurrency, each with a connect and a total timeout and a
- * body size limit; TLS and basic auth as a Prometheus scrape config spells
- * them.  And the Prometheus path: instant queries on rocewatch's own
- * metrics, turned back into node models through the field table.
+ * The Prometheus path of fleet check: instant queries on rocewatch's own
+ * metrics through the HTTP client (client.h), turned back into node models
+ * through the field table.
  */
-#ifndef ROCEWATCH_FLEET_CLIENT_H
-#define ROCEWATCH_FLEET_CLIENT_H
+#ifndef ROCEWATCH_FLEET_PROM_H
+#define ROCEWATCH_FLEET_PROM_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "client.h"
 #include "model.h"
-
-struct fleet_http_opts {
-	long connect_timeout_ms; /* default 2000 */
-	long timeout_ms;	 /* whole request, default 5000 */
-	int parallel;		 /* requests in flight, default 64 */
-	size_t max_body;	 /* bytes, default 64 MiB */
-	/* TLS (scheme https): as tls_config in a Prometheus scrape config */
-	const char *ca_file, *cert_file, *key_file;
-	bool insecure_skip_verify;
-	/* basic_auth */
-	const char *username, *password;
-	/* more request headers, "Name: value" each (--prometheus.header, the bearer token) */
-	const char *const *headers;
-	size_t n_headers;
-};
-
-void fleet_http_defaults(struct fleet_http_opts *o);
-
-struct fleet_req {
-	const char *url;  /* in */
-	const char *post; /* in: a form body to POST (Prometheus queries), or NULL for GET */
-	const char *content_type; /* in: the POST body's type when not a form (a JSON push) */
-	bool any_2xx;		  /* in: any 2xx is success, with or without a body (a push) */
-	/*
-	 * in: when set, the body is not kept but handed to sink piece by piece
-	 * as it arrives (body stays NULL, len counts the bytes), so that an
-	 * answer of any size costs what its reader keeps of it; sink returns
-	 * false to stop the transfer (err -ECANCELED: the reader says why).
-	 * The --max-body cap applies to the bytes counted, as to a kept body.
-	 */
-	bool (*sink)(struct fleet_req *r, const char *p, size_t n, void *arg);
-	void *sink_arg;
-	/* out */
-	int err;	/* 0: HTTP 200 with a body; else -errno-like, errmsg says what */
-	long http_code; /* 0 when no response came */
-	char *body;	/* malloc'ed, NUL-terminated */
-	size_t len;
-	double seconds;	  /* how long the request took */
-	char errmsg[256]; /* "connect: Connection refused", "timed out after 2000 ms", ... */
-	const char *transfer_error; /* libcurl's short text of a failed transfer, or NULL */
-};
-
-/*
- * Run every request, at most o->parallel at a time; on_done (if not NULL) is
- * called for each as it finishes, so its body can be used and freed while
- * the others are still on the way.  0 (each request has its own outcome),
- * or -ENOMEM / -EIO when the transfer machinery itself failed.
- */
-int fleet_http_run(struct fleet_req *reqs, size_t n, const struct fleet_http_opts *o,
-		   void (*on_done)(struct fleet_req *r, void *arg), void *arg);
-void fleet_req_free(struct fleet_req *r);
 
 /*
  * How fleet check talks to a Prometheus-API engine (Prometheus, Thanos,
@@ -74,7 +19,7 @@ void fleet_req_free(struct fleet_req *r);
  * apart (--prometheus.replica-label), and the longest query text it sends
  * (--prometheus.max-query: VictoriaMetrics refuses one over
  * -search.maxQueryLen, 16 KiB by default).  Headers (tenant, bearer token)
- * travel in the fleet_http_opts.
+ * travel in the client_http_opts.
  */
 #define FLEET_PROM_REPLICA_MAX 8
 struct fleet_prom_opts {
@@ -131,7 +76,7 @@ struct fleet_prom_instances {
  * without it; fleet_prom_gather() then matches instances by pattern).
  * A value longer than 4 KiB is no node's: skipped.
  */
-int fleet_prom_instances_get(const char *base_url, const struct fleet_http_opts *o,
+int fleet_prom_instances_get(const char *base_url, const struct client_http_opts *o,
 			     const char *const *names, size_t n_names,
 			     struct fleet_prom_instances **out, char *err, size_t errlen);
 /*
@@ -148,7 +93,7 @@ void fleet_prom_instances_free(struct fleet_prom_instances *in);
  * is down (up == 0): 0 with *out (none: err says so, and why that may be;
  * a partial answer: (*out)->warning), or -EIO / -ENOMEM with err saying why.
  */
-int fleet_prom_job_nodes(const char *base_url, const struct fleet_http_opts *o, const char *job,
+int fleet_prom_job_nodes(const char *base_url, const struct client_http_opts *o, const char *job,
 			 bool down, struct fleet_prom_instances **out, char *err, size_t errlen);
 /* Exactly these instances (--job: the ones roce_job_info names): 0 or -ENOMEM. */
 int fleet_prom_instances_from(const char *const *v, size_t n, struct fleet_prom_instances **out);
@@ -162,7 +107,7 @@ int fleet_prom_instances_from(const char *const *v, size_t n, struct fleet_prom_
  * instances fleet_prom_instances_get() listed, or NULL.  0, or
  * -EIO/-EINVAL with err saying why (then no node is found).
  */
-int fleet_prom_gather(const char *base_url, const struct fleet_http_opts *o,
+int fleet_prom_gather(const char *base_url, const struct client_http_opts *o,
 		      const struct fleet_prom_opts *po, const struct fleet_prom_instances *known,
 		      const bool used[F__COUNT], struct fleet_prom_node *nodes, size_t n, char *err,
 		      size_t errlen);
@@ -207,7 +152,7 @@ bool fleet_prom_countable(int field);
  * are the objects of their metrics).  0; -EIO with err saying why (an answer
  * that is not one, a partial one); -E2BIG, -ENOMEM.
  */
-int fleet_prom_count(const char *base_url, const struct fleet_http_opts *o,
+int fleet_prom_count(const char *base_url, const struct client_http_opts *o,
 		     const struct fleet_prom_opts *po, const bool used[F__COUNT],
 		     struct fleet_prom_count *c, size_t n, struct fleet_prom_totals *t, char *err,
 		     size_t errlen);

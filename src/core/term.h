@@ -12,8 +12,6 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "engine.h"
-
 #define TERM_RESET "\033[0m"
 #define TERM_BOLD  "\033[1m"
 #define TERM_RED   "\033[31m"
@@ -55,8 +53,6 @@ void term_init(struct term *t, FILE *f, enum term_color mode);
 
 /* code when colouring, else "" */
 const char *term_col(const struct term *t, const char *code);
-const char *term_outcome_color(enum rule_outcome o, enum rule_severity sev);
-const char *term_status_color(enum rules_status s);
 
 /* printf that keeps t->col (the text must not hold a newline but at its end). */
 void term_printf(struct term *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -21,7 +21,8 @@
 #include "webconfig.h"
 #include "webtls.h"
 #include "cli.h"
-#include "commands.h"
+#include "engine_opts.h"
+#include "serve_cmd.h"
 #include "daemon.h"
 #include "job_serve.h"
 #include "privdrop.h"
@@ -554,7 +555,7 @@ const struct cli_cmd serve_cli = {
 		"/api/v1/checks (rule results JSON, see docs/rules.md), /api/v1/alerts,\n"
 		"/api/v1/probe (the probe QPs, with --probe), /api/v1/probe/plan (fleet probe\n"
 		"plans, with --web.enable-probe-api).\n",
-	.collectors = true,
+	.help_after = cli_print_collectors,
 	.tables = { serve_opts, probe_serve_opts, job_serve_opts, serve_version_opt,
 		    rules_serve_opts, alerts_serve_opts, cli_common_opts },
 };

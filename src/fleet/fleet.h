@@ -116,4 +116,10 @@ int fleet_report_json(const struct fleet_run *fr);
 /* One line on stdout, at most fr->max_bytes before its newline: 0 or -ENOMEM. */
 int fleet_report_reason(const struct fleet_run *fr);
 
+/* `rocewatch fleet check` (argv[0] "check"), and its option table (cli.h) for --help and the tests.
+ */
+struct cli_cmd;
+int cmd_fleet_check(int argc, char **argv);
+extern const struct cli_cmd fleet_cli;
+
 #endif

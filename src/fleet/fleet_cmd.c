@@ -20,11 +20,11 @@
 
 #include "bounded.h"
 #include "cli.h"
-#include "commands.h"
+#include "engine_opts.h"
 #include "engine.h"
 #include "fleet.h"
 #include "term.h"
-#include "fleet_client.h"
+#include "fleet_prom.h"
 #include "client_opts.h"
 #include "hostlist.h"
 #include "nccl.h"
@@ -365,13 +365,13 @@ static void pool_finish(struct pool *p)
 
 struct http_ctx {
 	struct fleet_run *fr;
-	struct fleet_req *reqs;
+	struct client_req *reqs;
 	size_t *member; /* request -> member index */
 	struct pool *pool;
 	bool oom;
 };
 
-static void http_done(struct fleet_req *r, void *arg)
+static void http_done(struct client_req *r, void *arg)
 {
 	struct http_ctx *hc = arg;
 	struct fleet_member *nm = &hc->fr->nodes[hc->member[r - hc->reqs]];
@@ -388,7 +388,7 @@ static void http_done(struct fleet_req *r, void *arg)
 	r->len = 0;
 }
 
-static int gather_http(struct fleet_run *fr, const struct fleet_http_opts *ho, struct pool *pool)
+static int gather_http(struct fleet_run *fr, const struct client_http_opts *ho, struct pool *pool)
 {
 	struct http_ctx hc = { .fr = fr, .pool = pool };
 	size_t n = 0;
@@ -412,9 +412,9 @@ static int gather_http(struct fleet_run *fr, const struct fleet_http_opts *ho, s
 		hc.reqs[n].url = fr->nodes[i].where;
 		hc.member[n++] = i;
 	}
-	r = fleet_http_run(hc.reqs, n, ho, http_done, &hc);
+	r = client_http_run(hc.reqs, n, ho, http_done, &hc);
 	for (size_t i = 0; i < n; i++)
-		fleet_req_free(&hc.reqs[i]);
+		client_req_free(&hc.reqs[i]);
 	free(hc.reqs);
 	free(hc.member);
 	return hc.oom ? -ENOMEM : r;
@@ -486,7 +486,7 @@ static size_t next_round(struct fleet_run *fr, const size_t *idx, const size_t *
 static int gather_prometheus(struct fleet_run *fr, const struct client_opts *co,
 			     const bool *fields_override)
 {
-	const struct fleet_http_opts *ho = &co->prom_ho;
+	const struct client_http_opts *ho = &co->prom_ho;
 	struct fleet_prom_opts po = co->po;
 	struct fleet_prom_instances *known = NULL;
 	struct fleet_prom_node *pn;
@@ -1544,7 +1544,7 @@ nomem:
 	return RULES_UNKNOWN;
 }
 
-static int fleet_check(int argc, char **argv)
+int cmd_fleet_check(int argc, char **argv)
 {
 	struct fleet_args a = {
 		.fr = { .max_names = 10, .max_bytes = 1024, .color = TERM_COLOR_AUTO },
@@ -1568,33 +1568,4 @@ out:
 	rules_spec_free(&a.spec);
 	client_opts_free(&a.client);
 	return rc;
-}
-
-int cmd_fleet(int argc, char **argv)
-{
-	if (argc < 2 || (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		cli_print_help(&fleet_cli, argc < 2 ? stderr : stdout);
-		return argc < 2 ? RULES_UNKNOWN : 0;
-	}
-	if (!strcmp(argv[1], "probe"))
-		return cmd_fleet_probe(argc - 1, argv + 1);
-	if (strcmp(argv[1], "check")) {
-		if (rw_typo_close(rw_edit_distance(argv[1], "check"), strlen(argv[1])))
-			fprintf(stderr,
-				"rocewatch fleet: unknown subcommand '%s'; did you mean 'check'?\n",
-				argv[1]);
-		else if (rw_typo_close(rw_edit_distance(argv[1], "probe"), strlen(argv[1])))
-			fprintf(stderr,
-				"rocewatch fleet: unknown subcommand '%s'; did you mean 'probe'?\n",
-				argv[1]);
-		else
-			/* a node list or an option where the subcommand goes */
-			fprintf(
-			    stderr,
-			    "rocewatch fleet: unknown subcommand '%s'; the subcommands are check "
-			    "and probe: rocewatch fleet check %s%s\n",
-			    argv[1], argv[1], argc > 2 ? " ..." : "");
-		return RULES_UNKNOWN;
-	}
-	return fleet_check(argc - 1, argv + 1);
 }

@@ -366,7 +366,7 @@ void client_opts_init(struct client_opts *c, const char *cmd)
 {
 	memset(c, 0, sizeof(*c));
 	c->cmd = cmd;
-	fleet_http_defaults(&c->ho);
+	client_http_defaults(&c->ho);
 	fleet_prom_opts_defaults(&c->po);
 	c->connect_timeout_ns = c->ho.connect_timeout_ms * 1000000LL;
 	c->timeout_ns = c->ho.timeout_ms * 1000000LL;

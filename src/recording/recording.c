@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The reading side of a recording (the schema is exporters/recording_schema.c).
+ * The reading side of a recording (the schema is src/recording/recording_schema.c).
  * Samples are keyed by (t_ms, series_id) so a poll's rows are one contiguous
  * run of the B-tree: appending a poll and deleting the oldest ones touch only
  * the two ends, and a reader walks a time window in key order without sorting.

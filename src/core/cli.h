@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Command-line plumbing shared by the subcommands. */
+/*
+ * Command-line plumbing shared by the subcommands: options as tables, and
+ * the --format / -o helpers.  The rows that need a room above (collectors,
+ * rules) are in engine_opts.h; the command table is cmd's (commands.h).
+ */
 #ifndef ROCEWATCH_CLI_H
 #define ROCEWATCH_CLI_H
 
@@ -8,18 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "config.h"
-
 /* "rocewatch 0.1.0 (revision abc123, gcc 12.2.0)" on stdout: `version`, `serve --version`. */
 void cli_print_version(void);
-/* "Collectors:" and each collector's name, default and help, for --help. */
-void cli_print_collectors(FILE *f);
-/*
- * --profile NAME (param false) or --param KEY=VALUE (param true) added to spec:
- * 0, or -EINVAL / -ENOMEM after one line naming the command and the flag.
- */
-struct rules_spec;
-int cli_rules_option(const char *cmd, struct rules_spec *spec, bool param, const char *arg);
 /* --format text|json: 0 with *json set, or -EINVAL after saying so. */
 int cli_format_json(const char *cmd, const char *arg, bool *json);
 /* -o FILE ("-" is standard output); NULL when it cannot be opened (printed). */
@@ -65,27 +59,7 @@ struct cli_opt {
 #define CLI_AT(type, member) .off = offsetof(type, member), .size = sizeof(((type *)0)->member)
 #define CLI_TABLES_MAX	     8
 
-/*
- * Rows that read the same in every command that takes them.  CLI_OPT_RULES is two
- * rows: --profile (its help says what the command does with the rules) and
- * --param KEY=VALUE, both handed to f, which adds them to a rules_spec.
- */
-#define CLI_OPT_RULES(f, profile_usage)                                                        \
-	{ .name = "profile", .kind = CLI_CALL, .fn = (f), .usage = (profile_usage) },          \
-	{                                                                                      \
-		.name = "param", .kind = CLI_CALL, .fn = (f),                                  \
-		.usage =                                                                       \
-		    "  --param KEY=VALUE          override a profile parameter (repeatable)\n" \
-	}
-/* --rail-map FILE, the site's cabling: read by rules_fabric_setup() (rules_serve.h) */
-#define CLI_OPT_RAIL_MAP(type, member)                                                            \
-	{                                                                                         \
-		.name = "rail-map", .kind = CLI_STRING, CLI_AT(type, member),                     \
-		.usage =                                                                          \
-		    "  --rail-map FILE            the site's rails: YAML 'rails:' PCI address,\n" \
-		    "                             netdev or RDMA device -> rail name (the\n"      \
-		    "                             first rail source; see rocewatch-rules(5))\n"   \
-	}
+/* Rows that read the same in every command that takes them. */
 #define CLI_OPT_OUTPUT(type, member)                                                               \
 	{                                                                                          \
 		.name = "output", .short_name = 'o', .kind = CLI_STRING, CLI_AT(type, member),     \
@@ -98,11 +72,11 @@ struct cli_opt {
 	}
 
 struct cli_cmd {
-	const char *name;  /* "serve", "fleet check": in every message */
-	const char *range; /* the command named in range errors, when not .name */
-	const char *head;  /* --help before the options */
-	const char *tail;  /* --help after them */
-	bool collectors;   /* --help ends with the collectors' list */
+	const char *name;	     /* "serve", "fleet check": in every message */
+	const char *range;	     /* the command named in range errors, when not .name */
+	const char *head;	     /* --help before the options */
+	const char *tail;	     /* --help after them */
+	void (*help_after)(FILE *f); /* --help ends with this (the collectors' list) */
 	/* in --help order; cli_parse() gets one base per table */
 	const struct cli_opt *tables[CLI_TABLES_MAX];
 };
@@ -114,11 +88,9 @@ struct cli_cmd {
  * -EINVAL after one line on stderr (bad usage).
  */
 int cli_parse(const struct cli_cmd *c, void *const *bases, int argc, char **argv, int *first);
-/* The command's --help on f: .head, every row's usage, .tail, the collectors. */
+/* The command's --help on f: .head, every row's usage, .tail, .help_after. */
 void cli_print_help(const struct cli_cmd *c, FILE *f);
-/* The option rows every collecting command takes; base: struct rw_config. */
-extern const struct cli_opt cli_common_opts[];
-/* Every command's table, NULL-terminated: for the tests (README and man page against the rows). */
-extern const struct cli_cmd *const cli_commands[];
+/* The command being parsed (for the messages of rows shared between commands). */
+const char *cli_parsing(void);
 
 #endif

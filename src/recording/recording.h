@@ -2,7 +2,7 @@
 /*
  * Reading a flight recording back (report, replay, export): its series and
  * polls, a walk through the rows in time order, and a node model rebuilt
- * from them.  The schema is the writer's (exporters/recording_schema.h).
+ * from them.  The schema is the writer's (src/recording/recording_schema.h).
  */
 #ifndef ROCEWATCH_RECORDING_H
 #define ROCEWATCH_RECORDING_H

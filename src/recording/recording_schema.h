@@ -2,7 +2,7 @@
 /*
  * The flight recording's schema: an SQLite database (docs/recording.md)
  * written by the recorder in `serve --record DIR` (recorder.c), and read
- * back by `report`, `export` and `replay` (src/postmortem/recording.c),
+ * back by `report`, `export` and `replay` (src/recording/recording.c),
  * from DIR or from a capture file.
  */
 #ifndef ROCEWATCH_RECORDING_SCHEMA_H

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "engine_opts.h"
 #include "http.h"
 #include "rules_json.h"
 #include "rules_serve.h"

@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "engine.h"
-#include "fleet_client.h"
+#include "client.h"
 #include "probe_info.h"
 #include "probe_serve.h"
 #include "util.h"
@@ -116,8 +116,8 @@ int probe_serve_setup(struct probe_serve *ps, struct probe_responder *r, int dsc
 /* Read every peer's /api/v1/probe once; true when all could be read. */
 static bool fetch_all(struct probe_serve *ps)
 {
-	struct fleet_http_opts ho;
-	struct fleet_req *reqs = calloc(ps->peers.n, sizeof(*reqs));
+	struct client_http_opts ho;
+	struct client_req *reqs = calloc(ps->peers.n, sizeof(*reqs));
 	char(*urls)[400] = calloc(ps->peers.n, sizeof(*urls));
 	bool all = true;
 
@@ -126,12 +126,12 @@ static bool fetch_all(struct probe_serve *ps)
 		free(urls);
 		return false;
 	}
-	fleet_http_defaults(&ho);
+	client_http_defaults(&ho);
 	for (size_t i = 0; i < ps->peers.n; i++) {
 		snprintf(urls[i], sizeof(urls[i]), "http://%s/api/v1/probe", ps->peers.names[i]);
 		reqs[i].url = urls[i];
 	}
-	if (fleet_http_run(reqs, ps->peers.n, &ho, NULL, NULL))
+	if (client_http_run(reqs, ps->peers.n, &ho, NULL, NULL))
 		all = false;
 	for (size_t i = 0; i < ps->peers.n; i++) {
 		struct probe_info pi;
@@ -153,7 +153,7 @@ static bool fetch_all(struct probe_serve *ps)
 			probe_responder_peer_info(ps->r, i, &pi, NULL);
 			rw_log_once_reset(urls[i]);
 		}
-		fleet_req_free(&reqs[i]);
+		client_req_free(&reqs[i]);
 	}
 	free(reqs);
 	free(urls);

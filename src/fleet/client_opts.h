@@ -5,7 +5,7 @@
  * info) and check --serve.  Timeouts, a body bound, TLS (CA file, client
  * certificate, insecure) and basic auth, from flags or a --client-config file
  * in the Prometheus scrape-config spelling (flags over the file).  The
- * requests themselves go through fleet_http_run() (fleet_client.h).
+ * requests themselves go through client_http_run() (fleet_client.h).
  */
 #ifndef ROCEWATCH_CLIENT_OPTS_H
 #define ROCEWATCH_CLIENT_OPTS_H
@@ -13,7 +13,7 @@
 #include <stdbool.h>
 
 #include "cli.h"
-#include "fleet_client.h"
+#include "fleet_prom.h"
 
 struct client_cfg {
 	char *scheme;
@@ -29,8 +29,8 @@ struct client_opts {
 	const char *config;	 /* --client-config */
 	struct client_cfg flags; /* from the flags */
 	bool insecure;
-	struct client_cfg cc;	   /* the file, then the flags over it */
-	struct fleet_http_opts ho; /* what client_opts_finish() hands the requests */
+	struct client_cfg cc;	    /* the file, then the flags over it */
+	struct client_http_opts ho; /* what client_opts_finish() hands the requests */
 	/*
 	 * --prometheus.*: the engine's headers (--prometheus.header, the bearer
 	 * token) go only to it, in prom_ho; replica labels and the query bound in po
@@ -40,7 +40,7 @@ struct client_opts {
 	const char *bearer_file;
 	bool replica_given; /* --prometheus.replica-label replaces the defaults */
 	struct fleet_prom_opts po;
-	struct fleet_http_opts prom_ho;
+	struct client_http_opts prom_ho;
 };
 
 /* --scheme ... --password-file; base: struct client_opts. */

@@ -15,6 +15,7 @@
 #include "fleet.h"
 #include "strbuf.h"
 #include "term.h"
+#include "verdict_color.h"
 #include "util.h"
 
 /* "NCCL_IB_HCA=mlx5_0,mlx5_1, NCCL_IB_TC=106", or "no NCCL_* variable set". */
