@@ -937,15 +937,13 @@ static int load_fleet_keys(struct loader *ld, const yaml_node_t *each, const yam
 	return 0;
 }
 
-static int load_rule(struct loader *ld, const yaml_node_t *map, struct rprofile *pf, size_t pidx)
+/* The mapping's keys, the rule's name (unique in its profile) and the keys every rule needs. */
+static int load_rule_keys(struct loader *ld, const yaml_node_t *map, const struct rprofile *pf,
+			  const yaml_node_t **kv, const yaml_node_t **kn, const char **namep)
 {
-	const yaml_node_t *kv[RK__N] = { 0 }, *kn[RK__N] = { 0 };
 	struct rules_engine *e = ld->e;
-	struct parse_ctx pc = { .arena = &e->arena };
-	struct rrule r = { 0 };
-	const char *s, *name;
-	uint64_t h;
-	int bad = 0;
+	const char *name;
+	int bad;
 
 	if (map->type != YAML_MAPPING_NODE) {
 		lerr(ld, map, "each rule is a mapping with name, scope, expr and severity");
@@ -965,63 +963,71 @@ static int load_rule(struct loader *ld, const yaml_node_t *map, struct rprofile 
 			     e->rules[i].info.line);
 			return -EINVAL;
 		}
-	r.info.name = arena_strdup(&e->arena, name);
-	r.info.line = (int)map->start_mark.line + 1;
-	r.profile = pidx;
+	*namep = name;
 	for (int i = 0; i < RK__N; i++)
 		if (!kv[i] &&
 		    (i == RK_SCOPE || i == RK_EXPR || (i == RK_SEVERITY && !kv[RK_CLASS]))) {
 			lerr(ld, map, "rule '%s' has no %s", name, rule_keys[i]);
 			bad = -EINVAL;
 		}
-	if (bad)
-		return bad;
+	return bad;
+}
 
-	s = want_scalar(ld, kv[RK_SCOPE], "scope");
+static int load_severity(struct loader *ld, const yaml_node_t *n, struct rule_info *ri)
+{
+	enum rule_severity sev;
+	const char *s = want_scalar(ld, n, "severity");
+
+	if (!s)
+		return -EINVAL;
+	if (!strcmp(s, "critical"))
+		sev = SEV_CRITICAL;
+	else if (!strcmp(s, "warning"))
+		sev = SEV_WARNING;
+	else if (!strcmp(s, "info"))
+		sev = SEV_INFO;
+	else {
+		lerr(ld, n, "severity must be critical, warning or info, not '%s'", s);
+		return -EINVAL;
+	}
+	if (ri->cls && sev != ri->severity) {
+		lerr(ld, n,
+		     "severity %s contradicts class %s (fatal is critical, degraded is "
+		     "warning): give one of them",
+		     s, rule_class_name(ri->cls));
+		return -EINVAL;
+	}
+	ri->severity = sev;
+	return 0;
+}
+
+/* scope, fleet keys, class and action, severity, for and doc: what the rule is, before its
+ * expressions are parsed against its scope */
+static int load_rule_info(struct loader *ld, const yaml_node_t *map, struct rprofile *pf,
+			  const yaml_node_t **kv, struct rule_info *ri)
+{
+	const char *s = want_scalar(ld, kv[RK_SCOPE], "scope");
+
 	if (!s)
 		return -EINVAL;
 	if (!strcmp(s, "fleet"))
-		r.info.fleet = true;
-	else if (parse_kind(s, &r.info.scope)) {
+		ri->fleet = true;
+	else if (parse_kind(s, &ri->scope)) {
 		lerr(ld, kv[RK_SCOPE], "scope must be node, netdev, rdma_port or fleet, not '%s'",
 		     s);
 		return -EINVAL;
 	}
-	if (load_fleet_keys(ld, kv[RK_EACH], kv[RK_BY], &r.info))
+	if (load_fleet_keys(ld, kv[RK_EACH], kv[RK_BY], ri))
 		return -EINVAL;
-	if (load_class_action(ld, pf, kv, &r.info))
+	if (load_class_action(ld, pf, kv, ri))
 		return -EINVAL;
-	if (kv[RK_SEVERITY]) {
-		enum rule_severity sev;
-
-		s = want_scalar(ld, kv[RK_SEVERITY], "severity");
-		if (!s)
-			return -EINVAL;
-		if (!strcmp(s, "critical"))
-			sev = SEV_CRITICAL;
-		else if (!strcmp(s, "warning"))
-			sev = SEV_WARNING;
-		else if (!strcmp(s, "info"))
-			sev = SEV_INFO;
-		else {
-			lerr(ld, kv[RK_SEVERITY],
-			     "severity must be critical, warning or info, not '%s'", s);
-			return -EINVAL;
-		}
-		if (r.info.cls && sev != r.info.severity) {
-			lerr(ld, kv[RK_SEVERITY],
-			     "severity %s contradicts class %s (fatal is critical, degraded is "
-			     "warning): give one of them",
-			     s, rule_class_name(r.info.cls));
-			return -EINVAL;
-		}
-		r.info.severity = sev;
-	}
+	if (kv[RK_SEVERITY] && load_severity(ld, kv[RK_SEVERITY], ri))
+		return -EINVAL;
 	if (kv[RK_FOR]) {
 		s = want_scalar(ld, kv[RK_FOR], "for");
 		if (!s)
 			return -EINVAL;
-		if (parse_for(s, &r.info.for_ns)) {
+		if (parse_for(s, &ri->for_ns)) {
 			lerr(ld, kv[RK_FOR], "for: '%s' is not a duration (30s, 5m, 1h)", s);
 			return -EINVAL;
 		}
@@ -1030,14 +1036,13 @@ static int load_rule(struct loader *ld, const yaml_node_t *map, struct rprofile 
 		s = want_scalar(ld, kv[RK_DOC], "doc");
 		if (!s)
 			return -EINVAL;
-		r.info.doc = arena_strdup(&e->arena, s);
+		ri->doc = arena_strdup(&ld->e->arena, s);
 	} else {
-		r.info.doc = "";
+		ri->doc = "";
 		lwarn(ld, map, "rule '%s' has no doc: say what a failure means and how to fix it",
-		      name);
+		      ri->name);
 	}
-	if ((r.info.severity == SEV_CRITICAL || r.info.cls == RCLASS_FATAL) &&
-	    r.info.action == RACT_NONE)
+	if ((ri->severity == SEV_CRITICAL || ri->cls == RCLASS_FATAL) && ri->action == RACT_NONE)
 		/* a verdict always comes with what to do: "fatal (drain)" and actions: [] helps
 		 * nobody */
 		lwarn(
@@ -1045,48 +1050,114 @@ static int load_rule(struct loader *ld, const yaml_node_t *map, struct rprofile 
 		    "critical rule '%s' has no action: a node it fails reads 'drain' with nothing "
 		    "to do (action: fix-config, reset-link, reseat-or-replace-cable, drain-node, "
 		    "reload-driver or contact-vendor)",
-		    name);
+		    ri->name);
+	return 0;
+}
 
-	pc.scope = r.info.scope;
-	pc.params = pf->params;
-	pc.n_params = pf->info.n_params;
-	pc.param_hash = RX_FNV_INIT;
-	pc.fields_used = e->fields_used;
-	pc.reads = r.reads;
+static int load_summary(struct loader *ld, struct parse_ctx *pc, const yaml_node_t *n,
+			struct rrule *r)
+{
+	const char *s = want_scalar(ld, n, "summary");
+
+	if (!s)
+		return -EINVAL;
+	r->info.summary_src = arena_strndup(&ld->e->arena, s, n->data.scalar.length);
+	if (!r->info.summary_src)
+		return -ENOMEM;
+	pc->fleet = r->info.fleet ? FC_TOP : FC_NONE;
+	if (rx_parse_template(pc, r->info.summary_src, (int)n->data.scalar.length, &r->summary)) {
+		if (!blame_param(ld, n, r->info.summary_src, pc->err_off, "summary", pc->err))
+			lerr_in(ld, n, pc->err_off < 0 ? 0 : pc->err_off, "summary: %s", pc->err);
+		return 1; /* reported: the caller's bad, not a return of its own */
+	}
+	return 0;
+}
+
+/* when, expr and summary, parsed against the rule's scope and its profile's params */
+static int load_rule_exprs(struct loader *ld, const struct rprofile *pf, const yaml_node_t **kv,
+			   struct parse_ctx *pc, struct rrule *r)
+{
+	struct rules_engine *e = ld->e;
+	int bad = 0, rs;
+
+	pc->scope = r->info.scope;
+	pc->params = pf->params;
+	pc->n_params = pf->info.n_params;
+	pc->param_hash = RX_FNV_INIT;
+	pc->fields_used = e->fields_used;
+	pc->reads = r->reads;
 	if (kv[RK_WHEN]) {
-		pc.fleet = r.info.fleet ? FC_INNER : FC_NONE;
-		r.when = parse_expr_node(ld, &pc, kv[RK_WHEN], "when", &r.info.when_src);
-		if (!r.when)
+		pc->fleet = r->info.fleet ? FC_INNER : FC_NONE;
+		r->when = parse_expr_node(ld, pc, kv[RK_WHEN], "when", &r->info.when_src);
+		if (!r->when)
 			bad = -EINVAL;
 	}
-	pc.fleet = r.info.fleet ? FC_TOP : FC_NONE;
-	r.expr = parse_expr_node(ld, &pc, kv[RK_EXPR], "expr", &r.info.expr_src);
-	if (!r.expr)
+	pc->fleet = r->info.fleet ? FC_TOP : FC_NONE;
+	r->expr = parse_expr_node(ld, pc, kv[RK_EXPR], "expr", &r->info.expr_src);
+	if (!r->expr)
 		bad = -EINVAL;
-	else if (r.info.fleet && !pc.subject) {
+	else if (r->info.fleet && !pc->subject) {
 		lerr_in(ld, kv[RK_EXPR], 0,
 			"expr: a fleet rule compares a value across nodes with distinct(), "
 			"majority() or outliers()");
 		bad = -EINVAL;
 	}
 	if (kv[RK_SUMMARY]) {
-		s = want_scalar(ld, kv[RK_SUMMARY], "summary");
-		if (!s)
-			return -EINVAL;
-		r.info.summary_src =
-		    arena_strndup(&e->arena, s, kv[RK_SUMMARY]->data.scalar.length);
-		if (!r.info.summary_src)
-			return -ENOMEM;
-		pc.fleet = r.info.fleet ? FC_TOP : FC_NONE;
-		if (rx_parse_template(&pc, r.info.summary_src,
-				      (int)kv[RK_SUMMARY]->data.scalar.length, &r.summary)) {
-			if (!blame_param(ld, kv[RK_SUMMARY], r.info.summary_src, pc.err_off,
-					 "summary", pc.err))
-				lerr_in(ld, kv[RK_SUMMARY], pc.err_off < 0 ? 0 : pc.err_off,
-					"summary: %s", pc.err);
+		rs = load_summary(ld, pc, kv[RK_SUMMARY], r);
+		if (rs < 0)
+			return rs;
+		if (rs)
 			bad = -EINVAL;
-		}
 	}
+	return bad;
+}
+
+/* What makes two loads of a rule the same rule (alert identity across reloads). */
+static uint64_t rule_fingerprint(const struct rprofile *pf, const struct rule_info *ri,
+				 uint64_t param_hash)
+{
+	uint64_t h = rx_fnv1a(RX_FNV_INIT, pf->info.name, strlen(pf->info.name) + 1);
+
+	h = rx_fnv1a(h, ri->name, strlen(ri->name) + 1);
+	h = rx_fnv1a(h, &ri->scope, sizeof(ri->scope));
+	h = rx_fnv1a(h, &ri->severity, sizeof(ri->severity));
+	h = rx_fnv1a(h, &ri->cls, sizeof(ri->cls));
+	h = rx_fnv1a(h, &ri->action, sizeof(ri->action));
+	h = rx_fnv1a(h, &ri->for_ns, sizeof(ri->for_ns));
+	h = rx_fnv1a(h, &ri->fleet, sizeof(ri->fleet));
+	h = rx_fnv1a(h, &ri->by, sizeof(ri->by));
+	if (ri->when_src)
+		h = rx_fnv1a(h, ri->when_src, strlen(ri->when_src) + 1);
+	h = rx_fnv1a(h, ri->expr_src, strlen(ri->expr_src) + 1);
+	if (ri->summary_src)
+		h = rx_fnv1a(h, ri->summary_src, strlen(ri->summary_src) + 1);
+	/* the profile's applies_to guards the rule too */
+	if (pf->info.applies_src[ri->scope])
+		h = rx_fnv1a(h, pf->info.applies_src[ri->scope],
+			     strlen(pf->info.applies_src[ri->scope]) + 1);
+	return rx_fnv1a(h, &param_hash, sizeof(param_hash));
+}
+
+static int load_rule(struct loader *ld, const yaml_node_t *map, struct rprofile *pf, size_t pidx)
+{
+	const yaml_node_t *kv[RK__N] = { 0 }, *kn[RK__N] = { 0 };
+	struct rules_engine *e = ld->e;
+	struct parse_ctx pc = { .arena = &e->arena };
+	struct rrule r = { 0 }, *nr;
+	const char *name = NULL;
+	int bad;
+
+	bad = load_rule_keys(ld, map, pf, kv, kn, &name);
+	if (!name)
+		return -EINVAL;
+	r.info.name = arena_strdup(&e->arena, name);
+	r.info.line = (int)map->start_mark.line + 1;
+	r.profile = pidx;
+	if (bad)
+		return bad;
+	if (load_rule_info(ld, map, pf, kv, &r.info))
+		return -EINVAL;
+	bad = load_rule_exprs(ld, pf, kv, &pc, &r);
 	if (bad)
 		return bad;
 	r.rings = pc.rings;
@@ -1098,36 +1169,14 @@ static int load_rule(struct loader *ld, const yaml_node_t *map, struct rprofile 
 		rules_format_duration(r.window_ns, r.window_text, sizeof(r.window_text));
 	r.n_caches = pc.n_caches;
 	r.subject = pc.subject;
-
-	h = rx_fnv1a(RX_FNV_INIT, pf->info.name, strlen(pf->info.name) + 1);
-	h = rx_fnv1a(h, r.info.name, strlen(r.info.name) + 1);
-	h = rx_fnv1a(h, &r.info.scope, sizeof(r.info.scope));
-	h = rx_fnv1a(h, &r.info.severity, sizeof(r.info.severity));
-	h = rx_fnv1a(h, &r.info.cls, sizeof(r.info.cls));
-	h = rx_fnv1a(h, &r.info.action, sizeof(r.info.action));
-	h = rx_fnv1a(h, &r.info.for_ns, sizeof(r.info.for_ns));
-	h = rx_fnv1a(h, &r.info.fleet, sizeof(r.info.fleet));
-	h = rx_fnv1a(h, &r.info.by, sizeof(r.info.by));
-	if (r.info.when_src)
-		h = rx_fnv1a(h, r.info.when_src, strlen(r.info.when_src) + 1);
-	h = rx_fnv1a(h, r.info.expr_src, strlen(r.info.expr_src) + 1);
-	if (r.info.summary_src)
-		h = rx_fnv1a(h, r.info.summary_src, strlen(r.info.summary_src) + 1);
-	/* the profile's applies_to guards the rule too */
-	if (pf->info.applies_src[r.info.scope])
-		h = rx_fnv1a(h, pf->info.applies_src[r.info.scope],
-			     strlen(pf->info.applies_src[r.info.scope]) + 1);
-	r.info.fingerprint = rx_fnv1a(h, &pc.param_hash, sizeof(pc.param_hash));
+	r.info.fingerprint = rule_fingerprint(pf, &r.info, pc.param_hash);
 	r.info.file = ld->file;
 
-	{
-		struct rrule *nr = realloc(e->rules, (e->n_rules + 1) * sizeof(*nr));
-
-		if (!nr)
-			return -ENOMEM;
-		e->rules = nr;
-		e->rules[e->n_rules++] = r;
-	}
+	nr = realloc(e->rules, (e->n_rules + 1) * sizeof(*nr));
+	if (!nr)
+		return -ENOMEM;
+	e->rules = nr;
+	e->rules[e->n_rules++] = r;
 	pf->info.n_rules++;
 	return 0;
 }

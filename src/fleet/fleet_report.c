@@ -149,6 +149,171 @@ static void row_text(const struct fleet_run *fr, const struct fleet_result *x, c
 		snprintf(buf + l, len - l, " - %s", x->summary);
 }
 
+static void section(struct term *t, const char *title)
+{
+	term_newline(t);
+	term_code(t, TERM_BOLD);
+	term_printf(t, "%s", title);
+	term_code(t, TERM_RESET);
+	term_newline(t);
+}
+
+static void text_unanswered(const struct fleet_run *fr, struct term *t, int wnode)
+{
+	bool header = false;
+
+	for (size_t i = 0; i < fr->n; i++) {
+		const struct fleet_member *nm = &fr->nodes[i];
+
+		if (nm->answered)
+			continue;
+		if (!header)
+			section(t, "nodes that did not answer");
+		header = true;
+		term_printf(t, "  ");
+		term_code(t, TERM_MAG);
+		term_printf(t, "unknown");
+		term_code(t, TERM_RESET);
+		term_printf(t, "  %-*s", wnode, nm->name);
+		term_pad_to(t, 11 + wnode + 2);
+		term_wrap(t, wnode + 13 < t->width / 2 ? wnode + 13 : 11, nm->reason, false);
+	}
+}
+
+/* Where a row's text starts: beside the name when every row fits there (0: under it). */
+static int text_column(const struct fleet_run *fr, const struct fleet_result *res, size_t n,
+		       const struct term *t)
+{
+	char label[160], line[4096];
+	int wname = 10, textcol;
+
+	for (size_t i = 0; i < n; i++) {
+		rule_label(&res[i], label, sizeof(label));
+		if ((int)strlen(label) > wname)
+			wname = (int)strlen(label);
+	}
+	textcol = 21 + wname + 2;
+	for (size_t i = 0; i < n; i++) {
+		if (res[i].outcome == RULE_SKIP && !fr->verbose)
+			continue;
+		row_text(fr, &res[i], line, sizeof(line));
+		if (textcol + term_strwidth(line, strlen(line)) > t->width)
+			return 0;
+	}
+	return textcol;
+}
+
+static void text_rule(const struct fleet_run *fr, struct term *t, const struct fleet_result *x,
+		      int textcol)
+{
+	char label[160], line[4096];
+
+	rule_label(x, label, sizeof(label));
+	row_text(fr, x, line, sizeof(line));
+	term_printf(t, "  ");
+	term_code(t, term_outcome_color(x->outcome, x->rule->severity));
+	term_printf(t, "%-7s", rule_outcome_name(x->outcome));
+	term_code(t, TERM_RESET);
+	term_printf(t, "  %-8s  %s", rule_severity_name(x->rule->severity), label);
+	if (textcol) {
+		term_pad_to(t, textcol);
+		term_wrap(t, textcol, line, false);
+	} else {
+		term_newline(t);
+		term_pad_to(t, 21);
+		term_wrap(t, 21, line, false);
+	}
+	/* an unknown rule saw no failure: never the fix for one */
+	if (x->outcome == RULE_UNKNOWN)
+		print_doc(t,
+			  "Not decided (nothing was seen to fail): the units above could not "
+			  "be read. `rocewatch check` on those nodes says which fact and how "
+			  "to let rocewatch read it.",
+			  21);
+	else if ((x->outcome == RULE_FAIL || fr->verbose) && x->rule->doc[0])
+		print_doc(t, x->rule->doc, 21);
+}
+
+static void text_node(struct term *t, const struct fleet_member *nm)
+{
+	char line[4096];
+
+	term_printf(t, "  ");
+	term_code(t, term_status_color(nm->status));
+	term_printf(t, "%-8s", rules_status_name(nm->status));
+	term_code(t, TERM_RESET);
+	snprintf(line, sizeof(line), "%s: %zu passed, %zu failed, %zu unknown, %zu skipped",
+		 nm->name, nm->counts[RULE_PASS], nm->counts[RULE_FAIL], nm->counts[RULE_UNKNOWN],
+		 nm->counts[RULE_SKIP]);
+	term_printf(t, "  ");
+	term_wrap(t, 12, line, false);
+	for (size_t k = 0; k < nm->n_res; k++) {
+		const struct fleet_node_result *r = &nm->res[k];
+
+		term_printf(t, "      ");
+		term_code(t, term_outcome_color(r->outcome, r->rule->severity));
+		term_printf(t, "%-7s", rule_outcome_name(r->outcome));
+		term_code(t, TERM_RESET);
+		term_printf(t, "  %-8s  %s%s%s%s", rule_severity_name(r->rule->severity),
+			    r->rule->name, r->object[0] ? " (" : "", r->object,
+			    r->object[0] ? ")" : "");
+		term_newline(t);
+		term_pad_to(t, 25);
+		term_wrap(t, 25, r->text, false);
+	}
+}
+
+static void text_per_node(const struct fleet_run *fr, struct term *t)
+{
+	bool header = false;
+
+	for (size_t i = 0; i < fr->n; i++) {
+		const struct fleet_member *nm = &fr->nodes[i];
+
+		if (!nm->evaluated || (nm->status == RULES_OK && !fr->verbose))
+			continue;
+		if (!header)
+			section(t, "per-node rules");
+		header = true;
+		text_node(t, nm);
+	}
+}
+
+/* The totals, then the verdict, last and short: what PrologSlurmctld puts in its log line. */
+static void text_totals(const struct fleet_run *fr, struct term *t, const struct fleet_result *res,
+			size_t n, size_t answered)
+{
+	size_t crit = 0, warn = 0, cnt[RULE__OUTCOMES] = { 0 }, st_count[4] = { 0 };
+	struct strbuf sb = { 0 };
+
+	for (size_t i = 0; i < n; i++) {
+		cnt[res[i].outcome]++;
+		if (res[i].outcome == RULE_FAIL) {
+			crit += res[i].rule->severity == SEV_CRITICAL;
+			warn += res[i].rule->severity == SEV_WARNING;
+		}
+	}
+	for (size_t i = 0; i < fr->n; i++)
+		if (fr->nodes[i].evaluated)
+			st_count[fr->nodes[i].status]++;
+	term_newline(t);
+	sb_printf(&sb,
+		  "fleet rules: %zu passed, %zu failed (%zu critical, %zu warning), %zu "
+		  "unknown, %zu skipped",
+		  cnt[RULE_PASS], cnt[RULE_FAIL], crit, warn, cnt[RULE_UNKNOWN], cnt[RULE_SKIP]);
+	if (fr->per_node)
+		sb_printf(&sb, "; per-node: %zu OK, %zu WARNING, %zu CRITICAL, %zu UNKNOWN",
+			  st_count[RULES_OK], st_count[RULES_WARNING], st_count[RULES_CRITICAL],
+			  st_count[RULES_UNKNOWN]);
+	term_wrap(t, 2, sb.oom ? "fleet rules" : sb.buf, false);
+	sb_free(&sb);
+	term_printf(t, "%zu node%s, %zu unknown: ", fr->n, fr->n == 1 ? "" : "s", fr->n - answered);
+	term_code(t, term_status_color(fr->status));
+	term_printf(t, "%s", rules_status_name(fr->status));
+	term_code(t, TERM_RESET);
+	term_newline(t);
+}
+
 /*
  * The text report fits the terminal (COLUMNS, else the terminal's, else 80)
  * as check's does: a row's text beside its name when every row fits, else
@@ -158,11 +323,8 @@ static void row_text(const struct fleet_run *fr, const struct fleet_result *x, c
 int fleet_report_text(const struct fleet_run *fr, FILE *f)
 {
 	const struct fleet_result *res;
-	size_t n = rules_fleet_results(fr->e, &res), answered = 0, cnt[RULE__OUTCOMES] = { 0 };
-	size_t crit = 0, warn = 0, st_count[4] = { 0 };
-	int wname = 10, wnode = 4, textcol;
-	char label[160], line[4096];
-	bool header = false, table = true;
+	size_t n = rules_fleet_results(fr->e, &res), answered = 0;
+	int wnode = 4, textcol;
 	struct term t;
 	struct strbuf sb = { 0 };
 
@@ -173,158 +335,26 @@ int fleet_report_text(const struct fleet_run *fr, FILE *f)
 		answered += fr->nodes[i].answered;
 		if (l > wnode)
 			wnode = l;
-		if (fr->nodes[i].evaluated)
-			st_count[fr->nodes[i].status]++;
 	}
-	for (size_t i = 0; i < n; i++) {
-		rule_label(&res[i], label, sizeof(label));
-		if ((int)strlen(label) > wname)
-			wname = (int)strlen(label);
-	}
-	textcol = 21 + wname + 2;
-	for (size_t i = 0; i < n && table; i++) {
-		if (res[i].outcome == RULE_SKIP && !fr->verbose)
-			continue;
-		row_text(fr, &res[i], line, sizeof(line));
-		table = textcol + term_strwidth(line, strlen(line)) <= t.width;
-	}
+	textcol = text_column(fr, res, n, &t);
 	sb_printf(&sb, "rocewatch fleet check: %zu node%s, %zu answered, %zu unknown; profiles ",
 		  fr->n, fr->n == 1 ? "" : "s", answered, fr->n - answered);
 	for (size_t p = 0; p < rules_profile_count(fr->e); p++)
 		sb_printf(&sb, "%s%s", p ? ", " : "", rules_profile(fr->e, p)->name);
 	sb_printf(&sb, " (%.2f s)", (double)(fr->gathered_ns - fr->started_ns) / 1e9);
 	term_wrap(&t, 2, sb.oom ? "rocewatch fleet check" : sb.buf, false);
+	sb_free(&sb);
 
-	for (size_t i = 0; i < fr->n; i++) {
-		const struct fleet_member *nm = &fr->nodes[i];
-
-		if (nm->answered)
-			continue;
-		if (!header) {
-			term_newline(&t);
-			term_code(&t, TERM_BOLD);
-			term_printf(&t, "nodes that did not answer");
-			term_code(&t, TERM_RESET);
-			term_newline(&t);
-		}
-		header = true;
-		term_printf(&t, "  ");
-		term_code(&t, TERM_MAG);
-		term_printf(&t, "unknown");
-		term_code(&t, TERM_RESET);
-		term_printf(&t, "  %-*s", wnode, nm->name);
-		term_pad_to(&t, 11 + wnode + 2);
-		term_wrap(&t, wnode + 13 < t.width / 2 ? wnode + 13 : 11, nm->reason, false);
-	}
-
+	text_unanswered(fr, &t, wnode);
 	if (fr->job)
 		job_text(fr, &t);
-	term_newline(&t);
-	term_code(&t, TERM_BOLD);
-	term_printf(&t, "fleet rules");
-	term_code(&t, TERM_RESET);
-	term_newline(&t);
-	for (size_t i = 0; i < n; i++) {
-		const struct fleet_result *x = &res[i];
-
-		cnt[x->outcome]++;
-		if (x->outcome == RULE_FAIL) {
-			crit += x->rule->severity == SEV_CRITICAL;
-			warn += x->rule->severity == SEV_WARNING;
-		}
-		if (x->outcome == RULE_SKIP && !fr->verbose)
-			continue;
-		rule_label(x, label, sizeof(label));
-		row_text(fr, x, line, sizeof(line));
-		term_printf(&t, "  ");
-		term_code(&t, term_outcome_color(x->outcome, x->rule->severity));
-		term_printf(&t, "%-7s", rule_outcome_name(x->outcome));
-		term_code(&t, TERM_RESET);
-		term_printf(&t, "  %-8s  %s", rule_severity_name(x->rule->severity), label);
-		if (table) {
-			term_pad_to(&t, textcol);
-			term_wrap(&t, textcol, line, false);
-		} else {
-			term_newline(&t);
-			term_pad_to(&t, 21);
-			term_wrap(&t, 21, line, false);
-		}
-		/* an unknown rule saw no failure: never the fix for one */
-		if (x->outcome == RULE_UNKNOWN)
-			print_doc(
-			    &t,
-			    "Not decided (nothing was seen to fail): the units above could not "
-			    "be read. `rocewatch check` on those nodes says which fact and how "
-			    "to let rocewatch read it.",
-			    21);
-		else if ((x->outcome == RULE_FAIL || fr->verbose) && x->rule->doc[0])
-			print_doc(&t, x->rule->doc, 21);
-	}
-
-	if (fr->per_node) {
-		header = false;
-		for (size_t i = 0; i < fr->n; i++) {
-			const struct fleet_member *nm = &fr->nodes[i];
-
-			if (!nm->evaluated || (nm->status == RULES_OK && !fr->verbose))
-				continue;
-			if (!header) {
-				term_newline(&t);
-				term_code(&t, TERM_BOLD);
-				term_printf(&t, "per-node rules");
-				term_code(&t, TERM_RESET);
-				term_newline(&t);
-				header = true;
-			}
-			term_printf(&t, "  ");
-			term_code(&t, term_status_color(nm->status));
-			term_printf(&t, "%-8s", rules_status_name(nm->status));
-			term_code(&t, TERM_RESET);
-			snprintf(line, sizeof(line),
-				 "%s: %zu passed, %zu failed, %zu unknown, %zu skipped", nm->name,
-				 nm->counts[RULE_PASS], nm->counts[RULE_FAIL],
-				 nm->counts[RULE_UNKNOWN], nm->counts[RULE_SKIP]);
-			term_printf(&t, "  ");
-			term_wrap(&t, 12, line, false);
-			for (size_t k = 0; k < nm->n_res; k++) {
-				const struct fleet_node_result *r = &nm->res[k];
-
-				term_printf(&t, "      ");
-				term_code(&t, term_outcome_color(r->outcome, r->rule->severity));
-				term_printf(&t, "%-7s", rule_outcome_name(r->outcome));
-				term_code(&t, TERM_RESET);
-				term_printf(&t, "  %-8s  %s%s%s%s",
-					    rule_severity_name(r->rule->severity), r->rule->name,
-					    r->object[0] ? " (" : "", r->object,
-					    r->object[0] ? ")" : "");
-				term_newline(&t);
-				term_pad_to(&t, 25);
-				term_wrap(&t, 25, r->text, false);
-			}
-		}
-	}
-
-	term_newline(&t);
-	sb.len = 0;
-	if (sb.buf)
-		sb.buf[0] = '\0';
-	sb_printf(&sb,
-		  "fleet rules: %zu passed, %zu failed (%zu critical, %zu warning), %zu "
-		  "unknown, %zu skipped",
-		  cnt[RULE_PASS], cnt[RULE_FAIL], crit, warn, cnt[RULE_UNKNOWN], cnt[RULE_SKIP]);
+	section(&t, "fleet rules");
+	for (size_t i = 0; i < n; i++)
+		if (res[i].outcome != RULE_SKIP || fr->verbose)
+			text_rule(fr, &t, &res[i], textcol);
 	if (fr->per_node)
-		sb_printf(&sb, "; per-node: %zu OK, %zu WARNING, %zu CRITICAL, %zu UNKNOWN",
-			  st_count[RULES_OK], st_count[RULES_WARNING], st_count[RULES_CRITICAL],
-			  st_count[RULES_UNKNOWN]);
-	term_wrap(&t, 2, sb.oom ? "fleet rules" : sb.buf, false);
-	sb_free(&sb);
-	/* the verdict, last and short: what PrologSlurmctld puts in its log line */
-	term_printf(&t, "%zu node%s, %zu unknown: ", fr->n, fr->n == 1 ? "" : "s",
-		    fr->n - answered);
-	term_code(&t, term_status_color(fr->status));
-	term_printf(&t, "%s", rules_status_name(fr->status));
-	term_code(&t, TERM_RESET);
-	term_newline(&t);
+		text_per_node(fr, &t);
+	text_totals(fr, &t, res, n, answered);
 	return 0;
 }
 

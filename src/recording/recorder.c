@@ -310,25 +310,13 @@ void recorder_opts_defaults(struct recorder_opts *o)
 	o->capture_max_size = REC_DEFAULT_CAPTURE_MAX_SIZE;
 }
 
-int recorder_open(struct recorder **out, const struct recorder_opts *o, char *err, size_t errlen)
+/* The directory's path and the size bound, and the budgets the bound gives. */
+static int recorder_bounds(struct recorder *r, const struct recorder_opts *o, char *err,
+			   size_t errlen)
 {
-	struct recorder *r = calloc(1, sizeof(*r));
-	char lock_path[PATH_MAX + 16];
-	int rc;
-
-	if (!r)
-		return -ENOMEM;
-	r->o = *o;
-	r->lock_fd = -1;
-	pthread_mutex_init(&r->mu, NULL);
-	pthread_mutex_init(&r->standing_mu, NULL);
-	pthread_cond_init(&r->cv_writer, NULL);
-	pthread_cond_init(&r->cv_idle, NULL);
-	pthread_cond_init(&r->cv_capture, NULL);
 	if (strlen(o->dir) >= sizeof(r->dir)) {
 		snprintf(err, errlen, "--record: path too long");
-		rc = -ENAMETOOLONG;
-		goto fail;
+		return -ENAMETOOLONG;
 	}
 	strlcpy0(r->dir, o->dir, sizeof(r->dir));
 	snprintf(r->db_path, sizeof(r->db_path), "%s/%s", r->dir, REC_DB_NAME);
@@ -336,8 +324,7 @@ int recorder_open(struct recorder **out, const struct recorder_opts *o, char *er
 		snprintf(err, errlen,
 			 "--record.max-size: %" PRIu64 " bytes is below the minimum of %llu",
 			 o->max_size, REC_MIN_MAX_SIZE);
-		rc = -EINVAL;
-		goto fail;
+		return -EINVAL;
 	}
 	/*
 	 * The WAL holds at least one whole transaction (a poll, or a retention
@@ -358,38 +345,119 @@ int recorder_open(struct recorder **out, const struct recorder_opts *o, char *er
 		r->delete_chunk = 1000;
 	/* Keyframes at least every 1/16 of the bound (~24 bytes a row): cuts land close. */
 	r->kf_max_rows = (uint64_t)(r->target_bytes / 24 / 16);
+	return 0;
+}
+
+/* The directory made, checked for links and locked: one recorder per directory. */
+static int lock_dir(struct recorder *r, char *err, size_t errlen)
+{
+	char lock_path[PATH_MAX + 16];
+	int rc;
+
 	/* --record /var/lib/x/y: create what is missing (0750, like the directory itself) */
 	rc = mkdir_p(r->dir, 0750);
 	if (rc) {
 		snprintf(err, errlen, "--record: %s: %s", r->dir, strerror(-rc));
-		goto fail;
+		return rc;
 	}
 	rc = refuse_links(r, err, errlen);
 	if (rc)
-		goto fail;
+		return rc;
 	snprintf(lock_path, sizeof(lock_path), "%s/rocewatch.lock", r->dir);
 	r->lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
 	if (r->lock_fd < 0) {
 		rc = -errno;
 		snprintf(err, errlen, "--record: %s: %s", lock_path, strerror(errno));
-		goto fail;
+		return rc;
 	}
 	if (flock(r->lock_fd, LOCK_EX | LOCK_NB)) {
 		rc = -errno;
 		snprintf(err, errlen,
 			 "--record: %s: another rocewatch is recording into this directory",
 			 r->dir);
-		goto fail;
+		return rc;
 	}
+	return 0;
+}
+
+static int prepare_all(struct recorder *r, char *err, size_t errlen)
+{
+	const struct {
+		sqlite3_stmt **st;
+		const char *sql;
+	} stmts[] = {
+		{ &r->st_series,
+		  "INSERT OR IGNORE INTO series VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)" },
+		{ &r->st_poll, "INSERT INTO polls VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)" },
+		{ &r->st_sample, "INSERT INTO samples VALUES (?1, ?2, ?3)" },
+		{ &r->st_config, "INSERT INTO config VALUES (?1, ?2, ?3, ?4)" },
+		{ &r->st_event, "INSERT INTO events (t_ms, kind, object, device, name, detail)"
+				" VALUES (?1, ?2, ?3, ?4, ?5, ?6)" },
+		{ &r->st_run, "INSERT INTO runs (t_ms, host, version, interval_ms, pid)"
+			      " VALUES (?1, ?2, ?3, ?4, ?5)" },
+		{ &r->st_host, "INSERT OR REPLACE INTO meta VALUES ('host', ?1)" },
+		{ &r->st_profile,
+		  "INSERT OR REPLACE INTO profiles VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)" },
+		{ &r->st_pages, "PRAGMA page_count" },
+		{ &r->st_free, "PRAGMA freelist_count" },
+		{ &r->st_begin, "BEGIN" },
+		{ &r->st_commit, "COMMIT" },
+		{ &r->st_rollback, "ROLLBACK" },
+	};
+	int rc;
+
+	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++) {
+		rc = prepare(r, stmts[i].st, stmts[i].sql, err, errlen);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int start_threads(struct recorder *r, char *err, size_t errlen)
+{
+	int rc;
+
+	if ((rc = -pthread_create(&r->writer, NULL, recorder_writer_main, r))) {
+		snprintf(err, errlen, "recorder: cannot start the writer: %s", strerror(-rc));
+		return rc;
+	}
+	r->writer_started = true;
+	if ((rc = -pthread_create(&r->capturer, NULL, recorder_capture_main, r))) {
+		snprintf(err, errlen, "recorder: cannot start the capture thread: %s",
+			 strerror(-rc));
+		return rc;
+	}
+	r->capturer_started = true;
+	return 0;
+}
+
+int recorder_open(struct recorder **out, const struct recorder_opts *o, char *err, size_t errlen)
+{
+	struct recorder *r = calloc(1, sizeof(*r));
+	int rc;
+
+	if (!r)
+		return -ENOMEM;
+	r->o = *o;
+	r->lock_fd = -1;
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_mutex_init(&r->standing_mu, NULL);
+	pthread_cond_init(&r->cv_writer, NULL);
+	pthread_cond_init(&r->cv_idle, NULL);
+	pthread_cond_init(&r->cv_capture, NULL);
+	rc = recorder_bounds(r, o, err, errlen);
+	if (!rc)
+		rc = lock_dir(r, err, errlen);
+	if (rc)
+		goto fail;
 	remove_stale_tmp(r->dir);
 	recorder_prune_captures(r);
 	rc = open_db(r, err, errlen);
-	if (rc)
-		goto fail;
-	rc = load_series_map(r, err, errlen);
-	if (rc)
-		goto fail;
-	rc = load_standing(r, err, errlen);
+	if (!rc)
+		rc = load_series_map(r, err, errlen);
+	if (!rc)
+		rc = load_standing(r, err, errlen);
 	if (rc)
 		goto fail;
 	r->seq = recorder_q1(r->db, "SELECT max(seq) FROM polls", 0, 0);
@@ -398,35 +466,8 @@ int recorder_open(struct recorder **out, const struct recorder_opts *o, char *er
 	CNT_SET(r, last_t_ms, r->last_t_ms);
 	CNT_SET(r, series, (uint64_t)r->max_id);
 	r->need_kf = true;
-	if ((rc =
-		 prepare(r, &r->st_series,
-			 "INSERT OR IGNORE INTO series VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-			 err, errlen)) ||
-	    (rc = prepare(r, &r->st_poll,
-			  "INSERT INTO polls VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", err,
-			  errlen)) ||
-	    (rc = prepare(r, &r->st_sample, "INSERT INTO samples VALUES (?1, ?2, ?3)", err,
-			  errlen)) ||
-	    (rc = prepare(r, &r->st_config, "INSERT INTO config VALUES (?1, ?2, ?3, ?4)", err,
-			  errlen)) ||
-	    (rc = prepare(r, &r->st_event,
-			  "INSERT INTO events (t_ms, kind, object, device, name, detail)"
-			  " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-			  err, errlen)) ||
-	    (rc = prepare(r, &r->st_run,
-			  "INSERT INTO runs (t_ms, host, version, interval_ms, pid)"
-			  " VALUES (?1, ?2, ?3, ?4, ?5)",
-			  err, errlen)) ||
-	    (rc = prepare(r, &r->st_host, "INSERT OR REPLACE INTO meta VALUES ('host', ?1)", err,
-			  errlen)) ||
-	    (rc = prepare(r, &r->st_profile,
-			  "INSERT OR REPLACE INTO profiles VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-			  err, errlen)) ||
-	    (rc = prepare(r, &r->st_pages, "PRAGMA page_count", err, errlen)) ||
-	    (rc = prepare(r, &r->st_free, "PRAGMA freelist_count", err, errlen)) ||
-	    (rc = prepare(r, &r->st_begin, "BEGIN", err, errlen)) ||
-	    (rc = prepare(r, &r->st_commit, "COMMIT", err, errlen)) ||
-	    (rc = prepare(r, &r->st_rollback, "ROLLBACK", err, errlen)))
+	rc = prepare_all(r, err, errlen);
+	if (rc)
 		goto fail;
 	for (int i = 0; i <= QUEUE_LEN; i++) {
 		struct batch *b = calloc(1, sizeof(*b));
@@ -440,17 +481,9 @@ int recorder_open(struct recorder **out, const struct recorder_opts *o, char *er
 	recorder_update_size(r);
 	r->maint_keep = -1;
 	r->next_age_check = 0; /* apply retention to what an earlier run left, now */
-	if ((rc = -pthread_create(&r->writer, NULL, recorder_writer_main, r))) {
-		snprintf(err, errlen, "recorder: cannot start the writer: %s", strerror(-rc));
+	rc = start_threads(r, err, errlen);
+	if (rc)
 		goto fail;
-	}
-	r->writer_started = true;
-	if ((rc = -pthread_create(&r->capturer, NULL, recorder_capture_main, r))) {
-		snprintf(err, errlen, "recorder: cannot start the capture thread: %s",
-			 strerror(-rc));
-		goto fail;
-	}
-	r->capturer_started = true;
 	*out = r;
 	return 0;
 fail:

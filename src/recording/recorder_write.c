@@ -66,27 +66,28 @@ static int write_profiles(struct recorder *r, const struct profset *ps)
 	return rc;
 }
 
-static int write_batch(struct recorder *r, struct batch *b)
+/* The run's row and the host, before its first poll. */
+static int write_run(struct recorder *r, const struct batch *b)
 {
 	int rc;
-	int64_t t0 = mono_ns();
 
-	rc = step_done(r, r->st_begin);
-	if (rc)
-		goto fail;
-	if (b->first_of_run) {
-		sqlite3_bind_int64(r->st_run, 1, b->t_ms);
-		sqlite3_bind_text(r->st_run, 2, b->host, -1, SQLITE_STATIC);
-		sqlite3_bind_text(r->st_run, 3, ROCEWATCH_VERSION, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(r->st_run, 4, r->o.interval_ns / 1000000);
-		sqlite3_bind_int64(r->st_run, 5, getpid());
-		if ((rc = step_done(r, r->st_run)))
-			goto fail;
-		r->run = sqlite3_last_insert_rowid(r->db);
-		sqlite3_bind_text(r->st_host, 1, b->host, -1, SQLITE_STATIC);
-		if ((rc = step_done(r, r->st_host)))
-			goto fail;
-	}
+	sqlite3_bind_int64(r->st_run, 1, b->t_ms);
+	sqlite3_bind_text(r->st_run, 2, b->host, -1, SQLITE_STATIC);
+	sqlite3_bind_text(r->st_run, 3, ROCEWATCH_VERSION, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(r->st_run, 4, r->o.interval_ns / 1000000);
+	sqlite3_bind_int64(r->st_run, 5, getpid());
+	if ((rc = step_done(r, r->st_run)))
+		return rc;
+	r->run = sqlite3_last_insert_rowid(r->db);
+	sqlite3_bind_text(r->st_host, 1, b->host, -1, SQLITE_STATIC);
+	return step_done(r, r->st_host);
+}
+
+/* The series a failed transaction lost first, then the batch's new ones. */
+static int write_defs(struct recorder *r, const struct batch *b)
+{
+	int rc;
+
 	for (size_t i = 0; i < r->n_retry + b->n_defs; i++) {
 		const struct series_def *d =
 		    i < r->n_retry ? &r->retry[i] : &b->defs[i - r->n_retry];
@@ -101,8 +102,13 @@ static int write_batch(struct recorder *r, struct batch *b)
 		sqlite3_bind_int64(r->st_series, 8, d->prio);
 		sqlite3_bind_int64(r->st_series, 9, d->config);
 		if ((rc = step_done(r, r->st_series)))
-			goto fail;
+			return rc;
 	}
+	return 0;
+}
+
+static int write_poll(struct recorder *r, const struct batch *b)
+{
 	sqlite3_bind_int64(r->st_poll, 1, b->seq);
 	sqlite3_bind_int64(r->st_poll, 2, b->t_ms);
 	sqlite3_bind_int64(r->st_poll, 3, r->run);
@@ -111,8 +117,13 @@ static int write_batch(struct recorder *r, struct batch *b)
 	sqlite3_bind_int64(r->st_poll, 6, (int64_t)b->n_rows);
 	sqlite3_bind_int64(r->st_poll, 7, (int64_t)b->n_crows);
 	sqlite3_bind_int64(r->st_poll, 8, b->dropped);
-	if ((rc = step_done(r, r->st_poll)))
-		goto fail;
+	return step_done(r, r->st_poll);
+}
+
+static int write_samples(struct recorder *r, const struct batch *b)
+{
+	int rc;
+
 	for (size_t i = 0; i < b->n_rows; i++) {
 		const struct row *w = &b->rows[i];
 
@@ -128,8 +139,15 @@ static int write_batch(struct recorder *r, struct batch *b)
 		}
 		/* ROW_NULL: unbound parameters are NULL */
 		if ((rc = step_done(r, r->st_sample)))
-			goto fail;
+			return rc;
 	}
+	return 0;
+}
+
+static int write_config_rows(struct recorder *r, const struct batch *b)
+{
+	int rc;
+
 	for (size_t i = 0; i < b->n_crows; i++) {
 		const struct crow *w = &b->crows[i];
 
@@ -142,11 +160,15 @@ static int write_batch(struct recorder *r, struct batch *b)
 			sqlite3_bind_text(r->st_config, 4, reason_text(w->reason), -1,
 					  SQLITE_STATIC);
 		if ((rc = step_done(r, r->st_config)))
-			goto fail;
+			return rc;
 	}
-	/* an older set a failed transaction lost first: the newer one then replaces it */
-	if ((rc = write_profiles(r, r->retry_prof)) || (rc = write_profiles(r, b->prof)))
-		goto fail;
+	return 0;
+}
+
+static int write_events(struct recorder *r, const struct batch *b)
+{
+	int rc;
+
 	for (size_t i = 0; i < b->n_evs; i++) {
 		const struct evrow *e = &b->evs[i];
 
@@ -158,30 +180,41 @@ static int write_batch(struct recorder *r, struct batch *b)
 		if (e->detail)
 			sqlite3_bind_text(r->st_event, 6, e->detail, -1, SQLITE_STATIC);
 		if ((rc = step_done(r, r->st_event)))
-			goto fail;
+			return rc;
 	}
-	rc = step_done(r, r->st_commit);
-	if (rc)
-		goto fail;
-	r->n_retry = 0;
-	recorder_profset_free(r->retry_prof);
-	r->retry_prof = NULL;
-	CNT_ADD(r, polls, 1);
-	CNT_ADD(r, samples, b->n_rows);
-	CNT_ADD(r, config_rows, b->n_crows);
-	CNT_SET(r, last_seq, b->seq);
-	CNT_SET(r, last_t_ms, b->t_ms);
-	__atomic_store_n(&r->commit_ns, mono_ns() - t0, __ATOMIC_RELAXED);
-	if (r->failing) {
-		/* the failure was said once: say its end too, or the log reads as still failing */
-		log_info("recorder: %s: recording again from poll %" PRId64 " (%" PRIu64
-			 " polls were not recorded)",
-			 r->db_path, b->seq, r->failing);
-		r->failing = 0;
-	}
-	rw_log_once_reset("recorder-write");
 	return 0;
-fail:
+}
+
+/* A poll's transaction: its rows, in the order the reader's keys need them. */
+static int write_rows(struct recorder *r, struct batch *b)
+{
+	int rc = step_done(r, r->st_begin);
+
+	if (!rc && b->first_of_run)
+		rc = write_run(r, b);
+	if (!rc)
+		rc = write_defs(r, b);
+	if (!rc)
+		rc = write_poll(r, b);
+	if (!rc)
+		rc = write_samples(r, b);
+	if (!rc)
+		rc = write_config_rows(r, b);
+	/* an older set a failed transaction lost first: the newer one then replaces it */
+	if (!rc)
+		rc = write_profiles(r, r->retry_prof);
+	if (!rc)
+		rc = write_profiles(r, b->prof);
+	if (!rc)
+		rc = write_events(r, b);
+	if (!rc)
+		rc = step_done(r, r->st_commit);
+	return rc;
+}
+
+/* A lost transaction: say so once, keep what the next one must write again. */
+static int write_failed(struct recorder *r, struct batch *b, int rc)
+{
 	if (!r->failing++)
 		log_err("recorder: %s: writing poll %" PRId64 ": %s; polls are not recorded until "
 			"a write works again",
@@ -205,6 +238,33 @@ fail:
 	r->resync = true;
 	pthread_mutex_unlock(&r->mu);
 	return -EIO;
+}
+
+static int write_batch(struct recorder *r, struct batch *b)
+{
+	int64_t t0 = mono_ns();
+	int rc = write_rows(r, b);
+
+	if (rc)
+		return write_failed(r, b, rc);
+	r->n_retry = 0;
+	recorder_profset_free(r->retry_prof);
+	r->retry_prof = NULL;
+	CNT_ADD(r, polls, 1);
+	CNT_ADD(r, samples, b->n_rows);
+	CNT_ADD(r, config_rows, b->n_crows);
+	CNT_SET(r, last_seq, b->seq);
+	CNT_SET(r, last_t_ms, b->t_ms);
+	__atomic_store_n(&r->commit_ns, mono_ns() - t0, __ATOMIC_RELAXED);
+	if (r->failing) {
+		/* the failure was said once: say its end too, or the log reads as still failing */
+		log_info("recorder: %s: recording again from poll %" PRId64 " (%" PRIu64
+			 " polls were not recorded)",
+			 r->db_path, b->seq, r->failing);
+		r->failing = 0;
+	}
+	rw_log_once_reset("recorder-write");
+	return 0;
 }
 
 static int exec1(struct recorder *r, const char *sql)
