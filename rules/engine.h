@@ -683,6 +683,11 @@ size_t rules_doc_for(const struct rule_result *x, const struct node_model *m, ch
 
 /* A duration the way rule files write it: "5m", "4m30s", "12s", "0.1s". */
 void rules_format_duration(int64_t ns, char *buf, size_t len);
+/*
+ * The builtins' names as the "unknown function" error lists them (rules/functions.c's
+ * table, aggregates last), truncated to len: what a test compares the error with.
+ */
+void rules_function_names(char *buf, size_t len);
 
 /* The kernel's RoCE MTU for a netdev MTU, in bytes (iboe_get_mtu); 0 if below 256. */
 int rules_ib_mtu_for(int64_t netdev_mtu);

@@ -547,6 +547,16 @@ void rx_func_names(struct tbuf *tb)
 	}
 }
 
+void rules_function_names(char *buf, size_t len)
+{
+	struct tbuf tb = { .buf = buf, .cap = len };
+
+	if (!len)
+		return;
+	buf[0] = '\0';
+	rx_func_names(&tb);
+}
+
 bool rx_func_check(struct call_check *c)
 {
 	const struct rx_func *fn = c->e->u.call.fn;

@@ -204,121 +204,117 @@ static const char *suggest_field(enum obj_kind k, const char *path)
 	return best;
 }
 
-static struct expr *parse_path(struct parser *p)
+/* The dotted path from the current identifier on; false when it was refused. */
+static bool read_path(struct parser *p, char *path, size_t len, int *end, int *nseg)
 {
-	enum obj_kind target = p->pc->scope;
-	uint8_t hop = HOP_SELF;
-	int start = p->tok.off, end = tok_end(&p->tok), nseg = 1;
-	char path[160], first[64];
-	const char *rest;
-	struct expr *e;
-	int id;
+	int start = p->tok.off;
 
-	snprintf(path, sizeof(path), "%s", p->tok.str);
-	snprintf(first, sizeof(first), "%s", p->tok.str);
+	snprintf(path, len, "%s", p->tok.str);
 	advance(p);
 	while (!p->failed && p->tok.k == TK_DOT) {
 		advance(p);
 		if (p->failed)
-			return NULL;
+			return false;
 		if (p->tok.k != TK_IDENT) {
 			perr(p, p->tok.off, "expected a field name after '.', found %s",
 			     rx_tok_name(p->tok.k));
-			return NULL;
+			return false;
 		}
-		if (strlen(path) + 2 + (size_t)p->tok.len >= sizeof(path)) {
+		if (strlen(path) + 2 + (size_t)p->tok.len >= len) {
 			perr(p, start, "field path too long");
-			return NULL;
+			return false;
 		}
 		strcat(path, ".");
 		strncat(path, p->src + p->tok.off, (size_t)p->tok.len);
-		end = tok_end(&p->tok);
-		nseg++;
+		*end = tok_end(&p->tok);
+		(*nseg)++;
 		advance(p);
 	}
-	if (p->failed)
-		return NULL;
-	if (p->pc->fleet == FC_TOP) {
-		perr(p, start,
-		     "a fleet rule reads '%s' through distinct(), majority() or outliers(), which "
-		     "compare it across nodes",
-		     path);
-		return NULL;
-	}
-	if (!strcmp(path, "profile_outcome")) {
-		if (p->pc->fleet != FC_INNER || target != OBJ_NODE) {
-			perr(p, start,
-			     "profile_outcome is the node's own profile outcome: only in a fleet "
-			     "rule with each: node");
-			return NULL;
-		}
-		return node(p, N_OUTCOME, RT_STR, start, end);
-	}
-	rest = path;
+	return !p->failed;
+}
+
+/* 'netdev.' from an rdma_port and 'node.' from below the node: the hop, and the rest. */
+static const char *path_hop(struct parser *p, int start, const char *path, const char *first,
+			    int nseg, uint8_t *hop, enum obj_kind *target)
+{
 	if (nseg > 1 && !strcmp(first, "netdev")) {
-		if (target != OBJ_RDMA_PORT) {
+		if (*target != OBJ_RDMA_PORT) {
 			perr(p, start, "'netdev.' reaches the netdev of an rdma_port; a %s rule %s",
-			     obj_kind_name(target),
-			     target == OBJ_NETDEV ? "names its own fields directly"
-						  : "has no netdev");
+			     obj_kind_name(*target),
+			     *target == OBJ_NETDEV ? "names its own fields directly"
+						   : "has no netdev");
 			return NULL;
 		}
-		hop = HOP_NETDEV;
-		target = OBJ_NETDEV;
-		rest = path + strlen("netdev.");
-	} else if (nseg > 1 && !strcmp(first, "node")) {
-		if (target == OBJ_NODE) {
+		*hop = HOP_NETDEV;
+		*target = OBJ_NETDEV;
+		return path + strlen("netdev.");
+	}
+	if (nseg > 1 && !strcmp(first, "node")) {
+		if (*target == OBJ_NODE) {
 			perr(p, start, "a node rule names node fields directly (drop 'node.')");
 			return NULL;
 		}
-		hop = HOP_NODE;
-		target = OBJ_NODE;
-		rest = path + strlen("node.");
+		*hop = HOP_NODE;
+		*target = OBJ_NODE;
+		return path + strlen("node.");
 	}
-	for (int c = 0; c < CSET__COUNT; c++) {
-		if (strcmp(rest, cset_names[c]) || p->tok.k != TK_LBRACK)
-			continue;
-		if (cset_kind[c] != target) {
-			perr(p, start, "counter set '%s' belongs to %s objects, not %s",
-			     cset_names[c], obj_kind_name(cset_kind[c]), obj_kind_name(target));
-			return NULL;
-		}
-		advance(p);
-		if (p->failed)
-			return NULL;
-		if (p->tok.k != TK_STR) {
-			perr(p, p->tok.off,
-			     "%s[...] takes a counter name in quotes, e.g. %s[\"rx_discards_phy\"]",
-			     cset_names[c], cset_names[c]);
-			return NULL;
-		}
-		if (strlen(p->tok.str) >= RW_CNAME_MAX) {
-			perr(p, p->tok.off, "counter name longer than %d bytes", RW_CNAME_MAX - 1);
-			return NULL;
-		}
-		e = node(p, N_CSET, RT_NUM, start, start);
-		if (!e)
-			return NULL;
-		e->u.cs.hop = hop;
-		e->u.cs.cset = (uint8_t)c;
-		e->u.cs.name = p->tok.str;
-		e->u.cs.cache = p->pc->n_caches++;
-		if (p->pc->fleet != FC_NONE) {
-			perr(p, start,
-			     "counter sets are not compared across nodes; a fleet rule compares "
-			     "configuration fields");
-			return NULL;
-		}
-		advance(p);
-		if (p->failed)
-			return NULL;
-		end = tok_end(&p->tok);
-		if (!expect(p, TK_RBRACK, "']'"))
-			return NULL;
-		e->len = end - start;
-		return e;
+	return path;
+}
+
+/* NAME["counter"]: a counter set of the target object, read by name. */
+static struct expr *parse_cset(struct parser *p, int c, uint8_t hop, enum obj_kind target,
+			       int start)
+{
+	struct expr *e;
+	int end;
+
+	if (cset_kind[c] != target) {
+		perr(p, start, "counter set '%s' belongs to %s objects, not %s", cset_names[c],
+		     obj_kind_name(cset_kind[c]), obj_kind_name(target));
+		return NULL;
 	}
-	id = field_lookup(target, rest);
+	advance(p);
+	if (p->failed)
+		return NULL;
+	if (p->tok.k != TK_STR) {
+		perr(p, p->tok.off,
+		     "%s[...] takes a counter name in quotes, e.g. %s[\"rx_discards_phy\"]",
+		     cset_names[c], cset_names[c]);
+		return NULL;
+	}
+	if (strlen(p->tok.str) >= RW_CNAME_MAX) {
+		perr(p, p->tok.off, "counter name longer than %d bytes", RW_CNAME_MAX - 1);
+		return NULL;
+	}
+	e = node(p, N_CSET, RT_NUM, start, start);
+	if (!e)
+		return NULL;
+	e->u.cs.hop = hop;
+	e->u.cs.cset = (uint8_t)c;
+	e->u.cs.name = p->tok.str;
+	e->u.cs.cache = p->pc->n_caches++;
+	if (p->pc->fleet != FC_NONE) {
+		perr(p, start,
+		     "counter sets are not compared across nodes; a fleet rule compares "
+		     "configuration fields");
+		return NULL;
+	}
+	advance(p);
+	if (p->failed)
+		return NULL;
+	end = tok_end(&p->tok);
+	if (!expect(p, TK_RBRACK, "']'"))
+		return NULL;
+	e->len = end - start;
+	return e;
+}
+
+static struct expr *parse_field(struct parser *p, uint8_t hop, enum obj_kind target,
+				const char *rest, int start, int end)
+{
+	struct expr *e;
+	int id = field_lookup(target, rest);
+
 	if (id < 0) {
 		const char *s = suggest_field(target, rest);
 
@@ -339,6 +335,42 @@ static struct expr *parse_path(struct parser *p)
 	e->u.field.hop = hop;
 	e->u.field.id = (int16_t)id;
 	return e;
+}
+
+static struct expr *parse_path(struct parser *p)
+{
+	enum obj_kind target = p->pc->scope;
+	uint8_t hop = HOP_SELF;
+	int start = p->tok.off, end = tok_end(&p->tok), nseg = 1;
+	char path[160], first[64];
+	const char *rest;
+
+	snprintf(first, sizeof(first), "%s", p->tok.str);
+	if (!read_path(p, path, sizeof(path), &end, &nseg))
+		return NULL;
+	if (p->pc->fleet == FC_TOP) {
+		perr(p, start,
+		     "a fleet rule reads '%s' through distinct(), majority() or outliers(), which "
+		     "compare it across nodes",
+		     path);
+		return NULL;
+	}
+	if (!strcmp(path, "profile_outcome")) {
+		if (p->pc->fleet != FC_INNER || target != OBJ_NODE) {
+			perr(p, start,
+			     "profile_outcome is the node's own profile outcome: only in a fleet "
+			     "rule with each: node");
+			return NULL;
+		}
+		return node(p, N_OUTCOME, RT_STR, start, end);
+	}
+	rest = path_hop(p, start, path, first, nseg, &hop, &target);
+	if (!rest)
+		return NULL;
+	for (int c = 0; c < CSET__COUNT; c++)
+		if (!strcmp(rest, cset_names[c]) && p->tok.k == TK_LBRACK)
+			return parse_cset(p, c, hop, target, start);
+	return parse_field(p, hop, target, rest, start, end);
 }
 
 static bool is_int_const(const struct expr *e, long long *out)
@@ -472,10 +504,10 @@ static struct expr *parse_call(struct parser *p)
 	enum fleet_ctx saved = p->pc->fleet;
 
 	if (!fn) {
-		char list[256] = "";
-		struct tbuf tb = { .buf = list, .cap = sizeof(list) };
+		/* room for a list twice today's: a new builtin is never cut off the error */
+		char list[512];
 
-		rx_func_names(&tb);
+		rules_function_names(list, sizeof(list));
 		perr(p, start, "unknown function '%s' (functions: %s)", name, list);
 		return NULL;
 	}
