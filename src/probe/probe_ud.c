@@ -51,6 +51,13 @@ struct fl_ah {
 	unsigned refs;
 };
 
+/* Where the replies of one session go: continuous mode's or a fleet plan's. */
+struct reply_sink {
+	uint32_t session;
+	probe_reply_fn *fn;
+	void *arg;
+};
+
 struct probe_ep {
 	struct probe_port port;
 	struct ibv_context *ctx;
@@ -67,9 +74,7 @@ struct probe_ep {
 	struct ah_entry ahs[N_AH];
 	size_t n_ah, next_ah;
 	/* responder: where replies to its own probes go (serve --probe.peers) */
-	uint32_t session;
-	void (*on_reply)(void *arg, const struct probe_hdr *h, bool intact, int64_t t_ns);
-	void *reply_arg;
+	struct reply_sink reply;
 	/* prober: the peer */
 	struct ibv_ah *peer_ah;
 	uint32_t peer_qpn, peer_qkey;
@@ -78,9 +83,7 @@ struct probe_ep {
 	struct fl_ah flah[N_FLAH];
 	size_t n_flah, next_flah;
 	int8_t slot_ah[N_SEND];
-	uint32_t plan_session;
-	void (*on_plan_reply)(void *arg, const struct probe_hdr *h, bool intact, int64_t t_ns);
-	void *plan_arg;
+	struct reply_sink plan_reply;
 	/* responder: replies in the current 100 ms window (PROBE_REPLY_RATE) */
 	int64_t window_ns;
 	unsigned window_replies;
@@ -92,6 +95,14 @@ static int64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts_ns(&ts);
+}
+
+static bool sink_take(const struct reply_sink *s, const struct probe_hdr *h, bool intact)
+{
+	if (!s->fn || h->session != s->session)
+		return false;
+	s->fn(s->arg, h, intact, now_ns());
+	return true;
 }
 
 static unsigned mtu_bytes(enum ibv_mtu m)
@@ -605,17 +616,13 @@ static int handle(struct probe_ep *ep, const struct ibv_wc *wc, struct poll_ctx 
 		uint8_t *slot = slot_recv(ep, (unsigned)wc->wr_id);
 
 		if (pc->responder && slot[PROBE_GRH_LEN + 5] == PROBE_REPLY &&
-		    (ep->on_reply || ep->on_plan_reply)) {
+		    (ep->reply.fn || ep->plan_reply.fn)) {
 			struct probe_hdr h;
 			int r = probe_pkt_decode(slot + PROBE_GRH_LEN, wc->byte_len - PROBE_GRH_LEN,
 						 &h);
 
-			if ((!r || r == -EILSEQ) && ep->on_reply && h.session == ep->session)
-				ep->on_reply(ep->reply_arg, &h, !r, now_ns());
-			else if ((!r || r == -EILSEQ) && ep->on_plan_reply &&
-				 h.session == ep->plan_session)
-				ep->on_plan_reply(ep->plan_arg, &h, !r, now_ns());
-			else
+			if ((r && r != -EILSEQ) ||
+			    (!sink_take(&ep->reply, &h, !r) && !sink_take(&ep->plan_reply, &h, !r)))
 				ep->st.bad++;
 		} else if (pc->responder) {
 			answer(ep, wc, slot);
@@ -738,14 +745,9 @@ unsigned probe_ep_sends_out(const struct probe_ep *ep)
 	return ep->sends_out;
 }
 
-void probe_ep_on_reply(struct probe_ep *ep, uint32_t session,
-		       void (*on_reply)(void *arg, const struct probe_hdr *h, bool intact,
-					int64_t t_ns),
-		       void *arg)
+void probe_ep_on_reply(struct probe_ep *ep, uint32_t session, probe_reply_fn *on_reply, void *arg)
 {
-	ep->session = session;
-	ep->on_reply = on_reply;
-	ep->reply_arg = arg;
+	ep->reply = (struct reply_sink){ session, on_reply, arg };
 }
 
 int probe_ep_send_to(struct probe_ep *ep, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey,
@@ -792,14 +794,10 @@ int probe_ep_poll(struct probe_ep *ep, uint32_t session, int timeout_ms,
 	return r ? r : pc.replies;
 }
 
-void probe_ep_on_plan_reply(struct probe_ep *ep, uint32_t session,
-			    void (*on_reply)(void *arg, const struct probe_hdr *h, bool intact,
-					     int64_t t_ns),
+void probe_ep_on_plan_reply(struct probe_ep *ep, uint32_t session, probe_reply_fn *on_reply,
 			    void *arg)
 {
-	ep->plan_session = session;
-	ep->on_plan_reply = on_reply;
-	ep->plan_arg = arg;
+	ep->plan_reply = (struct reply_sink){ session, on_reply, arg };
 }
 
 /* The handle to (gid, fl, tclass): kept, else a new one in a slot no send uses; -1: none free. */

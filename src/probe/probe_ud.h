@@ -87,10 +87,10 @@ void probe_ep_ah_destroy(struct ibv_ah *ah);
 unsigned probe_ep_sends_out(const struct probe_ep *ep);
 int probe_ep_send_to(struct probe_ep *ep, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey,
 		     struct probe_hdr *h);
-void probe_ep_on_reply(struct probe_ep *ep, uint32_t session,
-		       void (*on_reply)(void *arg, const struct probe_hdr *h, bool intact,
-					int64_t t_ns),
-		       void *arg);
+/* A reply to one of our probes: its header, whether its payload was intact, when it came. */
+typedef void probe_reply_fn(void *arg, const struct probe_hdr *h, bool intact, int64_t t_ns);
+
+void probe_ep_on_reply(struct probe_ep *ep, uint32_t session, probe_reply_fn *on_reply, void *arg);
 
 /*
  * A fleet probe's plan (probe_exec.h) from this endpoint: h to gid/qpn/qkey
@@ -103,9 +103,7 @@ void probe_ep_on_reply(struct probe_ep *ep, uint32_t session,
 int probe_ep_send_fl(struct probe_ep *ep, const uint8_t gid[16], uint32_t qpn, uint32_t qkey,
 		     uint8_t tclass, uint32_t fl, struct probe_hdr *h);
 /* Replies of a plan's session go to on_reply (NULL: none), beside continuous mode's. */
-void probe_ep_on_plan_reply(struct probe_ep *ep, uint32_t session,
-			    void (*on_reply)(void *arg, const struct probe_hdr *h, bool intact,
-					     int64_t t_ns),
+void probe_ep_on_plan_reply(struct probe_ep *ep, uint32_t session, probe_reply_fn *on_reply,
 			    void *arg);
 
 /* Prober: where the probes go. */
@@ -119,8 +117,7 @@ int probe_ep_send(struct probe_ep *ep, struct probe_hdr *h);
  * Returns the number of replies, or -errno; *send_err gets the status of a
  * failed send completion.
  */
-int probe_ep_poll(struct probe_ep *ep, uint32_t session, int timeout_ms,
-		  void (*on_reply)(void *arg, const struct probe_hdr *h, bool intact, int64_t t_ns),
+int probe_ep_poll(struct probe_ep *ep, uint32_t session, int timeout_ms, probe_reply_fn *on_reply,
 		  void *arg, int *send_err);
 
 #endif
