@@ -649,12 +649,38 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *uri)
 	return MHD_http_unescape(uri);
 }
 
+/* A request counted, under the rate limit and authorized; else false, its refusal in *ret. */
+static bool admit(struct http_server *s, struct MHD_Connection *c, enum MHD_Result *ret)
+{
+	count(s, &s->st.requests);
+	if (!rate_ok(s)) {
+		count(s, &s->st.rate_limited);
+		*ret = plain(c, 429, "too many requests\n");
+		return false;
+	}
+	if (!authorized(s, c)) {
+		count(s, &s->st.unauthorized);
+		*ret = plain(c, 401, "unauthorized\n");
+		return false;
+	}
+	return true;
+}
+
+static enum MHD_Result too_large(struct MHD_Connection *c, size_t max_body)
+{
+	char msg[96];
+
+	snprintf(msg, sizeof(msg), "request body too large (at most %zu bytes)\n", max_body);
+	return plain(c, 413, msg);
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
 			       const char *method, const char *version, const char *upload,
 			       size_t *upload_size, void **con_cls)
 {
 	struct http_server *s = cls;
 	struct conn *cn = conn_of(c);
+	enum MHD_Result ret;
 
 	(void)version;
 	(void)upload;
@@ -675,26 +701,15 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		if (cn->brt) {
 			/* a body nobody may send is not read: the rate limit and credentials first
 			 */
-			char msg[96];
-
 			cn->checked = true;
-			count(s, &s->st.requests);
-			if (!rate_ok(s)) {
-				count(s, &s->st.rate_limited);
-				return plain(c, 429, "too many requests\n");
-			}
-			if (!authorized(s, c)) {
-				count(s, &s->st.unauthorized);
-				return plain(c, 401, "unauthorized\n");
-			}
-			snprintf(msg, sizeof(msg), "request body too large (at most %zu bytes)\n",
-				 cn->brt->max_body);
+			if (!admit(s, c, &ret))
+				return ret;
 			if (cl && (parse_u64(cl, &n) || n > cn->brt->max_body))
-				return plain(c, 413, msg);
+				return too_large(c, cn->brt->max_body);
 			return MHD_YES;
 		}
 		if (cl && (parse_u64(cl, &n) || n > HTTP_MAX_BODY))
-			return plain(c, 413, "request body too large (at most 4096 bytes)\n");
+			return too_large(c, HTTP_MAX_BODY);
 		return MHD_YES;
 	}
 	if (cn->brt) {
@@ -722,13 +737,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		/* The request is in: from here its time is the response's. */
 		__atomic_store_n(&cn->deadline, mono_ns() + HTTP_WRITE_TIMEOUT_NS,
 				 __ATOMIC_RELAXED);
-		if (cn->upload_big) {
-			char msg[96];
-
-			snprintf(msg, sizeof(msg), "request body too large (at most %zu bytes)\n",
-				 cn->brt->max_body);
-			return plain(c, 413, msg);
-		}
+		if (cn->upload_big)
+			return too_large(c, cn->brt->max_body);
 		return serve_body(c, cn->brt, cn->upload, cn->upload_len);
 	}
 	/* No route takes a body: count it (chunked ones have no length up front) and drop it. */
@@ -742,18 +752,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		return cn->body > 16 * HTTP_MAX_BODY ? MHD_NO : MHD_YES;
 	}
 	if (cn->body > HTTP_MAX_BODY)
-		return plain(c, 413, "request body too large (at most 4096 bytes)\n");
+		return too_large(c, HTTP_MAX_BODY);
 	/* The request is in: from here its time is the response's (a render, a bcrypt). */
 	__atomic_store_n(&cn->deadline, mono_ns() + HTTP_WRITE_TIMEOUT_NS, __ATOMIC_RELAXED);
-	count(s, &s->st.requests);
-	if (!rate_ok(s)) {
-		count(s, &s->st.rate_limited);
-		return plain(c, 429, "too many requests\n");
-	}
-	if (!authorized(s, c)) {
-		count(s, &s->st.unauthorized);
-		return plain(c, 401, "unauthorized\n");
-	}
+	if (!admit(s, c, &ret))
+		return ret;
 	return route(s, c, url, method);
 }
 
