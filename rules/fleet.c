@@ -228,31 +228,47 @@ static int add_unknown(struct group *g, size_t node, unsigned int seq, const cha
 	return 0;
 }
 
-static int add_value(struct group *g, size_t node, unsigned int seq, const char *obj,
-		     const struct val *v, enum rtype t)
+/* A value as summaries print it: strings quoted, so "" and "a, b" read as one value each. */
+static void value_text(char text[FLEET_VALUE_MAX], const struct val *v, enum rtype t)
 {
-	char text[FLEET_VALUE_MAX];
-	struct tbuf tb = { text, 0, sizeof(text) };
-	struct gval *gv = NULL;
-	struct fleet_unit *u;
+	struct tbuf tb = { text, 0, FLEET_VALUE_MAX };
 
 	text[0] = '\0';
-	/* strings quoted, so "" and "a, b" read as one value each */
 	if (t == RT_STR)
 		tb_printf(&tb, "\"%s\"", v->v.s);
 	else
 		rx_format_val(&tb, v, t);
+}
+
+/* A group's new distinct value, node its first holder; NULL: out of memory. */
+static struct gval *new_value(struct group *g, const char text[FLEET_VALUE_MAX],
+			      const struct val *v, enum rtype t, size_t node)
+{
+	struct gval *gv;
+
+	if (array_grow(&g->vals, &g->cap_vals, g->n_vals, sizeof(*g->vals), 4))
+		return NULL;
+	gv = &g->vals[g->n_vals++];
+	memset(gv, 0, sizeof(*gv));
+	memcpy(gv->fv.text, text, FLEET_VALUE_MAX);
+	gv->last_node = SIZE_MAX;
+	return keep_rep(gv, v, t, node) ? NULL : gv;
+}
+
+static int add_value(struct group *g, size_t node, unsigned int seq, const char *obj,
+		     const struct val *v, enum rtype t)
+{
+	char text[FLEET_VALUE_MAX];
+	struct gval *gv = NULL;
+	struct fleet_unit *u;
+
+	value_text(text, v, t);
 	for (size_t i = 0; i < g->n_vals && !gv; i++)
 		if (!strcmp(g->vals[i].fv.text, text))
 			gv = &g->vals[i];
 	if (!gv) {
-		if (array_grow(&g->vals, &g->cap_vals, g->n_vals, sizeof(*g->vals), 4))
-			return -ENOMEM;
-		gv = &g->vals[g->n_vals++];
-		memset(gv, 0, sizeof(*gv));
-		memcpy(gv->fv.text, text, sizeof(text));
-		gv->last_node = SIZE_MAX;
-		if (keep_rep(gv, v, t, node))
+		gv = new_value(g, text, v, t, node);
+		if (!gv)
 			return -ENOMEM;
 	} else if (node < gv->rep_node && keep_rep(gv, v, t, node)) {
 		/* nodes may come in any order: the first node's value represents it */
@@ -746,7 +762,6 @@ int rules_fleet_add_counted(struct rules_engine *e, size_t k, const char *key, s
 	struct fleet_acc *fa = NULL;
 	struct ectx cx = { .m = m, .obj = o, .t = e->fleet_t };
 	char text[FLEET_VALUE_MAX];
-	struct tbuf tb = { text, 0, sizeof(text) };
 	struct group *g;
 	struct gval *gv;
 	struct val v;
@@ -765,18 +780,9 @@ int rules_fleet_add_counted(struct rules_engine *e, size_t k, const char *key, s
 	v = rx_eval(r->subject, &cx);
 	if (v.st != V_OK)
 		return -EINVAL;
-	text[0] = '\0';
-	if (r->subject->type == RT_STR)
-		tb_printf(&tb, "\"%s\"", v.v.s);
-	else
-		rx_format_val(&tb, &v, r->subject->type);
-	if (array_grow(&g->vals, &g->cap_vals, g->n_vals, sizeof(*g->vals), 4))
-		return -ENOMEM;
-	gv = &g->vals[g->n_vals++];
-	memset(gv, 0, sizeof(*gv));
-	memcpy(gv->fv.text, text, sizeof(text));
-	gv->last_node = SIZE_MAX;
-	if (keep_rep(gv, &v, r->subject->type, first_node))
+	value_text(text, &v, r->subject->type);
+	gv = new_value(g, text, &v, r->subject->type, first_node);
+	if (!gv)
 		return -ENOMEM;
 	/* counted, not named: no unit to list (only a majority's are never listed) */
 	gv->counted = true;
