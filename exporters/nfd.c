@@ -146,26 +146,11 @@ void nfd_render(struct strbuf *out, const struct rules_engine *e, const struct n
 		sb_printf(out, NFD_PREFIX "pfc-priority=%s\n", pfc);
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t w = write(fd, buf, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		buf += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 int nfd_write_file(const char *path, const struct strbuf *content)
 {
 	const char *slash = strrchr(path, '/');
 	char tmp[4096];
-	int fd, r = 0;
+	int fd;
 
 	/* .NAME beside NAME: same filesystem, so rename() replaces it atomically */
 	if (snprintf(tmp, sizeof(tmp), "%.*s.%s.tmp", slash ? (int)(slash - path + 1) : 0, path,
@@ -174,14 +159,5 @@ int nfd_write_file(const char *path, const struct strbuf *content)
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	r = write_all(fd, content->buf ? content->buf : "", content->len);
-	if (!r && fsync(fd))
-		r = -errno;
-	if (close(fd) && !r)
-		r = -errno;
-	if (!r && rename(tmp, path))
-		r = -errno;
-	if (r)
-		unlink(tmp);
-	return r;
+	return rw_replace_file(fd, tmp, path, content->buf ? content->buf : "", content->len);
 }

@@ -624,29 +624,11 @@ int rules_health_write(const char *path, const char *data, size_t len)
 		if (unlink(tmp) && errno != ENOENT)
 			return -errno;
 	}
-	for (size_t off = 0; off < len;) {
-		ssize_t n = write(fd, data + off, len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			r = n < 0 ? -errno : -EIO;
-			break;
-		}
-		off += (size_t)n;
-	}
 	/* all of it on disk before the rename makes it the state: kill -9 or a crash leaves
 	 * the old file or the new one, never half of one */
-	if (!r && fsync(fd))
-		r = -errno;
-	if (close(fd) && !r)
-		r = -errno;
-	if (!r && rename(tmp, path))
-		r = -errno;
-	if (r) {
-		unlink(tmp);
+	r = rw_replace_file(fd, tmp, path, data, len);
+	if (r)
 		return r;
-	}
 	strlcpy0(dir, path, sizeof(dir));
 	fd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd >= 0) {

@@ -797,6 +797,34 @@ int parse_rfc3339(const char *s, int64_t *ns)
 	return 0;
 }
 
+int rw_replace_file(int fd, const char *tmp, const char *path, const void *data, size_t len)
+{
+	const char *p = data;
+	int r = 0;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r = n < 0 ? -errno : -EIO;
+			break;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	if (!r && fsync(fd))
+		r = -errno;
+	if (close(fd) && !r)
+		r = -errno;
+	if (!r && rename(tmp, path))
+		r = -errno;
+	if (r)
+		unlink(tmp);
+	return r;
+}
+
 int mkdir_p(const char *path, mode_t mode)
 {
 	char buf[4096];

@@ -139,6 +139,14 @@ int read_kfile_all(const char *path, char **out, size_t *len);
  * is in the way).
  */
 int mkdir_p(const char *path, mode_t mode);
+/*
+ * The last step of replacing a file atomically: data into fd (opened for
+ * writing on tmp, beside path so that rename() stays on one filesystem), on
+ * disk, fd closed, tmp renamed over path.  A reader sees the old file or the
+ * new one, never half of one.  0, or -errno with tmp unlinked; fd is closed
+ * either way.
+ */
+int rw_replace_file(int fd, const char *tmp, const char *path, const void *data, size_t len);
 /* pread(fd, 0) into buf and parse as u64: the re-read of a kept sysfs fd. */
 int pread_u64(int fd, uint64_t *v);
 
