@@ -524,19 +524,13 @@ static void note(struct nccl_env *env, enum nccl_var v, bool warn, const char *f
 static void note(struct nccl_env *env, enum nccl_var v, bool warn, const char *fmt, ...)
 {
 	struct nccl_reading *r = &env->out[v];
-	char sentence[1024];
 	va_list ap;
-	int n;
 
-	va_start(ap, fmt);
-	n = vsnprintf(sentence, sizeof(sentence), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	/* each sentence is bounded by its format's %.Ns: none comes near 1 KiB */
 	if (r->note.len)
 		sb_puts(&r->note, "; ");
-	sb_puts(&r->note, sentence);
+	va_start(ap, fmt);
+	sb_vprintf(&r->note, fmt, ap);
+	va_end(ap);
 	r->warn |= warn;
 }
 

@@ -66,20 +66,28 @@ void sb_putc(struct strbuf *sb, char c)
 	sb->buf[sb->len] = '\0';
 }
 
+void sb_vprintf(struct strbuf *sb, const char *fmt, va_list ap)
+{
+	va_list again;
+	int n;
+
+	/* measured first, then written in place: no bound of a local buffer */
+	va_copy(again, ap);
+	n = vsnprintf(NULL, 0, fmt, again);
+	va_end(again);
+	if (n < 0 || sb_reserve(sb, (size_t)n))
+		return;
+	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+	sb->len += (size_t)n;
+}
+
 void sb_printf(struct strbuf *sb, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	sb_vprintf(sb, fmt, ap);
 	va_end(ap);
-	if (n < 0 || sb_reserve(sb, (size_t)n))
-		return;
-	va_start(ap, fmt);
-	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	sb->len += (size_t)n;
 }
 
 void sb_u64(struct strbuf *sb, uint64_t v)

@@ -21,6 +21,8 @@ void sb_add(struct strbuf *sb, const char *s, size_t n);
 void sb_puts(struct strbuf *sb, const char *s);
 void sb_putc(struct strbuf *sb, char c);
 void sb_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_vprintf(struct strbuf *sb, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 void sb_u64(struct strbuf *sb, uint64_t v);
 void sb_i64(struct strbuf *sb, int64_t v);
 /* A float as Prometheus and JSON read it back exactly (%.17g, with NaN/Inf spelled out). */
