@@ -750,8 +750,8 @@ void probe_ep_on_reply(struct probe_ep *ep, uint32_t session, probe_reply_fn *on
 	ep->reply = (struct reply_sink){ session, on_reply, arg };
 }
 
-int probe_ep_send_to(struct probe_ep *ep, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey,
-		     struct probe_hdr *h)
+/* A send slot for request h: its index, or -EINVAL (size), -EMSGSIZE (mtu), -ENOBUFS. */
+static int request_slot(struct probe_ep *ep, const struct probe_hdr *h)
 {
 	int j;
 
@@ -760,12 +760,27 @@ int probe_ep_send_to(struct probe_ep *ep, struct ibv_ah *ah, uint32_t qpn, uint3
 	if (h->size > ep->port.active_mtu)
 		return -EMSGSIZE;
 	j = free_send_slot(ep);
-	if (j < 0)
-		return -ENOBUFS;
+	return j < 0 ? -ENOBUFS : j;
+}
+
+/* h as a request into send slot j, stamped now: the last step before the post. */
+static void encode_request(struct probe_ep *ep, unsigned j, struct probe_hdr *h)
+{
 	h->version = PROBE_VERSION;
 	h->type = PROBE_REQUEST;
 	h->t_send_ns = (uint64_t)now_ns();
-	probe_pkt_encode(slot_send(ep, (unsigned)j), h);
+	probe_pkt_encode(slot_send(ep, j), h);
+}
+
+int probe_ep_send_to(struct probe_ep *ep, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey,
+		     struct probe_hdr *h)
+{
+	int j;
+
+	j = request_slot(ep, h);
+	if (j < 0)
+		return j;
+	encode_request(ep, (unsigned)j, h);
 	return post_send(ep, (unsigned)j, h->size, ah, qpn, qkey);
 }
 
@@ -839,22 +854,15 @@ int probe_ep_send_fl(struct probe_ep *ep, const uint8_t gid[16], uint32_t qpn, u
 {
 	int j, k, r;
 
-	if (h->size < PROBE_HDR_LEN || h->size > PROBE_MAX_SIZE)
-		return -EINVAL;
-	if (h->size > ep->port.active_mtu)
-		return -EMSGSIZE;
-	j = free_send_slot(ep);
+	j = request_slot(ep, h);
 	if (j < 0)
-		return -ENOBUFS;
+		return j;
 	k = fl_ah_get(ep, gid, tclass, fl);
 	if (k == -1)
 		return -ENOBUFS;
 	if (k < 0)
 		return errno ? -errno : -EIO;
-	h->version = PROBE_VERSION;
-	h->type = PROBE_REQUEST;
-	h->t_send_ns = (uint64_t)now_ns();
-	probe_pkt_encode(slot_send(ep, (unsigned)j), h);
+	encode_request(ep, (unsigned)j, h);
 	r = post_send(ep, (unsigned)j, h->size, ep->flah[k].ah, qpn, qkey);
 	if (r)
 		return r;
