@@ -11,7 +11,7 @@ FUZZ_SECONDS ?= 300
 FUZZ_HARNESSES ?=
 ARGS ?=
 
-.PHONY: all deps build run test bench bench-detect fuzz clean format deb
+.PHONY: all deps build run test bench bench-detect fuzz clean format deb check-recipes
 
 all: build
 
@@ -36,6 +36,10 @@ test:
 	@contrib/install-deps.sh test
 	@$(MAKE) --no-print-directory build
 	tests/run-tests.sh $(BUILD)
+
+# hacking.md's recipes still name every value-type switch and builtin (no build needed)
+check-recipes:
+	python3 tests/recipes/check-recipes.py $(CURDIR)
 
 # -Dtests=auto: the test targets exist (make bench uses tests/bench_recorder)
 # but cmocka is optional, and `make run` builds none of them.
