@@ -37,18 +37,45 @@ EOF
 	vm_wait_until 20 "$RWN_DEV active_mtu 4096" vm_active_mtu_is "$RWN_DEV" 4096
 }
 
+# rwn_dcb ARGS...: `dcb ARGS`, a command that writes, as vm_run runs it. iproute2 6.1's dcb
+# (Debian 12's; fixed in 6.2 by d0e02f35, "dcb: Do not leave ACKs in socket receive buffer")
+# asks every request with NLM_F_ACK but stops at the answer, leaving the ACK unread: a command
+# that reads before it writes (pfc, ets, buffer and maxrate set, app replace) then takes the
+# read's ACK for the write's answer. Both requests carry time(NULL) as their sequence number:
+# within one second the stale ACK passes as the answer (the write is done, its own answer is
+# never read); when the second ticks in between, libmnl refuses it as another request's
+# (EPROTO) and dcb says "Attribute write: Protocol error" although the kernel has applied the
+# write. A slow guest (a loaded host) crosses the second more often; neither the kernel nor
+# rwnic is involved. Such a failure runs the command again: each computes what it writes from
+# a fresh read, so once more changes nothing that is already set. What the writes leave is
+# read back with dcb show and compared (the scenarios), never taken on dcb's word.
+rwn_dcb() {
+	local out attempt
+	vm_log "+ dcb $*"
+	for attempt in 1 2 3; do
+		if out=$(dcb "$@" 2>&1); then
+			[[ -z $out ]] || printf '%s\n' "$out" >&2
+			return 0
+		fi
+		[[ $out == *"Attribute write: Protocol error"* ]] ||
+			vm_fail "'dcb $*' failed: ${out//$'\n'/ / }"
+		vm_log "dcb $* (attempt $attempt): $out: iproute2 6.1's unread ACK across a second"
+	done
+	vm_fail "'dcb $*' failed 3 times: ${out//$'\n'/ / }"
+}
+
 # rwn_configure_lossless: what the lossless-roce profile asks of a node, through the tools an
-# operator uses. (Not one `dcb -b` batch: iproute2 6.1's dcb fails the second command of a
-# batch with "Attribute not found".)
+# operator uses. (Not one `dcb -b` batch: there iproute2 6.1's unread ACK, see rwn_dcb, fails
+# the second command with "Attribute not found".)
 rwn_configure_lossless() {
-	vm_run dcb pfc set dev "$RWN_IF" prio-pfc all:off 3:on delay 4096
-	vm_run dcb ets set dev "$RWN_IF" tc-tsa all:strict 0:ets 1:ets tc-bw all:0 0:40 1:60 \
+	rwn_dcb pfc set dev "$RWN_IF" prio-pfc all:off 3:on delay 4096
+	rwn_dcb ets set dev "$RWN_IF" tc-tsa all:strict 0:ets 1:ets tc-bw all:0 0:40 1:60 \
 		prio-tc all:0 3:1 6:2
-	vm_run dcb app add dev "$RWN_IF" dscp-prio 26:3 48:6
-	vm_run dcb buffer set dev "$RWN_IF" prio-buffer all:0 3:1 6:2 \
+	rwn_dcb app add dev "$RWN_IF" dscp-prio 26:3 48:6
+	rwn_dcb buffer set dev "$RWN_IF" prio-buffer all:0 3:1 6:2 \
 		buffer-size all:0 0:256K 1:512K 2:64K
-	vm_run dcb maxrate set dev "$RWN_IF" tc-maxrate all:0 2:25Gbit
-	vm_run dcb dcbx set dev "$RWN_IF" host ieee
+	rwn_dcb maxrate set dev "$RWN_IF" tc-maxrate all:0 2:25Gbit
+	rwn_dcb dcbx set dev "$RWN_IF" host ieee
 	vm_run ethtool --set-tunable "$RWN_IF" pfc-prevention-tout 500
 	vm_run ethtool -A "$RWN_IF" autoneg off rx off tx off
 	# rdma_cm's default ToS for the port: 106 = DSCP 26 << 2 | ECT(0)

@@ -100,6 +100,11 @@ got=$(jq -c '[.prio_pfc, .delay, .requests, .indications]' "$VM_OUT/dcb-pfc.json
 vm_expect_eq "$got" '[[false,false,false,true,false,false,false,false],4096,[0,0,0,17,0,0,2,0],[0,0,0,5,0,0,0,0]]' \
 	"dcb -s pfc show: prio_pfc, delay, requests, indications"
 vm_expect_eq "$(jq -c .dscp_prio "$VM_OUT/dcb-app.json")" '[[26,3],[48,6]]' "dcb app show: dscp_prio"
+vm_expect_eq "$(jq -c '[.prio_tc, .tc_bw, .tc_tsa[0:3]]' "$VM_OUT/dcb-ets.json")" \
+	'[[0,0,0,1,0,0,2,0],[40,60,0,0,0,0,0,0],["ets","ets","strict"]]' "dcb ets show: prio_tc, tc_bw, tc_tsa"
+vm_expect_eq "$(jq -c '[.prio_buffer, [.buffer_size[] > 0]]' "$VM_OUT/dcb-buffer.json")" \
+	'[[0,0,0,1,0,0,2,0],[true,true,true,false,false,false,false,false]]' \
+	"dcb buffer show: prio_buffer, which buffers have a size"
 vm_expect_eq "$(jq -c .tc_maxrate "$VM_OUT/dcb-maxrate.json")" '[0,0,3125000000,0,0,0,0,0]' \
 	"dcb maxrate show: tc_maxrate (bytes/s as dcb prints it)"
 # The kernel's tc_maxrate is kbit/s (mlx5e_dcbnl_ieee_getmaxrate). iproute2 before 6.18 passed
@@ -202,7 +207,7 @@ fast0=$(polls "$metrics" fast) slow0=$(polls "$metrics" slow)
 ev0=$(rw_metric "$metrics" rocewatch_event_passes_total)
 [[ -n $fast0 && -n $slow0 && -n $ev0 ]] ||
 	vm_fail "/metrics has no rocewatch_polls_total{loop=fast|slow} or rocewatch_event_passes_total"
-vm_run dcb pfc set dev "$if" prio-pfc 4:on
+rwn_dcb pfc set dev "$if" prio-pfc 4:on
 seen=0
 for ((i = 0; i < 40; i++)); do
 	rw_fetch /metrics "$metrics"
@@ -222,26 +227,26 @@ ev1=$(rw_metric "$metrics" rocewatch_event_passes_total)
 ((ev1 > ev0)) || vm_fail "the dcb change is on /metrics but no event pass ran ($ev0 -> $ev1)"
 ((slow1 == slow0)) || vm_fail "the dcb change took a slow poll ($slow0 -> $slow1), not an event pass"
 vm_log "ok: dcb pfc change on /metrics after $((fast1 - fast0)) fast poll(s), event passes $ev0 -> $ev1, slow polls $slow0 -> $slow1 (the RTNLGRP_DCB path; slow loop 10m)"
-vm_run dcb pfc set dev "$if" prio-pfc 4:off
+rwn_dcb pfc set dev "$if" prio-pfc 4:off
 rw_serve_stop
 
 # --- lossless-roce: passes as configured, each DCB rule fails on its one setting ------------------
 rwn_expect_failing "configured node" ""
-vm_run dcb pfc set dev "$if" prio-pfc 3:off 5:on
+rwn_dcb pfc set dev "$if" prio-pfc 3:off 5:on
 rwn_expect_failing "PFC on 5 instead of 3" "pfc_only_on_roce_priority=fail"
-vm_run dcb pfc set dev "$if" prio-pfc 3:on 5:off
-vm_run dcb app replace dev "$if" dscp-prio 26:2
+rwn_dcb pfc set dev "$if" prio-pfc 3:on 5:off
+rwn_dcb app replace dev "$if" dscp-prio 26:2
 rwn_expect_failing "DSCP 26 -> 2" "roce_dscp_to_roce_priority=fail"
-vm_run dcb app replace dev "$if" dscp-prio 26:3 48:5
+rwn_dcb app replace dev "$if" dscp-prio 26:3 48:5
 rwn_expect_failing "DSCP 48 -> 5" "cnp_dscp_to_cnp_priority=fail"
 # No DSCP entry at all: the device trusts PCP, and no DSCP maps anywhere.
-vm_run dcb app del dev "$if" dscp-prio 26:3 48:5
+rwn_dcb app del dev "$if" dscp-prio 26:3 48:5
 rwn_expect_failing "no DSCP map (trust pcp)" \
 	"cnp_dscp_to_cnp_priority=fail roce_dscp_to_roce_priority=fail trust_dscp=fail"
-vm_run dcb app add dev "$if" dscp-prio 26:3 48:6
-vm_run dcb dcbx set dev "$if" lld-managed ieee
+rwn_dcb app add dev "$if" dscp-prio 26:3 48:6
+rwn_dcb dcbx set dev "$if" lld-managed ieee
 rwn_expect_failing "DCBX managed by firmware" "dcbx_host_managed=fail"
-vm_run dcb dcbx set dev "$if" host ieee
+rwn_dcb dcbx set dev "$if" host ieee
 rwn_expect_failing "restored" ""
 
 vm_pass
