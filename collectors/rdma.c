@@ -79,15 +79,14 @@ static struct port_priv *port_priv(struct collector_ctx *cc, struct object *o)
 	return o->cpriv[cc->idx];
 }
 
-static void fill_port(struct collector_ctx *cc, struct rdma_priv *rp, struct node_model *m,
-		      struct object *o, const struct found_port *fp)
+/* state, physical state, rate and link layer (into ll, for the GID table) */
+static void fill_port_link(struct rdma_priv *rp, struct object *o, const struct found_port *fp,
+			   char *ll, size_t ll_len)
 {
-	struct port_priv *pp = o->cpriv[cc->idx];
-	char buf[RW_STR_MAX], rel[64], ll[32] = "", nd[RW_NAME_MAX];
+	char buf[RW_STR_MAX], rel[64];
 	int64_t mbps;
 	int r;
 
-	/* state, physical state */
 	if (fp->nl && fp->np.has_state) {
 		field_set_str(o, F_PORT_STATE, rdma_port_state_name(fp->np.state));
 	} else {
@@ -117,10 +116,16 @@ static void fill_port(struct collector_ctx *cc, struct rdma_priv *rp, struct nod
 	else
 		field_set_int(o, F_PORT_RATE, mbps);
 	snprintf(rel, sizeof(rel), "ports/%u/link_layer", fp->port);
-	r = rdma_ib_read(rp, fp->dev, rel, ll, sizeof(ll));
+	r = rdma_ib_read(rp, fp->dev, rel, ll, ll_len);
 	set_str_or_absent(o, F_PORT_LINK_LAYER, r, ll);
 	if (r)
 		ll[0] = '\0';
+}
+
+static void fill_port_device(struct rdma_priv *rp, struct object *o, const struct found_port *fp)
+{
+	char buf[RW_STR_MAX];
+	int r;
 
 	/* device: node GUID, firmware (an empty fw_ver means a device without firmware) */
 	if (fp->nl) {
@@ -153,8 +158,13 @@ static void fill_port(struct collector_ctx *cc, struct rdma_priv *rp, struct nod
 	/* the driver, by the device's driver link: udev renames devices, not drivers */
 	r = rdma_sysfs_driver(rp, fp->dev, buf, sizeof(buf));
 	set_str_or_absent(o, F_PORT_DRIVER, r, buf);
+}
 
-	/* netdev binding */
+static void fill_port_netdev(struct rdma_priv *rp, struct object *o, const struct found_port *fp)
+{
+	char nd[RW_NAME_MAX];
+	int r;
+
 	o->ifindex = 0;
 	if (fp->nl) {
 		if (fp->np.has_ndev) {
@@ -190,8 +200,14 @@ static void fill_port(struct collector_ctx *cc, struct rdma_priv *rp, struct nod
 			}
 		}
 	}
+}
 
-	/* GID table and the derived NCCL_IB_GID_INDEX */
+/* GID table and the derived NCCL_IB_GID_INDEX */
+static void fill_port_gids(struct rdma_priv *rp, struct node_model *m, struct object *o,
+			   const struct found_port *fp, const char *ll)
+{
+	int r;
+
 	r = rdma_read_gids(rp, fp->dev, fp->port, ll, &o->gids);
 	if (r) {
 		o->gids.n = 0;
@@ -218,45 +234,51 @@ static void fill_port(struct collector_ctx *cc, struct rdma_priv *rp, struct nod
 				field_set_int(o, F_PORT_ROCEV2_IPV4_GID_INDEX, ix);
 		}
 	}
+}
 
-	/* counter files, kept open until the next slow poll finds a change */
-	{
-		char path[PATH_MAX];
+/* counter files, kept open until the next slow poll finds a change */
+static void open_port_counters(struct rdma_priv *rp, struct port_priv *pp,
+			       const struct found_port *fp)
+{
+	char path[PATH_MAX];
 
-		/*
-		 * After ENODEV the kept descriptors belong to an unregistered
-		 * device; one re-registered under the same name (a reset) has new
-		 * files even though their names are the same.
-		 */
-		if (pp->gone) {
-			rdma_cdir_close(&pp->hw);
-			rdma_cdir_close(&pp->pc);
-			rdma_cdir_close(&pp->pe);
-			rdma_cdir_close(&pp->dh);
-		}
-		pp->gone = false;
-		pp->dev_index = fp->dev_index;
-		pp->hw_nl = fp->nl;
-		if (pp->hw_nl) {
-			rdma_cdir_close(&pp->hw);
-		} else {
-			snprintf(path, sizeof(path), "%s/%s/ports/%u/hw_counters", rp->ib, fp->dev,
-				 fp->port);
-			rdma_cdir_scan(&pp->hw, path, "hw_counters");
-		}
-		snprintf(path, sizeof(path), "%s/%s/ports/%u/counters", rp->ib, fp->dev, fp->port);
-		rdma_cdir_scan(&pp->pc, path, "counters");
-		snprintf(path, sizeof(path), "%s/%s/ports/%u/counters_ext", rp->ib, fp->dev,
-			 fp->port);
-		rdma_cdir_scan(&pp->pe, path, "counters_ext");
-		/* device-wide counters (mana's sent_cnps): once, on port 1, not on every port */
-		if (fp->port == 1) {
-			snprintf(path, sizeof(path), "%s/%s/hw_counters", rp->ib, fp->dev);
-			rdma_cdir_scan(&pp->dh, path, "device hw_counters");
-		}
+	/*
+	 * After ENODEV the kept descriptors belong to an unregistered
+	 * device; one re-registered under the same name (a reset) has new
+	 * files even though their names are the same.
+	 */
+	if (pp->gone) {
+		rdma_cdir_close(&pp->hw);
+		rdma_cdir_close(&pp->pc);
+		rdma_cdir_close(&pp->pe);
+		rdma_cdir_close(&pp->dh);
 	}
+	pp->gone = false;
+	pp->dev_index = fp->dev_index;
+	pp->hw_nl = fp->nl;
+	if (pp->hw_nl) {
+		rdma_cdir_close(&pp->hw);
+	} else {
+		snprintf(path, sizeof(path), "%s/%s/ports/%u/hw_counters", rp->ib, fp->dev,
+			 fp->port);
+		rdma_cdir_scan(&pp->hw, path, "hw_counters");
+	}
+	snprintf(path, sizeof(path), "%s/%s/ports/%u/counters", rp->ib, fp->dev, fp->port);
+	rdma_cdir_scan(&pp->pc, path, "counters");
+	snprintf(path, sizeof(path), "%s/%s/ports/%u/counters_ext", rp->ib, fp->dev, fp->port);
+	rdma_cdir_scan(&pp->pe, path, "counters_ext");
+	/* device-wide counters (mana's sent_cnps): once, on port 1, not on every port */
+	if (fp->port == 1) {
+		snprintf(path, sizeof(path), "%s/%s/hw_counters", rp->ib, fp->dev);
+		rdma_cdir_scan(&pp->dh, path, "device hw_counters");
+	}
+}
 
-	/* optional counters: only RDMA netlink tells them (no sysfs file says enabled) */
+/* optional counters: only RDMA netlink tells them (no sysfs file says enabled) */
+static void fill_port_optional(struct rdma_priv *rp, struct object *o, const struct found_port *fp)
+{
+	int r;
+
 	if (fp->nl && rp->nl.nl) {
 		struct rdma_optional opt;
 		char err[160] = "";
@@ -273,6 +295,19 @@ static void fill_port(struct collector_ctx *cc, struct rdma_priv *rp, struct nod
 	} else {
 		rdma_fill_optional(o, NULL, -EOPNOTSUPP);
 	}
+}
+
+static void fill_port(struct collector_ctx *cc, struct rdma_priv *rp, struct node_model *m,
+		      struct object *o, const struct found_port *fp)
+{
+	char ll[32] = "";
+
+	fill_port_link(rp, o, fp, ll, sizeof(ll));
+	fill_port_device(rp, o, fp);
+	fill_port_netdev(rp, o, fp);
+	fill_port_gids(rp, m, o, fp, ll);
+	open_port_counters(rp, o->cpriv[cc->idx], fp);
+	fill_port_optional(rp, o, fp);
 }
 
 /* What the port is, whatever it is called now: "guid:...", "pci:..." or "name:...". */
