@@ -905,19 +905,123 @@ static int cmp_pend(const void *a, const void *b)
 	return x->line < y->line ? -1 : x->line > y->line;
 }
 
+/* A state file being read: the records kept so far. */
+struct hload {
+	struct rules_engine *e;
+	struct rules_health_load_stats *st;
+	const char *boot_id;
+	int64_t now;
+	struct hmem *hm;
+	size_t n_hm, cap_hm, cap_pend;
+	bool same_boot;
+};
+
+static int keep_esc(struct hload *h, const struct hmem *m, size_t line)
+{
+	if (h->n_hm == h->cap_hm) {
+		size_t cap = h->cap_hm ? 2 * h->cap_hm : 64;
+		struct hmem *n = realloc(h->hm, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		h->hm = n;
+		h->cap_hm = cap;
+	}
+	h->hm[h->n_hm] = *m;
+	/* the line in window_ns until sorted: the later record wins */
+	h->hm[h->n_hm++].window_ns = (int64_t)line;
+	h->st->records++;
+	return 0;
+}
+
+static int keep_ring(struct hload *h, struct pending_ring *pr, size_t line)
+{
+	struct rules_engine *e = h->e;
+
+	if (e->n_pend == h->cap_pend) {
+		size_t cap = h->cap_pend ? 2 * h->cap_pend : 64;
+		struct pending_ring *n = realloc(e->pend, cap * sizeof(*n));
+
+		if (!n) {
+			pr_free(pr);
+			return -ENOMEM;
+		}
+		e->pend = n;
+		h->cap_pend = cap;
+	}
+	pr->line = line;
+	e->pend[e->n_pend++] = *pr;
+	h->st->records++;
+	return 0;
+}
+
+/* One record after the magic line: 0 kept or passed over, 1 refused (l->why), -ENOMEM. */
+static int load_record(struct hload *h, struct lx *l)
+{
+	char *kind = tok(l);
+
+	if (!kind)
+		return 1;
+	if (!strcmp(kind, "boot")) {
+		char *b = tok(l);
+
+		h->same_boot = b && h->boot_id && *h->boot_id && !strcmp(b, h->boot_id);
+		if (l->bad || !at_end(l))
+			lx_bad(l, "more fields than it has");
+	} else if (!strcmp(kind, "esc")) {
+		struct hmem m;
+
+		if (parse_esc(l, &m, h->now, &h->st->future))
+			return 1;
+		return !m.failing && !m.n ? 0 : keep_esc(h, &m, l->line);
+	} else if (!strcmp(kind, "ring")) {
+		struct pending_ring pr;
+		int r = parse_ring(l, &pr, h->now);
+
+		if (r == -ENOMEM) {
+			pr_free(&pr);
+			return -ENOMEM;
+		}
+		if (r || !h->same_boot) {
+			/* after a reboot every counter started again: no history spans it */
+			pr_free(&pr);
+			return r ? 1 : 0;
+		}
+		return keep_ring(h, &pr, l->line);
+	} else {
+		lx_bad(l, "not a record rocewatch writes");
+	}
+	return l->bad;
+}
+
+/* Sorted by key, the later of two records for a key kept: n log n, however many. */
+static size_t dedupe_hm(struct hmem *hm, size_t n)
+{
+	size_t k = 0;
+
+	if (!n)
+		return 0;
+	qsort(hm, n, sizeof(*hm), cmp_hmem);
+	for (size_t i = 0; i < n; i++) {
+		if (k && hm[k - 1].key == hm[i].key)
+			k--;
+		hm[k] = hm[i];
+		hm[k++].window_ns = 0; /* not known until its rule is evaluated */
+	}
+	return k;
+}
+
 int rules_health_load_buffer(struct rules_engine *e, char *buf, size_t len, const char *boot_id,
 			     int64_t now, struct rules_health_load_stats *st)
 {
-	struct hmem *hm = NULL;
-	size_t n_hm = 0, cap_hm = 0, cap_pend = 0;
-	bool same_boot = false;
+	struct hload h = { .e = e, .st = st, .boot_id = boot_id, .now = now };
 	char *p = buf, *endp = buf + len;
 	size_t line = 0;
 	int r = 0;
 
 	memset(st, 0, sizeof(*st));
-	while (p < endp) {
-		char *nl = memchr(p, '\n', (size_t)(endp - p)), *kind;
+	while (p < endp && r >= 0) {
+		char *nl = memchr(p, '\n', (size_t)(endp - p));
 		struct lx l = { 0 };
 
 		if (!nl) {
@@ -931,118 +1035,34 @@ int rules_health_load_buffer(struct rules_engine *e, char *buf, size_t len, cons
 		l.line = ++line;
 		p = nl + 1;
 		if (memchr(l.p, '\0', (size_t)(nl - l.p))) {
-			l.bad = true;
 			l.why = "a NUL byte";
-			goto refused;
-		}
-		if (line == 1) {
-			if (strcmp(l.p, STATE_MAGIC)) {
+			r = 1;
+		} else if (line == 1) {
+			if (strcmp(l.p, STATE_MAGIC))
 				r = -EINVAL; /* foreign: all of it */
-				break;
-			}
-			continue;
-		}
-		kind = tok(&l);
-		if (!kind)
-			goto refused;
-		if (!strcmp(kind, "boot")) {
-			char *b = tok(&l);
-
-			same_boot = b && boot_id && *boot_id && !strcmp(b, boot_id);
-			if (l.bad || !at_end(&l))
-				lx_bad(&l, "more fields than it has");
-		} else if (!strcmp(kind, "esc")) {
-			struct hmem h;
-
-			if (parse_esc(&l, &h, now, &st->future))
-				goto refused;
-			if (!h.failing && !h.n)
-				continue;
-			if (n_hm == cap_hm) {
-				size_t cap = cap_hm ? 2 * cap_hm : 64;
-				struct hmem *n = realloc(hm, cap * sizeof(*n));
-
-				if (!n) {
-					r = -ENOMEM;
-					break;
-				}
-				hm = n;
-				cap_hm = cap;
-			}
-			/* the line in window_ns until sorted: the later record wins */
-			h.window_ns = (int64_t)line;
-			hm[n_hm++] = h;
-			st->records++;
-			continue;
-		} else if (!strcmp(kind, "ring")) {
-			struct pending_ring pr;
-			int pr_r = parse_ring(&l, &pr, now);
-
-			if (pr_r == -ENOMEM) {
-				pr_free(&pr);
-				r = -ENOMEM;
-				break;
-			}
-			if (pr_r || !same_boot) {
-				/* after a reboot every counter started again: no history spans it
-				 */
-				pr_free(&pr);
-				if (pr_r)
-					goto refused;
-				continue;
-			}
-			if (e->n_pend == cap_pend) {
-				size_t cap = cap_pend ? 2 * cap_pend : 64;
-				struct pending_ring *n = realloc(e->pend, cap * sizeof(*n));
-
-				if (!n) {
-					pr_free(&pr);
-					r = -ENOMEM;
-					break;
-				}
-				e->pend = n;
-				cap_pend = cap;
-			}
-			pr.line = line;
-			e->pend[e->n_pend++] = pr;
-			st->records++;
 			continue;
 		} else {
-			lx_bad(&l, "not a record rocewatch writes");
+			r = load_record(&h, &l);
 		}
-		if (!l.bad)
-			continue;
-	refused:
 		/* one bad record is refused alone; the others stand */
-		if (!st->refused++) {
+		if (r == 1 && !st->refused++) {
 			st->why = l.why ? l.why : "corrupt";
 			st->first_line = line;
 		}
 	}
+	if (r > 0)
+		r = 0;
 	if (!r && line == 0)
 		r = -ENODATA;
 	if (r) {
-		free(hm);
+		free(h.hm);
 		pending_free(e);
 		return r;
 	}
-	/* sort once, the later of two records for a key wins: n log n, however many */
-	if (n_hm) {
-		size_t k = 0;
-
-		qsort(hm, n_hm, sizeof(*hm), cmp_hmem);
-		for (size_t i = 0; i < n_hm; i++) {
-			if (k && hm[k - 1].key == hm[i].key)
-				k--;
-			hm[k] = hm[i];
-			hm[k++].window_ns = 0; /* not known until its rule is evaluated */
-		}
-		n_hm = k;
-	}
 	free(e->hm);
-	e->hm = hm;
-	e->n_hm = n_hm;
-	e->cap_hm = cap_hm;
+	e->hm = h.hm;
+	e->n_hm = dedupe_hm(h.hm, h.n_hm);
+	e->cap_hm = h.cap_hm;
 	if (e->n_pend)
 		qsort(e->pend, e->n_pend, sizeof(*e->pend), cmp_pend);
 	return 0;
