@@ -222,35 +222,25 @@ static int row_cmp(const void *a, const void *b)
 	return c ? c : x->per_node < y->per_node ? -1 : x->per_node > y->per_node;
 }
 
-int fleet_prom_count(const char *base_url, const struct client_http_opts *o,
-		     const struct fleet_prom_opts *po, const bool used[F__COUNT],
-		     struct fleet_prom_count *c, size_t n, struct fleet_prom_totals *t, char *err,
-		     size_t errlen)
+/*
+ * The counting queries into q[4 + 2 * n]: 4 totals (nodes, RDMA-bound netdevs, RDMA ports,
+ * netdevs), then per rule its distribution by max and (sample values) by min; a query not
+ * needed stays empty.  jn: the job's nodes.  -ENOMEM when a text could not be built.
+ */
+static int count_queries(struct strbuf *q, const struct fleet_prom_count *c, size_t n,
+			 const bool used[F__COUNT], const char *job, struct strbuf *jn)
 {
-	/* 4 totals, then per rule its distribution by max and (sample values) by min */
-	size_t nq = 4 + 2 * n, k = 0;
-	struct client_req *reqs = calloc(nq, sizeof(*reqs));
-	struct strbuf *q = calloc(nq, sizeof(*q)), url = { 0 }, jn = { 0 }, sel = { 0 };
-	char **posts = calloc(nq, sizeof(*posts));
+	struct strbuf sel = { 0 };
 	bool need[3] = { false };
-	int ret = 0;
+	size_t k = 0;
+	int ret;
 
-	err[0] = '\0';
-	memset(t, 0, sizeof(*t));
-	if (!reqs || !q || !posts || !po->job) {
-		ret = po->job ? -ENOMEM : -EINVAL;
-		goto out;
-	}
-	sb_puts(&url, base_url);
-	while (url.len && url.buf[url.len - 1] == '/')
-		url.buf[--url.len] = '\0';
-	sb_puts(&url, "/api/v1/query");
 	/* the job's nodes but those whose target is down (as the client leaves them out) */
-	sb_puts(&jn, "group by (instance) (roce_job_info{job_id=\"");
-	for (const char *p = po->job; *p; p++)
-		fleet_promql_char(&jn, (unsigned char)*p);
-	sb_puts(&jn, "\"} unless on (instance) (up == 0))");
-	sb_printf(&q[k++], "count(%s)", jn.buf ? jn.buf : "");
+	sb_puts(jn, "group by (instance) (roce_job_info{job_id=\"");
+	for (const char *p = job; *p; p++)
+		fleet_promql_char(jn, (unsigned char)*p);
+	sb_puts(jn, "\"} unless on (instance) (up == 0))");
+	sb_printf(&q[k++], "count(%s)", jn->buf ? jn->buf : "");
 	/*
 	 * The totals a rule is checked against, only those asked for: a kind's
 	 * units are the objects of all its metrics (as the client makes them), the
@@ -268,21 +258,31 @@ int fleet_prom_count(const char *base_url, const struct client_http_opts *o,
 			      kind == OBJ_NETDEV ? ", rdma_device!=\"\"" : NULL);
 		if (sel.len && need[kind == OBJ_NETDEV ? 1 : 2])
 			sb_printf(&q[k], "count(group by (%s) (%s) and on (instance) %s)",
-				  obj_labels((enum obj_kind)kind), sel.buf, jn.buf);
+				  obj_labels((enum obj_kind)kind), sel.buf, jn->buf);
 		k++;
 	}
 	k++; /* (the netdevs without rdma: no rule of the fleet profile counts them) */
 	for (size_t i = 0; i < n; i++) {
-		dist_query(&q[k++], &c[i], jn.buf, "max");
+		dist_query(&q[k++], &c[i], jn->buf, "max");
 		if (!value_label(c[i].field))
-			dist_query(&q[k], &c[i], jn.buf, "min");
+			dist_query(&q[k], &c[i], jn->buf, "min");
 		k++;
 	}
-	for (size_t i = 0; i < nq && !ret; i++) {
-		if (q[i].oom || url.oom || jn.oom || sel.oom) {
-			ret = -ENOMEM;
-			break;
-		}
+	ret = jn->oom || sel.oom ? -ENOMEM : 0;
+	sb_free(&sel);
+	return ret;
+}
+
+/* Each query as a POST to url, bounded by --prometheus.max-query. */
+static int count_posts(struct client_req *reqs, char **posts, const struct strbuf *q, size_t nq,
+		       const struct strbuf *url, const struct fleet_prom_opts *po,
+		       const char *base_url, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < nq; i++) {
+		struct strbuf body = { 0 };
+
+		if (q[i].oom || url->oom)
+			return -ENOMEM;
 		if (!q[i].len)
 			continue;
 		if (q[i].len > po->max_query) {
@@ -290,62 +290,63 @@ int fleet_prom_count(const char *base_url, const struct client_http_opts *o,
 				 "Prometheus %s: a counting query is %zu bytes, over "
 				 "--prometheus.max-query",
 				 base_url, q[i].len);
-			ret = -E2BIG;
-			break;
+			return -E2BIG;
 		}
-		{
-			struct strbuf body = { 0 };
-
-			sb_puts(&body, "query=");
-			fleet_url_encode(&body, q[i].buf);
-			if (body.oom) {
-				sb_free(&body);
-				ret = -ENOMEM;
-				break;
-			}
-			posts[i] = body.buf;
+		sb_puts(&body, "query=");
+		fleet_url_encode(&body, q[i].buf);
+		if (body.oom) {
+			sb_free(&body);
+			return -ENOMEM;
 		}
-		reqs[i].url = url.buf;
+		posts[i] = body.buf;
+		reqs[i].url = url->buf;
 		reqs[i].post = posts[i];
 	}
-	if (ret)
-		goto out;
-	/* the empty ones are not sent: no metric of that kind is read */
-	{
-		size_t m = 0;
-		size_t *of = calloc(nq, sizeof(*of));
-		struct client_req *send = calloc(nq, sizeof(*send));
+	return 0;
+}
 
-		if (!of || !send) {
-			free(of);
-			free(send);
-			ret = -ENOMEM;
-			goto out;
-		}
-		for (size_t i = 0; i < nq; i++)
-			if (q[i].len) {
-				send[m] = reqs[i];
-				of[m++] = i;
-			}
-		/*
-		 * a few at a time: each one selects a metric's every series, and an
-		 * engine queues what is past its concurrency (VictoriaMetrics: 2 per
-		 * CPU, then 503 after -search.maxQueueDuration)
-		 */
-		struct client_http_opts few = *o;
+/* The non-empty queries sent; the empty ones are not: no metric of that kind is read. */
+static int count_send(struct client_req *reqs, const struct strbuf *q, size_t nq,
+		      const struct client_http_opts *o)
+{
+	size_t m = 0;
+	size_t *of = calloc(nq, sizeof(*of));
+	struct client_req *send = calloc(nq, sizeof(*send));
+	struct client_http_opts few = *o;
+	int ret;
 
-		if (few.parallel > 4)
-			few.parallel = 4;
-		ret = client_http_run(send, m, &few, NULL, NULL);
-		for (size_t j = 0; j < m; j++)
-			reqs[of[j]] = send[j];
+	if (!of || !send) {
 		free(of);
 		free(send);
+		return -ENOMEM;
 	}
-	if (ret) {
-		snprintf(err, errlen, "Prometheus %s: %s", base_url, strerror(-ret));
-		goto out;
-	}
+	for (size_t i = 0; i < nq; i++)
+		if (q[i].len) {
+			send[m] = reqs[i];
+			of[m++] = i;
+		}
+	/*
+	 * a few at a time: each one selects a metric's every series, and an
+	 * engine queues what is past its concurrency (VictoriaMetrics: 2 per
+	 * CPU, then 503 after -search.maxQueueDuration)
+	 */
+	if (few.parallel > 4)
+		few.parallel = 4;
+	ret = client_http_run(send, m, &few, NULL, NULL);
+	for (size_t j = 0; j < m; j++)
+		reqs[of[j]] = send[j];
+	free(of);
+	free(send);
+	return ret;
+}
+
+/* The answers into t's totals and the rules' distributions. */
+static int count_read(struct client_req *reqs, const struct strbuf *q, size_t nq,
+		      struct fleet_prom_count *c, struct fleet_prom_totals *t, const char *base_url,
+		      char *err, size_t errlen)
+{
+	int ret = 0;
+
 	for (size_t i = 0; i < nq && !ret; i++) {
 		json_error_t je;
 		json_t *root, *res;
@@ -361,8 +362,7 @@ int fleet_prom_count(const char *base_url, const struct client_http_opts *o,
 		snprintf(what, sizeof(what), "Prometheus %s: counting query %zu", base_url, i);
 		if (reqs[i].err) {
 			snprintf(err, errlen, "%s: %s", what, reqs[i].errmsg);
-			ret = -EIO;
-			break;
+			return -EIO;
 		}
 		root = json_loadb(reqs[i].body, reqs[i].len, 0, &je);
 		res = root ? result_of(root, what, err, errlen) : NULL;
@@ -380,7 +380,13 @@ int fleet_prom_count(const char *base_url, const struct client_http_opts *o,
 			snprintf(err, errlen, "%s: not the counts it asks for", what);
 		json_decref(root);
 	}
-	for (size_t i = 0; !ret && i < n; i++) {
+	return ret;
+}
+
+/* A rule's max and min distributions agree: no replica disagrees with another. */
+static void count_agree(struct fleet_prom_count *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
 		struct fleet_prom_rows *a = &c[i].by_max, *b = &c[i].by_min;
 
 		qsort(a->row, a->n, sizeof(a->row[0]), row_cmp);
@@ -392,6 +398,42 @@ int fleet_prom_count(const char *base_url, const struct client_http_opts *o,
 						!memcmp(a->row, b->row, a->n * sizeof(a->row[0])));
 		c[i].asked = true;
 	}
+}
+
+int fleet_prom_count(const char *base_url, const struct client_http_opts *o,
+		     const struct fleet_prom_opts *po, const bool used[F__COUNT],
+		     struct fleet_prom_count *c, size_t n, struct fleet_prom_totals *t, char *err,
+		     size_t errlen)
+{
+	size_t nq = 4 + 2 * n;
+	struct client_req *reqs = calloc(nq, sizeof(*reqs));
+	struct strbuf *q = calloc(nq, sizeof(*q)), url = { 0 }, jn = { 0 };
+	char **posts = calloc(nq, sizeof(*posts));
+	int ret = 0;
+
+	err[0] = '\0';
+	memset(t, 0, sizeof(*t));
+	if (!reqs || !q || !posts || !po->job) {
+		ret = po->job ? -ENOMEM : -EINVAL;
+		goto out;
+	}
+	sb_puts(&url, base_url);
+	while (url.len && url.buf[url.len - 1] == '/')
+		url.buf[--url.len] = '\0';
+	sb_puts(&url, "/api/v1/query");
+	ret = count_queries(q, c, n, used, po->job, &jn);
+	if (!ret)
+		ret = count_posts(reqs, posts, q, nq, &url, po, base_url, err, errlen);
+	if (ret)
+		goto out;
+	ret = count_send(reqs, q, nq, o);
+	if (ret) {
+		snprintf(err, errlen, "Prometheus %s: %s", base_url, strerror(-ret));
+		goto out;
+	}
+	ret = count_read(reqs, q, nq, c, t, base_url, err, errlen);
+	if (!ret)
+		count_agree(c, n);
 	t->ok = !ret;
 out:
 	for (size_t i = 0; q && i < nq; i++)
@@ -406,7 +448,6 @@ out:
 	free(posts);
 	sb_free(&url);
 	sb_free(&jn);
-	sb_free(&sel);
 	return ret;
 }
 
