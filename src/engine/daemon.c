@@ -106,11 +106,15 @@ int daemon_collect_at(struct daemon *d, unsigned what, int64_t origin_ns)
 	poll_time = d->m.time;
 	r = d->src->collect(d->src, &d->m, what);
 	/*
-	 * Rails and roles read configuration: after a configuration poll, and after
-	 * every poll of a source that sets every field again (a snapshot file)
+	 * Ports to their netdevs, then rails and roles, read configuration:
+	 * after a configuration poll, and after every poll of a source that
+	 * sets every field again (a snapshot file, a recording)
 	 */
-	if ((what & COLLECT_SLOW) || !d->src->changed)
-		fabric_derive(&d->m, &d->fabric);
+	if ((what & COLLECT_SLOW) || !d->src->changed) {
+		model_link_ports(&d->m);
+		if (!d->src->derived)
+			fabric_derive(&d->m, &d->fabric);
+	}
 	if (d->live_time)
 		d->m.time = poll_time; /* the poll's time, not a snapshot's own */
 	d->pass_origin_ns = origin_ns && origin_ns <= t0 ? origin_ns : t0;
@@ -194,7 +198,10 @@ int daemon_event_pass(struct daemon *d, int idx, int64_t received_ns)
 		pthread_mutex_unlock(&d->lock);
 		return r;
 	}
-	fabric_derive(&d->m, &d->fabric); /* a port's state and address are what roles read */
+	model_link_ports(&d->m);
+	if (!d->src->derived)
+		fabric_derive(&d->m,
+			      &d->fabric); /* a port's state and address are what roles read */
 	d->pass_origin_ns = received_ns;
 	d->pass_model_ns = mono_ns();
 	ev.t_ns = real_ns();

@@ -14,7 +14,6 @@
 #include <signal.h>
 #include <stdbool.h>
 
-#include "collector.h"
 #include "poll_stats.h"
 #include "prom.h"
 #include "config.h"

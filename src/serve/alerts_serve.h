@@ -24,6 +24,9 @@ struct alerts_serve {
 	char generator_url[128];
 	uint64_t captures;
 	struct alert_latency lat; /* rocewatch_alert_latency_seconds */
+	/* the pass the rules stage runs: its stamps, and the counts before it */
+	struct alert_stamps st;
+	uint64_t fired0, resolved0;
 };
 
 void alerts_serve_init(struct alerts_serve *as);

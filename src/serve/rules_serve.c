@@ -14,6 +14,7 @@
 #include "http.h"
 #include "rules_json.h"
 #include "rules_serve.h"
+#include "rules_stage.h"
 #include "util.h"
 
 static int opt_rules(void *base, const char *name, const char *arg)
@@ -213,6 +214,8 @@ static void read_boot_id(struct rules_serve *rs, const char *procfs)
 static void after_poll(void *arg, struct node_model *m, unsigned what)
 {
 	struct rules_serve *rs = arg;
+	const struct rules_stage st = { .e = rs->e };
+	struct rules_pass pass = { .now_ns = model_ns(m) };
 	int64_t t0 = mono_ns();
 	int r;
 
@@ -223,12 +226,11 @@ static void after_poll(void *arg, struct node_model *m, unsigned what)
 	 * configuration alone would decide as they did (and render the same
 	 * summaries); they run when the configuration is read again.
 	 */
-	r = -EAGAIN;
-	if (!(what & COLLECT_SLOW) && !rs->d->pass_all)
-		r = rules_evaluate_changed(rs->e, m, model_ns(m), rs->d->pass_changed,
-					   RULES_EVAL_COUNTERS, NULL);
-	if (r == -EAGAIN)
-		r = rules_evaluate(rs->e, m, model_ns(m));
+	if (!(what & COLLECT_SLOW) && !rs->d->pass_all) {
+		pass.changed = rs->d->pass_changed;
+		pass.flags = RULES_EVAL_COUNTERS;
+	}
+	r = rules_stage_evaluate(&st, m, &pass, NULL);
 	rs->eval_done_ns = mono_ns();
 	rs->st.eval_seconds = (double)(rs->eval_done_ns - t0) / 1e9;
 	if (!rs->announced) {
@@ -252,12 +254,16 @@ static void after_poll(void *arg, struct node_model *m, unsigned what)
 static void after_event(void *arg, struct node_model *m, const struct daemon_event *ev)
 {
 	struct rules_serve *rs = arg;
+	const struct rules_stage st = { .e = rs->e };
+	const struct rules_pass pass = { .now_ns = ev->t_ns,
+					 .changed = ev->changed,
+					 .event = true };
 	size_t n = 0;
 	int r;
 
 	if (!rs->e)
 		return;
-	r = rules_evaluate_changed(rs->e, m, ev->t_ns, ev->changed, 0, &n);
+	r = rules_stage_evaluate(&st, m, &pass, &n);
 	rs->eval_done_ns = mono_ns();
 	if (r)
 		log_debug("rules: %s notification: %s (the next poll evaluates)", ev->collector,

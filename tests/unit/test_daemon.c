@@ -25,6 +25,7 @@
 
 #include <cmocka.h>
 
+#include "collector.h"
 #include "daemon.h"
 #include "util.h"
 
