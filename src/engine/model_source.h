@@ -21,7 +21,7 @@
  * netdevs (model_link_ports()) after it, whichever it is.
  *
  * Commands open the source the configuration names and hand it to the
- * daemon (daemon_init()); after that they ask the daemon, never the source,
+ * daemon (daemon_open()); after that they ask the daemon, never the source,
  * and do not know which it is (daemon_samples() says how many samples it
  * holds, daemon_running() which collectors run).
  */

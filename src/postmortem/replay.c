@@ -39,7 +39,7 @@ struct transition {
 struct replay {
 	/* serve's engine: the daemon over the recording, and the one rules stage */
 	struct rw_config cfg;
-	struct daemon d;
+	struct daemon *d;
 	struct model_source *src; /* the daemon's: the recording */
 	const struct rec_reader *rd;
 	const struct rec_poll *last; /* the poll the rules last ran over */
@@ -52,7 +52,7 @@ struct replay {
 	size_t n_tr, cap_tr;
 	size_t n_window_polls;
 	int64_t win_first, win_last;
-	bool in_window, started, oom;
+	bool in_window, oom;
 	int eval_errors;
 };
 
@@ -275,14 +275,17 @@ static int replay_open(struct replay *rp, const struct replay_opts *o, char *err
 
 	if (r)
 		return r;
-	daemon_init(&rp->d, &rp->cfg, rp->src);
-	rp->started = true;
 	rp->rd = recording_source_reader(rp->src);
+	r = daemon_open(&rp->d, &rp->cfg, rp->src); /* the recording is its own from now on */
+	if (r) {
+		snprintf(err, errlen, "out of memory");
+		return r;
+	}
 	rp->stage =
 	    (struct rules_stage){ .e = rp->e, .alerts = &rp->at, .alert = on_alert, .arg = rp };
-	r = daemon_reserve_hooks(&rp->d, 1);
+	r = daemon_reserve_hooks(rp->d, 1);
 	if (!r)
-		r = daemon_add_hook(&rp->d, &hook);
+		r = daemon_add_hook(rp->d, &hook);
 	if (r)
 		snprintf(err, errlen, "%s", strerror(-r));
 	return r;
@@ -306,8 +309,8 @@ int replay_run(struct replay **out, const struct replay_opts *o, char *err, size
 	if (r)
 		return r;
 	/* poll by poll, as serve's loop would have: the source says how many there are */
-	for (size_t i = daemon_samples(&rp->d); i && !r; i--)
-		r = daemon_collect(&rp->d, COLLECT_FAST | COLLECT_SLOW);
+	for (size_t i = daemon_samples(rp->d); i && !r; i--)
+		r = daemon_collect(rp->d, COLLECT_FAST | COLLECT_SLOW);
 	rec_bad_summary(recording_source_reader(rp->src));
 	if (r) {
 		snprintf(err, errlen, "%s", recording_source_error(rp->src));
@@ -360,8 +363,7 @@ void replay_free(struct replay *rp)
 	if (!rp)
 		return;
 	alerts_free(&rp->at);
-	if (rp->started)
-		daemon_fini(&rp->d); /* and the recording with it */
+	daemon_close(rp->d); /* and the recording with it */
 	free(rp->tr);
 	free(rp);
 }

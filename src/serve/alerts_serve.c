@@ -97,7 +97,7 @@ static void on_fed(void *arg, int64_t now)
 
 	if (as->rec && recorder_any_standing(as->rec))
 		note_ended_unseen(as, now);
-	as->st.t[AL_MODEL] = as->d->pass_model_ns;
+	as->st.t[AL_MODEL] = daemon_pass(as->d)->model_ns;
 	as->st.t[AL_RULES] = as->rs->eval_done_ns;
 	as->st.t[AL_ALERT] = mono_ns();
 }
@@ -187,7 +187,7 @@ static void advance(struct alerts_serve *as, int64_t now, bool event)
 
 	if (!as->rs->e)
 		return;
-	as->st = (struct alert_stamps){ .origin = as->d->pass_origin_ns };
+	as->st = (struct alert_stamps){ .origin = daemon_pass(as->d)->origin_ns };
 	as->fired0 = as->t.fired_total;
 	as->resolved0 = as->t.resolved_total;
 	rules_stage_alerts(&st, &pass);
@@ -230,9 +230,10 @@ int alerts_serve_start(struct alerts_serve *as, struct daemon *d, struct rules_s
 	as->rs = rs;
 	as->rec = rec;
 	as->d = d;
-	snprintf(as->generator_url, sizeof(as->generator_url), "http://%s:%d/", d->m.host, port);
+	snprintf(as->generator_url, sizeof(as->generator_url), "http://%s:%d/", daemon_host(d),
+		 port);
 	if (as->amc.n_urls) {
-		as->amc.instance = d->m.host;
+		as->amc.instance = daemon_host(d);
 		as->amc.generator_url = as->generator_url;
 		as->amc.latency = &as->lat;
 		r = am_start(&as->am, &as->amc, err, sizeof(err));
@@ -241,15 +242,16 @@ int alerts_serve_start(struct alerts_serve *as, struct daemon *d, struct rules_s
 			return r;
 		}
 	}
-	r = daemon_add_hook(d, &(struct daemon_hook){ .name = "alerts",
-						      .after_poll = after_poll,
-						      .after_event = after_event,
-						      .render = render,
-						      .arg = as });
-	if (r)
-		fprintf(stderr, "rocewatch serve: cannot hook alerts into the poll loop: %s\n",
-			strerror(-r));
-	return r;
+	return 0;
+}
+
+struct daemon_hook alerts_serve_hook(struct alerts_serve *as)
+{
+	return (struct daemon_hook){ .name = "alerts",
+				     .after_poll = after_poll,
+				     .after_event = after_event,
+				     .render = render,
+				     .arg = as };
 }
 
 static const char *state_name(enum alert_state s)
@@ -264,7 +266,7 @@ int alerts_serve_render_json(void *arg, struct strbuf *out)
 	char ts[40];
 	char *s;
 
-	pthread_mutex_lock(&as->d->lock);
+	daemon_model_lock(as->d);
 	for (size_t i = 0; i < as->t.n; i++) {
 		const struct alert *a = &as->t.a[i];
 		json_t *j, *l, *an;
@@ -272,7 +274,7 @@ int alerts_serve_render_json(void *arg, struct strbuf *out)
 		if (a->state == ALERT_INACTIVE)
 			continue;
 		l = json_pack("{s:s,s:s,s:s}", "alertname", a->alertname, "severity", a->severity,
-			      "instance", as->d->m.host);
+			      "instance", daemon_host(as->d));
 		if (a->profile[0])
 			json_object_set_new(l, "profile", json_string(a->profile));
 		if (a->device[0])
@@ -291,7 +293,7 @@ int alerts_serve_render_json(void *arg, struct strbuf *out)
 		}
 		json_array_append_new(list, j);
 	}
-	pthread_mutex_unlock(&as->d->lock);
+	daemon_model_unlock(as->d);
 	json_object_set_new(root, "status", json_string("success"));
 	json_object_set_new(root, "data", json_pack("{s:o}", "alerts", list));
 	s = json_dumps(root, JSON_INDENT(2));

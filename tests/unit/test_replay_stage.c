@@ -204,33 +204,38 @@ static void watch_after_poll(void *arg, struct node_model *m, unsigned what)
 static json_t *through_serve(void)
 {
 	struct rw_config cfg = { 0 };
-	struct daemon d;
+	struct daemon *d;
 	struct model_source *src;
 	struct rules_serve rs = { 0 };
 	struct alerts_serve as;
 	struct watch w = { .as = &as, .lines = json_array() };
+	struct daemon_hook hook;
 	char err[512] = "";
 
 	unsetenv("STATE_DIRECTORY"); /* no health memory: nothing to lock or keep */
 	if (recording_source_open(&src, dir, INT64_MIN, INT64_MAX, "test", err, sizeof(err)))
 		fail_msg("recording source: %s", err);
 	assert_int_equal(src->samples(src), N_POLLS);
-	daemon_init(&d, &cfg, src);
+	assert_int_equal(daemon_open(&d, &cfg, src), 0);
 	alerts_serve_init(&as);
 	assert_int_equal(rules_spec_add_profile(&rs.spec, profile), 0);
 	/* serve's pipeline order: the rules, then the alerts; then this test's eyes */
-	assert_int_equal(daemon_reserve_hooks(&d, 3), 0);
-	assert_int_equal(rules_serve_start(&rs, &d), 0);
-	assert_int_equal(alerts_serve_start(&as, &d, &rs, NULL, 9100), 0);
+	assert_int_equal(daemon_reserve_hooks(d, 3), 0);
+	assert_int_equal(rules_serve_start(&rs, d), 0);
+	hook = rules_serve_hook(&rs);
+	assert_int_equal(daemon_add_hook(d, &hook), 0);
+	assert_int_equal(alerts_serve_start(&as, d, &rs, NULL, 9100), 0);
+	hook = alerts_serve_hook(&as);
+	assert_int_equal(daemon_add_hook(d, &hook), 0);
 	assert_int_equal(
-	    daemon_add_hook(&d, &(struct daemon_hook){ .after_poll = watch_after_poll, .arg = &w }),
+	    daemon_add_hook(d, &(struct daemon_hook){ .after_poll = watch_after_poll, .arg = &w }),
 	    0);
-	for (size_t i = daemon_samples(&d); i; i--)
-		assert_int_equal(daemon_collect(&d, COLLECT_FAST | COLLECT_SLOW), 0);
+	for (size_t i = daemon_samples(d); i; i--)
+		assert_int_equal(daemon_collect(d, COLLECT_FAST | COLLECT_SLOW), 0);
 	/* past the last poll the recording says so, and the rules do not run again */
-	assert_int_equal(daemon_collect(&d, COLLECT_FAST | COLLECT_SLOW), -ENODATA);
+	assert_int_equal(daemon_collect(d, COLLECT_FAST | COLLECT_SLOW), -ENODATA);
 	rules_serve_stop(&rs);
-	daemon_fini(&d);
+	daemon_close(d);
 	alerts_serve_fini(&as);
 	rules_serve_fini(&rs);
 	return w.lines;
