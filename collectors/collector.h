@@ -12,10 +12,7 @@
 #include "config.h"
 #include "model.h"
 
-enum collect_what {
-	COLLECT_FAST = 1 << 0, /* counters */
-	COLLECT_SLOW = 1 << 1, /* configuration (implies nothing about counters) */
-};
+/* enum collect_what (COLLECT_FAST, COLLECT_SLOW): model.h, the vocabulary of a poll. */
 
 struct collector_ctx {
 	const struct rw_config *cfg;

@@ -648,12 +648,13 @@ static void print_text(const struct check_opts *o, const struct rules_engine *e,
 
 static int evaluate(struct rules_engine *e, struct daemon *d, struct nccl_env *job)
 {
-	int64_t t = ts_ns(&d->m.time);
+	struct node_model *m = daemon_model(d);
+	int64_t t = ts_ns(&m->time);
 	int r;
 
 	/* after every collection: a replayed snapshot brings its own node facts */
-	nccl_apply(job, &d->m);
-	r = rules_evaluate(e, &d->m, t);
+	nccl_apply(job, m);
+	r = rules_evaluate(e, m, t);
 
 	if (r)
 		fprintf(stderr, "rocewatch check: evaluating rules: %s\n", strerror(-r));
@@ -907,7 +908,7 @@ static int check_collect(struct check_args *a, struct rules_engine *e, struct da
 		for (size_t i = 0; i < n; i++) {
 			if (daemon_collect(d, COLLECT_SLOW | COLLECT_FAST) || evaluate(e, d, job))
 				return -EIO;
-			sm->t_last = ts_ns(&d->m.time);
+			sm->t_last = ts_ns(&daemon_model(d)->time);
 			if (!sm->n++)
 				sm->t_first = sm->t_last;
 		}
@@ -916,32 +917,33 @@ static int check_collect(struct check_args *a, struct rules_engine *e, struct da
 	daemon_collect(d, COLLECT_SLOW | COLLECT_FAST);
 	if (evaluate(e, d, job))
 		return -EIO;
-	sm->t_first = sm->t_last = ts_ns(&d->m.time);
+	sm->t_first = sm->t_last = ts_ns(&daemon_model(d)->time);
 	sm->n = 1;
 	if (rules_need_history(e)) {
 		sleep_ns(a->cfg.interval_ns);
 		daemon_collect(d, COLLECT_FAST);
 		if (evaluate(e, d, job))
 			return -EIO;
-		sm->t_last = ts_ns(&d->m.time);
+		sm->t_last = ts_ns(&daemon_model(d)->time);
 		sm->n = 2;
 	}
 	return 0;
 }
 
 /* The report in the format asked for, on stdout: the exit status. */
-static int check_report(const struct check_args *a, const struct rules_engine *e,
-			const struct daemon *d, const struct check_samples *sm,
-			const struct check_history *hist, const struct nccl_env *job)
+static int check_report(const struct check_args *a, const struct rules_engine *e, struct daemon *d,
+			const struct check_samples *sm, const struct check_history *hist,
+			const struct nccl_env *job)
 {
 	const struct check_opts *o = &a->o;
+	const struct node_model *m = daemon_model(d);
 	int rc = (int)rules_status(e);
 
 	if (o->nfd) {
 		struct strbuf sb = { 0 };
 
 		/* no expiry: whoever installs the file decides how long it holds */
-		nfd_render(&sb, e, &d->m, 0);
+		nfd_render(&sb, e, m, 0);
 		if (sb.oom) {
 			fprintf(stderr, "rocewatch check: out of memory\n");
 			rc = RULES_UNKNOWN;
@@ -951,7 +953,7 @@ static int check_report(const struct check_args *a, const struct rules_engine *e
 		sb_free(&sb);
 	} else if (o->json) {
 		struct strbuf sb = { 0 };
-		struct rules_json_meta meta = { .host = d->m.host,
+		struct rules_json_meta meta = { .host = m->host,
 						.time_ns = sm->t_last,
 						.samples = sm->n,
 						.history_source = hist->source,
@@ -959,7 +961,7 @@ static int check_report(const struct check_args *a, const struct rules_engine *e
 						.history_note = hist->note,
 						.history_from_serve = hist->from_serve,
 						.history_counter_results = hist->counter_results,
-						.m = &d->m,
+						.m = m,
 						.job = job };
 
 		if (rules_json_write(&sb, e, &meta, true)) {
@@ -970,7 +972,7 @@ static int check_report(const struct check_args *a, const struct rules_engine *e
 		}
 		sb_free(&sb);
 	} else {
-		print_text(o, e, &d->m, sm->n, (double)(sm->t_last - sm->t_first) / 1e9, hist, job);
+		print_text(o, e, m, sm->n, (double)(sm->t_last - sm->t_first) / 1e9, hist, job);
 	}
 	if (fflush(stdout)) {
 		fprintf(stderr, "rocewatch check: writing the report: %s\n", strerror(errno));
@@ -984,18 +986,15 @@ static int check_run(struct check_args *a, struct rules_engine *e, struct nccl_e
 {
 	struct check_history hist = { 0 };
 	struct check_samples sm = { 0 };
-	struct daemon *d = calloc(1, sizeof(*d));
+	struct daemon *d = NULL;
 	struct model_source *src;
 	char err[512] = "";
 	int rc = RULES_UNKNOWN, r;
 
-	if (!d) {
-		fprintf(stderr, "rocewatch check: out of memory\n");
-		return RULES_UNKNOWN;
-	}
 	r = model_source_open(&src, &a->cfg, err, sizeof(err));
+	if (!r && (r = daemon_open(&d, &a->cfg, src)))
+		snprintf(err, sizeof(err), "out of memory");
 	if (!r) {
-		daemon_init(d, &a->cfg, src);
 		r = rules_fabric_setup(e, a->rail_map, d, err, sizeof(err));
 		if (!r)
 			r = daemon_start(d, err, sizeof(err));
@@ -1009,8 +1008,8 @@ static int check_run(struct check_args *a, struct rules_engine *e, struct nccl_e
 	if (!rules_need_history(e))
 		hist = (struct check_history){ 0 };
 	else if (a->serve_url)
-		check_serve_merge(&hist, e, a->serve_url, &a->client.ho, a->serve_given, d->m.host,
-				  real_ns());
+		check_serve_merge(&hist, e, a->serve_url, &a->client.ho, a->serve_given,
+				  daemon_host(d), real_ns());
 	else
 		check_history_local(&hist, e, daemon_samples(d) > 0,
 				    a->serve_given ? "--serve none" : NULL);
@@ -1020,9 +1019,7 @@ static int check_run(struct check_args *a, struct rules_engine *e, struct nccl_e
 			 "--from a JSON array of snapshots to decide them)");
 	rc = check_report(a, e, d, &sm, &hist, job);
 out:
-	if (d->src) /* daemon_init() ran */
-		daemon_fini(d);
-	free(d);
+	daemon_close(d);
 	return rc;
 }
 

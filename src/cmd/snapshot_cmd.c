@@ -47,28 +47,27 @@ const struct cli_cmd snapshot_cli = {
 static int snapshot_run(struct snapshot_args *a)
 {
 	struct model_source *src;
-	struct daemon d = { 0 };
+	struct daemon *d = NULL;
 	char err[512] = "";
 	int rc = 0, r;
 
 	r = model_source_open(&src, &a->cfg, err, sizeof(err));
-	if (!r) {
-		daemon_init(&d, &a->cfg, src);
-		r = daemon_start(&d, err, sizeof(err));
-	}
+	if (!r && (r = daemon_open(&d, &a->cfg, src)))
+		snprintf(err, sizeof(err), "out of memory");
+	if (!r)
+		r = daemon_start(d, err, sizeof(err));
 	if (r) {
 		fprintf(stderr, "rocewatch snapshot: %s\n", err[0] ? err : strerror(-r));
-		if (d.src) /* daemon_init() ran */
-			daemon_fini(&d);
+		daemon_close(d);
 		return 1;
 	}
-	daemon_collect(&d, COLLECT_SLOW | COLLECT_FAST);
-	r = snapshot_write_file(a->out, &d.m);
+	daemon_collect(d, COLLECT_SLOW | COLLECT_FAST);
+	r = snapshot_write_file(a->out, daemon_model(d));
 	if (r) {
 		fprintf(stderr, "rocewatch snapshot: %s: %s\n", a->out, strerror(-r));
 		rc = 1;
 	}
-	daemon_fini(&d);
+	daemon_close(d);
 	return rc;
 }
 

@@ -139,6 +139,12 @@ struct collector_status {
 
 #define RW_MAX_COLLECTORS 16
 
+/* What a poll reads: the words of collectors, model sources and the daemon alike. */
+enum collect_what {
+	COLLECT_FAST = 1 << 0, /* counters */
+	COLLECT_SLOW = 1 << 1, /* configuration (implies nothing about counters) */
+};
+
 struct node_model {
 	char host[RW_NAME_MAX];
 	struct timespec time; /* CLOCK_REALTIME of the collection */

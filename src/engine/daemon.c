@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,6 +9,20 @@
 #include "daemon.h"
 #include "process.h"
 #include "util.h"
+
+struct daemon {
+	struct rw_config *cfg;
+	struct node_model m;
+	pthread_mutex_t lock;	  /* the model, for HTTP render callbacks */
+	struct model_source *src; /* owned: closed by daemon_close() */
+	bool live_time;		  /* serve: a sample's time is the poll's, not the source's own */
+	struct poll_stats stats;
+	struct daemon_hook *hooks; /* daemon_reserve_hooks() */
+	int n_hooks, max_hooks;
+	/* rails and roles, derived after every collection (fabric.h) */
+	struct fabric_config fabric;
+	struct daemon_pass pass; /* the pass the hooks run in */
+};
 
 volatile sig_atomic_t rw_sig_stop, rw_sig_hup, rw_sig_usr1;
 
@@ -41,9 +56,15 @@ static void get_hostname(char *buf, size_t len)
 	buf[len - 1] = '\0';
 }
 
-void daemon_init(struct daemon *d, struct rw_config *cfg, struct model_source *src)
+int daemon_open(struct daemon **out, struct rw_config *cfg, struct model_source *src)
 {
-	memset(d, 0, sizeof(*d));
+	struct daemon *d = calloc(1, sizeof(*d));
+
+	*out = d;
+	if (!d) {
+		src->close(src);
+		return -ENOMEM;
+	}
 	d->cfg = cfg;
 	d->src = src;
 	model_init(&d->m);
@@ -51,6 +72,53 @@ void daemon_init(struct daemon *d, struct rw_config *cfg, struct model_source *s
 	pthread_mutex_init(&d->lock, NULL);
 	d->stats.start_ns = real_ns();
 	get_hostname(d->m.host, sizeof(d->m.host));
+	return 0;
+}
+
+void daemon_set_live_time(struct daemon *d, bool on)
+{
+	d->live_time = on;
+}
+
+struct node_model *daemon_model_lock(struct daemon *d)
+{
+	pthread_mutex_lock(&d->lock);
+	return &d->m;
+}
+
+void daemon_model_unlock(struct daemon *d)
+{
+	pthread_mutex_unlock(&d->lock);
+}
+
+struct node_model *daemon_model(struct daemon *d)
+{
+	return &d->m;
+}
+
+struct poll_stats *daemon_stats(struct daemon *d)
+{
+	return &d->stats;
+}
+
+bool daemon_started(const struct daemon *d)
+{
+	return d->stats.fast_polls > 0;
+}
+
+const struct rw_config *daemon_config(const struct daemon *d)
+{
+	return d->cfg;
+}
+
+const char *daemon_host(const struct daemon *d)
+{
+	return d->m.host;
+}
+
+const struct daemon_pass *daemon_pass(const struct daemon *d)
+{
+	return &d->pass;
 }
 
 int daemon_reserve_hooks(struct daemon *d, int n)
@@ -106,18 +174,22 @@ int daemon_collect_at(struct daemon *d, unsigned what, int64_t origin_ns)
 	poll_time = d->m.time;
 	r = d->src->collect(d->src, &d->m, what);
 	/*
-	 * Rails and roles read configuration: after a configuration poll, and after
-	 * every poll of a source that sets every field again (a snapshot file)
+	 * Ports to their netdevs, then rails and roles, read configuration:
+	 * after a configuration poll, and after every poll of a source that
+	 * sets every field again (a snapshot file, a recording)
 	 */
-	if ((what & COLLECT_SLOW) || !d->src->changed)
-		fabric_derive(&d->m, &d->fabric);
+	if ((what & COLLECT_SLOW) || !d->src->changed) {
+		model_link_ports(&d->m);
+		if (!d->src->derived)
+			fabric_derive(&d->m, &d->fabric);
+	}
 	if (d->live_time)
 		d->m.time = poll_time; /* the poll's time, not a snapshot's own */
-	d->pass_origin_ns = origin_ns && origin_ns <= t0 ? origin_ns : t0;
-	d->pass_model_ns = mono_ns();
-	d->pass_all = (what & COLLECT_SLOW) || !d->src->changed;
-	if (!d->pass_all)
-		d->src->changed(d->src, d->pass_changed);
+	d->pass.origin_ns = origin_ns && origin_ns <= t0 ? origin_ns : t0;
+	d->pass.model_ns = mono_ns();
+	d->pass.all = (what & COLLECT_SLOW) || !d->src->changed;
+	if (!d->pass.all)
+		d->src->changed(d->src, d->pass.changed);
 	for (int i = 0; i < d->n_hooks; i++)
 		if (d->hooks[i].after_poll)
 			d->hooks[i].after_poll(d->hooks[i].arg, &d->m, what);
@@ -171,32 +243,40 @@ bool daemon_event(struct daemon *d, int idx)
 	return d->src->event(d->src, idx);
 }
 
-void daemon_set_fabric(struct daemon *d, struct fabric_config *fc)
+void daemon_swap_fabric(struct daemon *d, struct fabric_config *fc)
 {
-	pthread_mutex_lock(&d->lock);
 	fabric_config_free(&d->fabric);
 	d->fabric = *fc;
 	fabric_config_init(fc);
+}
+
+void daemon_set_fabric(struct daemon *d, struct fabric_config *fc)
+{
+	pthread_mutex_lock(&d->lock);
+	daemon_swap_fabric(d, fc);
 	pthread_mutex_unlock(&d->lock);
 }
 
 int daemon_event_pass(struct daemon *d, int idx, int64_t received_ns)
 {
-	struct daemon_event ev = { .changed = d->pass_changed };
+	struct daemon_event ev = { .changed = d->pass.changed };
 	int r;
 
 	if (!d->src->refresh)
 		return 1;
 	pthread_mutex_lock(&d->lock);
-	d->pass_all = false;
-	r = d->src->refresh(d->src, &d->m, idx, d->pass_changed);
+	d->pass.all = false;
+	r = d->src->refresh(d->src, &d->m, idx, d->pass.changed);
 	if (r) {
 		pthread_mutex_unlock(&d->lock);
 		return r;
 	}
-	fabric_derive(&d->m, &d->fabric); /* a port's state and address are what roles read */
-	d->pass_origin_ns = received_ns;
-	d->pass_model_ns = mono_ns();
+	model_link_ports(&d->m);
+	if (!d->src->derived)
+		fabric_derive(&d->m,
+			      &d->fabric); /* a port's state and address are what roles read */
+	d->pass.origin_ns = received_ns;
+	d->pass.model_ns = mono_ns();
 	ev.t_ns = real_ns();
 	ev.collector = idx >= 0 && idx < RW_MAX_COLLECTORS ? d->m.coll[idx].name : "";
 	for (int i = 0; i < d->n_hooks; i++)
@@ -207,16 +287,16 @@ int daemon_event_pass(struct daemon *d, int idx, int64_t received_ns)
 	return 0;
 }
 
-void daemon_fini(struct daemon *d)
+void daemon_close(struct daemon *d)
 {
+	if (!d)
+		return;
 	/* Objects first: their per-collector state is freed by obj_free, not the source's close. */
 	model_free(&d->m);
 	if (d->src)
 		d->src->close(d->src);
-	d->src = NULL;
 	free(d->hooks);
-	d->hooks = NULL;
-	d->n_hooks = d->max_hooks = 0;
 	fabric_config_free(&d->fabric);
 	pthread_mutex_destroy(&d->lock);
+	free(d);
 }

@@ -10,11 +10,9 @@
 #ifndef ROCEWATCH_DAEMON_H
 #define ROCEWATCH_DAEMON_H
 
-#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 
-#include "collector.h"
 #include "poll_stats.h"
 #include "prom.h"
 #include "config.h"
@@ -41,31 +39,23 @@ struct daemon_hook {
 	void *arg;
 };
 
-struct daemon {
-	struct rw_config *cfg;
-	struct node_model m;
-	pthread_mutex_t lock;	  /* the model, for HTTP render callbacks */
-	struct model_source *src; /* owned: closed by daemon_fini() */
-	bool live_time;		  /* serve: a sample's time is the poll's, not the source's own */
-	struct poll_stats stats;
-	struct daemon_hook *hooks; /* daemon_reserve_hooks() */
-	int n_hooks, max_hooks;
-	/* rails and roles, derived after every collection (fabric.h) */
-	struct fabric_config fabric;
-	/*
-	 * The pass the hooks run in, monotonic ns: where its fault was seen
-	 * (the notification's arrival, or the poll's start) and when the model
-	 * held it -- the first stages of rocewatch_alert_latency_seconds.
-	 */
-	int64_t pass_origin_ns, pass_model_ns;
-	/*
-	 * And what it may have changed: pass_changed[f] for every field the
-	 * source wrote (a poll) or re-read (an event pass); all of them when
-	 * pass_all (a configuration poll, or a source that cannot tell).
-	 */
-	bool pass_all;
-	bool pass_changed[F__COUNT];
+/*
+ * The pass the hooks run in (daemon_pass(), read under the model lock):
+ * where its fault was seen, monotonic ns (the notification's arrival, or
+ * the poll's start), and when the model held it -- the first stages of
+ * rocewatch_alert_latency_seconds; and what it may have changed:
+ * changed[f] for every field the source wrote (a poll) or re-read (an
+ * event pass); all of them when all (a configuration poll, or a source
+ * that cannot tell).
+ */
+struct daemon_pass {
+	int64_t origin_ns, model_ns;
+	bool all;
+	bool changed[F__COUNT];
 };
+
+/* Opaque (daemon.c): the other rooms ask it through the functions below. */
+struct daemon;
 
 /*
  * Take fc's rails-and-roles configuration (the profiles' roles, rail_source
@@ -77,8 +67,39 @@ void daemon_set_fabric(struct daemon *d, struct fabric_config *fc);
 extern volatile sig_atomic_t rw_sig_stop, rw_sig_hup, rw_sig_usr1;
 void daemon_install_signals(void);
 
-/* A daemon over src (model_source_open()), which it owns from now on: daemon_fini() closes it. */
-void daemon_init(struct daemon *d, struct rw_config *cfg, struct model_source *src);
+/*
+ * A daemon over src (model_source_open()), which it owns from now on:
+ * daemon_close() closes it, and so does a failure here.  0 or -ENOMEM.
+ */
+int daemon_open(struct daemon **out, struct rw_config *cfg, struct model_source *src);
+/* serve: a sample's time is the poll's, not the source's own (a snapshot file's). */
+void daemon_set_live_time(struct daemon *d, bool on);
+/*
+ * The model, with its lock taken: HTTP render callbacks and threads other
+ * than the poll loop read it so; hooks already hold it.  daemon_model_unlock()
+ * gives it back.
+ */
+struct node_model *daemon_model_lock(struct daemon *d);
+void daemon_model_unlock(struct daemon *d);
+/*
+ * The model without taking the lock: for a caller that holds it already
+ * (a hook, a callback of one) or that is the only thread (check, snapshot).
+ */
+struct node_model *daemon_model(struct daemon *d);
+/*
+ * The poll statistics: read and written under the model lock, but for
+ * last_poll_ns (atomic: the health check reads it without the lock).
+ */
+struct poll_stats *daemon_stats(struct daemon *d);
+/* A fast poll has run: the model holds counters (under the model lock). */
+bool daemon_started(const struct daemon *d);
+const struct rw_config *daemon_config(const struct daemon *d);
+/* This machine's name, as the model carries it (set once, read without the lock). */
+const char *daemon_host(const struct daemon *d);
+/* In a hook: the pass it runs in. */
+const struct daemon_pass *daemon_pass(const struct daemon *d);
+/* daemon_set_fabric() for a caller that holds the model lock (a reload). */
+void daemon_swap_fabric(struct daemon *d, struct fabric_config *fc);
 /*
  * Start the source now, before the first poll.  For this machine's
  * collectors: one the user enabled by name (--collector.NAME) that cannot
@@ -108,7 +129,8 @@ int daemon_reserve_hooks(struct daemon *d, int n);
 int daemon_add_hook(struct daemon *d, const struct daemon_hook *h);
 /* Render /metrics from the model (lock held by the caller). */
 int daemon_render_metrics(struct daemon *d, struct prom_renderer *pr, struct strbuf *out);
-void daemon_fini(struct daemon *d);
+/* Safe on NULL. */
+void daemon_close(struct daemon *d);
 
 /* How many event fds the source has (none for a snapshot file); fills fds/idx (up to max). */
 int daemon_event_fds(struct daemon *d, int *fds, int *idx, int max);

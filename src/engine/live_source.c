@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collector.h"
 #include "model_source.h"
 #include "util.h"
 #include "vendors.h"
@@ -172,8 +173,6 @@ static int live_collect(struct model_source *src, struct node_model *m, unsigned
 			continue;
 		run_collector(ls, m, i, what);
 	}
-	if (what & COLLECT_SLOW)
-		model_link_ports(m);
 	/* pause counters from dcbnl where the driver has no names of its own */
 	vendor_fill_netdevs(m);
 	return 0;
@@ -256,10 +255,8 @@ static int live_refresh(struct model_source *src, struct node_model *m, int idx,
 	}
 	for (int f = 0; f < F__COUNT; f++)
 		changed[f] = (srcs >> fields[f].src) & 1;
-	if (objects_hash(m) != before)
-		return 1;
-	model_link_ports(m);
-	return 0;
+	/* the same objects: the daemon links their ports again */
+	return objects_hash(m) != before;
 }
 
 /* After the model is freed: objects' per-collector state goes through obj_free, not fini. */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "collector.h"
 #include "model_source.h"
 #include "snapshot.h"
 #include "util.h"

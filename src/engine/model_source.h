@@ -7,14 +7,21 @@
  *                    them, retries those that cannot start every 60 s,
  *                    backs off those whose collect() fails (2, 4, 8 ...
  *                    polls, at most 60 s) and keeps their collector_status
- *                    in the model; links ports to netdevs after each pass.
+ *                    in the model.
  *   model_source.c   a snapshot file (--from: one snapshot or a JSON array
  *                    of them, followed when the file is replaced), and
  *                    model_source_open(), which picks one of the two from
  *                    the configuration.
+ *   recording_source.c  a flight recording between two times: each
+ *                    collect() is the next recorded poll (pull, not push),
+ *                    at that poll's time (replay, and its test against
+ *                    serve's stages).
+ *
+ * A source fills objects and facts; the daemon links ports to their
+ * netdevs (model_link_ports()) after it, whichever it is.
  *
  * Commands open the source the configuration names and hand it to the
- * daemon (daemon_init()); after that they ask the daemon, never the source,
+ * daemon (daemon_open()); after that they ask the daemon, never the source,
  * and do not know which it is (daemon_samples() says how many samples it
  * holds, daemon_running() which collectors run).
  */
@@ -25,12 +32,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "collector.h"
 #include "config.h"
 #include "model.h"
 
+struct collector;
+
 struct model_source {
-	const char *name; /* "snapshot", "live": in messages */
+	const char *name; /* "snapshot", "live", "recording": in messages */
+	/*
+	 * Its models carry the rails and roles already (a recording holds
+	 * what serve derived then): the daemon does not derive them again.
+	 */
+	bool derived;
 	/*
 	 * Optional: start now, before the first collect(): 0, or -errno with
 	 * err saying why (the source cannot be used).
@@ -90,5 +103,24 @@ int snapshot_source_open(struct model_source **out, const struct rw_config *cfg,
 int live_source_open(struct model_source **out, const struct rw_config *cfg,
 		     const struct collector *const *table, int n, int64_t (*now)(void), char *err,
 		     size_t errlen);
+
+/*
+ * Recording db (a directory holding rocewatch.db, a database or capture
+ * file) from the keyframe at or before since_ms to until_ms (INT64_MIN /
+ * INT64_MAX: all): samples() is its number of polls, and each collect()
+ * rebuilds the model as of the next one, at its time; after the last it is
+ * -ENODATA.  who ("rocewatch replay") prefixes what it says on stderr (bad
+ * rows, a value this build cannot read).  0, or -errno with err set.
+ */
+struct rec_reader;
+struct rec_poll;
+int recording_source_open(struct model_source **out, const char *db, int64_t since_ms,
+			  int64_t until_ms, const char *who, char *err, size_t errlen);
+/* Its reader: the recording's host, path, times and bad rows. */
+struct rec_reader *recording_source_reader(struct model_source *src);
+/* The poll the last collect() rebuilt (NULL before the first). */
+const struct rec_poll *recording_source_poll(const struct model_source *src);
+/* Why the last collect() failed ("" when none did). */
+const char *recording_source_error(const struct model_source *src);
 
 #endif

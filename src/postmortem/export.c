@@ -42,6 +42,7 @@
 #include "prom.h"
 #include "prom_rules.h"
 #include "recording.h"
+#include "rules_stage.h"
 #include "strmap.h"
 #include "util.h"
 
@@ -598,20 +599,21 @@ static void on_sample(void *arg, const struct rec_poll *p, const struct rec_seri
 	rec_model_sample(&x->rm, s, v);
 }
 
-/* The rules at this poll, as replay runs them (the polls before the window too: history). */
+/*
+ * The rules at this poll, through serve's and replay's rules stage (the
+ * polls before the window too: history).  Export reads the recording once
+ * for two models, this one and the one it renders, so it rebuilds this one
+ * itself rather than through the recording source.
+ */
 static void evaluate(struct xport *x, const struct rec_poll *p)
 {
-	int64_t now = p->t_ms * 1000000;
+	const struct rules_stage st = { .e = x->e, .alerts = &x->at };
+	const struct rules_pass pass = { .now_ns = p->t_ms * 1000000 };
 
 	rec_model_sweep(&x->rm);
 	model_link_ports(&x->rm);
 	x->rm.time = ns_ts(p->t_ms * 1000000LL);
-	if (rules_evaluate(x->e, &x->rm, now))
-		return; /* out of memory: the results stay as they were */
-	alerts_feed_rules(&x->at, x->e, now);
-	for (size_t i = 0; i < x->at.n; i++)
-		x->at.a[i].resolved = false; /* nobody delivers them */
-	alerts_gc(&x->at, false);
+	rules_stage_run(&st, &x->rm, &pass); /* out of memory: the results stay as they were */
 }
 
 static void on_poll_end(void *arg, const struct rec_poll *p)

@@ -18,8 +18,11 @@
 #include <jansson.h>
 
 #include "alerts.h"
+#include "daemon.h"
 #include "engine.h"
+#include "model_source.h"
 #include "recording.h"
+#include "rules_stage.h"
 #include "pm_text.h"
 #include "replay.h"
 #include "util.h"
@@ -34,42 +37,24 @@ struct transition {
 };
 
 struct replay {
-	struct rec_reader rd;
+	/* serve's engine: the daemon over the recording, and the one rules stage */
+	struct rw_config cfg;
+	struct daemon *d;
+	struct model_source *src; /* the daemon's: the recording */
+	const struct rec_reader *rd;
+	const struct rec_poll *last; /* the poll the rules last ran over */
+	struct rules_stage stage;
 	int width; /* of the text */
 	struct rules_engine *e;
 	const struct replay_rules *rules; /* or NULL */
 	struct alert_table at;
-	struct node_model m;
 	struct transition *tr;
 	size_t n_tr, cap_tr;
 	size_t n_window_polls;
 	int64_t win_first, win_last;
-	bool warned, oom;
+	bool in_window, oom;
 	int eval_errors;
 };
-
-static void on_sample(void *arg, const struct rec_poll *p, const struct rec_series *s,
-		      const struct rec_value *v)
-{
-	struct replay *rp = arg;
-
-	(void)p;
-	rec_model_sample(&rp->m, s, v);
-}
-
-static void on_config(void *arg, const struct rec_poll *p, const struct rec_series *s,
-		      const char *json, const char *absent)
-{
-	struct replay *rp = arg;
-	char err[256];
-
-	(void)p;
-	if (rec_model_config(&rp->m, s, json, absent, err, sizeof(err)) && !rp->warned) {
-		rp->warned = true; /* a value a newer rocewatch wrote: say so once */
-		fprintf(stderr, "rocewatch replay: %s: %s (that field stays absent)\n", rp->rd.path,
-			err);
-	}
-}
 
 static void add_transition(struct replay *rp, const struct alert *a, bool fired, int64_t t_ms)
 {
@@ -96,29 +81,36 @@ static void add_transition(struct replay *rp, const struct alert *a, bool fired,
 	strlcpy0(t->value, a->value, sizeof(t->value));
 }
 
-static void on_poll_end(void *arg, const struct rec_poll *p)
+/* The alerts as the rules moved them: those that fired or resolved in the window are listed. */
+static void on_alert(void *arg, struct alert *a, int64_t now)
 {
 	struct replay *rp = arg;
-	int64_t now = p->t_ms * 1000000;
 
-	rec_model_sweep(&rp->m);
-	model_link_ports(&rp->m);
-	rp->m.time = ns_ts(p->t_ms * 1000000LL);
-	if (rules_evaluate(rp->e, &rp->m, now)) {
+	if (!rp->in_window)
+		return; /* before the window: the polls only build the state */
+	if (a->state == ALERT_FIRING && a->fired_at == now)
+		add_transition(rp, a, true, now / 1000000);
+	if (a->resolved && a->resolved_at == now)
+		add_transition(rp, a, false, now / 1000000);
+}
+
+/* The daemon's hook, after every recorded poll: serve's rules stage at the poll's time. */
+static void after_poll(void *arg, struct node_model *m, unsigned what)
+{
+	struct replay *rp = arg;
+	const struct rec_poll *p = recording_source_poll(rp->src);
+	struct rules_pass pass = { 0 };
+
+	(void)what;
+	if (!p || p == rp->last)
+		return; /* no poll was read (past the end) */
+	rp->last = p;
+	pass.now_ns = p->t_ms * 1000000;
+	rp->in_window = p->in_window;
+	if (rules_stage_run(&rp->stage, m, &pass)) {
 		rp->eval_errors++;
 		return;
 	}
-	alerts_feed_rules(&rp->at, rp->e, now);
-	for (size_t i = 0; i < rp->at.n; i++) {
-		struct alert *a = &rp->at.a[i];
-
-		if (p->in_window && a->state == ALERT_FIRING && a->fired_at == now)
-			add_transition(rp, a, true, p->t_ms);
-		if (p->in_window && a->resolved && a->resolved_at == now)
-			add_transition(rp, a, false, p->t_ms);
-		a->resolved = false; /* reported (or before the window): nobody delivers it */
-	}
-	alerts_gc(&rp->at, false);
 	if (p->in_window) {
 		if (!rp->n_window_polls++)
 			rp->win_first = p->t_ms;
@@ -150,7 +142,7 @@ static void write_text(const struct replay *rp, FILE *f)
 	rec_format_time(rp->win_first, a, sizeof(a));
 	rec_format_time(rp->win_last, b, sizeof(b));
 	len = (size_t)snprintf(text, sizeof(text), "rocewatch replay: %s, %s .. %s, %zu polls; ",
-			       rp->rd.host[0] ? rp->rd.host : "?", a, b, rp->n_window_polls);
+			       rp->rd->host[0] ? rp->rd->host : "?", a, b, rp->n_window_polls);
 	for (size_t p = 0; p < rules_profile_count(rp->e) && len < sizeof(text); p++)
 		len += (size_t)snprintf(text + len, sizeof(text) - len, "%sprofile %s (%zu rules)",
 					p ? ", " : "", rules_profile(rp->e, p)->name,
@@ -218,8 +210,8 @@ static int write_json(const struct replay *rp, FILE *f)
 	char a[40];
 	int r;
 
-	json_object_set_new(root, "host", json_string(rp->rd.host));
-	json_object_set_new(root, "source", json_string(rp->rd.path));
+	json_object_set_new(root, "host", json_string(rp->rd->host));
+	json_object_set_new(root, "source", json_string(rp->rd->path));
 	rec_format_time(rp->win_first, a, sizeof(a));
 	json_object_set_new(root, "from", json_string(a));
 	rec_format_time(rp->win_last, a, sizeof(a));
@@ -274,11 +266,33 @@ static int write_json(const struct replay *rp, FILE *f)
 	return r ? -EIO : 0;
 }
 
+/* The daemon over the recording, the rules stage hooked in: 0 or -errno with err set. */
+static int replay_open(struct replay *rp, const struct replay_opts *o, char *err, size_t errlen)
+{
+	const struct daemon_hook hook = { .name = "replay", .after_poll = after_poll, .arg = rp };
+	int r = recording_source_open(&rp->src, o->db, o->since_ms, o->until_ms, "rocewatch replay",
+				      err, errlen);
+
+	if (r)
+		return r;
+	rp->rd = recording_source_reader(rp->src);
+	r = daemon_open(&rp->d, &rp->cfg, rp->src); /* the recording is its own from now on */
+	if (r) {
+		snprintf(err, errlen, "out of memory");
+		return r;
+	}
+	rp->stage =
+	    (struct rules_stage){ .e = rp->e, .alerts = &rp->at, .alert = on_alert, .arg = rp };
+	r = daemon_reserve_hooks(rp->d, 1);
+	if (!r)
+		r = daemon_add_hook(rp->d, &hook);
+	if (r)
+		snprintf(err, errlen, "%s", strerror(-r));
+	return r;
+}
+
 int replay_run(struct replay **out, const struct replay_opts *o, char *err, size_t errlen)
 {
-	struct rec_scan_ops ops = { .sample = on_sample,
-				    .config = on_config,
-				    .poll_end = on_poll_end };
 	struct replay *rp = calloc(1, sizeof(*rp));
 	int r;
 
@@ -287,28 +301,28 @@ int replay_run(struct replay **out, const struct replay_opts *o, char *err, size
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	model_init(&rp->m);
 	alerts_init(&rp->at);
 	rp->e = o->e;
 	rp->rules = o->rules;
 	rp->width = o->width > 0 ? o->width : PM_DEFAULT_WIDTH;
-	r = rec_open(&rp->rd, o->db, err, errlen);
-	if (!r) {
-		rp->rd.who = "rocewatch replay";
-		r = rec_load(&rp->rd, o->since_ms, o->until_ms, err, errlen);
-	}
-	if (!r)
-		r = rec_scan(&rp->rd, &ops, rp, err, errlen);
-	rec_bad_summary(&rp->rd);
+	r = replay_open(rp, o, err, errlen);
 	if (r)
 		return r;
+	/* poll by poll, as serve's loop would have: the source says how many there are */
+	for (size_t i = daemon_samples(rp->d); i && !r; i--)
+		r = daemon_collect(rp->d, COLLECT_FAST | COLLECT_SLOW);
+	rec_bad_summary(recording_source_reader(rp->src));
+	if (r) {
+		snprintf(err, errlen, "%s", recording_source_error(rp->src));
+		return r;
+	}
 	if (rp->oom) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	if (!rp->n_window_polls) { /* say which window was empty, not 1970 */
-		rp->win_first = o->since_ms == INT64_MIN ? rp->rd.first_ms : o->since_ms;
-		rp->win_last = o->until_ms == INT64_MAX ? rp->rd.last_ms : o->until_ms;
+		rp->win_first = o->since_ms == INT64_MIN ? rp->rd->first_ms : o->since_ms;
+		rp->win_last = o->until_ms == INT64_MAX ? rp->rd->last_ms : o->until_ms;
 		if (rp->win_last < rp->win_first)
 			rp->win_last = rp->win_first;
 	}
@@ -349,8 +363,7 @@ void replay_free(struct replay *rp)
 	if (!rp)
 		return;
 	alerts_free(&rp->at);
-	model_free(&rp->m);
-	rec_close(&rp->rd);
+	daemon_close(rp->d); /* and the recording with it */
 	free(rp->tr);
 	free(rp);
 }

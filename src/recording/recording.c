@@ -376,17 +376,33 @@ static const struct rec_series *series_of(const struct rec_reader *r, int64_t id
 	return &r->series[id];
 }
 
-int rec_scan(struct rec_reader *r, const struct rec_scan_ops *ops, void *arg, char *err,
-	     size_t errlen)
-{
-	sqlite3_stmt *ss = NULL, *cs = NULL;
-	int rs, rcfg, ret = 0;
-	uint64_t total = 0, done = 0, next_progress = 0;
+struct rec_cursor {
+	struct rec_reader *r;
+	const struct rec_scan_ops *ops;
+	void *arg;
+	sqlite3_stmt *ss, *cs;
+	int rs, rcfg; /* the last step of each statement */
+	size_t next;  /* the poll the next rec_cursor_next() reads */
+	uint64_t total, done, next_progress;
+};
 
+int rec_cursor_open(struct rec_cursor **out, struct rec_reader *r, const struct rec_scan_ops *ops,
+		    void *arg, char *err, size_t errlen)
+{
+	struct rec_cursor *c = calloc(1, sizeof(*c));
+
+	*out = c;
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	c->r = r;
+	c->ops = ops;
+	c->arg = arg;
 	if (!r->n_polls)
 		return 0;
 	for (size_t i = 0; i < r->n_polls; i++)
-		total +=
+		c->total +=
 		    (uint64_t)((ops->sample ? r->polls[i].n_samples : 0) + r->polls[i].n_config);
 	/* Without a sample callback (configuration only) the samples are not even read. */
 	if (sqlite3_prepare_v2(r->db,
@@ -394,105 +410,148 @@ int rec_scan(struct rec_reader *r, const struct rec_scan_ops *ops, void *arg, ch
 				   ? "SELECT t_ms, series_id, value FROM samples "
 				     "WHERE t_ms >= ?1 AND t_ms <= ?2 ORDER BY t_ms, series_id"
 				   : "SELECT 0, 0, 0 WHERE 0",
-			       -1, &ss, NULL) != SQLITE_OK ||
+			       -1, &c->ss, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(r->db,
 			       "SELECT t_ms, series_id, value, absent FROM config "
 			       "WHERE t_ms >= ?1 AND t_ms <= ?2 ORDER BY t_ms, series_id",
-			       -1, &cs, NULL) != SQLITE_OK) {
+			       -1, &c->cs, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "%s: %s", r->path, sqlite3_errmsg(r->db));
-		ret = -EIO;
-		goto finalize;
+		return -EIO;
 	}
 	if (ops->sample) {
-		sqlite3_bind_int64(ss, 1, r->polls[0].t_ms);
-		sqlite3_bind_int64(ss, 2, r->polls[r->n_polls - 1].t_ms);
+		sqlite3_bind_int64(c->ss, 1, r->polls[0].t_ms);
+		sqlite3_bind_int64(c->ss, 2, r->polls[r->n_polls - 1].t_ms);
 	}
-	sqlite3_bind_int64(cs, 1, r->polls[0].t_ms);
-	sqlite3_bind_int64(cs, 2, r->polls[r->n_polls - 1].t_ms);
-	rs = sqlite3_step(ss);
-	rcfg = sqlite3_step(cs);
-	for (size_t i = 0; i < r->n_polls; i++) {
-		const struct rec_poll *p = &r->polls[i];
+	sqlite3_bind_int64(c->cs, 1, r->polls[0].t_ms);
+	sqlite3_bind_int64(c->cs, 2, r->polls[r->n_polls - 1].t_ms);
+	c->rs = sqlite3_step(c->ss);
+	c->rcfg = sqlite3_step(c->cs);
+	return 0;
+}
 
-		if (ops->poll)
-			ops->poll(arg, p);
-		/* Rows whose t_ms has no poll (none are written so) are skipped, not misfiled. */
-		while (rs == SQLITE_ROW && sqlite3_column_int64(ss, 0) <= p->t_ms) {
-			const struct rec_series *s = series_of(r, sqlite3_column_int64(ss, 1));
+/* A sample row of poll p (the cursor is on it): decoded, or named as bad. */
+static void cursor_sample(struct rec_cursor *c, const struct rec_poll *p,
+			  const struct rec_series *s)
+{
+	sqlite3_stmt *ss = c->ss;
+	struct rec_value v = { 0 };
+	char t[96];
+	bool bad = false;
 
-			if (s && !s->config && sqlite3_column_int64(ss, 0) == p->t_ms &&
-			    ops->sample) {
-				struct rec_value v = { 0 };
-				char t[96];
-				bool bad = false;
-
-				switch (sqlite3_column_type(ss, 2)) {
-				case SQLITE_INTEGER:
-					v.present = true;
-					v.i = sqlite3_column_int64(ss, 2);
-					break;
-				case SQLITE_FLOAT:
-					v.present = v.is_float = true;
-					v.d = sqlite3_column_double(ss, 2);
-					bad = !isfinite(v.d);
-					break;
-				case SQLITE_NULL:
-					break; /* the series went absent */
-				default:
-					bad = true;
-					break;
-				}
-				if (bad)
-					rec_bad(r,
-						"sample at %" PRId64 " of series %" PRId64
-						" (%s %s): value %s is no number",
-						p->t_ms, s->id, s->device, s->name,
-						col_text(ss, 2, t, sizeof(t)));
-				else
-					ops->sample(arg, p, s, &v);
-			}
-			done++;
-			rs = sqlite3_step(ss);
-		}
-		while (rcfg == SQLITE_ROW && sqlite3_column_int64(cs, 0) <= p->t_ms) {
-			const struct rec_series *s = series_of(r, sqlite3_column_int64(cs, 1));
-
-			if (s && sqlite3_column_int64(cs, 0) == p->t_ms && ops->config) {
-				const char *j = (const char *)sqlite3_column_text(cs, 2);
-				const char *a = (const char *)sqlite3_column_text(cs, 3);
-				char t[96];
-
-				/* JSON has no raw control bytes, nor does an absence reason */
-				if (text_has_ctl(j) || text_has_ctl(a) ||
-				    (j && strlen(j) != (size_t)sqlite3_column_bytes(cs, 2)))
-					rec_bad(r,
-						"configuration at %" PRId64 " of series %" PRId64
-						" (%s %s): %s holds control bytes",
-						p->t_ms, s->id, s->device, s->name,
-						col_text(cs, 2, t, sizeof(t)));
-				else
-					ops->config(arg, p, s, j, a);
-			}
-			done++;
-			rcfg = sqlite3_step(cs);
-		}
-		if (ops->poll_end)
-			ops->poll_end(arg, p);
-		if (ops->progress && done >= next_progress) {
-			ops->progress(arg, done, total);
-			next_progress = done + total / 200 + 1;
-		}
+	switch (sqlite3_column_type(ss, 2)) {
+	case SQLITE_INTEGER:
+		v.present = true;
+		v.i = sqlite3_column_int64(ss, 2);
+		break;
+	case SQLITE_FLOAT:
+		v.present = v.is_float = true;
+		v.d = sqlite3_column_double(ss, 2);
+		bad = !isfinite(v.d);
+		break;
+	case SQLITE_NULL:
+		break; /* the series went absent */
+	default:
+		bad = true;
+		break;
 	}
-	if ((rs != SQLITE_ROW && rs != SQLITE_DONE) ||
-	    (rcfg != SQLITE_ROW && rcfg != SQLITE_DONE)) {
-		snprintf(err, errlen, "%s: reading samples: %s", r->path, sqlite3_errmsg(r->db));
-		ret = -EIO;
+	if (bad)
+		rec_bad(c->r,
+			"sample at %" PRId64 " of series %" PRId64
+			" (%s %s): value %s is no number",
+			p->t_ms, s->id, s->device, s->name, col_text(ss, 2, t, sizeof(t)));
+	else
+		c->ops->sample(c->arg, p, s, &v);
+}
+
+/* A configuration row of poll p (the cursor is on it). */
+static void cursor_config(struct rec_cursor *c, const struct rec_poll *p,
+			  const struct rec_series *s)
+{
+	sqlite3_stmt *cs = c->cs;
+	const char *j = (const char *)sqlite3_column_text(cs, 2);
+	const char *a = (const char *)sqlite3_column_text(cs, 3);
+	char t[96];
+
+	/* JSON has no raw control bytes, nor does an absence reason */
+	if (text_has_ctl(j) || text_has_ctl(a) ||
+	    (j && strlen(j) != (size_t)sqlite3_column_bytes(cs, 2)))
+		rec_bad(c->r,
+			"configuration at %" PRId64 " of series %" PRId64
+			" (%s %s): %s holds control bytes",
+			p->t_ms, s->id, s->device, s->name, col_text(cs, 2, t, sizeof(t)));
+	else
+		c->ops->config(c->arg, p, s, j, a);
+}
+
+int rec_cursor_next(struct rec_cursor *c, const struct rec_poll **polled, char *err, size_t errlen)
+{
+	const struct rec_scan_ops *ops = c->ops;
+	const struct rec_poll *p;
+
+	if (polled)
+		*polled = NULL;
+	if (c->next >= c->r->n_polls)
+		return 0;
+	p = &c->r->polls[c->next++];
+	if (ops->poll)
+		ops->poll(c->arg, p);
+	/* Rows whose t_ms has no poll (none are written so) are skipped, not misfiled. */
+	while (c->rs == SQLITE_ROW && sqlite3_column_int64(c->ss, 0) <= p->t_ms) {
+		const struct rec_series *s = series_of(c->r, sqlite3_column_int64(c->ss, 1));
+
+		if (s && !s->config && sqlite3_column_int64(c->ss, 0) == p->t_ms && ops->sample)
+			cursor_sample(c, p, s);
+		c->done++;
+		c->rs = sqlite3_step(c->ss);
 	}
+	while (c->rcfg == SQLITE_ROW && sqlite3_column_int64(c->cs, 0) <= p->t_ms) {
+		const struct rec_series *s = series_of(c->r, sqlite3_column_int64(c->cs, 1));
+
+		if (s && sqlite3_column_int64(c->cs, 0) == p->t_ms && ops->config)
+			cursor_config(c, p, s);
+		c->done++;
+		c->rcfg = sqlite3_step(c->cs);
+	}
+	if (ops->poll_end)
+		ops->poll_end(c->arg, p);
+	if (ops->progress && c->done >= c->next_progress) {
+		ops->progress(c->arg, c->done, c->total);
+		c->next_progress = c->done + c->total / 200 + 1;
+	}
+	if (polled)
+		*polled = p;
+	if (c->next < c->r->n_polls)
+		return 1;
+	/* the last poll: the statements must have ended well */
 	if (ops->progress)
-		ops->progress(arg, total, total);
-finalize:
-	sqlite3_finalize(ss);
-	sqlite3_finalize(cs);
+		ops->progress(c->arg, c->total, c->total);
+	if ((c->rs != SQLITE_ROW && c->rs != SQLITE_DONE) ||
+	    (c->rcfg != SQLITE_ROW && c->rcfg != SQLITE_DONE)) {
+		snprintf(err, errlen, "%s: reading samples: %s", c->r->path,
+			 sqlite3_errmsg(c->r->db));
+		return -EIO;
+	}
+	return 1;
+}
+
+void rec_cursor_close(struct rec_cursor *c)
+{
+	if (!c)
+		return;
+	sqlite3_finalize(c->ss);
+	sqlite3_finalize(c->cs);
+	free(c);
+}
+
+int rec_scan(struct rec_reader *r, const struct rec_scan_ops *ops, void *arg, char *err,
+	     size_t errlen)
+{
+	struct rec_cursor *c;
+	int ret = rec_cursor_open(&c, r, ops, arg, err, errlen);
+
+	while (!ret && (ret = rec_cursor_next(c, NULL, err, errlen)) == 1)
+		ret = 0;
+	rec_cursor_close(c);
 	return ret;
 }
 

@@ -112,6 +112,18 @@ struct rec_scan_ops {
 
 int rec_scan(struct rec_reader *r, const struct rec_scan_ops *ops, void *arg, char *err,
 	     size_t errlen);
+/*
+ * The same walk a poll at a time, for a reader that pulls (the recording
+ * model source): rec_cursor_next() runs ops over the rows of the next poll
+ * and sets *polled to it: 1, 0 when no poll is left, -errno with err set.
+ * rec_scan() is these three in a loop.
+ */
+struct rec_cursor;
+int rec_cursor_open(struct rec_cursor **out, struct rec_reader *r, const struct rec_scan_ops *ops,
+		    void *arg, char *err, size_t errlen);
+int rec_cursor_next(struct rec_cursor *c, const struct rec_poll **polled, char *err, size_t errlen);
+/* Safe on NULL and after a failed rec_cursor_open(). */
+void rec_cursor_close(struct rec_cursor *c);
 /* Events (alerts, captures, restarts) in [since, until], in time order. */
 int rec_events(struct rec_reader *r, void (*cb)(void *arg, const struct rec_event *e), void *arg);
 

@@ -10,6 +10,7 @@
 #include "prom.h"
 #include "prom_rules.h"
 #include "alerts_serve.h"
+#include "rules_stage.h"
 #include "util.h"
 
 void alerts_serve_init(struct alerts_serve *as)
@@ -89,94 +90,107 @@ static void note_ended_unseen(struct alerts_serve *as, int64_t now)
 	}
 }
 
+/* The rules stage's fed(): the alerts are moved, their latency stages begin. */
+static void on_fed(void *arg, int64_t now)
+{
+	struct alerts_serve *as = arg;
+
+	if (as->rec && recorder_any_standing(as->rec))
+		note_ended_unseen(as, now);
+	as->st.t[AL_MODEL] = daemon_pass(as->d)->model_ns;
+	as->st.t[AL_RULES] = as->rs->eval_done_ns;
+	as->st.t[AL_ALERT] = mono_ns();
+}
+
+/* The rules stage's alert(): one alert after the results moved it; log, record, capture. */
+static void on_alert(void *arg, struct alert *a, int64_t now)
+{
+	struct alerts_serve *as = arg;
+	bool standing = false;
+	char name[140];
+
+	/*
+	 * the event names the rule (RoceRuleUnknown's own name says none) and
+	 * what fired, so a report read later needs nothing else
+	 */
+	if (a->resolved && a->resolved_at == now) {
+		if (as->rec)
+			recorder_event(as->rec, now / 1000000, "alert",
+				       a->port[0] ? "rdma_port" : "", a->device,
+				       event_name(a, name, sizeof(name)), "resolved");
+		/* the log says an incident's end as it said its start */
+		log_info("alert resolved: %s%s%s%s%s", a->alertname, a->device[0] ? " " : "",
+			 a->device, a->port[0] ? "/" : "", a->port);
+	}
+	/*
+	 * firing when the last serve stopped, passing now: it ended while
+	 * nobody watched; the recording says so, and its next firing is new
+	 */
+	if (as->rec && a->state == ALERT_INACTIVE && a->last_eval == now &&
+	    recorder_any_standing(as->rec) &&
+	    recorder_alert_was_standing(as->rec, a->device, event_name(a, name, sizeof(name))))
+		recorder_event(as->rec, now / 1000000, "alert", a->port[0] ? "rdma_port" : "",
+			       a->device, event_name(a, name, sizeof(name)),
+			       "resolved (before or while this serve started)");
+	if (a->state != ALERT_FIRING || a->fired_at != now)
+		return;
+	if (as->rec) {
+		char detail[340];
+
+		standing = recorder_alert_was_standing(as->rec, a->device,
+						       event_name(a, name, sizeof(name)));
+		snprintf(detail, sizeof(detail), "firing%s: %s",
+			 standing ? " (already when the last serve stopped)" : "", a->summary);
+		recorder_event(as->rec, now / 1000000, "alert", a->port[0] ? "rdma_port" : "",
+			       a->device, event_name(a, name, sizeof(name)), detail);
+	}
+	log_warn("alert firing: %s%s%s%s%s: %s", a->alertname, a->device[0] ? " " : "", a->device,
+		 a->port[0] ? "/" : "", a->port, a->summary);
+	/*
+	 * The incident starts now: keep the minutes around it at full
+	 * resolution -- unless it was firing when the last serve stopped
+	 * (a restart is no new incident; that one's capture was written)
+	 */
+	if (as->rec && strcmp(a->alertname, ALERT_UNKNOWN_NAME) && !standing &&
+	    !recorder_capture(as->rec, a->alertname, NULL, 0))
+		as->captures++;
+}
+
+/* The rules stage's deliver(): to Alertmanager, which takes the resolved ones too. */
+static bool on_deliver(void *arg, struct alert_table *t, int64_t now)
+{
+	struct alerts_serve *as = arg;
+
+	/* a state changed in this pass: its stages are latency (a resend's are not) */
+	if (t->fired_total != as->fired0 || t->resolved_total != as->resolved0)
+		alert_latency_observe(&as->lat, &as->st, AL_MODEL, AL_ALERT);
+	else
+		as->st.origin = 0;
+	am_submit(as->am, t, now, as->st.origin ? &as->st : NULL);
+	return as->am != NULL;
+}
+
 /*
- * After the rules hook: results -> alert states -> Alertmanager and
- * captures, at now (realtime); event: an event pass, where only some
- * results were made again.
+ * After the rules hook: the rules stage moves the alerts with the results
+ * -> Alertmanager and captures, at now (realtime); event: an event pass,
+ * where only some results were made again.
  */
 static void advance(struct alerts_serve *as, int64_t now, bool event)
 {
-	struct alert_stamps st = { .origin = as->d->pass_origin_ns };
-	uint64_t fired = as->t.fired_total, resolved = as->t.resolved_total;
-	char name[140];
+	const struct rules_stage st = { .e = as->rs->e,
+					.alerts = &as->t,
+					.fed = on_fed,
+					.alert = on_alert,
+					.deliver = on_deliver,
+					.arg = as };
+	const struct rules_pass pass = { .now_ns = now, .event = event };
 
 	if (!as->rs->e)
 		return;
-	if (event)
-		alerts_feed_changed(&as->t, as->rs->e, now);
-	else
-		alerts_feed_rules(&as->t, as->rs->e, now);
-	if (as->rec && recorder_any_standing(as->rec))
-		note_ended_unseen(as, now);
-	st.t[AL_MODEL] = as->d->pass_model_ns;
-	st.t[AL_RULES] = as->rs->eval_done_ns;
-	st.t[AL_ALERT] = mono_ns();
-	for (size_t i = 0; i < as->t.n; i++) {
-		struct alert *a = &as->t.a[i];
-		bool standing = false;
-
-		/*
-		 * the event names the rule (RoceRuleUnknown's own name says none) and
-		 * what fired, so a report read later needs nothing else
-		 */
-		if (a->resolved && a->resolved_at == now) {
-			if (as->rec)
-				recorder_event(as->rec, now / 1000000, "alert",
-					       a->port[0] ? "rdma_port" : "", a->device,
-					       event_name(a, name, sizeof(name)), "resolved");
-			/* the log says an incident's end as it said its start */
-			log_info("alert resolved: %s%s%s%s%s", a->alertname,
-				 a->device[0] ? " " : "", a->device, a->port[0] ? "/" : "",
-				 a->port);
-		}
-		/*
-		 * firing when the last serve stopped, passing now: it ended while
-		 * nobody watched; the recording says so, and its next firing is new
-		 */
-		if (as->rec && a->state == ALERT_INACTIVE && a->last_eval == now &&
-		    recorder_any_standing(as->rec) &&
-		    recorder_alert_was_standing(as->rec, a->device,
-						event_name(a, name, sizeof(name))))
-			recorder_event(as->rec, now / 1000000, "alert",
-				       a->port[0] ? "rdma_port" : "", a->device,
-				       event_name(a, name, sizeof(name)),
-				       "resolved (before or while this serve started)");
-		if (a->state != ALERT_FIRING || a->fired_at != now)
-			continue;
-		if (as->rec) {
-			char detail[340];
-
-			standing = recorder_alert_was_standing(as->rec, a->device,
-							       event_name(a, name, sizeof(name)));
-			snprintf(detail, sizeof(detail), "firing%s: %s",
-				 standing ? " (already when the last serve stopped)" : "",
-				 a->summary);
-			recorder_event(as->rec, now / 1000000, "alert",
-				       a->port[0] ? "rdma_port" : "", a->device,
-				       event_name(a, name, sizeof(name)), detail);
-		}
-		log_warn("alert firing: %s%s%s%s%s: %s", a->alertname, a->device[0] ? " " : "",
-			 a->device, a->port[0] ? "/" : "", a->port, a->summary);
-		/*
-		 * The incident starts now: keep the minutes around it at full
-		 * resolution -- unless it was firing when the last serve stopped
-		 * (a restart is no new incident; that one's capture was written)
-		 */
-		if (as->rec && strcmp(a->alertname, ALERT_UNKNOWN_NAME) && !standing &&
-		    !recorder_capture(as->rec, a->alertname, NULL, 0))
-			as->captures++;
-	}
-	/* a state changed in this pass: its stages are latency (a resend's are not) */
-	if (as->t.fired_total != fired || as->t.resolved_total != resolved)
-		alert_latency_observe(&as->lat, &st, AL_MODEL, AL_ALERT);
-	else
-		st.origin = 0;
-	am_submit(as->am, &as->t, now, st.origin ? &st : NULL);
-	if (!as->am) {
-		for (size_t i = 0; i < as->t.n; i++)
-			as->t.a[i].resolved = false;
-	}
-	alerts_gc(&as->t, false);
+	as->st = (struct alert_stamps){ .origin = daemon_pass(as->d)->origin_ns };
+	as->fired0 = as->t.fired_total;
+	as->resolved0 = as->t.resolved_total;
+	rules_stage_alerts(&st, &pass);
 }
 
 static void after_poll(void *arg, struct node_model *m, unsigned what)
@@ -216,9 +230,10 @@ int alerts_serve_start(struct alerts_serve *as, struct daemon *d, struct rules_s
 	as->rs = rs;
 	as->rec = rec;
 	as->d = d;
-	snprintf(as->generator_url, sizeof(as->generator_url), "http://%s:%d/", d->m.host, port);
+	snprintf(as->generator_url, sizeof(as->generator_url), "http://%s:%d/", daemon_host(d),
+		 port);
 	if (as->amc.n_urls) {
-		as->amc.instance = d->m.host;
+		as->amc.instance = daemon_host(d);
 		as->amc.generator_url = as->generator_url;
 		as->amc.latency = &as->lat;
 		r = am_start(&as->am, &as->amc, err, sizeof(err));
@@ -227,15 +242,16 @@ int alerts_serve_start(struct alerts_serve *as, struct daemon *d, struct rules_s
 			return r;
 		}
 	}
-	r = daemon_add_hook(d, &(struct daemon_hook){ .name = "alerts",
-						      .after_poll = after_poll,
-						      .after_event = after_event,
-						      .render = render,
-						      .arg = as });
-	if (r)
-		fprintf(stderr, "rocewatch serve: cannot hook alerts into the poll loop: %s\n",
-			strerror(-r));
-	return r;
+	return 0;
+}
+
+struct daemon_hook alerts_serve_hook(struct alerts_serve *as)
+{
+	return (struct daemon_hook){ .name = "alerts",
+				     .after_poll = after_poll,
+				     .after_event = after_event,
+				     .render = render,
+				     .arg = as };
 }
 
 static const char *state_name(enum alert_state s)
@@ -250,7 +266,7 @@ int alerts_serve_render_json(void *arg, struct strbuf *out)
 	char ts[40];
 	char *s;
 
-	pthread_mutex_lock(&as->d->lock);
+	daemon_model_lock(as->d);
 	for (size_t i = 0; i < as->t.n; i++) {
 		const struct alert *a = &as->t.a[i];
 		json_t *j, *l, *an;
@@ -258,7 +274,7 @@ int alerts_serve_render_json(void *arg, struct strbuf *out)
 		if (a->state == ALERT_INACTIVE)
 			continue;
 		l = json_pack("{s:s,s:s,s:s}", "alertname", a->alertname, "severity", a->severity,
-			      "instance", as->d->m.host);
+			      "instance", daemon_host(as->d));
 		if (a->profile[0])
 			json_object_set_new(l, "profile", json_string(a->profile));
 		if (a->device[0])
@@ -277,7 +293,7 @@ int alerts_serve_render_json(void *arg, struct strbuf *out)
 		}
 		json_array_append_new(list, j);
 	}
-	pthread_mutex_unlock(&as->d->lock);
+	daemon_model_unlock(as->d);
 	json_object_set_new(root, "status", json_string("success"));
 	json_object_set_new(root, "data", json_pack("{s:o}", "alerts", list));
 	s = json_dumps(root, JSON_INDENT(2));

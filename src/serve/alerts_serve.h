@@ -24,15 +24,20 @@ struct alerts_serve {
 	char generator_url[128];
 	uint64_t captures;
 	struct alert_latency lat; /* rocewatch_alert_latency_seconds */
+	/* the pass the rules stage runs: its stamps, and the counts before it */
+	struct alert_stamps st;
+	uint64_t fired0, resolved0;
 };
 
 void alerts_serve_init(struct alerts_serve *as);
 /* --alertmanager.* and --alert.unknown-for; base: struct alerts_serve (cli.h). */
 extern const struct cli_opt alerts_serve_opts[];
-/* Hook in after the rules (and the recorder, if any). 0 or -errno (printed). */
+/* The pusher, for the results of rs (and captures in rec, if any). 0 or -errno (printed). */
 int alerts_serve_start(struct alerts_serve *as, struct daemon *d, struct rules_serve *rs,
 		       struct recorder *rec, int port);
-/* GET /api/v1/alerts (render callback; arg is the alerts_serve, d->lock taken inside). */
+/* The daemon hook, after the rules' (and the recorder's, if any): serve adds it. */
+struct daemon_hook alerts_serve_hook(struct alerts_serve *as);
+/* GET /api/v1/alerts (render callback; arg is the alerts_serve, the model lock taken inside). */
 int alerts_serve_render_json(void *arg, struct strbuf *out);
 void alerts_serve_fini(struct alerts_serve *as);
 

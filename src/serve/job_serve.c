@@ -113,18 +113,13 @@ void job_serve_render(struct strbuf *sb, void *arg)
 	sb_printf(sb, "rocewatch_job_mapping_bad_files %zu\n", js->cur.n_bad);
 }
 
-int job_serve_start(struct job_serve *js, struct daemon *d)
+int job_serve_start(struct job_serve *js, struct daemon_hook *hook)
 {
-	int r;
-
 	if (!js->dir)
 		return 0;
 	job_serve_read(js);
-	r = daemon_add_hook(d, &(struct daemon_hook){ .name = "jobs",
-						      .after_poll = job_after_poll,
-						      .render = job_serve_render,
-						      .arg = js });
-	if (r)
-		fprintf(stderr, "rocewatch serve: --job-mapping-dir: %s\n", strerror(-r));
-	return r;
+	*hook = (struct daemon_hook){
+		.name = "jobs", .after_poll = job_after_poll, .render = job_serve_render, .arg = js
+	};
+	return 1;
 }

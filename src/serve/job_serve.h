@@ -32,8 +32,8 @@ struct job_serve {
 
 /* --job-mapping-dir; base: struct job_serve (cli.h). */
 extern const struct cli_opt job_serve_opts[];
-/* With a directory: read it once and hook into the daemon. 0 or -errno (printed). */
-int job_serve_start(struct job_serve *js, struct daemon *d);
+/* With a directory: read it once; *hook, the daemon hook that reads it again: 1, else 0. */
+int job_serve_start(struct job_serve *js, struct daemon_hook *hook);
 /* The directory read into js (the hook's work, for the tests). */
 void job_serve_read(struct job_serve *js);
 /* roce_job_info and rocewatch_job_mapping_* (the hook's render, for the tests). */

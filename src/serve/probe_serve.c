@@ -258,20 +258,17 @@ void probe_serve_attach(struct probe_serve *ps, struct probe_responder *r)
 	ps->resp = r;
 }
 
-int probe_serve_start(struct probe_serve *ps, struct daemon *d)
+int probe_serve_start(struct probe_serve *ps, struct daemon_hook *hook, int *n_hooks)
 {
 	int rc;
 
+	*n_hooks = 0;
 	if (!ps->resp)
 		return 0;
-	rc = daemon_add_hook(d, &(struct daemon_hook){ .name = "probe",
-						       .after_poll = probe_after_poll,
-						       .render = probe_render,
-						       .arg = ps });
-	if (rc) {
-		fprintf(stderr, "rocewatch serve: --probe: %s\n", strerror(-rc));
-		return rc;
-	}
+	*hook = (struct daemon_hook){
+		.name = "probe", .after_poll = probe_after_poll, .render = probe_render, .arg = ps
+	};
+	*n_hooks = 1;
 	if (!ps->r)
 		return 0;
 	rc = pthread_create(&ps->thr, NULL, fetch_main, ps);

@@ -36,10 +36,11 @@ int probe_serve_setup(struct probe_serve *ps, struct probe_responder *r, int dsc
 /* The responder of serve --probe, before probe_serve_start(). */
 void probe_serve_attach(struct probe_serve *ps, struct probe_responder *r);
 /*
- * After the responder runs: the daemon hook (the ports' notes after every
- * poll, the roce_probe_* families) and, with peers, the fetch thread.
+ * After the responder runs: with peers, the fetch thread; and *hook, the
+ * daemon hook (the ports' notes after every poll, the roce_probe_* families)
+ * serve adds (*n_hooks 1; 0 without a responder).  0 or -errno (printed).
  */
-int probe_serve_start(struct probe_serve *ps, struct daemon *d);
+int probe_serve_start(struct probe_serve *ps, struct daemon_hook *hook, int *n_hooks);
 /* Stop the thread and free; may be called again. */
 void probe_serve_fini(struct probe_serve *ps);
 /*

@@ -124,8 +124,8 @@ int recorder_rules_results(void *arg, struct strbuf *out)
 {
 	struct recorder_rules *rr = arg;
 	struct rules_json_meta meta = {
-		.host = rr->rs->d ? rr->rs->d->m.host : "",
-		.time_ns = rr->rs->d ? ts_ns(&rr->rs->d->m.time) : 0,
+		.host = rr->rs->d ? daemon_host(rr->rs->d) : "",
+		.time_ns = rr->rs->d ? ts_ns(&daemon_model(rr->rs->d)->time) : 0,
 		.reload_ok = rr->rs->st.reload_ok,
 		.reload_ns = rr->rs->st.reload_ns,
 	};

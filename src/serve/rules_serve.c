@@ -14,6 +14,7 @@
 #include "http.h"
 #include "rules_json.h"
 #include "rules_serve.h"
+#include "rules_stage.h"
 #include "util.h"
 
 static int opt_rules(void *base, const char *name, const char *arg)
@@ -213,6 +214,8 @@ static void read_boot_id(struct rules_serve *rs, const char *procfs)
 static void after_poll(void *arg, struct node_model *m, unsigned what)
 {
 	struct rules_serve *rs = arg;
+	const struct rules_stage st = { .e = rs->e };
+	struct rules_pass pass = { .now_ns = model_ns(m) };
 	int64_t t0 = mono_ns();
 	int r;
 
@@ -223,12 +226,11 @@ static void after_poll(void *arg, struct node_model *m, unsigned what)
 	 * configuration alone would decide as they did (and render the same
 	 * summaries); they run when the configuration is read again.
 	 */
-	r = -EAGAIN;
-	if (!(what & COLLECT_SLOW) && !rs->d->pass_all)
-		r = rules_evaluate_changed(rs->e, m, model_ns(m), rs->d->pass_changed,
-					   RULES_EVAL_COUNTERS, NULL);
-	if (r == -EAGAIN)
-		r = rules_evaluate(rs->e, m, model_ns(m));
+	if (!(what & COLLECT_SLOW) && !daemon_pass(rs->d)->all) {
+		pass.changed = daemon_pass(rs->d)->changed;
+		pass.flags = RULES_EVAL_COUNTERS;
+	}
+	r = rules_stage_evaluate(&st, m, &pass, NULL);
 	rs->eval_done_ns = mono_ns();
 	rs->st.eval_seconds = (double)(rs->eval_done_ns - t0) / 1e9;
 	if (!rs->announced) {
@@ -252,12 +254,16 @@ static void after_poll(void *arg, struct node_model *m, unsigned what)
 static void after_event(void *arg, struct node_model *m, const struct daemon_event *ev)
 {
 	struct rules_serve *rs = arg;
+	const struct rules_stage st = { .e = rs->e };
+	const struct rules_pass pass = { .now_ns = ev->t_ns,
+					 .changed = ev->changed,
+					 .event = true };
 	size_t n = 0;
 	int r;
 
 	if (!rs->e)
 		return;
-	r = rules_evaluate_changed(rs->e, m, ev->t_ns, ev->changed, 0, &n);
+	r = rules_stage_evaluate(&st, m, &pass, &n);
 	rs->eval_done_ns = mono_ns();
 	if (r)
 		log_debug("rules: %s notification: %s (the next poll evaluates)", ev->collector,
@@ -313,16 +319,20 @@ int rules_fabric_setup(const struct rules_engine *e, const char *rail_map, struc
 	return r;
 }
 
-int rules_serve_start(struct rules_serve *rs, struct daemon *d)
+struct daemon_hook rules_serve_hook(struct rules_serve *rs)
 {
-	struct rules_diags dg = { 0 };
-	const struct daemon_hook hook = {
+	return (struct daemon_hook){
 		.name = "rules",
 		.after_poll = after_poll,
 		.after_event = after_event,
 		.render = render,
 		.arg = rs,
 	};
+}
+
+int rules_serve_start(struct rules_serve *rs, struct daemon *d)
+{
+	struct rules_diags dg = { 0 };
 	int r = rules_load(&rs->spec, &rs->e, &dg);
 
 	pthread_mutex_init(&rs->rl_lock, NULL);
@@ -376,7 +386,7 @@ int rules_serve_start(struct rules_serve *rs, struct daemon *d)
 		r = lock_state_dir(rs, dir[0] ? dir : "/");
 		if (r)
 			return r;
-		read_boot_id(rs, d->cfg ? d->cfg->procfs_root : NULL);
+		read_boot_id(rs, daemon_config(d) ? daemon_config(d)->procfs_root : NULL);
 		lr = rules_health_load(rs->e, rs->state_path, rs->boot_id, msg, sizeof(msg));
 		if (msg[0])
 			log_warn("rules: health memory: %s", msg);
@@ -393,12 +403,6 @@ int rules_serve_start(struct rules_serve *rs, struct daemon *d)
 			rs->st.memory_on = false;
 		}
 	}
-	r = daemon_add_hook(d, &hook);
-	if (r) {
-		fprintf(stderr, "rocewatch serve: cannot hook the rules into the poll loop: %s\n",
-			strerror(-r));
-		return r;
-	}
 	return 0;
 }
 
@@ -406,6 +410,7 @@ static void reload_now(struct rules_serve *rs)
 {
 	struct rules_diags dg = { 0 };
 	struct rules_engine *ne = NULL, *old;
+	struct node_model *m;
 	int r;
 
 	/* Parse outside the lock: polls and scrapes go on with the old rules meanwhile. */
@@ -422,7 +427,7 @@ static void reload_now(struct rules_serve *rs)
 		ne = NULL;
 		r = -EINVAL;
 	}
-	pthread_mutex_lock(&rs->d->lock);
+	m = daemon_model_lock(rs->d);
 	rs->st.reload_ns = real_ns();
 	rs->reloads++;
 	rs->reload_error[0] = '\0';
@@ -438,8 +443,8 @@ static void reload_now(struct rules_serve *rs)
 			snprintf(rs->reload_error, sizeof(rs->reload_error), "%s", strerror(-r));
 		rs->st.reload_ok = false;
 		rs->st.reload_failures++;
-		rs->d->stats.reloads_failed++;
-		pthread_mutex_unlock(&rs->d->lock);
+		daemon_stats(rs->d)->reloads_failed++;
+		daemon_model_unlock(rs->d);
 		rules_diags_free(&dg);
 		log_err("rules: reload failed, keeping the previous rules");
 		return;
@@ -447,15 +452,14 @@ static void reload_now(struct rules_serve *rs)
 	old = rs->e;
 	rules_adopt_history(ne, old);
 	rs->e = ne;
-	fabric_config_free(&rs->d->fabric); /* under the lock: the poll reads it */
-	rs->d->fabric = fc;
+	daemon_swap_fabric(rs->d, &fc); /* under the lock: the poll reads it */
 	rs->loads++;
 	rs->st.reload_ok = true;
 	rules_diags_free(&dg);
 	/* results for /api/v1/checks at once, not at the next poll */
-	if (rs->d->stats.fast_polls)
-		rules_evaluate(ne, &rs->d->m, model_ns(&rs->d->m));
-	pthread_mutex_unlock(&rs->d->lock);
+	if (daemon_started(rs->d))
+		rules_evaluate(ne, m, model_ns(m));
+	daemon_model_unlock(rs->d);
 	rules_free(old);
 	log_info("rules: reloaded, %zu rules in %zu profiles", rules_count(ne),
 		 rules_profile_count(ne));
@@ -518,15 +522,16 @@ int rules_serve_render_checks(void *arg, struct strbuf *out)
 {
 	struct rules_serve *rs = arg;
 	struct rules_json_meta meta = { 0 };
+	struct node_model *m;
 	int r;
 
-	pthread_mutex_lock(&rs->d->lock);
-	meta.host = rs->d->m.host;
-	meta.time_ns = model_ns(&rs->d->m);
+	m = daemon_model_lock(rs->d);
+	meta.host = m->host;
+	meta.time_ns = model_ns(m);
 	meta.reload_ok = rs->st.reload_ok;
 	meta.reload_ns = rs->st.reload_ns;
 	r = rs->e ? rules_json_write(out, rs->e, &meta, false) : -ENOENT;
-	pthread_mutex_unlock(&rs->d->lock);
+	daemon_model_unlock(rs->d);
 	if (r == -ENOENT) {
 		sb_puts(out, "{\"error\":\"no rules loaded\"}\n");
 		return 503;
@@ -574,6 +579,7 @@ int rules_serve_render_reset(void *arg, const struct http_args *a, struct strbuf
 {
 	struct rules_serve *rs = arg;
 	const char *rule = http_arg(a, "rule"), *object = http_arg(a, "object");
+	struct node_model *m;
 	char err[256] = "";
 	size_t n = 0;
 	int r;
@@ -589,14 +595,14 @@ int rules_serve_render_reset(void *arg, const struct http_args *a, struct strbuf
 			     "node)\"}\n");
 		return 400;
 	}
-	pthread_mutex_lock(&rs->d->lock);
+	m = daemon_model_lock(rs->d);
 	r = rs->e ? rules_health_forget(rs->e, rule, object, &n, err, sizeof(err)) : -ENOENT;
-	if (!r && rs->d->stats.fast_polls)
+	if (!r && daemon_started(rs->d))
 		/* the results as they read now, for /api/v1/checks and the page */
-		rules_evaluate(rs->e, &rs->d->m, model_ns(&rs->d->m));
+		rules_evaluate(rs->e, m, model_ns(m));
 	if (!r)
 		save_state(rs, true);
-	pthread_mutex_unlock(&rs->d->lock);
+	daemon_model_unlock(rs->d);
 	if (r) {
 		sb_puts(out, "{\"error\":\"");
 		sb_label_escape(out, rs->e ? err : "no rules loaded");

@@ -9,6 +9,8 @@
 #ifndef ROCEWATCH_RULES_SERVE_H
 #define ROCEWATCH_RULES_SERVE_H
 
+#include <pthread.h>
+
 #include "prom_rules.h"
 #include "engine.h"
 #include "cli.h"
@@ -26,7 +28,8 @@ struct rules_serve {
 	bool reset_api; /* --web.enable-health-api */
 	/* SIGHUP reloads so far, and the first error of the last one that failed */
 	uint64_t reloads;
-	/* engines loaded (start-up, reloads that worked): e changed when this did (d->lock) */
+	/* engines loaded (start-up, reloads that worked): e changed when this did (the model lock)
+	 */
 	uint64_t loads;
 	char reload_error[512];
 	/*
@@ -58,14 +61,16 @@ struct rules_serve {
 
 /* --profile / --param; base: struct rules_serve (cli.h). */
 extern const struct cli_opt rules_serve_opts[];
-/* Load the rules and hook them into the daemon; errors are printed. 0 or -errno. */
 /*
  * The rails-and-roles configuration of engine e and the --rail-map file
  * (NULL: none) handed to the daemon for its next polls.  0, or -errno with err.
  */
 int rules_fabric_setup(const struct rules_engine *e, const char *rail_map, struct daemon *d,
 		       char *err, size_t errlen);
+/* Load the rules for daemon d; errors are printed. 0 or -errno. */
 int rules_serve_start(struct rules_serve *rs, struct daemon *d);
+/* The daemon hook that runs them (after every poll, in event passes): serve adds it. */
+struct daemon_hook rules_serve_hook(struct rules_serve *rs);
 /*
  * SIGHUP: load the files again on the reload thread (another SIGHUP meanwhile
  * makes it load once more); keep the old rules if that fails.

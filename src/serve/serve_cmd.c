@@ -47,7 +47,7 @@ enum {
 
 struct serve {
 	struct rw_config cfg;
-	struct daemon d;
+	struct daemon *d;
 	struct http_server *http;
 	struct prom_renderer pr;
 	struct recorder *rec;
@@ -78,13 +78,13 @@ struct serve {
 	/* from the command line */
 	const char *listen_addr, *web_file;
 	struct http_route routes[11];
-	bool daemon_up;
+	char caps[128]; /* the capabilities the privilege drop kept, for the log */
 };
 
 /* How long NFD keeps the labels without a rewrite: several slow polls, at least 5 min. */
 static int64_t nfd_ttl_ns(const struct serve *s)
 {
-	int64_t t = 4 * s->d.cfg->config_interval_ns;
+	int64_t t = 4 * daemon_config(s->d)->config_interval_ns;
 
 	return t > 300000000000LL ? t : 300000000000LL;
 }
@@ -126,19 +126,20 @@ static int render_state(void *arg, struct strbuf *out)
 	struct serve *s = arg;
 	/* the probe QPs other nodes send to, beside the model (docs/snapshot.md) */
 	struct json_t *probe = s->responder ? probe_responder_json(s->responder) : NULL;
+	struct node_model *m;
 	int r;
 
 	json_t *members = json_object();
 
-	pthread_mutex_lock(&s->d.lock);
+	m = daemon_model_lock(s->d);
 	if (members && probe)
 		json_object_set(members, "probe", probe);
 	/* the node's health verdict beside the model (docs/snapshot.md) */
 	if (members && s->rules.e)
 		json_object_set_new(members, "health", rules_health_json(s->rules.e));
 	json_decref(probe);
-	r = snapshot_write_members(out, &s->d.m, 1, members);
-	pthread_mutex_unlock(&s->d.lock);
+	r = snapshot_write_members(out, m, 1, members);
+	daemon_model_unlock(s->d);
 	return r ? 500 : 200;
 }
 
@@ -265,11 +266,11 @@ static int render_capture(void *arg, struct strbuf *out)
 static int render_healthz(void *arg, struct strbuf *out)
 {
 	struct serve *s = arg;
-	int64_t last = __atomic_load_n(&s->d.stats.last_poll_ns, __ATOMIC_RELAXED);
+	int64_t last = __atomic_load_n(&daemon_stats(s->d)->last_poll_ns, __ATOMIC_RELAXED);
 	int64_t age = real_ns() - last;
 
 	/* Stalled: no poll finished for three fast intervals. */
-	if (!last || age > 3 * s->d.cfg->interval_ns) {
+	if (!last || age > 3 * daemon_config(s->d)->interval_ns) {
 		sb_printf(out, "stalled: last poll %.1f s ago\n", last ? (double)age / 1e9 : -1.0);
 		return 503;
 	}
@@ -283,14 +284,14 @@ static int render_metrics(void *arg, struct strbuf *out)
 	struct serve *s = arg;
 	int r;
 
-	pthread_mutex_lock(&s->d.lock);
-	if (!s->d.stats.fast_polls) {
-		pthread_mutex_unlock(&s->d.lock);
+	daemon_model_lock(s->d);
+	if (!daemon_started(s->d)) {
+		daemon_model_unlock(s->d);
 		sb_puts(out, "no data yet: the first poll has not finished\n");
 		return 503;
 	}
-	r = daemon_render_metrics(&s->d, &s->pr, out);
-	pthread_mutex_unlock(&s->d.lock);
+	r = daemon_render_metrics(s->d, &s->pr, out);
+	daemon_model_unlock(s->d);
 	if (r) {
 		rw_log_once(LOG_LVL_ERROR, "render-metrics",
 			    "cannot render /metrics: out of memory");
@@ -324,7 +325,7 @@ static bool wait_events(struct serve *s, int64_t deadline, bool *config_due, int
 {
 	struct pollfd pfd[RW_MAX_COLLECTORS];
 	int fds[RW_MAX_COLLECTORS], idx[RW_MAX_COLLECTORS];
-	int n = daemon_event_fds(&s->d, fds, idx, RW_MAX_COLLECTORS);
+	int n = daemon_event_fds(s->d, fds, idx, RW_MAX_COLLECTORS);
 	bool dirty = false;
 
 	for (int i = 0; i < n; i++)
@@ -340,9 +341,9 @@ static bool wait_events(struct serve *s, int64_t deadline, bool *config_due, int
 			break;
 		now = mono_ns(); /* the notification's arrival: where its alert's latency starts */
 		for (int i = 0; r > 0 && i < n; i++) {
-			if (!(pfd[i].revents & POLLIN) || !daemon_event(&s->d, idx[i]))
+			if (!(pfd[i].revents & POLLIN) || !daemon_event(s->d, idx[i]))
 				continue;
-			if (dirty || daemon_event_pass(&s->d, idx[i], now)) {
+			if (dirty || daemon_event_pass(s->d, idx[i], now)) {
 				if (!dirty)
 					*origin_ns = now;
 				dirty = true;
@@ -662,12 +663,146 @@ static int serve_validate(struct serve *s)
 	return 0;
 }
 
-/* The recorder and its two hooks, after the rules' hook: 0 or -errno (printed). */
-static int serve_start_recorder(struct serve *s)
+/*
+ * What a stage hands the daemon: its hooks, in the order they run after
+ * every poll.  The pipeline adds them (serve_setup()); a stage never does.
+ */
+#define STAGE_MAX_HOOKS 2
+struct stage_hooks {
+	struct daemon_hook h[STAGE_MAX_HOOKS];
+	int n;
+};
+
+/* The model source and the daemon over it; the hooks' room, sized from the pipeline. */
+static int pipeline_hooks(void);
+
+static int stage_source(struct serve *s, struct stage_hooks *out)
+{
+	struct model_source *src;
+	char err[512] = "";
+	int r;
+
+	(void)out;
+	r = model_source_open(&src, &s->cfg, err, sizeof(err));
+	if (!r) {
+		r = daemon_open(&s->d, &s->cfg, src);
+		if (!r)
+			r = daemon_start(s->d, err, sizeof(err));
+	}
+	if (!r && (r = daemon_reserve_hooks(s->d, pipeline_hooks())))
+		snprintf(err, sizeof(err), "out of memory");
+	if (r) {
+		fprintf(stderr, "rocewatch serve: %s\n", err[0] ? err : strerror(-r));
+		return r;
+	}
+	daemon_set_live_time(s->d, true);
+	return 0;
+}
+
+/* The model and what reads it, after every other stage has stopped. */
+static void stop_source(struct serve *s)
+{
+	daemon_close(s->d);
+	s->d = NULL;
+	status_serve_fini(&s->status); /* after the daemon: its hook feeds the history */
+	prom_renderer_free(&s->pr);
+	sb_free(&s->nfd_body);
+	sb_free(&s->nfd_file);
+}
+
+/* As root still: the port may be privileged, the key file root's own. */
+static int stage_listen(struct serve *s, struct stage_hooks *out)
 {
 	char err[512] = "";
 	int r;
 
+	(void)out;
+	r = http_start(&s->http, &s->hopts, s->routes, ARRAY_SIZE(s->routes), err, sizeof(err));
+	if (r)
+		fprintf(stderr, "rocewatch serve: %s\n", err);
+	return r;
+}
+
+static void stop_http(struct serve *s)
+{
+	http_stop(s->http);
+	s->http = NULL;
+}
+
+/* No RDMA port to answer on is a start-up error, said before anything runs. */
+static int stage_probe_open(struct serve *s, struct stage_hooks *out)
+{
+	char err[512] = "";
+	int r;
+
+	(void)out;
+	if (!s->probe)
+		return 0;
+	r = probe_responder_open(&s->responder, err, sizeof(err));
+	if (r)
+		fprintf(stderr, "rocewatch serve: --probe: %s\n", err);
+	return r;
+}
+
+static void stop_probe(struct serve *s)
+{
+	probe_serve_fini(&s->ps); /* its thread hands the responder peer info */
+	s->ps.r = NULL;
+	probe_responder_stop(s->responder); /* after HTTP: /api/v1/probe reads it */
+	s->responder = NULL;
+}
+
+/* Setup is done and no thread exists yet: keep what the collectors still use. */
+static int stage_privdrop(struct serve *s, struct stage_hooks *out)
+{
+	struct priv_needs pn;
+	bool running[RW_MAX_COLLECTORS];
+	char err[512] = "";
+	int r;
+
+	(void)out;
+	daemon_running(s->d, running);
+	priv_needs_of(&pn, &s->cfg, running, s->user);
+	r = priv_drop(&pn, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "rocewatch serve: %s\n", err);
+		return r;
+	}
+	priv_describe(&pn, s->caps, sizeof(s->caps));
+	return 0;
+}
+
+static int stage_rules(struct serve *s, struct stage_hooks *out)
+{
+	if (rules_serve_start(&s->rules, s->d))
+		return -EIO;
+	out->h[out->n++] = rules_serve_hook(&s->rules);
+	return 0;
+}
+
+/* A SIGHUP reload in flight takes the daemon's lock: join it before the daemon goes. */
+static void stop_rules(struct serve *s)
+{
+	rules_serve_stop(&s->rules);
+}
+
+/* After the rules' hook: this poll's results. */
+static int stage_nfd(struct serve *s, struct stage_hooks *out)
+{
+	if (s->nfd_path)
+		out->h[out->n++] =
+		    (struct daemon_hook){ .name = "nfd", .after_poll = nfd_after_poll, .arg = s };
+	return 0;
+}
+
+/* The recorder and its two hooks, after the rules' hook: 0 or -errno (printed). */
+static int stage_recorder(struct serve *s, struct stage_hooks *out)
+{
+	char err[512] = "";
+	int r;
+
+	if (!s->rec_opts.dir)
+		return 0;
 	s->rec_opts.interval_ns = s->cfg.interval_ns;
 	s->rr.rs = &s->rules;
 	s->rec_opts.rule_results = recorder_rules_results;
@@ -682,21 +817,34 @@ static int serve_start_recorder(struct serve *s)
 	}
 	s->rr.rec = s->rec;
 	/* after the rules' hook, before the recorder's: outcome changes join this poll */
-	r = daemon_add_hook(&s->d, &(struct daemon_hook){ .name = "recorder-rules",
-							  .after_poll = recorder_rules_after_poll,
-							  .arg = &s->rr });
-	if (!r)
-		r = daemon_add_hook(&s->d, &(struct daemon_hook){ .name = "recorder",
-								  .after_poll = recorder_after_poll,
-								  .render = recorder_render,
-								  .arg = s->rec });
-	if (r)
-		fprintf(stderr, "rocewatch serve: recorder: %s\n", strerror(-r));
-	return r;
+	out->h[out->n++] = (struct daemon_hook){ .name = "recorder-rules",
+						 .after_poll = recorder_rules_after_poll,
+						 .arg = &s->rr };
+	out->h[out->n++] = (struct daemon_hook){ .name = "recorder",
+						 .after_poll = recorder_after_poll,
+						 .render = recorder_render,
+						 .arg = s->rec };
+	return 0;
+}
+
+static void stop_recorder(struct serve *s)
+{
+	recorder_close(s->rec); /* after HTTP (POST /api/v1/capture uses it), before the model */
+	s->rec = NULL;
+	recorder_rules_fini(&s->rr);
+}
+
+/* Before the server answers: GET / reads what it sets up. */
+static int stage_status(struct serve *s, struct stage_hooks *out)
+{
+	if (status_serve_start(&s->status, s->d, &s->rules, &s->alerts, s->telemetry_path))
+		return -EIO;
+	out->h[out->n++] = status_serve_hook(&s->status);
+	return 0;
 }
 
 /* The probe responder and, with peers, the probes to them: 0 or -errno (printed). */
-static int serve_start_probe(struct serve *s)
+static int stage_probe(struct serve *s, struct stage_hooks *out)
 {
 	char err[512] = "";
 	int r, dscp;
@@ -716,72 +864,18 @@ static int serve_start_probe(struct serve *s)
 		return -EIO;
 	}
 	probe_serve_attach(&s->ps, s->responder);
-	return probe_serve_start(&s->ps, &s->d) ? -EIO : 0;
+	if (probe_serve_start(&s->ps, &out->h[out->n], &r))
+		return -EIO;
+	out->n += r;
+	return 0;
 }
 
-static int stage_rules(struct serve *s)
+static int stage_alerts(struct serve *s, struct stage_hooks *out)
 {
-	return rules_serve_start(&s->rules, &s->d) ? -EIO : 0;
-}
-
-/* A SIGHUP reload in flight takes the daemon's lock: join it before the daemon goes. */
-static void stop_rules(struct serve *s)
-{
-	rules_serve_stop(&s->rules);
-}
-
-/* After the rules' hook: this poll's results. */
-static int stage_nfd(struct serve *s)
-{
-	int r;
-
-	if (!s->nfd_path)
-		return 0;
-	r = daemon_add_hook(
-	    &s->d, &(struct daemon_hook){ .name = "nfd", .after_poll = nfd_after_poll, .arg = s });
-	if (r)
-		fprintf(stderr, "rocewatch serve: --nfd.feature-file: %s\n", strerror(-r));
-	return r;
-}
-
-static int stage_recorder(struct serve *s)
-{
-	return s->rec_opts.dir ? serve_start_recorder(s) : 0;
-}
-
-static void stop_recorder(struct serve *s)
-{
-	recorder_close(s->rec); /* after HTTP (POST /api/v1/capture uses it), before the model */
-	s->rec = NULL;
-	recorder_rules_fini(&s->rr);
-}
-
-/* Before the server answers: GET / reads what it sets up. */
-static int stage_status(struct serve *s)
-{
-	return status_serve_start(&s->status, &s->d, &s->rules, &s->alerts, s->telemetry_path)
-		   ? -EIO
-		   : 0;
-}
-
-static void stop_probe(struct serve *s)
-{
-	probe_serve_fini(&s->ps); /* its thread hands the responder peer info */
-	s->ps.r = NULL;
-	probe_responder_stop(s->responder); /* after HTTP: /api/v1/probe reads it */
-	s->responder = NULL;
-}
-
-static int stage_alerts(struct serve *s)
-{
-	return alerts_serve_start(&s->alerts, &s->d, &s->rules, s->rec, http_port(s->http)) ? -EIO
-											    : 0;
-}
-
-/* The jobs on this node (roce_job_info), read before the first scrape. */
-static int stage_jobs(struct serve *s)
-{
-	return job_serve_start(&s->jobs, &s->d);
+	if (alerts_serve_start(&s->alerts, s->d, &s->rules, s->rec, http_port(s->http)))
+		return -EIO;
+	out->h[out->n++] = alerts_serve_hook(&s->alerts);
+	return 0;
 }
 
 static void stop_alerts(struct serve *s)
@@ -789,47 +883,72 @@ static void stop_alerts(struct serve *s)
 	alerts_serve_fini(&s->alerts); /* the pusher thread; no poll runs any more */
 }
 
+/* The jobs on this node (roce_job_info), read before the first scrape. */
+static int stage_jobs(struct serve *s, struct stage_hooks *out)
+{
+	out->n += job_serve_start(&s->jobs, &out->h[out->n]);
+	return 0;
+}
+
 /* Last: from here on requests are answered, and every document has its source. */
-static int stage_http(struct serve *s)
+static int stage_http(struct serve *s, struct stage_hooks *out)
 {
 	char err[512] = "";
 	int r = http_run(s->http, err, sizeof(err));
 
+	(void)out;
 	if (r)
 		fprintf(stderr, "rocewatch serve: %s\n", err);
 	return r;
 }
 
-static void stop_http(struct serve *s)
+/* Up: the signals are ours, and the log says how serve runs. */
+static int stage_announce(struct serve *s, struct stage_hooks *out)
 {
-	http_stop(s->http);
-	s->http = NULL;
+	(void)out;
+	daemon_install_signals();
+	log_info("listening on %s (port %d, %s%s), polling every %.3f s, configuration every "
+		 "%.3f s; capabilities kept: %s",
+		 s->listen_addr, http_port(s->http), http_tls(s->http) ? "https" : "http",
+		 web_config_auth(s->has_web ? &s->web : NULL) ? ", basic auth" : "",
+		 (double)s->cfg.interval_ns / 1e9, (double)s->cfg.config_interval_ns / 1e9,
+		 s->caps);
+	return 0;
 }
 
 /*
- * serve's pipeline, in order.  Each stage starts after the one above it, and
- * the daemon hooks it adds run after every poll in this order: the rules
- * first, then what reads their results (the NFD file, the recorder, the
- * status page, the alerts).  The hook array is sized from .hooks, so a stage
- * that adds more than it declares fails at start-up, loudly.  Teardown is the
- * table read backwards: the server stops answering first.
+ * serve, every step in order: the source and the daemon, the listening
+ * socket (as root), the probe responder's QP, the privilege drop, then the
+ * stages whose hooks run after every poll in this order -- the rules first,
+ * then what reads their results (the NFD file, the recorder, the status
+ * page, the alerts) -- and last the server that answers.  A stage returns
+ * its hooks (at most .hooks of them), and serve_setup() adds them; a hook
+ * that cannot be added is said as "rocewatch serve: .hook_err: why".
+ * Teardown is the table read backwards: the server stops answering first,
+ * the model goes last.  Every stop is safe when its start failed or never ran.
  */
 struct serve_stage {
 	const char *name;
-	int hooks;		       /* at most this many daemon hooks */
-	int (*start)(struct serve *s); /* 0 or -errno, said on stderr */
-	void (*stop)(struct serve *s); /* NULL-safe, also when start failed or never ran */
+	int hooks;	      /* at most this many daemon hooks */
+	const char *hook_err; /* what a hook that cannot be added is said as */
+	int (*start)(struct serve *s, struct stage_hooks *out); /* 0 or -errno, said */
+	void (*stop)(struct serve *s);
 };
 
 static const struct serve_stage serve_pipeline[] = {
-	{ "rules", 1, stage_rules, stop_rules },
-	{ "nfd", 1, stage_nfd, NULL },
-	{ "recorder", 2, stage_recorder, stop_recorder },
-	{ "status", 1, stage_status, NULL }, /* its fini after the daemon's: serve_teardown() */
-	{ "probe", 1, serve_start_probe, stop_probe },
-	{ "alerts", 1, stage_alerts, stop_alerts },
-	{ "jobs", 1, stage_jobs, NULL },
-	{ "http", 0, stage_http, stop_http },
+	{ "source", 0, NULL, stage_source, stop_source },
+	{ "listen", 0, NULL, stage_listen, NULL },	   /* closed by "http"'s stop */
+	{ "probe-open", 0, NULL, stage_probe_open, NULL }, /* closed by "probe"'s stop */
+	{ "privdrop", 0, NULL, stage_privdrop, NULL },
+	{ "rules", 1, "cannot hook the rules into the poll loop", stage_rules, stop_rules },
+	{ "nfd", 1, "--nfd.feature-file", stage_nfd, NULL },
+	{ "recorder", 2, "recorder", stage_recorder, stop_recorder },
+	{ "status", 1, "cannot hook the status page into the poll loop", stage_status, NULL },
+	{ "probe", 1, "--probe", stage_probe, stop_probe },
+	{ "alerts", 1, "cannot hook alerts into the poll loop", stage_alerts, stop_alerts },
+	{ "jobs", 1, "--job-mapping-dir", stage_jobs, NULL },
+	{ "http", 0, NULL, stage_http, stop_http },
+	{ "announce", 0, NULL, stage_announce, NULL },
 };
 
 static int pipeline_hooks(void)
@@ -841,60 +960,26 @@ static int pipeline_hooks(void)
 	return n;
 }
 
-/* Everything before the loop, in the order it must happen: 0 or -errno (printed). */
+/* Every stage in order, its hooks added after it: 0 or -errno (printed). */
 static int serve_setup(struct serve *s)
 {
-	struct model_source *src;
-	struct priv_needs pn;
-	bool running[RW_MAX_COLLECTORS];
-	char err[512] = "", caps[128];
-	int r;
+	for (size_t i = 0; i < ARRAY_SIZE(serve_pipeline); i++) {
+		const struct serve_stage *st = &serve_pipeline[i];
+		struct stage_hooks out = { .n = 0 };
+		int r = st->start(s, &out);
 
-	r = model_source_open(&src, &s->cfg, err, sizeof(err));
-	if (!r) {
-		daemon_init(&s->d, &s->cfg, src);
-		s->daemon_up = true;
-		r = daemon_start(&s->d, err, sizeof(err));
-	}
-	if (!r && (r = daemon_reserve_hooks(&s->d, pipeline_hooks())))
-		snprintf(err, sizeof(err), "out of memory");
-	if (r) {
-		fprintf(stderr, "rocewatch serve: %s\n", err[0] ? err : strerror(-r));
-		return r;
-	}
-	s->d.live_time = true;
-	/* As root still: the port may be privileged, the key file root's own. */
-	r = http_start(&s->http, &s->hopts, s->routes, ARRAY_SIZE(s->routes), err, sizeof(err));
-	if (r) {
-		fprintf(stderr, "rocewatch serve: %s\n", err);
-		return r;
-	}
-	/* No RDMA port to answer on is a start-up error, said before anything runs. */
-	if (s->probe) {
-		r = probe_responder_open(&s->responder, err, sizeof(err));
-		if (r) {
-			fprintf(stderr, "rocewatch serve: --probe: %s\n", err);
+		if (r)
 			return r;
+		for (int k = 0; k < out.n; k++) {
+			/* more than the table says: the room was sized without them */
+			r = k < st->hooks ? daemon_add_hook(s->d, &out.h[k]) : -ENOSPC;
+			if (r) {
+				fprintf(stderr, "rocewatch serve: %s: %s\n", st->hook_err,
+					strerror(-r));
+				return r;
+			}
 		}
 	}
-	/* Setup is done and no thread exists yet: keep what the collectors still use. */
-	daemon_running(&s->d, running);
-	priv_needs_of(&pn, &s->cfg, running, s->user);
-	r = priv_drop(&pn, err, sizeof(err));
-	if (r) {
-		fprintf(stderr, "rocewatch serve: %s\n", err);
-		return r;
-	}
-	priv_describe(&pn, caps, sizeof(caps));
-	for (size_t i = 0; i < ARRAY_SIZE(serve_pipeline); i++)
-		if ((r = serve_pipeline[i].start(s)))
-			return r;
-	daemon_install_signals();
-	log_info("listening on %s (port %d, %s%s), polling every %.3f s, configuration every "
-		 "%.3f s; capabilities kept: %s",
-		 s->listen_addr, http_port(s->http), http_tls(s->http) ? "https" : "http",
-		 web_config_auth(s->has_web ? &s->web : NULL) ? ", basic auth" : "",
-		 (double)s->cfg.interval_ns / 1e9, (double)s->cfg.config_interval_ns / 1e9, caps);
 	return 0;
 }
 
@@ -925,15 +1010,16 @@ static void serve_run(struct serve *s)
 		int64_t now = mono_ns();
 		unsigned what = COLLECT_FAST;
 
-		pthread_mutex_lock(&s->d.lock); /* a scrape renders the stats meanwhile */
-		s->d.stats.lag_seconds = now > next_fast ? (double)(now - next_fast) / 1e9 : 0;
-		pthread_mutex_unlock(&s->d.lock);
+		daemon_model_lock(s->d); /* a scrape renders the stats meanwhile */
+		daemon_stats(s->d)->lag_seconds =
+		    now > next_fast ? (double)(now - next_fast) / 1e9 : 0;
+		daemon_model_unlock(s->d);
 		if (dirty || config_due || now >= next_slow) {
 			what |= COLLECT_SLOW;
 			next_slow = now + s->cfg.config_interval_ns;
 		}
 		config_due = false;
-		daemon_collect_at(&s->d, what, early ? origin : 0);
+		daemon_collect_at(s->d, what, early ? origin : 0);
 		publish(s);
 		/*
 		 * A burst of connections (a thread each) leaves freed memory in the
@@ -952,9 +1038,9 @@ static void serve_run(struct serve *s)
 		now = mono_ns();
 		if (next_fast <= now) {
 			/* Overran: skip the missed ticks rather than bursting to catch up. */
-			pthread_mutex_lock(&s->d.lock);
-			s->d.stats.overruns++;
-			pthread_mutex_unlock(&s->d.lock);
+			daemon_model_lock(s->d);
+			daemon_stats(s->d)->overruns++;
+			daemon_model_unlock(s->d);
 			next_fast = now + s->cfg.interval_ns;
 		}
 		dirty = early = wait_events(s, next_fast, &config_due, &origin);
@@ -962,20 +1048,12 @@ static void serve_run(struct serve *s)
 	log_info("stopping");
 }
 
-/* Undo serve_setup(): the pipeline backwards, then the model and what reads it. */
+/* Undo serve_setup(): the pipeline backwards. */
 static void serve_teardown(struct serve *s)
 {
 	for (size_t i = ARRAY_SIZE(serve_pipeline); i-- > 0;)
 		if (serve_pipeline[i].stop)
 			serve_pipeline[i].stop(s);
-	stop_http(s);  /* when setup failed before the pipeline */
-	stop_probe(s); /* likewise: the responder is opened before it */
-	if (s->daemon_up)
-		daemon_fini(&s->d);
-	status_serve_fini(&s->status); /* after the daemon: its hook feeds the history */
-	prom_renderer_free(&s->pr);
-	sb_free(&s->nfd_body);
-	sb_free(&s->nfd_file);
 }
 
 /* What parsing and validation hold. */

@@ -23,9 +23,11 @@ struct status_serve {
 	const char *telemetry_path;
 };
 
-/* Hook into the daemon (after the rules and alerts). 0 or -errno (printed). */
+/* The page over d, rs and as. 0 or -errno (printed). */
 int status_serve_start(struct status_serve *ss, struct daemon *d, struct rules_serve *rs,
 		       struct alerts_serve *as, const char *telemetry_path);
+/* The daemon hook that feeds its history (after the rules'): serve adds it. */
+struct daemon_hook status_serve_hook(struct status_serve *ss);
 /* GET / (an http_route render callback; arg is the status_serve). */
 int status_serve_render(void *arg, struct strbuf *out);
 void status_serve_fini(struct status_serve *ss);

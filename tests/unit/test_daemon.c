@@ -25,6 +25,7 @@
 
 #include <cmocka.h>
 
+#include "collector.h"
 #include "daemon.h"
 #include "util.h"
 
@@ -82,7 +83,7 @@ static void hook_b(void *arg, struct node_model *m, unsigned what)
 }
 
 /* A daemon over the fake source f (not a snapshot file, not the collectors). */
-static void daemon_on(struct daemon *d, struct rw_config *cfg, struct fake *f)
+static void daemon_on(struct daemon **d, struct rw_config *cfg, struct fake *f)
 {
 	char err[256] = "";
 
@@ -92,48 +93,48 @@ static void daemon_on(struct daemon *d, struct rw_config *cfg, struct fake *f)
 				     .samples = fake_samples,
 				     .close = fake_close },
 			    .samples = 3 };
-	daemon_init(d, cfg, &f->src);
+	assert_int_equal(daemon_open(d, cfg, &f->src), 0);
 	/* a source without start(): nothing to start */
-	assert_int_equal(daemon_start(d, err, sizeof(err)), 0);
+	assert_int_equal(daemon_start(*d, err, sizeof(err)), 0);
 }
 
 static void polls_ask_the_source_then_the_hooks(void **state)
 {
 	struct rw_config cfg;
-	struct daemon d;
+	struct daemon *d;
 	struct fake f;
 	bool running[RW_MAX_COLLECTORS];
 	int fds[2], idx[2];
 
 	(void)state;
 	daemon_on(&d, &cfg, &f);
-	assert_int_equal(daemon_samples(&d), 3);
+	assert_int_equal(daemon_samples(d), 3);
 	/* a source with no collectors and no events: none running, nothing to wait on */
 	memset(running, 1, sizeof(running));
-	daemon_running(&d, running);
+	daemon_running(d, running);
 	for (int i = 0; i < RW_MAX_COLLECTORS; i++)
 		assert_false(running[i]);
-	assert_int_equal(daemon_event_fds(&d, fds, idx, 2), 0);
-	assert_int_equal(daemon_reserve_hooks(&d, 2), 0);
+	assert_int_equal(daemon_event_fds(d, fds, idx, 2), 0);
+	assert_int_equal(daemon_reserve_hooks(d, 2), 0);
 	assert_int_equal(
-	    daemon_add_hook(&d,
+	    daemon_add_hook(d,
 			    &(struct daemon_hook){ .name = "a", .after_poll = hook_a, .arg = &f }),
 	    0);
 	assert_int_equal(
-	    daemon_add_hook(&d,
+	    daemon_add_hook(d,
 			    &(struct daemon_hook){ .name = "b", .after_poll = hook_b, .arg = &f }),
 	    0);
 	/* past what was reserved: said, not dropped silently */
-	assert_int_equal(daemon_add_hook(&d, &(struct daemon_hook){ .name = "c" }), -ENOSPC);
+	assert_int_equal(daemon_add_hook(d, &(struct daemon_hook){ .name = "c" }), -ENOSPC);
 	f.fail_at = 2;
-	assert_int_equal(daemon_collect(&d, COLLECT_FAST | COLLECT_SLOW), 0);
-	assert_int_equal(d.m.time.tv_sec, 1001);
-	assert_int_equal(daemon_collect(&d, COLLECT_FAST), -EIO);
-	assert_int_equal(daemon_collect(&d, COLLECT_FAST), 0);
+	assert_int_equal(daemon_collect(d, COLLECT_FAST | COLLECT_SLOW), 0);
+	assert_int_equal(daemon_model(d)->time.tv_sec, 1001);
+	assert_int_equal(daemon_collect(d, COLLECT_FAST), -EIO);
+	assert_int_equal(daemon_collect(d, COLLECT_FAST), 0);
 	assert_int_equal(f.polls, 3);
-	assert_int_equal(d.stats.fast_polls, 3);
-	assert_int_equal(d.stats.slow_polls, 1);
-	daemon_fini(&d);
+	assert_int_equal(daemon_stats(d)->fast_polls, 3);
+	assert_int_equal(daemon_stats(d)->slow_polls, 1);
+	daemon_close(d);
 	/* the source, then the hooks in the order added, also after the failed poll; closed once */
 	assert_string_equal(f.order, "sabsabsabx");
 	config_free(&cfg);
@@ -142,15 +143,15 @@ static void polls_ask_the_source_then_the_hooks(void **state)
 static void live_time_stamps_the_poll(void **state)
 {
 	struct rw_config cfg;
-	struct daemon d;
+	struct daemon *d;
 	struct fake f;
 
 	(void)state;
 	daemon_on(&d, &cfg, &f);
-	d.live_time = true; /* serve --from: the sample is now */
-	assert_int_equal(daemon_collect(&d, COLLECT_FAST), 0);
-	assert_true(d.m.time.tv_sec > 1000000000);
-	daemon_fini(&d);
+	daemon_set_live_time(d, true); /* serve --from: the sample is now */
+	assert_int_equal(daemon_collect(d, COLLECT_FAST), 0);
+	assert_true(daemon_model(d)->time.tv_sec > 1000000000);
+	daemon_close(d);
 	config_free(&cfg);
 }
 
@@ -159,18 +160,18 @@ static void configuration_picks_the_source(void **state)
 {
 	struct model_source *src;
 	struct rw_config cfg;
-	struct daemon d;
+	struct daemon *d;
 	char err[256] = "";
 
 	(void)state;
 	config_defaults(&cfg);
 	cfg.from = snap;
 	assert_int_equal(model_source_open(&src, &cfg, err, sizeof(err)), 0);
-	daemon_init(&d, &cfg, src);
-	assert_int_equal(daemon_start(&d, err, sizeof(err)), 0);
-	assert_int_equal(daemon_samples(&d), 2); /* seq-ok.json: two snapshots */
-	assert_int_equal(daemon_collect(&d, COLLECT_FAST | COLLECT_SLOW), 0);
-	daemon_fini(&d);
+	assert_int_equal(daemon_open(&d, &cfg, src), 0);
+	assert_int_equal(daemon_start(d, err, sizeof(err)), 0);
+	assert_int_equal(daemon_samples(d), 2); /* seq-ok.json: two snapshots */
+	assert_int_equal(daemon_collect(d, COLLECT_FAST | COLLECT_SLOW), 0);
+	daemon_close(d);
 
 	cfg.from = "/nonexistent/snap.json";
 	assert_int_not_equal(model_source_open(&src, &cfg, err, sizeof(err)), 0);
@@ -179,9 +180,9 @@ static void configuration_picks_the_source(void **state)
 	/* no --from: this machine's collectors, as many samples as polled */
 	cfg.from = NULL;
 	assert_int_equal(model_source_open(&src, &cfg, err, sizeof(err)), 0);
-	daemon_init(&d, &cfg, src);
-	assert_int_equal(daemon_samples(&d), 0);
-	daemon_fini(&d); /* never started: nothing of the collectors to undo */
+	assert_int_equal(daemon_open(&d, &cfg, src), 0);
+	assert_int_equal(daemon_samples(d), 0);
+	daemon_close(d); /* never started: nothing of the collectors to undo */
 	config_free(&cfg);
 }
 
@@ -279,14 +280,14 @@ static int setup_live(void **state)
 }
 
 /* A daemon over the fake table; daemon_start()'s result. */
-static int live_on(struct daemon *d, struct rw_config *cfg, char *err, size_t errlen)
+static int live_on(struct daemon **d, struct rw_config *cfg, char *err, size_t errlen)
 {
 	struct model_source *src;
 
 	assert_int_equal(
 	    live_source_open(&src, cfg, table, (int)ARRAY_SIZE(table), fake_clock, err, errlen), 0);
-	daemon_init(d, cfg, src);
-	return daemon_start(d, err, errlen);
+	assert_int_equal(daemon_open(d, cfg, src), 0);
+	return daemon_start(*d, err, errlen);
 }
 
 /* One poll at fake time t (seconds after the start); did collector i collect in it? */
@@ -302,7 +303,7 @@ static bool poll_at(struct daemon *d, int64_t t, int i)
 static void start_is_retried_after_60s(void **state)
 {
 	struct rw_config cfg;
-	struct daemon d;
+	struct daemon *d;
 	bool running[RW_MAX_COLLECTORS];
 	int fds[4], idx[4];
 	char err[256] = "";
@@ -318,47 +319,47 @@ static void start_is_retried_after_60s(void **state)
 	assert_int_equal(fc[0].finis, 1); /* a failed init is undone */
 	assert_int_equal(fc[1].inits, 1);
 	assert_int_equal(fc[2].inits, 0); /* off by default: never started */
-	assert_string_equal(d.m.coll[0].name, "alpha");
-	assert_true(d.m.coll[0].enabled);
-	assert_false(d.m.coll[2].enabled);
-	assert_int_equal(d.m.coll[0].err, -ENODEV);
-	assert_int_equal(d.m.coll[0].failures, 1);
-	assert_string_equal(d.m.coll[0].detail, "no device here");
-	daemon_running(&d, running);
+	assert_string_equal(daemon_model(d)->coll[0].name, "alpha");
+	assert_true(daemon_model(d)->coll[0].enabled);
+	assert_false(daemon_model(d)->coll[2].enabled);
+	assert_int_equal(daemon_model(d)->coll[0].err, -ENODEV);
+	assert_int_equal(daemon_model(d)->coll[0].failures, 1);
+	assert_string_equal(daemon_model(d)->coll[0].detail, "no device here");
+	daemon_running(d, running);
 	assert_false(running[0]);
 	assert_true(running[1]);
 	assert_false(running[2]);
 	/* no events from a collector that has not started */
-	assert_int_equal(daemon_event_fds(&d, fds, idx, 4), 0);
+	assert_int_equal(daemon_event_fds(d, fds, idx, 4), 0);
 
 	/* every poll of the first minute: not tried again, the others collect */
 	for (int64_t t = 0; t < 60 * SEC; t += SEC / 2) {
-		assert_false(poll_at(&d, t, 0));
+		assert_false(poll_at(d, t, 0));
 		assert_int_equal(fc[1].collects, (int)(t / (SEC / 2)) + 1);
 	}
-	assert_false(poll_at(&d, 60 * SEC - 1, 0));
+	assert_false(poll_at(d, 60 * SEC - 1, 0));
 	assert_int_equal(fc[0].inits, 1);
 	/* at 60 s: tried, fails again; the next try is 60 s after that */
-	assert_false(poll_at(&d, 60 * SEC, 0));
+	assert_false(poll_at(d, 60 * SEC, 0));
 	assert_int_equal(fc[0].inits, 2);
-	assert_int_equal(d.m.coll[0].failures, 2);
-	assert_false(poll_at(&d, 120 * SEC - 1, 0));
+	assert_int_equal(daemon_model(d)->coll[0].failures, 2);
+	assert_false(poll_at(d, 120 * SEC - 1, 0));
 	assert_int_equal(fc[0].inits, 2);
 	/* at 120 s it starts and collects in the same poll; its failures are forgotten */
-	assert_true(poll_at(&d, 120 * SEC, 0));
+	assert_true(poll_at(d, 120 * SEC, 0));
 	assert_int_equal(fc[0].inits, 3);
-	assert_int_equal(d.m.coll[0].failures, 0);
-	assert_int_equal(d.m.coll[0].err, 0);
-	assert_string_equal(d.m.coll[0].detail, "");
-	assert_true(poll_at(&d, 121 * SEC, 0));
-	daemon_running(&d, running);
+	assert_int_equal(daemon_model(d)->coll[0].failures, 0);
+	assert_int_equal(daemon_model(d)->coll[0].err, 0);
+	assert_string_equal(daemon_model(d)->coll[0].detail, "");
+	assert_true(poll_at(d, 121 * SEC, 0));
+	daemon_running(d, running);
 	assert_true(running[0]);
 	/* started: its notifications are the daemon's to wait on */
-	assert_int_equal(daemon_event_fds(&d, fds, idx, 4), 1);
+	assert_int_equal(daemon_event_fds(d, fds, idx, 4), 1);
 	assert_int_equal(fds[0], fc[0].pipe[0]);
-	assert_true(daemon_event(&d, idx[0]));
+	assert_true(daemon_event(d, idx[0]));
 	assert_int_equal(fc[0].events, 1);
-	daemon_fini(&d);
+	daemon_close(d);
 	assert_int_equal(fc[0].finis, 3); /* two failed starts, then the close */
 	assert_int_equal(fc[1].finis, 1);
 	assert_int_equal(fc[2].finis, 0);
@@ -372,7 +373,7 @@ static void failing_collect_backs_off(void **state)
 	/* polls at which beta collects while it keeps failing: gaps 2, 4, 8, 16, 32, then 60 s */
 	static const int64_t tries[] = { 0, 2, 6, 14, 30, 62, 122, 182 };
 	struct rw_config cfg;
-	struct daemon d;
+	struct daemon *d;
 	char err[256] = "";
 	size_t k = 0;
 
@@ -381,15 +382,15 @@ static void failing_collect_backs_off(void **state)
 	fc[1].collect_fails = -1;
 	assert_int_equal(live_on(&d, &cfg, err, sizeof(err)), 0);
 	for (int64_t t = 0; t <= 182; t++) {
-		bool ran = poll_at(&d, t * SEC, 1);
+		bool ran = poll_at(d, t * SEC, 1);
 
 		if (ran) {
 			assert_true(k < ARRAY_SIZE(tries));
 			assert_int_equal(t, tries[k]);
 			k++;
-			assert_int_equal(d.m.coll[1].failures, k);
-			assert_int_equal(d.m.coll[1].err, -EIO);
-			assert_string_equal(d.m.coll[1].detail, strerror(EIO));
+			assert_int_equal(daemon_model(d)->coll[1].failures, k);
+			assert_int_equal(daemon_model(d)->coll[1].err, -EIO);
+			assert_string_equal(daemon_model(d)->coll[1].detail, strerror(EIO));
 		} else {
 			assert_true(k < ARRAY_SIZE(tries) && t < tries[k]);
 		}
@@ -400,20 +401,20 @@ static void failing_collect_backs_off(void **state)
 	/* it works again: collected at its next try, then every poll */
 	fc[1].collect_fails = 0;
 	for (int64_t t = 183; t < 242; t++)
-		assert_false(poll_at(&d, t * SEC, 1));
-	assert_true(poll_at(&d, 242 * SEC, 1));
-	assert_int_equal(d.m.coll[1].failures, 0);
-	assert_int_equal(d.m.coll[1].err, 0);
-	assert_string_equal(d.m.coll[1].detail, "");
+		assert_false(poll_at(d, t * SEC, 1));
+	assert_true(poll_at(d, 242 * SEC, 1));
+	assert_int_equal(daemon_model(d)->coll[1].failures, 0);
+	assert_int_equal(daemon_model(d)->coll[1].err, 0);
+	assert_string_equal(daemon_model(d)->coll[1].detail, "");
 	for (int64_t t = 243; t < 250; t++)
-		assert_true(poll_at(&d, t * SEC, 1));
+		assert_true(poll_at(d, t * SEC, 1));
 	/* a new failure starts the backoff from 2 polls again */
 	fc[1].collect_fails = 1;
-	assert_true(poll_at(&d, 250 * SEC, 1));
-	assert_false(poll_at(&d, 251 * SEC, 1));
-	assert_true(poll_at(&d, 252 * SEC, 1));
-	assert_true(poll_at(&d, 253 * SEC, 1));
-	daemon_fini(&d);
+	assert_true(poll_at(d, 250 * SEC, 1));
+	assert_false(poll_at(d, 251 * SEC, 1));
+	assert_true(poll_at(d, 252 * SEC, 1));
+	assert_true(poll_at(d, 253 * SEC, 1));
+	daemon_close(d);
 	config_free(&cfg);
 }
 
@@ -422,7 +423,7 @@ static void backoff_follows_the_interval(void **state)
 {
 	static const int64_t tries[] = { 0, 10, 30, 70, 130, 190 };
 	struct rw_config cfg;
-	struct daemon d;
+	struct daemon *d;
 	char err[256] = "";
 	size_t k = 0;
 
@@ -432,19 +433,19 @@ static void backoff_follows_the_interval(void **state)
 	fc[1].collect_fails = -1;
 	assert_int_equal(live_on(&d, &cfg, err, sizeof(err)), 0);
 	for (int64_t t = 0; t <= 190; t += 5)
-		if (poll_at(&d, t * SEC, 1)) {
+		if (poll_at(d, t * SEC, 1)) {
 			assert_true(k < ARRAY_SIZE(tries));
 			assert_int_equal(t, tries[k++]);
 		}
 	assert_int_equal(k, ARRAY_SIZE(tries));
-	daemon_fini(&d);
+	daemon_close(d);
 	config_free(&cfg);
 }
 
 static void named_collector_that_cannot_start_fails_start(void **state)
 {
 	struct rw_config cfg;
-	struct daemon d;
+	struct daemon *d;
 	char err[256] = "";
 
 	(void)state;
@@ -457,7 +458,7 @@ static void named_collector_that_cannot_start_fails_start(void **state)
 	/* said before anything else started */
 	assert_int_equal(fc[0].inits, 0);
 	assert_int_equal(fc[1].inits, 0);
-	daemon_fini(&d);
+	daemon_close(d);
 	assert_int_equal(fc[2].finis, 1); /* its failed init, undone once */
 
 	/* the same collector only on by default: logged, not an error */
@@ -467,16 +468,16 @@ static void named_collector_that_cannot_start_fails_start(void **state)
 	fc[0].init_err = -EACCES;
 	assert_int_equal(live_on(&d, &cfg, err, sizeof(err)), 0);
 	assert_int_equal(fc[1].inits, 1);
-	daemon_fini(&d);
+	daemon_close(d);
 
 	/* --no-collector.beta: never started, never collected */
 	memset(fc, 0, sizeof(fc));
 	cfg.collector_enable[1] = 0;
 	assert_int_equal(live_on(&d, &cfg, err, sizeof(err)), 0);
-	assert_false(poll_at(&d, 0, 1));
+	assert_false(poll_at(d, 0, 1));
 	assert_int_equal(fc[1].inits, 0);
-	assert_false(d.m.coll[1].enabled);
-	daemon_fini(&d);
+	assert_false(daemon_model(d)->coll[1].enabled);
+	daemon_close(d);
 	config_free(&cfg);
 }
 
@@ -583,7 +584,7 @@ static void event_pass_rereads_what_the_notification_names(void **state)
 	struct ev_hook h = { 0 };
 	struct model_source *src;
 	struct rw_config cfg;
-	struct daemon d;
+	struct daemon *d;
 	char err[256] = "";
 	int64_t arrived;
 
@@ -593,14 +594,14 @@ static void event_pass_rereads_what_the_notification_names(void **state)
 	assert_int_equal(live_source_open(&src, &cfg, ev_table, (int)ARRAY_SIZE(ev_table), NULL,
 					  err, sizeof(err)),
 			 0);
-	daemon_init(&d, &cfg, src);
-	assert_int_equal(daemon_start(&d, err, sizeof(err)), 0);
-	assert_int_equal(daemon_reserve_hooks(&d, 1), 0);
-	assert_int_equal(daemon_add_hook(&d, &(struct daemon_hook){ .after_poll = evh_poll,
-								    .after_event = evh_event,
-								    .arg = &h }),
+	assert_int_equal(daemon_open(&d, &cfg, src), 0);
+	assert_int_equal(daemon_start(d, err, sizeof(err)), 0);
+	assert_int_equal(daemon_reserve_hooks(d, 1), 0);
+	assert_int_equal(daemon_add_hook(d, &(struct daemon_hook){ .after_poll = evh_poll,
+								   .after_event = evh_event,
+								   .arg = &h }),
 			 0);
-	assert_int_equal(daemon_collect(&d, COLLECT_FAST | COLLECT_SLOW), 0);
+	assert_int_equal(daemon_collect(d, COLLECT_FAST | COLLECT_SLOW), 0);
 	assert_int_equal(h.polls, 1);
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(evc[i].collects, 1);
@@ -608,8 +609,8 @@ static void event_pass_rereads_what_the_notification_names(void **state)
 	/* the carrier comes up: link's notification re-reads link, and link alone */
 	evc[0].carrier = true;
 	arrived = mono_ns();
-	assert_true(daemon_event(&d, 0));
-	assert_int_equal(daemon_event_pass(&d, 0, arrived), 0);
+	assert_true(daemon_event(d, 0));
+	assert_int_equal(daemon_event_pass(d, 0, arrived), 0);
 	assert_int_equal(evc[0].collects, 2);
 	assert_int_equal(evc[0].what, COLLECT_SLOW); /* configuration: no counter is read */
 	assert_int_equal(evc[1].collects, 1);
@@ -622,14 +623,14 @@ static void event_pass_rereads_what_the_notification_names(void **state)
 	assert_false(h.pfc_marked);
 	assert_false(h.port_state_marked);
 	/* no poll is counted; the pass is, and its latency starts at the arrival */
-	assert_int_equal(d.stats.fast_polls, 1);
-	assert_int_equal(d.stats.slow_polls, 1);
-	assert_int_equal(d.stats.event_passes, 1);
-	assert_true(d.pass_origin_ns == arrived);
-	assert_true(d.pass_model_ns >= arrived);
+	assert_int_equal(daemon_stats(d)->fast_polls, 1);
+	assert_int_equal(daemon_stats(d)->slow_polls, 1);
+	assert_int_equal(daemon_stats(d)->event_passes, 1);
+	assert_true(daemon_pass(d)->origin_ns == arrived);
+	assert_true(daemon_pass(d)->model_ns >= arrived);
 
 	/* a port event re-reads the sources it names: the rdma collector's state and verbs' */
-	assert_int_equal(daemon_event_pass(&d, 3, mono_ns()), 0);
+	assert_int_equal(daemon_event_pass(d, 3, mono_ns()), 0);
 	assert_int_equal(evc[2].collects, 2);
 	assert_int_equal(evc[3].collects, 2);
 	assert_int_equal(evc[0].collects, 2);
@@ -640,10 +641,10 @@ static void event_pass_rereads_what_the_notification_names(void **state)
 
 	/* a netdev comes: not this pass's to judge, a poll must fill it; the hooks wait for it */
 	evc[0].add_netdev = true;
-	assert_int_equal(daemon_event_pass(&d, 0, mono_ns()), 1);
+	assert_int_equal(daemon_event_pass(d, 0, mono_ns()), 1);
 	assert_int_equal(h.events, 2);
-	assert_int_equal(d.stats.event_passes, 2);
-	daemon_fini(&d);
+	assert_int_equal(daemon_stats(d)->event_passes, 2);
+	daemon_close(d);
 	config_free(&cfg);
 }
 
@@ -652,7 +653,7 @@ static void fast_poll_says_what_it_wrote(void **state)
 {
 	struct model_source *src;
 	struct rw_config cfg;
-	struct daemon d;
+	struct daemon *d;
 	char err[256] = "";
 
 	(void)state;
@@ -661,22 +662,22 @@ static void fast_poll_says_what_it_wrote(void **state)
 	assert_int_equal(live_source_open(&src, &cfg, ev_table, (int)ARRAY_SIZE(ev_table), NULL,
 					  err, sizeof(err)),
 			 0);
-	daemon_init(&d, &cfg, src);
-	assert_int_equal(daemon_start(&d, err, sizeof(err)), 0);
-	assert_int_equal(daemon_collect(&d, COLLECT_FAST | COLLECT_SLOW), 0);
-	assert_true(d.pass_all);
-	assert_int_equal(daemon_collect(&d, COLLECT_FAST), 0);
-	assert_false(d.pass_all);
-	assert_true(d.pass_changed[F_NETDEV_CARRIER_CHANGES]); /* a counter */
-	assert_true(d.pass_changed[F_NETDEV_FEC_ACTIVE]);      /* read with counters */
-	assert_false(d.pass_changed[F_NETDEV_MTU]);
-	assert_false(d.pass_changed[F_NETDEV_PFC_ENABLED]);
+	assert_int_equal(daemon_open(&d, &cfg, src), 0);
+	assert_int_equal(daemon_start(d, err, sizeof(err)), 0);
+	assert_int_equal(daemon_collect(d, COLLECT_FAST | COLLECT_SLOW), 0);
+	assert_true(daemon_pass(d)->all);
+	assert_int_equal(daemon_collect(d, COLLECT_FAST), 0);
+	assert_false(daemon_pass(d)->all);
+	assert_true(daemon_pass(d)->changed[F_NETDEV_CARRIER_CHANGES]); /* a counter */
+	assert_true(daemon_pass(d)->changed[F_NETDEV_FEC_ACTIVE]);	/* read with counters */
+	assert_false(daemon_pass(d)->changed[F_NETDEV_MTU]);
+	assert_false(daemon_pass(d)->changed[F_NETDEV_PFC_ENABLED]);
 	/* dcb fails: everything it filled is blanked, configuration too */
 	evc[1].fail = -EIO;
-	assert_int_equal(daemon_collect(&d, COLLECT_FAST), 0);
-	assert_true(d.pass_changed[F_NETDEV_PFC_ENABLED]);
-	assert_false(d.pass_changed[F_NETDEV_MTU]);
-	daemon_fini(&d);
+	assert_int_equal(daemon_collect(d, COLLECT_FAST), 0);
+	assert_true(daemon_pass(d)->changed[F_NETDEV_PFC_ENABLED]);
+	assert_false(daemon_pass(d)->changed[F_NETDEV_MTU]);
+	daemon_close(d);
 	config_free(&cfg);
 }
 
@@ -685,14 +686,14 @@ static void event_pass_needs_a_source_that_refreshes(void **state)
 {
 	struct fake f = { .src = { .name = "fake", .collect = fake_collect, .close = fake_close } };
 	struct rw_config cfg;
-	struct daemon d;
+	struct daemon *d;
 
 	(void)state;
 	config_defaults(&cfg);
-	daemon_init(&d, &cfg, &f.src);
-	assert_int_equal(daemon_event_pass(&d, 0, mono_ns()), 1);
-	assert_int_equal(d.stats.event_passes, 0);
-	daemon_fini(&d);
+	assert_int_equal(daemon_open(&d, &cfg, &f.src), 0);
+	assert_int_equal(daemon_event_pass(d, 0, mono_ns()), 1);
+	assert_int_equal(daemon_stats(d)->event_passes, 0);
+	daemon_close(d);
 	config_free(&cfg);
 }
 
