@@ -536,6 +536,16 @@ static bool digit(const unsigned char *p, const unsigned char *end)
 	return p < end && *p >= '0' && *p <= '9';
 }
 
+/*
+ * The end of a number or a literal, p past its last byte.  jansson reads
+ * one byte too many there and puts it back, and a NUL put back is lost: one
+ * NUL right after such a token is as if it were not there.
+ */
+static const unsigned char *token_end(const unsigned char *p, const unsigned char *end)
+{
+	return p < end && !*p ? p + 1 : p;
+}
+
 /* JSON values as jansson types them (the order of its type names) */
 enum jtype {
 	J_OBJECT,
@@ -611,7 +621,7 @@ static int number(struct rd *r, struct jv *v)
 		while (digit(p, end))
 			p++;
 	}
-	r->p = p;
+	r->p = token_end(p, end);
 	if (v->t == J_REAL) {
 		char tmp[64], *t = tmp;
 		size_t n = (size_t)(p - s);
@@ -637,7 +647,7 @@ static int literal(struct rd *r, const char *word, size_t n)
 {
 	if ((size_t)(r->end - r->p) < n || memcmp(r->p, word, n))
 		return SYNTAX;
-	r->p += n;
+	r->p = token_end(r->p + n, r->end);
 	return 0;
 }
 
@@ -991,7 +1001,7 @@ static int u64_value(struct rd *r, struct jv *v, uint64_t *out, bool *ok)
 		for (; d < p; d++)
 			u = u * 10 + (uint64_t)(*d - '0');
 		*out = u;
-		r->p = p;
+		r->p = token_end(p, end);
 		*ok = true;
 		return 0;
 	}

@@ -6,8 +6,8 @@
  *     read whole (snapshot_read_last(), return value and message), and
  *     opened (snapshot_open_buffer()) alike; its model has the same kept
  *     fields;
- *   - it takes only JSON that jansson takes (JSON_REJECT_DUPLICATES), and
- *     where jansson refuses the JSON, the message is jansson's;
+ *   - it takes exactly the JSON that jansson takes (JSON_REJECT_DUPLICATES),
+ *     and where jansson refuses the JSON, the message is jansson's;
  *   - every refusal names the document.
  */
 #ifndef ROCEWATCH_TEST_SNAPFILTER_CHECK_H
@@ -128,6 +128,8 @@ static inline int sfc_check(const char *buf, size_t len, const struct snapshot_k
 		ret = sfc_fail(why, whylen, "a refusal that names no file: %s", e1);
 	else if (!r1 && !j)
 		ret = sfc_fail(why, whylen, "read what jansson refuses: %s", je.text);
+	else if (j && strstr(e1, "not JSON as rocewatch reads it"))
+		ret = sfc_fail(why, whylen, "refused JSON that jansson takes: %s", e1);
 	else if (!j && !strstr(e1, je.text))
 		ret = sfc_fail(why, whylen, "not JSON, but not jansson's words: %s (%s)", e1,
 			       je.text);

@@ -332,6 +332,16 @@ static void kept_as_written(void **state)
 	/* and every reading agrees on it */
 	if (sfc_check(doc, sizeof(doc) - 1, keeps[KEEP_FLEET], why, sizeof(why)) != SFC_READ)
 		fail_msg("%s", why);
+	/* jansson loses one NUL right after a number or a literal: so does the reader */
+	{
+		static const char nul[] =
+		    "{\"schema\":\"rocewatch-snapshot\",\"schema_version\":2\0,"
+		    "\"host\":\"h\",\"node\":{},\"netdevs\":[],\"x\":true\0}";
+
+		if (sfc_check(nul, sizeof(nul) - 1, keeps[KEEP_FLEET], why, sizeof(why)) !=
+		    SFC_READ)
+			fail_msg("%s", why);
+	}
 }
 
 /*
