@@ -751,15 +751,16 @@ static int key(struct rd *r, const char **k, size_t *n)
 		*n = (size_t)(e - s);
 		return key_new(r, s, *n);
 	}
-	/* decoded it is no longer than as written */
-	o = malloc(sizeof(*o) + (size_t)(r->end - s) + 1);
+	/* its length first (it is validated on the way), then its bytes */
+	if ((ret = str(r, NULL, 0, n)))
+		return ret;
+	r->p = s - 1;
+	o = malloc(sizeof(*o) + *n + 1);
 	if (!o)
 		return -ENOMEM;
 	o->next = r->owned;
 	r->owned = o;
-	ret = str(r, (char *)o->s, (size_t)(r->end - s) + 1, n);
-	if (ret)
-		return ret;
+	str(r, (char *)o->s, *n + 1, n);
 	/* a NUL in a key: jansson refuses it (str() already refused \u0000) */
 	*k = (const char *)o->s;
 	return key_new(r, o->s, *n);
@@ -900,7 +901,7 @@ static int members(struct rd *r, member_fn *fn, void *ctx)
 	size_t n;
 	int c, ret;
 
-	if (r->depth + 1 >= MAX_DEPTH)
+	if (r->depth >= MAX_DEPTH)
 		return SYNTAX;
 	r->depth++;
 	if ((ret = keys_begin(r)))
@@ -943,7 +944,7 @@ static int elements(struct rd *r, element_fn *fn, void *ctx)
 	size_t i = 0;
 	int c, ret;
 
-	if (r->depth + 1 >= MAX_DEPTH)
+	if (r->depth >= MAX_DEPTH)
 		return SYNTAX;
 	r->depth++;
 	r->p++;
@@ -1658,7 +1659,7 @@ static int counter_set(struct rd *r, struct octx *oc, int c, const struct where 
 
 	if (cs && r->no_counters)
 		cset_free(cs);
-	if (r->depth + 1 >= MAX_DEPTH)
+	if (r->depth >= MAX_DEPTH)
 		return SYNTAX;
 	r->depth++;
 	if ((ret = keys_begin(r)))
