@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * The snapshot filter fleet check reads snapshots through
- * (snapshot_filter, snapshot_read_last_kept), on one document, for three
- * keep sets: none, all fields, and a fleet-like few (MTU, DSCP map, PFC,
- * trust, a port's rate and GIDs).  Contract (snapfilter_check.h): it keeps
- * the document or is not sure; what it keeps, jansson reads, and it equals
- * the original less what is dropped; the kept reader answers as the full
- * reader does, message and model.
+ * The snapshot reader as fleet check reads snapshots through it
+ * (snapshot_read_last_kept), on one document, for three keep sets: none,
+ * all fields, and a fleet-like few (MTU, DSCP map, PFC, trust, a port's
+ * rate and GIDs).  Contract (snapfilter_check.h): read for a keep set it
+ * answers as read whole and as opened, message and kept model; it takes
+ * only what jansson takes as JSON, and words broken JSON as jansson does.
  */
 #include "fuzz.h"
 #include "snapfilter_check.h"
