@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "build_info.h"
 #include "cli.h"
@@ -267,6 +268,26 @@ static int store_copy(char **at, const char *arg)
 	return 0;
 }
 
+/*
+ * A directory that is there: a root (/sys, /proc) that is not would read as
+ * a node with no devices and pass or skip every rule.  0 or -EINVAL (printed).
+ */
+static int want_dir(const struct cli_opt *o, const char *arg)
+{
+	struct stat st;
+
+	if (stat(arg, &st)) {
+		fprintf(stderr, "rocewatch %s: --%s %s: %s\n", parsing, o->name, arg,
+			strerror(errno));
+		return -EINVAL;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "rocewatch %s: --%s %s: not a directory\n", parsing, o->name, arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* A handler's answer: 0, -EINVAL (printed), or 2 (not this option). */
 static int call(const struct cli_opt *o, void *at, const char *arg)
 {
@@ -304,6 +325,11 @@ static int apply(const struct cli_cmd *c, const struct cli_opt *o, char *base, c
 		return 0;
 	case CLI_STRDUP:
 		return store_copy((char **)at, arg) ? -EINVAL : 0;
+	case CLI_DIR:
+		if (want_dir(o, arg))
+			return -EINVAL;
+		*(const char **)at = arg;
+		return 0;
 	case CLI_CHOICE:
 		i = word_index(o, arg);
 		if (i < 0)

@@ -34,6 +34,7 @@ enum cli_kind {
 	CLI_SET,       /* int or enum = .value (-j: the json of a --format) */
 	CLI_STRING,    /* const char * = the argument */
 	CLI_STRDUP,    /* char * = a copy of the argument (the one before freed) */
+	CLI_DIR,       /* const char * = the argument, a directory that is there */
 	CLI_CHOICE,    /* int or enum = the index of the argument in .words (bool: 2 words) */
 	CLI_DURATION,  /* int64_t ns, within [.min, .max] */
 	CLI_SIZE,      /* uint64_t bytes, within [.min, .max] */
@@ -93,6 +94,7 @@ struct cli_opt {
 #define CLI_FLAG_AT(type, member)     .kind = CLI_FLAG, CLI_AT_TYPED(type, member, bool)
 #define CLI_STRING_AT(type, member)   .kind = CLI_STRING, CLI_AT_TYPED(type, member, const char *)
 #define CLI_STRDUP_AT(type, member)   .kind = CLI_STRDUP, CLI_AT_TYPED(type, member, char *)
+#define CLI_DIR_AT(type, member)      .kind = CLI_DIR, CLI_AT_TYPED(type, member, const char *)
 #define CLI_DURATION_AT(type, member) .kind = CLI_DURATION, CLI_AT_TYPED(type, member, int64_t)
 #define CLI_SIZE_AT(type, member)     .kind = CLI_SIZE, CLI_AT_TYPED(type, member, uint64_t)
 #define CLI_COUNT_AT(type, member)                                                      \

@@ -3,34 +3,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "collector.h"
 #include "engine.h"
 #include "engine_opts.h"
 #include "term.h"
 #include "util.h"
-
-/*
- * /sys and /proc are where every fact comes from: a root that is not there
- * would read as a node with no devices and pass or skip every rule.
- */
-static int want_dir(const char *longname, const char *arg)
-{
-	struct stat st;
-
-	if (stat(arg, &st)) {
-		fprintf(stderr, "rocewatch %s: --%s %s: %s\n", cli_parsing(), longname, arg,
-			strerror(errno));
-		return -EINVAL;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "rocewatch %s: --%s %s: not a directory\n", cli_parsing(), longname,
-			arg);
-		return -EINVAL;
-	}
-	return 0;
-}
 
 void cli_print_collectors(FILE *f)
 {
@@ -121,18 +99,9 @@ static int opt_log_format(const struct cli_opt *o, void *member, const char *arg
 }
 
 /* --sysfs-root / --procfs-root (and node_exporter's names): a directory that is there. */
-static int opt_root_dir(const struct cli_opt *o, void *member, const char *arg)
-{
-	if (want_dir(o->name, arg))
-		return -EINVAL;
-	*(const char **)member = arg;
-	return 0;
-}
-
-#define ROOT_DIR(n, member, mv, text)                                                          \
-	{                                                                                      \
-		.name = n, CLI_CALL_AT(struct rw_config, member, opt_root_dir), .metavar = mv, \
-		.help = text                                                                   \
+#define ROOT_DIR(n, member, mv, text)                                                        \
+	{                                                                                    \
+		.name = n, CLI_DIR_AT(struct rw_config, member), .metavar = mv, .help = text \
 	}
 #define ROOT(n, member, text)                                                                      \
 	{                                                                                          \
