@@ -305,7 +305,8 @@ static int apply(const struct cli_cmd *c, const struct cli_opt *o, char *base, c
 	char flag[128];
 	int i;
 
-	if (o->words && o->kind != CLI_CHOICE && arg && word_index(o, arg) < 0)
+	/* a string of a few words; a handler's words are its message (it may take more) */
+	if (o->words && (o->kind == CLI_STRING || o->kind == CLI_STRDUP) && word_index(o, arg) < 0)
 		return bad_value(o, arg);
 	switch (o->kind) {
 	case CLI_HELP:

@@ -54,6 +54,22 @@ struct args {
 static const char *const shades[] = { "light", "dark", "none", NULL };
 static const char *const modes[] = { "auto", "full", "sparse", NULL };
 
+/* A handler whose words are its error's list, and which takes one more (an alias). */
+static int opt_level(const struct cli_opt *o, void *member, const char *arg)
+{
+	for (int i = 0; o->words[i]; i++)
+		if (!strcmp(arg, o->words[i])) {
+			*(int *)member = i;
+			return 0;
+		}
+	if (strcmp(arg, "warning"))
+		return CLI_BAD;
+	*(int *)member = 1;
+	return 0;
+}
+
+static const char *const levels[] = { "error", "warn", NULL };
+
 /* A handler gets its row and its member: no name to look up. */
 static int opt_path(const struct cli_opt *o, void *member, const char *arg)
 {
@@ -104,6 +120,7 @@ static const struct cli_opt rows[] = {
 	{ .name = "copy", CLI_STRDUP_AT(struct args, copy) },
 	{ .name = "match", CLI_REGEX_AT(struct args, re, has_re, re_src) },
 	{ .name = "path", CLI_CALL_AT(struct args, path, opt_path), .bad = "a short path" },
+	{ .name = "level", CLI_CALL_AT(struct args, level, opt_level), .words = levels },
 	CLI_TEXT_ROW("\nMore:\n"),
 	{ .name = "verbose", .short_name = 'v', CLI_FLAG_AT(struct args, verbose) },
 	{ .name = "quiet", .short_name = 'q', CLI_FLAG_AT(struct args, quiet) },
@@ -292,6 +309,11 @@ static void choices_and_their_errors(void **state)
 	assert_false(a.json);
 	assert_int_equal(parse(&a, &first, &argv, "--shade=light", "--dark", NULL), 0);
 	assert_int_equal(a.shade, SHADE_DARK);
+	/* a handler's words make its error; what else it takes is its own */
+	assert_int_equal(parse(&a, &first, &argv, "--level", "warning", NULL), 0);
+	assert_int_equal(a.level, 1);
+	assert_int_equal(parse_err(&a, err, sizeof(err), "--level", "x"), -EINVAL);
+	assert_string_equal(err, "rocewatch test: --level: 'x' is not error or warn\n");
 	/* a bound's error comes from .bad */
 	assert_int_equal(parse_err(&a, err, sizeof(err), "--port", "0"), -EINVAL);
 	assert_string_equal(err, "rocewatch test: --port: '0' is not a port\n");
