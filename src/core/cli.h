@@ -131,6 +131,9 @@ struct cli_opt {
 	.kind = CLI_CALL_FLAG, .fn = (handler), .off = offsetof(type, member), \
 	.size = sizeof(CLI_MEMBER(type, member))
 
+/* A handler whose member is the table's whole struct (what it fills is several members). */
+#define CLI_CALL_WHOLE(handler) .kind = CLI_CALL, .fn = (handler), .off = 0
+
 /* --format text|json into a bool (true: json), and its words. */
 extern const char *const cli_text_json[];
 #define CLI_FORMAT_AT(type, member) CLI_CHOICE_AT(type, member, cli_text_json)

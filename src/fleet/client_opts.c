@@ -234,9 +234,7 @@ const struct cli_opt client_prom_cli_opts[] = {
 	CLI_TEXT_ROW("\n"
 		     "Prometheus-API engines (Prometheus, Thanos, Mimir, VictoriaMetrics):\n"),
 	{ .name = "prometheus.header",
-	  /* the whole client_opts: the header list and its counts */
-	  .kind = CLI_CALL,
-	  .fn = opt_prom_header,
+	  CLI_CALL_WHOLE(opt_prom_header), /* the header list and its counts */
 	  .bad = "'Name: value' (a token, ':', a value without control bytes)",
 	  .arg_max = 80,
 	  .metavar = "'NAME:",
@@ -249,8 +247,7 @@ const struct cli_opt client_prom_cli_opts[] = {
 	  .help = "\n"
 		  "Authorization: Bearer, the first line of FILE" },
 	{ .name = "prometheus.replica-label",
-	  .kind = CLI_CALL,
-	  .fn = opt_replica,
+	  CLI_CALL_WHOLE(opt_replica), /* the labels and whether any was given */
 	  .bad = "a label name",
 	  .arg_max = 80,
 	  .help = "NAME\n"
