@@ -28,9 +28,6 @@
 #include "util.h"
 
 static const char check_usage[] =
-    "Usage: rocewatch check [--profile NAME|FILE]... [--param KEY=VALUE]...\n"
-    "                       [--format text|json|nfd] [-j] [-q|-v] [--serve URL|none]\n"
-    "                       [--nccl | --nccl-env FILE] [--from FILE] [OPTIONS]\n\n"
     "Collect once, evaluate the rule profiles, print a report and exit.  When a rule\n"
     "uses rate(), increase() or delta(), a second sample of the counters is taken\n"
     "--interval later; such a rule (\"no retries in 5m\") is then decided on what\n"
@@ -686,149 +683,106 @@ struct check_args {
 	struct rules_spec spec;
 	struct check_opts o;
 	struct client_opts client; /* --serve's */
-	const char *serve_url, *nccl_file;
+	struct check_serve {
+		const char *url; /* --serve URL, NULL: none */
+		bool given;
+	} serve;
+	const char *nccl_file;
 	const char *rail_map; /* --rail-map */
-	bool serve_given, nccl_environ;
+	int format;	      /* --format, -j: CHECK_FMT_* */
+	bool nccl_environ;
 };
 
-static int opt_rules(void *base, const char *name, const char *arg)
+/* --serve URL|none: none is no serve at all. */
+static int opt_serve(const struct cli_opt *o, void *member, const char *arg)
 {
-	struct check_args *a = base;
+	struct check_serve *cs = member;
 
-	return cli_rules_option("check", &a->spec, !strcmp(name, "param"), arg);
-}
-
-static int opt_format(void *base, const char *name, const char *arg)
-{
-	struct check_args *a = base;
-
-	(void)name;
-	if (strcmp(arg, "text") && strcmp(arg, "json") && strcmp(arg, "nfd")) {
-		fprintf(stderr, "rocewatch check: --format: '%s' is not text, json or nfd\n", arg);
-		return -EINVAL;
-	}
-	a->o.json = !strcmp(arg, "json");
-	a->o.nfd = !strcmp(arg, "nfd");
+	(void)o;
+	if (strcmp(arg, "none") && strncmp(arg, "http://", 7) && strncmp(arg, "https://", 8))
+		return CLI_BAD;
+	cs->url = strcmp(arg, "none") ? arg : NULL;
+	cs->given = true;
 	return 0;
 }
 
-static int opt_json(void *base, const char *name, const char *arg)
-{
-	struct check_args *a = base;
+/* --format's words, in the order of check_args.format */
+enum {
+	CHECK_FMT_TEXT,
+	CHECK_FMT_JSON,
+	CHECK_FMT_NFD
+};
+static const char *const check_formats[] = { "text", "json", "nfd", NULL };
 
-	(void)name;
-	(void)arg;
-	a->o.json = true;
-	a->o.nfd = false;
-	return 0;
-}
-
-static int opt_color(void *base, const char *name, const char *arg)
-{
-	struct check_args *a = base;
-
-	(void)name;
-	if (term_color_parse(arg, &a->o.color)) {
-		fprintf(stderr, "rocewatch check: --color: '%s' is not auto, always or never\n",
-			arg);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int opt_serve(void *base, const char *name, const char *arg)
-{
-	struct check_args *a = base;
-
-	(void)name;
-	if (strcmp(arg, "none") && strncmp(arg, "http://", 7) && strncmp(arg, "https://", 8)) {
-		fprintf(stderr,
-			"rocewatch check: --serve: '%s' is not an http:// or https:// URL, or "
-			"none\n",
-			arg);
-		return -EINVAL;
-	}
-	a->serve_url = strcmp(arg, "none") ? arg : NULL;
-	a->serve_given = true;
-	return 0;
-}
-
-#define CHECK_AT(member) CLI_AT(struct check_args, member)
 static const struct cli_opt check_opts[] = {
-	CLI_OPT_RULES(
-	    opt_rules,
-	    "  --profile NAME|FILE        profile to check (repeatable; default\n"
-	    "                             " RULES_DEFAULT_PROFILE "); NAME is looked up in\n"
-	    "                             $ROCEWATCH_PROFILE_DIR and the installed profiles\n"),
+	CLI_OPT_RULES(struct check_args, spec,
+		      "profile to check (repeatable; default\n" RULES_DEFAULT_PROFILE
+		      "); NAME is looked up in\n"
+		      "$ROCEWATCH_PROFILE_DIR and the installed profiles"),
 	CLI_OPT_RAIL_MAP(struct check_args, rail_map),
 	{ .name = "format",
-	  .kind = CLI_CALL,
-	  .fn = opt_format,
-	  .usage =
-	      "  --format text|json|nfd     report format (default text); nfd: a Node Feature\n"
-	      "                             Discovery feature file (roce-ready, status, ...)\n" },
+	  CLI_CHOICE_AT(struct check_args, format, check_formats),
+	  .metavar = "text|json|nfd",
+	  .help = "report format (default text); nfd: a Node Feature\n"
+		  "Discovery feature file (roce-ready, status, ...)" },
 	{ .name = "",
 	  .short_name = 'j',
-	  .kind = CLI_CALL_FLAG,
-	  .fn = opt_json,
-	  .usage = "  -j                         same as --format json\n" },
+	  CLI_SET_AT(struct check_args, format, CHECK_FMT_JSON),
+	  .help = "same as --format json" },
 	{ .name = "interval",
-	  .kind = CLI_DURATION,
-	  CHECK_AT(cfg.interval_ns),
+	  CLI_DURATION_AT(struct check_args, cfg.interval_ns),
 	  .min = 1,
 	  .max = 3600000000000LL,
 	  .bad = "a duration up to 1h (e.g. 1s, 500ms)",
-	  .usage =
-	      "  --interval DURATION        gap between the two counter samples (default 100ms:\n"
-	      "                             a pre-flight check must not hold up a job start)\n" },
+	  .metavar = "DURATION",
+	  .help = "gap between the two counter samples (default 100ms:\n"
+		  "a pre-flight check must not hold up a job start)" },
 	{ .name = "serve",
-	  .kind = CLI_CALL,
-	  .fn = opt_serve,
-	  .usage =
-	      "  --serve URL|none           take counter rules from the rocewatch serve at URL\n"
-	      "                             (default " CHECK_SERVE_DEFAULT_URL
-	      " when reading this\n"
-	      "                             machine; none: only this check's samples); the\n"
-	      "                             client flags below as fleet check takes them, with\n"
-	      "                             500ms, 2s and 16MiB the defaults here\n" },
+	  CLI_CALL_AT(struct check_args, serve, opt_serve),
+	  .bad = "an http:// or https:// URL, or none",
+	  .metavar = "URL|none",
+	  .help = "take counter rules from the rocewatch serve at URL\n"
+		  "(default " CHECK_SERVE_DEFAULT_URL " when reading this\n"
+		  "machine; none: only this check's samples); the\n"
+		  "client flags below as fleet check takes them, with\n"
+		  "500ms, 2s and 16MiB the defaults here" },
 	{ .name = "nccl",
-	  .kind = CLI_FLAG,
-	  CHECK_AT(nccl_environ),
-	  .usage =
-	      "  --nccl                     judge the NCCL_* variables of this environment\n" },
+	  CLI_FLAG_AT(struct check_args, nccl_environ),
+	  .help = "judge the NCCL_* variables of this environment" },
 	{ .name = "nccl-env",
-	  .kind = CLI_STRING,
-	  CHECK_AT(nccl_file),
-	  .usage = "  --nccl-env FILE            judge those of a KEY=VALUE file (a job's\n"
-		   "                             environment)\n" },
-	{ .name = "color", .kind = CLI_CALL, .fn = opt_color, .usage = TERM_HELP_COLOR },
+	  CLI_STRING_AT(struct check_args, nccl_file),
+	  .metavar = "FILE",
+	  .help = "judge those of a KEY=VALUE file (a job's\n"
+		  "environment)" },
+	TERM_OPT_COLOR(struct check_args, o.color),
 	{ .name = "quiet",
 	  .short_name = 'q',
-	  .kind = CLI_FLAG,
-	  CHECK_AT(o.quiet),
-	  .usage =
-	      "  -q, --quiet                only what is not OK (no fix text), and the summary\n" },
+	  CLI_FLAG_AT(struct check_args, o.quiet),
+	  .help = "only what is not OK (no fix text), and the summary" },
 	{ .name = "verbose",
 	  .short_name = 'v',
-	  .kind = CLI_FLAG,
-	  CHECK_AT(o.verbose),
-	  .usage = "  -v, --verbose              every rule of every object in profile order,\n"
-		   "                             skipped ones too, with its doc, and the\n"
-		   "                             profiles' parameters\n" },
+	  CLI_FLAG_AT(struct check_args, o.verbose),
+	  .help = "every rule of every object in profile order,\n"
+		  "skipped ones too, with its doc, and the\n"
+		  "profiles' parameters" },
 	{ 0 },
 };
-#undef CHECK_AT
 
 static const struct cli_opt check_client_head[] = {
-	{ .name = "", .usage = "\nClient (--serve):\n" },
+	CLI_TEXT_ROW("\nClient (--serve):\n"),
 	{ 0 },
 };
 
 const struct cli_cmd check_cli = {
 	.name = "check",
+	.synopsis = "[--profile NAME|FILE]... [--param KEY=VALUE]...\n"
+		    "[--format text|json|nfd] [-j] [-q|-v] [--serve URL|none]\n"
+		    "[--nccl | --nccl-env FILE] [--from FILE] [OPTIONS]",
 	.head = check_usage,
 	.help_after = cli_print_collectors,
-	.tables = { check_opts, cli_common_opts, check_client_head, client_cli_opts },
+	.tables = { CLI_TABLE(check_opts), CLI_SUB(cli_common_opts, struct check_args, cfg),
+		    CLI_TABLE(check_client_head),
+		    CLI_SUB(client_cli_opts, struct check_args, client) },
 };
 
 /* What the flags say together, and the job's NCCL settings: 0 or -EINVAL (printed). */
@@ -836,14 +790,14 @@ static int check_validate(struct check_args *a, struct nccl_env *job)
 {
 	char err[512] = "";
 
-	if (a->serve_url && a->cfg.from) {
+	if (a->serve.url && a->cfg.from) {
 		fprintf(stderr, "rocewatch check: --serve and --from: serve's history is of the "
 				"machine it runs on, not of the snapshot\n");
 		return -EINVAL;
 	}
 	/* Reading this machine: a serve on it has the history check lacks. */
-	if (!a->serve_given && reads_this_machine(&a->cfg))
-		a->serve_url = CHECK_SERVE_DEFAULT_URL;
+	if (!a->serve.given && reads_this_machine(&a->cfg))
+		a->serve.url = CHECK_SERVE_DEFAULT_URL;
 	if (a->o.quiet && a->o.verbose) {
 		fprintf(stderr, "rocewatch check: -q and -v: one or the other\n");
 		return -EINVAL;
@@ -1007,12 +961,12 @@ static int check_run(struct check_args *a, struct rules_engine *e, struct nccl_e
 		goto out;
 	if (!rules_need_history(e))
 		hist = (struct check_history){ 0 };
-	else if (a->serve_url)
-		check_serve_merge(&hist, e, a->serve_url, &a->client.ho, a->serve_given,
+	else if (a->serve.url)
+		check_serve_merge(&hist, e, a->serve.url, &a->client.ho, a->serve.given,
 				  daemon_host(d), real_ns());
 	else
 		check_history_local(&hist, e, daemon_samples(d) > 0,
-				    a->serve_given ? "--serve none" : NULL);
+				    a->serve.given ? "--serve none" : NULL);
 	if (daemon_samples(d) && sm.n == 1 && rules_need_history(e))
 		snprintf(hist.note, sizeof(hist.note),
 			 "counter rules: skipped, one snapshot has no counter history (give "
@@ -1043,12 +997,13 @@ int cmd_check(int argc, char **argv)
 		config_free(&a.cfg);
 		return RULES_UNKNOWN;
 	}
-	r = cli_parse(&check_cli, (void *const[]){ &a, &a.cfg, NULL, &a.client }, argc, argv,
-		      &first);
+	r = cli_parse(&check_cli, &a, argc, argv, &first);
 	if (r == 1)
 		rc = 0;
 	if (r)
 		goto out;
+	a.o.json = a.format == CHECK_FMT_JSON;
+	a.o.nfd = a.format == CHECK_FMT_NFD;
 	if (first < argc) {
 		fprintf(stderr, "rocewatch check: unexpected argument '%s'\n", argv[first]);
 		goto out;

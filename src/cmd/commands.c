@@ -8,11 +8,62 @@
 #include "engine.h"
 #include "util.h"
 
-const struct cli_cmd *const cli_commands[] = {
-	&check_cli, &export_cli,   &fleet_cli,	&fleet_probe_cli, &health_cli,
-	&probe_cli, &report_cli,   &replay_cli, &rules_lint_cli,  &rules_list_cli,
-	&serve_cli, &snapshot_cli, NULL,
+const struct rw_command cli_commands[] = {
+	{ "check",
+	  cmd_check,
+	  "pre-flight: collect once, evaluate the rules, exit 0/1/2/3",
+	  { &check_cli } },
+	{ "export",
+	  cmd_export,
+	  "a recording or capture as OpenMetrics (Prometheus backfill)",
+	  { &export_cli } },
+	{ "fleet",
+	  cmd_fleet,
+	  "fleet check: compare the nodes of a job before it starts",
+	  { &fleet_cli, &fleet_probe_cli } },
+	{ "health",
+	  cmd_health,
+	  "health reset: acknowledge a repair (forget one rule's escalation)",
+	  { &health_cli } },
+	{ "probe",
+	  cmd_probe,
+	  "RDMA probes to other nodes: loss, RTT, the MTU on the path",
+	  { &probe_cli } },
+	{ "report",
+	  cmd_report,
+	  "what moved in a recording or capture: pauses, retries, changes",
+	  { &report_cli } },
+	{ "replay",
+	  cmd_replay,
+	  "run the rules over a recording: when alerts would have fired",
+	  { &replay_cli } },
+	{ "rules",
+	  cmd_rules,
+	  "lint rule files, list the rules of a profile",
+	  { &rules_lint_cli, &rules_list_cli } },
+	{ "serve", cmd_serve, "run the exporter: poll, evaluate, serve /metrics", { &serve_cli } },
+	{ "snapshot",
+	  cmd_snapshot,
+	  "collect once and write the node model as JSON",
+	  { &snapshot_cli } },
+	{ "version", cmd_version, "print the version" },
+	{ NULL },
 };
+
+int cmd_version(int argc, char **argv)
+{
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		printf("Usage: rocewatch version\n\nPrint the version and exit.\n\n"
+		       "Exit status: 0, or 2 bad usage.\n");
+		return 0;
+	}
+	if (argc > 1) {
+		fprintf(stderr, "rocewatch version: unexpected argument '%s'\n", argv[1]);
+		return 2;
+	}
+	cli_print_version();
+	return 0;
+}
 
 /* `rocewatch fleet check|probe ...` */
 int cmd_fleet(int argc, char **argv)

@@ -22,7 +22,19 @@ int cmd_snapshot(int argc, char **argv);
 struct cli_cmd;
 extern const struct cli_cmd check_cli, export_cli, fleet_probe_cli, health_cli, probe_cli,
     report_cli, replay_cli, rules_lint_cli, rules_list_cli, snapshot_cli;
-/* Every command's table, NULL-terminated: for the tests (README and man page against the rows). */
-extern const struct cli_cmd *const cli_commands[];
+int cmd_version(int argc, char **argv);
+
+/*
+ * The commands, registered once: main() dispatches on .name, `rocewatch
+ * --help` lists .summary, and the tests hold every option table (.opts: the
+ * subcommands' too) against the README and the man page.  .name NULL ends it.
+ */
+struct rw_command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+	const struct cli_cmd *opts[3];
+};
+extern const struct rw_command cli_commands[];
 
 #endif

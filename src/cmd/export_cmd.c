@@ -16,66 +16,46 @@ struct export_args {
 	struct rec_args ra;
 	struct rules_spec spec;
 	const char *out, *instance, *job;
+	int format; /* openmetrics, the only one */
 	bool no_rules;
 };
 
-static int opt_format(void *base, const char *name, const char *arg)
-{
-	(void)base;
-	(void)name;
-	if (strcmp(arg, "openmetrics")) {
-		fprintf(stderr, "rocewatch export: --format: '%s' is not openmetrics\n", arg);
-		return -EINVAL;
-	}
-	return 0;
-}
+static const char *const export_formats[] = { "openmetrics", NULL };
 
 /* --instance / --job: a label value, never empty (an empty label is no label). */
-static int opt_label(void *base, const char *name, const char *arg)
+static int opt_label(const struct cli_opt *o, void *member, const char *arg)
 {
-	struct export_args *a = base;
-
 	if (!arg[0]) {
-		fprintf(stderr, "rocewatch export: --%s: empty\n", name);
+		fprintf(stderr, "rocewatch export: --%s: empty\n", o->name);
 		return -EINVAL;
 	}
-	*(strcmp(name, "job") ? &a->instance : &a->job) = arg;
+	*(const char **)member = arg;
 	return 0;
-}
-
-static int opt_rules(void *base, const char *name, const char *arg)
-{
-	struct export_args *a = base;
-
-	return cli_rules_option("export", &a->spec, !strcmp(name, "param"), arg);
 }
 
 static const struct cli_opt export_opts[] = {
 	{ .name = "format",
-	  .kind = CLI_CALL,
-	  .fn = opt_format,
-	  .usage = "  --format openmetrics       the only format (and the default)\n" },
+	  CLI_CHOICE_AT(struct export_args, format, export_formats),
+	  .metavar = "openmetrics",
+	  .help = "the only format (and the default)" },
 	{ .name = "instance",
-	  .kind = CLI_CALL,
-	  .fn = opt_label,
-	  .usage =
-	      "  --instance NAME            the instance label (default: the recording's host;\n"
-	      "                             give what Prometheus scraped, e.g. HOST:9479, to\n"
-	      "                             line the backfill up with live data)\n" },
+	  CLI_CALL_AT(struct export_args, instance, opt_label),
+	  .metavar = "NAME",
+	  .help = "the instance label (default: the recording's host;\n"
+		  "give what Prometheus scraped, e.g. HOST:9479, to\n"
+		  "line the backfill up with live data)" },
 	{ .name = "job",
-	  .kind = CLI_CALL,
-	  .fn = opt_label,
-	  .usage = "  --job NAME                 the job label (default rocewatch)\n" },
-	CLI_OPT_RULES(
-	    opt_rules,
-	    "  --profile NAME|FILE        profile whose rules run over the recording\n"
-	    "                             (repeatable; default: the ones serve ran, with\n"
-	    "                             the values of their parameters, as the\n"
-	    "                             recording says; else " RULES_DEFAULT_PROFILE ")\n"),
+	  CLI_CALL_AT(struct export_args, job, opt_label),
+	  .metavar = "NAME",
+	  .help = "the job label (default rocewatch)" },
+	CLI_OPT_RULES(struct export_args, spec,
+		      "profile whose rules run over the recording\n"
+		      "(repeatable; default: the ones serve ran, with\n"
+		      "the values of their parameters, as the\n"
+		      "recording says; else " RULES_DEFAULT_PROFILE ")"),
 	{ .name = "no-rules",
-	  .kind = CLI_FLAG,
-	  CLI_AT(struct export_args, no_rules),
-	  .usage = "  --no-rules                 no rule results or alerts\n" },
+	  CLI_FLAG_AT(struct export_args, no_rules),
+	  .help = "no rule results or alerts" },
 	CLI_OPT_OUTPUT(struct export_args, out),
 	CLI_OPT_HELP,
 	{ 0 },
@@ -83,11 +63,11 @@ static const struct cli_opt export_opts[] = {
 
 const struct cli_cmd export_cli = {
 	.name = "export",
-	.head = "Usage: rocewatch export (--db DIR | CAPTURE) [--format openmetrics] [--since T]\n"
-		"                        [--until T] [--instance NAME] [--job NAME]\n"
-		"                        [--profile NAME|FILE]... [--param KEY=VALUE]...\n"
-		"                        [--no-rules] [-o FILE]\n\n"
-		"Write a recording (serve --record DIR) or a capture file as OpenMetrics text,\n"
+	.synopsis = "(--db DIR | CAPTURE) [--format openmetrics] [--since T]\n"
+		    "[--until T] [--instance NAME] [--job NAME]\n"
+		    "[--profile NAME|FILE]... [--param KEY=VALUE]...\n"
+		    "[--no-rules] [-o FILE]",
+	.head = "Write a recording (serve --record DIR) or a capture file as OpenMetrics text,\n"
 		"for `promtool tsdb create-blocks-from openmetrics FILE DIR`, so an incident\n"
 		"looks in Prometheus and Grafana as it did live.  Metric names and labels are\n"
 		"those of /metrics, with the instance and job labels a scrape adds; a value that\n"
@@ -99,7 +79,7 @@ const struct cli_cmd export_cli = {
 		"Options:\n",
 	.tail = "\nExit status: 0 written, 1 the recording cannot be read or written, 2 bad usage\n"
 		"or bad rule files.\n",
-	.tables = { rec_args_opts, export_opts },
+	.tables = { CLI_SUB(rec_args_opts, struct export_args, ra), CLI_TABLE(export_opts) },
 };
 
 int cmd_export(int argc, char **argv)
@@ -116,7 +96,7 @@ int cmd_export(int argc, char **argv)
 	FILE *f;
 
 	rec_args_init(ra, "export");
-	r = cli_parse(&export_cli, (void *const[]){ ra, &ea }, argc, argv, &first);
+	r = cli_parse(&export_cli, &ea, argc, argv, &first);
 	if (r) {
 		rc = r == 1 ? 0 : 2;
 		goto free_spec;

@@ -71,7 +71,6 @@ struct fp_args {
 };
 
 static const char fp_usage[] =
-    "Usage: rocewatch fleet probe [OPTIONS] NODE... | --slurm\n\n"
     "Prove every rail between the NODEs with RDMA traffic before a job starts: read\n"
     "each node's probe QPs (http://NODE/api/v1/probe of `rocewatch serve --probe`),\n"
     "plan rail-aligned, incast-free probes between them (the full rail mesh while\n"
@@ -93,151 +92,101 @@ static const char fp_usage_tail[] =
     "  3 UNKNOWN   a node did not answer or answered garbage, or bad flags\n"
     "CRITICAL > UNKNOWN > WARNING > OK.\n";
 
-static int opt_mode(void *base, const char *name, const char *arg)
-{
-	struct fp_args *a = base;
+static const char *const fp_plans[] = { "auto", "full", "sparse", NULL };
 
-	(void)name;
-	if (strcmp(arg, "auto") && strcmp(arg, "full") && strcmp(arg, "sparse")) {
-		fprintf(stderr, "rocewatch fleet probe: --plan: '%s' is not auto, full or sparse\n",
-			arg);
-		return -EINVAL;
-	}
-	a->mode = arg;
-	return 0;
-}
-
-static int opt_format(void *base, const char *name, const char *arg)
-{
-	struct fp_args *a = base;
-
-	(void)name;
-	return cli_format_json("fleet probe", arg, &a->json);
-}
-
-static int opt_json(void *base, const char *name, const char *arg)
-{
-	struct fp_args *a = base;
-
-	(void)name, (void)arg;
-	a->json = true;
-	return 0;
-}
-
-static int opt_color(void *base, const char *name, const char *arg)
-{
-	struct fp_args *a = base;
-
-	(void)name;
-	if (term_color_parse(arg, &a->color)) {
-		fprintf(stderr,
-			"rocewatch fleet probe: --color: '%s' is not auto, always or never\n", arg);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-#define FP_AT(member) CLI_AT(struct fp_args, member)
 static const struct cli_opt fp_opts[] = {
 	{ .name = "slurm",
-	  .kind = CLI_FLAG,
-	  FP_AT(slurm),
-	  .usage =
-	      "  --slurm                    the nodes of $SLURM_JOB_NODELIST (PrologSlurmctld)\n" },
+	  CLI_FLAG_AT(struct fp_args, slurm),
+	  .help = "the nodes of $SLURM_JOB_NODELIST (PrologSlurmctld)" },
 	{ .name = "budget",
-	  .kind = CLI_DURATION,
-	  FP_AT(budget_ns),
+	  CLI_DURATION_AT(struct fp_args, budget_ns),
 	  .min = 2000000000LL,
 	  .max = 600000000000LL,
 	  .bad = "a duration from 2s to 10m",
-	  .usage =
-	      "  --budget DURATION          the plan's modelled time from start to verdict\n"
-	      "                             (default 5s): the full rail mesh while it fits\n" },
+	  .metavar = "DURATION",
+	  .help = "the plan's modelled time from start to verdict\n"
+		  "(default 5s): the full rail mesh while it fits" },
 	{ .name = "lead",
-	  .kind = CLI_DURATION,
-	  FP_AT(lead_ns),
+	  CLI_DURATION_AT(struct fp_args, lead_ns),
 	  .min = 100000000LL,
 	  .max = 60000000000LL,
 	  .bad = "a duration from 100ms to 1m",
-	  .usage = "  --lead DURATION            from the plan to its common start: every node's\n"
-		   "                             slice handed out, clocks apart (default 1s)\n" },
+	  .metavar = "DURATION",
+	  .help = "from the plan to its common start: every node's\n"
+		  "slice handed out, clocks apart (default 1s)" },
 	{ .name = "rate",
-	  .kind = CLI_COUNT,
-	  FP_AT(rate),
+	  CLI_COUNT_AT(struct fp_args, rate),
 	  .min = 10,
 	  .max = PROBE_REPLY_RATE,
 	  .bad = "a number of probes per second from 10 to 10000",
-	  .usage = "  --rate N                   probes a second each port sends (default 8000;\n"
-		   "                             the responders answer 10000 a port)\n" },
+	  .metavar = "N",
+	  .help = "probes a second each port sends (default 8000;\n"
+		  "the responders answer 10000 a port)" },
 	{ .name = "plan",
-	  .kind = CLI_CALL,
-	  .fn = opt_mode,
-	  .usage = "  --plan auto|full|sparse    which plan (default auto: by --budget)\n" },
+	  CLI_STRING_AT(struct fp_args, mode),
+	  .words = fp_plans,
+	  .metavar = "auto|full|sparse",
+	  .help = "which plan (default auto: by --budget)" },
 	{ .name = "paths",
-	  .kind = CLI_COUNT,
-	  FP_AT(paths),
+	  CLI_COUNT_AT(struct fp_args, paths),
 	  .max = PROBE_PLAN_MAX_PATHS,
 	  .bad = "a number of flow labels from 0 to 32",
-	  .usage = "  --paths N                  flow labels (ECMP paths) per cross-leaf pair\n"
-		   "                             (default 8)\n" },
+	  .metavar = "N",
+	  .help = "flow labels (ECMP paths) per cross-leaf pair\n"
+		  "(default 8)" },
 	{ .name = "dscp",
-	  .kind = CLI_COUNT,
-	  FP_AT(dscp),
+	  CLI_COUNT_AT(struct fp_args, dscp),
 	  .max = 63,
 	  .bad = "a DSCP from 0 to 63",
-	  .usage =
-	      "  --dscp N                   the probes' DSCP (default 26, RoCE's), ECN ECT(0)\n" },
+	  .metavar = "N",
+	  .help = "the probes' DSCP (default 26, RoCE's), ECN ECT(0)" },
 	{ .name = "cross-nic",
-	  .kind = CLI_FLAG,
-	  FP_AT(cross_nic),
-	  .usage =
-	      "  --cross-nic                the job sets NCCL_CROSS_NIC=1: a rail-only fabric\n"
-	      "                             is critical, not a warning\n" },
+	  CLI_FLAG_AT(struct fp_args, cross_nic),
+	  .help = "the job sets NCCL_CROSS_NIC=1: a rail-only fabric\n"
+		  "is critical, not a warning" },
 	{ .name = "no-host-pairs",
-	  .kind = CLI_FLAG,
-	  FP_AT(no_host_pairs),
-	  .usage =
-	      "  --no-host-pairs            leave out the cross-rail pairs inside each host\n"
-	      "                             (soft-RoCE cannot carry them; no rail_only then)\n" },
+	  CLI_FLAG_AT(struct fp_args, no_host_pairs),
+	  .help = "leave out the cross-rail pairs inside each host\n"
+		  "(soft-RoCE cannot carry them; no rail_only then)" },
+	CLI_TEXT_ROW("\n"
+		     "Client (the nodes' serve):\n"),
 	{ .name = "port",
-	  .kind = CLI_COUNT,
-	  FP_AT(port),
+	  CLI_COUNT_AT(struct fp_args, port),
 	  .min = 1,
 	  .max = 65535,
 	  .bad = "a port 1-65535",
-	  .usage =
-	      "\n"
-	      "Client (the nodes' serve):\n"
-	      "  --port PORT                port of a NODE given without one (default 9479)\n" },
+	  .metavar = "PORT",
+	  .help = "port of a NODE given without one (default 9479)" },
 	{ 0 },
 };
 
 static const struct cli_opt fp_output_opts[] = {
+	CLI_TEXT_ROW("\n"
+		     "Output:\n"),
 	{ .name = "format",
-	  .kind = CLI_CALL,
-	  .fn = opt_format,
-	  .usage = "\n"
-		   "Output:\n"
-		   "  --format text|json         report format (default text; -j is json)\n" },
-	{ .name = "", .short_name = 'j', .kind = CLI_CALL_FLAG, .fn = opt_json },
+	  CLI_FORMAT_AT(struct fp_args, json),
+	  .metavar = "text|json",
+	  .help = "report format (default text; -j is json)" },
+	{ .name = "", .short_name = 'j', CLI_FLAG_AT(struct fp_args, json) },
 	{ .name = "max-names",
-	  .kind = CLI_COUNT,
-	  FP_AT(max_names),
+	  CLI_COUNT_AT(struct fp_args, max_names),
 	  .max = 100000,
 	  .bad = "a number",
-	  .usage = "  --max-names N              nodes named per finding in the text report\n"
-		   "                             (default 10; JSON names all)\n" },
-	{ .name = "color", .kind = CLI_CALL, .fn = opt_color, .usage = TERM_HELP_COLOR },
+	  .metavar = "N",
+	  .help = "nodes named per finding in the text report\n"
+		  "(default 10; JSON names all)" },
+	TERM_OPT_COLOR(struct fp_args, color),
 	CLI_OPT_HELP,
 	{ 0 },
 };
-#undef FP_AT
 
 const struct cli_cmd fleet_probe_cli = {
 	.name = "fleet probe",
+	.synopsis = "[OPTIONS] NODE... | --slurm",
 	.head = fp_usage,
 	.tail = fp_usage_tail,
-	.tables = { fp_opts, client_cli_opts, fp_output_opts },
+	.tables = { CLI_TABLE(fp_opts), CLI_SUB(client_cli_opts, struct fp_args, client),
+		    CLI_TABLE(fp_output_opts) },
 };
 
 /* ---- the nodes and their probe QPs ---- */
@@ -902,7 +851,7 @@ int cmd_fleet_probe(int argc, char **argv)
 	int rc = 3, r, first;
 
 	client_opts_init(&a.client, "fleet probe");
-	r = cli_parse(&fleet_probe_cli, (void *const[]){ &a, &a.client, &a }, argc, argv, &first);
+	r = cli_parse(&fleet_probe_cli, &a, argc, argv, &first);
 	if (r == 1)
 		rc = 0;
 	if (r)

@@ -22,8 +22,6 @@
 #include "util.h"
 
 static const char health_usage[] =
-    "Usage: rocewatch health reset RULE OBJECT [--state-dir DIR] [--profile NAME|FILE]...\n"
-    "                              [--param KEY=VALUE]...\n\n"
     "Acknowledge a repair: forget the failure episodes of the degraded rule RULE on\n"
     "OBJECT (a netdev such as eth2, an RDMA port such as mlx5_0/1, or node) in\n"
     "DIR/health.state, so a rule escalated to fatal by its past failures is judged\n"
@@ -40,30 +38,24 @@ struct health_args {
 	const char *state_dir;
 };
 
-static int opt_rules(void *base, const char *name, const char *arg)
-{
-	struct health_args *a = base;
-
-	return cli_rules_option("health reset", &a->spec, !strcmp(name, "param"), arg);
-}
-
 static const struct cli_opt health_opts[] = {
-	CLI_OPT_RULES(opt_rules,
-		      "  --profile NAME|FILE        the profiles serve runs (repeatable; "
-		      "default " RULES_DEFAULT_PROFILE ")\n"),
+	CLI_OPT_RULES(struct health_args, spec,
+		      "the profiles serve runs (repeatable; default " RULES_DEFAULT_PROFILE ")"),
 	{ .name = "state-dir",
-	  .kind = CLI_STRING,
-	  CLI_AT(struct health_args, state_dir),
-	  .usage = "  --state-dir DIR            serve's --state-dir (default $STATE_DIRECTORY,\n"
-		   "                             else /var/lib/rocewatch)\n" },
+	  CLI_STRING_AT(struct health_args, state_dir),
+	  .metavar = "DIR",
+	  .help = "serve's --state-dir (default $STATE_DIRECTORY,\n"
+		  "else /var/lib/rocewatch)" },
 	{ .name = "help", .short_name = 'h', .kind = CLI_HELP },
 	{ 0 },
 };
 
 const struct cli_cmd health_cli = {
 	.name = "health reset",
+	.synopsis = "RULE OBJECT [--state-dir DIR] [--profile NAME|FILE]...\n"
+		    "[--param KEY=VALUE]...",
 	.head = health_usage,
-	.tables = { health_opts },
+	.tables = { CLI_TABLE(health_opts) },
 };
 
 static void boot_id(char *buf, size_t len)
@@ -172,7 +164,7 @@ int cmd_health(int argc, char **argv)
 	}
 	argc--;
 	argv++;
-	r = cli_parse(&health_cli, (void *const[]){ &a }, argc, argv, &first);
+	r = cli_parse(&health_cli, &a, argc, argv, &first);
 	if (r == 1)
 		rc = 0;
 	else if (r)

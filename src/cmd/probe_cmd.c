@@ -36,7 +36,6 @@
 #define MAX_SIZES	   8
 
 static const char probe_usage[] =
-    "Usage: rocewatch probe [OPTIONS] NODE...\n\n"
     "Send RDMA probes (UD, over verbs) of several sizes to each NODE's `rocewatch\n"
     "serve --probe` and report, per node and size, probes sent, received, loss and\n"
     "round-trip time (min/p50/p99/max), with a diagnosis: unreachable, the MTU on\n"
@@ -491,142 +490,119 @@ struct probe_args {
 	uint16_t port;
 };
 
-static int opt_rules(void *base, const char *name, const char *arg)
+static int opt_sizes(const struct cli_opt *o, void *member, const char *arg)
 {
-	struct probe_args *a = base;
-
-	return cli_rules_option("probe", &a->spec, !strcmp(name, "param"), arg);
+	(void)o;
+	return parse_sizes(member, arg) ? CLI_BAD : 0;
 }
 
-static int opt_sizes(void *base, const char *name, const char *arg)
+/* --loss-warning / --loss-critical PERCENT: a fraction. */
+static int opt_loss(const struct cli_opt *o, void *member, const char *arg)
 {
-	struct probe_args *a = base;
-
-	(void)name;
-	if (parse_sizes(&a->pr, arg)) {
-		fprintf(stderr,
-			"rocewatch probe: --sizes: '%s' is not a list of up to %d increasing sizes "
-			"from %d to %d\n",
-			arg, MAX_SIZES, PROBE_HDR_LEN, PROBE_MAX_SIZE);
-		return -EINVAL;
-	}
-	return 0;
+	(void)o;
+	return parse_percent(arg, member) ? CLI_BAD : 0;
 }
 
-static int opt_loss(void *base, const char *name, const char *arg)
-{
-	struct probe_args *a = base;
-
-	if (parse_percent(arg, !strcmp(name, "loss-warning") ? &a->pr.th.loss_warning
-							     : &a->pr.th.loss_critical)) {
-		fprintf(stderr, "rocewatch probe: --%s: '%s' is not a percentage (e.g. 5%%)\n",
-			name, arg);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int opt_format(void *base, const char *name, const char *arg)
-{
-	(void)name;
-	return cli_format_json("probe", arg, &((struct probe_args *)base)->pr.json);
-}
-
-#define PROBE_AT(member) CLI_AT(struct probe_args, member)
+#define STR_(x) #x
+#define STR(x)	STR_(x)
 static const struct cli_opt probe_opts[] = {
 	{ .name = "port",
-	  .kind = CLI_COUNT,
-	  PROBE_AT(port),
+	  CLI_COUNT_AT(struct probe_args, port),
 	  .min = 1,
 	  .max = 65535,
 	  .bad = "a port 1-65535",
-	  .usage =
-	      "  --port PORT                port of a NODE given without one (default 9479)\n" },
+	  .metavar = "PORT",
+	  .help = "port of a NODE given without one (default 9479)" },
 	{ .name = "device",
-	  .kind = CLI_STRING,
-	  PROBE_AT(device),
-	  .usage =
-	      "  --device DEV[:PORT]        the local RDMA port to probe from (default: the\n"
-	      "                             first active RoCE port with an IPv4 RoCE v2 GID)\n" },
+	  CLI_STRING_AT(struct probe_args, device),
+	  .metavar = "DEV[:PORT]",
+	  .help = "the local RDMA port to probe from (default: the\n"
+		  "first active RoCE port with an IPv4 RoCE v2 GID)" },
 	{ .name = "sizes",
-	  .kind = CLI_CALL,
-	  .fn = opt_sizes,
-	  .usage = "  --sizes LIST               payload sizes in bytes, 32-4096 (default\n"
-		   "                             64,1024,4096); sizes over this port's active_mtu\n"
-		   "                             cannot be sent and are reported as such\n" },
+	  CLI_CALL_AT(struct probe_args, pr, opt_sizes),
+	  .bad = "a list of up to " STR(MAX_SIZES) " increasing sizes from " STR(
+	      PROBE_HDR_LEN) " to " STR(PROBE_MAX_SIZE),
+	  .metavar = "LIST",
+	  .help = "payload sizes in bytes, 32-4096 (default\n"
+		  "64,1024,4096); sizes over this port's active_mtu\n"
+		  "cannot be sent and are reported as such" },
 	{ .name = "count",
-	  .kind = CLI_COUNT,
-	  PROBE_AT(pr.count),
+	  CLI_COUNT_AT(struct probe_args, pr.count),
 	  .min = 1,
 	  .max = 10000,
 	  .bad = "1-10000",
-	  .usage = "  --count N                  probes per node and size (default 20, at most\n"
-		   "                             10000)\n" },
+	  .metavar = "N",
+	  .help = "probes per node and size (default 20, at most\n"
+		  "10000)" },
 	{ .name = "probe-interval",
-	  .kind = CLI_DURATION,
-	  PROBE_AT(pr.interval_ns),
+	  CLI_DURATION_AT(struct probe_args, pr.interval_ns),
 	  .min = 1000000LL,
 	  .max = 3600000000000LL,
 	  .bad = "a duration of at least 1ms",
-	  .usage = "  --probe-interval DURATION  time between two probes, at least 1ms (default\n"
-		   "                             10ms)\n" },
+	  .metavar = "DURATION",
+	  .help = "time between two probes, at least 1ms (default\n"
+		  "10ms)" },
 	{ .name = "wait",
-	  .kind = CLI_DURATION,
-	  PROBE_AT(pr.wait_ns),
+	  CLI_DURATION_AT(struct probe_args, pr.wait_ns),
 	  .max = 3600000000000LL,
 	  .bad = "a duration (e.g. 1s)",
-	  .usage =
-	      "  --wait DURATION            how long to wait for the last replies (default 1s)\n" },
+	  .metavar = "DURATION",
+	  .help = "how long to wait for the last replies (default 1s)" },
 	{ .name = "profile",
-	  .kind = CLI_CALL,
-	  .fn = opt_rules,
-	  .usage = "  --profile NAME|FILE, --param KEY=VALUE\n"
-		   "                             the traffic class is the profile's roce_dscp\n"
-		   "                             (default profile lossless-roce: DSCP 26), ECN\n"
-		   "                             ECT(0)\n" },
-	{ .name = "param", .kind = CLI_CALL, .fn = opt_rules },
+	  CLI_RULES_AT(struct probe_args, spec, CLI_RULES_PROFILE),
+	  .metavar = "NAME|FILE, --param KEY=VALUE",
+	  .help = "\nthe traffic class is the profile's roce_dscp\n"
+		  "(default profile lossless-roce: DSCP 26), ECN\n"
+		  "ECT(0)" },
+	{ .name = "param", CLI_RULES_AT(struct probe_args, spec, CLI_RULES_PARAM) },
 	{ .name = "dscp",
-	  .kind = CLI_COUNT,
-	  PROBE_AT(pr.dscp),
+	  CLI_COUNT_AT(struct probe_args, pr.dscp),
 	  .max = 63,
 	  .bad = "0-63",
-	  .usage = "  --dscp N                   this DSCP instead of the profile's (0-63)\n" },
+	  .metavar = "N",
+	  .help = "this DSCP instead of the profile's (0-63)" },
 	{ .name = "loss-warning",
-	  .kind = CLI_CALL,
-	  .fn = opt_loss,
-	  .usage = "  --loss-warning PERCENT     loss over this is WARNING (default 0)\n" },
+	  CLI_CALL_AT(struct probe_args, pr.th.loss_warning, opt_loss),
+	  .bad = "a percentage (e.g. 5%)",
+	  .metavar = "PERCENT",
+	  .help = "loss over this is WARNING (default 0)" },
 	{ .name = "loss-critical",
-	  .kind = CLI_CALL,
-	  .fn = opt_loss,
-	  .usage = "  --loss-critical PERCENT    loss over this is CRITICAL (default 5)\n" },
+	  CLI_CALL_AT(struct probe_args, pr.th.loss_critical, opt_loss),
+	  .bad = "a percentage (e.g. 5%)",
+	  .metavar = "PERCENT",
+	  .help = "loss over this is CRITICAL (default 5)" },
 	{ .name = "rtt-warning",
-	  .kind = CLI_DURATION,
-	  PROBE_AT(pr.th.rtt_warning_ns),
+	  CLI_DURATION_AT(struct probe_args, pr.th.rtt_warning_ns),
 	  .max = 3600000000000LL,
 	  .bad = "a duration (e.g. 1s)",
-	  .usage = "  --rtt-warning DURATION     a p99 RTT over this is WARNING (default off)\n"
-		   "\n"
-		   "Client (reading each NODE's probe info over HTTP, as fleet check does):\n" },
+	  .metavar = "DURATION",
+	  .help = "a p99 RTT over this is WARNING (default off)" },
+	CLI_TEXT_ROW("\n"
+		     "Client (reading each NODE's probe info over HTTP, as fleet check does):\n"),
 	{ 0 },
 };
 
 static const struct cli_opt probe_output_opts[] = {
+	CLI_TEXT_ROW("\n"),
 	{ .name = "format",
-	  .kind = CLI_CALL,
-	  .fn = opt_format,
-	  .usage = "\n"
-		   "  --format text|json, -j     report format (default text; -j is json)\n" },
-	{ .name = "", .short_name = 'j', .kind = CLI_FLAG, PROBE_AT(pr.json) },
+	  CLI_FORMAT_AT(struct probe_args, pr.json),
+	  .metavar = "text|json, -j",
+	  .help = "report format (default text; -j is json)" },
+	{ .name = "", .short_name = 'j', CLI_FLAG_AT(struct probe_args, pr.json) },
 	CLI_OPT_HELP,
 	{ 0 },
 };
-#undef PROBE_AT
+
+#undef STR
+#undef STR_
 
 const struct cli_cmd probe_cli = {
 	.name = "probe",
+	.synopsis = "[OPTIONS] NODE...",
 	.head = probe_usage,
 	.tail = probe_usage_tail,
-	.tables = { probe_opts, client_cli_opts, probe_output_opts },
+	.tables = { CLI_TABLE(probe_opts), CLI_SUB(client_cli_opts, struct probe_args, client),
+		    CLI_TABLE(probe_output_opts) },
 };
 
 /* The peers and the traffic class: 0 or -errno (printed). */
@@ -752,7 +728,7 @@ int cmd_probe(int argc, char **argv)
 	int rc = PROBE_UNKNOWN, r, first;
 
 	client_opts_init(&a.client, "probe");
-	r = cli_parse(&probe_cli, (void *const[]){ &a, &a.client, &a }, argc, argv, &first);
+	r = cli_parse(&probe_cli, &a, argc, argv, &first);
 	if (r == 1)
 		rc = 0;
 	else if (!r && !probe_validate(&a, argc - first, argv + first))

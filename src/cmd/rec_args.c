@@ -17,34 +17,31 @@ void rec_args_init(struct rec_args *a, const char *cmd)
 	a->now_ms = real_ns() / 1000000;
 }
 
-static int opt_time(void *base, const char *name, const char *arg)
+/* --since / --until T: a time in ms, RFC 3339 or relative to now_ms. */
+static int opt_time(const struct cli_opt *o, void *member, const char *arg)
 {
-	struct rec_args *a = base;
-	bool since = !strcmp(name, "since");
+	const struct rec_args *a = (const struct rec_args *)((char *)member - o->value);
 
-	if (rec_parse_time(arg, a->now_ms, since ? &a->since_ms : &a->until_ms)) {
-		fprintf(stderr,
-			"rocewatch %s: --%s: '%s' is not a time (RFC 3339, 'now' or -10m)\n",
-			a->cmd, name, arg);
-		return -EINVAL;
-	}
-	return 0;
+	return rec_parse_time(arg, a->now_ms, member) ? CLI_BAD : 0;
 }
 
+#define TIME_AT(member)                                 \
+	CLI_CALL_AT(struct rec_args, member, opt_time), \
+	    .value = offsetof(struct rec_args, member), .bad = "a time (RFC 3339, 'now' or -10m)"
 const struct cli_opt rec_args_opts[] = {
 	{ .name = "db",
-	  .kind = CLI_STRING,
-	  CLI_AT(struct rec_args, db),
-	  .usage = "  --db DIR                   the recording directory (or its rocewatch.db)\n" },
+	  CLI_STRING_AT(struct rec_args, db),
+	  .metavar = "DIR",
+	  .help = "the recording directory (or its rocewatch.db)" },
 	{ .name = "since",
-	  .kind = CLI_CALL,
-	  .fn = opt_time,
-	  .usage =
-	      "  --since T, --until T       the window: RFC 3339 (2026-12-02T10:00:00Z, or with\n"
-	      "                             an offset), 'now', or relative to now (-10m, -1h)\n" },
-	{ .name = "until", .kind = CLI_CALL, .fn = opt_time },
+	  TIME_AT(since_ms),
+	  .metavar = "T, --until T",
+	  .help = "the window: RFC 3339 (2026-12-02T10:00:00Z, or with\n"
+		  "an offset), 'now', or relative to now (-10m, -1h)" },
+	{ .name = "until", TIME_AT(until_ms) },
 	{ 0 },
 };
+#undef TIME_AT
 
 int rec_args_finish(struct rec_args *a, const char *cmd, int argc, char **argv, int optind_now)
 {

@@ -18,43 +18,30 @@ struct replay_args {
 	bool json;
 };
 
-static int opt_rules(void *base, const char *name, const char *arg)
-{
-	struct replay_args *a = base;
-
-	return cli_rules_option("replay", &a->spec, !strcmp(name, "param"), arg);
-}
-
-static int opt_format(void *base, const char *name, const char *arg)
-{
-	(void)name;
-	return cli_format_json("replay", arg, &((struct replay_args *)base)->json);
-}
-
 static const struct cli_opt replay_opts[] = {
-	CLI_OPT_RULES(
-	    opt_rules,
+	/* the lines of --since's help that are replay's */
+	CLI_TEXT_ROW(
 	    "                             (the rules still see the polls before --since, from\n"
-	    "                             the keyframe at or before it)\n"
-	    "  --profile NAME|FILE        profile to run (repeatable; default: those serve\n"
-	    "                             ran, with its parameters, as the recording says;\n"
-	    "                             else " RULES_DEFAULT_PROFILE
-	    "); --param overrides one value\n"),
+	    "                             the keyframe at or before it)\n"),
+	CLI_OPT_RULES(struct replay_args, spec,
+		      "profile to run (repeatable; default: those serve\n"
+		      "ran, with its parameters, as the recording says;\n"
+		      "else " RULES_DEFAULT_PROFILE "); --param overrides one value"),
 	{ .name = "format",
-	  .kind = CLI_CALL,
-	  .fn = opt_format,
-	  .usage = "  --format text|json         output (default text); -j is json\n" },
-	{ .name = "", .short_name = 'j', .kind = CLI_FLAG, CLI_AT(struct replay_args, json) },
+	  CLI_FORMAT_AT(struct replay_args, json),
+	  .metavar = "text|json",
+	  .help = "output (default text); -j is json" },
+	{ .name = "", .short_name = 'j', CLI_FLAG_AT(struct replay_args, json) },
 	CLI_OPT_HELP,
 	{ 0 },
 };
 
 const struct cli_cmd replay_cli = {
 	.name = "replay",
-	.head = "Usage: rocewatch replay (CAPTURE | --db DIR) [--profile NAME|FILE]...\n"
-		"                        [--param KEY=VALUE]... [--since T] [--until T]\n"
-		"                        [--format text|json]\n\n"
-		"Run the rule profiles over a recording (serve --record DIR) or a capture file,\n"
+	.synopsis = "(CAPTURE | --db DIR) [--profile NAME|FILE]...\n"
+		    "[--param KEY=VALUE]... [--since T] [--until T]\n"
+		    "[--format text|json]",
+	.head = "Run the rule profiles over a recording (serve --record DIR) or a capture file,\n"
 		"poll by poll at the recorded times, and print when each alert would have fired\n"
 		"and resolved (for: and counter functions included), with its class and action.\n"
 		"By default the rules are the ones serve ran, with the parameters it ran them\n"
@@ -63,7 +50,7 @@ const struct cli_cmd replay_cli = {
 		"Options:\n",
 	.tail = "\nExit status: 0 no alert fired, 1 a warning alert fired, 2 a critical alert\n"
 		"fired, 3 the recording or the rules cannot be read, or bad usage.\n",
-	.tables = { rec_args_opts, replay_opts },
+	.tables = { CLI_SUB(rec_args_opts, struct replay_args, ra), CLI_TABLE(replay_opts) },
 };
 
 int cmd_replay(int argc, char **argv)
@@ -79,7 +66,7 @@ int cmd_replay(int argc, char **argv)
 	int rc = 3, r, first;
 
 	rec_args_init(ra, "replay");
-	r = cli_parse(&replay_cli, (void *const[]){ ra, &a }, argc, argv, &first);
+	r = cli_parse(&replay_cli, &a, argc, argv, &first);
 	if (r == 1)
 		rc = 0;
 	if (r)

@@ -73,48 +73,21 @@ struct report_args {
 	int fmt;
 };
 
-static int opt_format(void *base, const char *name, const char *arg)
-{
-	struct report_args *a = base;
-
-	(void)name;
-	if (!strcmp(arg, "text"))
-		a->fmt = FMT_TEXT;
-	else if (!strcmp(arg, "json"))
-		a->fmt = FMT_JSON;
-	else if (!strcmp(arg, "svg"))
-		a->fmt = FMT_SVG;
-	else {
-		fprintf(stderr, "rocewatch report: --format: '%s' is not text, json or svg\n", arg);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int opt_json(void *base, const char *name, const char *arg)
-{
-	(void)name;
-	(void)arg;
-	((struct report_args *)base)->fmt = FMT_JSON;
-	return 0;
-}
+static const char *const report_formats[] = { "text", "json", "svg", NULL }; /* FMT_* */
 
 static const struct cli_opt report_opts[] = {
 	{ .name = "device",
-	  .kind = CLI_STRING,
-	  CLI_AT(struct report_args, device),
-	  .usage = "  --device D                 only this netdev, RDMA device, or ports bound to "
-		   "it\n" },
+	  CLI_STRING_AT(struct report_args, device),
+	  .metavar = "D",
+	  .help = "only this netdev, RDMA device, or ports bound to it" },
 	{ .name = "format",
-	  .kind = CLI_CALL,
-	  .fn = opt_format,
-	  .usage =
-	      "  --format text|json|svg     text (default), json, or svg (rates over time)\n" },
+	  CLI_CHOICE_AT(struct report_args, fmt, report_formats),
+	  .metavar = "text|json|svg",
+	  .help = "text (default), json, or svg (rates over time)" },
 	{ .name = "",
 	  .short_name = 'j',
-	  .kind = CLI_CALL_FLAG,
-	  .fn = opt_json,
-	  .usage = "  -j                         same as --format json\n" },
+	  CLI_SET_AT(struct report_args, fmt, FMT_JSON),
+	  .help = "same as --format json" },
 	CLI_OPT_OUTPUT(struct report_args, out),
 	CLI_OPT_HELP,
 	{ 0 },
@@ -122,16 +95,16 @@ static const struct cli_opt report_opts[] = {
 
 const struct cli_cmd report_cli = {
 	.name = "report",
-	.head = "Usage: rocewatch report (--db DIR | CAPTURE) [--since T] [--until T]\n"
-		"                        [--device D] [--format text|json|svg] [-o FILE]\n\n"
-		"What moved in a recording (serve --record DIR) or a capture file, per device and\n"
+	.synopsis = "(--db DIR | CAPTURE) [--since T] [--until T]\n"
+		    "[--device D] [--format text|json|svg] [-o FILE]",
+	.head = "What moved in a recording (serve --record DIR) or a capture file, per device and\n"
 		"priority: pause frames and time paused, pause storms, transport retries,\n"
 		"out-of-sequence, CNPs, discards, link flaps, configuration changes and alerts,\n"
 		"each with when it started and ended, how much, and its peak rate and when.\n\n"
 		"Options:\n",
 	.tail = "\nExit status: 0 report written, 1 the recording cannot be read or does not hold\n"
 		"what was asked (a --device it never saw, a window without a poll), 2 bad usage.\n",
-	.tables = { rec_args_opts, report_opts },
+	.tables = { CLI_SUB(rec_args_opts, struct report_args, ra), CLI_TABLE(report_opts) },
 };
 
 int cmd_report(int argc, char **argv)
@@ -146,7 +119,7 @@ int cmd_report(int argc, char **argv)
 	FILE *f;
 
 	rec_args_init(ra, "report");
-	r = cli_parse(&report_cli, (void *const[]){ ra, &a }, argc, argv, &first);
+	r = cli_parse(&report_cli, &a, argc, argv, &first);
 	if (r)
 		return r == 1 ? 0 : 2;
 	if (rec_args_finish(ra, "report", argc, argv, first))

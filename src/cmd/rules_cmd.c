@@ -296,31 +296,29 @@ struct rules_args {
 	bool json, lint;
 };
 
-static int opt_rules(void *base, const char *name, const char *arg)
+/* lint's --profile and --param: they are list's */
+static int opt_not_lint(const struct cli_opt *o, void *member, const char *arg)
 {
-	struct rules_args *a = base;
-
-	if (a->lint) {
-		fprintf(stderr, "rocewatch rules lint: --%s applies to list, not lint\n", name);
-		return -EINVAL;
-	}
-	return cli_rules_option("rules list", &a->spec, !strcmp(name, "param"), arg);
+	(void)member, (void)arg;
+	fprintf(stderr, "rocewatch rules lint: --%s applies to list, not lint\n", o->name);
+	return -EINVAL;
 }
 
-static int opt_format(void *base, const char *name, const char *arg)
-{
-	struct rules_args *a = base;
+/* Every flag is described in rules_usage, above the tables. */
+static const struct cli_opt rules_list_opts[] = {
+	{ .name = "profile", CLI_RULES_AT(struct rules_args, spec, CLI_RULES_PROFILE) },
+	{ .name = "param", CLI_RULES_AT(struct rules_args, spec, CLI_RULES_PARAM) },
+	{ .name = "format", CLI_FORMAT_AT(struct rules_args, json) },
+	{ .name = "", .short_name = 'j', CLI_FLAG_AT(struct rules_args, json) },
+	{ .name = "help", .short_name = 'h', .kind = CLI_HELP },
+	{ 0 },
+};
 
-	(void)name;
-	return cli_format_json(a->lint ? "rules lint" : "rules list", arg, &a->json);
-}
-
-/* Every flag is described in rules_usage, above the table. */
-static const struct cli_opt rules_opts[] = {
-	{ .name = "profile", .kind = CLI_CALL, .fn = opt_rules },
-	{ .name = "param", .kind = CLI_CALL, .fn = opt_rules },
-	{ .name = "format", .kind = CLI_CALL, .fn = opt_format },
-	{ .name = "", .short_name = 'j', .kind = CLI_FLAG, CLI_AT(struct rules_args, json) },
+static const struct cli_opt rules_lint_opts[] = {
+	{ .name = "profile", CLI_CALL_AT(struct rules_args, spec, opt_not_lint) },
+	{ .name = "param", CLI_CALL_AT(struct rules_args, spec, opt_not_lint) },
+	{ .name = "format", CLI_FORMAT_AT(struct rules_args, json) },
+	{ .name = "", .short_name = 'j', CLI_FLAG_AT(struct rules_args, json) },
 	{ .name = "help", .short_name = 'h', .kind = CLI_HELP },
 	{ 0 },
 };
@@ -328,13 +326,13 @@ static const struct cli_opt rules_opts[] = {
 const struct cli_cmd rules_lint_cli = {
 	.name = "rules lint",
 	.head = rules_usage,
-	.tables = { rules_opts },
+	.tables = { CLI_TABLE(rules_lint_opts) },
 };
 
 const struct cli_cmd rules_list_cli = {
 	.name = "rules list",
 	.head = rules_usage,
-	.tables = { rules_opts },
+	.tables = { CLI_TABLE(rules_list_opts) },
 };
 
 int cmd_rules(int argc, char **argv)
@@ -362,8 +360,7 @@ int cmd_rules(int argc, char **argv)
 	a.lint = !strcmp(sub, "lint");
 	argc--;
 	argv++;
-	r = cli_parse(a.lint ? &rules_lint_cli : &rules_list_cli, (void *const[]){ &a }, argc, argv,
-		      &first);
+	r = cli_parse(a.lint ? &rules_lint_cli : &rules_list_cli, &a, argc, argv, &first);
 	if (r == 1)
 		rc = 0;
 	else if (r)

@@ -22,17 +22,16 @@ static const struct cli_opt snapshot_opts[] = {
 	CLI_OPT_OUTPUT(struct snapshot_args, out),
 	{ .name = "",
 	  .short_name = 'j',
-	  .kind = CLI_FLAG,
-	  CLI_AT(struct snapshot_args, json),
-	  .usage = "  -j                         JSON (the only format; taken as every command\n"
-		   "                             takes it)\n" },
+	  CLI_FLAG_AT(struct snapshot_args, json),
+	  .help = "JSON (the only format; taken as every command\n"
+		  "takes it)" },
 	{ 0 },
 };
 
 const struct cli_cmd snapshot_cli = {
 	.name = "snapshot",
-	.head = "Usage: rocewatch snapshot [-o FILE] [--from FILE] [OPTIONS]\n\n"
-		"Collect once (configuration and counters) and write the node model as JSON:\n"
+	.synopsis = "[-o FILE] [--from FILE] [OPTIONS]",
+	.head = "Collect once (configuration and counters) and write the node model as JSON:\n"
 		"every object, every field with its value or the reason it is absent, counter\n"
 		"sets, collector outcomes, host, time and version.  The schema is described in\n"
 		"docs/snapshot.md.  The output can be replayed with --from.\n\n"
@@ -40,7 +39,7 @@ const struct cli_cmd snapshot_cli = {
 		"output not written, 2 bad usage.\n\n"
 		"Options:\n",
 	.help_after = cli_print_collectors,
-	.tables = { snapshot_opts, cli_common_opts },
+	.tables = { CLI_TABLE(snapshot_opts), CLI_SUB(cli_common_opts, struct snapshot_args, cfg) },
 };
 
 /* One collection written to a.out: the exit status. */
@@ -77,7 +76,7 @@ int cmd_snapshot(int argc, char **argv)
 	int rc = 2, r, first;
 
 	config_defaults(&a.cfg);
-	r = cli_parse(&snapshot_cli, (void *const[]){ &a, &a.cfg }, argc, argv, &first);
+	r = cli_parse(&snapshot_cli, &a, argc, argv, &first);
 	if (r == 1)
 		rc = 0;
 	else if (r)

@@ -9,6 +9,8 @@
 
 #include "term.h"
 
+const char *const term_color_words[] = { "auto", "always", "never", NULL };
+
 int term_color_parse(const char *s, enum term_color *out)
 {
 	if (!strcmp(s, "auto"))

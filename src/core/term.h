@@ -23,9 +23,16 @@
 /* Narrower than this and nothing fits; wider and lines become hard to read. */
 #define TERM_MIN_WIDTH 40
 #define TERM_MAX_WIDTH 400
-#define TERM_HELP_COLOR                                                             \
-	"  --color auto|always|never  colour the text report (default auto: on a\n" \
-	"                             terminal, unless NO_COLOR is set)\n"
+/* --color's words, in enum term_color's order */
+extern const char *const term_color_words[];
+/* The --color row (cli.h) of a command with a text report, into an enum term_color. */
+#define TERM_OPT_COLOR(type, member)                                            \
+	{                                                                       \
+		.name = "color", CLI_CHOICE_AT(type, member, term_color_words), \
+		.metavar = "auto|always|never",                                 \
+		.help = "colour the text report (default auto: on a\n"          \
+			"terminal, unless NO_COLOR is set)"                     \
+	}
 
 enum term_color {
 	TERM_COLOR_AUTO,

@@ -166,31 +166,7 @@ static int read_password(const char *cmd, struct client_cfg *c)
 	return 0;
 }
 
-static int opt_scheme(void *base, const char *name, const char *arg)
-{
-	struct client_opts *c = base;
-
-	(void)name;
-	if (strcmp(arg, "http") && strcmp(arg, "https")) {
-		fprintf(stderr, "rocewatch %s: --scheme: '%s' is not http or https\n", c->cmd, arg);
-		return -EINVAL;
-	}
-	set_str(&c->flags.scheme, arg);
-	return 0;
-}
-
-static int opt_str(void *base, const char *name, const char *arg)
-{
-	struct client_opts *c = base;
-	char **to = !strcmp(name, "ca-file") ? &c->flags.ca_file
-		    : !strcmp(name, "cert")  ? &c->flags.cert_file
-		    : !strcmp(name, "key")   ? &c->flags.key_file
-		    : !strcmp(name, "user")  ? &c->flags.username
-					     : &c->flags.password_file;
-
-	set_str(to, arg);
-	return *to ? 0 : -ENOMEM;
-}
+static const char *const schemes[] = { "http", "https", NULL };
 
 /*
  * "Name: value", as curl sends it: a token for the name (RFC 9110 tchar),
@@ -224,40 +200,29 @@ static int add_prom_header(struct client_opts *c, const char *h)
 	return 0;
 }
 
-static int opt_prom_header(void *base, const char *name, const char *arg)
+static int opt_prom_header(const struct cli_opt *o, void *member, const char *arg)
 {
-	struct client_opts *c = base;
-
-	(void)name;
-	if (!header_ok(arg)) {
-		fprintf(stderr,
-			"rocewatch %s: --prometheus.header: '%.80s' is not 'Name: value' (a token, "
-			"':', a value without control bytes)\n",
-			c->cmd, arg);
-		return -EINVAL;
-	}
-	return add_prom_header(c, arg);
+	(void)o;
+	if (!header_ok(arg))
+		return CLI_BAD;
+	return add_prom_header(member, arg);
 }
 
-static int opt_replica(void *base, const char *name, const char *arg)
+/* --prometheus.replica-label: the first given replaces the defaults. */
+static int opt_replica(const struct cli_opt *o, void *member, const char *arg)
 {
-	struct client_opts *c = base;
+	struct client_opts *c = member;
 	size_t n = strlen(arg);
 
-	(void)name;
 	if (!c->replica_given)
 		c->po.n_replica = 0;
 	c->replica_given = true;
 	if (!n ||
 	    strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != n ||
-	    (arg[0] >= '0' && arg[0] <= '9')) {
-		fprintf(stderr,
-			"rocewatch %s: --prometheus.replica-label: '%.80s' is not a label name\n",
-			c->cmd, arg);
-		return -EINVAL;
-	}
+	    (arg[0] >= '0' && arg[0] <= '9'))
+		return CLI_BAD;
 	if (c->po.n_replica == FLEET_PROM_REPLICA_MAX) {
-		fprintf(stderr, "rocewatch %s: --prometheus.replica-label: at most %d\n", c->cmd,
+		fprintf(stderr, "rocewatch %s: --%s: at most %d\n", c->cmd, o->name,
 			FLEET_PROM_REPLICA_MAX);
 		return -EINVAL;
 	}
@@ -266,98 +231,97 @@ static int opt_replica(void *base, const char *name, const char *arg)
 }
 
 const struct cli_opt client_prom_cli_opts[] = {
+	CLI_TEXT_ROW("\n"
+		     "Prometheus-API engines (Prometheus, Thanos, Mimir, VictoriaMetrics):\n"),
 	{ .name = "prometheus.header",
-	  .kind = CLI_CALL,
-	  .fn = opt_prom_header,
-	  .usage =
-	      "\n"
-	      "Prometheus-API engines (Prometheus, Thanos, Mimir, VictoriaMetrics):\n"
-	      "  --prometheus.header 'NAME: VALUE'\n"
-	      "                             send this header to the engine (repeatable), e.g.\n"
-	      "                             'X-Scope-OrgID: tenant' (Mimir, Cortex)\n" },
+	  CLI_CALL_WHOLE(opt_prom_header), /* the header list and its counts */
+	  .bad = "'Name: value' (a token, ':', a value without control bytes)",
+	  .arg_max = 80,
+	  .metavar = "'NAME:",
+	  .help = "VALUE'\n"
+		  "send this header to the engine (repeatable), e.g.\n"
+		  "'X-Scope-OrgID: tenant' (Mimir, Cortex)" },
 	{ .name = "prometheus.bearer-token-file",
-	  .kind = CLI_STRING,
-	  CLI_AT(struct client_opts, bearer_file),
-	  .usage = "  --prometheus.bearer-token-file FILE\n"
-		   "                             Authorization: Bearer, the first line of FILE\n" },
+	  CLI_STRING_AT(struct client_opts, bearer_file),
+	  .metavar = "FILE",
+	  .help = "\n"
+		  "Authorization: Bearer, the first line of FILE" },
 	{ .name = "prometheus.replica-label",
-	  .kind = CLI_CALL,
-	  .fn = opt_replica,
-	  .usage =
-	      "  --prometheus.replica-label NAME\n"
-	      "                             series that differ only by this label are HA\n"
-	      "                             replicas of one, counted once (repeatable; default\n"
-	      "                             replica and prometheus_replica)\n" },
+	  CLI_CALL_WHOLE(opt_replica), /* the labels and whether any was given */
+	  .bad = "a label name",
+	  .arg_max = 80,
+	  .help = "NAME\n"
+		  "series that differ only by this label are HA\n"
+		  "replicas of one, counted once (repeatable; default\n"
+		  "replica and prometheus_replica)" },
 	{ .name = "prometheus.max-query",
-	  .kind = CLI_SIZE,
-	  CLI_AT(struct client_opts, po.max_query),
+	  CLI_SIZE_AT(struct client_opts, po.max_query),
 	  .min = 1024,
 	  .max = 1 << 24,
 	  .bad = "a size from 1KiB to 16MiB",
-	  .usage = "  --prometheus.max-query SIZE\n"
-		   "                             longest query text sent: the nodes are asked in\n"
-		   "                             as many rounds as that takes (default 16KiB,\n"
-		   "                             VictoriaMetrics' -search.maxQueryLen)\n" },
+	  .metavar = "SIZE",
+	  .help = "\n"
+		  "longest query text sent: the nodes are asked in\n"
+		  "as many rounds as that takes (default 16KiB,\n"
+		  "VictoriaMetrics' -search.maxQueryLen)" },
 	{ 0 },
 };
 
-#define TIMEOUT(n, member, text)                                                                \
-	{                                                                                       \
-		.name = n, .kind = CLI_DURATION, CLI_AT(struct client_opts, member), .min = 1,  \
-		.max = 3600000000000LL, .bad = "a duration up to 1h (2s, 500ms)", .usage = text \
+#define TIMEOUT(n, member, text)                                                  \
+	{                                                                         \
+		.name = n, CLI_DURATION_AT(struct client_opts, member), .min = 1, \
+		.max = 3600000000000LL, .bad = "a duration up to 1h (2s, 500ms)", \
+		.metavar = "DURATION", .help = text                               \
 	}
 const struct cli_opt client_cli_opts[] = {
 	{ .name = "scheme",
-	  .kind = CLI_CALL,
-	  .fn = opt_scheme,
-	  .usage = "  --scheme http|https        default http\n" },
+	  CLI_STRDUP_AT(struct client_opts, flags.scheme),
+	  .words = schemes,
+	  .metavar = "http|https",
+	  .help = "default http" },
 	{ .name = "parallel",
-	  .kind = CLI_COUNT,
-	  CLI_AT(struct client_opts, ho.parallel),
+	  CLI_COUNT_AT(struct client_opts, ho.parallel),
 	  .min = 1,
 	  .max = 4096,
 	  .bad = "a number 1-4096",
-	  .usage = "  --parallel N               requests in flight (default 64)\n" },
-	TIMEOUT("connect-timeout", connect_timeout_ns,
-		"  --connect-timeout DURATION per node (default 2s)\n"),
-	TIMEOUT("timeout", timeout_ns,
-		"  --timeout DURATION         whole request per node (default 5s)\n"),
+	  .metavar = "N",
+	  .help = "requests in flight (default 64)" },
+	TIMEOUT("connect-timeout", connect_timeout_ns, "per node (default 2s)"),
+	TIMEOUT("timeout", timeout_ns, "whole request per node (default 5s)"),
 	{ .name = "max-body",
-	  .kind = CLI_SIZE,
-	  CLI_AT(struct client_opts, ho.max_body),
+	  CLI_SIZE_AT(struct client_opts, ho.max_body),
 	  .min = 1024,
 	  .max = 1LL << 32,
 	  .bad = "a size from 1KiB to 4GiB",
-	  .usage = "  --max-body SIZE            largest answer accepted (default 64MiB)\n" },
+	  .metavar = "SIZE",
+	  .help = "largest answer accepted (default 64MiB)" },
 	{ .name = "client-config",
-	  .kind = CLI_STRING,
-	  CLI_AT(struct client_opts, config),
-	  .usage =
-	      "  --client-config FILE       scheme, tls_config (ca_file, cert_file, key_file,\n"
-	      "                             insecure_skip_verify) and basic_auth (username,\n"
-	      "                             password_file) as in a Prometheus scrape config;\n"
-	      "                             the flags below override it\n" },
+	  CLI_STRING_AT(struct client_opts, config),
+	  .metavar = "FILE",
+	  .help = "scheme, tls_config (ca_file, cert_file, key_file,\n"
+		  "insecure_skip_verify) and basic_auth (username,\n"
+		  "password_file) as in a Prometheus scrape config;\n"
+		  "the flags below override it" },
 	{ .name = "ca-file",
-	  .kind = CLI_CALL,
-	  .fn = opt_str,
-	  .usage = "  --ca-file FILE             CA bundle to verify the nodes' certificates\n" },
+	  CLI_STRDUP_AT(struct client_opts, flags.ca_file),
+	  .metavar = "FILE",
+	  .help = "CA bundle to verify the nodes' certificates" },
 	{ .name = "cert",
-	  .kind = CLI_CALL,
-	  .fn = opt_str,
-	  .usage = "  --cert FILE, --key FILE    client certificate and key (mutual TLS)\n" },
-	{ .name = "key", .kind = CLI_CALL, .fn = opt_str },
+	  CLI_STRDUP_AT(struct client_opts, flags.cert_file),
+	  .metavar = "FILE, --key FILE",
+	  .help = "client certificate and key (mutual TLS)" },
+	{ .name = "key", CLI_STRDUP_AT(struct client_opts, flags.key_file) },
 	{ .name = "insecure-skip-verify",
-	  .kind = CLI_FLAG,
-	  CLI_AT(struct client_opts, insecure),
-	  .usage = "  --insecure-skip-verify     do not verify certificates (testing only)\n" },
+	  CLI_FLAG_AT(struct client_opts, insecure),
+	  .help = "do not verify certificates (testing only)" },
 	{ .name = "user",
-	  .kind = CLI_CALL,
-	  .fn = opt_str,
-	  .usage = "  --user NAME                basic auth user name\n" },
+	  CLI_STRDUP_AT(struct client_opts, flags.username),
+	  .metavar = "NAME",
+	  .help = "basic auth user name" },
 	{ .name = "password-file",
-	  .kind = CLI_CALL,
-	  .fn = opt_str,
-	  .usage = "  --password-file FILE       basic auth password (first line of FILE)\n" },
+	  CLI_STRDUP_AT(struct client_opts, flags.password_file),
+	  .metavar = "FILE",
+	  .help = "basic auth password (first line of FILE)" },
 	{ 0 },
 };
 #undef TIMEOUT

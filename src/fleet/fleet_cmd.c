@@ -38,8 +38,6 @@ extern char **environ;
 #define FLEET_DEFAULT_PROFILE "fleet"
 
 static const char fleet_usage[] =
-    "Usage: rocewatch fleet check [OPTIONS] [NODE|FILE|DIR]...\n"
-    "\n"
     "Compare the RoCE configuration of a set of nodes before a job starts on them.\n"
     "The node model of every node is gathered (from its `rocewatch serve`, from\n"
     "snapshot files, or from a Prometheus), the fleet rules (profile `fleet`: same\n"
@@ -1078,210 +1076,161 @@ static int load_rules(struct fleet_run *fr, struct rules_spec *spec, size_t n_fl
 
 struct fleet_args {
 	struct fleet_run fr;
-	struct rules_spec spec;
+	struct fleet_rules {
+		struct rules_spec spec;
+		size_t n_fleet; /* --fleet-profile given */
+	} rules;
 	struct client_opts client;
 	const char *nccl_file; /* --nccl-env */
 	const char *compare;   /* --prometheus.compare */
 	bool slurm;
-	size_t n_fleet; /* --fleet-profile given */
 	uint16_t port;
 };
 
-static int opt_rules(void *base, const char *name, const char *arg)
+/* --fleet-profile: a profile of fleet rules, counted (none: the default one). */
+static int opt_fleet_profile(const struct cli_opt *o, void *member, const char *arg)
 {
-	struct fleet_args *a = base;
-	bool param = !strcmp(name, "param");
+	struct fleet_rules *fl = member;
 
-	a->n_fleet += !strcmp(name, "fleet-profile");
-	return cli_rules_option("fleet", &a->spec, param, arg);
+	fl->n_fleet++;
+	return cli_rules_row(o, &fl->spec, arg);
 }
 
-static int opt_prometheus(void *base, const char *name, const char *arg)
+static int opt_prometheus(const struct cli_opt *o, void *member, const char *arg)
 {
-	struct fleet_args *a = base;
-
-	(void)name;
-	if (strncmp(arg, "http://", 7) && strncmp(arg, "https://", 8)) {
-		fprintf(stderr,
-			"rocewatch fleet: --prometheus: '%s' is not an http:// or https:// URL\n",
-			arg);
-		return -EINVAL;
-	}
+	if (strncmp(arg, "http://", 7) && strncmp(arg, "https://", 8))
+		return CLI_BAD;
 	if (strpbrk(arg, "?#")) {
 		/* the API's paths are appended to it: /api/v1/query */
 		fprintf(stderr,
-			"rocewatch fleet: --prometheus: '%s': give the API's base URL, with its "
+			"rocewatch fleet: --%s: '%s': give the API's base URL, with its "
 			"path prefix if it has one (https://mimir/prometheus, "
 			"http://vmselect:8481/select/0/prometheus), without '?' or '#'\n",
-			arg);
+			o->name, arg);
 		return -EINVAL;
 	}
-	a->fr.prometheus = arg;
+	*(const char **)member = arg;
 	return 0;
 }
 
-static int opt_format(void *base, const char *name, const char *arg)
-{
-	struct fleet_args *a = base;
+/* --format's words, in enum fleet_format's order; --prometheus.compare's */
+static const char *const fleet_formats[] = { "text", "json", "reason", NULL };
+static const char *const fleet_compares[] = { "engine", "client", NULL };
 
-	(void)name;
-	if (!strcmp(arg, "text"))
-		a->fr.format = FLEET_FMT_TEXT;
-	else if (!strcmp(arg, "json"))
-		a->fr.format = FLEET_FMT_JSON;
-	else if (!strcmp(arg, "reason"))
-		a->fr.format = FLEET_FMT_REASON;
-	else {
-		fprintf(stderr, "rocewatch fleet: --format: '%s' is not text, json or reason\n",
-			arg);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int opt_json(void *base, const char *name, const char *arg)
-{
-	(void)name;
-	(void)arg;
-	((struct fleet_args *)base)->fr.format = FLEET_FMT_JSON;
-	return 0;
-}
-
-static int opt_color(void *base, const char *name, const char *arg)
-{
-	struct fleet_args *a = base;
-
-	(void)name;
-	if (term_color_parse(arg, &a->fr.color)) {
-		fprintf(stderr, "rocewatch fleet: --color: '%s' is not auto, always or never\n",
-			arg);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-#define FLEET_AT(member) CLI_AT(struct fleet_args, member)
 static const struct cli_opt fleet_opts[] = {
 	{ .name = "slurm",
-	  .kind = CLI_FLAG,
-	  FLEET_AT(slurm),
-	  .usage =
-	      "  --slurm                    the nodes of $SLURM_JOB_NODELIST (PrologSlurmctld,\n"
-	      "                             salloc, sbatch); an error when it is not set\n" },
+	  CLI_FLAG_AT(struct fleet_args, slurm),
+	  .help = "the nodes of $SLURM_JOB_NODELIST (PrologSlurmctld,\n"
+		  "salloc, sbatch); an error when it is not set" },
 	{ .name = "prometheus",
-	  .kind = CLI_CALL,
-	  .fn = opt_prometheus,
-	  .usage =
-	      "  --prometheus URL           read the NODEs' facts from this Prometheus instead\n"
-	      "                             of asking each node (instant queries on rocewatch's\n"
-	      "                             metrics; a NODE matches the instance label, a bare\n"
-	      "                             host also host:PORT)\n" },
+	  CLI_CALL_AT(struct fleet_args, fr.prometheus, opt_prometheus),
+	  .bad = "an http:// or https:// URL",
+	  .metavar = "URL",
+	  .help = "read the NODEs' facts from this Prometheus instead\n"
+		  "of asking each node (instant queries on rocewatch's\n"
+		  "metrics; a NODE matches the instance label, a bare\n"
+		  "host also host:PORT)" },
 	{ .name = "nccl-env",
-	  .kind = CLI_STRING,
-	  FLEET_AT(nccl_file),
-	  .usage =
-	      "  --nccl-env FILE            the job's NCCL settings (KEY=VALUE lines, as for\n"
-	      "                             check --nccl-env): what NCCL does with them is read\n"
-	      "                             on every node and compared (rules nccl_*: the same\n"
-	      "                             devices on the same rails in the same places, a\n"
-	      "                             usable GID, the TC's DSCP on the same priority);\n"
-	      "                             with --slurm and without it, the NCCL_* variables\n"
-	      "                             of this environment when it has any (run inside\n"
-	      "                             the job: sbatch, salloc)\n" },
+	  CLI_STRING_AT(struct fleet_args, nccl_file),
+	  .metavar = "FILE",
+	  .help = "the job's NCCL settings (KEY=VALUE lines, as for\n"
+		  "check --nccl-env): what NCCL does with them is read\n"
+		  "on every node and compared (rules nccl_*: the same\n"
+		  "devices on the same rails in the same places, a\n"
+		  "usable GID, the TC's DSCP on the same priority);\n"
+		  "with --slurm and without it, the NCCL_* variables\n"
+		  "of this environment when it has any (run inside\n"
+		  "the job: sbatch, salloc)" },
 	{ .name = "prometheus.compare",
-	  .kind = CLI_STRING,
-	  FLEET_AT(compare),
-	  .usage =
-	      "  --prometheus.compare client|engine\n"
-	      "                             client (default): fetch every node's series and\n"
-	      "                             compare here; engine (with --job): count the fleet\n"
-	      "                             rules it can on the engine, only counts come back\n" },
+	  CLI_STRING_AT(struct fleet_args, compare),
+	  .words = fleet_compares,
+	  .metavar = "client|engine",
+	  .help = "\n"
+		  "client (default): fetch every node's series and\n"
+		  "compare here; engine (with --job): count the fleet\n"
+		  "rules it can on the engine, only counts come back" },
 	{ .name = "job",
-	  .kind = CLI_STRING,
-	  FLEET_AT(client.po.job),
-	  .usage = "  --job ID                   with --prometheus: the nodes are those whose\n"
-		   "                             serve --job-mapping-dir exports\n"
-		   "                             roce_job_info{job_id=\"ID\"} (queries join on it\n"
-		   "                             instead of listing instances)\n" },
+	  CLI_STRING_AT(struct fleet_args, client.po.job),
+	  .metavar = "ID",
+	  .help = "with --prometheus: the nodes are those whose\n"
+		  "serve --job-mapping-dir exports\n"
+		  "roce_job_info{job_id=\"ID\"} (queries join on it\n"
+		  "instead of listing instances)" },
+	CLI_TEXT_ROW("\n"
+		     "Rules:\n"),
 	{ .name = "fleet-profile",
-	  .kind = CLI_CALL,
-	  .fn = opt_rules,
-	  .usage =
-	      "\n"
-	      "Rules:\n"
-	      "  --fleet-profile NAME|FILE  fleet rules (repeatable; default " FLEET_DEFAULT_PROFILE
-	      ")\n" },
-	CLI_OPT_RULES(
-	    opt_rules,
-	    "  --profile NAME|FILE        also evaluate this per-node profile on every node\n"
-	    "                             (repeatable; e.g. lossless-roce)\n"),
+	  CLI_CALL_AT(struct fleet_args, rules, opt_fleet_profile),
+	  .value = CLI_RULES_PROFILE,
+	  .metavar = "NAME|FILE",
+	  .help = "fleet rules (repeatable; default " FLEET_DEFAULT_PROFILE ")" },
+	CLI_OPT_RULES(struct fleet_args, rules.spec,
+		      "also evaluate this per-node profile on every node\n"
+		      "(repeatable; e.g. lossless-roce)"),
+	CLI_TEXT_ROW("\n"
+		     "Client (nodes and Prometheus):\n"),
 	{ .name = "port",
-	  .kind = CLI_COUNT,
-	  FLEET_AT(port),
+	  CLI_COUNT_AT(struct fleet_args, port),
 	  .min = 1,
 	  .max = 65535,
 	  .bad = "a port 1-65535",
-	  .usage =
-	      "\n"
-	      "Client (nodes and Prometheus):\n"
-	      "  --port PORT                port of a NODE given without one (default 9479)\n" },
+	  .metavar = "PORT",
+	  .help = "port of a NODE given without one (default 9479)" },
 	{ 0 },
 };
 
 static const struct cli_opt fleet_output_opts[] = {
+	CLI_TEXT_ROW("\n"
+		     "Output:\n"),
 	{ .name = "format",
-	  .kind = CLI_CALL,
-	  .fn = opt_format,
-	  .usage =
-	      "\n"
-	      "Output:\n"
-	      "  --format text|json|reason  report format (default text; -j is json); reason:\n"
-	      "                             one line, what is not OK, worst first, each rule\n"
-	      "                             with its outliers and their values, for a job's\n"
-	      "                             comment (PrologSlurmctld)\n" },
-	{ .name = "", .short_name = 'j', .kind = CLI_CALL_FLAG, .fn = opt_json },
+	  CLI_CHOICE_AT(struct fleet_args, fr.format, fleet_formats),
+	  .metavar = "text|json|reason",
+	  .help = "report format (default text; -j is json); reason:\n"
+		  "one line, what is not OK, worst first, each rule\n"
+		  "with its outliers and their values, for a job's\n"
+		  "comment (PrologSlurmctld)" },
+	{ .name = "", .short_name = 'j', CLI_SET_AT(struct fleet_args, fr.format, FLEET_FMT_JSON) },
 	{ .name = "max-bytes",
-	  .kind = CLI_COUNT,
-	  FLEET_AT(fr.max_bytes),
+	  CLI_COUNT_AT(struct fleet_args, fr.max_bytes),
 	  .min = 64,
 	  .max = 1048576,
 	  .bad = "a number of bytes, 64 or more",
-	  .usage = "  --max-bytes N              longest reason line (default 1024: the most\n"
-		   "                             Slurm takes for a job's comment), cut at an item\n"
-		   "                             with \"+N more\"\n" },
+	  .metavar = "N",
+	  .help = "longest reason line (default 1024: the most\n"
+		  "Slurm takes for a job's comment), cut at an item\n"
+		  "with \"+N more\"" },
 	{ .name = "report-file",
-	  .kind = CLI_STRING,
-	  FLEET_AT(fr.report_file),
-	  .usage = "  --report-file FILE         also write the text report to FILE (the log of a\n"
-		   "                             --format reason run)\n" },
+	  CLI_STRING_AT(struct fleet_args, fr.report_file),
+	  .metavar = "FILE",
+	  .help = "also write the text report to FILE (the log of a\n"
+		  "--format reason run)" },
 	{ .name = "max-names",
-	  .kind = CLI_COUNT,
-	  FLEET_AT(fr.max_names),
+	  CLI_COUNT_AT(struct fleet_args, fr.max_names),
 	  .max = 100000,
 	  .bad = "a number",
-	  .usage = "  --max-names N              nodes named per rule in the text report (default\n"
-		   "                             10; JSON names all)\n" },
+	  .metavar = "N",
+	  .help = "nodes named per rule in the text report (default\n"
+		  "10; JSON names all)" },
 	{ .name = "color",
-	  .kind = CLI_CALL,
-	  .fn = opt_color,
-	  .usage = "  --color auto|always|never  colour the text report (default auto)\n" },
+	  CLI_CHOICE_AT(struct fleet_args, fr.color, term_color_words),
+	  .metavar = "auto|always|never",
+	  .help = "colour the text report (default auto)" },
 	{ .name = "verbose",
 	  .short_name = 'v',
-	  .kind = CLI_FLAG,
-	  FLEET_AT(fr.verbose),
-	  .usage =
-	      "  -v, --verbose              also list passing nodes' results and skipped rules\n" },
+	  CLI_FLAG_AT(struct fleet_args, fr.verbose),
+	  .help = "also list passing nodes' results and skipped rules" },
 	CLI_OPT_HELP,
 	{ 0 },
 };
-#undef FLEET_AT
 
 const struct cli_cmd fleet_cli = {
 	.name = "fleet check",
 	.range = "fleet",
+	.synopsis = "[OPTIONS] [NODE|FILE|DIR]...",
 	.head = fleet_usage,
 	.tail = fleet_usage_tail,
-	.tables = { fleet_opts, client_cli_opts, client_prom_cli_opts, fleet_output_opts },
+	.tables = { CLI_TABLE(fleet_opts), CLI_SUB(client_cli_opts, struct fleet_args, client),
+		    CLI_SUB(client_prom_cli_opts, struct fleet_args, client),
+		    CLI_TABLE(fleet_output_opts) },
 };
 
 /*
@@ -1426,12 +1375,6 @@ static int choose_compare(struct fleet_args *a)
 	 */
 	bool engine = a->compare && !strcmp(a->compare, "engine");
 
-	if (a->compare && !engine && strcmp(a->compare, "client")) {
-		fprintf(stderr,
-			"rocewatch fleet: --prometheus.compare: '%s' is not engine or client\n",
-			a->compare);
-		return -EINVAL;
-	}
 	if (!a->client.po.job || !engine) {
 		if (engine) {
 			fprintf(stderr, "rocewatch fleet: --prometheus.compare engine: the engine "
@@ -1553,19 +1496,18 @@ int cmd_fleet_check(int argc, char **argv)
 	int rc = RULES_UNKNOWN, r, first;
 
 	client_opts_init(&a.client, "fleet");
-	r = cli_parse(&fleet_cli, (void *const[]){ &a, &a.client, &a.client, &a }, argc, argv,
-		      &first);
+	r = cli_parse(&fleet_cli, &a, argc, argv, &first);
 	if (r == 1)
 		rc = 0;
 	if (r)
 		goto out;
-	if (client_opts_finish(&a.client) || load_rules(&a.fr, &a.spec, a.n_fleet) ||
+	if (client_opts_finish(&a.client) || load_rules(&a.fr, &a.rules.spec, a.rules.n_fleet) ||
 	    load_job(&a) || fleet_members(&a, argc - first, argv + first) || choose_compare(&a))
 		goto out;
 	rc = fleet_check_run(&a.fr, &a.client);
 out:
 	run_free(&a.fr);
-	rules_spec_free(&a.spec);
+	rules_spec_free(&a.rules.spec);
 	client_opts_free(&a.client);
 	return rc;
 }

@@ -20,16 +20,16 @@ void alerts_serve_init(struct alerts_serve *as)
 	alert_latency_init(&as->lat);
 }
 
-static int opt_am_url(void *base, const char *name, const char *arg)
+/* --alertmanager.url, repeatable: one more of the member's URLs. */
+static int opt_am_url(const struct cli_opt *o, void *member, const char *arg)
 {
-	struct alerts_serve *as = base;
+	struct am_config *amc = member;
 
-	(void)name;
-	if (as->amc.n_urls >= AM_MAX_URLS) {
-		fprintf(stderr, "rocewatch serve: --alertmanager.url: at most %d\n", AM_MAX_URLS);
+	if (amc->n_urls >= AM_MAX_URLS) {
+		fprintf(stderr, "rocewatch serve: --%s: at most %d\n", o->name, AM_MAX_URLS);
 		return -EINVAL;
 	}
-	as->amc.urls[as->amc.n_urls++] = arg;
+	amc->urls[amc->n_urls++] = arg;
 	return 0;
 }
 
@@ -41,24 +41,23 @@ static const char *event_name(const struct alert *a, char *buf, size_t len)
 	snprintf(buf, len, "%s(%s)", a->alertname, a->rule);
 	return buf;
 }
-#define AS_DURATION(n, member, least, text)                                           \
-	{                                                                             \
-		.name = n, .kind = CLI_DURATION, CLI_AT(struct alerts_serve, member), \
-		.min = least, .bad = "a duration (e.g. 30s, 1m)", .usage = text       \
+#define AS_DURATION(n, member, least, text)                                             \
+	{                                                                               \
+		.name = n, CLI_DURATION_AT(struct alerts_serve, member), .min = least,  \
+		.bad = "a duration (e.g. 30s, 1m)", .metavar = "DURATION", .help = text \
 	}
 const struct cli_opt alerts_serve_opts[] = {
 	{ .name = "alertmanager.url",
-	  .kind = CLI_CALL,
-	  .fn = opt_am_url,
-	  .usage = "  --alertmanager.url URL     push alerts to this Alertmanager (repeatable)\n" },
-	AS_DURATION(
-	    "alertmanager.resend-interval", amc.resend_ns, 1,
-	    "  --alertmanager.resend-interval DURATION   re-send firing alerts (default 1m)\n"),
+	  CLI_CALL_AT(struct alerts_serve, amc, opt_am_url),
+	  .metavar = "URL",
+	  .help = "push alerts to this Alertmanager (repeatable)" },
+	AS_DURATION("alertmanager.resend-interval", amc.resend_ns, 1,
+		    "   re-send firing alerts (default 1m)"),
 	AS_DURATION("alertmanager.timeout", amc.timeout_ns, 1,
-		    "  --alertmanager.timeout DURATION           per request (default 5s)\n"),
+		    "           per request (default 5s)"),
 	AS_DURATION("alert.unknown-for", t.unknown_for_ns, 0,
-		    "  --alert.unknown-for DURATION   raise RoceRuleUnknown after a rule stays\n"
-		    "                             unknown this long (default 1m)\n"),
+		    "   raise RoceRuleUnknown after a rule stays\n"
+		    "unknown this long (default 1m)"),
 	{ 0 },
 };
 #undef AS_DURATION

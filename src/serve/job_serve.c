@@ -11,14 +11,13 @@
 
 const struct cli_opt job_serve_opts[] = {
 	{ .name = "job-mapping-dir",
-	  .kind = CLI_STRING,
-	  CLI_AT(struct job_serve, dir),
-	  .usage =
-	      "  --job-mapping-dir DIR      the jobs on this node, from DIR as dcgm-exporter's\n"
-	      "                             DCGM_HPC_JOB_MAPPING_DIR lays it out (one file per\n"
-	      "                             GPU holding its job ids, one a line; written by the\n"
-	      "                             Slurm prolog or a pod's init container): one series\n"
-	      "                             roce_job_info{job_id} per job\n" },
+	  CLI_STRING_AT(struct job_serve, dir),
+	  .metavar = "DIR",
+	  .help = "the jobs on this node, from DIR as dcgm-exporter's\n"
+		  "DCGM_HPC_JOB_MAPPING_DIR lays it out (one file per\n"
+		  "GPU holding its job ids, one a line; written by the\n"
+		  "Slurm prolog or a pod's init container): one series\n"
+		  "roce_job_info{job_id} per job" },
 	{ 0 },
 };
 

@@ -28,53 +28,51 @@ void probe_serve_init(struct probe_serve *ps)
 }
 
 /* --probe.peers: the peers' names, each with serve's port unless it has one. */
-static int opt_peers(void *base, const char *name, const char *arg)
+static int opt_peers(const struct cli_opt *o, void *member, const char *arg)
 {
-	struct probe_serve *ps = base;
+	struct hostlist *peers = member;
 	char err[512];
-	size_t before = ps->peers.n;
+	size_t before = peers->n;
 	int r;
 
-	(void)name;
-	r = hostlist_expand(&ps->peers, arg, err, sizeof(err));
-	if (!r && ps->peers.n > PROBE_CONT_MAX_PEERS) {
+	r = hostlist_expand(peers, arg, err, sizeof(err));
+	if (!r && peers->n > PROBE_CONT_MAX_PEERS) {
 		snprintf(err, sizeof(err), "more than %d peers", PROBE_CONT_MAX_PEERS);
 		r = -E2BIG;
 	}
 	if (r) {
-		fprintf(stderr, "rocewatch serve: --probe.peers: %s\n",
+		fprintf(stderr, "rocewatch serve: --%s: %s\n", o->name,
 			r == -ENOMEM ? "out of memory" : err);
 		return -EINVAL;
 	}
 	/* "host" -> "host:9479", as fleet check and probe name them */
-	for (size_t i = before; i < ps->peers.n; i++) {
-		size_t len = strlen(ps->peers.names[i]) + 8;
+	for (size_t i = before; i < peers->n; i++) {
+		size_t len = strlen(peers->names[i]) + 8;
 		char *w = malloc(len);
 
 		if (!w)
 			return -ENOMEM;
-		hostlist_with_port(ps->peers.names[i], PEER_PORT, w, len);
-		free(ps->peers.names[i]);
-		ps->peers.names[i] = w;
+		hostlist_with_port(peers->names[i], PEER_PORT, w, len);
+		free(peers->names[i]);
+		peers->names[i] = w;
 	}
 	return 0;
 }
 
 const struct cli_opt probe_serve_opts[] = {
 	{ .name = "probe.peers",
-	  .kind = CLI_CALL,
-	  .fn = opt_peers,
-	  .usage =
-	      "  --probe.peers LIST         with --probe: also probe these nodes (host[:port],\n"
-	      "                             hostlists, comma-separated; repeatable) every\n"
-	      "                             --probe.interval: roce_probe_* metrics\n" },
+	  CLI_CALL_AT(struct probe_serve, peers, opt_peers),
+	  .metavar = "LIST",
+	  .help = "with --probe: also probe these nodes (host[:port],\n"
+		  "hostlists, comma-separated; repeatable) every\n"
+		  "--probe.interval: roce_probe_* metrics" },
 	{ .name = "probe.interval",
-	  .kind = CLI_DURATION,
-	  CLI_AT(struct probe_serve, interval_ns),
+	  CLI_DURATION_AT(struct probe_serve, interval_ns),
 	  .min = 100000000LL,
 	  .bad = "a duration of at least 100ms",
-	  .usage = "  --probe.interval DURATION  one probe of each size (64, 1024, 4096) to each\n"
-		   "                             peer this often (default 1s, at least 100ms)\n" },
+	  .metavar = "DURATION",
+	  .help = "one probe of each size (64, 1024, 4096) to each\n"
+		  "peer this often (default 1s, at least 100ms)" },
 	{ 0 },
 };
 

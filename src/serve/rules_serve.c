@@ -17,50 +17,37 @@
 #include "rules_stage.h"
 #include "util.h"
 
-static int opt_rules(void *base, const char *name, const char *arg)
+/* --state-dir DIR: the health memory's file in it. */
+static int opt_state_dir(const struct cli_opt *o, void *member, const char *arg)
 {
-	struct rules_serve *rs = base;
-
-	if (!strcmp(name, "state-dir")) {
-		if (!*arg || snprintf(rs->state_path, sizeof(rs->state_path), "%s/health.state",
-				      arg) >= (int)sizeof(rs->state_path)) {
-			fprintf(stderr,
-				"rocewatch serve: --state-dir: '%s' is not a usable directory\n",
-				arg);
-			return -EINVAL;
-		}
-		return 0;
-	}
-	return cli_rules_option("serve", &rs->spec, !strcmp(name, "param"), arg) ? -EINVAL : 0;
+	if (!*arg || snprintf(member, o->size, "%s/health.state", arg) >= (int)o->size)
+		return CLI_BAD;
+	return 0;
 }
 
 const struct cli_opt rules_serve_opts[] = {
-	CLI_OPT_RULES(opt_rules,
-		      "  --profile NAME|FILE        rule profile to evaluate after every poll\n"
-		      "                             (repeatable; default " RULES_DEFAULT_PROFILE
-		      ");\n"
-		      "                             where a driver lacks the counters of fatal\n"
-		      "                             link-health rules, the page and\n"
-		      "                             rocewatch_rule_coverage say so, and the node\n"
-		      "                             verdict is unknown, not healthy\n"),
+	CLI_OPT_RULES(struct rules_serve, spec,
+		      "rule profile to evaluate after every poll\n"
+		      "(repeatable; default " RULES_DEFAULT_PROFILE ");\n"
+		      "where a driver lacks the counters of fatal\n"
+		      "link-health rules, the page and\n"
+		      "rocewatch_rule_coverage say so, and the node\n"
+		      "verdict is unknown, not healthy"),
 	{ .name = "web.enable-health-api",
-	  .kind = CLI_FLAG,
-	  CLI_AT(struct rules_serve, reset_api),
-	  .usage =
-	      "  --web.enable-health-api    allow POST /api/v1/health/reset?rule=R&object=O:\n"
-	      "                             an operator's acknowledgement after a repair\n"
-	      "                             forgets a degraded rule's failure episodes on one\n"
-	      "                             object (off: 403; behind --web.config.file's\n"
-	      "                             auth); `rocewatch health reset` without serve\n" },
+	  CLI_FLAG_AT(struct rules_serve, reset_api),
+	  .help = "allow POST /api/v1/health/reset?rule=R&object=O:\n"
+		  "an operator's acknowledgement after a repair\n"
+		  "forgets a degraded rule's failure episodes on one\n"
+		  "object (off: 403; behind --web.config.file's\n"
+		  "auth); `rocewatch health reset` without serve" },
 	CLI_OPT_RAIL_MAP(struct rules_serve, rail_map),
 	{ .name = "state-dir",
-	  .kind = CLI_CALL,
-	  .fn = opt_rules,
-	  .usage =
-	      "  --state-dir DIR            keep health memory (escalations, counter history)\n"
-	      "                             in DIR/health.state across restarts (default\n"
-	      "                             $STATE_DIRECTORY, set by systemd's "
-	      "StateDirectory=)\n" },
+	  CLI_CALL_AT(struct rules_serve, state_path, opt_state_dir),
+	  .bad = "a usable directory",
+	  .metavar = "DIR",
+	  .help = "keep health memory (escalations, counter history)\n"
+		  "in DIR/health.state across restarts (default\n"
+		  "$STATE_DIRECTORY, set by systemd's StateDirectory=)" },
 	{ 0 },
 };
 

@@ -52,8 +52,10 @@ struct serve {
 	struct prom_renderer pr;
 	struct recorder *rec;
 	struct recorder_opts rec_opts;
-	regex_t rec_ethtool;
-	bool has_rec_ethtool;
+	struct serve_regex {
+		regex_t re;
+		bool has;
+	} rec_ethtool; /* --record.ethtool-include */
 	struct recorder_rules rr;
 	struct rules_serve rules;
 	struct alerts_serve alerts;
@@ -359,190 +361,163 @@ static bool wait_events(struct serve *s, int64_t deadline, bool *config_due, int
 }
 
 /* --web.listen-address: a malformed address is bad usage (2); one that cannot be bound, 1 */
-static int opt_listen(void *base, const char *name, const char *arg)
+static int opt_listen(const struct cli_opt *o, void *member, const char *arg)
 {
-	struct serve *s = base;
 	char host[256];
 	int port;
 
-	(void)name;
-	if (http_parse_listen(arg, host, sizeof(host), &port)) {
-		fprintf(stderr, "rocewatch serve: --web.listen-address: '%s' is not [HOST]:PORT\n",
-			arg);
-		return -EINVAL;
-	}
-	s->listen_addr = arg;
+	(void)o;
+	if (http_parse_listen(arg, host, sizeof(host), &port))
+		return CLI_BAD;
+	*(const char **)member = arg;
 	return 0;
 }
 
-static int opt_telemetry_path(void *base, const char *name, const char *arg)
+static int opt_telemetry_path(const struct cli_opt *o, void *member, const char *arg)
 {
-	struct serve *s = base;
-
-	(void)name;
-	if (arg[0] != '/' || strspn(arg, "/") == strlen(arg) || strpbrk(arg, "?# ")) {
-		fprintf(stderr,
-			"rocewatch serve: --web.telemetry-path: '%s' is not a path other than / "
-			"(e.g. /metrics)\n",
-			arg);
-		return -EINVAL;
-	}
-	s->telemetry_path = arg;
+	(void)o;
+	if (arg[0] != '/' || strspn(arg, "/") == strlen(arg) || strpbrk(arg, "?# "))
+		return CLI_BAD;
+	*(const char **)member = arg;
 	return 0;
 }
 
-static int opt_rec_ethtool(void *base, const char *name, const char *arg)
+/* --record.ethtool-include: one pattern, the last one given. */
+static int opt_rec_ethtool(const struct cli_opt *o, void *member, const char *arg)
 {
-	struct serve *s = base;
+	struct serve_regex *r = member;
+	char flag[64];
 
-	(void)name;
-	if (s->has_rec_ethtool)
-		regfree(&s->rec_ethtool);
-	s->has_rec_ethtool = false;
-	if (config_regex(&s->rec_ethtool, "--record.ethtool-include", arg))
+	snprintf(flag, sizeof(flag), "--%s", o->name);
+	if (r->has)
+		regfree(&r->re);
+	r->has = false;
+	if (config_regex(&r->re, flag, arg))
 		return -EINVAL;
-	s->has_rec_ethtool = true;
+	r->has = true;
 	return 0;
 }
 
-#define SERVE_AT(member) CLI_AT(struct serve, member)
-#define REC_DURATION(n, member, text)                              \
-	{                                                          \
-		.name = n, .kind = CLI_DURATION, SERVE_AT(member), \
-		.bad = "a duration (e.g. 24h, 5m)", .usage = text  \
+#define REC_DURATION(n, member, mv, text)                                       \
+	{                                                                       \
+		.name = n, CLI_DURATION_AT(struct serve, member),               \
+		.bad = "a duration (e.g. 24h, 5m)", .metavar = mv, .help = text \
 	}
 static const struct cli_opt serve_opts[] = {
 	{ .name = "web.listen-address",
-	  .kind = CLI_CALL,
-	  .fn = opt_listen,
-	  .usage = "  --web.listen-address [HOST]:PORT   where to listen (default :9479, every\n"
-		   "                             address)\n" },
+	  CLI_CALL_AT(struct serve, listen_addr, opt_listen),
+	  .bad = "[HOST]:PORT",
+	  .metavar = "[HOST]:PORT",
+	  .help = "   where to listen (default :9479, every\n"
+		  "address)" },
 	{ .name = "web.telemetry-path",
-	  .kind = CLI_CALL,
-	  .fn = opt_telemetry_path,
-	  .usage =
-	      "  --web.telemetry-path PATH  where the metrics are served (default /metrics)\n" },
+	  CLI_CALL_AT(struct serve, telemetry_path, opt_telemetry_path),
+	  .bad = "a path other than / (e.g. /metrics)",
+	  .metavar = "PATH",
+	  .help = "where the metrics are served (default /metrics)" },
 	{ .name = "web.config.file",
-	  .kind = CLI_STRING,
-	  SERVE_AT(web_file),
-	  .usage =
-	      "  --web.config.file FILE     TLS, client certificates, basic auth, headers and a\n"
-	      "                             rate limit, in the Prometheus exporter-toolkit\n"
-	      "                             format (docs/web-config.md)\n" },
+	  CLI_STRING_AT(struct serve, web_file),
+	  .metavar = "FILE",
+	  .help = "TLS, client certificates, basic auth, headers and a\n"
+		  "rate limit, in the Prometheus exporter-toolkit\n"
+		  "format (docs/web-config.md)" },
 	{ .name = "web.enable-capture-api",
-	  .kind = CLI_FLAG,
-	  SERVE_AT(capture_api),
-	  .usage = "  --web.enable-capture-api   allow POST /api/v1/capture (off: 403)\n" },
+	  CLI_FLAG_AT(struct serve, capture_api),
+	  .help = "allow POST /api/v1/capture (off: 403)" },
 	{ .name = "web.enable-probe-api",
-	  .kind = CLI_FLAG,
-	  SERVE_AT(probe_api),
-	  .usage = "  --web.enable-probe-api     with --probe: take fleet probe plans (POST\n"
-		   "                             /api/v1/probe/plan; off: 403), behind the web\n"
-		   "                             config's TLS and basic auth\n" },
+	  CLI_FLAG_AT(struct serve, probe_api),
+	  .help = "with --probe: take fleet probe plans (POST\n"
+		  "/api/v1/probe/plan; off: 403), behind the web\n"
+		  "config's TLS and basic auth" },
 	{ .name = "web.read-timeout",
-	  .kind = CLI_DURATION,
-	  SERVE_AT(hopts.read_timeout_ns),
+	  CLI_DURATION_AT(struct serve, hopts.read_timeout_ns),
 	  .min = 100000000LL,
 	  .max = 3600000000000LL,
 	  .bad = "a duration from 100ms to 1h",
-	  .usage =
-	      "  --web.read-timeout DURATION   a request must arrive whole within this (10s)\n" },
+	  .metavar = "DURATION",
+	  .help = "   a request must arrive whole within this (10s)" },
 	{ .name = "web.max-connections",
-	  .kind = CLI_COUNT,
-	  SERVE_AT(hopts.max_connections),
+	  CLI_COUNT_AT(struct serve, hopts.max_connections),
 	  .min = 4,
 	  .max = 65536,
 	  .bad = "a number from 4 to 65536",
-	  .usage = "  --web.max-connections N    connections at once (512; a sixth per address;\n"
-		   "                             when full, an idle one of the fullest address\n"
-		   "                             makes room)\n" },
+	  .metavar = "N",
+	  .help = "connections at once (512; a sixth per address;\n"
+		  "when full, an idle one of the fullest address\n"
+		  "makes room)" },
 	{ .name = "user",
-	  .kind = CLI_STRING,
-	  SERVE_AT(user),
-	  .usage =
-	      "  --user NAME                run as this user after setup (started as root)\n" },
+	  CLI_STRING_AT(struct serve, user),
+	  .metavar = "NAME",
+	  .help = "run as this user after setup (started as root)" },
 	{ .name = "interval",
-	  .kind = CLI_DURATION,
-	  SERVE_AT(cfg.interval_ns),
+	  CLI_DURATION_AT(struct serve, cfg.interval_ns),
 	  .min = 1,
 	  .floor = 100000000LL,
 	  .floor_text = "100ms",
 	  .bad = "a duration (e.g. 1s, 500ms)",
-	  .usage =
-	      "  --interval DURATION        fast loop: counters (default 1s, at least 100ms)\n" },
+	  .metavar = "DURATION",
+	  .help = "fast loop: counters (default 1s, at least 100ms)" },
 	{ .name = "config-interval",
-	  .kind = CLI_DURATION,
-	  SERVE_AT(cfg.config_interval_ns),
+	  CLI_DURATION_AT(struct serve, cfg.config_interval_ns),
 	  .min = 1,
 	  .bad = "a duration (e.g. 1s, 500ms)",
-	  .usage = "  --config-interval DURATION slow loop: configuration (default 15s)\n" },
+	  .metavar = "DURATION",
+	  .help = "slow loop: configuration (default 15s)" },
 	{ .name = "record",
-	  .kind = CLI_STRING,
-	  SERVE_AT(rec_opts.dir),
-	  .usage = "  --record DIR               flight recorder: keep changed counters and every\n"
-		   "                             configuration change in DIR/rocewatch.db\n" },
-	REC_DURATION("record.retention", rec_opts.retention_ns,
-		     "  --record.retention DURATION   keep this much history (default 24h)\n"),
+	  CLI_STRING_AT(struct serve, rec_opts.dir),
+	  .metavar = "DIR",
+	  .help = "flight recorder: keep changed counters and every\n"
+		  "configuration change in DIR/rocewatch.db" },
+	REC_DURATION("record.retention", rec_opts.retention_ns, "DURATION",
+		     "   keep this much history (default 24h)"),
 	{ .name = "record.max-size",
-	  .kind = CLI_SIZE,
-	  SERVE_AT(rec_opts.max_size),
+	  CLI_SIZE_AT(struct serve, rec_opts.max_size),
 	  .min = REC_MIN_MAX_SIZE,
 	  .bad = "a size of at least 256KiB (e.g. 256MiB, 1G)",
-	  .usage =
-	      "  --record.max-size BYTES    keep the database under this size (default 256MiB)\n" },
-	REC_DURATION(
-	    "record.capture-before", rec_opts.capture_before_ns,
-	    "  --record.capture-before DURATION / --record.capture-after DURATION\n"
-	    "                             window of a capture around its trigger (5m / 1m)\n"),
-	REC_DURATION("record.capture-after", rec_opts.capture_after_ns, NULL),
-	REC_DURATION(
-	    "record.capture-retention", rec_opts.capture_retention_ns,
-	    "  --record.capture-retention DURATION / --record.capture-max-size BYTES\n"
-	    "                             delete capture files older than this / the oldest\n"
-	    "                             while they take more than this (7d / 256MiB)\n"),
+	  .metavar = "BYTES",
+	  .help = "keep the database under this size (default 256MiB)" },
+	REC_DURATION("record.capture-before", rec_opts.capture_before_ns,
+		     "DURATION / --record.capture-after DURATION",
+		     "\nwindow of a capture around its trigger (5m / 1m)"),
+	REC_DURATION("record.capture-after", rec_opts.capture_after_ns, NULL, NULL),
+	REC_DURATION("record.capture-retention", rec_opts.capture_retention_ns,
+		     "DURATION / --record.capture-max-size BYTES",
+		     "\ndelete capture files older than this / the oldest\n"
+		     "while they take more than this (7d / 256MiB)"),
 	{ .name = "record.capture-max-size",
-	  .kind = CLI_SIZE,
-	  SERVE_AT(rec_opts.capture_max_size),
+	  CLI_SIZE_AT(struct serve, rec_opts.capture_max_size),
 	  .bad = "a size (e.g. 256MiB, 1G; 0 for no bound)" },
-	REC_DURATION(
-	    "record.capture-min-interval", capture_min_interval_ns,
-	    "  --record.capture-min-interval DURATION  POST /api/v1/capture at most once per\n"
-	    "                             this (1m; 429 in between)\n"),
+	REC_DURATION("record.capture-min-interval", capture_min_interval_ns, "DURATION",
+		     "  POST /api/v1/capture at most once per\n"
+		     "this (1m; 429 in between)"),
 	{ .name = "record.ethtool-include",
-	  .kind = CLI_CALL,
-	  .fn = opt_rec_ethtool,
-	  .usage =
-	      "  --record.ethtool-include REGEX   also record these driver stats (default: the\n"
-	      "                             --collector.ethtool.include ones)\n" },
+	  CLI_CALL_AT(struct serve, rec_ethtool, opt_rec_ethtool),
+	  .metavar = "REGEX",
+	  .help = "   also record these driver stats (default: the\n"
+		  "--collector.ethtool.include ones)" },
 	{ .name = "nfd.feature-file",
-	  .kind = CLI_STRING,
-	  SERVE_AT(nfd_path),
-	  .usage =
-	      "  --nfd.feature-file PATH    keep a Node Feature Discovery feature file there\n"
-	      "                             (roce-ready, status, ...; see check --format nfd)\n" },
+	  CLI_STRING_AT(struct serve, nfd_path),
+	  .metavar = "PATH",
+	  .help = "keep a Node Feature Discovery feature file there\n"
+		  "(roce-ready, status, ...; see check --format nfd)" },
 	{ .name = "probe",
-	  .kind = CLI_FLAG,
-	  SERVE_AT(probe),
-	  .usage =
-	      "  --probe                    answer RDMA probes (`rocewatch probe`) on a UD QP\n"
-	      "                             of every RoCE port; its QPN and GID at\n"
-	      "                             /api/v1/probe (off by default)\n" },
+	  CLI_FLAG_AT(struct serve, probe),
+	  .help = "answer RDMA probes (`rocewatch probe`) on a UD QP\n"
+		  "of every RoCE port; its QPN and GID at\n"
+		  "/api/v1/probe (off by default)" },
 	{ 0 },
 };
 
 static const struct cli_opt serve_version_opt[] = {
-	{ .name = "version",
-	  .kind = CLI_VERSION,
-	  .usage = "  --version                  print the version and exit\n" },
+	{ .name = "version", .kind = CLI_VERSION, .help = "print the version and exit" },
 	{ 0 },
 };
 #undef REC_DURATION
-#undef SERVE_AT
 
 const struct cli_cmd serve_cli = {
 	.name = "serve",
-	.head = "Usage: rocewatch serve [OPTIONS]\n\n"
-		"Run the exporter.  Counters are polled in the background every --interval and\n"
+	.synopsis = "[OPTIONS]",
+	.head = "Run the exporter.  Counters are polled in the background every --interval and\n"
 		"configuration every --config-interval (and at once on link notifications);\n"
 		"/metrics serves the values of the last poll.\n\n"
 		"Options:\n",
@@ -557,8 +532,11 @@ const struct cli_cmd serve_cli = {
 		"/api/v1/probe (the probe QPs, with --probe), /api/v1/probe/plan (fleet probe\n"
 		"plans, with --web.enable-probe-api).\n",
 	.help_after = cli_print_collectors,
-	.tables = { serve_opts, probe_serve_opts, job_serve_opts, serve_version_opt,
-		    rules_serve_opts, alerts_serve_opts, cli_common_opts },
+	.tables = { CLI_TABLE(serve_opts), CLI_SUB(probe_serve_opts, struct serve, ps),
+		    CLI_SUB(job_serve_opts, struct serve, jobs), CLI_TABLE(serve_version_opt),
+		    CLI_SUB(rules_serve_opts, struct serve, rules),
+		    CLI_SUB(alerts_serve_opts, struct serve, alerts),
+		    CLI_SUB(cli_common_opts, struct serve, cfg) },
 };
 
 /* Defaults, before the command line: 0, or -ENOMEM. */
@@ -807,7 +785,7 @@ static int stage_recorder(struct serve *s, struct stage_hooks *out)
 	s->rr.rs = &s->rules;
 	s->rec_opts.rule_results = recorder_rules_results;
 	s->rec_opts.rule_results_arg = &s->rr;
-	s->rec_opts.ethtool_include = s->has_rec_ethtool	   ? &s->rec_ethtool
+	s->rec_opts.ethtool_include = s->rec_ethtool.has	   ? &s->rec_ethtool.re
 				      : s->cfg.has_ethtool_include ? &s->cfg.ethtool_include
 								   : NULL;
 	r = recorder_open(&s->rec, &s->rec_opts, err, sizeof(err));
@@ -1061,8 +1039,8 @@ static void serve_free(struct serve *s)
 {
 	probe_serve_fini(&s->ps);    /* a no-op after teardown; the peer list when not */
 	rules_serve_fini(&s->rules); /* after the daemon: its hook points here */
-	if (s->has_rec_ethtool)
-		regfree(&s->rec_ethtool);
+	if (s->rec_ethtool.has)
+		regfree(&s->rec_ethtool.re);
 	if (s->has_web)
 		web_config_free(&s->web); /* after the server: it reads it */
 	config_free(&s->cfg);
@@ -1087,9 +1065,7 @@ int cmd_serve(int argc, char **argv)
 	}
 	serve_init(s);
 	serve_routes(s);
-	r = cli_parse(&serve_cli,
-		      (void *const[]){ s, &s->ps, &s->jobs, s, &s->rules, &s->alerts, &s->cfg },
-		      argc, argv, &first);
+	r = cli_parse(&serve_cli, s, argc, argv, &first);
 	if (r == 1)
 		rc = 0;
 	if (r)
