@@ -191,45 +191,29 @@ const struct cli_cmd fleet_probe_cli = {
 
 /* ---- the nodes and their probe QPs ---- */
 
+static int add_node(void *arg, const char *name, const char *hostport)
+{
+	struct fp_args *a = arg;
+	struct fp_node *nd;
+
+	for (size_t k = 0; k < a->n; k++)
+		if (!strcmp(a->nodes[k].name, name))
+			return 0; /* named twice */
+	if (array_grow(&a->nodes, &a->cap, a->n, sizeof(*a->nodes), 16))
+		return -ENOMEM;
+	nd = &a->nodes[a->n];
+	memset(nd, 0, sizeof(*nd));
+	nd->name = strdup(name);
+	if (!nd->name)
+		return -ENOMEM;
+	snprintf(nd->base, sizeof(nd->base), "%s://%s", client_opts_scheme(&a->client), hostport);
+	a->n++;
+	return 0;
+}
+
 static int add_nodes(struct fp_args *a, const char *expr)
 {
-	struct hostlist hl = { 0 };
-	char err[512];
-	int r = hostlist_expand(&hl, expr, err, sizeof(err));
-
-	if (r) {
-		fprintf(stderr, "rocewatch fleet probe: %s\n",
-			r == -ENOMEM ? "out of memory" : err);
-		hostlist_free(&hl);
-		return r;
-	}
-	for (size_t i = 0; i < hl.n; i++) {
-		struct fp_node *nd;
-		char hp[512];
-		bool dup = false;
-
-		for (size_t k = 0; k < a->n && !dup; k++)
-			dup = !strcmp(a->nodes[k].name, hl.names[i]);
-		if (dup)
-			continue;
-		if (array_grow(&a->nodes, &a->cap, a->n, sizeof(*a->nodes), 16)) {
-			hostlist_free(&hl);
-			fprintf(stderr, "rocewatch fleet probe: out of memory\n");
-			return -ENOMEM;
-		}
-		nd = &a->nodes[a->n];
-		memset(nd, 0, sizeof(*nd));
-		nd->name = strdup(hl.names[i]);
-		if (!nd->name) {
-			hostlist_free(&hl);
-			return -ENOMEM;
-		}
-		hostlist_with_port(hl.names[i], (int)a->port, hp, sizeof(hp));
-		snprintf(nd->base, sizeof(nd->base), "%s://%s", client_opts_scheme(&a->client), hp);
-		a->n++;
-	}
-	hostlist_free(&hl);
-	return 0;
+	return hostlist_each("fleet probe", expr, (int)a->port, add_node, a);
 }
 
 static int members(struct fp_args *a, int n, char **args)

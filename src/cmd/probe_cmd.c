@@ -177,32 +177,32 @@ out:
 	return r;
 }
 
+struct peers_add {
+	struct probe_run *pr;
+	const char *scheme;
+};
+
+static int add_peer(void *arg, const char *name, const char *hostport)
+{
+	struct peers_add *pa = arg;
+	struct probe_run *pr = pa->pr;
+	struct peer *p;
+
+	(void)name;
+	if (array_grow(&pr->peers, &pr->cap, pr->n, sizeof(*pr->peers), 8))
+		return -ENOMEM;
+	p = &pr->peers[pr->n++];
+	memset(p, 0, sizeof(*p));
+	snprintf(p->name, sizeof(p->name), "%s", hostport);
+	snprintf(p->url, sizeof(p->url), "%s://%s/api/v1/probe", pa->scheme, p->name);
+	return 0;
+}
+
 static int add_peers(struct probe_run *pr, const char *expr, const char *scheme, int port)
 {
-	struct hostlist hl = { 0 };
-	char err[512];
-	int r = hostlist_expand(&hl, expr, err, sizeof(err));
+	struct peers_add pa = { pr, scheme };
 
-	if (r) {
-		fprintf(stderr, "rocewatch probe: %s\n", r == -ENOMEM ? "out of memory" : err);
-		hostlist_free(&hl);
-		return r;
-	}
-	for (size_t i = 0; i < hl.n; i++) {
-		struct peer *p;
-
-		if (array_grow(&pr->peers, &pr->cap, pr->n, sizeof(*pr->peers), 8)) {
-			hostlist_free(&hl);
-			fprintf(stderr, "rocewatch probe: out of memory\n");
-			return -ENOMEM;
-		}
-		p = &pr->peers[pr->n++];
-		memset(p, 0, sizeof(*p));
-		hostlist_with_port(hl.names[i], port, p->name, sizeof(p->name));
-		snprintf(p->url, sizeof(p->url), "%s://%s/api/v1/probe", scheme, p->name);
-	}
-	hostlist_free(&hl);
-	return 0;
+	return hostlist_each("probe", expr, port, add_peer, &pa);
 }
 
 /* The peer's probe QP from its /api/v1/probe; false with p->error set. */

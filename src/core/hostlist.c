@@ -184,3 +184,28 @@ void hostlist_with_port(const char *name, int port, char *out, size_t len)
 	else
 		snprintf(out, len, "%s:%d", name, port);
 }
+
+int hostlist_each(const char *cmd, const char *expr, int port,
+		  int (*fn)(void *arg, const char *name, const char *hostport), void *arg)
+{
+	struct hostlist hl = { 0 };
+	char err[512];
+	int r = hostlist_expand(&hl, expr, err, sizeof(err));
+
+	for (size_t i = 0; !r && i < hl.n; i++) {
+		char hp[512];
+
+		hostlist_with_port(hl.names[i], port, hp, sizeof(hp));
+		r = fn(arg, hl.names[i], hp);
+		if (r == -ENOMEM)
+			snprintf(err, sizeof(err), "out of memory");
+		else if (r)
+			err[0] = '\0'; /* fn said why */
+	}
+	if (r == -ENOMEM)
+		snprintf(err, sizeof(err), "out of memory");
+	if (r && err[0])
+		fprintf(stderr, "rocewatch %s: %s\n", cmd, err);
+	hostlist_free(&hl);
+	return r;
+}

@@ -33,5 +33,13 @@ void hostlist_free(struct hostlist *hl);
  * "[::1]:1" are kept; "[::1]" -> "[::1]:PORT".
  */
 void hostlist_with_port(const char *name, int port, char *out, size_t len);
+/*
+ * The nodes a command is given (a hostlist expression): fn(arg, name,
+ * host:port) for each, in order.  A bad expression, or fn's -ENOMEM, is
+ * said as "rocewatch CMD: ..." on stderr; returns 0, the expansion's error,
+ * or the first nonzero fn returned.
+ */
+int hostlist_each(const char *cmd, const char *expr, int port,
+		  int (*fn)(void *arg, const char *name, const char *hostport), void *arg);
 
 #endif

@@ -111,34 +111,30 @@ static bool is_path(const char *a)
 	return strchr(a, '/') || (l > 5 && !strcmp(a + l - 5, ".json"));
 }
 
+struct hosts_add {
+	struct fleet_run *fr;
+	const char *scheme;
+};
+
+static int add_host(void *arg, const char *name, const char *hostport)
+{
+	struct hosts_add *ha = arg;
+	struct fleet_run *fr = ha->fr;
+	char url[640];
+
+	if (fr->prometheus)
+		snprintf(url, sizeof(url), "%s", fr->prometheus);
+	else
+		snprintf(url, sizeof(url), "%s://%s/api/v1/state", ha->scheme, hostport);
+	return add_member(fr, name, fr->prometheus ? FSRC_PROMETHEUS : FSRC_HTTP, url) ? 0
+										       : -ENOMEM;
+}
+
 static int add_hosts(struct fleet_run *fr, const char *expr, const char *scheme, int port)
 {
-	struct hostlist hl = { 0 };
-	char err[512];
-	int r = hostlist_expand(&hl, expr, err, sizeof(err));
+	struct hosts_add ha = { fr, scheme };
 
-	if (r) {
-		fprintf(stderr, "rocewatch fleet: %s\n", r == -ENOMEM ? "out of memory" : err);
-		hostlist_free(&hl);
-		return r;
-	}
-	for (size_t i = 0; i < hl.n; i++) {
-		char hp[512], url[640];
-
-		hostlist_with_port(hl.names[i], port, hp, sizeof(hp));
-		if (fr->prometheus)
-			snprintf(url, sizeof(url), "%s", fr->prometheus);
-		else
-			snprintf(url, sizeof(url), "%s://%s/api/v1/state", scheme, hp);
-		if (!add_member(fr, hl.names[i], fr->prometheus ? FSRC_PROMETHEUS : FSRC_HTTP,
-				url)) {
-			hostlist_free(&hl);
-			fprintf(stderr, "rocewatch fleet: out of memory\n");
-			return -ENOMEM;
-		}
-	}
-	hostlist_free(&hl);
-	return 0;
+	return hostlist_each("fleet", expr, port, add_host, &ha);
 }
 
 static int json_name(const struct dirent *d)
@@ -481,6 +477,101 @@ static size_t next_round(struct fleet_run *fr, const size_t *idx, const size_t *
 	return n;
 }
 
+/* The nodes idx[*done..total) are not read, for the reason err. */
+static void fail_rest(struct fleet_run *fr, const size_t *idx, size_t *done, size_t total,
+		      const char *err)
+{
+	for (; *done < total; (*done)++)
+		snprintf(fr->nodes[idx[*done]].reason, sizeof(fr->nodes[idx[*done]].reason), "%s",
+			 err);
+}
+
+/* Series one node had twice (two scrape jobs, HA replicas): said once at the end. */
+struct prom_repeats {
+	size_t repeats, nodes;
+	char note[256];
+};
+
+/* A round's nodes (idx[0..n)) with a fresh model each: false out of memory. */
+static bool round_models(struct fleet_run *fr, struct fleet_prom_node *pn, size_t n,
+			 const size_t *idx)
+{
+	memset(pn, 0, n * sizeof(*pn));
+	for (size_t k = 0; k < n; k++) {
+		pn[k].name = fr->nodes[idx[k]].name;
+		pn[k].m = malloc(sizeof(*pn[k].m));
+		if (!pn[k].m)
+			return false;
+		model_init(pn[k].m);
+	}
+	return true;
+}
+
+/* A round's answers into its members (r: the round failed, err for all). */
+static void take_round(struct fleet_run *fr, struct fleet_prom_node *pn, size_t n,
+		       const size_t *idx, int r, const char *err, struct prom_repeats *rp)
+{
+	for (size_t k = 0; k < n; k++) {
+		struct fleet_member *nm = &fr->nodes[idx[k]];
+
+		if (r) {
+			snprintf(nm->reason, sizeof(nm->reason), "%s", err);
+		} else if (pn[k].found) {
+			if (pn[k].repeats && !rp->nodes++)
+				snprintf(rp->note, sizeof(rp->note), "%s", pn[k].note);
+			rp->repeats += pn[k].repeats;
+			free(nm->where);
+			nm->where = strdup(pn[k].instance);
+			consume(fr, nm, pn[k].m);
+			pn[k].m = NULL;
+		} else if (fr->engine && pn[k].scraped) {
+			/*
+			 * none of the series the rules left to the client: the
+			 * node has no unit of them, as with all its series asked
+			 */
+			nm->answered = true;
+			strlcpy0(nm->host, pn[k].name, sizeof(nm->host));
+			rules_fleet_answered(fr->e, 1);
+		} else {
+			snprintf(nm->reason, sizeof(nm->reason), "%s", pn[k].err);
+		}
+		if (pn[k].m) {
+			model_free(pn[k].m);
+			free(pn[k].m);
+		}
+	}
+}
+
+/* The rounds, each sized to --prometheus.max-query, until every node is asked. */
+static void prom_rounds(struct fleet_run *fr, const struct client_opts *co,
+			const struct fleet_prom_opts *po, const struct fleet_prom_instances *known,
+			const bool *used, struct fleet_prom_node *pn, const size_t *idx,
+			size_t *cost, size_t total, size_t done, size_t overhead,
+			struct prom_repeats *rp)
+{
+	char err[512] = "";
+
+	while (done < total && !fr->oom) {
+		size_t n = next_round(fr, idx, cost, total, &done, overhead, po->max_query);
+		int r;
+
+		if (!n)
+			break;
+		if (!round_models(fr, pn, n, idx + done))
+			fr->oom = true;
+		r = fr->oom ? -ENOMEM
+			    : fleet_prom_gather(fr->prometheus, &co->prom_ho, po, known, used, pn,
+						n, err, sizeof(err));
+		take_round(fr, pn, n, idx + done, r, err, rp);
+		done += n;
+		/* Prometheus failed as a whole: the same for the rest, without waiting again */
+		if (r && r != -ENOMEM)
+			fail_rest(fr, idx, &done, total, err);
+		if (r == -ENOMEM)
+			fr->oom = true;
+	}
+}
+
 static int gather_prometheus(struct fleet_run *fr, const struct client_opts *co,
 			     const bool *fields_override)
 {
@@ -489,8 +580,9 @@ static int gather_prometheus(struct fleet_run *fr, const struct client_opts *co,
 	struct fleet_prom_instances *known = NULL;
 	struct fleet_prom_node *pn;
 	const char **names;
-	size_t *idx, *cost, total = 0, done = 0, repeats = 0, nodes_repeating = 0, overhead;
-	char repeat_note[256] = "", lim[32];
+	size_t *idx, *cost, total = 0, done = 0, overhead;
+	struct prom_repeats rp = { 0 };
+	char lim[32];
 	bool used[F__COUNT];
 	char err[512] = "";
 	int r = 0;
@@ -539,9 +631,8 @@ static int gather_prometheus(struct fleet_run *fr, const struct client_opts *co,
 	free(names);
 	if (r == -ENOMEM)
 		fr->oom = true;
-	for (; r == -EIO && done < total; done++)
-		snprintf(fr->nodes[idx[done]].reason, sizeof(fr->nodes[idx[done]].reason), "%s",
-			 err);
+	if (r == -EIO)
+		fail_rest(fr, idx, &done, total, err);
 	overhead = fleet_prom_overhead(used, po.job);
 	if (overhead == SIZE_MAX)
 		fr->oom = true;
@@ -553,76 +644,15 @@ static int gather_prometheus(struct fleet_run *fr, const struct client_opts *co,
 			 "Prometheus %s: a query is %zu bytes before any instance is in it, over "
 			 "--prometheus.max-query (%s)",
 			 fr->prometheus, overhead, rw_size_text(po.max_query, lim, sizeof(lim)));
-		for (; done < total; done++)
-			snprintf(fr->nodes[idx[done]].reason, sizeof(fr->nodes[idx[done]].reason),
-				 "%s", err);
+		fail_rest(fr, idx, &done, total, err);
 	}
-	while (done < total && !fr->oom) {
-		size_t n = next_round(fr, idx, cost, total, &done, overhead, po.max_query);
-
-		if (!n)
-			break;
-		memset(pn, 0, n * sizeof(*pn));
-		for (size_t k = 0; k < n; k++) {
-			pn[k].name = fr->nodes[idx[done + k]].name;
-			pn[k].m = malloc(sizeof(*pn[k].m));
-			if (!pn[k].m) {
-				fr->oom = true;
-				break;
-			}
-			model_init(pn[k].m);
-		}
-		r = fr->oom ? -ENOMEM
-			    : fleet_prom_gather(fr->prometheus, ho, &po, known, used, pn, n, err,
-						sizeof(err));
-		for (size_t k = 0; k < n; k++) {
-			struct fleet_member *nm = &fr->nodes[idx[done + k]];
-
-			if (r) {
-				snprintf(nm->reason, sizeof(nm->reason), "%s", err);
-			} else if (pn[k].found) {
-				if (pn[k].repeats && !nodes_repeating++)
-					snprintf(repeat_note, sizeof(repeat_note), "%s",
-						 pn[k].note);
-				repeats += pn[k].repeats;
-				free(nm->where);
-				nm->where = strdup(pn[k].instance);
-				consume(fr, nm, pn[k].m);
-				pn[k].m = NULL;
-			} else if (fr->engine && pn[k].scraped) {
-				/*
-				 * none of the series the rules left to the client: the
-				 * node has no unit of them, as with all its series asked
-				 */
-				nm->answered = true;
-				strlcpy0(nm->host, pn[k].name, sizeof(nm->host));
-				rules_fleet_answered(fr->e, 1);
-			} else {
-				snprintf(nm->reason, sizeof(nm->reason), "%s", pn[k].err);
-			}
-			if (pn[k].m) {
-				model_free(pn[k].m);
-				free(pn[k].m);
-			}
-		}
-		done += n;
-		if (r && r != -ENOMEM) {
-			/* Prometheus failed as a whole: the same for the rest, without waiting
-			 * again */
-			for (; done < total; done++)
-				snprintf(fr->nodes[idx[done]].reason,
-					 sizeof(fr->nodes[idx[done]].reason), "%s", err);
-		}
-		if (r == -ENOMEM)
-			fr->oom = true;
-	}
+	prom_rounds(fr, co, &po, known, used, pn, idx, cost, total, done, overhead, &rp);
 	/* taken once, said once: the same fact twice is no finding, but the setup is odd */
-	if (nodes_repeating)
+	if (rp.nodes)
 		fprintf(stderr,
 			"rocewatch fleet: Prometheus %s: %s (two scrape jobs or HA replicas of one "
 			"target?): the same value, taken once; %zu such series on %zu node%s\n",
-			fr->prometheus, repeat_note, repeats, nodes_repeating,
-			nodes_repeating == 1 ? "" : "s");
+			fr->prometheus, rp.note, rp.repeats, rp.nodes, rp.nodes == 1 ? "" : "s");
 	free(pn);
 	free(idx);
 	free(cost);
