@@ -33,48 +33,32 @@ static int prepare(struct recorder *r, sqlite3_stmt **st, const char *sql, char 
 
 static int load_series_map(struct recorder *r, char *err, size_t errlen)
 {
+	struct rec_series_row row;
 	sqlite3_stmt *st;
 	int rc;
 
-	rc = sqlite3_prepare_v2(
-	    r->db,
-	    "SELECT id, object, device, port, netdev, source, name, prio, config "
-	    "FROM series ORDER BY id",
-	    -1, &st, NULL);
+	rc = sqlite3_prepare_v2(r->db, rec_series_sql, -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		goto fail;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, 0);
-		int k = obj_kind_parse((const char *)sqlite3_column_text(st, 1));
-		int src = rec_source_parse((const char *)sqlite3_column_text(st, 5) ?: "");
-		struct series_def d0 = { 0 }, *d = &d0;
+		enum rec_series_check how = rec_series_row(st, &row);
 		char key[320];
 
-		if (id <= 0 || id >= INT32_MAX || recorder_series_reserve(r, (size_t)id)) {
+		if (how == REC_SERIES_BAD_ID || row.id >= INT32_MAX ||
+		    recorder_series_reserve(r, (size_t)row.id)) {
 			sqlite3_finalize(st);
 			snprintf(err, errlen, "%s: series id %" PRId64 " out of range", r->db_path,
-				 id);
+				 row.id);
 			return -EINVAL;
 		}
-		if (id > r->max_id)
-			r->max_id = (int32_t)id;
-		if (k < 0 || src < 0)
+		if (row.id > r->max_id)
+			r->max_id = (int32_t)row.id;
+		if (how != REC_SERIES_OK)
 			continue; /* written by a newer rocewatch: keep its id reserved */
-		d->id = (int32_t)id;
-		d->kind = (uint8_t)k;
-		d->src = (uint8_t)src;
-		d->port = (uint32_t)sqlite3_column_int64(st, 3);
-		d->prio = (int8_t)sqlite3_column_int64(st, 7);
-		d->config = sqlite3_column_int64(st, 8) != 0;
-		strlcpy0(d->device, (const char *)sqlite3_column_text(st, 2) ?: "",
-			 sizeof(d->device));
-		strlcpy0(d->netdev, (const char *)sqlite3_column_text(st, 4) ?: "",
-			 sizeof(d->netdev));
-		strlcpy0(d->name, (const char *)sqlite3_column_text(st, 6) ?: "", sizeof(d->name));
-		r->st[id].config = d->config;
-		recorder_series_key(key, sizeof(key), k, d->device, d->port, d->netdev, src,
-				    d->name, d->prio);
-		if (strmap_put(&r->series_map, key, id)) {
+		r->st[row.id].config = row.config;
+		recorder_series_key(key, sizeof(key), row.kind, row.device, (uint32_t)row.port,
+				    row.netdev, row.src, row.name, (int)row.prio);
+		if (strmap_put(&r->series_map, key, row.id)) {
 			sqlite3_finalize(st);
 			return -ENOMEM;
 		}

@@ -173,6 +173,56 @@ static void bad_times(struct rec_reader *r, const char *sql, const char *what)
 #define REC_SERIES_MAX	 (10 * 1000 * 1000) /* ~2 GiB of series; 8 mlx5 NICs need ~20,000 */
 #define REC_SERIES_SLACK 1024		    /* ids a crashed writer may have skipped */
 
+static void series_bad_id(struct rec_reader *r, sqlite3_stmt *st)
+{
+	char a[96];
+
+	rec_bad(r, "a series with id %s", col_text(st, 0, a, sizeof(a)));
+}
+
+/* A decoded row into r->series, or the reason it is skipped (don't guess). */
+static void series_keep(struct rec_reader *r, const struct rec_series_row *row,
+			enum rec_series_check how)
+{
+	struct rec_series *s = &r->series[row->id];
+	char a[96];
+
+	switch (how) {
+	case REC_SERIES_NO_OBJECT:
+		rec_bad(r, "series %" PRId64 ": no object or source", row->id);
+		return;
+	case REC_SERIES_BAD_PRIO:
+		rec_bad(r, "series %" PRId64 ": element %" PRId64 " is no priority or DSCP",
+			row->id, row->prio);
+		return;
+	case REC_SERIES_BAD_PORT:
+		rec_bad(r, "series %" PRId64 ": port %" PRId64 " out of range", row->id, row->port);
+		return;
+	case REC_SERIES_NEWER_KIND:
+		s->id = row->id;
+		rec_bad(r, "series %" PRId64 ": %s '%s' unknown to this rocewatch", row->id,
+			row->kind < 0 ? "object" : "source",
+			text_escape_ctl(row->kind < 0 ? row->object : row->source, a, sizeof(a)));
+		return;
+	default:
+		break;
+	}
+	s->id = row->id;
+	s->kind = row->kind;
+	s->src = row->src;
+	/* labels on the terminal and in reports: control bytes escaped */
+	strlcpy0(s->device, text_escape_ctl(row->device, a, sizeof(a)), sizeof(s->device));
+	s->port = (uint32_t)row->port;
+	strlcpy0(s->netdev, text_escape_ctl(row->netdev, a, sizeof(a)), sizeof(s->netdev));
+	strlcpy0(s->name, text_escape_ctl(row->name, a, sizeof(a)), sizeof(s->name));
+	s->prio = (int)row->prio;
+	s->config = row->config;
+	s->field = row->src == REC_FIELD ? field_lookup(row->kind, s->name) : -1;
+	s->used = true;
+}
+
+/* ids a crashed writer may have skipped */
+
 static int load_series(struct rec_reader *r, char *err, size_t errlen)
 {
 	sqlite3_stmt *st;
@@ -199,67 +249,17 @@ static int load_series(struct rec_reader *r, char *err, size_t errlen)
 	if (!r->series)
 		return -ENOMEM;
 	r->n_series = (size_t)max + 1;
-	rc = sqlite3_prepare_v2(
-	    r->db,
-	    "SELECT id, object, device, port, netdev, source, name, prio, config "
-	    "FROM series",
-	    -1, &st, NULL);
+	rc = sqlite3_prepare_v2(r->db, rec_series_sql, -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		goto sql_err;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, 0);
-		struct rec_series *s;
-		const char *obj = (const char *)sqlite3_column_text(st, 1);
-		const char *src = (const char *)sqlite3_column_text(st, 5);
-		char a[96], b[96];
-		int64_t prio, port;
-		int k, sv;
+		struct rec_series_row row;
+		enum rec_series_check how = rec_series_row(st, &row);
 
-		if (sqlite3_column_type(st, 0) != SQLITE_INTEGER || id <= 0 || id > max) {
-			rec_bad(r, "a series with id %s", col_text(st, 0, a, sizeof(a)));
-			continue;
-		}
-		if (!obj || !src) {
-			rec_bad(r, "series %" PRId64 ": no object or source", id);
-			continue;
-		}
-		prio = sqlite3_column_int64(st, 7);
-		if (prio < -1 || prio >= RW_DSCP_COUNT) {
-			/* no element of any field: skip, don't guess */
-			rec_bad(r, "series %" PRId64 ": element %" PRId64 " is no priority or DSCP",
-				id, prio);
-			continue;
-		}
-		port = sqlite3_column_int64(st, 3);
-		if (port < 0 || port > UINT32_MAX) {
-			rec_bad(r, "series %" PRId64 ": port %" PRId64 " out of range", id, port);
-			continue;
-		}
-		s = &r->series[id];
-		s->id = id;
-		k = obj_kind_parse(obj);
-		sv = rec_source_parse(src);
-		if (k < 0 || sv < 0) {
-			/* a newer rocewatch's object or source: skip, don't guess */
-			rec_bad(r, "series %" PRId64 ": %s '%s' unknown to this rocewatch", id,
-				k < 0 ? "object" : "source",
-				text_escape_ctl(k < 0 ? obj : src, a, sizeof(a)));
-			continue;
-		}
-		s->kind = k;
-		s->src = sv;
-		/* labels on the terminal and in reports: control bytes escaped */
-		text_escape_ctl((const char *)sqlite3_column_text(st, 2) ?: "", b, sizeof(b));
-		strlcpy0(s->device, b, sizeof(s->device));
-		s->port = (uint32_t)port;
-		text_escape_ctl((const char *)sqlite3_column_text(st, 4) ?: "", b, sizeof(b));
-		strlcpy0(s->netdev, b, sizeof(s->netdev));
-		text_escape_ctl((const char *)sqlite3_column_text(st, 6) ?: "", b, sizeof(b));
-		strlcpy0(s->name, b, sizeof(s->name));
-		s->prio = (int)prio;
-		s->config = sqlite3_column_int64(st, 8) != 0;
-		s->field = sv == REC_FIELD ? field_lookup(k, s->name) : -1;
-		s->used = true;
+		if (how != REC_SERIES_BAD_ID && row.id <= max)
+			series_keep(r, &row, how);
+		else
+			series_bad_id(r, st);
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)

@@ -224,3 +224,37 @@ int rec_db_path(const char *arg, char *out, size_t outlen)
 	strlcpy0(out, arg, outlen);
 	return 0;
 }
+
+const char rec_series_sql[] = "SELECT id, object, device, port, netdev, source, name, prio, config "
+			      "FROM series ORDER BY id";
+
+enum rec_series_check rec_series_row(sqlite3_stmt *st, struct rec_series_row *row)
+{
+	const char *t;
+
+	row->id = sqlite3_column_int64(st, 0);
+	row->object = (const char *)sqlite3_column_text(st, 1);
+	row->source = (const char *)sqlite3_column_text(st, 5);
+	t = (const char *)sqlite3_column_text(st, 2);
+	row->device = t ? t : "";
+	row->port = sqlite3_column_int64(st, 3);
+	t = (const char *)sqlite3_column_text(st, 4);
+	row->netdev = t ? t : "";
+	t = (const char *)sqlite3_column_text(st, 6);
+	row->name = t ? t : "";
+	row->prio = sqlite3_column_int64(st, 7);
+	row->config = sqlite3_column_int64(st, 8) != 0;
+	row->kind = row->object ? obj_kind_parse(row->object) : -1;
+	row->src = row->source ? rec_source_parse(row->source) : -1;
+	if (sqlite3_column_type(st, 0) != SQLITE_INTEGER || row->id <= 0)
+		return REC_SERIES_BAD_ID;
+	if (!row->object || !row->source)
+		return REC_SERIES_NO_OBJECT;
+	if (row->prio < -1 || row->prio >= RW_DSCP_COUNT)
+		return REC_SERIES_BAD_PRIO;
+	if (row->port < 0 || row->port > UINT32_MAX)
+		return REC_SERIES_BAD_PORT;
+	if (row->kind < 0 || row->src < 0)
+		return REC_SERIES_NEWER_KIND;
+	return REC_SERIES_OK;
+}

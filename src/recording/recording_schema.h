@@ -46,6 +46,28 @@ int rec_create_schema(sqlite3 *db, const char *schema, char *err, size_t errlen)
  * Check user_version (REC_SCHEMA_VERSION_MIN up to REC_SCHEMA_VERSION) and
  * the meta schema name: 0, or -EINVAL with err set.
  */
+/*
+ * One row of the `series` table, decoded for the writer (re-opening a
+ * recording) and the reader alike: rec_series_sql selects the columns in
+ * the order rec_series_row() reads them.  The texts point into the
+ * statement's row (valid until the next step).
+ */
+extern const char rec_series_sql[];
+enum rec_series_check {
+	REC_SERIES_OK,
+	REC_SERIES_BAD_ID,     /* not an integer above 0 */
+	REC_SERIES_NO_OBJECT,  /* no object or source text */
+	REC_SERIES_BAD_PRIO,   /* element neither -1 nor a priority or DSCP */
+	REC_SERIES_BAD_PORT,   /* port outside 0..UINT32_MAX */
+	REC_SERIES_NEWER_KIND, /* an object or source this build does not know */
+};
+struct rec_series_row {
+	int64_t id, port, prio;
+	int kind, src; /* -1 when unknown */
+	const char *object, *source, *device, *netdev, *name;
+	bool config;
+};
+enum rec_series_check rec_series_row(sqlite3_stmt *st, struct rec_series_row *row);
 int rec_check_schema(sqlite3 *db, const char *path, char *err, size_t errlen);
 /*
  * The writer, on opening a recording an older rocewatch wrote: add what
