@@ -11,19 +11,19 @@
 #include "config.h"
 #include "bounded.h"
 #include "snapshot.h"
+#include "snapshot_int.h"
 #include "util.h"
 #include "vendors.h"
 
-static const char *const cset_names[CSET__COUNT] = {
+/* The format's words, for the writer and the reader (snapshot_int.h). */
+const char *const snapshot_cset_names[CSET__COUNT] = {
 	[CSET_ETHTOOL] = "ethtool",
 	[CSET_HW] = "hw",
 	[CSET_PORT] = "port",
 	[CSET_CC] = "cc",
 };
-
-static const char *const wire_class_names[WIRE__CLASSES] = { "data", "ack", "cnp" };
-
-static const char *const pci_path_names[] = { "", "PIX", "PXB", "PHB", "SYS" };
+const char *const snapshot_wire_class_names[WIRE__CLASSES] = { "data", "ack", "cnp" };
+const char *const snapshot_pci_path_names[SNAPSHOT_PCI_PATHS] = { "", "PIX", "PXB", "PHB", "SYS" };
 
 /* ---- writing ---- */
 
@@ -98,9 +98,9 @@ static json_t *value_to_json(const struct field_desc *d, const struct field_val 
 		for (size_t i = 0; f->v.pairs && i < f->v.pairs->n; i++) {
 			const struct pci_pair *p = &f->v.pairs->e[i];
 
-			json_array_append_new(j,
-					      json_pack("{s:s,s:s,s:s}", "gpu", p->gpu, "nic",
-							p->nic, "path", pci_path_names[p->path]));
+			json_array_append_new(j, json_pack("{s:s,s:s,s:s}", "gpu", p->gpu, "nic",
+							   p->nic, "path",
+							   snapshot_pci_path_names[p->path]));
 		}
 		return j;
 	}
@@ -151,7 +151,7 @@ static json_t *object_to_json(const struct object *o)
 		for (uint32_t i = 0; i < cs->n; i++)
 			if (cs->present[i])
 				json_object_set_new(s, cs->names[i], u64_json(cs->vals[i]));
-		json_object_set_new(cj, cset_names[c], s);
+		json_object_set_new(cj, snapshot_cset_names[c], s);
 	}
 	json_object_set_new(j, "counters", cj);
 	if (o->wire) {
@@ -170,8 +170,9 @@ static json_t *object_to_json(const struct object *o)
 						    json_pack(
 							"{s:s,s:i,s:i,s:s,s:I,s:I}", "direction",
 							dir ? "egress" : "ingress", "dscp", d,
-							"ecn", e, "class", wire_class_names[c],
-							"packets", (json_int_t)p, "bytes",
+							"ecn", e, "class",
+							snapshot_wire_class_names[c], "packets",
+							(json_int_t)p, "bytes",
 							(json_int_t)o->wire->bytes[dir][d][e][c]));
 					}
 		json_object_set_new(j, "wire", w);

@@ -34,6 +34,7 @@
 #include "bounded.h"
 #include "config.h"
 #include "snapshot.h"
+#include "snapshot_int.h"
 #include "snapshot_filter.h"
 #include "util.h"
 #include "vendors.h"
@@ -44,15 +45,6 @@
 #define AT_N	  5
 
 _Static_assert(F__COUNT < KEY_SLOTS / 2, "field hash table too small");
-
-static const char *const cset_names[CSET__COUNT] = {
-	[CSET_ETHTOOL] = "ethtool",
-	[CSET_HW] = "hw",
-	[CSET_PORT] = "port",
-	[CSET_CC] = "cc",
-};
-static const char *const wire_class_names[WIRE__CLASSES] = { "data", "ack", "cnp" };
-static const char *const pci_path_names[] = { "", "PIX", "PXB", "PHB", "SYS" };
 
 /* ---- the keep set ---- */
 
@@ -895,79 +887,91 @@ static int jvalue(struct rd *r, struct jv *v, char *buf, size_t cap)
  */
 typedef int member_fn(struct rd *r, void *ctx, const char *key, size_t klen);
 
-static int members(struct rd *r, member_fn *fn, void *ctx)
+/*
+ * The items of the object or array at r->p, up to its closing byte:
+ * item(r, arg) consumes each (an object's item reads its key first).
+ */
+static int items(struct rd *r, int close, int (*item)(struct rd *r, void *arg), void *arg)
 {
-	const char *k;
-	size_t n;
 	int c, ret;
 
 	if (r->depth >= MAX_DEPTH)
 		return SYNTAX;
 	r->depth++;
-	if ((ret = keys_begin(r)))
+	if (close == '}' && (ret = keys_begin(r)))
 		return ret;
 	r->p++;
 	c = peek(r);
-	if (c == '}')
-		goto done;
-	for (;;) {
-		if (c != '"')
-			return SYNTAX;
-		if ((ret = key(r, &k, &n)))
-			return ret;
-		if (peek(r) != ':')
-			return SYNTAX;
-		r->p++;
-		if (peek(r) < 0)
-			return SYNTAX;
-		if ((ret = fn(r, ctx, k, n)))
+	while (c != close) {
+		if ((ret = item(r, arg)))
 			return ret;
 		c = peek(r);
-		if (c == '}')
+		if (c == close)
 			break;
 		if (c != ',')
 			return SYNTAX;
 		r->p++;
 		c = peek(r);
 	}
-done:
 	r->p++;
 	r->depth--;
 	return 0;
 }
 
+struct member_call {
+	member_fn *fn;
+	void *ctx;
+};
+
+static int member_item(struct rd *r, void *arg)
+{
+	struct member_call *mc = arg;
+	const char *k;
+	size_t n;
+	int ret;
+
+	if (peek(r) != '"')
+		return SYNTAX;
+	if ((ret = key(r, &k, &n)))
+		return ret;
+	if (peek(r) != ':')
+		return SYNTAX;
+	r->p++;
+	if (peek(r) < 0)
+		return SYNTAX;
+	return mc->fn(r, mc->ctx, k, n);
+}
+
+static int members(struct rd *r, member_fn *fn, void *ctx)
+{
+	struct member_call mc = { fn, ctx };
+
+	return items(r, '}', member_item, &mc);
+}
+
 /* The elements of the array at r->p: fn(r, ctx, index) consumes each. */
 typedef int element_fn(struct rd *r, void *ctx, size_t i);
 
+struct element_call {
+	element_fn *fn;
+	void *ctx;
+	size_t i;
+};
+
+static int element_item(struct rd *r, void *arg)
+{
+	struct element_call *ec = arg;
+
+	if (peek(r) < 0)
+		return SYNTAX;
+	return ec->fn(r, ec->ctx, ec->i++);
+}
+
 static int elements(struct rd *r, element_fn *fn, void *ctx)
 {
-	size_t i = 0;
-	int c, ret;
+	struct element_call ec = { fn, ctx, 0 };
 
-	if (r->depth >= MAX_DEPTH)
-		return SYNTAX;
-	r->depth++;
-	r->p++;
-	c = peek(r);
-	if (c == ']')
-		goto done;
-	for (;;) {
-		if (c < 0)
-			return SYNTAX;
-		if ((ret = fn(r, ctx, i++)))
-			return ret;
-		c = peek(r);
-		if (c == ']')
-			break;
-		if (c != ',')
-			return SYNTAX;
-		r->p++;
-		c = peek(r);
-	}
-done:
-	r->p++;
-	r->depth--;
-	return 0;
+	return items(r, ']', element_item, &ec);
 }
 
 static bool key_is(const char *key, size_t klen, const char *word)
@@ -1306,10 +1310,11 @@ static int entry_pci(struct rd *r, struct dest *d, size_t i)
 		failw(r, d->w, "entry %zu: %s", i, why);
 		return 0;
 	}
-	for (p = 1; p < ARRAY_SIZE(pci_path_names); p++)
-		if (u.v[2].n == strlen(pci_path_names[p]) && !strcmp(pci_path_names[p], u.s[2]))
+	for (p = 1; p < SNAPSHOT_PCI_PATHS; p++)
+		if (u.v[2].n == strlen(snapshot_pci_path_names[p]) &&
+		    !strcmp(snapshot_pci_path_names[p], u.s[2]))
 			break;
-	if (p == ARRAY_SIZE(pci_path_names)) {
+	if (p == SNAPSHOT_PCI_PATHS) {
 		failw(r, d->w, "entry %zu: unknown path '%s' (PIX, PXB, PHB, SYS)", i, u.s[2]);
 		return 0;
 	}
@@ -1714,7 +1719,7 @@ static int cset_member(struct rd *r, void *ctx, const char *key, size_t klen)
 	int c;
 
 	for (c = 0; c < CSET__COUNT; c++)
-		if (key_is(key, klen, cset_names[c]))
+		if (key_is(key, klen, snapshot_cset_names[c]))
 			break;
 	set_at(r, S_COUNTERS, 0);
 	if (c == CSET__COUNT) {
@@ -1747,7 +1752,7 @@ static int wire_entry(struct rd *r, void *ctx, size_t i)
 		return 0;
 	}
 	for (c = 0; c < WIRE__CLASSES; c++)
-		if (!strcmp(wire_class_names[c], u.s[3]))
+		if (!strcmp(snapshot_wire_class_names[c], u.s[3]))
 			break;
 	dscp = (int)u.v[1].i;
 	ecn = (int)u.v[2].i;

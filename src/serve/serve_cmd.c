@@ -170,6 +170,18 @@ static int plan_error(struct strbuf *out, int status, const char *what, const ch
 	return status;
 }
 
+/* The probe plan API's two gates: 0, or the answer's status (403 off, 404 no responder). */
+static int plan_gate(const struct serve *s, struct strbuf *out)
+{
+	if (!s->probe_api)
+		return plan_error(
+		    out, 403, "the probe API is off: ", "start serve with --web.enable-probe-api");
+	if (!s->responder)
+		return plan_error(out, 404,
+				  "the probe responder is off: ", "start serve with --probe");
+	return 0;
+}
+
 /* POST /api/v1/probe/plan: this node's slice of a fleet probe (rocewatch fleet probe). */
 static int render_plan_post(void *arg, const struct http_args *a, const char *body, size_t len,
 			    struct strbuf *out)
@@ -180,12 +192,8 @@ static int render_plan_post(void *arg, const struct http_args *a, const char *bo
 	size_t n;
 	int r;
 
-	if (!s->probe_api)
-		return plan_error(
-		    out, 403, "the probe API is off: ", "start serve with --web.enable-probe-api");
-	if (!s->responder)
-		return plan_error(out, 404,
-				  "the probe responder is off: ", "start serve with --probe");
+	if ((r = plan_gate(s, out)))
+		return r;
 	r = probe_slice_decode(body, len, &sl, err, sizeof(err));
 	if (r)
 		return plan_error(out, r == -ENOMEM ? 500 : 400, "plan: ", err);
@@ -209,13 +217,10 @@ static int render_plan_get(void *arg, const struct http_args *a, struct strbuf *
 {
 	struct serve *s = arg;
 	uint64_t id;
+	int r;
 
-	if (!s->probe_api)
-		return plan_error(
-		    out, 403, "the probe API is off: ", "start serve with --web.enable-probe-api");
-	if (!s->responder)
-		return plan_error(out, 404,
-				  "the probe responder is off: ", "start serve with --probe");
+	if ((r = plan_gate(s, out)))
+		return r;
 	if (probe_plan_id_parse(http_arg(a, "id"), &id))
 		return plan_error(out, 400, "plan: ", "?id= is not 16 hex digits");
 	if (probe_responder_plan_results(s->responder, id, out))
