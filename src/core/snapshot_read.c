@@ -758,6 +758,21 @@ static int key(struct rd *r, const char **k, size_t *n)
 	return key_new(r, o->s, *n);
 }
 
+/* An object's "key": at r->p, with r->p left at its value. */
+static int member_key(struct rd *r, const char **k, size_t *n)
+{
+	int ret;
+
+	if (peek(r) != '"')
+		return SYNTAX;
+	if ((ret = key(r, k, n)))
+		return ret;
+	if (peek(r) != ':')
+		return SYNTAX;
+	r->p++;
+	return peek(r) < 0 ? SYNTAX : 0;
+}
+
 /* ---- any value ---- */
 
 /*
@@ -839,15 +854,8 @@ after:
 	r->depth--;
 	goto after;
 member:
-	if (c != '"')
-		return SYNTAX;
-	if ((ret = key(r, &k, &n)))
+	if ((ret = member_key(r, &k, &n)))
 		return ret;
-	if (peek(r) != ':')
-		return SYNTAX;
-	r->p++;
-	if (peek(r) < 0)
-		return SYNTAX;
 	goto value;
 }
 
@@ -930,15 +938,8 @@ static int member_item(struct rd *r, void *arg)
 	size_t n;
 	int ret;
 
-	if (peek(r) != '"')
-		return SYNTAX;
-	if ((ret = key(r, &k, &n)))
+	if ((ret = member_key(r, &k, &n)))
 		return ret;
-	if (peek(r) != ':')
-		return SYNTAX;
-	r->p++;
-	if (peek(r) < 0)
-		return SYNTAX;
 	return mc->fn(r, mc->ctx, k, n);
 }
 
@@ -1678,15 +1679,8 @@ static int counter_set(struct rd *r, struct octx *oc, int c, const struct where 
 		struct jv v;
 		bool ok;
 
-		if (ch != '"')
-			return SYNTAX;
-		if ((ret = key(r, &k, &n)))
+		if ((ret = member_key(r, &k, &n)))
 			return ret;
-		if (peek(r) != ':')
-			return SYNTAX;
-		r->p++;
-		if (peek(r) < 0)
-			return SYNTAX;
 		if ((ret = u64_value(r, &v, &u, &ok)))
 			return ret;
 		if (!ok) {
