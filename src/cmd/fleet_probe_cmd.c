@@ -150,13 +150,7 @@ static const struct cli_opt fp_opts[] = {
 		  "(soft-RoCE cannot carry them; no rail_only then)" },
 	CLI_TEXT_ROW("\n"
 		     "Client (the nodes' serve):\n"),
-	{ .name = "port",
-	  CLI_COUNT_AT(struct fp_args, port),
-	  .min = 1,
-	  .max = 65535,
-	  .bad = "a port 1-65535",
-	  .metavar = "PORT",
-	  .help = "port of a NODE given without one (default 9479)" },
+	CLI_OPT_NODE_PORT(struct fp_args, port),
 	{ 0 },
 };
 

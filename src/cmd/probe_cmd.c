@@ -506,13 +506,7 @@ static int opt_loss(const struct cli_opt *o, void *member, const char *arg)
 #define STR_(x) #x
 #define STR(x)	STR_(x)
 static const struct cli_opt probe_opts[] = {
-	{ .name = "port",
-	  CLI_COUNT_AT(struct probe_args, port),
-	  .min = 1,
-	  .max = 65535,
-	  .bad = "a port 1-65535",
-	  .metavar = "PORT",
-	  .help = "port of a NODE given without one (default 9479)" },
+	CLI_OPT_NODE_PORT(struct probe_args, port),
 	{ .name = "device",
 	  CLI_STRING_AT(struct probe_args, device),
 	  .metavar = "DEV[:PORT]",

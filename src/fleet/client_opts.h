@@ -15,6 +15,14 @@
 #include "cli.h"
 #include "fleet_prom.h"
 
+/* --port: the port of a NODE given without one (fleet check, probe, fleet probe). */
+#define CLI_OPT_NODE_PORT(type, member)                                             \
+	{                                                                           \
+		.name = "port", CLI_COUNT_AT(type, member), .min = 1, .max = 65535, \
+		.bad = "a port 1-65535", .metavar = "PORT",                         \
+		.help = "port of a NODE given without one (default 9479)"           \
+	}
+
 struct client_cfg {
 	char *scheme;
 	char *ca_file, *cert_file, *key_file;

@@ -1198,13 +1198,7 @@ static const struct cli_opt fleet_opts[] = {
 		      "(repeatable; e.g. lossless-roce)"),
 	CLI_TEXT_ROW("\n"
 		     "Client (nodes and Prometheus):\n"),
-	{ .name = "port",
-	  CLI_COUNT_AT(struct fleet_args, port),
-	  .min = 1,
-	  .max = 65535,
-	  .bad = "a port 1-65535",
-	  .metavar = "PORT",
-	  .help = "port of a NODE given without one (default 9479)" },
+	CLI_OPT_NODE_PORT(struct fleet_args, port),
 	{ 0 },
 };
 
