@@ -5,7 +5,7 @@
  * info) and check --serve.  Timeouts, a body bound, TLS (CA file, client
  * certificate, insecure) and basic auth, from flags or a --client-config file
  * in the Prometheus scrape-config spelling (flags over the file).  The
- * requests themselves go through client_http_run() (fleet_client.h).
+ * requests themselves go through client_http_run() (client.h).
  */
 #ifndef ROCEWATCH_CLIENT_OPTS_H
 #define ROCEWATCH_CLIENT_OPTS_H
