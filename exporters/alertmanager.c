@@ -12,6 +12,7 @@
 #include "alertmanager.h"
 #include "client.h"
 #include "prom.h"
+#include "ring.h"
 #include "util.h"
 
 /*
@@ -27,7 +28,6 @@ struct batch {
 	int64_t next_try_ns; /* monotonic */
 	bool timed;	     /* carries a state change: its stages are observed */
 	struct alert_stamps st;
-	struct batch *next;
 };
 
 struct am_stats {
@@ -44,8 +44,7 @@ struct am_dest {
 	pthread_t thread;
 	bool started;
 	pthread_cond_t cond;
-	struct batch *head, *tail;
-	size_t queued;
+	struct ring q; /* batches not yet accepted, oldest first, at most queue_max */
 	uint64_t dropped;
 	struct am_stats st;
 };
@@ -117,23 +116,17 @@ static void batch_free(struct batch *b)
 /* Called with p->lock held. */
 static void enqueue(struct am_dest *d, struct batch *b)
 {
-	while (d->queued >= d->p->cfg.queue_max && d->head) {
-		/* Bounded: drop the oldest, count it. */
-		struct batch *old = d->head;
+	/* Bounded: drop the oldest, count it. */
+	while (!ring_push(&d->q, b)) {
+		struct batch *old = ring_pop(&d->q);
 
-		d->head = old->next;
-		if (!d->head)
-			d->tail = NULL;
-		batch_free(old);
-		d->queued--;
 		d->dropped++;
+		if (!old) { /* no room at all */
+			batch_free(b);
+			return;
+		}
+		batch_free(old);
 	}
-	if (d->tail)
-		d->tail->next = b;
-	else
-		d->head = b;
-	d->tail = b;
-	d->queued++;
 	pthread_cond_signal(&d->cond);
 }
 
@@ -266,7 +259,7 @@ static void *sender(void *arg)
 
 	pthread_mutex_lock(&p->lock);
 	while (!p->stop) {
-		struct batch *b = d->head;
+		struct batch *b = ring_peek(&d->q);
 		int64_t now = mono_ns();
 		bool ok;
 
@@ -281,11 +274,7 @@ static void *sender(void *arg)
 			continue;
 		}
 		/* Take it off the queue while sending: enqueue() may drop old batches meanwhile. */
-		d->head = b->next;
-		if (!d->head)
-			d->tail = NULL;
-		d->queued--;
-		b->next = NULL;
+		ring_pop(&d->q);
 		pthread_mutex_unlock(&p->lock);
 		if (b->timed && !b->tries) {
 			b->st.t[AL_SENT] = mono_ns();
@@ -306,15 +295,9 @@ static void *sender(void *arg)
 
 			b->tries++;
 			b->next_try_ns = mono_ns() + (wait > 30000000000LL ? 30000000000LL : wait);
-			if (d->queued >= p->cfg.queue_max) {
+			if (!ring_push_front(&d->q, b)) {
 				d->dropped++;
 				batch_free(b);
-			} else {
-				b->next = d->head;
-				d->head = b;
-				if (!d->tail)
-					d->tail = b;
-				d->queued++;
 			}
 		}
 	}
@@ -339,12 +322,9 @@ static void free_pusher(struct am_pusher *p)
 	for (int u = 0; u < AM_MAX_URLS; u++) {
 		struct am_dest *d = &p->dest[u];
 
-		while (d->head) {
-			struct batch *b = d->head;
-
-			d->head = b->next;
+		for (struct batch *b; (b = ring_pop(&d->q));)
 			batch_free(b);
-		}
+		ring_free(&d->q);
 		free(d->url);
 		pthread_cond_destroy(&d->cond);
 	}
@@ -388,6 +368,10 @@ int am_start(struct am_pusher **out, const struct am_config *cfg, char *err, siz
 		}
 		memcpy(p->dest[i].url, u, l);
 		strcpy(p->dest[i].url + l, "/api/v2/alerts");
+		if (ring_alloc(&p->dest[i].q, p->cfg.queue_max)) {
+			r = -ENOMEM;
+			goto fail;
+		}
 	}
 	for (int i = 0; i < cfg->n_urls; i++) {
 		if (pthread_create(&p->dest[i].thread, NULL, sender, &p->dest[i])) {
@@ -421,8 +405,8 @@ static size_t queued(const struct am_pusher *p)
 	size_t n = 0;
 
 	for (int u = 0; u < p->cfg.n_urls; u++)
-		if (p->dest[u].queued > n)
-			n = p->dest[u].queued;
+		if (ring_len(&p->dest[u].q) > n)
+			n = ring_len(&p->dest[u].q);
 	return n;
 }
 

@@ -453,6 +453,7 @@ int recorder_open(struct recorder **out, const struct recorder_opts *o, char *er
 	rc = prepare_all(r, err, errlen);
 	if (rc)
 		goto fail;
+	ring_init(&r->q, r->q_slot, QUEUE_LEN + 1);
 	for (int i = 0; i <= QUEUE_LEN; i++) {
 		struct batch *b = calloc(1, sizeof(*b));
 
@@ -478,7 +479,7 @@ fail:
 void recorder_flush(struct recorder *r)
 {
 	pthread_mutex_lock(&r->mu);
-	while (r->writer_started && (r->q_len || r->writing))
+	while (r->writer_started && (ring_len(&r->q) || r->writing))
 		pthread_cond_wait(&r->cv_idle, &r->mu);
 	pthread_mutex_unlock(&r->mu);
 }
@@ -524,8 +525,8 @@ void recorder_close(struct recorder *r)
 		sqlite3_close(r->db);
 	for (size_t i = 0; i < r->n_free; i++)
 		recorder_batch_free(r->free_b[i]);
-	for (size_t i = 0; i < r->q_len; i++)
-		recorder_batch_free(r->q[(r->q_head + i) % QUEUE_LEN]);
+	for (struct batch *b; (b = ring_pop(&r->q));)
+		recorder_batch_free(b);
 	for (size_t i = 0; i < r->n_objs; i++)
 		recorder_objrec_free(r->objs[i]);
 	for (size_t i = 0; i < r->n_pend_ev; i++)

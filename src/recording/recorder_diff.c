@@ -593,8 +593,7 @@ void recorder_after_poll(void *arg, struct node_model *m, unsigned what)
 	CNT_SET(r, series, (uint64_t)r->max_id);
 
 	pthread_mutex_lock(&r->mu);
-	r->q[(r->q_head + r->q_len) % QUEUE_LEN] = b;
-	r->q_len++;
+	ring_push(&r->q, b); /* never full: it has room for all of free_b */
 	pthread_cond_signal(&r->cv_writer);
 	pthread_mutex_unlock(&r->mu);
 }

@@ -52,6 +52,7 @@
 
 #include "model.h"
 #include "recorder.h"
+#include "ring.h"
 #include "strbuf.h"
 #include "strmap.h"
 
@@ -215,8 +216,8 @@ struct recorder {
 	/* shared, under mu */
 	pthread_mutex_t mu;
 	pthread_cond_t cv_writer, cv_idle, cv_capture;
-	struct batch *q[QUEUE_LEN];
-	size_t q_head, q_len;
+	void *q_slot[QUEUE_LEN + 1]; /* room for every batch there is (free_b) */
+	struct ring q;		     /* batches for the writer, on q_slot */
 	struct batch *free_b[QUEUE_LEN + 1];
 	size_t n_free;
 	bool writing, stop_writer, stop_capture;

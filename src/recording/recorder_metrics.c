@@ -38,7 +38,7 @@ void recorder_render(struct strbuf *sb, void *arg)
 
 	recorder_get_counters(r, &c);
 	pthread_mutex_lock(&r->mu);
-	qlen = r->q_len;
+	qlen = ring_len(&r->q);
 	pthread_mutex_unlock(&r->mu);
 	counter1(sb, "rocewatch_recorder_polls_total", "counter",
 		 "Polls committed to the flight recorder database.", c.polls);

@@ -471,7 +471,7 @@ void *recorder_writer_main(void *arg)
 		struct batch *b;
 		bool more;
 
-		while (!r->q_len && !r->stop_writer && !r->maint_more) {
+		while (!ring_len(&r->q) && !r->stop_writer && !r->maint_more) {
 			struct timespec ts;
 
 			clock_gettime(CLOCK_REALTIME, &ts);
@@ -480,15 +480,12 @@ void *recorder_writer_main(void *arg)
 			if (mono_ns() >= r->next_age_check)
 				break;
 		}
-		if (!r->q_len && r->stop_writer)
+		if (!ring_len(&r->q) && r->stop_writer)
 			break;
 		b = NULL;
-		if (r->q_len) {
-			b = r->q[r->q_head];
-			r->q_head = (r->q_head + 1) % QUEUE_LEN;
-			r->q_len--;
+		b = ring_pop(&r->q);
+		if (b)
 			r->writing = true;
-		}
 		pthread_mutex_unlock(&r->mu);
 		if (b)
 			write_batch(r, b);
@@ -501,7 +498,7 @@ void *recorder_writer_main(void *arg)
 			r->writing = false;
 		}
 		r->maint_more = more;
-		if (!r->q_len && !r->writing)
+		if (!ring_len(&r->q) && !r->writing)
 			pthread_cond_broadcast(&r->cv_idle);
 		pthread_cond_broadcast(&r->cv_capture);
 	}
