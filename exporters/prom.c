@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "build_info.h"
+#include "fleet_digest.h"
 #include "process.h"
 #include "prom.h"
 #include "config.h"
@@ -703,10 +704,33 @@ static void render_self(struct strbuf *sb, const struct prom_input *in)
 			    (double)st->start_ns / 1e9);
 }
 
+/*
+ * The node's fleet digest (fleet_digest.h): one series, for fleet check to
+ * find the nodes alike on the engine without selecting all their series.
+ */
+static void render_digest(struct strbuf *sb, const struct node_model *m)
+{
+	char digest[FLEET_DIGEST_HEX + 1];
+	int first = 1;
+
+	if (fleet_digest(m, digest)) {
+		sb->oom = true;
+		return;
+	}
+	prom_family(sb, FLEET_DIGEST_METRIC, "gauge",
+		    "Digest of the configuration facts fleet rules compare (schema: which facts); "
+		    "value is always 1.");
+	prom_sample_begin(sb, FLEET_DIGEST_METRIC);
+	prom_label(sb, &first, "schema", fleet_digest_schema());
+	prom_label(sb, &first, "digest", digest);
+	prom_sample_end_u64(sb, first, 1);
+}
+
 int prom_render(struct prom_renderer *pr, struct strbuf *out, const struct prom_input *in)
 {
 	sb_reset(out);
 	render_fields(out, in->m);
+	render_digest(out, in->m);
 	render_cset(pr, out, in->m, OBJ_RDMA_PORT, CSET_HW, NULL);
 	render_cset(pr, out, in->m, OBJ_RDMA_PORT, CSET_PORT, NULL);
 	if (in->ethtool_include)

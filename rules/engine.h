@@ -447,9 +447,10 @@ struct fleet_node {
 
 /* A unit: one object of the rule's `each` kind on one node. */
 struct fleet_unit {
-	size_t node;		       /* index into the nodes given to rules_evaluate_fleet */
-	char object[FLEET_OBJECT_MAX]; /* "" (node), "eth2", "mlx5_0/1" */
-	unsigned int seq;	       /* order among the node's objects of the rule's kind */
+	size_t node; /* index into the nodes given to rules_evaluate_fleet */
+	/* "" (node), "eth2", "mlx5_0/1": the engine's, while its results live */
+	const char *object;
+	unsigned int seq; /* order among the node's objects of the rule's kind */
 };
 
 struct fleet_unknown {
@@ -535,6 +536,11 @@ void rules_fleet_tell(struct rules_engine *e, size_t k);
 int rules_fleet_add_counted(struct rules_engine *e, size_t k, const char *key, size_t first_node,
 			    const struct node_model *m, const struct object *o, size_t units,
 			    size_t nodes);
+/*
+ * Does fleet rule k see only netdevs an RDMA port is bound to (or no netdev
+ * at all)?  Its guard is `rdma`, or `rdma && ...`.
+ */
+bool rules_fleet_rdma_netdevs(const struct rules_engine *e, size_t k);
 /* Set used[id] for every field fleet rule k reads (its guard, value and expression). */
 void rules_fleet_fields(const struct rules_engine *e, size_t k, bool used[F__COUNT]);
 /* n nodes answered whose units all went to told rules (no model added for them). */

@@ -77,6 +77,32 @@ void rx_fleet_free(struct rules_engine *e)
 	free(e->fres);
 	e->fres = NULL;
 	e->n_fres = 0;
+	for (size_t i = 0; i < e->n_fleet_objs; i++)
+		free(e->fleet_objs[i]);
+	free(e->fleet_objs);
+	e->fleet_objs = NULL;
+	e->n_fleet_objs = e->cap_fleet_objs = 0;
+	strmap_free(&e->fleet_obj_index);
+}
+
+/* The engine's one copy of an object name (a unit points to it), or NULL out of memory. */
+static const char *obj_name(struct rules_engine *e, const char *name)
+{
+	int64_t i = strmap_get(&e->fleet_obj_index, name);
+	char *c;
+
+	if (i >= 0)
+		return e->fleet_objs[i];
+	if (array_grow(&e->fleet_objs, &e->cap_fleet_objs, e->n_fleet_objs, sizeof(*e->fleet_objs),
+		       16))
+		return NULL;
+	c = strdup(name);
+	if (!c || strmap_put(&e->fleet_obj_index, c, (int64_t)e->n_fleet_objs)) {
+		free(c);
+		return NULL;
+	}
+	e->fleet_objs[e->n_fleet_objs++] = c;
+	return c;
 }
 
 static void rep_free(struct gval *gv)
@@ -221,7 +247,7 @@ static int add_unknown(struct group *g, size_t node, unsigned int seq, const cha
 	u = &g->unknown[g->n_unknown++];
 	u->u.node = node;
 	u->u.seq = seq;
-	strlcpy0(u->u.object, obj, sizeof(u->u.object));
+	u->u.object = obj;
 	strlcpy0(u->reason, reason, sizeof(u->reason));
 	u->unsupported = v->st == V_ABSENT && v->why == ABS_UNSUPPORTED;
 	count_unit(g, node);
@@ -279,7 +305,7 @@ static int add_value(struct group *g, size_t node, unsigned int seq, const char 
 	u = &gv->fv.units[gv->fv.n_units++];
 	u->node = node;
 	u->seq = seq;
-	strlcpy0(u->object, obj, sizeof(u->object));
+	u->object = obj;
 	if (node != gv->last_node) {
 		gv->last_node = node;
 		gv->fv.n_nodes++;
@@ -298,7 +324,8 @@ static const char *rail_of(const struct object *o)
 }
 
 /* Every unit of rule r on node ni (which answered), into its group. */
-static int gather_node(struct fleet_acc *fa, size_t ni, const struct fleet_node *fn, int64_t t)
+static int gather_node(struct rules_engine *e, struct fleet_acc *fa, size_t ni,
+		       const struct fleet_node *fn)
 {
 	const struct rrule *r = fa->r;
 	const struct node_model *m = fn->m;
@@ -313,9 +340,10 @@ static int gather_node(struct fleet_acc *fa, size_t ni, const struct fleet_node 
 	for (size_t oi = 0; oi < nobj; oi++) {
 		const struct object *o = objs ? objs[oi] : node_obj;
 		struct ectx cx = {
-			.m = m, .obj = o, .st = &fa->st, .t = t, .outcome = fn->outcome
+			.m = m, .obj = o, .st = &fa->st, .t = e->fleet_t, .outcome = fn->outcome
 		};
-		char obj[FLEET_OBJECT_MAX], key[RW_NAME_MAX + 8] = "", why[RULE_REASON_MAX];
+		char name[FLEET_OBJECT_MAX], key[RW_NAME_MAX + 8] = "", why[RULE_REASON_MAX];
+		const char *obj;
 		struct tbuf tb = { why, 0, sizeof(why) };
 		unsigned int seq = (unsigned int)oi;
 		struct group *g;
@@ -326,7 +354,10 @@ static int gather_node(struct fleet_acc *fa, size_t ni, const struct fleet_node 
 			v = rx_eval(r->when, &cx);
 		if (v.st == V_OK && !v.v.b)
 			continue; /* not a unit of this rule */
-		unit_name(o, obj, sizeof(obj));
+		unit_name(o, name, sizeof(name));
+		obj = obj_name(e, name);
+		if (!obj)
+			return -ENOMEM;
 		/*
 		 * Like with like: without `by`, the same position on every node
 		 * (four identical nodes with the same unused second port agree)
@@ -610,7 +641,7 @@ int rules_fleet_add(struct rules_engine *e, size_t node, const struct fleet_node
 		return 0;
 	e->fleet_added++;
 	for (size_t i = 0; i < e->n_facc; i++)
-		if (!e->facc[i].told && gather_node(&e->facc[i], node, fn, e->fleet_t))
+		if (!e->facc[i].told && gather_node(e, &e->facc[i], node, fn))
 			return -ENOMEM;
 	return 0;
 }
@@ -692,6 +723,23 @@ void rules_fleet_shape(const struct rules_engine *e, size_t k, struct fleet_rule
 		s->countable = guard_term(w->u.bin.a, kind, s) && guard_term(w->u.bin.b, kind, s);
 	else
 		s->countable = !w || guard_term(w, kind, s);
+}
+
+/* Is x, or one term of its top-level conjunction, the netdev's own `rdma`? */
+static bool needs_rdma(const struct expr *x)
+{
+	if (!x)
+		return false;
+	if (x->kind == N_BINARY && x->u.bin.op == TK_AND)
+		return needs_rdma(x->u.bin.a) || needs_rdma(x->u.bin.b);
+	return x->kind == N_FIELD && x->u.field.hop == HOP_SELF && x->u.field.id == F_NETDEV_RDMA;
+}
+
+bool rules_fleet_rdma_netdevs(const struct rules_engine *e, size_t k)
+{
+	const struct rrule *r = fleet_rule(e, k);
+
+	return r && (r->info.scope != OBJ_NETDEV || needs_rdma(r->when));
 }
 
 static void expr_fields(const struct expr *x, bool used[F__COUNT])

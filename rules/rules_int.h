@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "engine.h"
+#include "strmap.h"
 
 /* ---- memory: everything parsed lives in one arena, freed with the engine ---- */
 
@@ -573,6 +574,13 @@ struct rules_engine {
 	struct fleet_acc *facc;
 	size_t n_facc, cap_fres, fleet_added;
 	int64_t fleet_t;
+	/*
+	 * the units' object names, each once ("mlx5_0/1" is on every node: a
+	 * unit points here), while the results live
+	 */
+	struct strmap fleet_obj_index;
+	char **fleet_objs;
+	size_t n_fleet_objs, cap_fleet_objs;
 };
 
 void rx_fleet_free(struct rules_engine *e);

@@ -43,6 +43,8 @@ struct fleet_node_result {
 	char text[RULE_SUMMARY_MAX]; /* summary (fail) or reason (unknown) */
 };
 
+struct fleet_share;
+
 struct fleet_member {
 	char *name;
 	enum fleet_source src;
@@ -71,6 +73,13 @@ struct fleet_member {
 	 * ("mlx5_0:1=3")
 	 */
 	char *job_hca, *job_rails, *job_gids;
+	/*
+	 * --job on the engine: the group of nodes alike by their fleet digest
+	 * it is in (1 + index into fleet_run.share, 0 none); share_rep: the one
+	 * fetched for them; gathered: asked of Prometheus already
+	 */
+	size_t share;
+	bool share_rep, gathered;
 };
 
 struct fleet_run {
@@ -98,6 +107,12 @@ struct fleet_run {
 	 */
 	bool engine;
 	size_t told, untold;
+	/*
+	 * nodes alike by their fleet digest: one fetched stands for the others
+	 * (shared of them, in shared_groups groups)
+	 */
+	struct fleet_share *share;
+	size_t n_share, shared, shared_groups;
 	int64_t started_ns, gathered_ns;
 	enum rules_status status;
 	bool node_unknown; /* some node did not answer */

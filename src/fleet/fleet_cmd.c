@@ -25,6 +25,7 @@
 #include "fleet.h"
 #include "term.h"
 #include "fleet_prom.h"
+#include "fleet_share.h"
 #include "client_opts.h"
 #include "hostlist.h"
 #include "nccl.h"
@@ -522,7 +523,13 @@ static void take_round(struct fleet_run *fr, struct fleet_prom_node *pn, size_t 
 			rp->repeats += pn[k].repeats;
 			free(nm->where);
 			nm->where = strdup(pn[k].instance);
-			consume(fr, nm, pn[k].m);
+			if (nm->share && nm->share_rep) {
+				/* its group's: kept until the others have been through the rules */
+				fleet_consume_keep(fr, nm, pn[k].m);
+				fleet_share_keep(fr, nm, pn[k].m);
+			} else {
+				consume(fr, nm, pn[k].m);
+			}
 			pn[k].m = NULL;
 		} else if (fr->engine && pn[k].scraped) {
 			/*
@@ -572,6 +579,22 @@ static void prom_rounds(struct fleet_run *fr, const struct client_opts *co,
 	}
 }
 
+static size_t prometheus_nodes(const struct fleet_run *fr)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < fr->n; i++)
+		n += fr->nodes[i].src == FSRC_PROMETHEUS;
+	return n;
+}
+
+/* A node still to ask Prometheus for: not yet asked, and not one a group's representative stands
+ * for. */
+static bool to_gather(const struct fleet_member *nm)
+{
+	return nm->src == FSRC_PROMETHEUS && !nm->gathered && (!nm->share || nm->share_rep);
+}
+
 static int gather_prometheus(struct fleet_run *fr, const struct client_opts *co,
 			     const bool *fields_override)
 {
@@ -588,7 +611,7 @@ static int gather_prometheus(struct fleet_run *fr, const struct client_opts *co,
 	int r = 0;
 
 	for (size_t i = 0; i < fr->n; i++)
-		total += fr->nodes[i].src == FSRC_PROMETHEUS;
+		total += to_gather(&fr->nodes[i]);
 	if (!total)
 		return 0;
 	pn = calloc(total < PROM_CHUNK ? total : PROM_CHUNK, sizeof(*pn));
@@ -604,9 +627,10 @@ static int gather_prometheus(struct fleet_run *fr, const struct client_opts *co,
 	}
 	total = 0;
 	for (size_t i = 0; i < fr->n; i++)
-		if (fr->nodes[i].src == FSRC_PROMETHEUS) {
+		if (to_gather(&fr->nodes[i])) {
 			names[total] = fr->nodes[i].name;
 			idx[total++] = i;
+			fr->nodes[i].gathered = true;
 		}
 	if (fields_override)
 		memcpy(used, fields_override, sizeof(used));
@@ -624,7 +648,8 @@ static int gather_prometheus(struct fleet_run *fr, const struct client_opts *co,
 	else
 		r = fleet_prom_instances_get(fr->prometheus, ho, names, total, &known, err,
 					     sizeof(err));
-	if (!r && po.job && total > PROM_CHUNK)
+	/* the join selects every node of the job: not for a few of them (fleet_share.c) */
+	if (!r && po.job && (total > PROM_CHUNK || total < prometheus_nodes(fr)))
 		po.job = NULL;
 	if (!r)
 		r = fleet_prom_costs(known, names, total, cost);
@@ -658,6 +683,11 @@ static int gather_prometheus(struct fleet_run *fr, const struct client_opts *co,
 	free(cost);
 	fleet_prom_instances_free(known);
 	return fr->oom ? -ENOMEM : 0;
+}
+
+int fleet_gather_prometheus(struct fleet_run *fr, const struct client_opts *co, const bool *used)
+{
+	return gather_prometheus(fr, co, used);
 }
 
 /* ---- fleet rules compared on the engine (--job) ---- */
@@ -998,7 +1028,7 @@ static int keep_job(struct fleet_member *nm, const struct nccl_env *job, const s
  * what the report needs is kept in the member, and the model (taken over)
  * is freed.
  */
-static int consume(struct fleet_run *fr, struct fleet_member *nm, struct node_model *m)
+int fleet_consume_keep(struct fleet_run *fr, struct fleet_member *nm, struct node_model *m)
 {
 	struct fleet_node fn;
 	int r = 0;
@@ -1022,6 +1052,13 @@ static int consume(struct fleet_run *fr, struct fleet_member *nm, struct node_mo
 	if (r)
 		fr->oom = true;
 	pthread_mutex_unlock(&engine_lock);
+	return r;
+}
+
+static int consume(struct fleet_run *fr, struct fleet_member *nm, struct node_model *m)
+{
+	int r = fleet_consume_keep(fr, nm, m);
+
 	model_free(m);
 	free(m);
 	return r;
@@ -1077,6 +1114,7 @@ static void run_free(struct fleet_run *fr)
 	}
 	free(fr->nodes);
 	free(fr->fnodes);
+	fleet_share_free(fr);
 	snapshot_keep_free(fr->keep);
 	rules_free(fr->e);
 }
@@ -1393,11 +1431,12 @@ static int choose_compare(struct fleet_args *a)
 {
 	struct fleet_run *fr = &a->fr;
 	/*
-	 * client unless asked: counting on one engine costs it more than the
-	 * client's fetch (every metric selected again, and the kinds' totals:
-	 * docs/fleet.md, "Comparing on the engine"); it ships only counts
+	 * engine with --job unless asked otherwise: the nodes' fleet digests
+	 * tell the ones alike, each kind fetched once (fleet_share.c); without
+	 * digests (an older serve), the rules the engine can count are counted
+	 * there (docs/fleet.md, "Comparing on the engine")
 	 */
-	bool engine = a->compare && !strcmp(a->compare, "engine");
+	bool engine = a->compare ? !strcmp(a->compare, "engine") : a->client.po.job != NULL;
 
 	if (!a->client.po.job || !engine) {
 		if (engine) {
@@ -1458,10 +1497,14 @@ static int fleet_check_run(struct fleet_run *fr, const struct client_opts *co)
 	if (r || fr->oom)
 		goto nomem;
 	if (fr->engine) {
-		bool left[F__COUNT], fetch = false;
+		bool left[F__COUNT], fetch = false, done = false;
 
-		if (compare_on_engine(fr, co, left, &fetch) ||
-		    (fetch ? gather_prometheus(fr, co, left) : engine_answered(fr, co)) == -ENOMEM)
+		/* nodes alike fetched once; else the rules the engine can count, counted there */
+		if (fleet_share_run(fr, co, used, &done))
+			goto nomem;
+		if (!done && (compare_on_engine(fr, co, left, &fetch) ||
+			      (fetch ? gather_prometheus(fr, co, left) : engine_answered(fr, co)) ==
+				  -ENOMEM))
 			goto nomem;
 	} else if (gather_prometheus(fr, co, NULL) == -ENOMEM) {
 		goto nomem;

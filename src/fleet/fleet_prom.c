@@ -30,6 +30,7 @@
 #include <jansson.h>
 
 #include "bounded.h"
+#include "fleet_digest.h"
 #include "fleet_prom.h"
 #include "fleet_int.h"
 #include "strbuf.h"
@@ -2697,53 +2698,94 @@ static void json_text(const json_t *j, char *buf, size_t n)
 	fleet_printable(json_is_string(j) ? json_string_value(j) : "", buf, n);
 }
 
-int fleet_prom_job_nodes(const char *base_url, const struct client_http_opts *o, const char *job,
-			 bool down, struct fleet_prom_instances **out, char *err, size_t errlen)
+/*
+ * One instant query's answer: 0 with *root (to json_decref) and *res its
+ * result array; -EIO with err saying why (no answer, an error, not a success
+ * vector: what names the question), -ENOMEM.
+ */
+static int query_result(const char *base_url, const struct client_http_opts *o, const char *query,
+			const char *what, json_t **root, json_t **res, char *err, size_t errlen)
 {
-	struct strbuf url = { 0 }, q = { 0 }, body = { 0 };
+	struct strbuf url = { 0 }, body = { 0 };
 	struct client_req r = { 0 };
-	const char **v = NULL;
-	json_t *root = NULL, *res, *w;
 	json_error_t je;
-	size_t n = 0;
-	char pj[80];
 	int ret;
 
-	*out = NULL;
-	err[0] = '\0';
+	*root = *res = NULL;
 	sb_puts(&url, base_url);
 	while (url.len && url.buf[url.len - 1] == '/')
 		url.buf[--url.len] = '\0';
 	sb_puts(&url, "/api/v1/query");
-	if (down)
-		sb_puts(&q, "up == 0 and on (instance) ");
-	fleet_job_join(&q, job);
 	sb_puts(&body, "query=");
-	if (q.buf)
-		fleet_url_encode(&body, q.buf);
-	if (url.oom || q.oom || body.oom) {
+	fleet_url_encode(&body, query);
+	if (url.oom || body.oom) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	fleet_printable(job, pj, sizeof(pj));
 	r.url = url.buf;
 	r.post = body.buf;
 	ret = client_http_run(&r, 1, o, NULL, NULL);
 	if (ret || r.err) {
-		snprintf(err, errlen, "Prometheus %s: the nodes of job %s (%s): %s", base_url, pj,
-			 q.buf, ret ? strerror(-ret) : r.errmsg);
+		snprintf(err, errlen, "Prometheus %s: %s (%s): %s", base_url, what, query,
+			 ret ? strerror(-ret) : r.errmsg);
 		ret = ret == -ENOMEM ? ret : -EIO;
 		goto out;
 	}
-	root = json_loadb(r.body, r.len, 0, &je);
-	res = json_object_get(json_object_get(root, "data"), "result");
-	if (!root || !json_is_array(res) || !json_is_string(json_object_get(root, "status")) ||
-	    strcmp(json_string_value(json_object_get(root, "status")), "success")) {
-		snprintf(err, errlen, "Prometheus %s: the nodes of job %s: %s", base_url, pj,
-			 !root ? je.text : "not a success vector");
+	*root = json_loadb(r.body, r.len, 0, &je);
+	*res = json_object_get(json_object_get(*root, "data"), "result");
+	if (!*root || !json_is_array(*res) || !json_is_string(json_object_get(*root, "status")) ||
+	    strcmp(json_string_value(json_object_get(*root, "status")), "success")) {
+		snprintf(err, errlen, "Prometheus %s: %s: %s", base_url, what,
+			 !*root ? je.text : "not a success vector");
+		json_decref(*root);
+		*root = *res = NULL;
 		ret = -EIO;
+	}
+out:
+	client_req_free(&r);
+	sb_free(&url);
+	sb_free(&body);
+	return ret;
+}
+
+/* The engine's first warning, or isPartial, printable into buf ("" when whole). */
+static void answer_warning(json_t *root, char *buf, size_t n)
+{
+	json_t *w = json_object_get(root, "warnings");
+
+	buf[0] = '\0';
+	if (json_is_array(w) && json_array_size(w))
+		json_text(json_array_get(w, 0), buf, n);
+	else if (json_is_true(json_object_get(root, "isPartial")))
+		snprintf(buf, n, "isPartial: true (a storage node did not answer)");
+	if (json_is_array(w) && json_array_size(w) && !buf[0])
+		snprintf(buf, n, "a warning");
+}
+
+int fleet_prom_job_nodes(const char *base_url, const struct client_http_opts *o, const char *job,
+			 bool down, struct fleet_prom_instances **out, char *err, size_t errlen)
+{
+	struct strbuf q = { 0 };
+	const char **v = NULL;
+	json_t *root = NULL, *res;
+	size_t n = 0;
+	char pj[80], what[128];
+	int ret;
+
+	*out = NULL;
+	err[0] = '\0';
+	if (down)
+		sb_puts(&q, "up == 0 and on (instance) ");
+	fleet_job_join(&q, job);
+	if (q.oom) {
+		ret = -ENOMEM;
 		goto out;
 	}
+	fleet_printable(job, pj, sizeof(pj));
+	snprintf(what, sizeof(what), "the nodes of job %s", pj);
+	ret = query_result(base_url, o, q.buf, what, &root, &res, err, errlen);
+	if (ret)
+		goto out;
 	v = calloc(json_array_size(res) ? json_array_size(res) : 1, sizeof(*v));
 	if (!v) {
 		ret = -ENOMEM;
@@ -2760,14 +2802,7 @@ int fleet_prom_job_nodes(const char *base_url, const struct client_http_opts *o,
 	if (ret)
 		goto out;
 	/* a shard down: the job may have more nodes than the answer names */
-	w = json_object_get(root, "warnings");
-	if (json_is_array(w) && json_array_size(w))
-		json_text(json_array_get(w, 0), (*out)->warning, sizeof((*out)->warning));
-	else if (json_is_true(json_object_get(root, "isPartial")))
-		snprintf((*out)->warning, sizeof((*out)->warning),
-			 "isPartial: true (a storage node did not answer)");
-	if (json_is_array(w) && json_array_size(w) && !(*out)->warning[0])
-		snprintf((*out)->warning, sizeof((*out)->warning), "a warning");
+	answer_warning(root, (*out)->warning, sizeof((*out)->warning));
 	if (!n && !down)
 		snprintf(err, errlen,
 			 "Prometheus %s: no node runs job %s: no roce_job_info{job_id=\"%s\"} "
@@ -2777,10 +2812,70 @@ int fleet_prom_job_nodes(const char *base_url, const struct client_http_opts *o,
 out:
 	json_decref(root);
 	free(v);
-	client_req_free(&r);
-	sb_free(&url);
 	sb_free(&q);
-	sb_free(&body);
+	return ret;
+}
+
+int fleet_prom_digests(const char *base_url, const struct client_http_opts *o, const char *job,
+		       struct fleet_prom_digest **out, size_t *n_out, char *err, size_t errlen)
+{
+	struct strbuf q = { 0 };
+	json_t *root = NULL, *res;
+	struct fleet_prom_digest *d = NULL;
+	char warn[256];
+	size_t n = 0;
+	int ret;
+
+	*out = NULL;
+	*n_out = 0;
+	err[0] = '\0';
+	/* each node's digest once (HA replicas, two scrape jobs), of the job's nodes but the down
+	 */
+	sb_printf(&q, "group by (instance, digest) (%s{schema=\"%s\"} and on (instance) ",
+		  FLEET_DIGEST_METRIC, fleet_digest_schema());
+	fleet_job_join(&q, job);
+	sb_puts(&q, " unless on (instance) (up == 0))");
+	if (q.oom) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret =
+	    query_result(base_url, o, q.buf, "the nodes' fleet digests", &root, &res, err, errlen);
+	if (ret)
+		goto out;
+	answer_warning(root, warn, sizeof(warn));
+	if (warn[0]) {
+		/* a node behind a shard that is down is not told from one without a digest */
+		snprintf(err, errlen,
+			 "Prometheus %s: the nodes' fleet digests: a partial answer (%s)", base_url,
+			 warn);
+		ret = -EIO;
+		goto out;
+	}
+	d = calloc(json_array_size(res) ? json_array_size(res) : 1, sizeof(*d));
+	if (!d) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < json_array_size(res); i++) {
+		json_t *m = json_object_get(json_array_get(res, i), "metric");
+		const char *inst = json_string_value(json_object_get(m, "instance")),
+			   *dg = json_string_value(json_object_get(m, "digest"));
+
+		if (!inst || !*inst || strlen(inst) >= sizeof(d[n].instance) || !dg ||
+		    strlen(dg) != FLEET_DIGEST_HEX)
+			continue; /* no node of ours: its series stay the client's to fetch */
+		strlcpy0(d[n].instance, inst, sizeof(d[n].instance));
+		strlcpy0(d[n].digest, dg, sizeof(d[n].digest));
+		n++;
+	}
+	*out = d;
+	*n_out = n;
+	d = NULL;
+out:
+	free(d);
+	json_decref(root);
+	sb_free(&q);
 	return ret;
 }
 

@@ -95,6 +95,19 @@ void fleet_prom_instances_free(struct fleet_prom_instances *in);
  */
 int fleet_prom_job_nodes(const char *base_url, const struct client_http_opts *o, const char *job,
 			 bool down, struct fleet_prom_instances **out, char *err, size_t errlen);
+/*
+ * The fleet digest (roce_fleet_digest_info, of this rocewatch's schema) of
+ * each node running job but those whose target is down: *out (free()) of
+ * *n_out instance and digest pairs; a node of two digests (HA replicas that
+ * disagree) is there twice, one without is not there.  0, or -EIO with err
+ * saying why (no answer, a partial one), -ENOMEM.
+ */
+struct fleet_prom_digest {
+	char instance[128];
+	char digest[17];
+};
+int fleet_prom_digests(const char *base_url, const struct client_http_opts *o, const char *job,
+		       struct fleet_prom_digest **out, size_t *n_out, char *err, size_t errlen);
 /* Exactly these instances (--job: the ones roce_job_info names): 0 or -ENOMEM. */
 int fleet_prom_instances_from(const char *const *v, size_t n, struct fleet_prom_instances **out);
 

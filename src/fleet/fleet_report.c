@@ -524,8 +524,10 @@ int fleet_report_json(const struct fleet_run *fr)
 		json_object_set_new(root, "job", job_json(fr));
 	if (fr->engine)
 		json_object_set_new(root, "compare",
-				    json_pack("{s:I,s:I}", "engine", (json_int_t)fr->told, "client",
-					      (json_int_t)fr->untold));
+				    json_pack("{s:I,s:I,s:I,s:I}", "engine", (json_int_t)fr->told,
+					      "client", (json_int_t)fr->untold, "digest_groups",
+					      (json_int_t)fr->shared_groups, "digest_nodes",
+					      (json_int_t)(fr->shared + fr->shared_groups)));
 	json_object_set_new(root, "results", results);
 	r = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(root);

@@ -39,6 +39,9 @@ import bench_fleet_prom as bfp  # noqa: E402
 
 SNAP = os.path.join(HERE, "..", "fixtures", "snapshots", "rules", "good-8nic.json")
 SERIES = os.path.join(HERE, "..", "e2e", "fleet-series.py")
+# each node's digest of the facts fleet rules compare (src/core/fleet_digest.h): the engine
+# path asks for it first
+FLEET_DIGEST = "roce_fleet_digest_info"
 
 
 def keep_metrics(expo_path, metrics, out):
@@ -163,7 +166,9 @@ def bench(binary, label, url, base, kind, pid, runs, nodes):
             print("%-22s %-7s %7.2fs %7.2fs %6d MiB %10.2fs %9.2fs  %s (exit %d%s)"
                   % (label, mode, x["wall"], x["cpu"], x["rss"], x["eng_s"], x["eng_cpu"],
                      d["status"], x["exit"],
-                     ", %d rules counted on the engine, %d here" % (c["engine"], c["client"])
+                     (", %d nodes alike in %d digest groups" % (c["digest_nodes"], c["digest_groups"])
+                      if c.get("digest_groups") else
+                      ", %d rules counted on the engine, %d here" % (c["engine"], c["client"]))
                      if c else ""), flush=True)
             v = verdict(d)
             if mode in seen and seen[mode] != v:
@@ -193,7 +198,7 @@ def main():
         metrics, _ = bfp.queried_metrics(a.binary)
         # the per-element DSCP maps and PFC sets only an older rocewatch needs asked
         # (fleet check asks for them only of nodes without the compact series)
-        metrics = (set(metrics) - {"roce_dscp_priority", "roce_pfc_enabled"}) | {"roce_job_info"}
+        metrics = (set(metrics) - {"roce_dscp_priority", "roce_pfc_enabled"}) | {"roce_job_info", FLEET_DIGEST}
         om, pt, per_node, gen = fleet(a.binary, tmp, a.nodes, metrics)
         print("fleet check --job on engines: %d nodes, %d series a node, generated in %.1f s, "
               "%d CPUs" % (a.nodes, per_node, gen, os.cpu_count()), flush=True)

@@ -6,9 +6,10 @@
 # 1500 on eth2, node 12's mlx5_1 trained at 200 Gb/s, node 20's target down), job 77 on
 # nodes 31-40 (node 35 with PFC on priority 4), job 555 on nodes 1-6 (good).  For each job
 # and engine: `fleet check --job` finds exactly the job's nodes, and the fleet rules
-# compared on the engine (counts only) reach the verdict the client-side comparison
-# (every series fetched) reaches, rule by rule; the job's NCCL settings judged through
-# the engine too.  VictoriaMetrics is asked under its /prometheus prefix.
+# compared on the engine reach the verdict the client-side comparison (every series
+# fetched) reaches, rule by rule: nodes alike by their fleet digest fetched once (jobs
+# 4242, 555), or, for job 77's nodes exported as an older serve does (no digest), the
+# rules counted on the engine; the job's NCCL settings judged through the engine too.  VictoriaMetrics is asked under its /prometheus prefix.
 . "$(dirname "$0")/../lib.sh"
 need_cmd prometheus "apt-get install prometheus"
 need_cmd promtool "apt-get install prometheus"
@@ -41,9 +42,14 @@ for v in good mtu rate pfc; do
 	wait "$pid" 2>/dev/null || true
 	expos="$expos\"$v\": \"$TMPD/$v.prom\","
 done
+# job 77's other nodes as an older serve exports them: no fleet digest, so the engine counts
+grep -v '^roce_fleet_digest_info' "$TMPD/good.prom" >"$TMPD/old.prom"
+grep -q '^roce_fleet_digest_info{schema=' "$TMPD/good.prom" || die "serve exports no roce_fleet_digest_info"
+expos="$expos\"old\": \"$TMPD/old.prom\","
+old='"31": "old", "32": "old", "33": "old", "34": "old", "36": "old", "37": "old", "38": "old", "39": "old", "40": "old"'
 cat >"$TMPD/plan.json" <<JSON
 {"expositions": {${expos%,}}, "nodes": 40, "instance": "node%05d:9479",
- "variant": {"7": "mtu", "12": "rate", "35": "pfc"}, "down": [20],
+ "variant": {"7": "mtu", "12": "rate", "35": "pfc", $old}, "down": [20],
  "jobs": {"4242": [1, 30], "77": [31, 40], "555": [1, 6]}, "ts": $(($(date +%s) - 60))}
 JSON
 python3 "$SOURCE_DIR/tests/e2e/fleet-series.py" "$TMPD/plan.json" "$TMPD/fleet.om" "$TMPD/fleet.prom"
@@ -93,8 +99,8 @@ for r in d["results"]:
           sorted((u["node"], u["object"] or "", u["reason"]) for u in r["unknown"]), r["detail"])
 PY
 }
-compared() { # NAME: how many fleet rules the engine counted
-	python3 -c "import json; print(json.load(open('$TMPD/$1.json')).get('compare', {}).get('engine', 0))"
+compared() { # NAME [KEY]: how many fleet rules the engine counted (or compare.KEY)
+	python3 -c "import json; print(json.load(open('$TMPD/$1.json')).get('compare', {}).get('${2:-engine}', 0))"
 }
 for e in prom vm; do
 	url=$prom
@@ -103,7 +109,7 @@ for e in prom vm; do
 		run "$e-$job-engine" --prometheus "$url" --job "$job" --prometheus.compare engine
 		run "$e-$job-client" --prometheus "$url" --job "$job" --prometheus.compare client
 		echo "$e job $job: $(python3 -c "import json; print(json.load(open('$TMPD/$e-$job-engine.json')).get('compare'))") $(cat "$TMPD/$e-$job-engine.err")" >&2
-		check "$e job $job: counted on the engine, the verdict the client reaches, rule by rule" \
+		check "$e job $job: compared on the engine, the verdict the client reaches, rule by rule" \
 			diff -u <(verdict "$e-$job-client") <(verdict "$e-$job-engine")
 	done
 	check "$e: job 4242: exactly its 30 nodes, node 20 (down) UNKNOWN, the MTU and speed outliers CRITICAL (2)" python3 -c "
@@ -119,8 +125,15 @@ import json; d = json.load(open('$TMPD/$e-77-engine.json'))
 assert d['exit_code'] == 2 and d['counts']['nodes'] == 10 and d['counts']['answered'] == 10, d['counts']
 bad = sorted((r['rule'], o['node'], o['value']) for r in d['results'] if r['outcome'] == 'fail' for o in r['outliers'])
 assert bad == [('pfc_priorities', 'node00035:9479', '{4}')], bad"
-	check "$e: job 555 (good): OK (0), every countable rule counted on the engine" bash -c "
-		[ \$(cat '$TMPD/$e-555-engine.rc') -eq 0 ] && [ \$($(declare -f compared); TMPD='$TMPD'; compared $e-555-engine) -ge 15 ]"
+	check "$e: job 555 (good): OK (0), its 6 nodes alike by their digest, one fetched" bash -c "
+		[ \$(cat '$TMPD/$e-555-engine.rc') -eq 0 ] &&
+		[ \$($(declare -f compared); TMPD='$TMPD'; compared $e-555-engine digest_groups) -eq 1 ] &&
+		[ \$($(declare -f compared); TMPD='$TMPD'; compared $e-555-engine digest_nodes) -eq 6 ]"
+	check "$e: job 4242: the 27 good nodes up alike, the outliers fetched on their own" bash -c "
+		[ \$($(declare -f compared); TMPD='$TMPD'; compared $e-4242-engine digest_nodes) -eq 27 ]"
+	check "$e: job 77 (an older serve: no digest): every countable rule counted on the engine" bash -c "
+		[ \$($(declare -f compared); TMPD='$TMPD'; compared $e-77-engine digest_groups) -eq 0 ] &&
+		[ \$($(declare -f compared); TMPD='$TMPD'; compared $e-77-engine) -ge 15 ]"
 done
 printf 'NCCL_IB_HCA=mlx5_0,mlx5_1\nNCCL_IB_TC=106\n' >"$TMPD/job.env"
 for e in prom vm; do

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "engine.h"
+#include "fleet_digest.h"
 #include "fleet_prom.h"
 #include "hostlist.h"
 #include "model.h"
@@ -728,6 +729,83 @@ static void fleet_shipped_profile(void **state)
 	rules_spec_free(&spec);
 }
 
+/* Two RDMA netdevs and their ports, given a host name and an MTU for eth3 (digest cases). */
+static void digest_model(struct node_model *m, const char *host, int64_t mtu3, bool reversed)
+{
+	const char *nd[2] = { "eth2", "eth3" }, *dev[2] = { "mlx5_0", "mlx5_1" };
+
+	model_init(m);
+	strlcpy0(m->host, host, sizeof(m->host));
+	field_set_int(&m->node, F_NODE_RDMA_DEVICES, 2);
+	for (int k = 0; k < 2; k++) {
+		int i = reversed ? 1 - k : k;
+		struct object *n = model_add_netdev(m, nd[i]), *p = model_add_port(m, dev[i], 1);
+
+		field_set_bool(n, F_NETDEV_RDMA, true);
+		field_set_int(n, F_NETDEV_MTU, i ? mtu3 : 9000);
+		field_set_set(n, F_NETDEV_PFC_ENABLED, 1u << 3);
+		field_set_int(p, F_PORT_ACTIVE_MTU, 4096);
+		field_set_str(p, F_PORT_FW, "28.39.1002");
+		/* a GUID differs on every node: not covered */
+		field_set_str(p, F_PORT_NODE_GUID,
+			      i ? "b8ce:f603:00aa:0001" : "b8ce:f603:00aa:0000");
+	}
+}
+
+/*
+ * The fleet digest (src/core/fleet_digest.c): the same for nodes alike
+ * whatever their names, GUIDs, other netdevs or the order their model was
+ * built in; another for a covered fact that differs.  And the shipped fleet
+ * profile reads nothing the digest leaves out, and its netdev rules see RDMA
+ * netdevs only: else fleet check --job could not let one node stand for another.
+ */
+static void fleet_digest_alike(void **state)
+{
+	struct rules_spec spec = { 0 };
+	struct rules_diags dg = { 0 };
+	struct rules_engine *e = NULL;
+	struct node_model a, b;
+	char da[FLEET_DIGEST_HEX + 1], db[FLEET_DIGEST_HEX + 1];
+	bool used[F__COUNT];
+
+	(void)state;
+	digest_model(&a, "gpu001", 9000, false);
+	digest_model(&b, "gpu002", 9000, true);
+	field_set_str(model_port(&b, "mlx5_0", 1), F_PORT_NODE_GUID, "0c42:a103:0001:0000");
+	field_set_int(model_add_netdev(&b, "veth1a2b3c"), F_NETDEV_MTU, 1500);
+	assert_int_equal(fleet_digest(&a, da), 0);
+	assert_int_equal(fleet_digest(&b, db), 0);
+	assert_int_equal(strlen(da), FLEET_DIGEST_HEX);
+	assert_string_equal(da, db);
+	model_free(&b);
+	digest_model(&b, "gpu002", 1500, false);
+	assert_int_equal(fleet_digest(&b, db), 0);
+	assert_string_not_equal(da, db);
+	model_free(&b);
+	digest_model(&b, "gpu002", 9000, false);
+	field_set_str(model_port(&b, "mlx5_1", 1), F_PORT_FW, "28.40.1000");
+	assert_int_equal(fleet_digest(&b, db), 0);
+	assert_string_not_equal(da, db);
+	model_free(&a);
+	model_free(&b);
+	assert_int_equal(strlen(fleet_digest_schema()), FLEET_DIGEST_HEX);
+
+	assert_int_equal(rules_spec_add_profile(&spec, "fleet"), 0);
+	assert_int_equal(rules_load(&spec, &e, &dg), 0);
+	rules_fields_used(e, used);
+	for (int id = 0; id < F__COUNT; id++)
+		if (used[id] && fields[id].metric && fields[id].mtype != MT_NONE &&
+		    !fleet_digest_field(id))
+			fail_msg(
+			    "the fleet profile reads %s, which the fleet digest does not cover",
+			    fields[id].path);
+	for (size_t k = 0; k < rules_fleet_count(e); k++)
+		assert_true(rules_fleet_rdma_netdevs(e, k));
+	rules_free(e);
+	rules_diags_free(&dg);
+	rules_spec_free(&spec);
+}
+
 /* A body that is not a snapshot: the error names the node and the place. */
 static void snapshot_from_buffer(void **state)
 {
@@ -1397,6 +1475,7 @@ int main(void)
 		cmocka_unit_test(prometheus_sample_values),
 		cmocka_unit_test(prometheus_repeated_series),
 		cmocka_unit_test(prometheus_instance_list),
+		cmocka_unit_test(fleet_digest_alike),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
