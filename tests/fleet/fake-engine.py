@@ -17,6 +17,10 @@ VictoriaMetrics cluster's /select/0/prometheus):
                         (METRIC) and on (instance) group by (instance)
                             (roce_job_info{job_id="ID"})  the nodes of job ID
                         group by (instance) (roce_job_info{job_id="ID"})
+                        group by (instance, digest) (roce_fleet_digest_info{schema="S"}
+                            and on (instance) group by (instance) (roce_job_info{job_id="ID"})
+                            unless on (instance) (up == 0))   with --digests: each job
+                                                  node's digest (the exposition's, on all)
   anything else: an empty vector.
 
 --job ID:N        the first N nodes run job ID (roce_job_info{job_id="ID"} = 1)
@@ -25,6 +29,9 @@ VictoriaMetrics cluster's /select/0/prometheus):
                   Thanos, Mimir), or with --is-partial "isPartial": true (VictoriaMetrics)
 --replica LABEL   every series twice, LABEL="a" and LABEL="b" (an HA pair nothing
                   deduplicates); --replica-diff NODE: that node's MTU is 1500 in replica b
+--digests         answer the fleet digest query (else: no node has a digest, as with an
+                  older serve); --digest-lie NODE: that node's RDMA netdevs are at MTU 1500
+                  but its digest is the others' (a relabelled series, a forged digest)
 --max-query B     a query longer than B bytes is refused as VictoriaMetrics refuses it
                   (-search.maxQueryLen: HTTP 422, "too long query")
 --require H       every request must carry header H, else 401 (a tenant, a bearer token)
@@ -53,6 +60,8 @@ ap.add_argument("--is-partial", action="store_true")
 ap.add_argument("--replica", default=None)
 ap.add_argument("--replica-diff", type=int, default=None)
 ap.add_argument("--max-query", type=int, default=None)
+ap.add_argument("--digests", action="store_true")
+ap.add_argument("--digest-lie", type=int, default=None)
 ap.add_argument("--require", action="append", default=[])
 ap.add_argument("--log", default=None)
 a = ap.parse_args()
@@ -88,6 +97,9 @@ for i in range(1, a.nodes + 1):
             lab.setdefault("job", "rocewatch")
             v = value
             if (a.replica_diff == i and c.get(a.replica) == "b" and name == "roce_netdev_mtu_bytes"
+                    and v == "9000"):
+                v = "1500"
+            if (a.digest_lie == i and name == "roce_netdev_mtu_bytes" and lab.get("rdma_device")
                     and v == "9000"):
                 v = "1500"
             by_name.setdefault(name, []).append((i, lab, v))
@@ -131,6 +143,16 @@ def evaluate(q):
         want = job_nodes(m.group(2))
         return [{"metric": {k: v for k, v in lab.items()}, "value": [1, v]}
                 for i, lab, v in by_name.get(m.group(1), []) if i in want and visible(i)]
+    m = re.fullmatch(r'group by \(instance, digest\) \(roce_fleet_digest_info\{schema="(\w+)"\} '
+                     r'and on \(instance\) group by \(instance\) \(roce_job_info\{job_id="(.*)"\}\) '
+                     r'unless on \(instance\) \(up == 0\)\)', q)
+    if m:
+        if not a.digests:
+            return []
+        want = job_nodes(m.group(2))
+        return [{"metric": {"instance": lab["instance"], "digest": lab["digest"]}, "value": [1, "1"]}
+                for i, lab, v in by_name.get("roce_fleet_digest_info", [])
+                if i in want and visible(i) and lab["schema"] == m.group(1)]
     m = re.fullmatch(r'([a-zA-Z_:][a-zA-Z0-9_:]*)\{instance=~"(.*)"\}', q, re.S)
     if m:
         want = alternatives(m.group(2).encode().decode("unicode_escape"))

@@ -142,6 +142,28 @@ check "--job with no node running it: UNKNOWN (3), saying why" bash -c "
 	[ \$(cat '$TMPD/nojob.rc') -eq 3 ] && grep -q 'no node runs job 99: no roce_job_info{job_id=\"99\"}' '$TMPD/nojob.err'"
 check "--job without --prometheus: UNKNOWN (3)" bash -c "
 	rc=0; '$ROCEWATCH' fleet check --job 1 n1 2>/dev/null || rc=\$?; [ \$rc -eq 3 ]"
+# ---- --job on the engine, nodes alike by their fleet digest: one fetched for all ----
+engine digest --job 4242:120 --digests
+run digest --prometheus "$url_digest" --job 4242
+check "--job, every node of one digest: OK (0), the 120 alike in one group" bash -c "
+	$(declare -f result); TMPD='$TMPD'; result digest 0 120 &&
+	python3 -c \"import json; c = json.load(open('$TMPD/digest.json'))['compare']; assert (c['digest_groups'], c['digest_nodes']) == (1, 120), c\""
+check "  ... the digests asked once, one node's series fetched by name, no other" bash -c "
+	[ \$(grep -c 'roce_fleet_digest_info{schema=' '$TMPD/digest.log') -eq 1 ] &&
+	grep -q 'gpu-node-0001' '$TMPD/digest.log' &&
+	! grep -q 'gpu-node-0002' '$TMPD/digest.log'"
+engine lie --job 4242:120 --digests --digest-lie 1
+run lie --prometheus "$url_lie" --job 4242
+run lie-client --prometheus "$url_lie" --job 4242 --prometheus.compare client
+check "--job, the node fetched for a group holds other facts than its digest: said, fetched one by one" bash -c "
+	grep -q 'holds other facts than its digest says' '$TMPD/lie.err' &&
+	python3 -c \"import json; c = json.load(open('$TMPD/lie.json'))['compare']; assert c['digest_groups'] == 0, c\""
+check "  ... and the verdict is the client's: netdev_mtu CRITICAL (2) naming gpu-node-0001" python3 -c "
+import json
+e, c = (json.load(open('$TMPD/%s.json' % n)) for n in ('lie', 'lie-client'))
+assert e['exit_code'] == c['exit_code'] == 2, (e['exit_code'], c['exit_code'])
+f = lambda d: sorted((r['rule'], r['group'], r['outcome'], o['node'], o['value']) for r in d['results'] for o in r['outliers'])
+assert f(e) == f(c) and any(x[0] == 'netdev_mtu' and x[3].startswith('gpu-node-0001.') for x in f(e)), (f(e), f(c))"
 engine jobpart --job 4242:120 --drop-from 101
 run jobpart --prometheus "$url_jobpart" --job 4242
 check "--job from a partial answer: the 100 it names answer, the job UNKNOWN (3) with the warning" bash -c "
