@@ -447,10 +447,11 @@ struct fleet_node {
 
 /* A unit: one object of the rule's `each` kind on one node. */
 struct fleet_unit {
-	size_t node; /* index into the nodes given to rules_evaluate_fleet */
 	/* "" (node), "eth2", "mlx5_0/1": the engine's, while its results live */
 	const char *object;
-	unsigned int seq; /* order among the node's objects of the rule's kind */
+	/* index into the nodes given to rules_evaluate_fleet (16 bytes a unit: millions of them) */
+	uint32_t node;
+	uint32_t seq; /* order among the node's objects of the rule's kind */
 };
 
 struct fleet_unknown {
@@ -501,6 +502,13 @@ int rules_evaluate_fleet(struct rules_engine *e, const struct fleet_node *nodes,
  */
 int rules_fleet_begin(struct rules_engine *e, int64_t t_ns);
 int rules_fleet_add(struct rules_engine *e, size_t node, const struct fleet_node *fn);
+/*
+ * fn's model (its name aside) as the model of each of nodes[0..n): every
+ * rule evaluated once, on nodes[0], its units given to the others as they
+ * came (fleet check's nodes alike by their fleet digest).  0 or -ENOMEM.
+ */
+int rules_fleet_add_alike(struct rules_engine *e, const size_t *nodes, size_t n,
+			  const struct fleet_node *fn);
 int rules_fleet_finish(struct rules_engine *e, const struct fleet_node *nodes, size_t n);
 
 /*

@@ -238,18 +238,18 @@ static void count_unit(struct group *g, size_t node)
 }
 
 static int add_unknown(struct group *g, size_t node, unsigned int seq, const char *obj,
-		       const struct val *v, const char *reason)
+		       bool unsupported, const char *reason)
 {
 	struct fleet_unknown *u;
 
 	if (array_grow(&g->unknown, &g->cap_unknown, g->n_unknown, sizeof(*g->unknown), 4))
 		return -ENOMEM;
 	u = &g->unknown[g->n_unknown++];
-	u->u.node = node;
+	u->u.node = (uint32_t)node;
 	u->u.seq = seq;
 	u->u.object = obj;
 	strlcpy0(u->reason, reason, sizeof(u->reason));
-	u->unsupported = v->st == V_ABSENT && v->why == ABS_UNSUPPORTED;
+	u->unsupported = unsupported;
 	count_unit(g, node);
 	return 0;
 }
@@ -281,12 +281,32 @@ static struct gval *new_value(struct group *g, const char text[FLEET_VALUE_MAX],
 	return keep_rep(gv, v, t, node) ? NULL : gv;
 }
 
+/* One more unit of value gv, on node. */
+static int add_unit(struct group *g, struct gval *gv, size_t node, unsigned int seq,
+		    const char *obj)
+{
+	struct fleet_unit *u;
+
+	if (array_grow(&gv->fv.units, &gv->cap, gv->fv.n_units, sizeof(*gv->fv.units), 4))
+		return -ENOMEM;
+	u = &gv->fv.units[gv->fv.n_units++];
+	u->node = (uint32_t)node;
+	u->seq = seq;
+	u->object = obj;
+	if (node != gv->last_node) {
+		gv->last_node = node;
+		gv->fv.n_nodes++;
+	}
+	count_unit(g, node);
+	return 0;
+}
+
+/* A unit holding v on node, under its value's entry (*at: that entry's index). */
 static int add_value(struct group *g, size_t node, unsigned int seq, const char *obj,
-		     const struct val *v, enum rtype t)
+		     const struct val *v, enum rtype t, size_t *at)
 {
 	char text[FLEET_VALUE_MAX];
 	struct gval *gv = NULL;
-	struct fleet_unit *u;
 
 	value_text(text, v, t);
 	for (size_t i = 0; i < g->n_vals && !gv; i++)
@@ -300,19 +320,22 @@ static int add_value(struct group *g, size_t node, unsigned int seq, const char 
 		/* nodes may come in any order: the first node's value represents it */
 		return -ENOMEM;
 	}
-	if (array_grow(&gv->fv.units, &gv->cap, gv->fv.n_units, sizeof(*gv->fv.units), 4))
-		return -ENOMEM;
-	u = &gv->fv.units[gv->fv.n_units++];
-	u->node = node;
-	u->seq = seq;
-	u->object = obj;
-	if (node != gv->last_node) {
-		gv->last_node = node;
-		gv->fv.n_nodes++;
-	}
-	count_unit(g, node);
-	return 0;
+	*at = (size_t)(gv - g->vals);
+	return add_unit(g, gv, node, seq, obj);
 }
+
+/*
+ * What one unit of a rule came to on a node, to be given to nodes alike
+ * (rules_fleet_add_alike()) without evaluating it again: its group and value
+ * entry (val SIZE_MAX: unknown, why saying so).
+ */
+struct unit_seen {
+	size_t group, val;
+	unsigned int seq;
+	const char *obj;
+	bool unsupported;
+	char why[RULE_REASON_MAX];
+};
 
 /* The rail a port's facts name (fabric.c), or NULL: then its position stands in. */
 static const char *rail_of(const struct object *o)
@@ -325,7 +348,7 @@ static const char *rail_of(const struct object *o)
 
 /* Every unit of rule r on node ni (which answered), into its group. */
 static int gather_node(struct rules_engine *e, struct fleet_acc *fa, size_t ni,
-		       const struct fleet_node *fn)
+		       const struct fleet_node *fn, struct unit_seen *seen, size_t *n_seen)
 {
 	const struct rrule *r = fa->r;
 	const struct node_model *m = fn->m;
@@ -348,6 +371,7 @@ static int gather_node(struct rules_engine *e, struct fleet_acc *fa, size_t ni,
 		unsigned int seq = (unsigned int)oi;
 		struct group *g;
 		struct val v = { .st = V_OK, .v.b = true };
+		size_t at = SIZE_MAX;
 
 		why[0] = '\0';
 		if (r->when)
@@ -376,22 +400,80 @@ static int gather_node(struct rules_engine *e, struct fleet_acc *fa, size_t ni,
 		if (!any)
 			fa->unit_nodes++;
 		any = true;
+		if (v.st == V_OK)
+			v = rx_eval(r->subject, &cx);
 		if (v.st != V_OK) {
+			bool unsup = v.st == V_ABSENT && v.why == ABS_UNSUPPORTED;
+
 			rx_format_unknown(&tb, &v);
-			if (add_unknown(g, ni, seq, obj, &v, why))
+			if (add_unknown(g, ni, seq, obj, unsup, why))
 				return -ENOMEM;
-			continue;
-		}
-		v = rx_eval(r->subject, &cx);
-		if (v.st != V_OK) {
-			rx_format_unknown(&tb, &v);
-			if (add_unknown(g, ni, seq, obj, &v, why))
-				return -ENOMEM;
-			continue;
-		}
-		if (add_value(g, ni, seq, obj, &v, r->subject->type))
+			at = SIZE_MAX;
+			if (seen) {
+				seen[*n_seen].unsupported = unsup;
+				strlcpy0(seen[*n_seen].why, why, sizeof(seen[*n_seen].why));
+			}
+		} else if (add_value(g, ni, seq, obj, &v, r->subject->type, &at)) {
 			return -ENOMEM;
+		}
+		if (seen) {
+			seen[*n_seen].group = (size_t)(g - fa->gs);
+			seen[*n_seen].val = at;
+			seen[*n_seen].seq = seq;
+			seen[(*n_seen)++].obj = obj;
+		}
 	}
+	return 0;
+}
+
+/*
+ * Room for the units of more nodes alike, exactly: a fleet of 32 000 holds
+ * millions of units, and doubling would leave up to half of it unused.
+ */
+static int reserve_seen(struct fleet_acc *fa, const struct unit_seen *s, size_t n, size_t more)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct group *g = &fa->gs[s[i].group];
+		size_t same = 0;
+
+		for (size_t j = 0; j < n; j++)
+			same += s[j].group == s[i].group && s[j].val == s[i].val;
+		if (s[i].val == SIZE_MAX) {
+			size_t want = g->n_unknown + same * more;
+
+			if (g->cap_unknown < want) {
+				if (array_resize(&g->unknown, want, sizeof(*g->unknown)))
+					return -ENOMEM;
+				g->cap_unknown = want;
+			}
+		} else {
+			struct gval *gv = &g->vals[s[i].val];
+			size_t want = gv->fv.n_units + same * more;
+
+			if (gv->cap < want) {
+				if (array_resize(&gv->fv.units, want, sizeof(*gv->fv.units)))
+					return -ENOMEM;
+				gv->cap = want;
+			}
+		}
+	}
+	return 0;
+}
+
+/* The units one node came to (gather_node()'s seen), on another node alike. */
+static int add_seen(struct fleet_acc *fa, size_t ni, const struct unit_seen *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct group *g = &fa->gs[s[i].group];
+		int r = s[i].val == SIZE_MAX
+			    ? add_unknown(g, ni, s[i].seq, s[i].obj, s[i].unsupported, s[i].why)
+			    : add_unit(g, &g->vals[s[i].val], ni, s[i].seq, s[i].obj);
+
+		if (r)
+			return r;
+	}
+	if (n)
+		fa->unit_nodes++;
 	return 0;
 }
 
@@ -641,9 +723,44 @@ int rules_fleet_add(struct rules_engine *e, size_t node, const struct fleet_node
 		return 0;
 	e->fleet_added++;
 	for (size_t i = 0; i < e->n_facc; i++)
-		if (!e->facc[i].told && gather_node(e, &e->facc[i], node, fn))
+		if (!e->facc[i].told && gather_node(e, &e->facc[i], node, fn, NULL, NULL))
 			return -ENOMEM;
 	return 0;
+}
+
+int rules_fleet_add_alike(struct rules_engine *e, const size_t *nodes, size_t n,
+			  const struct fleet_node *fn)
+{
+	struct object **objs;
+	size_t most = 1;
+	struct unit_seen *seen;
+	int r = 0;
+
+	if (!fn->m || !n)
+		return 0;
+	for (int k = OBJ_NETDEV; k <= OBJ_RDMA_PORT; k++) {
+		size_t c = model_objects((struct node_model *)fn->m, (enum obj_kind)k, &objs);
+
+		most = c > most ? c : most;
+	}
+	seen = calloc(most, sizeof(*seen));
+	if (!seen)
+		return -ENOMEM;
+	e->fleet_added += n;
+	/* rule by rule, node after node: a group counts a node's units one after the other */
+	for (size_t i = 0; i < e->n_facc && !r; i++) {
+		size_t ns = 0;
+
+		if (e->facc[i].told)
+			continue;
+		r = gather_node(e, &e->facc[i], nodes[0], fn, seen, &ns);
+		if (!r)
+			r = reserve_seen(&e->facc[i], seen, ns, n - 1);
+		for (size_t j = 1; j < n && !r; j++)
+			r = add_seen(&e->facc[i], nodes[j], seen, ns);
+	}
+	free(seen);
+	return r ? -ENOMEM : 0;
 }
 
 /* ---- rules an engine counts ---- */

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "engine.h"
+#include "strmap.h"
 #include "model.h"
 #include "nccl.h"
 #include "snapshot_filter.h"
@@ -50,8 +51,8 @@ struct fleet_member {
 	enum fleet_source src;
 	char *where; /* URL, file or instance */
 	bool answered;
-	char reason[640]; /* why not */
-	double seconds;	  /* fetch time (HTTP) */
+	char *reason;	/* why not (fleet_member_say()), NULL while nothing is wrong */
+	double seconds; /* fetch time (HTTP) */
 	/*
 	 * Its model only while it is being evaluated: each node's model goes
 	 * through the per-node rules and into the fleet rules' units as soon
@@ -85,6 +86,7 @@ struct fleet_member {
 struct fleet_run {
 	struct fleet_member *nodes;
 	size_t n, cap;
+	struct strmap names;	   /* a node's name -> its index in nodes */
 	struct fleet_node *fnodes; /* what the engine sees, parallel to nodes */
 	struct rules_engine *e;
 	/* the fields the rules read: all that a snapshot is read for */
@@ -126,6 +128,15 @@ struct fleet_run {
  */
 enum rules_status fleet_outcome_status(const struct rule_info *ri, enum rule_outcome o);
 enum rules_status fleet_verdict(struct fleet_run *fr);
+/* Why node nm is not answered, printf-style (at most FLEET_REASON_MAX bytes). */
+#define FLEET_REASON_MAX 640
+void fleet_member_say(struct fleet_member *nm, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Its reason, "" when none. */
+static inline const char *fleet_member_reason(const struct fleet_member *nm)
+{
+	return nm->reason ? nm->reason : "";
+}
 int fleet_report_text(const struct fleet_run *fr, FILE *f);
 int fleet_report_json(const struct fleet_run *fr);
 /* One line on stdout, at most fr->max_bytes before its newline: 0 or -ENOMEM. */

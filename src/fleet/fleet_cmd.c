@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,7 @@
 #include "nccl.h"
 #include "snapshot.h"
 #include "strbuf.h"
+#include "strmap.h"
 #include "util.h"
 
 extern char **environ;
@@ -85,11 +87,13 @@ static struct fleet_member *add_member(struct fleet_run *fr, const char *name,
 {
 	struct fleet_member *n;
 
-	/* one node once, however often it is named */
-	for (size_t i = 0; i < fr->n; i++)
-		if (!strcmp(fr->nodes[i].name, name))
-			return &fr->nodes[i];
-	if (array_grow(&fr->nodes, &fr->cap, fr->n, sizeof(*fr->nodes), 16))
+	/* one node once, however often it is named (a job of 32 000: by index, not by scan) */
+	int64_t at = strmap_get(&fr->names, name);
+
+	if (at >= 0)
+		return &fr->nodes[at];
+	if (array_grow(&fr->nodes, &fr->cap, fr->n, sizeof(*fr->nodes), 16) ||
+	    strmap_put(&fr->names, name, (int64_t)fr->n))
 		return NULL;
 	n = &fr->nodes[fr->n];
 	memset(n, 0, sizeof(*n));
@@ -103,6 +107,20 @@ static struct fleet_member *add_member(struct fleet_run *fr, const char *name,
 	}
 	fr->n++;
 	return n;
+}
+
+void fleet_member_say(struct fleet_member *nm, const char *fmt, ...)
+{
+	va_list ap;
+
+	/* only the nodes that did not answer have one: 32 000 of 640 bytes each would be 20 MB */
+	if (!nm->reason)
+		nm->reason = malloc(FLEET_REASON_MAX);
+	if (!nm->reason)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(nm->reason, FLEET_REASON_MAX, fmt, ap);
+	va_end(ap);
 }
 
 static bool is_path(const char *a)
@@ -197,6 +215,7 @@ static void fields_used(const struct fleet_run *fr, bool used[F__COUNT])
 }
 
 static int consume(struct fleet_run *fr, struct fleet_member *nm, struct node_model *m);
+static int consume_keep(struct fleet_run *fr, struct fleet_member *nm, struct node_model *m);
 
 /* A document (an HTTP body, a file) into a model (its last snapshot), and that through the rules.
  */
@@ -208,7 +227,7 @@ static void take_snapshot(struct fleet_run *fr, struct fleet_member *nm, const c
 	int r;
 
 	if (!m) {
-		snprintf(nm->reason, sizeof(nm->reason), "out of memory");
+		fleet_member_say(nm, "out of memory");
 		fr->oom = true;
 		return;
 	}
@@ -216,9 +235,8 @@ static void take_snapshot(struct fleet_run *fr, struct fleet_member *nm, const c
 	r = snapshot_read_last_kept(nm->name, buf, len, fr->keep, m, err, sizeof(err));
 	/* a file's error starts with its name already; a node's says it answered garbage */
 	if (r) {
-		snprintf(nm->reason, sizeof(nm->reason), "%s%s",
-			 nm->src == FSRC_HTTP ? "invalid answer: " : "",
-			 err[0] ? err : strerror(-r));
+		fleet_member_say(nm, "%s%s", nm->src == FSRC_HTTP ? "invalid answer: " : "",
+				 err[0] ? err : strerror(-r));
 		model_free(m);
 		free(m);
 		return;
@@ -260,7 +278,7 @@ static void run_job(struct pool *p, struct job *j)
 		int r = read_file_all(nm->where, &j->body, &j->len);
 
 		if (r) {
-			snprintf(nm->reason, sizeof(nm->reason), "%s: %s", nm->where, strerror(-r));
+			fleet_member_say(nm, "%s: %s", nm->where, strerror(-r));
 			return;
 		}
 	}
@@ -318,7 +336,7 @@ static int pool_submit(struct pool *p, struct fleet_member *nm, char *body, size
 
 	if (!j) {
 		free(body);
-		snprintf(nm->reason, sizeof(nm->reason), "out of memory");
+		fleet_member_say(nm, "out of memory");
 		return -ENOMEM;
 	}
 	j->nm = nm;
@@ -373,7 +391,7 @@ static void http_done(struct client_req *r, void *arg)
 
 	nm->seconds = r->seconds;
 	if (r->err) {
-		snprintf(nm->reason, sizeof(nm->reason), "%s", r->errmsg);
+		fleet_member_say(nm, "%s", r->errmsg);
 		return;
 	}
 	/* the pool owns the body now */
@@ -467,10 +485,11 @@ static size_t next_round(struct fleet_run *fr, const size_t *idx, const size_t *
 	while (*at < total && !n && overhead + cost[*at] > max_query) {
 		struct fleet_member *nm = &fr->nodes[idx[*at]];
 
-		snprintf(nm->reason, sizeof(nm->reason),
-			 "its instances in a query (%zu bytes with the query's %zu) do not fit "
-			 "--prometheus.max-query (%s)",
-			 cost[*at], overhead, rw_size_text(max_query, lim, sizeof(lim)));
+		fleet_member_say(
+		    nm,
+		    "its instances in a query (%zu bytes with the query's %zu) do not fit "
+		    "--prometheus.max-query (%s)",
+		    cost[*at], overhead, rw_size_text(max_query, lim, sizeof(lim)));
 		(*at)++;
 	}
 	while (*at + n < total && n < PROM_CHUNK && sum + cost[*at + n] <= max_query)
@@ -483,8 +502,7 @@ static void fail_rest(struct fleet_run *fr, const size_t *idx, size_t *done, siz
 		      const char *err)
 {
 	for (; *done < total; (*done)++)
-		snprintf(fr->nodes[idx[*done]].reason, sizeof(fr->nodes[idx[*done]].reason), "%s",
-			 err);
+		fleet_member_say(&fr->nodes[idx[*done]], "%s", err);
 }
 
 /* Series one node had twice (two scrape jobs, HA replicas): said once at the end. */
@@ -516,7 +534,7 @@ static void take_round(struct fleet_run *fr, struct fleet_prom_node *pn, size_t 
 		struct fleet_member *nm = &fr->nodes[idx[k]];
 
 		if (r) {
-			snprintf(nm->reason, sizeof(nm->reason), "%s", err);
+			fleet_member_say(nm, "%s", err);
 		} else if (pn[k].found) {
 			if (pn[k].repeats && !rp->nodes++)
 				snprintf(rp->note, sizeof(rp->note), "%s", pn[k].note);
@@ -525,7 +543,7 @@ static void take_round(struct fleet_run *fr, struct fleet_prom_node *pn, size_t 
 			nm->where = strdup(pn[k].instance);
 			if (nm->share && nm->share_rep) {
 				/* its group's: kept until the others have been through the rules */
-				fleet_consume_keep(fr, nm, pn[k].m);
+				consume_keep(fr, nm, pn[k].m);
 				fleet_share_keep(fr, nm, pn[k].m);
 			} else {
 				consume(fr, nm, pn[k].m);
@@ -540,7 +558,7 @@ static void take_round(struct fleet_run *fr, struct fleet_prom_node *pn, size_t 
 			strlcpy0(nm->host, pn[k].name, sizeof(nm->host));
 			rules_fleet_answered(fr->e, 1);
 		} else {
-			snprintf(nm->reason, sizeof(nm->reason), "%s", pn[k].err);
+			fleet_member_say(nm, "%s", pn[k].err);
 		}
 		if (pn[k].m) {
 			model_free(pn[k].m);
@@ -856,14 +874,13 @@ static int engine_answered(struct fleet_run *fr, const struct client_opts *co)
 		if (nm->src != FSRC_PROMETHEUS)
 			continue;
 		if (r) {
-			snprintf(nm->reason, sizeof(nm->reason), "%s", err);
+			fleet_member_say(nm, "%s", err);
 			continue;
 		}
 		for (size_t d = 0; d < down->n && !is_down; d++)
 			is_down = !strcmp(down->v[d], nm->name);
 		if (is_down) {
-			snprintf(nm->reason, sizeof(nm->reason),
-				 "Prometheus: target %s is down (up == 0)", nm->name);
+			fleet_member_say(nm, "Prometheus: target %s is down (up == 0)", nm->name);
 			continue;
 		}
 		nm->answered = true;
@@ -1028,7 +1045,8 @@ static int keep_job(struct fleet_member *nm, const struct nccl_env *job, const s
  * what the report needs is kept in the member, and the model (taken over)
  * is freed.
  */
-int fleet_consume_keep(struct fleet_run *fr, struct fleet_member *nm, struct node_model *m)
+/* A node's model m into the rules (m stays the caller's): 0 or -ENOMEM. */
+static int consume_keep(struct fleet_run *fr, struct fleet_member *nm, struct node_model *m)
 {
 	struct fleet_node fn;
 	int r = 0;
@@ -1057,7 +1075,7 @@ int fleet_consume_keep(struct fleet_run *fr, struct fleet_member *nm, struct nod
 
 static int consume(struct fleet_run *fr, struct fleet_member *nm, struct node_model *m)
 {
-	int r = fleet_consume_keep(fr, nm, m);
+	int r = consume_keep(fr, nm, m);
 
 	model_free(m);
 	free(m);
@@ -1107,6 +1125,7 @@ static void run_free(struct fleet_run *fr)
 		free(fr->nodes[i].job_hca);
 		free(fr->nodes[i].job_rails);
 		free(fr->nodes[i].job_gids);
+		free(fr->nodes[i].reason);
 	}
 	if (fr->job) {
 		nccl_env_free(fr->job);
@@ -1114,6 +1133,7 @@ static void run_free(struct fleet_run *fr)
 	}
 	free(fr->nodes);
 	free(fr->fnodes);
+	strmap_free(&fr->names);
 	fleet_share_free(fr);
 	snapshot_keep_free(fr->keep);
 	rules_free(fr->e);
@@ -1333,10 +1353,11 @@ static int job_members(struct fleet_args *a)
 		if (!nm)
 			r = -ENOMEM;
 		else
-			snprintf(nm->reason, sizeof(nm->reason),
-				 "Prometheus answered partially (%s): the job may have nodes "
-				 "that are not checked",
-				 in->warning);
+			fleet_member_say(
+			    nm,
+			    "Prometheus answered partially (%s): the job may have nodes "
+			    "that are not checked",
+			    in->warning);
 	}
 	if (r)
 		fprintf(stderr, "rocewatch fleet: out of memory\n");

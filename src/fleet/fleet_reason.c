@@ -150,7 +150,7 @@ static void unanswered(struct reason *r, const struct fleet_run *fr)
 			continue;
 		if (!f && !(f = new_finding(r, RULES_UNKNOWN, NULL, "no answer", NULL)))
 			return;
-		add_item(r, f, nm->name, NULL, NULL, f->n_items ? NULL : nm->reason);
+		add_item(r, f, nm->name, NULL, NULL, f->n_items ? NULL : fleet_member_reason(nm));
 	}
 }
 

@@ -176,7 +176,8 @@ static void text_unanswered(const struct fleet_run *fr, struct term *t, int wnod
 		term_code(t, TERM_RESET);
 		term_printf(t, "  %-*s", wnode, nm->name);
 		term_pad_to(t, 11 + wnode + 2);
-		term_wrap(t, wnode + 13 < t->width / 2 ? wnode + 13 : 11, nm->reason, false);
+		term_wrap(t, wnode + 13 < t->width / 2 ? wnode + 13 : 11, fleet_member_reason(nm),
+			  false);
 	}
 }
 
@@ -448,7 +449,8 @@ static json_t *node_json(const struct fleet_member *nm)
 	json_object_set_new(j, "source", json_string(source_name(nm->src)));
 	json_object_set_new(j, "where", json_string(nm->where));
 	json_object_set_new(j, "state", json_string(nm->answered ? "ok" : "unknown"));
-	json_object_set_new(j, "reason", nm->answered ? json_null() : json_string(nm->reason));
+	json_object_set_new(j, "reason",
+			    nm->answered ? json_null() : json_string(fleet_member_reason(nm)));
 	json_object_set_new(j, "host", nm->answered ? json_string(nm->host) : json_null());
 	if (nm->src == FSRC_HTTP)
 		json_object_set_new(j, "seconds", json_real(nm->seconds));

@@ -159,26 +159,37 @@ void fleet_share_keep(struct fleet_run *fr, struct fleet_member *nm, struct node
 	g->ok = !fleet_digest(m, digest) && !strcmp(digest, g->digest);
 }
 
-/* The group's other nodes through the rules with its representative's model. */
+/* The group's other nodes through the rules with its representative's model, evaluated once. */
 static int spread(struct fleet_run *fr, size_t k)
 {
 	struct fleet_share *g = &fr->share[k];
+	struct fleet_node fn = { .m = g->m };
+	size_t *idx = calloc(g->members, sizeof(*idx)), n = 0;
+	int r;
 
-	for (size_t i = 0; i < fr->n; i++) {
+	if (!idx)
+		return -ENOMEM;
+	for (size_t i = 0; i < fr->n && n < g->members; i++) {
 		struct fleet_member *nm = &fr->nodes[i];
 
 		if (nm->share != k + 1 || nm->share_rep)
 			continue;
 		free(nm->where);
 		nm->where = strdup(nm->name);
-		if (!nm->where || fleet_consume_keep(fr, nm, g->m))
+		if (!nm->where) {
+			free(idx);
 			return -ENOMEM;
+		}
 		/* its own instance, as the client names a node it fetched */
 		strlcpy0(nm->host, nm->name, sizeof(nm->host));
-		nm->gathered = true;
-		fr->shared++;
+		nm->answered = nm->gathered = true;
+		idx[n++] = i;
 	}
-	return 0;
+	fn.name = n ? fr->nodes[idx[0]].name : NULL;
+	r = rules_fleet_add_alike(fr->e, idx, n, &fn);
+	fr->shared += n;
+	free(idx);
+	return r;
 }
 
 /* A group whose representative did not stand: each of its nodes is fetched on its own. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fleet check --job on the engine: nodes alike by their fleet digest,
- * fetched once (fleet_share.c), and the two steps of fleet check it uses.
+ * fetched once (fleet_share.c), and the step of fleet check it uses.
  */
 #ifndef ROCEWATCH_FLEET_SHARE_H
 #define ROCEWATCH_FLEET_SHARE_H
@@ -27,7 +27,5 @@ void fleet_share_free(struct fleet_run *fr);
 
 /* fleet_cmd.c: the Prometheus nodes not yet gathered, with the fields in used[]. */
 int fleet_gather_prometheus(struct fleet_run *fr, const struct client_opts *co, const bool *used);
-/* fleet_cmd.c: a node's model m into the rules (m stays the caller's): 0 or -ENOMEM. */
-int fleet_consume_keep(struct fleet_run *fr, struct fleet_member *nm, struct node_model *m);
 
 #endif
