@@ -1234,9 +1234,10 @@ static const struct cli_opt fleet_opts[] = {
 	  .words = fleet_compares,
 	  .metavar = "client|engine",
 	  .help = "\n"
-		  "client (default): fetch every node's series and\n"
-		  "compare here; engine (with --job): count the fleet\n"
-		  "rules it can on the engine, only counts come back" },
+		  "engine (the default with --job): the engine tells\n"
+		  "which of the job's nodes are alike (their fleet\n"
+		  "digest), one of each kind is fetched for all;\n"
+		  "client: fetch every node's series and compare here" },
 	{ .name = "job",
 	  CLI_STRING_AT(struct fleet_args, client.po.job),
 	  .metavar = "ID",
