@@ -147,7 +147,7 @@ static const struct cli_opt fp_opts[] = {
 	{ .name = "no-host-pairs",
 	  CLI_FLAG_AT(struct fp_args, no_host_pairs),
 	  .help = "leave out the cross-rail pairs inside each host\n"
-		  "(soft-RoCE cannot carry them; no rail_only then)" },
+		  "(no rail_only finding then)" },
 	CLI_TEXT_ROW("\n"
 		     "Client (the nodes' serve):\n"),
 	CLI_OPT_NODE_PORT(struct fp_args, port),
