@@ -129,7 +129,9 @@ fp() {
 	for n in "$GUEST_IP" "$PEER_IP"; do
 		curl -sS --max-time 10 -o "$VM_OUT/after-$name-$n.json" "http://$n:$port/api/v1/probe" || true
 		vm_log "$name: $n responder: $(rw_jq "$VM_OUT/after-$name-$n.json" -c '[.ports[] | {device, requests, replies, dropped, not_probes, errors}]')"
+		vm_log "$name: $n address handles: $(rw_jq "$VM_OUT/after-$name-$n.json" -c '.plan.address_handles')"
 	done
+	vm_log "$name: address handles, all nodes: $(rw_jq "$out" -c '.address_handles')"
 	vm_expect_eq "$rc" "$want" "fleet probe ($name): exit code"
 }
 # the classes and rails found, "class@rail,rail ...", but host_path warnings: a TCG guest's
