@@ -275,6 +275,7 @@ struct ibv_ah *probe_ahs_find(struct probe_ahs *t, unsigned k, const uint8_t gid
 	return __atomic_load_n(&sl->state, __ATOMIC_ACQUIRE) == AH_READY ? sl->ah : NULL;
 }
 
+/* Ends the thread making the handles, or waits for the one destroying them. */
 void probe_ahs_stop(struct probe_ahs *t)
 {
 	if (!t || !t->thr_live)
@@ -284,23 +285,41 @@ void probe_ahs_stop(struct probe_ahs *t)
 	t->thr_live = false;
 }
 
+/* Destroy what port k's slots (every port's when k < 0) still hold. */
+static void destroy(struct probe_ahs *t, int k)
+{
+	for (size_t i = 0; i < t->n_sl; i++) {
+		struct ah_slot *sl = &t->sl[i];
+
+		if ((k < 0 || t->g[sl->group].port == k) && sl->ah) {
+			probe_ep_ah_destroy(sl->ah);
+			sl->ah = NULL;
+		}
+	}
+}
+
+/* The thread again, after the run: as many system calls as were made ahead. */
+static void *destroy_main(void *arg)
+{
+	destroy(arg, -1);
+	return NULL;
+}
+
 void probe_ahs_release(struct probe_ahs *t, int k)
 {
 	if (!t)
 		return;
-	for (size_t i = 0; i < t->n_sl; i++) {
-		struct ah_slot *sl = &t->sl[i];
-
-		if (k >= 0 && t->g[sl->group].port != k)
-			continue;
-		if (sl->state == AH_READY)
-			probe_ep_ah_destroy(sl->ah);
-		sl->ah = NULL;
-		__atomic_store_n(&sl->state, AH_GONE, __ATOMIC_RELEASE);
-	}
+	for (size_t i = 0; i < t->n_sl; i++)
+		if (k < 0 || t->g[t->sl[i].group].port == k)
+			__atomic_store_n(&t->sl[i].state, AH_GONE, __ATOMIC_RELEASE);
 	for (size_t j = 0; j < PROBE_PLAN_MAX_PORTS; j++)
 		if (k < 0 || (size_t)k == j)
 			t->ep_of[j] = NULL;
+	/* a port that goes loses its handles now, before its endpoint is closed */
+	if (k >= 0 || t->thr_live || pthread_create(&t->thr, NULL, destroy_main, t))
+		destroy(t, k);
+	else
+		t->thr_live = true;
 }
 
 void probe_ahs_free(struct probe_ahs *t)
@@ -309,7 +328,7 @@ void probe_ahs_free(struct probe_ahs *t)
 		return;
 	probe_ahs_stop(t);
 	if (t->sl)
-		probe_ahs_release(t, -1);
+		destroy(t, -1);
 	free(t->sl);
 	free(t->g);
 	free(t->group_of);

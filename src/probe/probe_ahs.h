@@ -44,11 +44,17 @@ int probe_ahs_get(struct probe_ahs *t, size_t entry, unsigned fl, struct ibv_ah 
 /* A made handle from slice port k to gid with tclass on the main path, else NULL; never makes. */
 struct ibv_ah *probe_ahs_find(struct probe_ahs *t, unsigned k, const uint8_t gid[16],
 			      uint8_t tclass);
-/* Wait for the thread to end (it stops between two handles). */
+/*
+ * Wait for the thread to end: the one making them stops between two
+ * handles, the one destroying them (probe_ahs_release()) finishes.
+ */
 void probe_ahs_stop(struct probe_ahs *t);
 /*
- * Destroy slice port k's handles (every port's when k < 0): after
- * probe_ahs_stop(), and only once no send still uses them.
+ * Let slice port k's handles go (every port's when k < 0): after
+ * probe_ahs_stop(), and only once no send still uses them.  Port k's are
+ * destroyed at once (its endpoint is about to close); all of them by a
+ * thread, so the responder does not make as many system calls after the
+ * run as were made before it.
  */
 void probe_ahs_release(struct probe_ahs *t, int k);
 /* Stop, destroy what is left, free. */

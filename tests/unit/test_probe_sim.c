@@ -384,6 +384,10 @@ static void ahs_table(void **state)
 	assert_true(st.before_start);
 	assert_null(probe_ahs_find(t, 0, e[0].gid, 0x6a));
 	assert_null(probe_ahs_find(t, 1, e[3].gid, 0x6a));
+	/* after the run: released by a thread of their own, none given out since */
+	probe_ahs_stop(t);
+	probe_ahs_release(t, -1);
+	assert_int_equal(probe_ahs_get(t, 2, 0, &ah), -EHOSTUNREACH);
 	probe_ahs_free(t);
 }
 
