@@ -5,7 +5,7 @@
 # port on a rail of its own (two macvlan devices on the one link between the guests, each with
 # its own MAC and subnet, rails from the GIDs' subnets 10.10.0.0/24 and 10.20.0.0/24: rxe
 # refuses 802.1Q VLAN devices), `serve --probe --web.enable-probe-api`
-# on both; guest 0 runs the plan (rate 200 probes/s a port, 3 s lead: a TCG guest posts slowly;
+# on both; guest 0 runs the plan (rate 100 probes/s a port, 3 s lead: a TCG guest posts slowly;
 # --paths 0: rxe takes the UDP source port from the QP, not the flow label), the pairs inside
 # each host included.  In turn:
 #  1. clean: every rail pair and every pair inside the hosts answers, no finding, exit 0;
@@ -116,10 +116,12 @@ fp() {
 	local out=$VM_OUT/fp-$1.json rc=0 name=$1 want=$2
 	shift 2
 	vm_log "+ rocewatch fleet probe -j $GUEST_IP:$port $PEER_IP:$port ($name)"
-	# slow enough for TCG guests: 500 probes a second a port, 3 s to hand out the slices
+	# slow enough for TCG guests: 100 probes a second a port (a probe not sent within a slot of
+	# its time is late and not sent: a slot is 60 ms here; a TCG guest's thread wakes 30-100 ms
+	# late now and then, which at 200 left whole pairs untested), 3 s to hand out the slices
 	# rxe takes the UDP source port from the QP, not the flow label: --paths 0 (and one address
 	# handle a pair, which a TCG guest creates slowly)
-	"$ROCEWATCH" fleet probe -j --connect-timeout 3s --timeout 20s --budget 60s --rate 200 \
+	"$ROCEWATCH" fleet probe -j --connect-timeout 3s --timeout 20s --budget 60s --rate 100 \
 		--lead 3s --paths 0 "$@" \
 		"$GUEST_IP:$port" "$PEER_IP:$port" >"$out" 2>"$out.err" || rc=$?
 	rw_no_sanitizer_report "$out.err" "rocewatch fleet probe"
