@@ -1,21 +1,22 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# rocewatch fleet probe over real verbs (issue 37): two guests, two soft-RoCE ports each, each
-# port on a rail of its own (two macvlan devices on the one link between the guests, each with
-# its own MAC and subnet, rails from the GIDs' subnets 10.10.0.0/24 and 10.20.0.0/24: rxe
-# refuses 802.1Q VLAN devices), `serve --probe --web.enable-probe-api`
-# on both; guest 0 runs the plan (rate 100 probes/s a port, 3 s lead: a TCG guest posts slowly;
+# rocewatch fleet probe over real verbs (issue 37): two or three guests (three: guest 0's br0
+# switches between the others), two soft-RoCE ports each, each port on a rail of its own (two
+# macvlan devices on the guest's link, each with its own MAC and subnet, rails from the GIDs'
+# subnets 10.10.0.0/24 and 10.20.0.0/24: rxe refuses 802.1Q VLAN devices),
+# `serve --probe --web.enable-probe-api` on each; guest 0 runs the plan (rate 100 probes/s a port, 3 s lead: a TCG guest posts slowly;
 # --paths 0: rxe takes the UDP source port from the QP, not the flow label), the pairs inside
 # each host included.  In turn:
 #  1. clean: every rail pair and every pair inside the hosts answers, no finding, exit 0;
 #  2. guest 1's rail-20 port drops everything it sends (netem loss 100% on eth0.20): node_rail
-#     on rail 10.20.0.0/24 (two nodes on the rail: both named, either end), exit 2;
+#     on rail 10.20.0.0/24, exit 2: with three nodes guest 1 alone (its peers answer each
+#     other), with two both (either end);
 #  3. guest 1 drops frames over 1600 bytes on eth0.10: 64 and 1024 pass, 4096 does not:
-#     path_mtu on rail 10.10.0.0/24, exit 2;
-#  4. the rails are not joined: both guests drop what one rail sends to the other's subnet
+#     path_mtu on rail 10.10.0.0/24, exit 2, guest 1 alone with three nodes;
+#  4. the rails are not joined: every guest drops what one rail sends to the other's subnet
 #     (a filter on each macvlan): every cross-rail pair inside the hosts is lost, the rail
-#     pairs pass: rail_only on both rails, both nodes, critical under --cross-nic, exit 2.
+#     pairs pass: rail_only on both rails, every node, critical under --cross-nic, exit 2.
 # A pair inside a host: soft-RoCE sends a packet for a local address of another of its devices
 # on lo, where no rxe listens (and the kernel resolves its address handle's MAC through lo).
 # Here each guest routes rail 10's address to rail 20's and back out of the sending macvlan
@@ -25,7 +26,8 @@
 # its device by the receiving netdev.  A fault drops cross-rail frames with a classifier of a
 # prio qdisc (dropped as sent: a clsact drop reports NET_XMIT_DROP, which rxe retries for ever).
 #
-# Run alone: tests/vm/run-scenario --guests 2 --timeout 420 tests/vm/scenarios/fleet-probe.sh
+# Run alone: tests/vm/run-scenario --guests 3 --timeout 420 tests/vm/scenarios/fleet-probe.sh
+# (meson's vm-fleet-probe; --guests 2 runs the two-node shape)
 
 set -euo pipefail
 # shellcheck source=tests/vm/guest-lib.sh
@@ -33,10 +35,12 @@ set -euo pipefail
 # shellcheck source=tests/vm/rw-lib.sh
 . "${VM_LIB%/*}/rw-lib.sh"
 
-[[ ${GUEST_COUNT:-1} -eq 2 ]] || vm_fail "needs two guests (run-scenario --guests 2)"
+((${GUEST_COUNT:-1} >= 2)) || vm_fail "needs two or three guests (run-scenario --guests 2|3)"
 
-if=$GUEST_IFACE port=9479
-me=$((GUEST_ID + 1)) peer=$((2 - GUEST_ID))
+if=$GUEST_IFACE port=9479 guests=$GUEST_COUNT
+me=$((GUEST_ID + 1))
+nodes=("$GUEST_IP:$port")
+for p in $PEER_IPS; do nodes+=("$p:$port"); done
 cleanup() {
 	rw_serve_kill
 	for v in 10 20; do
@@ -103,7 +107,7 @@ done
 # on the results share (TCG guests boot up to a second apart)
 touch "$VM_OUT/clock"
 vm_run date -s "@$(stat -c %.9Y "$VM_OUT/clock")"
-RW_SERVE_HOST="" rw_serve_start "$port" --interval 1s --probe --web.enable-probe-api
+RW_SERVE_HOST="" rw_serve_start "$port" --interval 10s --probe --web.enable-probe-api
 info=$VM_OUT/probe-info.json
 got_ports() { rw_fetch /api/v1/probe "$info" && [[ $(rw_jq "$info" '[.ports[] | select(.rail)] | length') == 2 ]]; }
 vm_wait_until 30 "/api/v1/probe lists both ports with their rails" got_ports
@@ -115,7 +119,7 @@ vm_barrier serving 120
 fp() {
 	local out=$VM_OUT/fp-$1.json rc=0 name=$1 want=$2
 	shift 2
-	vm_log "+ rocewatch fleet probe -j $GUEST_IP:$port $PEER_IP:$port ($name)"
+	vm_log "+ rocewatch fleet probe -j ${nodes[*]} ($name)"
 	# slow enough for TCG guests: 100 probes a second a port (a probe not sent within a slot of
 	# its time is late and not sent: a slot is 60 ms here; a TCG guest's thread wakes 30-100 ms
 	# late now and then, which at 200 left whole pairs untested), 3 s to hand out the slices
@@ -123,12 +127,12 @@ fp() {
 	# handle a pair, which a TCG guest creates slowly)
 	"$ROCEWATCH" fleet probe -j --connect-timeout 3s --timeout 20s --budget 60s --rate 100 \
 		--lead 3s --paths 0 "$@" \
-		"$GUEST_IP:$port" "$PEER_IP:$port" >"$out" 2>"$out.err" || rc=$?
+		"${nodes[@]}" >"$out" 2>"$out.err" || rc=$?
 	rw_no_sanitizer_report "$out.err" "rocewatch fleet probe"
 	[[ -s $out.err ]] && vm_log "fleet probe stderr: $(head -c 400 "$out.err")"
 	vm_log "$name: exit $rc, findings $(rw_jq "$out" -c '[.findings[] | {class, rails, nodes, action}]')"
 	vm_log "$name: pairs $(rw_jq "$out" -c '.pairs | {tested, ok, lost, mtu, paths, inside_hosts: .inside_hosts.lost, loopback: .loopback.lost}')"
-	for n in "$GUEST_IP" "$PEER_IP"; do
+	for n in "$GUEST_IP" $PEER_IPS; do
 		curl -sS --max-time 10 -o "$VM_OUT/after-$name-$n.json" "http://$n:$port/api/v1/probe" || true
 		vm_log "$name: $n responder: $(rw_jq "$VM_OUT/after-$name-$n.json" -c '[.ports[] | {device, requests, replies, dropped, not_probes, errors}]')"
 		vm_log "$name: $n address handles: $(rw_jq "$VM_OUT/after-$name-$n.json" -c '.plan.address_handles')"
@@ -144,38 +148,62 @@ found() {
 		| "\(.class)@\(.rails | join(","))"] | join(" ")'
 }
 
+# what N nodes of two rails have: rail pairs (the full mesh), loopbacks, pairs inside the hosts
+rail_pairs=$((2 * guests * (guests - 1))) ports=$((2 * guests))
+# node_name ID: guest ID as fleet probe names it
+node_name() { printf '10.99.0.%d:%s\n' $(($1 + 1)) "$port"; }
+# named NAME CLASS: the nodes of CLASS's findings in fp-NAME.json, one line
+named() {
+	rw_jq "$VM_OUT/fp-$1.json" -r "[.findings[] | select(.class == \"$2\") | .nodes[]] | unique | join(\" \")"
+}
 if ((GUEST_ID == 0)); then
 	"$ROCEWATCH" probe -j --count 5 --timeout 20s "$PEER_IP:$port" >"$VM_OUT/probe-one.json" 2>&1 || true
 	vm_log "probe (one path): $(rw_jq "$VM_OUT/probe-one.json" -c '[.nodes[] | .sizes[] | "\(.size):\(.sent)/\(.received)"]')"
 	fp clean 0
 	vm_expect_eq "$(found clean)" "" "clean: no finding"
 	vm_expect_eq "$(rw_jq "$VM_OUT/fp-clean.json" '.pairs | "\(.tested) \(.ok) \(.loopback.tested) \(.loopback.ok)"')" \
-		"4 4 4 4" "clean: the 4 rail pairs and the 4 loopbacks answer"
+		"$rail_pairs $rail_pairs $ports $ports" "clean: the $rail_pairs rail pairs and the $ports loopbacks answer"
 	vm_expect_eq "$(rw_jq "$VM_OUT/fp-clean.json" '.pairs.inside_hosts | "\(.tested) \(.ok)"')" \
-		"4 4" "clean: the 4 cross-rail pairs inside the hosts answer"
+		"$ports $ports" "clean: the $ports cross-rail pairs inside the hosts answer"
 	vm_mark clean
 	vm_wait_mark 1 rail-dead 60
 	fp rail-dead 2
-	vm_expect_eq "$(found rail-dead)" "node_rail@10.20.0.0/24 node_rail@10.20.0.0/24" \
-		"rail 20 dead on guest 1: node_rail on that rail (either end of two)"
+	if ((guests == 2)); then
+		vm_expect_eq "$(found rail-dead)" "node_rail@10.20.0.0/24 node_rail@10.20.0.0/24" \
+			"rail 20 dead on guest 1: node_rail on that rail (either end of two)"
+	else
+		vm_expect_eq "$(found rail-dead)" "node_rail@10.20.0.0/24" \
+			"rail 20 dead on guest 1: one node_rail on that rail"
+		vm_expect_eq "$(named rail-dead node_rail)" "$(node_name 1)" \
+			"rail 20 dead on guest 1: node_rail names guest 1 alone"
+	fi
 	vm_mark rail-dead-done
 	vm_wait_mark 1 mtu 60
 	fp mtu 2
-	vm_expect_eq "$(found mtu)" "path_mtu@10.10.0.0/24 path_mtu@10.10.0.0/24" \
-		"frames over 1600 dropped on rail 10: path_mtu on that rail (either end of two)"
+	if ((guests == 2)); then
+		vm_expect_eq "$(found mtu)" "path_mtu@10.10.0.0/24 path_mtu@10.10.0.0/24" \
+			"frames over 1600 dropped on rail 10: path_mtu on that rail (either end of two)"
+	else
+		vm_expect_eq "$(found mtu)" "path_mtu@10.10.0.0/24" \
+			"frames over 1600 dropped on rail 10: one path_mtu on that rail"
+		vm_expect_eq "$(named mtu path_mtu)" "$(node_name 1)" \
+			"frames over 1600 dropped on guest 1's rail 10: path_mtu names guest 1 alone"
+	fi
 	vm_mark mtu-done
-	vm_wait_mark 1 rails-apart 60
+	for ((j = 1; j < guests; j++)); do
+		vm_wait_mark "$j" rails-apart 60
+	done
 	rails_apart add
 	fp rails-apart 2 --cross-nic
 	vm_expect_eq "$(found rails-apart)" "rail_only@10.10.0.0/24,10.20.0.0/24" \
 		"rails not joined: rail_only on both rails"
 	vm_expect_eq "$(rw_jq "$VM_OUT/fp-rails-apart.json" -r '[.findings[] | select(.class == "rail_only") | .severity, (.nodes | length)] | join(" ")')" \
-		"critical 2" "rails not joined: critical under --cross-nic, both nodes named"
+		"critical $guests" "rails not joined: critical under --cross-nic, all $guests nodes named"
 	vm_expect_eq "$(rw_jq "$VM_OUT/fp-rails-apart.json" '.pairs | "\(.tested) \(.ok) \(.inside_hosts.tested) \(.inside_hosts.lost)"')" \
-		"4 4 4 4" "rails not joined: the rail pairs pass, the 4 pairs inside the hosts are lost"
+		"$rail_pairs $rail_pairs $ports $ports" "rails not joined: the rail pairs pass, the $ports pairs inside the hosts are lost"
 	rails_apart del
 	vm_mark rails-apart-done
-else
+elif ((GUEST_ID == 1)); then
 	vm_wait_mark 0 clean 240
 	vm_run tc qdisc add dev "$if.20" root netem loss 100%
 	vm_mark rail-dead
@@ -186,6 +214,12 @@ else
 	vm_mark mtu
 	vm_wait_mark 0 mtu-done 120
 	vm_run tc qdisc del dev "$if.10" root
+	rails_apart add
+	vm_mark rails-apart
+	vm_wait_mark 0 rails-apart-done 120
+	rails_apart del
+else
+	vm_wait_mark 0 mtu-done 360
 	rails_apart add
 	vm_mark rails-apart
 	vm_wait_mark 0 rails-apart-done 120
