@@ -147,7 +147,7 @@ static const struct cli_opt fp_opts[] = {
 	{ .name = "no-host-pairs",
 	  CLI_FLAG_AT(struct fp_args, no_host_pairs),
 	  .help = "leave out the cross-rail pairs inside each host\n"
-		  "(soft-RoCE cannot carry them; no rail_only then)" },
+		  "(no rail_only finding then)" },
 	CLI_TEXT_ROW("\n"
 		     "Client (the nodes' serve):\n"),
 	CLI_OPT_NODE_PORT(struct fp_args, port),
@@ -647,6 +647,13 @@ static int report_json(const struct fp_args *a, const struct probe_plan *p,
 		json_object_set_new(pairs, "loopback", stat_json(&o->f.loop));
 	}
 	json_object_set_new(doc, "pairs", pairs);
+	if (o->ah_nodes) {
+		json_t *ah = probe_ah_stats_json(&o->ah);
+
+		json_object_set_new(ah, "nodes", json_integer((json_int_t)o->ah_nodes));
+		json_object_set_new(ah, "late_nodes", json_integer((json_int_t)o->ah_late));
+		json_object_set_new(doc, "address_handles", ah);
+	}
 	for (size_t k = 0; k < o->f.n; k++) {
 		const struct probe_finding *f = &o->f.f[k];
 		json_t *x = json_object(), *nodes = json_array(), *fr = json_array();

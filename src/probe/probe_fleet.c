@@ -129,6 +129,27 @@ static int distribute(const struct probe_plan *p, const struct probe_fleet_addr 
 	return 0;
 }
 
+static void add_ah(struct probe_fleet_out *out, const struct probe_ah_stats *ah)
+{
+	struct probe_ah_stats *t = &out->ah;
+
+	if (!out->ah_nodes++) {
+		*t = *ah;
+		t->known = true;
+	} else {
+		t->made += ah->made;
+		t->failed += ah->failed;
+		t->lazy += ah->lazy;
+		t->create_ns += ah->create_ns;
+		t->max_ns = ah->max_ns > t->max_ns ? ah->max_ns : t->max_ns;
+		t->ready_ns = t->ready_ns < 0 || ah->ready_ns < 0 ? -1
+			      : ah->ready_ns > t->ready_ns	  ? ah->ready_ns
+								  : t->ready_ns;
+		t->before_start &= ah->before_start;
+	}
+	out->ah_late += !ah->before_start;
+}
+
 /* Every node that took its slice, its results. */
 static int gather(const struct probe_plan *p, const struct probe_transport *t,
 		  const struct probe_fleet_opts *o, struct probe_xfer *x, size_t batch,
@@ -148,6 +169,7 @@ static int gather(const struct probe_plan *p, const struct probe_transport *t,
 		t0 = now();
 		for (size_t k = 0; k < m; k++) {
 			size_t i = x[k].node, n = probe_plan_slice_len(p, i);
+			struct probe_ah_stats ah;
 			char err[256];
 			int r;
 
@@ -161,7 +183,7 @@ static int gather(const struct probe_plan *p, const struct probe_transport *t,
 			if (!out->res[i])
 				return -ENOMEM;
 			r = probe_results_decode(x[k].body.buf ? x[k].body.buf : "", x[k].body.len,
-						 o->plan_id, n, out->res[i], err, sizeof(err));
+						 o->plan_id, n, out->res[i], &ah, err, sizeof(err));
 			if (r == -ENOMEM)
 				return r;
 			if (r) {
@@ -170,6 +192,8 @@ static int gather(const struct probe_plan *p, const struct probe_transport *t,
 				if (node_err(out, i, r > 0 ? "no results" : "results",
 					     r > 0 ? "still running at the deadline" : err))
 					return -ENOMEM;
+			} else if (ah.known) {
+				add_ah(out, &ah);
 			}
 		}
 		out->st.decode_ns += now() - t0;

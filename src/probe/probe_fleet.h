@@ -80,6 +80,15 @@ struct probe_fleet_out {
 	struct probe_result **res; /* [node]: NULL when it returned none */
 	char **err;		   /* [node]: why not, NULL when it did */
 	size_t failed;
+	/*
+	 * The nodes' address handles (probe_ahs.h) from those that said: counts
+	 * and create time summed, the longest call and the slowest node's
+	 * ready time (-1: a node's were not all made before its run ended),
+	 * before_start when every node's were; ah_nodes said, ah_late of them
+	 * not before the start.
+	 */
+	struct probe_ah_stats ah;
+	size_t ah_nodes, ah_late;
 	struct probe_findings f;
 	struct probe_fleet_stats st;
 };

@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "probe_ahs.h"
 #include "probe_exec.h"
 #include "probe_locate.h"
 #include "probe_responder.h"
@@ -57,6 +58,9 @@ struct plan_run {
 	struct probe_slice s;
 	struct probe_exec ex;
 	struct probe_ep *ep_of[PROBE_PLAN_MAX_PORTS]; /* slice port -> endpoint */
+	struct probe_ahs *ahs;			      /* its address handles */
+	struct probe_ah_stats ah_st;		      /* when done */
+	bool ahs_held;				      /* done, handles not yet released */
 	uint8_t tclass;
 	bool running, sent;
 	int64_t next_ns;
@@ -111,8 +115,14 @@ static void forget_ep(struct probe_responder *r, struct probe_ep *ep)
 {
 	if (r->plan)
 		for (size_t k = 0; k < r->plan->s.n_ports; k++)
-			if (r->plan->ep_of[k] == ep)
+			if (r->plan->ep_of[k] == ep) {
+				probe_ep_set_ah_find(ep, NULL, NULL);
+				/* the rest of the plan's handles are made as their probes are due
+				 */
+				probe_ahs_stop(r->plan->ahs);
+				probe_ahs_release(r->plan->ahs, (int)k);
 				r->plan->ep_of[k] = NULL;
+			}
 	for (size_t i = 0; i < r->n_peers; i++)
 		if (r->peers[i].ah && r->peers[i].ah_ep == ep) {
 			probe_ep_ah_destroy(r->peers[i].ah);
@@ -292,11 +302,46 @@ static int plan_send(void *ctx, size_t entry, const struct probe_slice_entry *e,
 {
 	struct plan_run *pl = ctx;
 	struct probe_ep *ep = e->port < pl->s.n_ports ? pl->ep_of[e->port] : NULL;
+	struct ibv_ah *ah;
+	int r;
 
-	(void)entry;
 	if (!ep)
 		return -ENODEV;
-	return probe_ep_send_fl(ep, e->gid, e->qpn, PROBE_QKEY, pl->tclass, fl, h);
+	r = probe_ahs_get(pl->ahs, entry, fl, &ah);
+	return r ? r : probe_ep_send_to(ep, ah, e->qpn, PROBE_QKEY, h);
+}
+
+/* A reply to one of the plan's peers: the handle made for probing it, if there is one. */
+static struct ibv_ah *plan_ah_find(void *arg, const struct probe_ep *ep, const uint8_t gid[16],
+				   uint8_t tclass)
+{
+	struct plan_run *pl = arg;
+
+	for (size_t k = 0; k < pl->s.n_ports; k++)
+		if (pl->ep_of[k] == ep)
+			return probe_ahs_find(pl->ahs, (unsigned)k, gid, tclass);
+	return NULL;
+}
+
+static void plan_hooks(struct plan_run *pl, bool on)
+{
+	for (size_t k = 0; k < pl->s.n_ports; k++)
+		if (pl->ep_of[k])
+			probe_ep_set_ah_find(pl->ep_of[k], on ? plan_ah_find : NULL,
+					     on ? pl : NULL);
+}
+
+/* The plan's handles go once no send (a probe, or a reply through them) is out. */
+static void plan_release(struct plan_run *pl)
+{
+	plan_hooks(pl, false);
+	for (size_t k = 0; k < pl->s.n_ports; k++)
+		if (pl->ep_of[k] && probe_ep_sends_out(pl->ep_of[k])) {
+			pl->ahs_held = true;
+			return;
+		}
+	probe_ahs_release(pl->ahs, -1);
+	pl->ahs_held = false;
 }
 
 static void plan_reply(void *arg, const struct probe_hdr *h, bool intact, int64_t t_ns)
@@ -310,6 +355,9 @@ static void plan_free(struct plan_run *pl)
 {
 	if (!pl)
 		return;
+	/* a plan is replaced or the responder stops: whatever is still out is not waited for */
+	plan_hooks(pl, false);
+	probe_ahs_free(pl->ahs);
 	probe_exec_free(&pl->ex);
 	probe_slice_free(&pl->s);
 	sb_free(&pl->results);
@@ -359,7 +407,16 @@ static void plan_finish(struct probe_responder *r)
 		if (pl->ep_of[k])
 			probe_ep_on_plan_reply(pl->ep_of[k], 0, NULL, NULL);
 	pl->running = false;
-	if (probe_results_encode(&pl->results, pl->s.plan, pl->s.node, true, res, pl->s.n))
+	probe_ahs_stop(pl->ahs);
+	probe_ahs_stats(pl->ahs, &pl->ah_st);
+	if (*probe_ahs_error(pl->ahs))
+		log_warn(
+		    "probe: plan %016llx: %llu address handles could not be made, the first: %s",
+		    (unsigned long long)pl->s.plan, (unsigned long long)pl->ah_st.failed,
+		    probe_ahs_error(pl->ahs));
+	plan_release(pl);
+	if (probe_results_encode(&pl->results, pl->s.plan, pl->s.node, true, res, pl->s.n,
+				 &pl->ah_st))
 		log_warn("probe: plan %016llx: out of memory for its results",
 			 (unsigned long long)pl->s.plan);
 	for (size_t k = 0; k < pl->s.n_ports; k++) {
@@ -390,9 +447,20 @@ static void plan_finish(struct probe_responder *r)
 	free(rtt);
 	r->plans++;
 	r->last_plan_ns = real_ns();
-	log_info("probe: plan %016llx done: %llu probes sent, %llu answered, %llu late",
+	log_info("probe: plan %016llx done: %llu probes sent, %llu answered, %llu late, %llu not "
+		 "sent (%s); "
+		 "%llu address handles in %.1f ms (%.1f us each, the longest %.1f us, %llu made "
+		 "late)%s",
 		 (unsigned long long)pl->s.plan, (unsigned long long)pl->ex.sent,
-		 (unsigned long long)pl->ex.replied, (unsigned long long)pl->ex.late);
+		 (unsigned long long)pl->ex.replied, (unsigned long long)pl->ex.late,
+		 (unsigned long long)pl->ex.send_errors,
+		 pl->ex.send_errors ? strerror(-pl->ex.last_err) : "no error",
+		 (unsigned long long)pl->ah_st.made, pl->ah_st.create_ns / 1e6,
+		 pl->ah_st.made + pl->ah_st.failed
+		     ? pl->ah_st.create_ns / 1e3 / (double)(pl->ah_st.made + pl->ah_st.failed)
+		     : 0.0,
+		 pl->ah_st.max_ns / 1e3, (unsigned long long)pl->ah_st.lazy,
+		 pl->ah_st.before_start ? ", all before the start" : ", not all before the start");
 }
 
 static void plan_step(struct probe_responder *r)
@@ -452,7 +520,8 @@ int probe_responder_plan(struct probe_responder *r, struct probe_slice *s, char 
 	memset(s, 0, sizeof(*s));
 	pl->tclass = (uint8_t)(pl->s.dscp << 2 | PROBE_ECT0);
 	link = (struct probe_link){ .send = plan_send, .ctx = pl };
-	if (probe_exec_init(&pl->ex, &pl->s, &link)) {
+	if (probe_exec_init(&pl->ex, &pl->s, &link) ||
+	    probe_ahs_new(&pl->ahs, &pl->s, pl->ep_of, pl->tclass)) {
 		*s = pl->s;
 		memset(&pl->s, 0, sizeof(pl->s));
 		snprintf(err, errlen, "out of memory");
@@ -465,6 +534,15 @@ int probe_responder_plan(struct probe_responder *r, struct probe_slice *s, char 
 	pl->next_ns = pl->s.start_ns;
 	plan_free(r->plan);
 	r->plan = pl;
+	plan_hooks(pl, true);
+	/* made in the lead before the start, off this thread; what is not, as it is needed */
+	rc = probe_ahs_start(pl->ahs);
+	if (rc) {
+		log_warn("probe: plan %016llx: no thread to make its address handles ahead (%s): "
+			 "made as the probes are due",
+			 (unsigned long long)pl->s.plan, strerror(-rc));
+		rc = 0;
+	}
 	pl = NULL;
 	/* wake the thread: its next time is the plan's start */
 	if (write(r->stop_pipe[1], "w", 1) < 0)
@@ -483,7 +561,7 @@ int probe_responder_plan_results(struct probe_responder *r, uint64_t id, struct 
 	if (!r->plan || r->plan->s.plan != id)
 		rc = -ENOENT;
 	else if (r->plan->running)
-		rc = probe_results_encode(out, id, r->plan->s.node, false, NULL, 0);
+		rc = probe_results_encode(out, id, r->plan->s.node, false, NULL, 0, NULL);
 	else
 		sb_add(out, r->plan->results.buf ? r->plan->results.buf : "", r->plan->results.len);
 	pthread_mutex_unlock(&r->lock);
@@ -575,6 +653,8 @@ static void *thread_main(void *arg)
 		}
 		if (r->plan && r->plan->running)
 			plan_step(r);
+		else if (r->plan && r->plan->ahs_held)
+			plan_release(r->plan);
 		pthread_mutex_unlock(&r->lock);
 	}
 	return NULL;
@@ -723,6 +803,23 @@ static void note_json(const struct probe_responder *r, const struct probe_port *
 	}
 }
 
+/* The last plan this node took: its id, state and address handles (lock held). */
+static json_t *plan_json(struct plan_run *pl)
+{
+	struct probe_ah_stats st = pl->ah_st;
+	char id[17];
+	json_t *o;
+
+	if (pl->running)
+		probe_ahs_stats(pl->ahs, &st);
+	probe_plan_id_text(pl->s.plan, id);
+	o = json_pack("{s:s, s:s, s:I}", "id", id, "state", pl->running ? "running" : "done",
+		      "entries", (json_int_t)pl->s.n);
+	if (o)
+		json_object_set_new(o, "address_handles", probe_ah_stats_json(&st));
+	return o;
+}
+
 json_t *probe_responder_json(struct probe_responder *r)
 {
 	json_t *doc = json_object(), *ports = json_array();
@@ -751,6 +848,8 @@ json_t *probe_responder_json(struct probe_responder *r)
 	json_object_set_new(doc, "version", json_integer(PROBE_VERSION));
 	json_object_set_new(doc, "qkey", json_integer(PROBE_QKEY));
 	json_object_set_new(doc, "ports", ports);
+	if (r->plan)
+		json_object_set_new(doc, "plan", plan_json(r->plan));
 	if (r->host[0])
 		json_object_set_new(doc, "host", json_string(r->host));
 	if (r->err[0])

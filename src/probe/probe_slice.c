@@ -440,8 +440,81 @@ out:
 	return r;
 }
 
+json_t *probe_ah_stats_json(const struct probe_ah_stats *ah)
+{
+	uint64_t calls = ah->made + ah->failed;
+
+	return json_pack("{s:I, s:I, s:I, s:f, s:f, s:f, s:o, s:b}", "made", (json_int_t)ah->made,
+			 "failed", (json_int_t)ah->failed, "lazy", (json_int_t)ah->lazy,
+			 "create_seconds", (double)ah->create_ns / 1e9, "mean_seconds",
+			 calls ? (double)ah->create_ns / 1e9 / (double)calls : 0.0, "max_seconds",
+			 (double)ah->max_ns / 1e9, "ready_seconds",
+			 ah->ready_ns >= 0 ? json_real((double)ah->ready_ns / 1e9) : json_null(),
+			 "before_start", ah->before_start);
+}
+
+static int ah_encode(struct strbuf *out, const struct probe_ah_stats *ah)
+{
+	json_t *o = probe_ah_stats_json(ah);
+	char *txt = o ? json_dumps(o, JSON_COMPACT) : NULL;
+
+	json_decref(o);
+	if (!txt)
+		return -ENOMEM;
+	sb_printf(out, ",\"address_handles\":%s", txt);
+	free(txt);
+	return 0;
+}
+
+/* A count or a duration that is no lie: 0 .. a day's worth. */
+static int ah_num(json_t *o, const char *key, bool seconds, int64_t *v, char *err, size_t errlen)
+{
+	json_t *x = json_object_get(o, key);
+	double d = json_is_number(x) ? json_number_value(x) : -1;
+
+	if (!x || (seconds ? !json_is_number(x) : !json_is_integer(x)) || !(d >= 0) ||
+	    d > (seconds ? 86400.0
+			 : (double)PROBE_SLICE_MAX_ENTRIES * (PROBE_PLAN_MAX_PATHS + 1))) {
+		snprintf(err, errlen, "\"address_handles\": \"%s\": %s", key,
+			 x ? "not a number in range" : "missing");
+		return -EBADMSG;
+	}
+	*v = seconds ? (int64_t)(d * 1e9 + 0.5) : (int64_t)json_integer_value(x);
+	return 0;
+}
+
+static int ah_decode(json_t *doc, struct probe_ah_stats *ah, char *err, size_t errlen)
+{
+	json_t *o = json_object_get(doc, "address_handles"), *rd, *bs;
+	int64_t made, failed, lazy;
+
+	memset(ah, 0, sizeof(*ah));
+	ah->ready_ns = -1;
+	if (!o)
+		return 0;
+	rd = json_object_get(o, "ready_seconds");
+	bs = json_object_get(o, "before_start");
+	if (!json_is_object(o) || !json_is_boolean(bs)) {
+		snprintf(err, errlen, "\"address_handles\": not an object with \"before_start\"");
+		return -EBADMSG;
+	}
+	if (ah_num(o, "made", false, &made, err, errlen) ||
+	    ah_num(o, "failed", false, &failed, err, errlen) ||
+	    ah_num(o, "lazy", false, &lazy, err, errlen) ||
+	    ah_num(o, "create_seconds", true, &ah->create_ns, err, errlen) ||
+	    ah_num(o, "max_seconds", true, &ah->max_ns, err, errlen) ||
+	    (!json_is_null(rd) && ah_num(o, "ready_seconds", true, &ah->ready_ns, err, errlen)))
+		return -EBADMSG;
+	ah->made = (uint64_t)made;
+	ah->failed = (uint64_t)failed;
+	ah->lazy = (uint64_t)lazy;
+	ah->before_start = json_is_true(bs);
+	ah->known = true;
+	return 0;
+}
+
 int probe_results_encode(struct strbuf *out, uint64_t plan, const char *node, bool done,
-			 const struct probe_result *r, size_t n)
+			 const struct probe_result *r, size_t n, const struct probe_ah_stats *ah)
 {
 	char id[17];
 	uint8_t *raw = malloc(n ? n * PROBE_RESULT_LEN : 1);
@@ -461,8 +534,13 @@ int probe_results_encode(struct strbuf *out, uint64_t plan, const char *node, bo
 	probe_plan_id_text(plan, id);
 	sb_printf(out, "{\"version\":%d,\"plan\":\"%s\",\"node\":", PROBE_SLICE_VERSION, id);
 	json_str(out, node);
-	sb_printf(out, ",\"state\":\"%s\",\"entries\":%zu}\n", done ? "done" : "running",
+	sb_printf(out, ",\"state\":\"%s\",\"entries\":%zu", done ? "done" : "running",
 		  done ? n : 0);
+	if (ah && ah_encode(out, ah)) {
+		free(raw);
+		return -ENOMEM;
+	}
+	sb_puts(out, "}\n");
 	if (done)
 		b64_encode(out, raw, n * PROBE_RESULT_LEN);
 	sb_putc(out, '\n');
@@ -471,7 +549,8 @@ int probe_results_encode(struct strbuf *out, uint64_t plan, const char *node, bo
 }
 
 int probe_results_decode(const char *body, size_t len, uint64_t plan, size_t n,
-			 struct probe_result *out, char *err, size_t errlen)
+			 struct probe_result *out, struct probe_ah_stats *ah, char *err,
+			 size_t errlen)
 {
 	json_t *doc;
 	const char *str, *data;
@@ -509,6 +588,8 @@ int probe_results_decode(const char *body, size_t len, uint64_t plan, size_t n,
 			 (long long)got, n);
 		goto out;
 	}
+	if (ah && ah_decode(doc, ah, err, errlen))
+		goto out;
 	raw = malloc(n ? n * PROBE_RESULT_LEN : 1);
 	if (!raw) {
 		snprintf(err, errlen, "out of memory");

@@ -19,8 +19,14 @@
  *    8 u8 kind    9 u24 the peer's QPN   12 u8[16] the peer's GID
  *
  * The results:
- *   {"version": 1, "plan", "node", "state": "running"|"done", "entries": N}
+ *   {"version": 1, "plan", "node", "state": "running"|"done", "entries": N,
+ *    "address_handles": {"made", "failed", "lazy", "create_seconds",
+ *                        "mean_seconds", "max_seconds", "ready_seconds",
+ *                        "before_start"}}
  *   base64 of N records (an empty line while running)
+ * address_handles (optional: a serve before it sends none) is struct
+ * probe_ah_stats; ready_seconds is null when they were not all made before
+ * the run ended.
  * a result record: u8 sent[3], u8 recv[3], u8 damaged, u8 labels_sent,
  *    u32 labels_lost, u32 rtt_ns (network byte order): struct probe_result.
  *
@@ -72,6 +78,20 @@ struct probe_slice {
 	size_t n;
 };
 
+/*
+ * A slice's address handles (probe_ahs.h): how many were made (ahead of the
+ * start, or lazily when their probe was due), could not be, what
+ * ibv_create_ah took in all and at most, and how long after the slice came
+ * in the last one was there.
+ */
+struct probe_ah_stats {
+	bool known; /* decoded: the results carried them */
+	uint64_t made, failed, lazy;
+	int64_t create_ns, max_ns;
+	int64_t ready_ns; /* -1: not all made before the run ended */
+	bool before_start;
+};
+
 /* JSON into out (appended); 0 or -ENOMEM. */
 int probe_slice_encode(struct strbuf *out, const struct probe_slice *s);
 /* 0, or -EBADMSG / -ENOMEM with err saying what is wrong; s is safe to free either way. */
@@ -79,14 +99,21 @@ int probe_slice_decode(const char *body, size_t len, struct probe_slice *s, char
 		       size_t errlen);
 void probe_slice_free(struct probe_slice *s);
 
+/* ah as JSON (those members and "mean_seconds"): a new reference, NULL without memory */
+struct json_t;
+struct json_t *probe_ah_stats_json(const struct probe_ah_stats *ah);
+
+/* ah: NULL for none */
 int probe_results_encode(struct strbuf *out, uint64_t plan, const char *node, bool done,
-			 const struct probe_result *r, size_t n);
+			 const struct probe_result *r, size_t n, const struct probe_ah_stats *ah);
 /*
- * Results of plan for n entries into out[n]: 0, 1 when the node says it is
- * still running (out untouched), or -EBADMSG with err.
+ * Results of plan for n entries into out[n] and, if ah is not NULL, its
+ * address handles into *ah (known false when absent): 0, 1 when the node
+ * says it is still running (out untouched), or -EBADMSG with err.
  */
 int probe_results_decode(const char *body, size_t len, uint64_t plan, size_t n,
-			 struct probe_result *out, char *err, size_t errlen);
+			 struct probe_result *out, struct probe_ah_stats *ah, char *err,
+			 size_t errlen);
 
 /* "0123456789abcdef" <-> the plan id; 0 or -EINVAL */
 void probe_plan_id_text(uint64_t id, char buf[17]);

@@ -33,22 +33,12 @@
 #define N_SEND	 32
 #define SLOT	 (PROBE_GRH_LEN + PROBE_MAX_SIZE + 24) /* 4160: 64-byte aligned slots */
 #define N_AH	 16
-#define N_FLAH	 64 /* a fleet probe's handles: a slot's peer on every flow label, and room */
 #define HOPLIMIT 64
 
 struct ah_entry {
 	struct ibv_ah *ah;
 	uint8_t gid[16];
 	uint8_t tclass;
-};
-
-/* A fleet probe's address handle: a peer on one flow label, held while sends use it. */
-struct fl_ah {
-	struct ibv_ah *ah;
-	uint8_t gid[16];
-	uint32_t fl;
-	uint8_t tclass;
-	unsigned refs;
 };
 
 /* Where the replies of one session go: continuous mode's or a fleet plan's. */
@@ -79,11 +69,10 @@ struct probe_ep {
 	struct ibv_ah *peer_ah;
 	uint32_t peer_qpn, peer_qkey;
 	struct probe_ep_stats st;
-	/* fleet probe: its handles, which one each send slot uses, where its replies go */
-	struct fl_ah flah[N_FLAH];
-	size_t n_flah, next_flah;
-	int8_t slot_ah[N_SEND];
+	/* fleet probe: where its replies go, its handles to reply with first */
 	struct reply_sink plan_reply;
+	probe_ah_find_fn *ah_find;
+	void *ah_find_arg;
 	/* responder: replies in the current 100 ms window (PROBE_REPLY_RATE) */
 	int64_t window_ns;
 	unsigned window_replies;
@@ -294,7 +283,6 @@ int probe_ep_open(struct probe_ep **out, const struct probe_port *p, char *err, 
 		return -ENOMEM;
 	}
 	ep->port = *p;
-	memset(ep->slot_ah, -1, sizeof(ep->slot_ah));
 	list = ibv_get_device_list(&num);
 	for (int i = 0; list && i < num; i++)
 		if (!strcmp(ibv_get_device_name(list[i]), p->device)) {
@@ -390,8 +378,6 @@ void probe_ep_close(struct probe_ep *ep)
 		ibv_destroy_ah(ep->ahs[i].ah);
 	if (ep->peer_ah)
 		ibv_destroy_ah(ep->peer_ah);
-	for (size_t i = 0; i < ep->n_flah; i++)
-		ibv_destroy_ah(ep->flah[i].ah);
 	if (ep->mr)
 		ibv_dereg_mr(ep->mr);
 	if (ep->cq)
@@ -518,6 +504,9 @@ static struct ibv_ah *reply_ah(struct probe_ep *ep, const uint8_t gid[16], uint8
 	struct ah_entry *e;
 	struct ibv_ah *ah;
 
+	/* a fleet plan's peer probes us on the rail it probes us on: its handle is made already */
+	if (ep->ah_find && (ah = ep->ah_find(ep->ah_find_arg, ep, gid, tclass)))
+		return ah;
 	for (size_t i = 0; i < ep->n_ah; i++)
 		if (ep->ahs[i].tclass == tclass && !memcmp(ep->ahs[i].gid, gid, 16))
 			return ep->ahs[i].ah;
@@ -599,10 +588,6 @@ static int handle(struct probe_ep *ep, const struct ibv_wc *wc, struct poll_ctx 
 		if (j < N_SEND && ep->send_busy[j]) {
 			ep->send_busy[j] = false;
 			ep->sends_out--;
-		}
-		if (j < N_SEND && ep->slot_ah[j] >= 0) {
-			ep->flah[ep->slot_ah[j]].refs--;
-			ep->slot_ah[j] = -1;
 		}
 		if (wc->status != IBV_WC_SUCCESS) {
 			ep->st.errors++;
@@ -734,6 +719,13 @@ struct ibv_ah *probe_ep_ah_create(struct probe_ep *ep, const uint8_t gid[16], ui
 	return ah;
 }
 
+struct ibv_ah *probe_ep_ah_make(struct probe_ep *ep, const uint8_t gid[16], uint8_t traffic_class,
+				uint32_t fl)
+{
+	errno = 0;
+	return make_ah_fl(ep, gid, traffic_class, fl);
+}
+
 void probe_ep_ah_destroy(struct ibv_ah *ah)
 {
 	if (ah)
@@ -815,58 +807,8 @@ void probe_ep_on_plan_reply(struct probe_ep *ep, uint32_t session, probe_reply_f
 	ep->plan_reply = (struct reply_sink){ session, on_reply, arg };
 }
 
-/* The handle to (gid, fl, tclass): kept, else a new one in a slot no send uses; -1: none free. */
-static int fl_ah_get(struct probe_ep *ep, const uint8_t gid[16], uint8_t tclass, uint32_t fl)
+void probe_ep_set_ah_find(struct probe_ep *ep, probe_ah_find_fn *fn, void *arg)
 {
-	struct ibv_ah *ah;
-	size_t k;
-
-	for (k = 0; k < ep->n_flah; k++)
-		if (ep->flah[k].fl == fl && ep->flah[k].tclass == tclass &&
-		    !memcmp(ep->flah[k].gid, gid, 16))
-			return (int)k;
-	if (ep->n_flah < N_FLAH) {
-		k = ep->n_flah;
-	} else {
-		size_t i;
-
-		for (i = 0; i < N_FLAH && ep->flah[(ep->next_flah + i) % N_FLAH].refs; i++)
-			;
-		if (i == N_FLAH)
-			return -1;
-		k = (ep->next_flah + i) % N_FLAH;
-		ep->next_flah = (k + 1) % N_FLAH;
-	}
-	ah = make_ah_fl(ep, gid, tclass, fl);
-	if (!ah)
-		return -2;
-	if (k < ep->n_flah)
-		ibv_destroy_ah(ep->flah[k].ah);
-	else
-		ep->n_flah++;
-	ep->flah[k] = (struct fl_ah){ .ah = ah, .fl = fl, .tclass = tclass };
-	memcpy(ep->flah[k].gid, gid, 16);
-	return (int)k;
-}
-
-int probe_ep_send_fl(struct probe_ep *ep, const uint8_t gid[16], uint32_t qpn, uint32_t qkey,
-		     uint8_t tclass, uint32_t fl, struct probe_hdr *h)
-{
-	int j, k, r;
-
-	j = request_slot(ep, h);
-	if (j < 0)
-		return j;
-	k = fl_ah_get(ep, gid, tclass, fl);
-	if (k == -1)
-		return -ENOBUFS;
-	if (k < 0)
-		return errno ? -errno : -EIO;
-	encode_request(ep, (unsigned)j, h);
-	r = post_send(ep, (unsigned)j, h->size, ep->flah[k].ah, qpn, qkey);
-	if (r)
-		return r;
-	ep->slot_ah[j] = (int8_t)k;
-	ep->flah[k].refs++;
-	return 0;
+	ep->ah_find = fn;
+	ep->ah_find_arg = arg;
 }

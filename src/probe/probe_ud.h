@@ -83,6 +83,14 @@ int probe_ep_respond(struct probe_ep *ep);
 struct ibv_ah;
 struct ibv_ah *probe_ep_ah_create(struct probe_ep *ep, const uint8_t gid[16], uint8_t traffic_class,
 				  char *err, size_t errlen);
+/*
+ * The same with GRH flow label fl (0: the device's default UDP source port):
+ * NULL with errno set when it cannot be made.  Safe from another thread
+ * than the one polling ep (libibverbs' verbs are), as a fleet plan's
+ * handles are made ahead of its start (probe_ahs.h).
+ */
+struct ibv_ah *probe_ep_ah_make(struct probe_ep *ep, const uint8_t gid[16], uint8_t traffic_class,
+				uint32_t fl);
 void probe_ep_ah_destroy(struct ibv_ah *ah);
 unsigned probe_ep_sends_out(const struct probe_ep *ep);
 int probe_ep_send_to(struct probe_ep *ep, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey,
@@ -93,15 +101,14 @@ typedef void probe_reply_fn(void *arg, const struct probe_hdr *h, bool intact, i
 void probe_ep_on_reply(struct probe_ep *ep, uint32_t session, probe_reply_fn *on_reply, void *arg);
 
 /*
- * A fleet probe's plan (probe_exec.h) from this endpoint: h to gid/qpn/qkey
- * with traffic class tclass and GRH flow label fl (0: the device's default
- * UDP source port), through address handles the endpoint keeps (a few
- * dozen: a slot's peer on every label; one is replaced only when no send
- * in flight uses it).  0; -ENOBUFS: no send slot or handle free now;
- * -EMSGSIZE: over this port's active_mtu; -errno.
+ * Before the responder makes a reply's address handle, it asks fn for one to
+ * (gid, tclass) on ep (a fleet plan's, made ahead: probe_ahs_find()); NULL:
+ * none, it makes its own.  fn NULL: none asked.  A handle fn gave must stay
+ * until probe_ep_sends_out(ep) is 0 after fn is taken away.
  */
-int probe_ep_send_fl(struct probe_ep *ep, const uint8_t gid[16], uint32_t qpn, uint32_t qkey,
-		     uint8_t tclass, uint32_t fl, struct probe_hdr *h);
+typedef struct ibv_ah *probe_ah_find_fn(void *arg, const struct probe_ep *ep, const uint8_t gid[16],
+					uint8_t tclass);
+void probe_ep_set_ah_find(struct probe_ep *ep, probe_ah_find_fn *fn, void *arg);
 /* Replies of a plan's session go to on_reply (NULL: none), beside continuous mode's. */
 void probe_ep_on_plan_reply(struct probe_ep *ep, uint32_t session, probe_reply_fn *on_reply,
 			    void *arg);

@@ -60,6 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct probe_doc d;
 		struct probe_slice s;
 		struct probe_result res[4];
+		struct probe_ah_stats ah;
 
 		r = probe_info_parse_all((const char *)data, size, &d, err, sizeof(err));
 		FUZZ_CHECK(r ? (r == -EBADMSG || r == -ENOMEM) && !strchr(err, '\n')
@@ -73,7 +74,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FUZZ_CHECK(s.e[k].slot < s.n_slots && s.e[k].port < s.n_ports,
 				   "slice entry %zu out of range", k);
 		probe_slice_free(&s);
-		r = probe_results_decode((const char *)data, size, 1, 4, res, err, sizeof(err));
+		r = probe_results_decode((const char *)data, size, 1, 4, res, &ah, err,
+					 sizeof(err));
 		FUZZ_CHECK(r >= 0 || (err[0] && !strchr(err, '\n')), "results %d: '%s'", r, err);
 	}
 	return 0;

@@ -140,8 +140,14 @@ static inline void sim_node_run(struct sim *sim, size_t i, const struct strbuf *
 	}
 	for (t = s.start_ns; t != INT64_MAX; t = probe_exec_step(&sn.ex, t))
 		sn.now = t;
+	/* one address handle an entry, made at once, as a node that had them ready says */
 	probe_results_encode(&sim->results[i], s.plan, s.node, true, probe_exec_results(&sn.ex),
-			     s.n);
+			     s.n,
+			     &(struct probe_ah_stats){ .made = s.n,
+						       .create_ns = 1000 * (int64_t)s.n,
+						       .max_ns = 1000,
+						       .ready_ns = 1000 * (int64_t)s.n,
+						       .before_start = true });
 	probe_exec_free(&sn.ex);
 	probe_slice_free(&s);
 	cpu = sim_cpu_ns() - cpu;

@@ -263,6 +263,37 @@ static void rail_only(void **state)
 	run_free(&r);
 }
 
+/*
+ * The VM tier's shape: two nodes, two rails, leaves unknown.  Clean, then
+ * no traffic between the rails: each host's two cross-rail pairs are the
+ * evidence, the four same-rail pairs pass, and no port is to blame.
+ */
+static void rail_only_two_nodes(void **state)
+{
+	struct run r;
+	const struct probe_finding *f;
+
+	(void)state;
+	init(&r, 2, 2, 1, false);
+	locate(&r, PROBE_PLAN_AUTO, false);
+	dump(&r);
+	assert_int_equal(r.f.n, 0);
+	assert_int_equal(r.f.host.tested, 4);
+	assert_int_equal(r.f.host.ok, 4);
+	run_free(&r);
+
+	init(&r, 2, 2, 1, false);
+	fabric_fault(&r.fb, FAB_RAIL_ONLY, 0, 0, 0, 0, 0);
+	locate(&r, PROBE_PLAN_AUTO, false);
+	f = expect_one(&r, PROBE_RAIL_ONLY, 2, 0, 2, 0);
+	assert_int_equal(f->pairs_bad, 4);
+	assert_int_equal(f->pairs_tested, 4);
+	assert_int_equal(r.f.rails[0].ok, 2);
+	assert_int_equal(r.f.rails[1].ok, 2);
+	assert_non_null(strstr(f->evidence, "a rail-only fabric"));
+	run_free(&r);
+}
+
 static void host_path(void **state)
 {
 	struct run r;
@@ -376,12 +407,19 @@ static void actions(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(clean),	 cmocka_unit_test(node_rail_cable),
-		cmocka_unit_test(node_rail_nic), cmocka_unit_test(node_down),
-		cmocka_unit_test(leaf_uplinks),	 cmocka_unit_test(spine_paths),
-		cmocka_unit_test(path_mtu),	 cmocka_unit_test(rail_only),
-		cmocka_unit_test(host_path),	 cmocka_unit_test(two_faults),
-		cmocka_unit_test(sparse),	 cmocka_unit_test(actions),
+		cmocka_unit_test(clean),
+		cmocka_unit_test(node_rail_cable),
+		cmocka_unit_test(node_rail_nic),
+		cmocka_unit_test(node_down),
+		cmocka_unit_test(leaf_uplinks),
+		cmocka_unit_test(spine_paths),
+		cmocka_unit_test(path_mtu),
+		cmocka_unit_test(rail_only),
+		cmocka_unit_test(rail_only_two_nodes),
+		cmocka_unit_test(host_path),
+		cmocka_unit_test(two_faults),
+		cmocka_unit_test(sparse),
+		cmocka_unit_test(actions),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,9 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "probe_ahs.h"
 #include "probe_sim.h"
 
 static void sample_slice(struct probe_slice *s, struct probe_slice_port *ports,
@@ -140,27 +142,58 @@ static void results_round_trip(void **state)
 				       .rtt_ns = 5123 },
 				     { .sent = { 2, 2 }, .rtt_ns = PROBE_RTT_NONE } },
 			    d[2];
+	struct probe_ah_stats ah, ah_in = { .made = 18,
+					    .failed = 1,
+					    .lazy = 2,
+					    .create_ns = 4500000,
+					    .max_ns = 1000000,
+					    .ready_ns = -1 };
 	struct strbuf sb = { 0 };
 	char err[256];
+	const char *bad_ah = "{\"version\":1,\"plan\":\"0000000000000001\",\"node\":\"n\","
+			     "\"state\":\"done\",\"entries\":0,\"address_handles\":{\"made\":-1,"
+			     "\"failed\":0,\"lazy\":0,\"create_seconds\":0,\"max_seconds\":0,"
+			     "\"ready_seconds\":null,\"before_start\":true}}\n\n";
 	const char *liar = "{\"version\":1,\"plan\":\"0000000000000001\",\"node\":\"n\","
 			   "\"state\":\"done\",\"entries\":1}\nAQEBCQkJAAAAAAAAAAAAAA==\n";
 
 	(void)state;
-	assert_int_equal(probe_results_encode(&sb, 1, "n", true, r, 2), 0);
-	assert_int_equal(probe_results_decode(sb.buf, sb.len, 1, 2, d, err, sizeof(err)), 0);
+	assert_int_equal(probe_results_encode(&sb, 1, "n", true, r, 2, NULL), 0);
+	assert_int_equal(probe_results_decode(sb.buf, sb.len, 1, 2, d, &ah, err, sizeof(err)), 0);
 	assert_memory_equal(d, r, sizeof(r));
+	assert_false(ah.known); /* a serve that does not say */
+	/* the address handles as they travel: microseconds survive, null ready_seconds */
+	sb_reset(&sb);
+	assert_int_equal(probe_results_encode(&sb, 1, "n", true, r, 2, &ah_in), 0);
+	assert_non_null(strstr(sb.buf, "\"address_handles\":{\"made\":18,"));
+	assert_int_equal(probe_results_decode(sb.buf, sb.len, 1, 2, d, &ah, err, sizeof(err)), 0);
+	assert_true(ah.known);
+	assert_int_equal(ah.made, 18);
+	assert_int_equal(ah.failed, 1);
+	assert_int_equal(ah.lazy, 2);
+	assert_true(ah.create_ns > 4499000 && ah.create_ns < 4501000);
+	assert_true(ah.max_ns > 999000 && ah.max_ns < 1001000);
+	assert_int_equal(ah.ready_ns, -1);
+	assert_false(ah.before_start);
+	sb_reset(&sb);
+	assert_int_equal(probe_results_encode(&sb, 1, "n", true, r, 2, NULL), 0);
 	/* another plan, another count, still running */
-	assert_int_equal(probe_results_decode(sb.buf, sb.len, 2, 2, d, err, sizeof(err)), -EBADMSG);
+	assert_int_equal(probe_results_decode(sb.buf, sb.len, 2, 2, d, NULL, err, sizeof(err)),
+			 -EBADMSG);
 	assert_string_equal(err, "\"plan\": not this plan's id");
-	assert_int_equal(probe_results_decode(sb.buf, sb.len, 1, 3, d, err, sizeof(err)), -EBADMSG);
+	assert_int_equal(probe_results_decode(sb.buf, sb.len, 1, 3, d, NULL, err, sizeof(err)),
+			 -EBADMSG);
 	assert_string_equal(err, "\"entries\": 2 results for a slice of 3");
 	sb_reset(&sb);
-	assert_int_equal(probe_results_encode(&sb, 1, "n", false, NULL, 0), 0);
-	assert_int_equal(probe_results_decode(sb.buf, sb.len, 1, 2, d, err, sizeof(err)), 1);
+	assert_int_equal(probe_results_encode(&sb, 1, "n", false, NULL, 0, NULL), 0);
+	assert_int_equal(probe_results_decode(sb.buf, sb.len, 1, 2, d, NULL, err, sizeof(err)), 1);
 	/* more replies than probes is no count */
-	assert_int_equal(probe_results_decode(liar, strlen(liar), 1, 1, d, err, sizeof(err)),
+	assert_int_equal(probe_results_decode(liar, strlen(liar), 1, 1, d, NULL, err, sizeof(err)),
 			 -EBADMSG);
 	assert_string_equal(err, "result 0: more replies than probes, or over 32 flow labels");
+	assert_int_equal(
+	    probe_results_decode(bad_ah, strlen(bad_ah), 1, 0, d, &ah, err, sizeof(err)), -EBADMSG);
+	assert_string_equal(err, "\"address_handles\": \"made\": not a number in range");
 	sb_free(&sb);
 }
 
@@ -260,6 +293,7 @@ static void end_to_end(void **state)
 	struct sim sim;
 	char err[256];
 	size_t seen = 0;
+	uint64_t made = 0;
 
 	(void)state;
 	assert_int_equal(fabric_init(&fb, 48, 4, 8, true), 0);
@@ -292,10 +326,69 @@ static void end_to_end(void **state)
 	assert_int_equal(out.f.n, 3);
 	assert_int_equal(seen, 7);
 	assert_true(out.st.slice_bytes > 0 && out.st.result_bytes > 0);
+	/* the 47 nodes that answered said what their address handles took: summed, the max */
+	assert_int_equal(out.ah_nodes, 47);
+	assert_int_equal(out.ah_late, 0);
+	assert_true(out.ah.known && out.ah.before_start);
+	for (size_t i = 0; i < p.n_nodes; i++)
+		made += i == 20 ? 0 : probe_plan_slice_len(&p, i);
+	assert_int_equal(out.ah.made, made);
+	assert_int_equal(out.ah.create_ns, 1000 * (int64_t)made);
+	assert_int_equal(out.ah.max_ns, 1000);
+	assert_true(out.ah.ready_ns > 0);
 	probe_fleet_out_free(&out, p.n_nodes);
 	sim_free(&sim);
 	probe_plan_free(&p);
 	fabric_free(&fb);
+}
+
+/*
+ * A slice's address handle table without a device: one handle per (port,
+ * GID, flow label) its entries use, made lazily on the send path or ahead by
+ * its thread, each once; a port without its probe QP gets none.
+ */
+static void ahs_table(void **state)
+{
+	struct probe_slice_port ports[2] = { { .device = "rxe0", .port = 1 },
+					     { .device = "rxe1", .port = 1 } };
+	struct probe_slice_entry e[4] = {
+		{ .slot = 0, .port = 0, .labels = 2, .gid = { [15] = 1 } },
+		{ .slot = 1, .port = 0, .labels = 0, .gid = { [15] = 1 } },
+		{ .slot = 1, .port = 1, .labels = 0, .gid = { [15] = 1 } },
+		{ .slot = 2, .port = 0, .labels = 1, .gid = { [15] = 2 } },
+	};
+	struct probe_slice s = {
+		.ports = ports, .n_ports = 2, .e = e, .n = 4, .start_ns = INT64_MAX
+	};
+	struct probe_ep *ep_of[2] = { NULL, NULL };
+	struct probe_ahs *t;
+	struct probe_ah_stats st;
+	struct ibv_ah *ah;
+
+	(void)state;
+	assert_int_equal(probe_ahs_new(&t, &s, ep_of, 0x6a), 0);
+	assert_int_equal(probe_ahs_get(t, 0, 1, &ah), -EHOSTUNREACH);
+	assert_int_equal(probe_ahs_get(t, 0, 1, &ah), -EHOSTUNREACH); /* tried once */
+	assert_int_equal(probe_ahs_get(t, 0, 3, &ah), -EHOSTUNREACH); /* no such label */
+	probe_ahs_stats(t, &st);
+	assert_int_equal(st.failed, 1);
+	assert_int_equal(st.ready_ns, -1);
+	assert_string_equal(probe_ahs_error(t),
+			    "port rxe0/1 to GID ::1 flow label 1: its probe QP is gone");
+	/* ahead: the rest of (0, ::1) x 3 labels, (1, ::1), (0, ::2) x 2 */
+	assert_int_equal(probe_ahs_start(t), 0);
+	for (probe_ahs_stats(t, &st); st.ready_ns < 0; probe_ahs_stats(t, &st))
+		usleep(1000);
+	assert_int_equal(st.failed, 6);
+	assert_int_equal(st.made + st.lazy, 0);
+	assert_true(st.before_start);
+	assert_null(probe_ahs_find(t, 0, e[0].gid, 0x6a));
+	assert_null(probe_ahs_find(t, 1, e[3].gid, 0x6a));
+	/* after the run: released by a thread of their own, none given out since */
+	probe_ahs_stop(t);
+	probe_ahs_release(t, -1);
+	assert_int_equal(probe_ahs_get(t, 2, 0, &ah), -EHOSTUNREACH);
+	probe_ahs_free(t);
 }
 
 int main(void)
@@ -303,7 +396,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(slice_round_trip),   cmocka_unit_test(slice_hostile),
 		cmocka_unit_test(results_round_trip), cmocka_unit_test(executor),
-		cmocka_unit_test(end_to_end),
+		cmocka_unit_test(end_to_end),	      cmocka_unit_test(ahs_table),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

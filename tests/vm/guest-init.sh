@@ -68,6 +68,22 @@ ulimit -l unlimited
 
 # The initramfs loaded e1000 already; this only matters if that list ever changes.
 [[ -d /sys/module/e1000 ]] || modprobe e1000 || setup_fail "modprobe e1000 failed"
+# Guest 0 of three: its links to guests 1 and 2 are the ports of one bridge, the guests' switch,
+# whose ports take jumbo frames (br0 itself starts at 1500, and a scenario may raise it).
+if [[ $GUEST_IFACE == br0 ]]; then
+	modprobe bridge || setup_fail "modprobe bridge failed"
+	for ((i = 0; i < 100; i++)); do
+		[[ -e /sys/class/net/eth1 ]] && break
+		sleep 0.1
+	done
+	ip -batch - <<EOF || setup_fail "cannot make br0 of eth0 and eth1"
+link add br0 address $GUEST_MAC type bridge stp_state 0 forward_delay 0
+link set eth0 mtu 9000 master br0
+link set eth1 mtu 9000 master br0
+link set eth0 up
+link set eth1 up
+EOF
+fi
 for ((i = 0; i < 100; i++)); do
 	[[ -e /sys/class/net/$GUEST_IFACE ]] && break
 	sleep 0.1
@@ -79,7 +95,7 @@ addr add $GUEST_IP/$GUEST_PREFIX dev $GUEST_IFACE
 link set $GUEST_IFACE up
 EOF
 
-export GUEST_ID GUEST_COUNT GUEST_IFACE GUEST_IP GUEST_PREFIX GUEST_MAC PEER_IP
+export GUEST_ID GUEST_COUNT GUEST_IFACE GUEST_IP GUEST_PREFIX GUEST_MAC PEER_IP PEER_IPS
 export VM_RESULTS VM_OUT RESULT_FILE VM_LIB VM_KROOT VM_KVER VM_SCENARIO_TIMEOUT
 export ROCEWATCH_SRCDIR ROCEWATCH_BUILDDIR ROCEWATCH VM_RWNIC_KO VM_RWNIC_SKIP
 # The binary knows only the installed profile directory; use the checkout's.

@@ -82,10 +82,16 @@ vm_peer_result() {
 	[[ -f $f ]] && grep '^RESULT: ' "$f" | tail -n 1
 }
 
-# vm_peer_failed: true once the peer has recorded a failure (so waits end early).
+# vm_peer_failed: true once a peer has recorded a failure (so waits end early).
 vm_peer_failed() {
-	[[ ${GUEST_COUNT:-1} -eq 2 ]] || return 1
-	[[ $(vm_peer_result) == "RESULT: FAIL"* ]]
+	local j f
+	((${GUEST_COUNT:-1} > 1)) || return 1
+	for ((j = 0; j < GUEST_COUNT; j++)); do
+		((j == GUEST_ID)) && continue
+		f=$(vm_guest_dir "$j")/result
+		[[ -f $f && $(grep '^RESULT: ' "$f" | tail -n 1) == "RESULT: FAIL"* ]] && return 0
+	done
+	return 1
 }
 
 # vm_perftest_ran RC FILE...: a perftest run (ib_write_bw ...) whose exit code is RC and whose
@@ -122,11 +128,13 @@ vm_wait_mark() {
 	vm_wait_until "${3:-60}" "guest$1 mark $2" vm_has_mark "$1" "$2"
 }
 
-# vm_barrier NAME [TIMEOUT_S]: mark NAME and wait until the peer has marked it too.
+# vm_barrier NAME [TIMEOUT_S]: mark NAME and wait until every peer has marked it too.
 vm_barrier() {
+	local j
 	vm_mark "$1"
-	[[ ${GUEST_COUNT:-1} -eq 2 ]] || return 0
-	vm_wait_mark "$(vm_peer_id)" "$1" "${2:-60}"
+	for ((j = 0; j < ${GUEST_COUNT:-1}; j++)); do
+		((j == GUEST_ID)) || vm_wait_mark "$j" "$1" "${2:-60}"
+	done
 }
 
 vm_ping_once() {

@@ -355,11 +355,25 @@ vm_pick_port() {
 # packets never leave.
 vm_guest_ip() { printf '10.99.0.%d\n' "$(($1 + 1))"; }
 vm_guest_mac() { printf '52:54:00:72:77:%02x\n' "$(($1 + 1))"; }
+# vm_nic_mac ID N: the MAC of guest ID's NIC N (guest 0 of three has two: a port each of br0)
+vm_nic_mac() {
+	if (($2 == 0)); then
+		vm_guest_mac "$1"
+	else
+		printf '52:54:00:72:%02x:%02x\n' $((0x77 + $2)) "$(($1 + 1))"
+	fi
+}
 
-# vm_start_guest ID NETDEV_ARGS: start one qemu in the background; sets VM_PIDS[ID].
+# vm_start_guest ID NETDEV_ARGS...: start one qemu in the background, an e1000 on each netdev
+# (ids n0, n1, ...); sets VM_PIDS[ID].
 # Needs VM_VMLINUZ, VM_INITRD, VM_RESULTS, VM_STAGE2, VM_SCENARIO and the guest's env file.
 vm_start_guest() {
-	local id=$1 netdev=$2 append
+	local id=$1 append j=0 nd nics=()
+	shift
+	for nd in "$@"; do
+		nics+=(-netdev "$nd" -device "e1000,netdev=n$j,mac=$(vm_nic_mac "$id" "$j"),romfile=")
+		j=$((j + 1))
+	done
 	append="console=ttyS0 panic=-1 oops=panic mitigations=off no_timer_check"
 	[[ -n ${ROCEWATCH_VM_VERBOSE:-} ]] || append+=" loglevel=5"
 	append+=" rwvm_init=$VM_STAGE2 rwvm_results=$VM_RESULTS rwvm_modules=$VM_KROOT/lib/modules"
@@ -375,8 +389,7 @@ vm_start_guest() {
 		-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
 		-fsdev "local,id=results,path=$VM_RESULTS,security_model=none,multidevs=remap" \
 		-device virtio-9p-pci,fsdev=results,mount_tag=results \
-		-netdev "$netdev" \
-		-device "e1000,netdev=n0,mac=$(vm_guest_mac "$id"),romfile=" \
+		"${nics[@]}" \
 		</dev/null >"$VM_RESULTS/qemu-$id.out" 2>&1 &
 	VM_PIDS[id]=$!
 }
@@ -402,18 +415,27 @@ vm_kill_guests() {
 
 # vm_write_env ID FILE: the guest's environment, as bash source, read by stage 2.
 vm_write_env() {
-	local id=$1 file=$2 peer=""
+	local id=$1 file=$2 peer="" peers="" j iface=eth0
 	if ((VM_GUESTS == 2)); then
 		peer=$(vm_guest_ip $((1 - id)))
+	fi
+	for ((j = 0; j < VM_GUESTS; j++)); do
+		((j == id)) || peers+="${peers:+ }$(vm_guest_ip "$j")"
+	done
+	# three guests: a star on guest 0, whose two links are ports of its bridge
+	if ((VM_GUESTS == 3)); then
+		peer=${peers%% *}
+		((id == 0)) && iface=br0
 	fi
 	{
 		printf 'GUEST_ID=%q\n' "$id"
 		printf 'GUEST_COUNT=%q\n' "$VM_GUESTS"
-		printf 'GUEST_IFACE=%q\n' eth0
+		printf 'GUEST_IFACE=%q\n' "$iface"
 		printf 'GUEST_IP=%q\n' "$(vm_guest_ip "$id")"
 		printf 'GUEST_PREFIX=%q\n' 24
 		printf 'GUEST_MAC=%q\n' "$(vm_guest_mac "$id")"
 		printf 'PEER_IP=%q\n' "$peer"
+		printf 'PEER_IPS=%q\n' "$peers"
 		printf 'VM_RESULTS=%q\n' "$VM_RESULTS"
 		printf 'VM_OUT=%q\n' "$VM_RESULTS/guest$id"
 		printf 'RESULT_FILE=%q\n' "$VM_RESULTS/guest$id/result"
