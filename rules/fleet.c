@@ -194,16 +194,6 @@ static void free_groups(struct group *g, size_t n)
 	free(g);
 }
 
-static void unit_name(const struct object *o, char *buf, size_t len)
-{
-	if (o->kind == OBJ_RDMA_PORT)
-		snprintf(buf, len, "%s/%u", o->name, o->port);
-	else if (o->kind == OBJ_NETDEV)
-		snprintf(buf, len, "%s", o->name);
-	else
-		buf[0] = '\0';
-}
-
 static struct group *find_group(struct group **gs, size_t *n, size_t *cap, const char *key,
 				size_t node, unsigned int seq)
 {
@@ -378,7 +368,7 @@ static int gather_node(struct rules_engine *e, struct fleet_acc *fa, size_t ni,
 			v = rx_eval(r->when, &cx);
 		if (v.st == V_OK && !v.v.b)
 			continue; /* not a unit of this rule */
-		unit_name(o, name, sizeof(name));
+		object_unit_name(o, name, sizeof(name));
 		obj = obj_name(e, name);
 		if (!obj)
 			return -ENOMEM;

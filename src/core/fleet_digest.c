@@ -82,17 +82,6 @@ const char *fleet_digest_schema(void)
 	return schema;
 }
 
-/* "mlx5_0/1", "eth2", "" (the node: its host name differs on every node) */
-static void object_key(const struct object *o, char *buf, size_t len)
-{
-	if (o->kind == OBJ_RDMA_PORT)
-		snprintf(buf, len, "%s/%u", o->name, o->port);
-	else if (o->kind == OBJ_NETDEV)
-		snprintf(buf, len, "%s", o->name);
-	else
-		buf[0] = '\0';
-}
-
 struct keyed {
 	char key[RW_NAME_MAX + 16];
 	const struct object *o;
@@ -142,7 +131,7 @@ int fleet_digest(const struct node_model *m, char out[FLEET_DIGEST_HEX + 1])
 	ks = calloc(n, sizeof(*ks));
 	if (!ks)
 		return -ENOMEM;
-	ks[k++].o = &m->node;
+	ks[k++].o = &m->node; /* key "": its host name differs on every node */
 	for (int kind = OBJ_NETDEV; kind <= OBJ_RDMA_PORT; kind++) {
 		struct object **objs;
 		size_t no = model_objects(mm, (enum obj_kind)kind, &objs);
@@ -150,7 +139,7 @@ int fleet_digest(const struct node_model *m, char out[FLEET_DIGEST_HEX + 1])
 		for (size_t i = 0; i < no; i++)
 			if (fleet_digest_object(objs[i])) {
 				ks[k].o = objs[i];
-				object_key(objs[i], ks[k].key, sizeof(ks[k].key));
+				object_unit_name(objs[i], ks[k].key, sizeof(ks[k].key));
 				k++;
 			}
 	}

@@ -483,3 +483,13 @@ void cset_free(struct counter_set *cs)
 	free(cs->present);
 	memset(cs, 0, sizeof(*cs));
 }
+
+void object_unit_name(const struct object *o, char *buf, size_t len)
+{
+	if (o->kind == OBJ_RDMA_PORT)
+		snprintf(buf, len, "%s/%u", o->name, o->port);
+	else if (o->kind == OBJ_NETDEV)
+		snprintf(buf, len, "%s", o->name);
+	else
+		buf[0] = '\0';
+}

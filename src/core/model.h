@@ -235,6 +235,8 @@ int cset_append(struct counter_set *cs, const char *name, uint64_t v);
 void cset_free(struct counter_set *cs);
 
 const char *obj_kind_name(enum obj_kind k);
+/* An object as a unit is named: "mlx5_0/1", "eth2", "" for the node. */
+void object_unit_name(const struct object *o, char *buf, size_t len);
 /* The kind obj_kind_name() names s, or -1. */
 int obj_kind_parse(const char *s);
 
