@@ -5,7 +5,7 @@
  * group's entries use; slots are in the order of the entries that first
  * need them, which is slot order, so the thread makes the first step's
  * handles first.  A slot's state is the one thing both threads touch: a
- * compare-and-swap from TODO to BUSY says who makes it, and READY is
+ * compare-and-swap from UNMADE to BUSY says who makes it, and READY is
  * stored with release after the handle, so a reader that sees READY sees
  * the handle.
  */
@@ -22,7 +22,7 @@
 #include "util.h"
 
 enum {
-	AH_TODO,
+	AH_UNMADE,
 	AH_BUSY,
 	AH_READY,
 	AH_FAILED,
@@ -182,7 +182,7 @@ static uint8_t make(struct probe_ahs *t, size_t i, bool lazy)
 	struct ah_slot *sl = &t->sl[i];
 	const struct ah_group *g = &t->g[sl->group];
 	struct probe_ep *ep = t->ep_of[g->port];
-	uint8_t want = AH_TODO, st;
+	uint8_t want = AH_UNMADE, st;
 	struct ibv_ah *ah = NULL;
 	int64_t t0, dt;
 	int e = 0;
@@ -250,7 +250,7 @@ int probe_ahs_get(struct probe_ahs *t, size_t entry, unsigned fl, struct ibv_ah 
 		return -EHOSTUNREACH;
 	i = g->first + fl;
 	st = __atomic_load_n(&t->sl[i].state, __ATOMIC_ACQUIRE);
-	if (st == AH_TODO)
+	if (st == AH_UNMADE)
 		st = make(t, i, true);
 	if (st == AH_BUSY)
 		return -ENOBUFS;
