@@ -79,6 +79,9 @@ struct cdir {
 	/* the last read: errno of a file that failed as firmware-restricted functions do
 	 * (EIO, EPERM, EACCES, EOPNOTSUPP), 0 if none did */
 	int restricted_err;
+	/* the directory itself could not be opened for want of a descriptor (EMFILE,
+	 * ENFILE): what was open stays open, and the next scan that lists it says so */
+	bool nofd;
 };
 
 /* Per port, on obj->cpriv[idx]; freed by the collector's obj_free. */

@@ -108,6 +108,15 @@ void rdma_cdir_close(struct cdir *d)
 	d->ino = 0;
 }
 
+static size_t count_open(const struct cdir *d)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < d->n; i++)
+		n += d->f[i].fd >= 0;
+	return n;
+}
+
 static int cmp_name(const void *a, const void *b)
 {
 	return strcmp(((const struct cfile *)a)->name, ((const struct cfile *)b)->name);
@@ -131,10 +140,27 @@ int rdma_cdir_scan(struct cdir *d, const char *path, const char *what)
 	int dfd;
 
 	if (!dir) {
-		int e = -errno;
+		int e = errno;
 
+		if (e == EMFILE || e == ENFILE) {
+			/*
+			 * Out of descriptors is not a property of the directory: the
+			 * files already open still read, so keep them; the ones never
+			 * opened are missing until a later scan lists the directory.
+			 */
+			d->nofd = true;
+			rw_log_once(LOG_LVL_WARN, path,
+				    "rdma: %s: %s; its %s counters are %s until a descriptor is "
+				    "free (tried again every configuration poll)",
+				    path, rw_strerror(e), what,
+				    d->n ? "not listed again" : "missing");
+			return -e;
+		}
+		if (e != ENOENT)
+			rw_log_once(LOG_LVL_INFO, path, "rdma: %s: %s; its %s counters are left out",
+				    path, rw_strerror(e), what);
 		rdma_cdir_close(d);
-		return e == -ENOENT ? 0 : e;
+		return e == ENOENT ? 0 : -e;
 	}
 	dfd = dirfd(dir);
 	if (fstat(dfd, &st))
@@ -186,10 +212,12 @@ int rdma_cdir_scan(struct cdir *d, const char *path, const char *what)
 			}
 			f->bad = f->fd < 0;
 		}
-		if (back) {
-			log_info("rdma: %s: %zu %s counters open again", path, back, what);
+		if (back || d->nofd) {
+			log_info("rdma: %s: %zu %s counters open again", path,
+				 d->nofd ? count_open(d) : back, what);
 			rw_log_once_reset(path);
 		}
+		d->nofd = false;
 		free(nf);
 		closedir(dir);
 		return 0;
@@ -211,6 +239,16 @@ int rdma_cdir_scan(struct cdir *d, const char *path, const char *what)
 		}
 	}
 	closedir(dir);
+	if (d->nofd) {
+		size_t open_n = 0;
+
+		for (size_t i = 0; i < n; i++)
+			open_n += nf[i].fd >= 0;
+		if (open_n)
+			log_info("rdma: %s: %zu %s counters open again", path, open_n, what);
+		rw_log_once_reset(path);
+		d->nofd = false;
+	}
 	d->f = nf;
 	d->n = n;
 	d->dev = st.st_dev;
@@ -379,8 +417,20 @@ int rdma_sysfs_enumerate(struct rdma_priv *rp, struct found *f)
 		f->nd++;
 		snprintf(path, sizeof(path), "%s/%s/ports", rp->ib, de->d_name);
 		pd = opendir(path);
-		if (!pd)
-			continue;
+		if (!pd) {
+			int err = errno;
+
+			/* gone since the readdir, or no ports/: a device without ports */
+			if (err == ENOENT || err == ENOTDIR)
+				continue;
+			/*
+			 * Anything else (out of descriptors above all) says nothing about
+			 * the device: the listing is unknown, so the poll keeps what it
+			 * had rather than report its ports gone.
+			 */
+			closedir(dir);
+			return -err;
+		}
 		while ((pe = readdir(pd))) {
 			uint64_t port;
 

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -412,6 +413,57 @@ static void devices_come_and_go(void **state)
 	remove_tree(root);
 }
 
+/*
+ * Out of descriptors in the middle of a configuration poll: a device whose
+ * ports/ could not be listed is not a device without ports.  The poll that
+ * could not finish keeps what it had (the CI once saw each port "gone" and
+ * "back" every other poll, firing rdma_port_not_reappeared on a healthy node).
+ */
+static void out_of_descriptors_is_not_absence(void **state)
+{
+	char root[PATH_MAX];
+	struct rlimit old, low;
+	int dups[256], nd = 0;
+	struct run r;
+
+	(void)state;
+	snprintf(root, sizeof(root), "%s/mlx5-roce", fixtures);
+	run_start(&r, root);
+	assert_int_equal(run_poll(&r, COLLECT_SLOW | COLLECT_FAST), 0);
+	assert_int_equal(r.m.n_ports, 2);
+
+	/* every descriptor but one taken: class/infiniband opens, a ports/ does not */
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = (rlim_t)open_fds() + 64;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	while (nd < (int)(sizeof(dups) / sizeof(dups[0]))) {
+		int fd = dup(0);
+
+		if (fd < 0)
+			break;
+		dups[nd++] = fd;
+	}
+	assert_true(errno == EMFILE && nd > 0);
+	close(dups[--nd]);
+
+	assert_int_equal(run_poll(&r, COLLECT_SLOW | COLLECT_FAST), -EMFILE);
+	assert_int_equal(r.m.n_ports, 2);
+	assert_non_null(model_port(&r.m, "mlx5_0", 1));
+	assert_non_null(model_port(&r.m, "mlx5_1", 1));
+
+	while (nd > 0)
+		close(dups[--nd]);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	assert_int_equal(run_poll(&r, COLLECT_SLOW | COLLECT_FAST), 0);
+	assert_int_equal(r.m.n_ports, 2);
+	/* never gone, so never back */
+	assert_int_equal(model_port(&r.m, "mlx5_0", 1)->f[F_PORT_REAPPEARED].v.i, 0);
+	assert_int_equal(model_port(&r.m, "mlx5_1", 1)->f[F_PORT_REAPPEARED].v.i, 0);
+	assert_counter(model_port(&r.m, "mlx5_1", 1), CSET_HW, "rx_write_requests", 90112);
+	run_stop(&r);
+}
+
 /* Unregistered and registered again under the same name between two slow polls (a reset). */
 static void device_reregistered(void **state)
 {
@@ -537,6 +589,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(unreadable_counter_dropped),
 		cmocka_unit_test(empty_read_comes_back),
 		cmocka_unit_test(devices_come_and_go),
+		cmocka_unit_test(out_of_descriptors_is_not_absence),
 		cmocka_unit_test(device_reregistered),
 		cmocka_unit_test(netdev_renamed_or_moved),
 		cmocka_unit_test(no_rdma_stack),
