@@ -469,7 +469,7 @@ void rx_render_template(const struct tmpl *t, const char *fallback, struct ectx 
 				tb_putn(&tb, p->text, (size_t)p->len);
 			continue;
 		}
-		v = rx_eval(p->e, cx);
+		v = p->twin && cx->memo_e == p->twin ? cx->memo_v : rx_eval(p->e, cx);
 		/* "(s)" in the text after it: plural unless the number is exactly 1 */
 		ty = p->e->type == RT_ANY && v.at ? v.at->type : p->e->type;
 		one = v.st == V_OK && ty == RT_NUM && v.v.n == 1;
@@ -713,6 +713,10 @@ static void note_window(const struct rrule *r, const struct ectx *cx, struct rul
 		w = buf;
 	}
 	if (cx->observed_ns >= cx->window_ns) {
+		if (w == r->window_text) {
+			tb_puts(&tb, r->window_note); /* written once, at load */
+			return;
+		}
 		tb_puts(&tb, " (over the last ");
 		tb_puts(&tb, w);
 		tb_puts(&tb, ")");
@@ -932,10 +936,13 @@ static void eval_rule(struct rules_engine *e, const struct rrule *r, const struc
 		struct rule_result *x = &e->res[s];
 		struct ectx cx = { .m = m, .obj = o, .st = &e->st[s], .t = t_ns };
 
-		if (o->kind == OBJ_NETDEV)
-			strlcpy0(x->netdev, o->name, sizeof(x->netdev));
-		else if (o->kind == OBJ_RDMA_PORT)
-			strlcpy0(x->netdev, o->netdev ? o->netdev->name : "", sizeof(x->netdev));
+		const char *nd = o->kind == OBJ_NETDEV		? o->name
+				 : o->kind == OBJ_RDMA_PORT && o->netdev ? o->netdev->name
+									 : "";
+
+		/* the same every poll but after a rename: compared, not copied */
+		if ((o->kind == OBJ_NETDEV || o->kind == OBJ_RDMA_PORT) && strcmp(x->netdev, nd))
+			strlcpy0(x->netdev, nd, sizeof(x->netdev));
 		const struct object *by_role = not_judged(&e->profiles[r->profile], m, o);
 
 		if (by_role)

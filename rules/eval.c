@@ -520,7 +520,12 @@ struct val rx_eval(const struct expr *e, struct ectx *cx)
 	case N_BINARY:
 		return eval_binary(e, cx);
 	case N_CALL:
-		return e->u.call.fn->eval(e, cx);
+		v = e->u.call.fn->eval(e, cx);
+		if (e->memo) {
+			cx->memo_e = e;
+			cx->memo_v = v;
+		}
+		return v;
 	case N_OUTCOME:
 		if (!cx->outcome)
 			return (struct val){

@@ -261,6 +261,28 @@ static const char *ident_of(const struct rules_engine *e, const struct rule_resu
 }
 
 /*
+ * "mlx5_0/1", "eth2" or "node": what a result's memory is about, written
+ * without printf (every degraded-class result, every poll).
+ */
+static void result_name(const struct rule_result *x, char *buf, size_t len)
+{
+	char num[24], *d;
+	size_t n;
+
+	if (x->kind != OBJ_RDMA_PORT) {
+		strlcpy0(buf, x->kind == OBJ_NODE ? "node" : x->device, len);
+		return;
+	}
+	n = strlcpy0(buf, x->device, len);
+	if (n + 1 >= len)
+		return;
+	buf[n++] = '/';
+	d = u64_digits(num + sizeof(num) - 1, x->port);
+	num[sizeof(num) - 1] = '\0';
+	strlcpy0(buf + n, d, len - n);
+}
+
+/*
  * The escalation memory of result x, keyed by what does not move: its
  * identity (the port's node GUID and port number, the netdev's PCI function),
  * so a device renamed at reboot keeps it.  A memory under the name key (a
@@ -274,10 +296,7 @@ static struct hmem *memory_of(struct rules_engine *e, const struct rule_result *
 	struct hmem *h = hmem_find(e, x->ikey, false), *old;
 	char name[sizeof(h->name)];
 
-	if (x->kind == OBJ_RDMA_PORT)
-		snprintf(name, sizeof(name), "%s/%u", x->device, x->port);
-	else
-		snprintf(name, sizeof(name), "%s", x->kind == OBJ_NODE ? "node" : x->device);
+	result_name(x, name, sizeof(name));
 	if (!h && x->ikey != x->key && (old = hmem_find(e, x->key, false))) {
 		struct hmem moved = *old;
 		size_t at = (size_t)(old - e->hm);
@@ -315,8 +334,11 @@ static struct hmem *memory_of(struct rules_engine *e, const struct rule_result *
 			 name, *ident ? ident : "no identity", h->name);
 		e->hm_dirty = true;
 	}
-	strlcpy0(h->name, name, sizeof(h->name));
-	strlcpy0(h->ident, ident, sizeof(h->ident));
+	/* the same every poll but the first: compared, not copied */
+	if (strcmp(h->name, name))
+		strlcpy0(h->name, name, sizeof(h->name));
+	if (strcmp(h->ident, ident))
+		strlcpy0(h->ident, ident, sizeof(h->ident));
 	return h;
 }
 

@@ -1073,6 +1073,87 @@ static int load_summary(struct loader *ld, struct parse_ctx *pc, const yaml_node
 	return 0;
 }
 
+/*
+ * Do t (in a summary) and w (in the expr) spell the same expression, node for
+ * node?  With share, t's counter calls then take w's history rings: a call
+ * the summary evaluates itself (the expr short-circuited past it) samples the
+ * same ring at the same time, which replaces the sample, so the two never
+ * disagree.
+ */
+static bool same_expr(struct expr *t, const struct expr *w, bool share)
+{
+	if (t->kind != w->kind || t->type != w->type || t->len != w->len ||
+	    memcmp(t->src + t->off, w->src + w->off, (size_t)t->len))
+		return false;
+	switch (t->kind) {
+	case N_UNARY:
+		return same_expr(t->u.un.a, w->u.un.a, share);
+	case N_BINARY:
+		return same_expr(t->u.bin.a, w->u.bin.a, share) &&
+		       same_expr(t->u.bin.b, w->u.bin.b, share);
+	case N_INDEX:
+		return same_expr(t->u.index.base, w->u.index.base, share) &&
+		       same_expr(t->u.index.idx, w->u.index.idx, share);
+	case N_CALL:
+		if (t->u.call.fn != w->u.call.fn || t->u.call.n != w->u.call.n)
+			return false;
+		for (int i = 0; i < t->u.call.n; i++)
+			if (!same_expr(t->u.call.args[i], w->u.call.args[i], share))
+				return false;
+		if (share)
+			t->u.call.ring = w->u.call.ring;
+		return true;
+	case N_SETLIT:
+		return false; /* not worth the walk: no counter call is a set literal */
+	default:
+		return true; /* a leaf: the same text is the same field, counter or constant */
+	}
+}
+
+/* The call in w that spells t, or NULL. */
+static struct expr *find_twin(const struct expr *t, struct expr *w)
+{
+	struct expr *f = NULL;
+
+	if (!w)
+		return NULL;
+	if (w->kind == N_CALL && same_expr((struct expr *)t, w, false))
+		return w;
+	switch (w->kind) {
+	case N_UNARY:
+		return find_twin(t, w->u.un.a);
+	case N_BINARY:
+		return (f = find_twin(t, w->u.bin.a)) ? f : find_twin(t, w->u.bin.b);
+	case N_INDEX:
+		return (f = find_twin(t, w->u.index.base)) ? f : find_twin(t, w->u.index.idx);
+	case N_CALL:
+		for (int i = 0; i < w->u.call.n && !f; i++)
+			f = find_twin(t, w->u.call.args[i]);
+		return f;
+	default:
+		return NULL;
+	}
+}
+
+/*
+ * A summary that shows a call of its expr ("{increase(x, 5m)} events" beside
+ * increase(x, 5m) == 0) takes the value the expr's evaluation computed: one
+ * window walk, one ring, instead of two (every counter result, every poll).
+ */
+static void link_summary_twins(struct rrule *r)
+{
+	for (int i = 0; i < r->summary.n; i++) {
+		struct tmpl_part *p = &r->summary.parts[i];
+		struct expr *w;
+
+		if (p->text || !p->e || p->e->kind != N_CALL || !(w = find_twin(p->e, r->expr)))
+			continue;
+		same_expr(p->e, w, true);
+		w->memo = true;
+		p->twin = w;
+	}
+}
+
 /* when, expr and summary, parsed against the rule's scope and its profile's params */
 static int load_rule_exprs(struct loader *ld, const struct rprofile *pf, const yaml_node_t **kv,
 			   struct parse_ctx *pc, struct rrule *r)
@@ -1109,6 +1190,8 @@ static int load_rule_exprs(struct loader *ld, const struct rprofile *pf, const y
 		if (rs)
 			bad = -EINVAL;
 	}
+	if (!bad && r->expr && !r->info.fleet)
+		link_summary_twins(r);
 	return bad;
 }
 
@@ -1165,8 +1248,10 @@ static int load_rule(struct loader *ld, const yaml_node_t *map, struct rprofile 
 	for (int i = 0; i < r.n_rings; i++)
 		if (r.rings[i].window_ns > r.window_ns)
 			r.window_ns = r.rings[i].window_ns;
-	if (r.window_ns)
+	if (r.window_ns) {
 		rules_format_duration(r.window_ns, r.window_text, sizeof(r.window_text));
+		snprintf(r.window_note, sizeof(r.window_note), " (over the last %s)", r.window_text);
+	}
 	r.n_caches = pc.n_caches;
 	r.subject = pc.subject;
 	r.info.fingerprint = rule_fingerprint(pf, &r.info, pc.param_hash);

@@ -188,6 +188,8 @@ struct expr {
 	int height;	 /* 1 for a leaf; at most RX_MAX_DEPTH */
 	int off, len;	 /* span in src */
 	const char *src; /* the whole expression string */
+	/* a summary shows this call's value: its evaluation keeps it (struct ectx, memo) */
+	bool memo;
 	union {
 		struct val c; /* N_CONST */
 		struct {
@@ -287,6 +289,9 @@ struct tmpl_part {
 	int len;
 	bool plural; /* the literal has a "(s)" (found once, at load) */
 	struct expr *e;
+	/* the same call in the rule's expr (found once, at load): its value, not a second
+	 * evaluation, when the expr's evaluation reached it */
+	const struct expr *twin;
 };
 
 struct tmpl {
@@ -349,6 +354,9 @@ struct ectx {
 	/* a counter function whose window holds a reset: the latest one */
 	bool reset;
 	double reset_from, reset_to;
+	/* the last value of a call a summary shows (expr->memo): the summary's, unevaluated */
+	const struct expr *memo_e;
+	struct val memo_v;
 	const char *outcome;	     /* fleet, each node: its profile outcome, or NULL */
 	const struct fleet_agg *agg; /* fleet, at the top of a rule: the group's aggregates */
 };
@@ -466,6 +474,7 @@ struct rrule {
 	/* its largest counter window, written once for the summaries' notes ("5m") */
 	int64_t window_ns;
 	char window_text[24];
+	char window_note[48]; /* " (over the last 5m)": the note of a window observed whole */
 };
 
 /* One line of a profile's roles: (fabric.h). */

@@ -881,6 +881,44 @@ static const char counter_rules[] =
     "rate={rate(hw[\\\"out_of_sequence\\\"], 5m)} delta={delta(hw[\\\"out_of_sequence\\\"], "
     "5m)}\"\n";
 
+/*
+ * A summary that shows its expr's own call takes the value the expr computed;
+ * where the expr short-circuits past the call (the port down), the summary
+ * evaluates it itself, on the same history: every poll shows the increase
+ * over the samples of every poll, whichever side sampled it.
+ */
+static void summary_shares_the_exprs_call(void **state)
+{
+	static const uint64_t v[] = { 10, 12, 15, 15, 20, 21 };
+	static const char *const st[] = { "ACTIVE", "DOWN", "ACTIVE", "DOWN", "DOWN", "ACTIVE" };
+	static const char *const want[] = { "", "inc=2", "inc=5", "inc=5", "inc=10", "inc=11" };
+	struct node_model m;
+	struct rules_engine *e;
+
+	(void)state;
+	build_model(&m);
+	e = load_ok("profile: t\nrules:\n"
+		    "  - name: inc\n    scope: rdma_port\n    severity: warning\n"
+		    "    expr: state != \"ACTIVE\" || increase(hw[\"out_of_sequence\"], 5m) == 0\n"
+		    "    summary: \"inc={increase(hw[\\\"out_of_sequence\\\"], 5m)}\"\n");
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		struct found f;
+
+		field_set_str(m.ports[0], F_PORT_STATE, st[i]);
+		cset_set(&m.ports[0]->cs[CSET_HW], "out_of_sequence", v[i]);
+		assert_int_equal(rules_evaluate(e, &m, (int64_t)i * 10 * 1000000000LL), 0);
+		f = result(e, "inc", "mlx5_0");
+		if (i)
+			assert_true(!strncmp(f.summary, want[i], strlen(want[i])) &&
+				    f.summary[strlen(want[i])] == ' ');
+		assert_int_equal(f.outcome, i == 0 ? RULE_UNKNOWN /* one sample */
+					    : !strcmp(st[i], "ACTIVE") ? RULE_FAIL
+									: RULE_PASS);
+	}
+	rules_free(e);
+	model_free(&m);
+}
+
 static void counter_reset_and_wrap(void **state)
 {
 	static const uint64_t reset[] = { 100, 150, 5, 20 };
@@ -1567,6 +1605,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(eval_tc_maxrate),
 		cmocka_unit_test(eval_if),
 		cmocka_unit_test(applies_to),
+		cmocka_unit_test(summary_shares_the_exprs_call),
 		cmocka_unit_test(counter_reset_and_wrap),
 		cmocka_unit_test(history_follows_the_device),
 		cmocka_unit_test(status_precedence),
