@@ -131,37 +131,61 @@ static int limits_memlock(const char *path, uint64_t *soft, bool *unlimited)
 	return r;
 }
 
-/* Is <proc>/PID/comm "slurmd"? */
-static bool is_slurmd(const struct host_priv *hp, const char *pid)
+/* Is <proc>/PID/comm "slurmd"?  1 yes, 0 no (or no such process), -errno: could not look. */
+static int is_slurmd(const struct host_priv *hp, const char *pid)
 {
 	char path[PATH_MAX + 48], comm[32];
+	int r;
 
 	snprintf(path, sizeof(path), "%s/%s/comm", hp->proc, pid);
-	return !read_file_str(path, comm, sizeof(comm)) && !strcmp(comm, "slurmd");
+	r = read_file_str(path, comm, sizeof(comm));
+	if (r == -EMFILE || r == -ENFILE || r == -ENOMEM)
+		return r;
+	return !r && !strcmp(comm, "slurmd");
 }
 
-/* The slurmd process, if one runs: its PID in hp->slurmd_pid ("" if none). */
-static void find_slurmd(struct host_priv *hp)
+/*
+ * The slurmd process, if one runs: its PID in hp->slurmd_pid ("" if none).
+ * 0, or -errno where /proc could not be read (out of descriptors): then
+ * whether one runs is not known, and its PID stays what it was.  Reading our
+ * own limit instead would judge another process's memlock (a false alert on
+ * a node whose slurmd is right).
+ */
+static int find_slurmd(struct host_priv *hp)
 {
 	struct dirent *de;
 	DIR *d;
+	int r;
 
-	if (hp->slurmd_pid[0] && is_slurmd(hp, hp->slurmd_pid))
-		return;
-	hp->slurmd_pid[0] = '\0';
+	if (hp->slurmd_pid[0]) {
+		r = is_slurmd(hp, hp->slurmd_pid);
+		if (r)
+			return r < 0 ? r : 0;
+	}
 	d = opendir(hp->proc);
-	if (!d)
-		return;
+	if (!d) {
+		if (errno != ENOENT)
+			return -errno;
+		hp->slurmd_pid[0] = '\0';
+		return 0;
+	}
+	hp->slurmd_pid[0] = '\0';
 	while ((de = readdir(d))) {
 		if (strspn(de->d_name, "0123456789") != strlen(de->d_name) ||
 		    strlen(de->d_name) >= sizeof(hp->slurmd_pid))
 			continue;
-		if (is_slurmd(hp, de->d_name)) {
+		r = is_slurmd(hp, de->d_name);
+		if (r < 0) {
+			closedir(d);
+			return r;
+		}
+		if (r) {
 			strlcpy0(hp->slurmd_pid, de->d_name, sizeof(hp->slurmd_pid));
 			break;
 		}
 	}
 	closedir(d);
+	return 0;
 }
 
 static void fill_memlock(struct host_priv *hp, struct object *node)
@@ -169,9 +193,18 @@ static void fill_memlock(struct host_priv *hp, struct object *node)
 	char path[PATH_MAX + 48];
 	uint64_t soft = 0;
 	bool unlimited = false;
-	int r = 0;
+	int r = find_slurmd(hp);
 
-	find_slurmd(hp);
+	if (r) {
+		/* whose limit it is, not known: unknown, not ours in its place */
+		rw_log_once(LOG_LVL_WARN, "host:slurmd",
+			    "host: %s: %s; RLIMIT_MEMLOCK unknown until it can be read", hp->proc,
+			    rw_strerror(-r));
+		field_absent_errno(node, F_NODE_MEMLOCK, r);
+		field_absent_errno(node, F_NODE_MEMLOCK_UNLIMITED, r);
+		return;
+	}
+	rw_log_once_reset("host:slurmd");
 	if (hp->slurmd_pid[0]) {
 		snprintf(path, sizeof(path), "%s/%s/limits", hp->proc, hp->slurmd_pid);
 		r = limits_memlock(path, &soft, &unlimited);

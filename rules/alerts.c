@@ -321,6 +321,10 @@ static void feed(struct alert_table *t, const struct rules_engine *e, int64_t no
 	alerts_begin(t);
 	for (size_t i = 0; i < n; i++) {
 		const struct rule_result *r = &res[i];
+		/* a passing rule with no alert: nothing to do (most results, most polls) */
+		if (indexed && t->idx_alert[i] < 0 && t->idx_unknown[i] < 0 &&
+		    r->outcome != RULE_FAIL && r->outcome != RULE_UNKNOWN)
+			continue;
 		const char *profile = r->rule->profile ? r->rule->profile : "";
 		char port[12] = "";
 		struct alert_obs o = {
@@ -350,9 +354,6 @@ static void feed(struct alert_table *t, const struct rules_engine *e, int64_t no
 		}
 		ai = t->idx_alert[i];
 		ui = t->idx_unknown[i];
-		/* a passing rule with no alert: nothing to do (most results, most polls) */
-		if (ai < 0 && ui < 0 && o.outcome != AO_FAIL && o.outcome != AO_UNKNOWN)
-			continue;
 		if ((ai < 0 && o.outcome == AO_FAIL) || (ui < 0 && o.outcome == AO_UNKNOWN))
 			port_of(r, port); /* observe_at names the alert it makes */
 		observe_at(t, &ai, &ui, &o, profile, r->device, port, at);

@@ -3,9 +3,12 @@
 #ifndef ROCEWATCH_TEST_HELPERS_H
 #define ROCEWATCH_TEST_HELPERS_H
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "model.h"
 #include "util.h"
@@ -90,6 +93,49 @@ static inline char *slurp(const char *path)
 	if (read_file_all(path, &buf, NULL))
 		return NULL;
 	return buf;
+}
+
+/*
+ * Out of descriptors on purpose: the soft limit lowered and every descriptor
+ * under it taken but `spare`, so the next open after those fails with
+ * EMFILE.  fds_restore() gives them back.  Returns how many were taken.
+ */
+struct fds_held {
+	struct rlimit old;
+	int fd[512];
+	int n;
+};
+
+static inline int fds_exhaust(struct fds_held *h, int spare)
+{
+	struct rlimit low;
+
+	h->n = 0;
+	if (getrlimit(RLIMIT_NOFILE, &h->old))
+		return -1;
+	low = h->old;
+	low.rlim_cur = 256; /* above what a test holds, under fd[]'s bound */
+	if (setrlimit(RLIMIT_NOFILE, &low))
+		return -1;
+	while (h->n < (int)(sizeof(h->fd) / sizeof(h->fd[0]))) {
+		int fd = dup(0);
+
+		if (fd < 0)
+			break;
+		h->fd[h->n++] = fd;
+	}
+	if (errno != EMFILE)
+		return -1;
+	for (; spare > 0 && h->n > 0; spare--)
+		close(h->fd[--h->n]);
+	return h->n;
+}
+
+static inline void fds_restore(struct fds_held *h)
+{
+	while (h->n > 0)
+		close(h->fd[--h->n]);
+	setrlimit(RLIMIT_NOFILE, &h->old);
 }
 
 #endif

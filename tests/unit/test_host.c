@@ -307,7 +307,39 @@ static void jobs_memlock_and_pod_facts(void **state)
 	assert_true(field_present(n, F_NODE_CAP_IPC_LOCK));
 	assert_false(n->f[F_NODE_CAP_IPC_LOCK].v.i);
 	assert_int_equal(n->f[F_NODE_UVERBS_DEVICES].v.i, 2);
+	/*
+	 * Out of descriptors: whose limit it is cannot be read, so it is unknown,
+	 * not this process's 64 KiB in slurmd's place (a false memlock alert)
+	 */
+	{
+		struct fds_held held;
+
+		assert_true(fds_exhaust(&held, 0) > 0);
+		assert_int_equal(host_collector.collect(&r.cc, &r.m, COLLECT_SLOW), 0);
+		fds_restore(&held);
+		assert_int_equal(n->f[F_NODE_MEMLOCK_UNLIMITED].state, ABS_ERROR);
+		assert_int_equal(n->f[F_NODE_MEMLOCK_UNLIMITED].err, EMFILE);
+		assert_int_equal(n->f[F_NODE_MEMLOCK].state, ABS_ERROR);
+		assert_int_equal(host_collector.collect(&r.cc, &r.m, COLLECT_SLOW), 0);
+		assert_string_equal(n->f[F_NODE_MEMLOCK_SOURCE].v.s, "slurmd");
+		assert_true(n->f[F_NODE_MEMLOCK_UNLIMITED].v.i);
+	}
 	run_done(&r);
+	/*
+	 * The same on this machine's /proc, where our own limit needs no
+	 * descriptor (getrlimit): a /proc that cannot be listed is no "no slurmd"
+	 */
+	{
+		struct fds_held held;
+
+		run_once(&r, sys, "/proc");
+		assert_true(fds_exhaust(&held, 0) > 0);
+		assert_int_equal(host_collector.collect(&r.cc, &r.m, COLLECT_SLOW), 0);
+		fds_restore(&held);
+		assert_int_equal(n->f[F_NODE_MEMLOCK_UNLIMITED].state, ABS_ERROR);
+		assert_int_equal(n->f[F_NODE_MEMLOCK].state, ABS_ERROR);
+		run_done(&r);
+	}
 
 	/* slurmd gone: the process's own 64 KiB */
 	snprintf(path, sizeof(path), "rm -r '%s/4242'", proc);

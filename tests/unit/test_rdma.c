@@ -399,7 +399,7 @@ static void devices_come_and_go(void **state)
 	assert_int_equal(unlink(link), 0);
 	assert_int_equal(run_poll(&r, COLLECT_SLOW | COLLECT_FAST), 0);
 	{
-		char rel[PATH_MAX];
+		char rel[PATH_MAX + 16];
 
 		snprintf(rel, sizeof(rel), "%s/node_guid", target + 6); /* past "../../" */
 		rewrite(root, rel, "0c42:a103:00ff:bbbb\n");
@@ -422,8 +422,7 @@ static void devices_come_and_go(void **state)
 static void out_of_descriptors_is_not_absence(void **state)
 {
 	char root[PATH_MAX];
-	struct rlimit old, low;
-	int dups[256], nd = 0;
+	struct fds_held held;
 	struct run r;
 
 	(void)state;
@@ -433,28 +432,14 @@ static void out_of_descriptors_is_not_absence(void **state)
 	assert_int_equal(r.m.n_ports, 2);
 
 	/* every descriptor but one taken: class/infiniband opens, a ports/ does not */
-	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
-	low = old;
-	low.rlim_cur = (rlim_t)open_fds() + 64;
-	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
-	while (nd < (int)(sizeof(dups) / sizeof(dups[0]))) {
-		int fd = dup(0);
-
-		if (fd < 0)
-			break;
-		dups[nd++] = fd;
-	}
-	assert_true(errno == EMFILE && nd > 0);
-	close(dups[--nd]);
+	assert_true(fds_exhaust(&held, 1) > 0);
 
 	assert_int_equal(run_poll(&r, COLLECT_SLOW | COLLECT_FAST), -EMFILE);
 	assert_int_equal(r.m.n_ports, 2);
 	assert_non_null(model_port(&r.m, "mlx5_0", 1));
 	assert_non_null(model_port(&r.m, "mlx5_1", 1));
 
-	while (nd > 0)
-		close(dups[--nd]);
-	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	fds_restore(&held);
 	assert_int_equal(run_poll(&r, COLLECT_SLOW | COLLECT_FAST), 0);
 	assert_int_equal(r.m.n_ports, 2);
 	/* never gone, so never back */
