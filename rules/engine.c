@@ -342,6 +342,7 @@ static int sync_slots(struct rules_engine *e, struct objid *ids[OBJ__COUNT],
 				/* the same rule on the same object: keep its history and outcome */
 				take_result(x, &old->res[oi]);
 				st[pos] = old->st[oi];
+				st[pos].settled.on = false; /* a new layout: evaluated in full */
 				memset(&old->st[oi], 0, sizeof(old->st[oi]));
 				continue;
 			}
@@ -350,6 +351,7 @@ static int sync_slots(struct rules_engine *e, struct objid *ids[OBJ__COUNT],
 				/* back within the grace period (a missed poll, a reload) */
 				take_result(x, &old->parked[oi].res);
 				st[pos] = old->parked[oi].st;
+				st[pos].settled.on = false;
 				old->parked[oi] = old->parked[--old->n_parked];
 				continue;
 			}
@@ -714,7 +716,7 @@ static void note_window(const struct rrule *r, const struct ectx *cx, struct rul
 	}
 	if (cx->observed_ns >= cx->window_ns) {
 		if (w == r->window_text) {
-			tb_puts(&tb, r->window_note); /* written once, at load */
+			tb_putn(&tb, r->window_note, r->window_note_len); /* written once, at load */
 			return;
 		}
 		tb_puts(&tb, " (over the last ");
@@ -723,8 +725,12 @@ static void note_window(const struct rrule *r, const struct ectx *cx, struct rul
 		return;
 	}
 	rules_format_duration(cx->observed_ns, obs, sizeof(obs));
-	tb_puts(&tb, " (only ");
+	tb_putn(&tb, " (only ", 7);
 	tb_puts(&tb, obs);
+	if (w == r->window_text) {
+		tb_putn(&tb, r->window_tail, r->window_tail_len); /* every poll until it fills */
+		return;
+	}
 	tb_puts(&tb, " of the ");
 	tb_puts(&tb, w);
 	tb_puts(&tb, " window observed)");
@@ -787,6 +793,7 @@ static void eval_one(const struct rules_engine *e, const struct rrule *r, struct
 	}
 done:
 	render_summary(r, cx, x);
+	cx->base_len = strlen(x->summary);
 	note_window(r, cx, x);
 out:
 	if (o != x->outcome)
@@ -923,6 +930,90 @@ static void skip_outside(const struct rprofile *pf, enum obj_kind k, struct ectx
 	skip_result(cx, x);
 }
 
+/*
+ * Settled results (a fast poll's counters, most of them, most polls).  A
+ * rule that reads only counters (rrule.settles) gives the same result again
+ * while (1) what its counter reads give is what its last evaluation read,
+ * and (2) that evaluation's counter calls found no increase in their windows,
+ * no reset, no error.  Then every rate and increase is 0 again whatever the
+ * time (a running total that did not grow over a window did not grow at any
+ * sample in it), the guard and the branches go the same way, and the summary
+ * renders the same text: only the windows' notes can differ (a window that
+ * fills).  So its rings are sampled again with the values they had, exactly
+ * as the evaluation would sample them, the notes written again after the
+ * summary kept, and nothing else is done.  A change of any read, a window
+ * with an increase in it, an unknown, a reset, an escalation or any poll but
+ * a fast one evaluates it in full.
+ */
+/* A read as compared: its state, why and errno when not a value, else the number. */
+static void read_of(const struct rrule *r, int i, struct ectx *cx, struct settled *out, int at)
+{
+	struct val v = rx_eval(r->settle_reads[i], cx);
+
+	out->in[at].st = v.st;
+	out->in[at].why = v.st == V_OK ? 0 : v.why;
+	out->in[at].err = v.st == V_OK ? 0 : v.err;
+	out->in[at].extra = v.st == V_OK ? 0 : v.extra;
+	out->in[at].v = v.st != V_OK		       ? 0
+			: r->settle_reads[i]->type == RT_BOOL ? (double)v.v.b
+							      : v.v.n;
+}
+
+static void settle_reads(const struct rrule *r, struct ectx *cx, struct settled *st)
+{
+	for (int i = 0; i < r->n_settle_reads; i++)
+		read_of(r, i, cx, st, i);
+	st->n = (uint8_t)r->n_settle_reads;
+}
+
+static bool settled_still(const struct rrule *r, struct ectx *cx)
+{
+	const struct settled *st = &cx->st->settled;
+	struct settled now;
+
+	if (!st->on || st->n != r->n_settle_reads)
+		return false;
+	for (int i = 0; i < r->n_settle_reads; i++) {
+		read_of(r, i, cx, &now, 0);
+		if (now.in[0].st != st->in[i].st || now.in[0].why != st->in[i].why ||
+		    now.in[0].err != st->in[i].err || now.in[0].extra != st->in[i].extra ||
+		    memcmp(&now.in[0].v, &st->in[i].v, sizeof(double)))
+			return false;
+	}
+	return true;
+}
+
+static void settle(const struct rules_engine *e, const struct rrule *r, struct ectx *cx,
+		   const struct rule_result *x)
+{
+	struct settled *st = &cx->st->settled;
+
+	st->on = r->settles && !e->single_sample && !cx->moving && !cx->reset &&
+		 (x->outcome == RULE_PASS || x->outcome == RULE_FAIL ||
+		  (x->outcome == RULE_SKIP && !strncmp(x->reason, "guard false: ", 13)));
+	if (!st->on)
+		return;
+	st->pushed = cx->pushed;
+	st->base_len = (uint16_t)(x->outcome == RULE_SKIP ? 0 : cx->base_len);
+	settle_reads(r, cx, st);
+}
+
+static void settled_again(const struct rrule *r, struct ectx *cx, struct rule_result *x)
+{
+	const struct settled *st = &cx->st->settled;
+
+	x->eval_ns = cx->t;
+	if (x->outcome == RULE_SKIP)
+		return; /* the guard said no again: nothing sampled, its words stand */
+	cx->windowed = false;
+	cx->reset = false;
+	cx->window_ns = cx->observed_ns = 0;
+	for (uint64_t b = st->pushed; b; b &= b - 1)
+		rx_ring_touch(cx, __builtin_ctzll(b));
+	x->summary[st->base_len] = '\0';
+	note_window(r, cx, x);
+}
+
 /* Every result of rule r, at t_ns (wall_ns: the wall-clock time its health memory dates by). */
 static void eval_rule(struct rules_engine *e, const struct rrule *r, const struct node_model *m,
 		      int64_t t_ns, int64_t wall_ns)
@@ -945,13 +1036,22 @@ static void eval_rule(struct rules_engine *e, const struct rrule *r, const struc
 			strlcpy0(x->netdev, nd, sizeof(x->netdev));
 		const struct object *by_role = not_judged(&e->profiles[r->profile], m, o);
 
-		if (by_role)
+		if (by_role) {
+			cx.st->settled.on = false;
 			skip_role(&e->profiles[r->profile], by_role, &cx, x);
-		else if (!admitted(&e->profiles[r->profile], r->info.scope, &cx))
+		} else if (!admitted(&e->profiles[r->profile], r->info.scope, &cx)) {
+			cx.st->settled.on = false;
 			skip_outside(&e->profiles[r->profile], r->info.scope, &cx, x);
-		else
+		} else if (!e->fast_pass || !settled_still(r, &cx)) {
 			eval_one(e, r, &cx, x);
+			settle(e, r, &cx, x);
+		} else {
+			settled_again(r, &cx, x);
+			e->settled_total++;
+		}
 		rx_health_note(e, x, wall_ns);
+		if (x->escalated)
+			cx.st->settled.on = false; /* its outcome is the escalation's, not the rule's */
 	}
 }
 
@@ -1038,7 +1138,9 @@ int rules_evaluate_changed(struct rules_engine *e, const struct node_model *m, i
 		if (!(counters && counter_rule) && !reads_any(r->reads, ch) &&
 		    !reads_any(e->profiles[r->profile].applies_reads[r->info.scope], ch))
 			continue;
+		e->fast_pass = counters;
 		eval_rule(e, r, m, t_ns, counters ? ts_ns(&m->time) : t_ns);
+		e->fast_pass = false;
 		n++;
 	}
 	e->last_t = t_ns;
@@ -1190,6 +1292,11 @@ bool rules_need_history(const struct rules_engine *e)
 uint64_t rules_evaluations(const struct rules_engine *e)
 {
 	return e->evaluations;
+}
+
+uint64_t rules_settled_total(const struct rules_engine *e)
+{
+	return e->settled_total;
 }
 
 enum rules_status rules_status_worse(enum rules_status a, enum rules_status b)

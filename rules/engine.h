@@ -408,6 +408,8 @@ size_t rules_node_count(const struct rules_engine *e);
 bool rules_need_history(const struct rules_engine *e);
 /* Evaluations so far. */
 uint64_t rules_evaluations(const struct rules_engine *e);
+/* Results that stood settled, not evaluated again, on fast polls so far (rx_settle). */
+uint64_t rules_settled_total(const struct rules_engine *e);
 
 /*
  * Status of the last evaluation: CRITICAL if a critical rule fails, else

@@ -174,6 +174,37 @@ static void note_window(struct ectx *cx, const struct ring *r, int64_t observed)
 	cx->windowed = true;
 }
 
+/* The newest sample's position, and in *start the window's first (-1: one sample). */
+static int window_of(struct ectx *cx, const struct ring *r, int *start)
+{
+	int now = ring_idx(r, r->n - 1);
+
+	*start = r->n >= 2 ? ring_idx(r, window_start(r, cx->t - r->window_ns)) : -1;
+	note_window(cx, r, *start < 0 ? 0 : r->t[now] - r->t[*start]);
+	if (r->has_reset && *start >= 0 && r->reset_ns > r->t[*start] && !cx->reset) {
+		cx->reset = true;
+		cx->reset_from = r->reset_from;
+		cx->reset_to = r->reset_to;
+	}
+	return now;
+}
+
+void rx_ring_touch(struct ectx *cx, int i)
+{
+	struct ring *r = &cx->st->rings[i];
+	struct val x = { .st = V_OK, .mask = r->prev_mask };
+	int start;
+
+	if (r->ncomp == 1)
+		x.v.n = r->prev_raw[0];
+	else
+		for (int p = 0; p < r->ncomp; p++)
+			x.v.a[p] = r->prev_raw[p];
+	/* what a settled rule samples is a running total (rate, increase), never raw */
+	ring_push(r, &x, cx->t, false);
+	window_of(cx, r, &start);
+}
+
 struct val rx_counter(const struct expr *e, const struct val *x, struct ectx *cx,
 		      enum counter_kind k)
 {
@@ -184,20 +215,20 @@ struct val rx_counter(const struct expr *e, const struct val *x, struct ectx *cx
 	uint8_t mask;
 
 	ring_push(r, x, cx->t, k == CTR_DELTA);
-	now = ring_idx(r, r->n - 1);
-	if (r->n >= 2)
-		start = ring_idx(r, window_start(r, cx->t - r->window_ns));
-	note_window(cx, r, start < 0 ? 0 : r->t[now] - r->t[start]);
-	if (r->has_reset && start >= 0 && r->reset_ns > r->t[start] && !cx->reset) {
-		cx->reset = true;
-		cx->reset_from = r->reset_from;
-		cx->reset_to = r->reset_to;
-	}
-	if (start < 0)
+	if (e->u.call.ring < 64)
+		cx->pushed |= 1ULL << e->u.call.ring;
+	else
+		cx->moving = true;
+	now = window_of(cx, r, &start);
+	if (start < 0) {
+		cx->moving = true;
 		return rx_err(e, VE_NEED_SAMPLES, r->n);
+	}
 	for (int p = 0; p < r->ncomp; p++)
-		if ((r->mask[now] & (1u << p)) && r->prev_raw[p] == COUNTER_SATURATED)
+		if ((r->mask[now] & (1u << p)) && r->prev_raw[p] == COUNTER_SATURATED) {
+			cx->moving = true;
 			return rx_err(e, VE_SATURATED, r->ncomp == 1 ? -1 : p);
+		}
 	secs = (double)(r->t[now] - r->t[start]) / 1e9;
 	mask = r->mask[now];
 	if (k == CTR_DELTA)
@@ -206,6 +237,9 @@ struct val rx_counter(const struct expr *e, const struct val *x, struct ectx *cx
 		double d =
 		    r->acc[(size_t)now * r->ncomp + p] - r->acc[(size_t)start * r->ncomp + p];
 
+		/* totals only grow: none in the window means none at any sample in it */
+		if (d != 0 && (mask & (1u << p)))
+			cx->moving = true;
 		if (k == CTR_RATE)
 			d = secs > 0 ? d / secs : 0;
 		if (r->ncomp == 1)

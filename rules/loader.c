@@ -1154,6 +1154,70 @@ static void link_summary_twins(struct rrule *r)
 	}
 }
 
+/*
+ * Can the rule's result settle (rx_settle in engine.c)?  Only if each value
+ * it reads can be compared with the one its last evaluation read: counters
+ * and fields that are a number or a truth (a string, a set, a table could
+ * change in place), at most RX_SETTLE_READS of them; and not with delta(),
+ * whose raw values may differ between two samples with the same ends, nor
+ * an aggregate, which reads other nodes.  Its reads are kept for comparing,
+ * each text once.
+ */
+static bool settle_scan(const struct expr *e, struct rrule *r)
+{
+	if (!e)
+		return true;
+	switch (e->kind) {
+	case N_OUTCOME:
+		return false;
+	case N_FIELD:
+	case N_CSET:
+		if (e->kind == N_FIELD && e->type != RT_NUM && e->type != RT_BOOL)
+			return false;
+		for (int i = 0; i < r->n_settle_reads; i++)
+			if (r->settle_reads[i]->len == e->len &&
+			    !memcmp(r->settle_reads[i]->src + r->settle_reads[i]->off,
+				    e->src + e->off, (size_t)e->len))
+				return true;
+		if (r->n_settle_reads == RX_SETTLE_READS)
+			return false;
+		r->settle_reads[r->n_settle_reads++] = e;
+		return true;
+	case N_SETLIT:
+		for (int i = 0; i < e->u.set.n; i++)
+			if (!settle_scan(e->u.set.lo[i], r) || !settle_scan(e->u.set.hi[i], r))
+				return false;
+		return true;
+	case N_INDEX:
+		return settle_scan(e->u.index.base, r) && settle_scan(e->u.index.idx, r);
+	case N_UNARY:
+		return settle_scan(e->u.un.a, r);
+	case N_BINARY:
+		return settle_scan(e->u.bin.a, r) && settle_scan(e->u.bin.b, r);
+	case N_CALL:
+		if (e->u.call.fn->counter == CTR_DELTA || e->u.call.fn->aggregate)
+			return false;
+		for (int i = 0; i < e->u.call.n; i++)
+			if (!settle_scan(e->u.call.args[i], r))
+				return false;
+		return true;
+	default:
+		return true; /* a constant, a parameter */
+	}
+}
+
+static void settle_check(struct rrule *r)
+{
+	bool ok = !r->info.fleet && r->n_rings > 0 && r->n_rings <= 64 &&
+		  settle_scan(r->when, r) && settle_scan(r->expr, r);
+
+	for (int i = 0; ok && i < r->summary.n; i++)
+		ok = r->summary.parts[i].text || settle_scan(r->summary.parts[i].e, r);
+	r->settles = ok && r->n_settle_reads > 0;
+	if (!r->settles)
+		r->n_settle_reads = 0;
+}
+
 /* when, expr and summary, parsed against the rule's scope and its profile's params */
 static int load_rule_exprs(struct loader *ld, const struct rprofile *pf, const yaml_node_t **kv,
 			   struct parse_ctx *pc, struct rrule *r)
@@ -1250,10 +1314,14 @@ static int load_rule(struct loader *ld, const yaml_node_t *map, struct rprofile 
 			r.window_ns = r.rings[i].window_ns;
 	if (r.window_ns) {
 		rules_format_duration(r.window_ns, r.window_text, sizeof(r.window_text));
-		snprintf(r.window_note, sizeof(r.window_note), " (over the last %s)", r.window_text);
+		r.window_note_len = (uint8_t)snprintf(r.window_note, sizeof(r.window_note),
+						      " (over the last %s)", r.window_text);
+		r.window_tail_len = (uint8_t)snprintf(r.window_tail, sizeof(r.window_tail),
+						      " of the %s window observed)", r.window_text);
 	}
 	r.n_caches = pc.n_caches;
 	r.subject = pc.subject;
+	settle_check(&r);
 	r.info.fingerprint = rule_fingerprint(pf, &r.info, pc.param_hash);
 	r.info.file = ld->file;
 

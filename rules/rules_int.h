@@ -326,9 +326,28 @@ int rx_ring_init(struct ring *r, const struct ring_spec *spec);
 void rx_ring_free(struct ring *r);
 void rx_ring_move(struct ring *dst, struct ring *src);
 
+/*
+ * A counter result that cannot change until its counters do (rx_settle):
+ * what its counter reads held at its last evaluation, the rings that
+ * evaluation sampled, and where its summary's notes began.
+ */
+#define RX_SETTLE_READS 4
+struct settled {
+	bool on;
+	uint8_t n;
+	uint16_t base_len;
+	uint64_t pushed; /* ring i sampled: bit i */
+	struct {
+		uint8_t st, why;
+		int16_t err, extra;
+		double v;
+	} in[RX_SETTLE_READS];
+};
+
 struct slot_state {
 	struct ring *rings;
 	int32_t *cache;
+	struct settled settled;
 };
 
 /* What a fleet rule's aggregates give, for one group of units. */
@@ -357,11 +376,18 @@ struct ectx {
 	/* the last value of a call a summary shows (expr->memo): the summary's, unevaluated */
 	const struct expr *memo_e;
 	struct val memo_v;
+	/* the rings its counter calls sampled (bit i: ring i), and whether any of them
+	 * moved: a value not 0, an error, more rings than bits (rx_settle) */
+	uint64_t pushed;
+	bool moving;
+	size_t base_len; /* the summary's length before its notes */
 	const char *outcome;	     /* fleet, each node: its profile outcome, or NULL */
 	const struct fleet_agg *agg; /* fleet, at the top of a rule: the group's aggregates */
 };
 
 struct val rx_eval(const struct expr *e, struct ectx *cx);
+/* Sample ring i again with the values it last had, and note its window (rx_settle). */
+void rx_ring_touch(struct ectx *cx, int i);
 
 static inline struct val rx_num(double n)
 {
@@ -475,6 +501,16 @@ struct rrule {
 	int64_t window_ns;
 	char window_text[24];
 	char window_note[48]; /* " (over the last 5m)": the note of a window observed whole */
+	char window_tail[48]; /* " of the 5m window observed)": the end of a partial one's */
+	uint8_t window_note_len, window_tail_len;
+	/*
+	 * It reads only counters and numeric fields, and no delta(): while what
+	 * those reads give stays the same and its windows hold no increase, its
+	 * result cannot change (rx_settle).  Those reads, for comparing.
+	 */
+	bool settles;
+	int n_settle_reads;
+	const struct expr *settle_reads[RX_SETTLE_READS];
 };
 
 /* One line of a profile's roles: (fabric.h). */
@@ -566,7 +602,9 @@ struct rules_engine {
 	/* a number no other layout of any engine had: consumers key caches by it */
 	uint64_t layout_gen;
 	uint64_t evaluations;
+	uint64_t settled_total; /* rules_settled_total() */
 	bool single_sample; /* counter rules are skipped, not unknown */
+	bool fast_pass;	    /* evaluating a fast poll's counters: settled results may stand */
 	uint8_t fields_used[F__COUNT];
 
 	/* health memory (health.c) */

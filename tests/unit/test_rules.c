@@ -1367,6 +1367,96 @@ static void counter_arrays(void **state)
 }
 
 /* Steady state: no allocation per evaluation; objects appearing re-lay the results. */
+/*
+ * Settled results (engine.c, rx_settle) are the same results: the shipped
+ * profile evaluated by two engines over the same two hours of 5 s polls,
+ * one on fast passes (where a result whose counters did not move stands),
+ * one in full every poll.  The counters sit still, creep, jump, reset,
+ * vanish and come back; every result must read the same after every poll.
+ */
+static void settled_equals_full(void **state)
+{
+	static const char *const port_ctr[] = { "link_downed", "symbol_error",
+						"port_xmit_discards", "local_link_integrity_errors",
+						"excessive_buffer_overrun_errors", "link_error_recovery" };
+	static const char *const hw_ctr[] = { "out_of_sequence", "rnr_nak_retry_err",
+					      "req_transport_retries_exceeded", "roce_slow_restart" };
+	uint64_t pv[6] = { 0 }, hv[4] = { 0 }, rng = 42;
+	static bool changed[F__COUNT];
+	struct rules_spec spec = { 0 };
+	struct rules_diags dg = { 0 };
+	struct rules_engine *fast, *full;
+	struct node_model m;
+	char path[4096];
+
+	(void)state;
+	build_model(&m);
+	snprintf(path, sizeof(path), "%s/rules/profiles/lossless-roce.yaml", source_dir);
+	assert_int_equal(rules_spec_add_profile(&spec, path), 0);
+	assert_int_equal(rules_load(&spec, &fast, &dg), 0);
+	assert_int_equal(rules_load(&spec, &full, &dg), 0);
+	for (int poll = 0; poll < 1440; poll++) {
+		int64_t t = (int64_t)poll * 5000000000LL;
+		const struct rule_result *a, *b;
+		size_t na, nb;
+		/* phases: still, a creep on one counter, jumps, a reset, one gone a while */
+		bool still = (poll / 120) % 2 == 0;
+
+		rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+		if (!still && (rng >> 33) % 7 == 0)
+			pv[(rng >> 40) % 6] += 1 + (rng >> 50) % 3;
+		if (!still && (rng >> 35) % 11 == 0)
+			hv[(rng >> 42) % 4] += 5;
+		if (poll == 700)
+			pv[1] = 0; /* a reset */
+		cset_clear(&m.ports[0]->cs[CSET_PORT]);
+		cset_clear(&m.ports[0]->cs[CSET_HW]);
+		for (int i = 0; i < 6; i++)
+			if (!(poll >= 900 && poll < 960 && i == 2)) /* unreadable a while */
+				cset_set(&m.ports[0]->cs[CSET_PORT], port_ctr[i], pv[i]);
+		for (int i = 0; i < 4; i++)
+			cset_set(&m.ports[0]->cs[CSET_HW], hw_ctr[i], hv[i]);
+		/* counters the model carries as fields (vendor_fill_port, ethtool, link) */
+		field_set_int(m.ports[0], F_PORT_RDMA_OUT_OF_SEQUENCE, (int64_t)hv[0]);
+		if (poll >= 500 && poll < 530)
+			field_absent(m.ports[0], F_PORT_RDMA_RETRIES_EXCEEDED, ABS_ERROR, EIO);
+		else
+			field_set_int(m.ports[0], F_PORT_RDMA_RETRIES_EXCEEDED, (int64_t)hv[2]);
+		field_set_int(m.ports[0], F_PORT_REAPPEARED, (int64_t)(pv[3] / 2));
+		field_set_int(m.netdevs[0], F_NETDEV_LINK_DOWN_EVENTS, (int64_t)pv[0]);
+		field_set_int(m.netdevs[0], F_NETDEV_CARRIER_CHANGES, (int64_t)(2 * pv[0]));
+		m.time.tv_sec = 1764672000 + poll * 5;
+		if (poll % 60 == 0) {
+			/* a configuration poll: both in full */
+			assert_int_equal(rules_evaluate(fast, &m, t), 0);
+		} else {
+			assert_int_equal(
+			    rules_evaluate_changed(fast, &m, t, changed, RULES_EVAL_COUNTERS, NULL), 0);
+		}
+		assert_int_equal(rules_evaluate(full, &m, t), 0);
+		na = rules_results(fast, &a);
+		nb = rules_results(full, &b);
+		assert_int_equal(na, nb);
+		for (size_t i = 0; i < na; i++) {
+			if (a[i].outcome != b[i].outcome || strcmp(a[i].summary, b[i].summary) ||
+			    strcmp(a[i].reason, b[i].reason) || a[i].window_ns != b[i].window_ns ||
+			    a[i].observed_ns != b[i].observed_ns || a[i].since_ns != b[i].since_ns)
+				fail_msg("poll %d, %s %s: settled '%s' (%d, %s), full '%s' (%d, %s)",
+					 poll, a[i].rule->name, a[i].device, a[i].summary,
+					 a[i].outcome, a[i].reason, b[i].summary, b[i].outcome,
+					 b[i].reason);
+		}
+	}
+	/* and it did stand: most counter results, most polls of the still phases */
+	assert_true(rules_settled_total(fast) > 1000);
+	assert_int_equal(rules_settled_total(full), 0);
+	rules_free(fast);
+	rules_free(full);
+	rules_diags_free(&dg);
+	rules_spec_free(&spec);
+	model_free(&m);
+}
+
 static void no_alloc_steady_state(void **state)
 {
 	struct node_model m;
@@ -1614,6 +1704,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(counter_saturated),
 		cmocka_unit_test(counter_window),
 		cmocka_unit_test(counter_arrays),
+		cmocka_unit_test(settled_equals_full),
 		cmocka_unit_test(no_alloc_steady_state),
 		cmocka_unit_test(counter_lookup_follows_names),
 		cmocka_unit_test(summary_numbers),
