@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "curl_api.h"
+#include "dl_table.h"
 #include "util.h"
 
 static struct curl_api api;
@@ -13,14 +13,8 @@ static char load_err[256];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 /* One row a function: its name in the library, where its address goes. */
-#define SYM(name, member)                               \
-	{                                               \
-		name, offsetof(struct curl_api, member) \
-	}
-static const struct {
-	const char *name;
-	size_t off;
-} syms[] = {
+#define SYM(name, member) { name, offsetof(struct curl_api, member) }
+static const struct dl_sym syms[] = {
 	SYM("curl_global_init", global_init),
 	SYM("curl_global_cleanup", global_cleanup),
 	SYM("curl_easy_init", easy_init),
@@ -42,25 +36,8 @@ static const struct {
 
 static void load(void)
 {
-	void *h = dlopen(CURL_API_SONAME, RTLD_NOW | RTLD_LOCAL);
-	const char *e;
-
-	if (!h) {
-		e = dlerror();
-		snprintf(load_err, sizeof(load_err), "outbound HTTP needs %s: %s", CURL_API_SONAME,
-			 e ? e : "cannot be opened");
-		return;
-	}
-	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
-		void *f = dlsym(h, syms[i].name);
-
-		if (!f) {
-			snprintf(load_err, sizeof(load_err), "%s has no %s: too old a libcurl",
-				 CURL_API_SONAME, syms[i].name);
-			return;
-		}
-		memcpy((char *)&api + syms[i].off, &f, sizeof(f));
-	}
+	dl_table_open(CURL_API_SONAME, syms, sizeof(syms) / sizeof(syms[0]), &api,
+		      "outbound HTTP", "libcurl", load_err, sizeof(load_err));
 }
 
 const struct curl_api *curl_api(char *err, size_t errlen)

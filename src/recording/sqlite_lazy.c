@@ -18,7 +18,6 @@
  * opened library gives.  The package depends on the library by name
  * (debian/control: libsqlite3-0), which dpkg-shlibdeps cannot see.
  */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -26,7 +25,7 @@
 
 #include <sqlite3.h>
 
-#include "util.h"
+#include "dl_table.h"
 
 #define SQLITE_SONAME "libsqlite3.so.0"
 
@@ -63,10 +62,7 @@ static char load_err[256];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 #define SYM(member) { "sqlite3_" #member, offsetof(__typeof__(api), member) }
-static const struct {
-	const char *name;
-	size_t off;
-} syms[] = {
+static const struct dl_sym syms[] = {
 	SYM(open_v2),	   SYM(close),	      SYM(errmsg),	       SYM(errstr),
 	SYM(extended_result_codes), SYM(busy_timeout), SYM(exec),     SYM(free),
 	SYM(last_insert_rowid), SYM(prepare_v2), SYM(prepare_v3),      SYM(step),
@@ -77,25 +73,8 @@ static const struct {
 
 static void load(void)
 {
-	void *h = dlopen(SQLITE_SONAME, RTLD_NOW | RTLD_LOCAL);
-	const char *e;
-
-	if (!h) {
-		e = dlerror();
-		snprintf(load_err, sizeof(load_err), "a recording needs %s: %s", SQLITE_SONAME,
-			 e ? e : "cannot be opened");
-		return;
-	}
-	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
-		void *f = dlsym(h, syms[i].name);
-
-		if (!f) {
-			snprintf(load_err, sizeof(load_err), "%s has no %s: too old an SQLite",
-				 SQLITE_SONAME, syms[i].name);
-			return;
-		}
-		memcpy((char *)&api + syms[i].off, &f, sizeof(f));
-	}
+	dl_table_open(SQLITE_SONAME, syms, sizeof(syms) / sizeof(syms[0]), &api,
+		      "a recording", "SQLite", load_err, sizeof(load_err));
 }
 
 static int loaded(void)
