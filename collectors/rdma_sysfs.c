@@ -157,8 +157,9 @@ int rdma_cdir_scan(struct cdir *d, const char *path, const char *what)
 			return -e;
 		}
 		if (e != ENOENT)
-			rw_log_once(LOG_LVL_INFO, path, "rdma: %s: %s; its %s counters are left out",
-				    path, rw_strerror(e), what);
+			rw_log_once(LOG_LVL_INFO, path,
+				    "rdma: %s: %s; its %s counters are left out", path,
+				    rw_strerror(e), what);
 		rdma_cdir_close(d);
 		return e == ENOENT ? 0 : -e;
 	}

@@ -716,7 +716,8 @@ static void note_window(const struct rrule *r, const struct ectx *cx, struct rul
 	}
 	if (cx->observed_ns >= cx->window_ns) {
 		if (w == r->window_text) {
-			tb_putn(&tb, r->window_note, r->window_note_len); /* written once, at load */
+			/* written once, at load */
+			tb_putn(&tb, r->window_note, r->window_note_len);
 			return;
 		}
 		tb_puts(&tb, " (over the last ");
@@ -954,7 +955,7 @@ static void read_of(const struct rrule *r, int i, struct ectx *cx, struct settle
 	out->in[at].why = v.st == V_OK ? 0 : v.why;
 	out->in[at].err = v.st == V_OK ? 0 : v.err;
 	out->in[at].extra = v.st == V_OK ? 0 : v.extra;
-	out->in[at].v = v.st != V_OK		       ? 0
+	out->in[at].v = v.st != V_OK			      ? 0
 			: r->settle_reads[i]->type == RT_BOOL ? (double)v.v.b
 							      : v.v.n;
 }
@@ -1027,7 +1028,7 @@ static void eval_rule(struct rules_engine *e, const struct rrule *r, const struc
 		struct rule_result *x = &e->res[s];
 		struct ectx cx = { .m = m, .obj = o, .st = &e->st[s], .t = t_ns };
 
-		const char *nd = o->kind == OBJ_NETDEV		? o->name
+		const char *nd = o->kind == OBJ_NETDEV			 ? o->name
 				 : o->kind == OBJ_RDMA_PORT && o->netdev ? o->netdev->name
 									 : "";
 
@@ -1050,8 +1051,9 @@ static void eval_rule(struct rules_engine *e, const struct rrule *r, const struc
 			e->settled_total++;
 		}
 		rx_health_note(e, x, wall_ns);
+		/* an escalated outcome is the escalation's, not the rule's */
 		if (x->escalated)
-			cx.st->settled.on = false; /* its outcome is the escalation's, not the rule's */
+			cx.st->settled.on = false;
 	}
 }
 

@@ -1259,8 +1259,9 @@ void rx_health_apply_pending(struct rules_engine *e)
 			g = &e->st[s].rings[pr->idx];
 			if (g->ncomp != pr->ncomp || pr->n > g->cap)
 				continue;
-			/* in file order: the later record for a ring is the one kept */
-			e->st[s].settled.on = false; /* a history from the file: evaluated in full */
+			/* in file order: the later record for a ring is the one kept; a
+			 * history from the file is evaluated in full */
+			e->st[s].settled.on = false;
 			g->first = 0;
 			g->n = (uint16_t)pr->n;
 			g->have_prev = pr->have_prev;

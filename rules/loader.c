@@ -1208,8 +1208,8 @@ static bool settle_scan(const struct expr *e, struct rrule *r)
 
 static void settle_check(struct rrule *r)
 {
-	bool ok = !r->info.fleet && r->n_rings > 0 && r->n_rings <= 64 &&
-		  settle_scan(r->when, r) && settle_scan(r->expr, r);
+	bool ok = !r->info.fleet && r->n_rings > 0 && r->n_rings <= 64 && settle_scan(r->when, r) &&
+		  settle_scan(r->expr, r);
 
 	for (int i = 0; ok && i < r->summary.n; i++)
 		ok = r->summary.parts[i].text || settle_scan(r->summary.parts[i].e, r);

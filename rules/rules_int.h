@@ -380,7 +380,7 @@ struct ectx {
 	 * moved: a value not 0, an error, more rings than bits (rx_settle) */
 	uint64_t pushed;
 	bool moving;
-	size_t base_len; /* the summary's length before its notes */
+	size_t base_len;	     /* the summary's length before its notes */
 	const char *outcome;	     /* fleet, each node: its profile outcome, or NULL */
 	const struct fleet_agg *agg; /* fleet, at the top of a rule: the group's aggregates */
 };
@@ -603,8 +603,8 @@ struct rules_engine {
 	uint64_t layout_gen;
 	uint64_t evaluations;
 	uint64_t settled_total; /* rules_settled_total() */
-	bool single_sample; /* counter rules are skipped, not unknown */
-	bool fast_pass;	    /* evaluating a fast poll's counters: settled results may stand */
+	bool single_sample;	/* counter rules are skipped, not unknown */
+	bool fast_pass;		/* evaluating a fast poll's counters: settled results may stand */
 	uint8_t fields_used[F__COUNT];
 
 	/* health memory (health.c) */

@@ -13,7 +13,10 @@ static char load_err[256];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 /* One row a function: its name in the library, where its address goes. */
-#define SYM(name, member) { name, offsetof(struct curl_api, member) }
+#define SYM(name, member)                               \
+	{                                               \
+		name, offsetof(struct curl_api, member) \
+	}
 static const struct dl_sym syms[] = {
 	SYM("curl_global_init", global_init),
 	SYM("curl_global_cleanup", global_cleanup),
@@ -36,8 +39,8 @@ static const struct dl_sym syms[] = {
 
 static void load(void)
 {
-	dl_table_open(CURL_API_SONAME, syms, sizeof(syms) / sizeof(syms[0]), &api,
-		      "outbound HTTP", "libcurl", load_err, sizeof(load_err));
+	dl_table_open(CURL_API_SONAME, syms, sizeof(syms) / sizeof(syms[0]), &api, "outbound HTTP",
+		      "libcurl", load_err, sizeof(load_err));
 }
 
 const struct curl_api *curl_api(char *err, size_t errlen)

@@ -20,7 +20,8 @@ int dl_table_open(const char *soname, const struct dl_sym *syms, size_t n, void 
 		void *f = dlsym(h, syms[i].name);
 
 		if (!f) {
-			snprintf(err, errlen, "%s has no %s: too old a %s", soname, syms[i].name, lib);
+			snprintf(err, errlen, "%s has no %s: too old a %s", soname, syms[i].name,
+				 lib);
 			return -1;
 		}
 		memcpy((char *)table + syms[i].off, &f, sizeof(f));

@@ -61,20 +61,41 @@ static struct {
 static char load_err[256];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-#define SYM(member) { "sqlite3_" #member, offsetof(__typeof__(api), member) }
+#define SYM(member)                                                   \
+	{                                                             \
+		"sqlite3_" #member, offsetof(__typeof__(api), member) \
+	}
 static const struct dl_sym syms[] = {
-	SYM(open_v2),	   SYM(close),	      SYM(errmsg),	       SYM(errstr),
-	SYM(extended_result_codes), SYM(busy_timeout), SYM(exec),     SYM(free),
-	SYM(last_insert_rowid), SYM(prepare_v2), SYM(prepare_v3),      SYM(step),
-	SYM(reset),	   SYM(finalize),     SYM(clear_bindings),     SYM(bind_int64),
-	SYM(bind_double),  SYM(bind_text),    SYM(column_type),	       SYM(column_int64),
-	SYM(column_double), SYM(column_text), SYM(column_bytes),       SYM(column_name),
+	SYM(open_v2),
+	SYM(close),
+	SYM(errmsg),
+	SYM(errstr),
+	SYM(extended_result_codes),
+	SYM(busy_timeout),
+	SYM(exec),
+	SYM(free),
+	SYM(last_insert_rowid),
+	SYM(prepare_v2),
+	SYM(prepare_v3),
+	SYM(step),
+	SYM(reset),
+	SYM(finalize),
+	SYM(clear_bindings),
+	SYM(bind_int64),
+	SYM(bind_double),
+	SYM(bind_text),
+	SYM(column_type),
+	SYM(column_int64),
+	SYM(column_double),
+	SYM(column_text),
+	SYM(column_bytes),
+	SYM(column_name),
 };
 
 static void load(void)
 {
-	dl_table_open(SQLITE_SONAME, syms, sizeof(syms) / sizeof(syms[0]), &api,
-		      "a recording", "SQLite", load_err, sizeof(load_err));
+	dl_table_open(SQLITE_SONAME, syms, sizeof(syms) / sizeof(syms[0]), &api, "a recording",
+		      "SQLite", load_err, sizeof(load_err));
 }
 
 static int loaded(void)
@@ -128,8 +149,8 @@ int sqlite3_busy_timeout(sqlite3 *db, int ms)
 	return api.busy_timeout(db, ms);
 }
 
-int sqlite3_exec(sqlite3 *db, const char *sql, int (*cb)(void *, int, char **, char **),
-		 void *arg, char **errmsg)
+int sqlite3_exec(sqlite3 *db, const char *sql, int (*cb)(void *, int, char **, char **), void *arg,
+		 char **errmsg)
 {
 	return api.exec(db, sql, cb, arg, errmsg);
 }
@@ -144,8 +165,8 @@ int sqlite3_prepare_v2(sqlite3 *db, const char *sql, int n, sqlite3_stmt **st, c
 	return api.prepare_v2(db, sql, n, st, tail);
 }
 
-int sqlite3_prepare_v3(sqlite3 *db, const char *sql, int n, unsigned int flags,
-		       sqlite3_stmt **st, const char **tail)
+int sqlite3_prepare_v3(sqlite3 *db, const char *sql, int n, unsigned int flags, sqlite3_stmt **st,
+		       const char **tail)
 {
 	return api.prepare_v3(db, sql, n, flags, st, tail);
 }

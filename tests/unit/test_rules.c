@@ -913,7 +913,7 @@ static void summary_shares_the_exprs_call(void **state)
 				    f.summary[strlen(want[i])] == ' ');
 		assert_int_equal(f.outcome, i == 0 ? RULE_UNKNOWN /* one sample */
 					    : !strcmp(st[i], "ACTIVE") ? RULE_FAIL
-									: RULE_PASS);
+								       : RULE_PASS);
 	}
 	rules_free(e);
 	model_free(&m);
@@ -1376,11 +1376,15 @@ static void counter_arrays(void **state)
  */
 static void settled_equals_full(void **state)
 {
-	static const char *const port_ctr[] = { "link_downed", "symbol_error",
-						"port_xmit_discards", "local_link_integrity_errors",
-						"excessive_buffer_overrun_errors", "link_error_recovery" };
+	static const char *const port_ctr[] = { "link_downed",
+						"symbol_error",
+						"port_xmit_discards",
+						"local_link_integrity_errors",
+						"excessive_buffer_overrun_errors",
+						"link_error_recovery" };
 	static const char *const hw_ctr[] = { "out_of_sequence", "rnr_nak_retry_err",
-					      "req_transport_retries_exceeded", "roce_slow_restart" };
+					      "req_transport_retries_exceeded",
+					      "roce_slow_restart" };
 	uint64_t pv[6] = { 0 }, hv[4] = { 0 }, rng = 42;
 	static bool changed[F__COUNT];
 	struct rules_spec spec = { 0 };
@@ -1431,7 +1435,8 @@ static void settled_equals_full(void **state)
 			assert_int_equal(rules_evaluate(fast, &m, t), 0);
 		} else {
 			assert_int_equal(
-			    rules_evaluate_changed(fast, &m, t, changed, RULES_EVAL_COUNTERS, NULL), 0);
+			    rules_evaluate_changed(fast, &m, t, changed, RULES_EVAL_COUNTERS, NULL),
+			    0);
 		}
 		assert_int_equal(rules_evaluate(full, &m, t), 0);
 		na = rules_results(fast, &a);
@@ -1441,10 +1446,10 @@ static void settled_equals_full(void **state)
 			if (a[i].outcome != b[i].outcome || strcmp(a[i].summary, b[i].summary) ||
 			    strcmp(a[i].reason, b[i].reason) || a[i].window_ns != b[i].window_ns ||
 			    a[i].observed_ns != b[i].observed_ns || a[i].since_ns != b[i].since_ns)
-				fail_msg("poll %d, %s %s: settled '%s' (%d, %s), full '%s' (%d, %s)",
-					 poll, a[i].rule->name, a[i].device, a[i].summary,
-					 a[i].outcome, a[i].reason, b[i].summary, b[i].outcome,
-					 b[i].reason);
+				fail_msg(
+				    "poll %d, %s %s: settled '%s' (%d, %s), full '%s' (%d, %s)",
+				    poll, a[i].rule->name, a[i].device, a[i].summary, a[i].outcome,
+				    a[i].reason, b[i].summary, b[i].outcome, b[i].reason);
 		}
 	}
 	/* and it did stand: most counter results, most polls of the still phases */
