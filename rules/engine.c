@@ -933,8 +933,8 @@ static void skip_outside(const struct rprofile *pf, enum obj_kind k, struct ectx
 
 /*
  * Settled results (a fast poll's counters, most of them, most polls).  A
- * rule that reads only counters (rrule.settles) gives the same result again
- * while (1) what its counter reads give is what its last evaluation read,
+ * rule that reads only counters and numeric fields (rrule.settles) gives the
+ * same result again while (1) each read gives what its last evaluation read,
  * and (2) that evaluation's counter calls found no increase in their windows,
  * no reset, no error.  Then every rate and increase is 0 again whatever the
  * time (a running total that did not grow over a window did not grow at any
@@ -960,32 +960,30 @@ static void read_of(const struct rrule *r, int i, struct ectx *cx, struct settle
 							      : v.v.n;
 }
 
-static void settle_reads(const struct rrule *r, struct ectx *cx, struct settled *st)
+/* What each of the rule's reads gives now, into st; true if all equal what was there. */
+static bool settle_reads(const struct rrule *r, struct ectx *cx, struct settled *st)
 {
-	for (int i = 0; i < r->n_settle_reads; i++)
-		read_of(r, i, cx, st, i);
-	st->n = (uint8_t)r->n_settle_reads;
-}
+	bool same = st->n == r->n_settle_reads;
 
-static bool settled_still(const struct rrule *r, struct ectx *cx)
-{
-	const struct settled *st = &cx->st->settled;
-	struct settled now;
-
-	if (!st->on || st->n != r->n_settle_reads)
-		return false;
 	for (int i = 0; i < r->n_settle_reads; i++) {
+		struct settled now;
+
 		read_of(r, i, cx, &now, 0);
-		if (now.in[0].st != st->in[i].st || now.in[0].why != st->in[i].why ||
-		    now.in[0].err != st->in[i].err || now.in[0].extra != st->in[i].extra ||
-		    memcmp(&now.in[0].v, &st->in[i].v, sizeof(double)))
-			return false;
+		same = same && now.in[0].st == st->in[i].st && now.in[0].why == st->in[i].why &&
+		       now.in[0].err == st->in[i].err && now.in[0].extra == st->in[i].extra &&
+		       !memcmp(&now.in[0].v, &st->in[i].v, sizeof(double));
+		st->in[i] = now.in[0];
 	}
-	return true;
+	st->n = (uint8_t)r->n_settle_reads;
+	return same;
 }
 
+/*
+ * After a full evaluation: may the result stand next time?  reads_now: the
+ * reads were taken this poll already (a fast poll that found one moved).
+ */
 static void settle(const struct rules_engine *e, const struct rrule *r, struct ectx *cx,
-		   const struct rule_result *x)
+		   const struct rule_result *x, bool reads_now)
 {
 	struct settled *st = &cx->st->settled;
 
@@ -996,7 +994,8 @@ static void settle(const struct rules_engine *e, const struct rrule *r, struct e
 		return;
 	st->pushed = cx->pushed;
 	st->base_len = (uint16_t)(x->outcome == RULE_SKIP ? 0 : cx->base_len);
-	settle_reads(r, cx, st);
+	if (!reads_now)
+		settle_reads(r, cx, st);
 }
 
 static void settled_again(const struct rrule *r, struct ectx *cx, struct rule_result *x)
@@ -1043,12 +1042,17 @@ static void eval_rule(struct rules_engine *e, const struct rrule *r, const struc
 		} else if (!admitted(&e->profiles[r->profile], r->info.scope, &cx)) {
 			cx.st->settled.on = false;
 			skip_outside(&e->profiles[r->profile], r->info.scope, &cx, x);
-		} else if (!e->fast_pass || !settled_still(r, &cx)) {
-			eval_one(e, r, &cx, x);
-			settle(e, r, &cx, x);
 		} else {
-			settled_again(r, &cx, x);
-			e->settled_total++;
+			/* on a fast poll a settled result's reads are taken (once) first */
+			bool read = e->fast_pass && r->settles && cx.st->settled.on;
+
+			if (read && settle_reads(r, &cx, &cx.st->settled)) {
+				settled_again(r, &cx, x);
+				e->settled_total++;
+			} else {
+				eval_one(e, r, &cx, x);
+				settle(e, r, &cx, x, read);
+			}
 		}
 		rx_health_note(e, x, wall_ns);
 		/* an escalated outcome is the escalation's, not the rule's */
@@ -1125,6 +1129,7 @@ int rules_evaluate_changed(struct rules_engine *e, const struct node_model *m, i
 	for (int f = 0; f < F__COUNT; f++)
 		if (changed[f])
 			ch[f / 64] |= 1ULL << (f % 64);
+	e->fast_pass = counters; /* settled results may stand (settle()) */
 	for (size_t ri = 0; ri < e->n_rules; ri++) {
 		const struct rrule *r = &e->rules[ri];
 
@@ -1140,11 +1145,10 @@ int rules_evaluate_changed(struct rules_engine *e, const struct node_model *m, i
 		if (!(counters && counter_rule) && !reads_any(r->reads, ch) &&
 		    !reads_any(e->profiles[r->profile].applies_reads[r->info.scope], ch))
 			continue;
-		e->fast_pass = counters;
 		eval_rule(e, r, m, t_ns, counters ? ts_ns(&m->time) : t_ns);
-		e->fast_pass = false;
 		n++;
 	}
+	e->fast_pass = false;
 	e->last_t = t_ns;
 	if (counters)
 		e->last_wall_ns = ts_ns(&m->time);
