@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Run every test tier through meson and end with "N passed, N failed, N skipped".
-# Skipped tests are listed with the reason they gave.
+# Skipped tests are listed with the reason they gave; failed ones with a few lines that say
+# why, just above the summary (a CI log's tail is often all anyone sees of it).
 set -u
 build=${1:-build}
 log="$build/meson-logs/testlog.json"
@@ -14,9 +15,21 @@ if [ ! -f "$log" ]; then
 	exit 1
 fi
 python3 - "$log" <<'PY'
-import json, sys
+import json, re, sys
 passed = failed = skipped = 0
 reasons = []
+whys = []
+# what a failing tier prints about its failure: TAP, run-scenario, cmocka, our own die()
+SAYS = re.compile(r"^(not ok\b|FAIL\b|FAIL:|\[  FAILED  \]|.*\bFAIL: |error:|.*Assertion|.*ERROR:)")
+
+
+def said(t):
+    text = (t.get("stdout") or "") + "\n" + (t.get("stderr") or "")
+    out = [l for l in text.splitlines() if l.strip()]
+    lines = [l for l in out if SAYS.match(l.strip())] or out[-3:]
+    return [l.strip()[:300] for l in lines[:6]]
+
+
 for line in open(sys.argv[1]):
     t = json.loads(line)
     r = t["result"]
@@ -28,8 +41,11 @@ for line in open(sys.argv[1]):
         reasons.append("%s: %s" % (t["name"], why[-1][5:].strip() if why else "no reason given"))
     else:
         failed += 1
+        whys += ["%s: %s" % (t["name"], l) for l in said(t)] or ["%s: (no output)" % t["name"]]
 for r in reasons:
     print("skipped:", r)
+for w in whys:
+    print("failed:", w)
 line = "%d passed, %d failed" % (passed, failed)
 if skipped:
     line += ", %d skipped" % skipped
