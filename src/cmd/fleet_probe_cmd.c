@@ -89,7 +89,8 @@ static const char fp_usage_tail[] =
     "  0 OK        every node answered and no finding\n"
     "  1 WARNING   only warnings (a rail-only fabric, a slow loopback)\n"
     "  2 CRITICAL  a fault found\n"
-    "  3 UNKNOWN   a node did not answer or answered garbage, or bad flags\n"
+    "  3 UNKNOWN   a node did not answer, answered garbage or left pairs untested\n"
+    "              (its probes late on both passes), or bad flags\n"
     "CRITICAL > UNKNOWN > WARNING > OK.\n";
 
 static const char *const fp_plans[] = { "auto", "full", "sparse", NULL };
@@ -507,6 +508,32 @@ static const char *node_name(const struct fp_args *a, uint32_t plan_idx)
 	return a->nodes[a->pn_of[plan_idx]].name;
 }
 
+/*
+ * Why node nd's part is unknown: it gave no slice or no results (its error),
+ * or some pairs it returned say nothing (probes late on both passes); NULL
+ * when it is known.  buf holds the second kind.
+ */
+static const char *node_unknown(const struct probe_plan *p, const struct probe_fleet_out *o,
+				const struct fp_node *nd, char *buf, size_t len)
+{
+	uint32_t u;
+
+	if (nd->err[0])
+		return nd->err;
+	if (!nd->answered || !o->err)
+		return NULL;
+	if (o->err[nd->in_plan])
+		return o->err[nd->in_plan];
+	u = o->f.untested ? o->f.untested[nd->in_plan] : 0;
+	if (!u)
+		return NULL;
+	snprintf(buf, len,
+		 "%u of its %zu pairs untested: their probes could not leave on time, on the "
+		 "schedule or its second pass (its serve was held up; its log says how many)",
+		 u, probe_plan_slice_len(p, nd->in_plan));
+	return buf;
+}
+
 static void fmt_ns(int64_t ns, char *buf, size_t len)
 {
 	if (ns < 0)
@@ -529,15 +556,18 @@ static void rail_row(struct term *t, const char *name, const struct probe_rail_s
 }
 
 static void report_text(const struct fp_args *a, const struct probe_plan *p,
-			const struct probe_fleet_out *o, size_t unknown, int st)
+			const struct probe_fleet_out *o, int st)
 {
 	struct term t;
 	struct strbuf sb = { 0 };
-	size_t shown = a->max_names;
+	size_t shown = a->max_names, answered = 0;
 
+	for (size_t i = 0; i < a->n; i++)
+		answered += !a->nodes[i].err[0] && a->nodes[i].answered && o->err &&
+			    !o->err[a->nodes[i].in_plan];
 	term_init(&t, stdout, a->color);
 	term_printf(&t, "fleet probe: %s: %zu finding%s, %zu of %zu nodes answered",
-		    status_name(st), o->f.n, o->f.n == 1 ? "" : "s", a->n - unknown, a->n);
+		    status_name(st), o->f.n, o->f.n == 1 ? "" : "s", answered, a->n);
 	term_newline(&t);
 	if (p)
 		term_printf(
@@ -574,10 +604,9 @@ static void report_text(const struct fp_args *a, const struct probe_plan *p,
 		term_wrap(&t, 4, f->evidence, false);
 	}
 	for (size_t i = 0; i < a->n; i++) {
+		char why[256];
+		const char *e = node_unknown(p, o, &a->nodes[i], why, sizeof(why));
 		const struct fp_node *nd = &a->nodes[i];
-		const char *e = nd->err[0]		 ? nd->err
-				: nd->answered && o->err ? o->err[nd->in_plan]
-							 : NULL;
 
 		if (!e)
 			continue;
@@ -678,10 +707,9 @@ static int report_json(const struct fp_args *a, const struct probe_plan *p,
 	}
 	json_object_set_new(doc, "findings", findings);
 	for (size_t i = 0; i < a->n; i++) {
+		char why[256];
 		const struct fp_node *nd = &a->nodes[i];
-		const char *e = nd->err[0]		 ? nd->err
-				: nd->answered && o->err ? o->err[nd->in_plan]
-							 : NULL;
+		const char *e = node_unknown(p, o, nd, why, sizeof(why));
 
 		if (e)
 			json_array_append_new(
@@ -790,14 +818,16 @@ static int run(struct fp_args *a)
 			return 3;
 		}
 	}
-	for (size_t i = 0; i < a->n; i++)
-		unknown += a->nodes[i].err[0] ||
-			   (a->nodes[i].answered && out.err && out.err[a->nodes[i].in_plan]);
+	for (size_t i = 0; i < a->n; i++) {
+		char why[256];
+
+		unknown += node_unknown(&p, &out, &a->nodes[i], why, sizeof(why)) != NULL;
+	}
 	st = verdict(a, &out, unknown + (a->n_pn ? 0 : 1));
 	if (a->json)
 		r = report_json(a, planned ? &p : NULL, &out, st);
 	else {
-		report_text(a, planned ? &p : NULL, &out, unknown, st);
+		report_text(a, planned ? &p : NULL, &out, st);
 		r = 0;
 	}
 	if (r || fflush(stdout) || ferror(stdout)) {

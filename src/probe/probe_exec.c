@@ -39,6 +39,7 @@ void probe_exec_free(struct probe_exec *ex)
 	free(ex->res);
 	free(ex->got);
 	free(ex->out);
+	free(ex->skip);
 	free(ex->slot_first);
 	free(ex->sizes);
 	memset(ex, 0, sizeof(*ex));
@@ -55,9 +56,10 @@ int probe_exec_init(struct probe_exec *ex, const struct probe_slice *s, const st
 	/* got: any reply (dedupe), out: sent; the intact ones are in the upper half of got[] */
 	ex->got = calloc(2 * n, sizeof(*ex->got));
 	ex->out = calloc(n, sizeof(*ex->out));
+	ex->skip = calloc(n, sizeof(*ex->skip));
 	ex->slot_first = calloc((size_t)s->n_slots + 2, sizeof(*ex->slot_first));
 	ex->sizes = calloc(n, 1);
-	if (!ex->res || !ex->got || !ex->out || !ex->slot_first || !ex->sizes) {
+	if (!ex->res || !ex->got || !ex->out || !ex->skip || !ex->slot_first || !ex->sizes) {
 		probe_exec_free(ex);
 		return -ENOMEM;
 	}
@@ -76,21 +78,49 @@ int probe_exec_init(struct probe_exec *ex, const struct probe_slice *s, const st
 	return 0;
 }
 
+/* The probes of entry k this pass may send: all on the first, the late ones on the second. */
+static uint64_t todo_of(const struct probe_exec *ex, size_t k)
+{
+	unsigned c = count_of(ex, k);
+
+	if (ex->pass)
+		return ex->skip[k];
+	return c >= 64 ? UINT64_MAX : (1ULL << c) - 1;
+}
+
+/* Enter the cursor's slot: how many probe times it takes; 0: nothing to send this pass. */
 static void enter_slot(struct probe_exec *ex)
 {
-	ex->slot_m = 0;
+	uint64_t any = 0;
+
 	for (size_t k = ex->slot_first[ex->slot]; k < ex->slot_first[ex->slot + 1]; k++)
-		if (count_of(ex, k) > ex->slot_m)
-			ex->slot_m = (uint8_t)count_of(ex, k);
+		any |= todo_of(ex, k);
+	ex->slot_m = 0;
+	while (ex->slot_m < 64 && any >> ex->slot_m)
+		ex->slot_m++;
+}
+
+/* The schedule is over: the second pass when some probes were late, else the end. */
+static bool next_pass(struct probe_exec *ex)
+{
+	if (ex->pass == 0 && ex->late) {
+		ex->pass = 1;
+		ex->slot = 0;
+		ex->m = 0;
+		ex->k = (uint32_t)ex->slot_first[0];
+		return true;
+	}
+	ex->pass = 2;
+	return false;
 }
 
 int64_t probe_exec_step(struct probe_exec *ex, int64_t now_ns)
 {
 	const struct probe_slice *s = ex->s;
 
-	while (ex->slot < s->n_slots) {
+	while (ex->slot < s->n_slots || next_pass(ex)) {
 		size_t a = ex->slot_first[ex->slot], b = ex->slot_first[ex->slot + 1];
-		int64_t due;
+		int64_t due, slot = (int64_t)ex->slot + (ex->pass ? (int64_t)s->n_slots : 0);
 		bool late;
 
 		if (ex->m == 0 && ex->k == a)
@@ -101,41 +131,51 @@ int64_t probe_exec_step(struct probe_exec *ex, int64_t now_ns)
 			ex->k = (uint32_t)ex->slot_first[ex->slot];
 			continue;
 		}
-		due = s->start_ns + (int64_t)ex->slot * s->slot_ns + (int64_t)ex->m * s->probe_ns;
+		due = s->start_ns + slot * s->slot_ns + (int64_t)ex->m * s->probe_ns;
 		if (due > now_ns)
 			return due;
 		late = now_ns - due > s->slot_ns;
 		for (; ex->k < b; ex->k++) {
 			size_t k = ex->k;
 			unsigned main = ex->sizes[k] * s->repeats;
+			uint64_t bit = 1ULL << ex->m;
 			struct probe_hdr h;
 			int r;
 
-			if (ex->m >= count_of(ex, k))
+			if (!(todo_of(ex, k) & bit))
 				continue;
 			if (late) {
-				ex->late++;
+				/* counted once: a second pass's late probe stays late */
+				if (!ex->pass) {
+					ex->late++;
+					ex->skip[k] |= bit;
+				}
 				continue;
 			}
 			h = (struct probe_hdr){ .size = size_of(ex, k, ex->m),
 						.session = s->session,
 						.seq = (uint64_t)k << 8 | ex->m };
 			/* marked sent first: a link may hand the reply back before it returns */
-			ex->out[k] |= 1ULL << ex->m;
+			ex->out[k] |= bit;
 			r = ex->link.send(ex->link.ctx, k, &s->e[k],
 					  ex->m >= main ? ex->m - main + 1 : 0, &h);
 			if (r) {
-				ex->out[k] &= ~(1ULL << ex->m);
+				ex->out[k] &= ~bit;
 				if (r == -ENOBUFS)
 					return now_ns + RETRY_NS;
 				ex->send_errors++;
 				ex->last_err = r;
-				continue;
+			} else {
+				ex->sent++;
+				if (ex->m < main)
+					ex->res[k].sent[ex->m / s->repeats]++;
+				ex->last_due_ns = due;
 			}
-			ex->sent++;
-			if (ex->m < main)
-				ex->res[k].sent[ex->m / s->repeats]++;
-			ex->last_due_ns = due;
+			if (ex->pass) {
+				ex->skip[k] &= ~bit;
+				ex->late--;
+				ex->retried += !r;
+			}
 		}
 		ex->k = (uint32_t)a;
 		ex->m++;
@@ -174,7 +214,7 @@ void probe_exec_reply(struct probe_exec *ex, const struct probe_hdr *h, bool int
 
 bool probe_exec_done(const struct probe_exec *ex, int64_t now_ns)
 {
-	return ex->slot >= ex->s->n_slots &&
+	return ex->pass == 2 &&
 	       (ex->replied == ex->sent || now_ns >= ex->last_due_ns + ex->s->wait_ns);
 }
 

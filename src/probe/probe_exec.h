@@ -11,9 +11,15 @@
  * m * probe_ns; an entry's probes are, in order, `repeats` of each of its
  * sizes (probe_plan_sizes()), then one 64-byte probe per flow label 1 ..
  * labels.  A probe that could not leave within one slot of its time is not
- * sent (a late one would land in another step and break the one-sender-
- * per-port rule) and is not counted as sent.  Sequence numbers are entry <<
- * 8 | m, so a reply names its entry and probe without a table.
+ * sent then (a late one would land in another step and break the one-
+ * sender-per-port rule) and is not counted as sent.  It has one more chance:
+ * when the schedule is over and some were late, a second pass runs the
+ * slots that had late probes again, slot s at start + (n_slots + s) *
+ * slot_ns, sending only those probes; every node's second pass keeps the
+ * same steps, so the rule holds there too.  One that is late again is given
+ * up (`late`).  A thread held up once (a busy host, a virtual CPU
+ * descheduled) costs the pass, not the pairs.  Sequence numbers are entry
+ * << 8 | m, so a reply names its entry and probe without a table.
  */
 #ifndef ROCEWATCH_PROBE_EXEC_H
 #define ROCEWATCH_PROBE_EXEC_H
@@ -44,12 +50,15 @@ struct probe_exec {
 	struct probe_result *res;
 	uint64_t *got;	     /* [entry]: bit m: probe m answered (or came back damaged) */
 	uint64_t *out;	     /* [entry]: bit m: probe m sent */
+	uint64_t *skip;	     /* [entry]: bit m: probe m was late on the first pass */
 	size_t *slot_first;  /* [slot + 1]: the slot's first entry */
 	uint8_t *sizes;	     /* [entry]: how many sizes */
 	uint32_t slot, m, k; /* the cursor: slot, probe index, entry */
 	uint8_t slot_m;	     /* probes of the slot's longest entry */
+	uint8_t pass;	     /* 0: the schedule; 1: the late probes again; 2: over */
 	int64_t last_due_ns;
-	uint64_t sent, replied, late, send_errors;
+	/* late: not sent for being late on both passes; retried: sent on the second */
+	uint64_t sent, replied, late, retried, send_errors;
 	int last_err;
 };
 

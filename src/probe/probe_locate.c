@@ -177,12 +177,19 @@ enum {
 	PAIR_PARTIAL = PROBE_OUT_PATHS,
 };
 
-/* What one entry's result says of its pair; *lost_paths gets which paths failed. */
+/*
+ * What one entry's result says of its pair; *lost_paths gets which paths
+ * failed.  A pair is lost only on what would pass a working path: a small
+ * size or the flow-label probes.  Its path-MTU size alone lost (the small ones
+ * not sent, late) says nothing of the pair: untested.
+ */
 static int classify_mtu(unsigned mtu, const struct probe_result *x, uint64_t *lost_paths)
 {
 	unsigned sz[PROBE_PLAN_MAX_SIZES];
 	size_t n = probe_plan_sizes(mtu, sz);
-	bool tested = false, any = false, main_ok;
+	/* the sizes a path at a smaller MTU than the ports' still carries */
+	size_t small = n == 3 && sz[2] > 1024 ? 2 : n;
+	bool tested = false, any = false, small_sent = false, small_back = false, main_ok;
 	uint32_t all_labels =
 	    x->labels_sent >= 32 ? UINT32_MAX : (uint32_t)((1ULL << x->labels_sent) - 1);
 
@@ -190,17 +197,22 @@ static int classify_mtu(unsigned mtu, const struct probe_result *x, uint64_t *lo
 	for (size_t c = 0; c < n; c++) {
 		tested |= x->sent[c] > 0;
 		any |= x->recv[c] > 0;
+		if (c < small) {
+			small_sent |= x->sent[c] > 0;
+			small_back |= x->recv[c] > 0;
+		}
 	}
-	if (!tested)
+	if (!tested || (!any && !small_sent && !x->labels_sent))
 		return PAIR_UNTESTED;
 	if (!any && (!x->labels_sent || (x->labels_lost & all_labels) == all_labels))
 		return PAIR_LOST;
-	main_ok = x->recv[0] > 0 || (n > 1 && x->recv[1] > 0);
+	/* the main path is judged on the small sizes, when they left */
+	main_ok = small_back || !small_sent;
 	if (x->labels_sent && ((x->labels_lost & all_labels) || !main_ok)) {
 		*lost_paths = (uint64_t)(x->labels_lost & all_labels) << 1 | (main_ok ? 0 : 1);
 		return PAIR_PARTIAL;
 	}
-	if (n == 3 && sz[2] > 1024 && x->sent[2] && !x->recv[2] && x->recv[0])
+	if (small < n && x->sent[small] && !x->recv[small] && small_back)
 		return PAIR_MTU;
 	return PAIR_OK;
 }
@@ -428,8 +440,16 @@ static void pass_count(struct loc *l)
 			if (!x)
 				continue;
 			c = classify(e, &x[k], &lp);
-			if (c == PAIR_UNTESTED)
+			if (c == PAIR_UNTESTED) {
+				if (!l->out->untested &&
+				    !(l->out->untested = calloc(p->n_nodes, sizeof(uint32_t)))) {
+					l->oom = true;
+					break;
+				}
+				l->out->untested[i]++;
+				l->out->untested_total++;
 				continue;
+			}
 			if (e->kind == PROBE_PAIR_RAIL) {
 				count_rail(l, i, e, &x[k], c);
 			} else if (e->kind == PROBE_PAIR_HOST) {
@@ -1241,5 +1261,6 @@ void probe_findings_free(struct probe_findings *f)
 	}
 	free(f->f);
 	free(f->rails);
+	free(f->untested);
 	memset(f, 0, sizeof(*f));
 }

@@ -108,6 +108,13 @@ struct probe_findings {
 	struct probe_rail_stat *rails;	   /* [plan->n_rails] */
 	struct probe_rail_stat host, loop; /* inside the hosts: cross-rail pairs, loopbacks */
 	size_t nodes_without_result;
+	/*
+	 * [node]: entries of its slice it returned a result for that say nothing
+	 * (no probe left in time, or the path-MTU size alone left and was lost);
+	 * NULL when there is none.  Not a pass: the command calls them unknown.
+	 */
+	uint32_t *untested;
+	uint64_t untested_total;
 };
 
 /*

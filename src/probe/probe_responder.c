@@ -447,13 +447,13 @@ static void plan_finish(struct probe_responder *r)
 	free(rtt);
 	r->plans++;
 	r->last_plan_ns = real_ns();
-	log_info("probe: plan %016llx done: %llu probes sent, %llu answered, %llu late, %llu not "
-		 "sent (%s); "
+	log_info("probe: plan %016llx done: %llu probes sent, %llu answered, %llu sent late on a "
+		 "second pass, %llu late on both and not sent, %llu not sent (%s); "
 		 "%llu address handles in %.1f ms (%.1f us each, the longest %.1f us, %llu made "
 		 "late)%s",
 		 (unsigned long long)pl->s.plan, (unsigned long long)pl->ex.sent,
-		 (unsigned long long)pl->ex.replied, (unsigned long long)pl->ex.late,
-		 (unsigned long long)pl->ex.send_errors,
+		 (unsigned long long)pl->ex.replied, (unsigned long long)pl->ex.retried,
+		 (unsigned long long)pl->ex.late, (unsigned long long)pl->ex.send_errors,
 		 pl->ex.send_errors ? strerror(-pl->ex.last_err) : "no error",
 		 (unsigned long long)pl->ah_st.made, pl->ah_st.create_ns / 1e6,
 		 pl->ah_st.made + pl->ah_st.failed

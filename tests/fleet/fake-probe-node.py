@@ -11,6 +11,8 @@ gone out, each lost when its own port or the peer's GID is in --dead, else answe
             dies     takes the plan (202), then exits: its results never come
             hostile  /api/v1/probe holds a rail with a newline in it
             qkey     its ports use another Q_Key than rocewatch's
+            late     every other entry's small probes did not leave (late on both
+                     passes): its path-MTU size alone went, and was lost
 
 Writes "ready" on stdout once it listens.
 """
@@ -76,6 +78,9 @@ def results(hdr, data):
         sent = [rep if c < n else 0 for c in range(3)]
         recv = [0 if lost else s for s in sent]
         lmask = ((1 << labels) - 1) if lost else 0
+        if mode == "late" and i % 2 == 0:
+            sent = [0, 0, rep if n == 3 else 0]
+            recv, labels, lmask, lost = [0, 0, 0], 0, 0, True
         out += bytes(sent + recv + [0, labels]) + struct.pack(">II", lmask,
                                                              0xFFFFFFFF if lost else 5000)
     return base64.b64encode(out).decode()

@@ -51,7 +51,8 @@ fake eb 2 ok --dead $gone5
 fake ec 3 ok --dead $gone5
 fake bad 6 hostile
 fake qk 7 qkey
-for n in a b c da db dc dd dies ea eb ec bad qk; do
+fake late 8 late
+for n in a b c da db dc dd dies ea eb ec bad qk late; do
 	wait_until 15 ready "$n" || die "fake node $n did not come up"
 done
 
@@ -88,6 +89,19 @@ check "dies mid-run: the node is named with why" \
 check "dies mid-run: the others' probes to it locate it" \
 	has "no result from the node, and its ports are lost with every peer on all 2 rails"
 check "dies mid-run: bounded (under 10 s)" [ "$secs" -lt 10 ]
+
+# ---- a node whose probes were late: its pairs untested, never lost, and the run not OK ----
+probe -j "$(node a)" "$(node b)" "$(node late)"
+check "late probes: UNKNOWN, exit 3" [ "$rc" = 3 ]
+check "late probes: no finding, the node named with its untested pairs" python3 -c "
+import json
+d = json.load(open('$TMPD/out'))
+assert d['status'] == 'UNKNOWN' and d['findings'] == [], d
+u = d['unknown']
+assert len(u) == 1 and u[0]['node'] == '127.0.0.1:$port_late', u
+assert u[0]['error'].startswith('4 of its 8 pairs untested: their probes could not leave'), u
+assert d['pairs']['tested'] < d['pairs']['planned'] and d['pairs']['lost'] == 0, d['pairs']
+"
 
 # ---- a hostile /api/v1/probe, a foreign Q_Key, a node nobody runs ----
 gone=$(free_port)

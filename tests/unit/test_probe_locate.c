@@ -404,6 +404,43 @@ static void actions(void **state)
 				    rule_action_name((enum rule_action)(a + 1)));
 }
 
+/*
+ * A pair whose small probes did not leave (late on both passes) is untested
+ * when its path-MTU size is lost, not lost; a small size answered is enough to
+ * call its MTU short, and its main path is not judged on probes never sent.
+ */
+static void late_probes(void **state)
+{
+	struct probe_result x;
+
+	(void)state;
+	x = (struct probe_result){ .sent = { 0, 0, 2 }, .rtt_ns = PROBE_RTT_NONE };
+	assert_int_equal(probe_result_outcome(4096, &x), PROBE_OUT_UNTESTED);
+	x = (struct probe_result){ .sent = { 2, 2, 2 }, .rtt_ns = PROBE_RTT_NONE };
+	assert_int_equal(probe_result_outcome(4096, &x), PROBE_OUT_LOST);
+	/* 64 late, 1024 back, 4096 lost */
+	x = (struct probe_result){ .sent = { 0, 2, 2 }, .recv = { 0, 2, 0 }, .rtt_ns = 9000 };
+	assert_int_equal(probe_result_outcome(4096, &x), PROBE_OUT_MTU);
+	/* the flow-label probes (64 bytes) are small: all lost, the pair is */
+	x = (struct probe_result){
+		.sent = { 0, 0, 2 }, .labels_sent = 8, .labels_lost = 0xff, .rtt_ns = PROBE_RTT_NONE
+	};
+	assert_int_equal(probe_result_outcome(4096, &x), PROBE_OUT_LOST);
+	/* the labels answer, the main path's probes were late: not a partial path set */
+	x = (struct probe_result){
+		.sent = { 0, 0, 2 }, .recv = { 0, 0, 2 }, .labels_sent = 8, .rtt_ns = 9000
+	};
+	assert_int_equal(probe_result_outcome(4096, &x), PROBE_OUT_OK);
+	/* ... and when they left and were lost, it is */
+	x = (struct probe_result){
+		.sent = { 2, 2, 2 }, .recv = { 0, 0, 2 }, .labels_sent = 8, .rtt_ns = 9000
+	};
+	assert_int_equal(probe_result_outcome(4096, &x), PROBE_OUT_PATHS);
+	/* a path of MTU 1024 has no size a shorter MTU loses alone */
+	x = (struct probe_result){ .sent = { 0, 2 }, .rtt_ns = PROBE_RTT_NONE };
+	assert_int_equal(probe_result_outcome(1024, &x), PROBE_OUT_LOST);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -420,6 +457,7 @@ int main(void)
 		cmocka_unit_test(two_faults),
 		cmocka_unit_test(sparse),
 		cmocka_unit_test(actions),
+		cmocka_unit_test(late_probes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

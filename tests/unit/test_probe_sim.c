@@ -266,18 +266,48 @@ static void executor(void **state)
 	assert_int_equal(ex.sent, 14 + 4 + 6);
 	probe_exec_free(&ex);
 
-	/* woken two slots late: the late slots' probes are not sent, the rest are */
+	/*
+	 * woken two slots late: the late slots' probes are not sent on time, the rest are;
+	 * the second pass sends them, slot s at start + (n_slots + s) * slot_ns
+	 */
+	f = (struct fake){ .ex = &ex, .nobufs = 1 };
+	assert_int_equal(probe_exec_init(&ex, &s, &link), 0);
+	t = s.start_ns + 2 * s.slot_ns + s.slot_ns / 2;
+	for (f.now = t; (t = probe_exec_step(&ex, f.now)) != INT64_MAX; f.now = t) {
+		if (ex.pass == 1)
+			assert_true(t >= s.start_ns + (int64_t)s.n_slots * s.slot_ns);
+		/* slot 2 is not run again: none of its probes was late */
+		assert_true(ex.pass != 1 || ex.slot < 2);
+	}
+	r = probe_exec_results(&ex);
+	assert_int_equal(r[0].sent[0], 2);
+	assert_int_equal(r[0].recv[0], 2);
+	assert_int_equal(r[0].labels_sent, 8);
+	assert_int_equal(r[0].labels_lost, 1u << 2);
+	assert_int_equal(r[1].sent[0], 2);
+	assert_int_equal(r[2].sent[0], 2);
+	assert_true(ex.late == 0 && ex.retried == 14 + 4 && ex.sent == 14 + 4 + 6);
+	/* the wait counts from the second pass's last probe */
+	assert_true(ex.last_due_ns >= s.start_ns + (int64_t)(s.n_slots + 1) * s.slot_ns);
+	assert_true(ex.replied < ex.sent); /* the fake loses 4096 and label 3 */
+	assert_false(probe_exec_done(&ex, ex.last_due_ns + s.wait_ns - 1));
+	assert_true(probe_exec_done(&ex, ex.last_due_ns + s.wait_ns));
+	probe_exec_free(&ex);
+
+	/* late on both passes: given up, not sent, and said */
 	f = (struct fake){ .ex = &ex, .nobufs = 1 };
 	assert_int_equal(probe_exec_init(&ex, &s, &link), 0);
 	t = s.start_ns + 2 * s.slot_ns + s.slot_ns / 2;
 	for (f.now = t; (t = probe_exec_step(&ex, f.now)) != INT64_MAX; f.now = t)
-		;
+		if (ex.pass == 1)
+			t = s.start_ns + (int64_t)(s.n_slots + 2) * s.slot_ns + s.slot_ns / 2;
 	r = probe_exec_results(&ex);
 	assert_int_equal(r[0].sent[0], 0);
 	assert_int_equal(r[0].labels_sent, 0);
 	assert_int_equal(r[1].sent[0], 0);
 	assert_int_equal(r[2].sent[0], 2);
-	assert_true(ex.late == 14 + 4);
+	assert_true(ex.late == 14 + 4 && ex.retried == 0 && ex.sent == 6);
+	assert_true(probe_exec_done(&ex, ex.last_due_ns + s.wait_ns));
 	probe_exec_free(&ex);
 }
 
