@@ -86,6 +86,19 @@ def mem_kib(pid):
     return out.get("Rss", 0), out.get("Pss", 0), out.get("Private_Clean", 0) + out.get("Private_Dirty", 0)
 
 
+def load_floor_kib(floor, binary, trials=5):
+    """Peak RSS of `rocewatch version`, KiB, median of trials (run by the floor program: a
+    child forked from this Python would start at Python's RSS): the binary and every library
+    it links loaded, relocated and initialised, and nothing else done -- the part of serve's
+    RSS no change to rocewatch's own code moves."""
+    peaks = []
+    for _ in range(trials):
+        out = subprocess.run([floor, "--peak-rss", binary, "version"], capture_output=True,
+                             text=True, check=True).stdout
+        peaks.append(json.loads(out)["peak_rss_kib"])
+    return sorted(peaks)[len(peaks) // 2]
+
+
 def get(url, timeout=5):
     with urllib.request.urlopen(url, timeout=timeout) as r:
         return r.read().decode()
@@ -432,6 +445,11 @@ def main():
               % (rw_med, rw_p99, ne_med, ne_p99, ne_med / rw_med if rw_med else 0))
         print("resident memory after warm-up: rocewatch %.1f MiB (PSS %.1f, private %.1f), node_exporter %.1f MiB (PSS %.1f, private %.1f)"
               % (rw_rss / 1024, rw_mem[1] / 1024, rw_mem[2] / 1024, ne_rss / 1024, ne_mem[1] / 1024, ne_mem[2] / 1024))
+        floor_kib = load_floor_kib(a.floor, a.binary)
+        results["rss_load_floor_kib"] = floor_kib
+        print("  of it, loading rocewatch and its libraries (peak RSS of `rocewatch version`, "
+              "median of 5): %.1f MiB; above that, serve's own: %.1f MiB"
+              % (floor_kib / 1024, (rw_rss - floor_kib) / 1024))
         results["rss_after_abuse_kib"] = rw_after[0]
         print("resident memory after an abuse run (%d connections from 32 threads in %.1f s, %d "
               "answered: scrapes, unknown paths, garbage, 9 KB request lines, 20 KB headers, "

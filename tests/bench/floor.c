@@ -9,6 +9,10 @@
  *
  * Usage: floor SYSFS_ROOT [--interval-ms N] [--iterations N] [--classic-only | --hw-only]
  *                         [--open-read-close | --netlink]
+ *        floor --peak-rss CMD [ARG...]
+ * --peak-rss: run CMD and print its peak RSS (wait4's ru_maxrss, KiB) as
+ * {"peak_rss_kib": N}.  From this small process, not from the benchmark's
+ * Python: a child's ru_maxrss starts at what its parent had when it forked.
  * --open-read-close: open, read and close each file every iteration, as
  * node_exporter (and rocewatch's ports on a fresh descriptor) do.
  * --netlink: the hw counters over RDMA netlink instead, one
@@ -29,6 +33,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <sys/resource.h>
+#include <sys/wait.h>
 
 #include <linux/netlink.h>
 #include <rdma/rdma_netlink.h>
@@ -291,6 +298,32 @@ static int run_netlink(long iterations, long interval_ms)
 	return 0;
 }
 
+static int peak_rss(char **cmd)
+{
+	struct rusage ru;
+	int st;
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		perror("floor: fork");
+		return 2;
+	}
+	if (!pid) {
+		int null = open("/dev/null", O_WRONLY);
+
+		if (null >= 0)
+			dup2(null, STDOUT_FILENO);
+		execvp(cmd[0], cmd);
+		_exit(127);
+	}
+	if (wait4(pid, &st, 0, &ru) != pid || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		fprintf(stderr, "floor: %s did not run and exit 0\n", cmd[0]);
+		return 2;
+	}
+	printf("{\"peak_rss_kib\": %ld}\n", ru.ru_maxrss);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct files f = { 0 };
@@ -302,6 +335,8 @@ int main(int argc, char **argv)
 	int64_t cpu = 0, paced0, paced;
 	DIR *d;
 
+	if (argc > 2 && !strcmp(argv[1], "--peak-rss"))
+		return peak_rss(argv + 2);
 	if (argc < 2) {
 		fprintf(stderr, "usage: floor SYSFS_ROOT [--interval-ms N] [--iterations N] "
 				"[--classic-only | --hw-only] [--open-read-close | --netlink]\n");
