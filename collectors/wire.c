@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "wire_libbpf.h"
 #include "wire_fields.h"
 #include "wire_loader.h"
 #include "util.h"
@@ -127,6 +128,9 @@ static int wire_init(struct collector_ctx *cc)
 	int r;
 
 	r = wire_check_caps(cc);
+	if (r)
+		return r;
+	r = wire_libbpf_open(cc->detail, sizeof(cc->detail));
 	if (r)
 		return r;
 	wc = calloc(1, sizeof(*wc));

@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: MIT
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* RTLD_NEXT */
+#endif
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "dl_table.h"
 
-int dl_table_open(const char *soname, const struct dl_sym *syms, size_t n, void *table,
-		  const char *need, const char *lib, char *err, size_t errlen)
+static int table_open(const char *soname, const struct dl_sym *syms, size_t n, void *table,
+		      const char *need, const char *lib, char *err, size_t errlen,
+		      bool interposable)
 {
-	void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+	void *h = dlopen(soname, RTLD_NOW | (interposable ? RTLD_GLOBAL : RTLD_LOCAL));
 	const char *e;
 
 	if (!h) {
@@ -17,7 +22,11 @@ int dl_table_open(const char *soname, const struct dl_sym *syms, size_t n, void 
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++) {
-		void *f = dlsym(h, syms[i].name);
+		/* RTLD_NEXT from here: past the executable, so never its own forwarder */
+		void *f = interposable ? dlsym(RTLD_NEXT, syms[i].name) : NULL;
+
+		if (!f)
+			f = dlsym(h, syms[i].name);
 
 		if (!f) {
 			snprintf(err, errlen, "%s has no %s: too old a %s", soname, syms[i].name,
@@ -27,4 +36,16 @@ int dl_table_open(const char *soname, const struct dl_sym *syms, size_t n, void 
 		memcpy((char *)table + syms[i].off, &f, sizeof(f));
 	}
 	return 0;
+}
+
+int dl_table_open(const char *soname, const struct dl_sym *syms, size_t n, void *table,
+		  const char *need, const char *lib, char *err, size_t errlen)
+{
+	return table_open(soname, syms, n, table, need, lib, err, errlen, false);
+}
+
+int dl_table_open_interposable(const char *soname, const struct dl_sym *syms, size_t n, void *table,
+			       const char *need, const char *lib, char *err, size_t errlen)
+{
+	return table_open(soname, syms, n, table, need, lib, err, errlen, true);
 }

@@ -20,5 +20,13 @@ struct dl_sym {
  */
 int dl_table_open(const char *soname, const struct dl_sym *syms, size_t n, void *table,
 		  const char *need, const char *lib, char *err, size_t errlen);
+/*
+ * The same, as a linked library would be: opened into the global scope, and
+ * a function an LD_PRELOAD object defines taken from it first (a shim that
+ * calls on with dlsym(RTLD_NEXT) then reaches the library).  For libbpf,
+ * whose test shim makes tcx look absent.
+ */
+int dl_table_open_interposable(const char *soname, const struct dl_sym *syms, size_t n, void *table,
+			       const char *need, const char *lib, char *err, size_t errlen);
 
 #endif
