@@ -54,6 +54,13 @@ struct doc {
 	struct blob *spare;
 	int stale;		     /* on-demand documents: render again before serving */
 	pthread_mutex_t render_lock; /* one render at a time; the others wait and reuse it */
+	/*
+	 * On-demand documents render here (under render_lock), and publishing
+	 * hands back the buffer of the spare blob it fills: a render reuses a
+	 * buffer already grown to the page, rather than growing a new one and
+	 * freeing the old, which glibc keeps resident in the heap's middle.
+	 */
+	struct strbuf scratch;
 };
 
 /* One per TCP connection (MHD's socket context). */
@@ -465,13 +472,17 @@ static enum MHD_Result serve_cached(struct http_server *s, struct MHD_Connection
 
 	pthread_mutex_lock(&d->render_lock);
 	if (__atomic_load_n(&d->stale, __ATOMIC_ACQUIRE) || !d->cur) {
-		struct strbuf sb = { 0 };
+		struct strbuf sb;
 		int status;
 
 		/* Before rendering: an invalidation during the render must render again. */
 		__atomic_store_n(&d->stale, 0, __ATOMIC_RELEASE);
-		status = rt->render(rt->arg, &sb);
-		if (status != 200 || sb.oom) {
+		sb_reset(&d->scratch);
+		status = rt->render(rt->arg, &d->scratch);
+		if (status != 200 || d->scratch.oom) {
+			/* the answer takes the buffer */
+			sb = d->scratch;
+			d->scratch = (struct strbuf){ 0 };
 			pthread_mutex_unlock(&d->render_lock);
 			__atomic_store_n(&d->stale, 1, __ATOMIC_RELEASE);
 			if (sb.oom) {
@@ -488,8 +499,8 @@ static enum MHD_Result serve_cached(struct http_server *s, struct MHD_Connection
 			}
 			return queue(c, status, rt->content_type, resp);
 		}
-		http_publish(s, rt->doc, &sb);
-		sb_free(&sb);
+		/* the spare's buffer comes back into scratch, for the next render */
+		http_publish(s, rt->doc, &d->scratch);
 	}
 	pthread_mutex_unlock(&d->render_lock);
 	return send_blob(s, c, rt, d);
@@ -1401,6 +1412,7 @@ void http_stop(struct http_server *s)
 	for (int i = 0; i < HTTP_MAX_DOCS; i++) {
 		free_blobs(s->docs[i].cur);
 		free_blobs(s->docs[i].spare);
+		sb_free(&s->docs[i].scratch);
 	}
 	server_free(s);
 }
