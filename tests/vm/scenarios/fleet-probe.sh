@@ -147,6 +147,13 @@ fp() {
 		vm_log "$name: $n address handles: $(rw_jq "$VM_OUT/after-$name-$n.json" -c '.plan.address_handles')"
 	done
 	vm_log "$name: address handles, all nodes: $(rw_jq "$out" -c '.address_handles')"
+	# a host_path warning alone is WARNING (1): a TCG guest's loopback round trips differ
+	# tenfold with its scheduling (see found() below), which says nothing of the fabric
+	if ((want == 0 && rc == 1)) &&
+		[[ $(rw_jq "$out" -r '[.findings[] | select(.class != "host_path" or .severity != "warning")] | length') == 0 ]]; then
+		vm_log "$name: exit 1 for host_path warnings alone, taken as 0"
+		rc=0
+	fi
 	vm_expect_eq "$rc" "$want" "fleet probe ($name): exit code"
 }
 # the classes and rails found, "class@rail,rail ...", but host_path warnings: a TCG guest's
