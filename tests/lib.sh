@@ -66,6 +66,31 @@ cleanup() {
 }
 trap cleanup EXIT
 on_exit() { T_CLEANUP+=("$*"); }
+
+# spawn_listener LOG CMD [ARG...]: run CMD in the background with the argument PORT made a
+# free port, output to LOG, until LOG has the line "ready" (it listens); when it died first
+# (the port taken between free_port and its bind, by another test or by the next one
+# started here), again on another port, five tries.  Sets SPAWNED_PORT and SPAWNED_PID;
+# 1 when it never came up.  "ready" alone on its line: a bind error's "Address already in
+# use" has the word too, and once passed for a fake that had died.
+spawn_listener() {
+	local log=$1 try i p
+	shift
+	for try in 1 2 3 4 5; do
+		p=$(free_port)
+		"${@/#PORT/$p}" >"$log" 2>&1 &
+		SPAWNED_PID=$!
+		SPAWNED_PORT=$p
+		for ((i = 0; i < 400; i++)); do
+			grep -qx ready "$log" && return 0
+			kill -0 "$SPAWNED_PID" 2>/dev/null || break
+			sleep 0.05
+		done
+		kill "$SPAWNED_PID" 2>/dev/null
+		wait "$SPAWNED_PID" 2>/dev/null
+	done
+	return 1
+}
 # stop_at_exit PID: kill a background daemon of this shell and wait for it to end, so
 # what it writes as it shuts down (Alertmanager's state, a TSDB's head) is written before
 # $TMPD is removed: `rm -rf` racing a daemon's last files fails the test after its checks.

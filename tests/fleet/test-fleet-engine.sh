@@ -27,7 +27,7 @@ engine() { # NAME ARGS...: a fake engine on a free port; sets url_NAME, logs to 
 		>"$TMPD/engine-$name.out" 2>&1 &
 	stop_at_exit $!
 	eval "url_$name=http://127.0.0.1:$port"
-	wait_until 30 grep -q ready "$TMPD/engine-$name.out" || die "engine $name did not come up"
+	wait_until 30 grep -qx ready "$TMPD/engine-$name.out" || die "engine $name did not come up"
 }
 run() { # NAME ARGS...: fleet check -j ARGS, its JSON in NAME.json and exit code in NAME.rc
 	local name=$1 rc=0

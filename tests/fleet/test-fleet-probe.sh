@@ -17,15 +17,15 @@ FAKE="$SOURCE_DIR/tests/fleet/fake-probe-node.py"
 FX="$SOURCE_DIR/tests/fixtures/snapshots/rules/good.json"
 export COLUMNS=250
 
-fake() { # NAME ID MODE [--dead GIDS]: sets port_NAME
-	local p name=$1
+fake() { # NAME ID MODE [--dead GIDS]: sets port_NAME, once it listens
+	local name=$1
 	shift
-	p=$(free_port)
-	python3 "$FAKE" "$p" "$@" >"$TMPD/fake-$name.log" 2>&1 &
-	on_exit "kill $! 2>/dev/null"
-	eval "port_$name=$p"
+	spawn_listener "$TMPD/fake-$name.log" python3 "$FAKE" PORT "$@" ||
+		die "fake node $name did not come up: $(cat "$TMPD/fake-$name.log")"
+	on_exit "kill $SPAWNED_PID 2>/dev/null"
+	eval "port_$name=$SPAWNED_PORT"
 }
-ready() { grep -q ready "$TMPD/fake-$1.log"; }
+ready() { grep -qx ready "$TMPD/fake-$1.log"; }
 node() { eval "echo 127.0.0.1:\$port_$1"; }
 # fleet probe NODES...: the report in $TMPD/out, the exit code in $rc, the seconds in $secs
 probe() {

@@ -24,16 +24,16 @@ serve() { # NAME SNAPSHOT: a serve on a free port; sets port_NAME
 	on_exit "kill $!"
 	eval "port_$1=$p"
 }
-fake() { # NAME MODE ARGS...: sets port_NAME
-	local p name=$1
+fake() { # NAME MODE ARGS...: sets port_NAME, once it listens
+	local name=$1
 	shift
-	p=$(free_port)
-	python3 "$FAKE" "$p" "$@" >"$TMPD/fake-$name.log" 2>&1 &
-	on_exit "kill $!"
-	eval "port_$name=$p"
+	spawn_listener "$TMPD/fake-$name.log" python3 "$FAKE" PORT "$@" ||
+		die "fake node $name did not come up: $(cat "$TMPD/fake-$name.log")"
+	on_exit "kill $SPAWNED_PID"
+	eval "port_$name=$SPAWNED_PORT"
 }
 up() { curl -sf "http://127.0.0.1:$1/healthz" >/dev/null; }
-ready() { grep -q ready "$TMPD/fake-$1.log"; }
+ready() { grep -qx ready "$TMPD/fake-$1.log"; }
 
 serve a "$FX/good.json"
 serve b "$FX/good.json"
