@@ -1,9 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * link: the netdev list and its basic attributes from rtnetlink, through
- * libnl-route-3.  A second socket subscribed to RTNLGRP_LINK and
+ * link: the netdev list and its basic attributes from rtnetlink: one
+ * RTM_GETLINK dump and one RTM_GETADDR dump per configuration poll, over
+ * libmnl and src/core/nl.h's checked parsers like every other netlink
+ * collector.  A second socket subscribed to RTNLGRP_LINK and
  * RTNLGRP_IPV4_IFADDR tells the daemon to re-read configuration at once, so
  * an MTU change shows within one fast interval.
+ *
+ * (libnl-route-3 did this once.  Its library constructors register every
+ * link, qdisc and classifier type it knows at load, in every process:
+ * about 0.6 MiB of resident memory with libnl-3, for a dump that takes a
+ * hundred lines here.)
  *
  * With --sysfs-root at another tree (a fixture, another machine's copy)
  * the netdevs are that tree's class/net: this host's other netdevs would
@@ -12,6 +19,7 @@
  * and this host's netdevs that --netdev-include names are read too (asked
  * for by name: a netns test's veth beside the tree).
  */
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -21,10 +29,10 @@
 #include <string.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include <sys/socket.h>
 
-#include <netlink/netlink.h>
-#include <netlink/route/addr.h>
-#include <netlink/route/link.h>
+#include <linux/if.h> /* IF_OPER_*; after net/if.h, as linux/libc-compat.h asks */
+#include <linux/if_addr.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
 
@@ -35,16 +43,17 @@
 
 /* One RTM_NEWLINK of a dump is ~2 KiB with its stats; the kernel fills what the buffer holds. */
 #define LINK_RXBUF (64 * 1024)
+/* Notifications: one RTM_NEWLINK, or an address, per message. */
+#define LINK_EVBUF (16 * 1024)
 
 struct link_priv {
-	struct nl_sock *sk; /* requests */
-	struct nl_sock *ev; /* notifications */
-	struct nl_cache *links;
-	struct nl_cache *addrs;
-	int events;
+	struct rw_nl nl;       /* the dumps */
+	struct mnl_socket *ev; /* notifications, NULL without */
+	char *evbuf;
+	struct link_msg *links; /* the last RTM_GETLINK dump, in the kernel's order */
+	size_t n_links, cap_links;
 	bool live;	      /* --sysfs-root is this machine's /sys */
 	char net[PATH_MAX];   /* not live: ROOT/class/net */
-	struct rw_nl raw;     /* RTM_GETLINK over libmnl: the carrier counts libnl does not parse */
 	char route[PATH_MAX]; /* PROCFS/net/route: which netdev has the default route */
 };
 
@@ -56,20 +65,32 @@ struct link_dev {
 	int64_t last_change; /* unix seconds, 0: none seen */
 };
 
-static const struct rw_nl_policy carrier_pol[IFLA_CARRIER_DOWN_COUNT + 1] = {
+static const struct rw_nl_policy linkinfo_pol[IFLA_INFO_KIND + 1] = {
+	RW_NL_STR(IFLA_INFO_KIND, 32),
+};
+static const struct rw_nl_set linkinfo_set = RW_NL_SET("IFLA_INFO", linkinfo_pol);
+
+static const struct rw_nl_policy link_pol[IFLA_CARRIER_DOWN_COUNT + 1] = {
+	RW_NL_STR(IFLA_IFNAME, IFNAMSIZ),
+	RW_NL_U32(IFLA_MTU),
+	RW_NL_U32(IFLA_LINK),
+	RW_NL_U32(IFLA_MASTER),
+	RW_NL_U8(IFLA_OPERSTATE),
+	RW_NL_NEST(IFLA_LINKINFO),
+	RW_NL_U8(IFLA_CARRIER),
 	RW_NL_U32(IFLA_CARRIER_CHANGES),
 	RW_NL_U32(IFLA_CARRIER_UP_COUNT),
 	RW_NL_U32(IFLA_CARRIER_DOWN_COUNT),
 };
-static const struct rw_nl_set carrier_set = RW_NL_SET("IFLA", carrier_pol);
+static const struct rw_nl_set link_set = RW_NL_SET("IFLA", link_pol);
 
-int link_parse_carrier(const struct nlmsghdr *nlh, struct link_carrier *c, char *err, size_t errlen)
+int link_parse(const struct nlmsghdr *nlh, struct link_msg *l, char *err, size_t errlen)
 {
 	const struct nlattr *tb[IFLA_CARRIER_DOWN_COUNT + 1];
 	const struct ifinfomsg *ifi;
 	int r;
 
-	memset(c, 0, sizeof(*c));
+	memset(l, 0, sizeof(*l));
 	if (nlh->nlmsg_type != RTM_NEWLINK) {
 		snprintf(err, errlen, "not an RTM_NEWLINK (type %u)", nlh->nlmsg_type);
 		return -EBADMSG;
@@ -80,24 +101,65 @@ int link_parse_carrier(const struct nlmsghdr *nlh, struct link_carrier *c, char 
 		return -EBADMSG;
 	}
 	ifi = mnl_nlmsg_get_payload(nlh);
-	c->ifindex = ifi->ifi_index;
-	r = rw_nl_parse_msg(&carrier_set, nlh, sizeof(*ifi), tb, NULL, err, errlen);
+	l->ifindex = ifi->ifi_index;
+	l->flags = ifi->ifi_flags;
+	r = rw_nl_parse_msg(&link_set, nlh, sizeof(*ifi), tb, NULL, err, errlen);
 	if (r)
 		return r;
+	if (tb[IFLA_IFNAME])
+		strlcpy0(l->name, mnl_attr_get_str(tb[IFLA_IFNAME]), sizeof(l->name));
+	if (tb[IFLA_MTU]) {
+		l->have_mtu = true;
+		l->mtu = mnl_attr_get_u32(tb[IFLA_MTU]);
+	}
+	if (tb[IFLA_OPERSTATE]) {
+		l->have_operstate = true;
+		l->operstate = mnl_attr_get_u8(tb[IFLA_OPERSTATE]);
+	}
+	l->carrier = tb[IFLA_CARRIER] && mnl_attr_get_u8(tb[IFLA_CARRIER]);
+	if (tb[IFLA_MASTER])
+		l->master = (int)mnl_attr_get_u32(tb[IFLA_MASTER]);
+	if (tb[IFLA_LINK])
+		l->link = (int)mnl_attr_get_u32(tb[IFLA_LINK]);
+	if (tb[IFLA_LINKINFO]) {
+		const struct nlattr *li[IFLA_INFO_KIND + 1];
+
+		r = rw_nl_parse_nested(&linkinfo_set, tb[IFLA_LINKINFO], li, NULL, err, errlen);
+		if (r)
+			return r;
+		if (li[IFLA_INFO_KIND])
+			strlcpy0(l->kind, mnl_attr_get_str(li[IFLA_INFO_KIND]), sizeof(l->kind));
+	}
 	/* IFLA_CARRIER_CHANGES since 3.15, the up/down counts since 4.16 */
 	if (tb[IFLA_CARRIER_CHANGES]) {
-		c->have_changes = true;
-		c->changes = mnl_attr_get_u32(tb[IFLA_CARRIER_CHANGES]);
+		l->have_changes = true;
+		l->changes = mnl_attr_get_u32(tb[IFLA_CARRIER_CHANGES]);
 	}
 	if (tb[IFLA_CARRIER_UP_COUNT] && tb[IFLA_CARRIER_DOWN_COUNT]) {
-		c->have_updown = true;
-		c->up = mnl_attr_get_u32(tb[IFLA_CARRIER_UP_COUNT]);
-		c->down = mnl_attr_get_u32(tb[IFLA_CARRIER_DOWN_COUNT]);
+		l->have_updown = true;
+		l->up = mnl_attr_get_u32(tb[IFLA_CARRIER_UP_COUNT]);
+		l->down = mnl_attr_get_u32(tb[IFLA_CARRIER_DOWN_COUNT]);
 	}
 	return 0;
 }
 
-void link_fill_carrier(struct object *o, const struct link_carrier *c)
+void link_operstate_name(uint8_t operstate, char *buf, size_t len)
+{
+	/* RFC 2863 operStatus as the kernel's operstates[] (net/core/net-sysfs.c) spells it */
+	static const char *const names[] = {
+		[IF_OPER_UNKNOWN] = "unknown", [IF_OPER_NOTPRESENT] = "notpresent",
+		[IF_OPER_DOWN] = "down",       [IF_OPER_LOWERLAYERDOWN] = "lowerlayerdown",
+		[IF_OPER_TESTING] = "testing", [IF_OPER_DORMANT] = "dormant",
+		[IF_OPER_UP] = "up",
+	};
+
+	if (operstate < ARRAY_SIZE(names) && names[operstate])
+		strlcpy0(buf, names[operstate], len);
+	else
+		snprintf(buf, len, "0x%x", operstate);
+}
+
+void link_fill_carrier(struct object *o, const struct link_msg *c)
 {
 	if (c->have_changes)
 		field_set_int(o, F_NETDEV_CARRIER_CHANGES, c->changes);
@@ -114,43 +176,71 @@ void link_fill_carrier(struct object *o, const struct link_carrier *c)
 
 static int on_link(const struct nlmsghdr *nlh, void *arg, char *err, size_t errlen)
 {
-	struct node_model *m = arg;
-	struct link_carrier c;
-	struct object *o;
+	struct link_priv *lp = arg;
 	int r;
 
-	r = link_parse_carrier(nlh, &c, err, errlen);
+	if (lp->n_links == lp->cap_links) {
+		size_t cap = lp->cap_links ? 2 * lp->cap_links : 16;
+		struct link_msg *nl = realloc(lp->links, cap * sizeof(*nl));
+
+		if (!nl)
+			return -ENOMEM;
+		lp->links = nl;
+		lp->cap_links = cap;
+	}
+	r = link_parse(nlh, &lp->links[lp->n_links], err, errlen);
 	if (r)
 		return r;
-	o = model_netdev_by_ifindex(m, c.ifindex);
-	if (o)
-		link_fill_carrier(o, &c);
+	lp->n_links++;
 	return 0;
 }
 
-/* The kernel's carrier counts for every netdev of m; absent with why when the dump fails. */
-static void collect_carrier_counts(struct link_priv *lp, struct node_model *m)
+/* This host's netdevs, into lp->links: 0 or -errno with detail saying why. */
+static int dump_links(struct link_priv *lp, char *detail, size_t len)
 {
 	char req[MNL_NLMSG_HDRLEN + 32], err[192] = "";
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(req);
 	struct ifinfomsg *ifi;
-	int r = lp->raw.nl ? 0 : -ENOTCONN;
+	int r;
 
-	if (!r) {
-		nlh->nlmsg_type = RTM_GETLINK;
-		nlh->nlmsg_flags = NLM_F_DUMP;
-		ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
-		ifi->ifi_family = AF_UNSPEC;
-		r = rw_nl_exchange(&lp->raw, nlh, RTM_NEWLINK, on_link, m, err, sizeof(err));
+	nlh->nlmsg_type = RTM_GETLINK;
+	nlh->nlmsg_flags = NLM_F_DUMP;
+	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	ifi->ifi_family = AF_UNSPEC;
+	lp->n_links = 0;
+	r = rw_nl_exchange(&lp->nl, nlh, RTM_NEWLINK, on_link, lp, err, sizeof(err));
+	if (r) {
+		lp->n_links = 0;
+		snprintf(detail, len, "link dump: %s%s%s", rw_strerror(-r), err[0] ? ": " : "",
+			 err);
 	}
-	if (!r)
-		return;
-	rw_log_once(LOG_LVL_WARN, "link:carrier", "link: carrier counts: %s%s%s", rw_strerror(-r),
-		    err[0] ? ": " : "", err);
-	for (size_t i = 0; i < m->n_netdevs; i++) {
-		field_absent_errno(m->netdevs[i], F_NETDEV_CARRIER_CHANGES, r);
-		field_absent_errno(m->netdevs[i], F_NETDEV_CARRIER_UP_COUNT, r);
-		field_absent_errno(m->netdevs[i], F_NETDEV_CARRIER_DOWN_COUNT, r);
+	return r;
+}
+
+static const struct link_msg *link_by_index(const struct link_priv *lp, int ifindex)
+{
+	for (size_t i = 0; i < lp->n_links; i++)
+		if (lp->links[i].ifindex == ifindex)
+			return &lp->links[i];
+	return NULL;
+}
+
+static const struct link_msg *link_by_name(const struct link_priv *lp, const char *name)
+{
+	for (size_t i = 0; i < lp->n_links; i++)
+		if (!strcmp(lp->links[i].name, name))
+			return &lp->links[i];
+	return NULL;
+}
+
+/* The kernel's carrier counts for every netdev of m, from the dump just taken. */
+static void collect_carrier_counts(struct link_priv *lp, struct node_model *m)
+{
+	for (size_t i = 0; i < lp->n_links; i++) {
+		struct object *o = model_netdev_by_ifindex(m, lp->links[i].ifindex);
+
+		if (o)
+			link_fill_carrier(o, &lp->links[i]);
 	}
 }
 
@@ -173,37 +263,12 @@ static void note_carrier(struct object *o, struct link_dev *ld, bool carrier)
 		field_absent(o, F_NETDEV_CARRIER_LAST_CHANGE, ABS_NO_DATA, 0);
 }
 
-static int nl2errno(int nlerr)
-{
-	switch (-nlerr) {
-	case NLE_PERM:
-		return -EPERM;
-	case NLE_NOMEM:
-		return -ENOMEM;
-	case NLE_OPNOTSUPP:
-		return -EOPNOTSUPP;
-	case NLE_OBJ_NOTFOUND:
-		return -ENOENT;
-	default:
-		return -EIO;
-	}
-}
-
-static int count_event(struct nl_msg *msg, void *arg)
-{
-	struct link_priv *lp = arg;
-
-	(void)msg;
-	lp->events++;
-	return NL_OK;
-}
-
 static int link_init(struct collector_ctx *cc)
 {
 	struct link_priv *lp = calloc(1, sizeof(*lp));
-	int r;
-
 	char real[PATH_MAX];
+	unsigned int groups = (1u << (RTNLGRP_LINK - 1)) | (1u << (RTNLGRP_IPV4_IFADDR - 1));
+	int r;
 
 	if (!lp)
 		return -ENOMEM;
@@ -215,39 +280,22 @@ static int link_init(struct collector_ctx *cc)
 	if ((size_t)snprintf(lp->route, sizeof(lp->route), "%s/net/route", cc->cfg->procfs_root) >=
 	    sizeof(lp->route))
 		return -ENAMETOOLONG;
-	lp->sk = nl_socket_alloc();
-	lp->ev = nl_socket_alloc();
-	if (!lp->sk || !lp->ev)
-		return -ENOMEM;
-	r = nl_connect(lp->sk, NETLINK_ROUTE);
-	if (r < 0) {
-		snprintf(cc->detail, sizeof(cc->detail), "rtnetlink: %s", nl_geterror(r));
-		return nl2errno(r);
+	r = rw_nl_open(&lp->nl, NETLINK_ROUTE, LINK_RXBUF, 2000);
+	if (r) {
+		snprintf(cc->detail, sizeof(cc->detail), "rtnetlink: %s", rw_strerror(-r));
+		return r;
 	}
-	r = rtnl_link_alloc_cache(lp->sk, AF_UNSPEC, &lp->links);
-	if (r < 0) {
-		snprintf(cc->detail, sizeof(cc->detail), "link cache: %s", nl_geterror(r));
-		return nl2errno(r);
-	}
-	r = rw_nl_open(&lp->raw, NETLINK_ROUTE, LINK_RXBUF, 2000);
-	if (r) /* the counts are absent then, with this reason */
-		log_warn("link: no rtnetlink socket for carrier counts: %s", rw_strerror(-r));
-	r = rtnl_addr_alloc_cache(lp->sk, &lp->addrs);
-	if (r < 0)
-		lp->addrs = NULL; /* addresses are a nicety; links are not */
-
-	nl_socket_disable_seq_check(lp->ev);
-	nl_socket_modify_cb(lp->ev, NL_CB_VALID, NL_CB_CUSTOM, count_event, lp);
-	r = nl_connect(lp->ev, NETLINK_ROUTE);
-	if (!r)
-		r = nl_socket_add_memberships(lp->ev, RTNLGRP_LINK, RTNLGRP_IPV4_IFADDR, 0);
-	if (!r)
-		r = nl_socket_set_nonblocking(lp->ev);
-	if (r < 0) {
+	lp->ev = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	lp->evbuf = lp->ev ? malloc(LINK_EVBUF) : NULL;
+	if (!lp->ev || !lp->evbuf || mnl_socket_bind(lp->ev, groups, MNL_SOCKET_AUTOPID) < 0) {
 		/* Without notifications the slow loop still catches changes. */
-		log_warn("link: no rtnetlink notifications: %s", nl_geterror(r));
-		nl_socket_free(lp->ev);
+		log_warn("link: no rtnetlink notifications: %s",
+			 rw_strerror(lp->evbuf ? errno : ENOMEM));
+		if (lp->ev)
+			mnl_socket_close(lp->ev);
 		lp->ev = NULL;
+		free(lp->evbuf);
+		lp->evbuf = NULL;
 	}
 	return 0;
 }
@@ -258,15 +306,11 @@ static void link_fini(struct collector_ctx *cc)
 
 	if (!lp)
 		return;
-	if (lp->links)
-		nl_cache_free(lp->links);
-	if (lp->addrs)
-		nl_cache_free(lp->addrs);
-	if (lp->sk)
-		nl_socket_free(lp->sk);
 	if (lp->ev)
-		nl_socket_free(lp->ev);
-	rw_nl_close(&lp->raw);
+		mnl_socket_close(lp->ev);
+	free(lp->evbuf);
+	free(lp->links);
+	rw_nl_close(&lp->nl);
 	free(lp);
 	cc->priv = NULL;
 }
@@ -275,22 +319,40 @@ static int link_event_fd(struct collector_ctx *cc)
 {
 	struct link_priv *lp = cc->priv;
 
-	return lp && lp->ev ? nl_socket_get_fd(lp->ev) : -1;
+	return lp && lp->ev ? mnl_socket_get_fd(lp->ev) : -1;
 }
 
+/* 1 when a link or address notification arrived (or some were lost): re-read. */
 static int link_event(struct collector_ctx *cc)
 {
 	struct link_priv *lp = cc->priv;
-	int r;
+	int count = 0;
 
-	lp->events = 0;
-	do {
-		r = nl_recvmsgs_default(lp->ev);
-	} while (r >= 0);
-	/* -NLE_AGAIN ends the drain; an overrun (ENOBUFS) lost events: re-read anyway. */
-	if (r != -NLE_AGAIN)
-		return 1;
-	return lp->events > 0;
+	for (;;) {
+		const struct nlmsghdr *nlh;
+		ssize_t n = recv(mnl_socket_get_fd(lp->ev), lp->evbuf, LINK_EVBUF, MSG_DONTWAIT);
+		size_t off = 0;
+		char err[96];
+		int r;
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			/* ENOBUFS: the socket overran and lost notifications; re-read anyway */
+			if (errno == ENOBUFS) {
+				count++;
+				continue;
+			}
+			break;
+		}
+		if (n == 0)
+			break;
+		while ((r = rw_nl_msg_next(lp->evbuf, (size_t)n, &off, &nlh, err, sizeof(err))) > 0)
+			count += nlh->nlmsg_type >= RTM_BASE;
+		if (r < 0)
+			count++; /* something arrived that did not parse: re-read to be sure */
+	}
+	return count > 0;
 }
 
 struct fill_ctx {
@@ -312,80 +374,90 @@ static void append_name(char *buf, size_t size, const char *name)
 		strlcpy0(buf + len, name, size - len);
 }
 
-static bool is_kind(struct rtnl_link *l, const char *kind)
+static void fill_link(const struct link_msg *l, struct fill_ctx *fc)
 {
-	const char *t = rtnl_link_get_type(l);
-
-	return t && !strcmp(t, kind);
-}
-
-static void fill_link(struct nl_object *obj, void *arg)
-{
-	struct fill_ctx *fc = arg;
-	struct rtnl_link *l = (struct rtnl_link *)obj;
-	const char *name = rtnl_link_get_name(l);
+	const struct link_msg *up;
 	char buf[RW_STR_MAX], lower[RW_STR_MAX] = "";
 	struct object *o;
-	int master, link;
 
-	if (!name || (rtnl_link_get_flags(l) & IFF_LOOPBACK))
+	if (!l->name[0] || (l->flags & IFF_LOOPBACK))
 		return;
-	if (!config_netdev_wanted(fc->cfg, name))
+	if (!config_netdev_wanted(fc->cfg, l->name))
 		return;
-	o = model_add_netdev(fc->m, name);
+	o = model_add_netdev(fc->m, l->name);
 	if (!o)
 		return;
 	o->seen = true;
-	o->ifindex = rtnl_link_get_ifindex(l);
+	o->ifindex = l->ifindex;
 	field_set_int(o, F_NETDEV_IFINDEX, o->ifindex);
-	field_set_int(o, F_NETDEV_MTU, rtnl_link_get_mtu(l));
-	rtnl_link_operstate2str(rtnl_link_get_operstate(l), buf, sizeof(buf));
+	if (l->have_mtu)
+		field_set_int(o, F_NETDEV_MTU, l->mtu);
+	else
+		field_absent(o, F_NETDEV_MTU, ABS_UNSUPPORTED, EOPNOTSUPP);
+	link_operstate_name(l->have_operstate ? l->operstate : IF_OPER_UNKNOWN, buf, sizeof(buf));
 	field_set_str(o, F_NETDEV_OPERSTATE, buf);
-	field_set_bool(o, F_NETDEV_CARRIER, rtnl_link_get_carrier(l) > 0);
+	field_set_bool(o, F_NETDEV_CARRIER, l->carrier);
 	if (!o->cpriv[fc->idx])
 		o->cpriv[fc->idx] = calloc(1, sizeof(struct link_dev));
 	if (o->cpriv[fc->idx])
-		note_carrier(o, o->cpriv[fc->idx], rtnl_link_get_carrier(l) > 0);
+		note_carrier(o, o->cpriv[fc->idx], l->carrier);
 	else
 		field_absent_errno(o, F_NETDEV_CARRIER_SEEN, -ENOMEM);
-	field_set_str(o, F_NETDEV_KIND, rtnl_link_get_type(l) ? rtnl_link_get_type(l) : "device");
+	field_set_str(o, F_NETDEV_KIND, l->kind[0] ? l->kind : "device");
 
-	master = rtnl_link_get_master(l);
-	if (master > 0 && rtnl_link_i2name(fc->lp->links, master, buf, sizeof(buf)))
-		field_set_str(o, F_NETDEV_MASTER, buf);
-	else
-		field_set_str(o, F_NETDEV_MASTER, "");
+	up = l->master > 0 ? link_by_index(fc->lp, l->master) : NULL;
+	field_set_str(o, F_NETDEV_MASTER, up ? up->name : "");
 
 	/* Lower devices: IFLA_LINK of a vlan/macvlan/ipvlan (not a veth's peer) ... */
-	link = rtnl_link_get_link(l);
-	if (link > 0 && link != o->ifindex && !is_kind(l, "veth") &&
-	    rtnl_link_i2name(fc->lp->links, link, buf, sizeof(buf)))
-		append_name(lower, sizeof(lower), buf);
+	up = l->link > 0 && l->link != l->ifindex && strcmp(l->kind, "veth")
+		 ? link_by_index(fc->lp, l->link)
+		 : NULL;
+	if (up)
+		append_name(lower, sizeof(lower), up->name);
 	/* ... and the ports enslaved to a bond, team or bridge. */
-	for (struct nl_object *it = nl_cache_get_first(fc->lp->links); it;
-	     it = nl_cache_get_next(it)) {
-		struct rtnl_link *s = (struct rtnl_link *)it;
-
-		if (rtnl_link_get_master(s) == o->ifindex && rtnl_link_get_name(s))
-			append_name(lower, sizeof(lower), rtnl_link_get_name(s));
-	}
+	for (size_t i = 0; i < fc->lp->n_links; i++)
+		if (fc->lp->links[i].master == l->ifindex && fc->lp->links[i].name[0])
+			append_name(lower, sizeof(lower), fc->lp->links[i].name);
 	field_set_str(o, F_NETDEV_LOWER, lower);
 	field_set_str(o, F_NETDEV_IPV4, "");
 }
 
-static void fill_addr(struct nl_object *obj, void *arg)
+static const struct rw_nl_policy addr_pol[IFA_LOCAL + 1] = {
+	RW_NL_STRUCT(IFA_ADDRESS, struct in_addr),
+	RW_NL_STRUCT(IFA_LOCAL, struct in_addr),
+};
+static const struct rw_nl_set addr_set = RW_NL_SET("IFA", addr_pol);
+
+/*
+ * One IPv4 address of a netdev the model has: appended to its ipv4 list.
+ * The local address (IFA_LOCAL), or IFA_ADDRESS where there is none, as
+ * `ip -4 addr` shows it.
+ */
+static int on_addr(const struct nlmsghdr *nlh, void *arg, char *err, size_t errlen)
 {
 	struct fill_ctx *fc = arg;
-	struct rtnl_addr *a = (struct rtnl_addr *)obj;
-	struct object *o = model_netdev_by_ifindex(fc->m, rtnl_addr_get_ifindex(a));
-	char buf[64], *slash;
+	const struct nlattr *tb[IFA_LOCAL + 1];
+	const struct ifaddrmsg *ifa;
+	const struct nlattr *a;
+	struct object *o;
+	char buf[INET_ADDRSTRLEN];
+	int r;
 
-	if (!o || rtnl_addr_get_family(a) != AF_INET || !rtnl_addr_get_local(a))
-		return;
-	nl_addr2str(rtnl_addr_get_local(a), buf, sizeof(buf));
-	slash = strchr(buf, '/');
-	if (slash)
-		*slash = '\0';
+	if (nlh->nlmsg_len < MNL_NLMSG_HDRLEN + sizeof(*ifa)) {
+		snprintf(err, errlen, "RTM_NEWADDR: %u bytes, shorter than its ifaddrmsg",
+			 nlh->nlmsg_len);
+		return -EBADMSG;
+	}
+	ifa = mnl_nlmsg_get_payload(nlh);
+	if (ifa->ifa_family != AF_INET)
+		return 0;
+	r = rw_nl_parse_msg(&addr_set, nlh, sizeof(*ifa), tb, NULL, err, errlen);
+	if (r)
+		return r;
+	a = tb[IFA_LOCAL] ? tb[IFA_LOCAL] : tb[IFA_ADDRESS];
+	o = model_netdev_by_ifindex(fc->m, (int)ifa->ifa_index);
+	if (!o || !a || !inet_ntop(AF_INET, mnl_attr_get_payload(a), buf, sizeof(buf)))
+		return 0;
 	if (!o->f[F_NETDEV_IPV4].v.s[0])
 		field_set_str(o, F_NETDEV_IPV4, buf);
 	else {
@@ -395,6 +467,27 @@ static void fill_addr(struct nl_object *obj, void *arg)
 		append_name(list, sizeof(list), buf);
 		field_set_str(o, F_NETDEV_IPV4, list);
 	}
+	return 0;
+}
+
+/* The IPv4 addresses of m's netdevs; "addresses are a nicety": a failed dump is said once. */
+static void collect_addrs(struct link_priv *lp, struct fill_ctx *fc)
+{
+	char req[MNL_NLMSG_HDRLEN + 32], err[192] = "";
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(req);
+	struct ifaddrmsg *ifa;
+	int r;
+
+	nlh->nlmsg_type = RTM_GETADDR;
+	nlh->nlmsg_flags = NLM_F_DUMP;
+	ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));
+	ifa->ifa_family = AF_INET;
+	r = rw_nl_exchange(&lp->nl, nlh, RTM_NEWADDR, on_addr, fc, err, sizeof(err));
+	if (r)
+		rw_log_once(LOG_LVL_WARN, "link:addr", "link: address dump: %s%s%s",
+			    rw_strerror(-r), err[0] ? ": " : "", err);
+	else
+		rw_log_once_reset("link:addr");
 }
 
 /* One attribute file of a tree's netdev, without its newline; -errno. */
@@ -465,12 +558,11 @@ static int collect_tree(struct collector_ctx *cc, struct link_priv *lp, struct n
 			sizeof(path))
 			continue;
 		/* this host has it too: read it live, as without --sysfs-root */
-		if (lp->links) {
-			struct rtnl_link *l = rtnl_link_get_by_name(lp->links, de->d_name);
+		{
+			const struct link_msg *l = link_by_name(lp, de->d_name);
 
 			if (l) {
-				fill_link((struct nl_object *)l, fc);
-				rtnl_link_put(l);
+				fill_link(l, fc);
 				continue;
 			}
 		}
@@ -498,15 +590,14 @@ static int collect_tree(struct collector_ctx *cc, struct link_priv *lp, struct n
 	}
 	closedir(dir);
 	/* this host's netdevs the operator named with --netdev-include (and not in the tree) */
-	if (lp->links && cc->cfg->has_netdev_include) {
-		for (struct nl_object *it = nl_cache_get_first(lp->links); it;
-		     it = nl_cache_get_next(it)) {
-			const char *name = rtnl_link_get_name((struct rtnl_link *)it);
-			struct object *o = name ? model_netdev(m, name) : NULL;
+	if (cc->cfg->has_netdev_include) {
+		for (size_t i = 0; i < lp->n_links; i++) {
+			const char *name = lp->links[i].name;
+			struct object *o = name[0] ? model_netdev(m, name) : NULL;
 
 			/* not already read from the tree this round */
-			if (name && (!o || !o->seen))
-				fill_link(it, fc);
+			if (name[0] && (!o || !o->seen))
+				fill_link(&lp->links[i], fc);
 		}
 	}
 	model_sweep(m, OBJ_NETDEV);
@@ -561,11 +652,14 @@ static int link_collect(struct collector_ctx *cc, struct node_model *m, unsigned
 
 	if (!(what & COLLECT_SLOW))
 		return 0;
-	r = nl_cache_refill(lp->sk, lp->links);
+	r = dump_links(lp, cc->detail, sizeof(cc->detail));
 	if (!lp->live) {
+		/* this host's links only help a tree (its names, --netdev-include) */
+		if (r)
+			cc->detail[0] = '\0';
 		r = collect_tree(cc, lp, m, &fc);
-		if (!r && lp->addrs && nl_cache_refill(lp->sk, lp->addrs) >= 0)
-			nl_cache_foreach(lp->addrs, fill_addr, &fc);
+		if (!r)
+			collect_addrs(lp, &fc);
 		/* another tree's routes only from its own procfs: this host's would be wrong */
 		if (!r && strcmp(cc->cfg->procfs_root, "/proc"))
 			collect_default_route(lp, m);
@@ -575,16 +669,14 @@ static int link_collect(struct collector_ctx *cc, struct node_model *m, unsigned
 					     ABS_NOT_COLLECTED, 0);
 		return r;
 	}
-	if (r < 0) {
-		snprintf(cc->detail, sizeof(cc->detail), "link dump: %s", nl_geterror(r));
-		return nl2errno(r);
-	}
+	if (r)
+		return r;
 	model_begin(m, OBJ_NETDEV);
-	nl_cache_foreach(lp->links, fill_link, &fc);
+	for (size_t i = 0; i < lp->n_links; i++)
+		fill_link(&lp->links[i], &fc);
 	model_sweep(m, OBJ_NETDEV);
 	collect_carrier_counts(lp, m);
-	if (lp->addrs && nl_cache_refill(lp->sk, lp->addrs) >= 0)
-		nl_cache_foreach(lp->addrs, fill_addr, &fc);
+	collect_addrs(lp, &fc);
 	collect_default_route(lp, m);
 	return 0;
 }

@@ -31,19 +31,34 @@
 #include "collector.h"
 #include "nl.h"
 
-/* ---- link.c (the rest of it is libnl's) ---- */
+/* ---- link.c ---- */
 
-/* The kernel's carrier counts of one RTM_NEWLINK. */
-struct link_carrier {
+/* What the link collector takes from one RTM_NEWLINK (rtnl_fill_ifinfo()'s layout). */
+struct link_msg {
 	int ifindex;
+	unsigned int flags; /* ifi_flags: IFF_LOOPBACK, ... */
+	char name[16];	    /* IFNAMSIZ */
+	bool have_mtu;
+	uint32_t mtu;
+	bool have_operstate;
+	uint8_t operstate; /* IF_OPER_* */
+	bool carrier;	   /* IFLA_CARRIER, false when absent */
+	char kind[32];	   /* IFLA_INFO_KIND ("vlan", "bond", "veth"), "" for a plain device */
+	int master;	   /* IFLA_MASTER, 0: none */
+	int link;	   /* IFLA_LINK (a vlan's lower device, a veth's peer), 0: none */
+	/* the kernel's carrier counts: IFLA_CARRIER_CHANGES (3.15), _UP/_DOWN_COUNT (4.16) */
 	bool have_changes, have_updown;
 	uint32_t changes, up, down;
 };
-/* Parse an RTM_NEWLINK (as rtnl_fill_ifinfo() lays it out): 0 or -EBADMSG. */
-int link_parse_carrier(const struct nlmsghdr *nlh, struct link_carrier *c, char *err,
-		       size_t errlen);
+/*
+ * Parse an RTM_NEWLINK: 0, or -EBADMSG with err naming what was wrong (a
+ * message shorter than its ifinfomsg, an attribute of the wrong size).
+ */
+int link_parse(const struct nlmsghdr *nlh, struct link_msg *l, char *err, size_t errlen);
 /* The carrier count fields of o; what the message lacked is absent "unsupported". */
-void link_fill_carrier(struct object *o, const struct link_carrier *c);
+void link_fill_carrier(struct object *o, const struct link_msg *l);
+/* IF_OPER_* as sysfs's operstate file and iproute2 spell it ("up", "lowerlayerdown"). */
+void link_operstate_name(uint8_t operstate, char *buf, size_t len);
 
 /* ---- ethtool.c ---- */
 

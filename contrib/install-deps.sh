@@ -29,8 +29,8 @@ set -eu
 #   BENCH  `make bench`: hyperfine on top; strace counts the system calls of a
 #          collection in the vm guest (tests/vm/scenarios/perf-live.sh)
 #   FUZZ   `make fuzz`: libFuzzer's runtime for Debian 12's clang (14)
-BUILD="meson ninja-build pkg-config gcc libc6-dev python3 libmnl-dev libnl-3-dev
-libnl-route-3-dev libibverbs-dev libmicrohttpd-dev libcurl4-openssl-dev libbpf-dev bpftool
+BUILD="meson ninja-build pkg-config gcc libc6-dev python3 libmnl-dev
+libibverbs-dev libmicrohttpd-dev libcurl4-openssl-dev libbpf-dev bpftool
 clang llvm libyaml-dev libjansson-dev libsqlite3-dev zlib1g-dev linux-libc-dev libgnutls28-dev
 libcrypt-dev libcap-ng-dev"
 RUN="rdma-core"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Netlink through libmnl for every collector that speaks it (dcb over
+ * Netlink through libmnl for every collector that speaks it (link and dcb over
  * rtnetlink, ethtool over genetlink, rdma over NETLINK_RDMA/NLDEV):
  *
  *   - messages are walked with every length checked as an unsigned size
@@ -17,7 +17,7 @@
  *
  * The parsers take bytes and never touch a socket: the unit tests and the
  * fuzz harnesses feed them exactly what a kernel sends.  Names carry an rw_
- * prefix: libnl-3 (the link collector) exports nl_close() and friends.
+ * prefix: libibverbs brings libnl-3, which exports nl_close() and friends.
  */
 #ifndef ROCEWATCH_NL_H
 #define ROCEWATCH_NL_H

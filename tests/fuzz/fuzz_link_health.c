@@ -2,7 +2,7 @@
 /*
  * The link health parsers on one message: byte 0 picks the parser, the rest
  * is the message (ethtool_parse_fec on an ETHTOOL_MSG_FEC_GET_REPLY,
- * link_parse_carrier on an RTM_NEWLINK, rdma_nl_parse_optional on a
+ * link_parse on an RTM_NEWLINK, rdma_nl_parse_optional on a
  * RDMA_NLDEV_CMD_STAT_GET_STATUS reply), then the fields filled from it.
  */
 #include <errno.h>
@@ -48,9 +48,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* one whole message, as rw_nl_reply_walk() hands them over */
 		if (rw_nl_msg_next(buf, size, &off, &nlh, err, sizeof(err)) == 1) {
 			if (sel == 1) {
-				struct link_carrier c;
+				struct link_msg c;
 
-				r = link_parse_carrier(nlh, &c, err, sizeof(err));
+				r = link_parse(nlh, &c, err, sizeof(err));
 				if (!r && o)
 					link_fill_carrier(o, &c);
 			} else {

@@ -19,6 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <linux/if.h>
+#include <linux/if_link.h>
+#include <linux/rtnetlink.h>
 
 #include "engine.h"
 #include "helpers.h"
@@ -199,7 +202,7 @@ static void ber_over_time(void **state)
 
 static void carrier_counts(void **state)
 {
-	struct link_carrier c;
+	struct link_msg c;
 	struct msgbuf mb;
 	struct node_model m;
 	struct object *o;
@@ -207,7 +210,7 @@ static void carrier_counts(void **state)
 
 	(void)state;
 	newlink_msg(&mb, 7, 5, 3, 2, true);
-	assert_int_equal(link_parse_carrier((struct nlmsghdr *)mb.b, &c, err, sizeof(err)), 0);
+	assert_int_equal(link_parse((struct nlmsghdr *)mb.b, &c, err, sizeof(err)), 0);
 	assert_int_equal(c.ifindex, 7);
 	assert_true(c.have_changes && c.have_updown);
 	assert_int_equal(c.changes, 5);
@@ -220,7 +223,7 @@ static void carrier_counts(void **state)
 
 	/* a kernel before 4.16: the changes only, the up/down counts absent */
 	newlink_msg(&mb, 7, 5, 0, 0, false);
-	assert_int_equal(link_parse_carrier((struct nlmsghdr *)mb.b, &c, err, sizeof(err)), 0);
+	assert_int_equal(link_parse((struct nlmsghdr *)mb.b, &c, err, sizeof(err)), 0);
 	link_fill_carrier(o, &c);
 	assert_int_equal(o->f[F_NETDEV_CARRIER_CHANGES].v.i, 5);
 	assert_int_equal(o->f[F_NETDEV_CARRIER_UP_COUNT].state, ABS_UNSUPPORTED);
@@ -231,13 +234,87 @@ static void carrier_counts(void **state)
 
 		mnl_nlmsg_put_extra_header(nlh, sizeof(struct ifinfomsg));
 		mnl_attr_put_u8(nlh, IFLA_CARRIER_CHANGES, 1);
-		assert_int_equal(link_parse_carrier(nlh, &c, err, sizeof(err)), -EBADMSG);
+		assert_int_equal(link_parse(nlh, &c, err, sizeof(err)), -EBADMSG);
 		assert_non_null(strstr(err, "IFLA_CARRIER_CHANGES"));
 		/* shorter than its ifinfomsg */
 		nlh = msg(&mb, RTM_NEWLINK);
-		assert_int_equal(link_parse_carrier(nlh, &c, err, sizeof(err)), -EBADMSG);
+		assert_int_equal(link_parse(nlh, &c, err, sizeof(err)), -EBADMSG);
 	}
 	model_free(&m);
+}
+
+/* What the link collector takes from an RTM_NEWLINK, as rtnl_fill_ifinfo() lays it out. */
+static void link_message(void **state)
+{
+	struct link_msg l;
+	struct msgbuf mb;
+	struct nlmsghdr *nlh;
+	struct ifinfomsg *ifi;
+	struct nlattr *nest;
+	char err[160] = "", buf[16];
+
+	(void)state;
+	nlh = msg(&mb, RTM_NEWLINK);
+	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	ifi->ifi_index = 9;
+	ifi->ifi_flags = IFF_UP;
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, "eth2.30");
+	mnl_attr_put_u32(nlh, IFLA_MTU, 9000);
+	mnl_attr_put_u32(nlh, IFLA_LINK, 4);
+	mnl_attr_put_u32(nlh, IFLA_MASTER, 12);
+	mnl_attr_put_u8(nlh, IFLA_OPERSTATE, IF_OPER_LOWERLAYERDOWN);
+	mnl_attr_put_u8(nlh, IFLA_CARRIER, 0);
+	nest = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
+	mnl_attr_put_strz(nlh, IFLA_INFO_KIND, "vlan");
+	mnl_attr_nest_end(nlh, nest);
+	assert_int_equal(link_parse(nlh, &l, err, sizeof(err)), 0);
+	assert_int_equal(l.ifindex, 9);
+	assert_string_equal(l.name, "eth2.30");
+	assert_true(l.have_mtu);
+	assert_int_equal(l.mtu, 9000);
+	assert_int_equal(l.link, 4);
+	assert_int_equal(l.master, 12);
+	assert_false(l.carrier);
+	assert_string_equal(l.kind, "vlan");
+	assert_false(l.have_changes || l.have_updown);
+	link_operstate_name(l.operstate, buf, sizeof(buf));
+	assert_string_equal(buf, "lowerlayerdown");
+	/* a state this code does not know, as libnl and iproute2 print one */
+	link_operstate_name(0x63, buf, sizeof(buf));
+	assert_string_equal(buf, "0x63");
+
+	/* a plain device: no link info, no master; carrier up */
+	nlh = msg(&mb, RTM_NEWLINK);
+	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	ifi->ifi_index = 2;
+	ifi->ifi_flags = IFF_LOOPBACK;
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, "lo");
+	mnl_attr_put_u8(nlh, IFLA_CARRIER, 1);
+	assert_int_equal(link_parse(nlh, &l, err, sizeof(err)), 0);
+	assert_true(l.carrier && (l.flags & IFF_LOOPBACK));
+	assert_string_equal(l.kind, "");
+	assert_int_equal(l.master, 0);
+	assert_false(l.have_mtu || l.have_operstate);
+
+	/* an MTU sent as a u16, a name longer than IFNAMSIZ: each named */
+	nlh = msg(&mb, RTM_NEWLINK);
+	mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	mnl_attr_put_u16(nlh, IFLA_MTU, 1500);
+	assert_int_equal(link_parse(nlh, &l, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "IFLA_MTU"));
+	nlh = msg(&mb, RTM_NEWLINK);
+	mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, "a-name-of-twenty-bytes");
+	assert_int_equal(link_parse(nlh, &l, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "IFLA_IFNAME"));
+	/* a kind without its terminating NUL */
+	nlh = msg(&mb, RTM_NEWLINK);
+	mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	nest = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
+	mnl_attr_put(nlh, IFLA_INFO_KIND, 4, "vlan");
+	mnl_attr_nest_end(nlh, nest);
+	assert_int_equal(link_parse(nlh, &l, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "IFLA_INFO_KIND"));
 }
 
 static void optional_counters(void **state)
@@ -700,12 +777,12 @@ static void coverage_and_verdict(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(fec_per_lane),		cmocka_unit_test(fec_malformed),
-		cmocka_unit_test(phy_stat_names),	cmocka_unit_test(ber_over_time),
-		cmocka_unit_test(carrier_counts),	cmocka_unit_test(optional_counters),
-		cmocka_unit_test(state_across_restart), cmocka_unit_test(state_records_checked),
-		cmocka_unit_test(state_file_guarded),	cmocka_unit_test(forget_after_repair),
-		cmocka_unit_test(coverage_and_verdict),
+		cmocka_unit_test(fec_per_lane),		 cmocka_unit_test(fec_malformed),
+		cmocka_unit_test(phy_stat_names),	 cmocka_unit_test(ber_over_time),
+		cmocka_unit_test(carrier_counts),	 cmocka_unit_test(link_message),
+		cmocka_unit_test(optional_counters),	 cmocka_unit_test(state_across_restart),
+		cmocka_unit_test(state_records_checked), cmocka_unit_test(state_file_guarded),
+		cmocka_unit_test(forget_after_repair),	 cmocka_unit_test(coverage_and_verdict),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
