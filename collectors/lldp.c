@@ -487,7 +487,13 @@ static int lldp_collect(struct collector_ctx *cc, struct node_model *m, unsigned
 {
 	struct lldp_priv *p = cc->priv;
 
-	lldp_drain(p);
+	/*
+	 * A frame between polls wakes the event loop, which drains it
+	 * (lldp_event): a fast poll has nothing to read, and a recvfrom() that
+	 * says so ten times a second is a system call for nothing.
+	 */
+	if ((what & COLLECT_SLOW) || !p->polled)
+		lldp_drain(p);
 	if ((what & COLLECT_SLOW) || !p->polled)
 		lldpd_read(p);
 	for (size_t i = 0; i < m->n_netdevs; i++) {

@@ -65,7 +65,9 @@ struct rdma_priv {
 /* One counter file kept open between polls. */
 struct cfile {
 	int fd;
-	int slot;  /* its index in the counter set at the last read, -1 before */
+	int slot; /* its index in the counter set at the last read, -1 before */
+	/* the set's names_gen when slot was last found holding this name: it still does */
+	uint32_t slot_gen;
 	bool bad;  /* unreadable or not a number ("N/A (no PMA)"): skipped until rescanned */
 	bool said; /* its failure was logged: its return is too */
 	char name[RW_CNAME_MAX];

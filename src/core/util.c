@@ -682,7 +682,7 @@ int pread_u64(int fd, uint64_t *v)
 		return -ENODATA; /* a file caught while it is rewritten (a test tree), not a value
 				  */
 	buf[n] = '\0';
-	return parse_u64(rstrip(buf), v);
+	return parse_u64(buf, v); /* which takes the newline and blanks after the digits */
 }
 
 double ts_to_double(const struct timespec *ts)
