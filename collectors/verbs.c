@@ -28,6 +28,12 @@
  * when --sysfs-root is this machine's /sys.  With a fixture tree (or a
  * --from replay) its fields stay "not_collected" rather than mixing the
  * real host's devices into a fixture's ports.
+ *
+ * libibverbs is opened when the collector starts on the live machine
+ * (src/core/verbs_lazy.c says why), so without it the collector cannot
+ * start, with the library named as the reason; over a fixture tree it
+ * starts without it.  collect() and the event callbacks reach verbs only
+ * through contexts, which only a started live collector opens.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,6 +49,7 @@
 #include "collector.h"
 #include "rdma.h"
 #include "util.h"
+#include "verbs_lazy.h"
 
 struct vdev {
 	char name[RW_NAME_MAX];
@@ -326,14 +333,23 @@ static int verbs_collect(struct collector_ctx *cc, struct node_model *m, unsigne
 
 static int verbs_init(struct collector_ctx *cc)
 {
-	struct verbs_priv *vp = calloc(1, sizeof(*vp));
+	struct verbs_priv *vp;
 	char real[PATH_MAX];
+	bool live = realpath(cc->cfg->sysfs_root, real) && !strcmp(real, "/sys");
+	int r;
 
+	/* Only the live machine needs libibverbs: a fixture tree starts without it. */
+	if (live) {
+		r = verbs_lazy_open(cc->detail, sizeof(cc->detail));
+		if (r)
+			return r;
+	}
+	vp = calloc(1, sizeof(*vp));
 	if (!vp)
 		return -ENOMEM;
 	cc->priv = vp;
 	vp->cfg = cc->cfg;
-	vp->live = realpath(cc->cfg->sysfs_root, real) && !strcmp(real, "/sys");
+	vp->live = live;
 	/* without it ports are re-read at the configuration poll only */
 	vp->ep = vp->live ? epoll_create1(EPOLL_CLOEXEC) : -1;
 	return 0;

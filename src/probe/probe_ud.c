@@ -12,6 +12,12 @@
  * (source address at 20 + 12, TOS at 20 + 1); otherwise they are a GRH
  * (IPv6 layout: source GID at 8, traffic class across bytes 0-1).  The
  * reply keeps the request's traffic class.
+ *
+ * libibverbs is opened on first use (src/core/verbs_lazy.c says why):
+ * probe_ports() and probe_ep_open() are the two ways in that take no
+ * endpoint, and each opens it first, so that without the library the
+ * responder, `probe` and the fleet probe's slices fail with it named;
+ * everything else takes an endpoint, which only an opened library gives.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -28,6 +34,7 @@
 
 #include "probe_ud.h"
 #include "util.h"
+#include "verbs_lazy.h"
 
 #define N_RECV	 32
 #define N_SEND	 32
@@ -192,11 +199,14 @@ int probe_ports(struct probe_port **out, size_t *n, char *err, size_t errlen)
 {
 	struct ibv_device **list;
 	size_t cap = 0;
-	int num = 0, opened = 0, first_err = 0;
+	int num = 0, opened = 0, first_err = 0, r;
 	const char *first_dev = "";
 
 	*out = NULL;
 	*n = 0;
+	r = verbs_lazy_open(err, errlen);
+	if (r)
+		return r;
 	list = ibv_get_device_list(&num);
 	if (!list || !num) {
 		if (list)
@@ -205,8 +215,7 @@ int probe_ports(struct probe_port **out, size_t *n, char *err, size_t errlen)
 		return -ENODEV;
 	}
 	for (int i = 0; i < num; i++) {
-		int r = device_ports(list[i], out, n, &cap);
-
+		r = device_ports(list[i], out, n, &cap);
 		if (r == -ENOMEM) {
 			ibv_free_device_list(list);
 			snprintf(err, errlen, "out of memory");
@@ -281,6 +290,11 @@ int probe_ep_open(struct probe_ep **out, const struct probe_port *p, char *err, 
 	if (!ep) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
+	}
+	r = verbs_lazy_open(err, errlen);
+	if (r) {
+		free(ep);
+		return r;
 	}
 	ep->port = *p;
 	list = ibv_get_device_list(&num);

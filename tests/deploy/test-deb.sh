@@ -29,6 +29,8 @@ grep -v 'running with root privileges' "$TMPD/lintian" | sed 's/^/  lintian: /'
 check "lintian: no errors" bash -c "! grep -q '^E:' '$TMPD/lintian'"
 check "the package depends on libcurl4, which it opens with dlopen" bash -c \
 	"dpkg-deb -f '$deb' Depends | grep -qw libcurl4"
+check "the package depends on libibverbs1, which it opens with dlopen" bash -c \
+	"dpkg-deb -f '$deb' Depends | grep -qw libibverbs1"
 
 # Purge must not remove state that is not ours: only a DynamicUser, no static user.
 check "no rocewatch user before" bash -c "! getent passwd rocewatch"
