@@ -13,14 +13,11 @@ need_cmd unshare
 need_cmd curl
 
 lib=$(ldconfig -p 2>/dev/null | awk '$1 == "libibverbs.so.1" { print $NF; exit }')
-# nolib COMMAND...: COMMAND without libibverbs
-nolib() {
-	if [ -z "$lib" ]; then
-		"$@"
-		return
-	fi
-	unshare -m sh -c 'mount --bind /dev/null "$0" && exec "$@"' "$lib" "$@"
-}
+# "${hide[@]}" COMMAND...: COMMAND without libibverbs, in the same process (unshare and
+# sh exec it), so that $! of one started in the background is the command's own pid
+hide=()
+[ -z "$lib" ] || hide=(unshare -m sh -c 'mount --bind /dev/null "$0" && exec "$@"' "$lib")
+nolib() { "${hide[@]}" "$@"; }
 want='RDMA verbs needs libibverbs.so.1'
 fx="$SOURCE_DIR/tests/fixtures/sysfs/mlx5-roce"
 
@@ -57,7 +54,7 @@ check "... naming the library" grep -q "rocewatch serve: --probe: $want" "$TMPD/
 
 # serve without --probe runs, its verbs collector down with the reason said once
 port=$(free_port)
-nolib "$ROCEWATCH" serve --web.listen-address "127.0.0.1:$port" --interval 200ms \
+"${hide[@]}" "$ROCEWATCH" serve --web.listen-address "127.0.0.1:$port" --interval 200ms \
 	>"$TMPD/serve.log" 2>&1 &
 pid=$!
 on_exit "kill $pid"
