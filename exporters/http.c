@@ -1222,7 +1222,7 @@ int http_start(struct http_server **out, const struct http_opts *o, const struct
 			goto fail;
 	}
 	if (web_config_auth(s->web)) {
-		r = web_auth_new(&s->auth, s->web);
+		r = web_auth_new(&s->auth, s->web, err, errlen);
 		if (r)
 			goto fail;
 	}

@@ -1,6 +1,16 @@
 // SPDX-License-Identifier: MIT
+/*
+ * basic_auth_users: bcrypt through libxcrypt's crypt_rn(), with a cache of
+ * verdicts and a fair queue for the work areas.
+ *
+ * libcrypt is opened with the first web config that has users, not linked:
+ * a serve without basic auth (most of them, behind a scraper's network
+ * policy) never maps it, as with SQLite and libcurl (src/core/dl_table.h).
+ * The package depends on libcrypt1 by name (debian/control).
+ */
 #include <crypt.h>
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,8 +20,30 @@
 #include <gnutls/crypto.h>
 #include <gnutls/gnutls.h>
 
+#include "dl_table.h"
 #include "util.h"
 #include "webauth.h"
+
+#define LIBCRYPT_SONAME "libcrypt.so.1"
+
+static struct {
+	char *(*rn)(const char *, const char *, void *, int);
+} crypt_api;
+/* the member is crypt_rn's type, as <crypt.h> declares it */
+_Static_assert(__builtin_types_compatible_p(__typeof__(&crypt_rn), __typeof__(crypt_api.rn)),
+	       "crypt_rn's prototype");
+static char crypt_err[256];
+static pthread_once_t crypt_once = PTHREAD_ONCE_INIT;
+
+static void crypt_load(void)
+{
+	static const struct dl_sym syms[] = {
+		{ "crypt_rn", offsetof(__typeof__(crypt_api), rn) },
+	};
+
+	dl_table_open(LIBCRYPT_SONAME, syms, 1, &crypt_api, "basic_auth_users (bcrypt)",
+		      "libxcrypt", crypt_err, sizeof(crypt_err));
+}
 
 #define AUTH_OK_SLOTS	64  /* distinct valid credentials: a handful of scrapers */
 #define AUTH_FAIL_SLOTS 256 /* recent wrong ones, so repeating one is cheap */
@@ -60,12 +92,18 @@ struct web_auth {
 	struct web_auth_stats st;
 };
 
-int web_auth_new(struct web_auth **out, const struct web_config *wc)
+int web_auth_new(struct web_auth **out, const struct web_config *wc, char *err, size_t errlen)
 {
-	struct web_auth *a = calloc(1, sizeof(*a));
+	struct web_auth *a;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	char cost[3] = "10";
 
+	pthread_once(&crypt_once, crypt_load);
+	if (crypt_err[0]) {
+		snprintf(err, errlen, "web config: %s", crypt_err);
+		return -ELIBACC;
+	}
+	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
 	/* one core left to the poll loop, whatever the flood */
@@ -164,7 +202,7 @@ static int bcrypt_matches(struct web_auth *a, const char *hash, const char *pass
 	slot = me.slot;
 	pthread_mutex_unlock(&a->crypt_lock);
 
-	res = crypt_rn(pass, hash, a->cd[slot], (int)sizeof(*a->cd[slot]));
+	res = crypt_api.rn(pass, hash, a->cd[slot], (int)sizeof(*a->cd[slot]));
 	/* crypt_rn: NULL for a bad setting (and crypt_r is what ASan intercepts) */
 	ok = res && res[0] == '$' && strlen(res) == strlen(hash) &&
 	     !gnutls_memcmp(res, hash, strlen(hash));

@@ -35,8 +35,11 @@ struct web_auth_stats {
 	unsigned running;    /* bcrypts being computed now */
 };
 
-/* wc must outlive the result.  -ENOMEM. */
-int web_auth_new(struct web_auth **out, const struct web_config *wc);
+/*
+ * wc must outlive the result.  -ENOMEM, or -ELIBACC with err saying so when
+ * libcrypt (opened here, on the first web config with users) is missing.
+ */
+int web_auth_new(struct web_auth **out, const struct web_config *wc, char *err, size_t errlen);
 /* true when user/password match a configured user (user or pass NULL: false). */
 bool web_auth_check(struct web_auth *a, const char *user, const char *pass);
 /*

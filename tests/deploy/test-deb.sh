@@ -31,6 +31,8 @@ check "the package depends on libcurl4, which it opens with dlopen" bash -c \
 	"dpkg-deb -f '$deb' Depends | grep -qw libcurl4"
 check "the package depends on libibverbs1, which it opens with dlopen" bash -c \
 	"dpkg-deb -f '$deb' Depends | grep -qw libibverbs1"
+check "the package depends on libcrypt1, which it opens with dlopen" bash -c \
+	"dpkg-deb -f '$deb' Depends | grep -qw libcrypt1"
 
 # Purge must not remove state that is not ours: only a DynamicUser, no static user.
 check "no rocewatch user before" bash -c "! getent passwd rocewatch"

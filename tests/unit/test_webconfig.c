@@ -71,7 +71,7 @@ static void bcrypt_cost_bound(void **state)
 	/* a stopping server sends checks away without a bcrypt, and caches no verdict */
 	assert_int_equal(
 	    parse(&wc, "basic_auth_users:\n  alice: " HASH_SECRET "\n", err, sizeof(err)), 0);
-	assert_int_equal(web_auth_new(&a, &wc), 0);
+	assert_int_equal(web_auth_new(&a, &wc, NULL, 0), 0);
 	web_auth_stop(a);
 	assert_false(web_auth_check(a, "alice", "secret"));
 	assert_false(web_auth_check(a, "mallory", "x"));
@@ -284,7 +284,7 @@ static void basic_auth(void **state)
 	    parse(&wc, "basic_auth_users:\n  alice: " HASH_SECRET "\n  bob: " HASH_COLON "\n", err,
 		  sizeof(err)),
 	    0);
-	assert_int_equal(web_auth_new(&a, &wc), 0);
+	assert_int_equal(web_auth_new(&a, &wc, NULL, 0), 0);
 	assert_true(web_auth_check(a, "alice", "secret"));
 	assert_true(web_auth_check(a, "bob", "p@ss:word"));
 	assert_false(web_auth_check(a, "alice", "Secret"));
@@ -390,7 +390,7 @@ static void fair_between_addresses(void **state)
 	assert_non_null(crypt_rn("secret", salt, &cd, (int)sizeof(cd)));
 	snprintf(yaml, sizeof(yaml), "basic_auth_users:\n  alice: %s\n", cd.output);
 	assert_int_equal(parse(&wc, yaml, err, sizeof(err)), 0);
-	assert_int_equal(web_auth_new(&a, &wc), 0);
+	assert_int_equal(web_auth_new(&a, &wc, NULL, 0), 0);
 	flood_done = 0;
 	for (int i = 0; i < FLOOD; i++) {
 		snprintf(pw[i], sizeof(pw[i]), "wrong%d", i); /* each new: no cache hit */
