@@ -518,7 +518,12 @@ void rules_format_duration(int64_t ns, char *buf, size_t len)
 		 * fills), rounded as printf rounds the double: the exact product in
 		 * long double, to nearest, ties to even.
 		 */
-		long long tenths = llrintl((long double)((double)ns / 1e9) * 10);
+		long double x = (long double)((double)ns / 1e9) * 10; /* exact: 53 bits in 64 */
+		long long tenths = (long long)x;
+		long double f = x - (long double)tenths;
+
+		if (f > 0.5L || (f == 0.5L && (tenths & 1)))
+			tenths++;
 		char frac[] = { '.', (char)('0' + tenths % 10), 's', '\0' };
 
 		put_count(buf, len, tenths / 10, frac);

@@ -518,7 +518,7 @@ static struct val eval_binary(const struct expr *e, struct ectx *cx)
 	case TK_PERCENT:
 		if (b.v.n == 0)
 			return rx_err(e, VE_DIV_ZERO, 0);
-		return rx_num(fmod(a.v.n, b.v.n));
+		return rx_num(rw_fmod(a.v.n, b.v.n));
 	case TK_PIPE:
 		return (struct val){ .st = V_OK, .v.set = a.v.set | b.v.set };
 	case TK_AMP:

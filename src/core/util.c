@@ -690,6 +690,67 @@ double ts_to_double(const struct timespec *ts)
 	return (double)ts->tv_sec + (double)ts->tv_nsec / 1e9;
 }
 
+double rw_fmod(double x, double y)
+{
+	double ax = fabs(x), ay = fabs(y);
+	int ey;
+
+	if (isnan(x) || isnan(y) || isinf(x) || y == 0)
+		return NAN;
+	if (isinf(y) || ax < ay)
+		return x;
+	/*
+	 * Take |y| times the largest power of two that fits out of |x|, until
+	 * less than |y| is left.  Each step is exact: with t <= ax < 2t the
+	 * difference ax - t is representable (Sterbenz), and a power-of-two
+	 * multiple of ay >= ay is exact too.  One step per bit of x/y: at most
+	 * ~2100 (DBL_MAX % DBL_TRUE_MIN).
+	 */
+	frexp(ay, &ey);
+	while (ax >= ay) {
+		int ex;
+		double t;
+
+		frexp(ax, &ex);
+		t = ldexp(ay, ex - ey);
+		if (t > ax)
+			t = ldexp(ay, ex - ey - 1);
+		ax -= t;
+	}
+	return copysign(ax, x);
+}
+
+int64_t rw_llround(double x)
+{
+	int64_t i;
+	double f;
+
+	if (isnan(x))
+		return 0;
+	if (x >= 9223372036854775807.0)
+		return INT64_MAX;
+	if (x <= -9223372036854775808.0)
+		return INT64_MIN;
+	i = (int64_t)x;	   /* toward zero, exact for every double in range */
+	f = x - (double)i; /* exact: |f| < 1 and x, i agree in all bits above it */
+	if (f >= 0.5)
+		i++;
+	else if (f <= -0.5)
+		i--;
+	return i;
+}
+
+double rw_ceil(double x)
+{
+	double t;
+
+	if (!(fabs(x) < 9223372036854775808.0))
+		return x;
+	t = (double)(int64_t)x;
+	t = t < x ? t + 1 : t;
+	return t == 0 ? copysign(0.0, x) : t; /* ceil(-0.5) is -0.0 */
+}
+
 int64_t mono_ns(void)
 {
 	struct timespec ts;

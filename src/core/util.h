@@ -161,6 +161,22 @@ static inline struct timespec ns_ts(int64_t ns)
 {
 	return (struct timespec){ .tv_sec = ns / 1000000000LL, .tv_nsec = ns % 1000000000LL };
 }
+/*
+ * Arithmetic rocewatch would otherwise take from libm, whose load alone (its
+ * IFUNC relocations and their pages) is ~0.28 MiB of every process's
+ * resident memory for the few functions below.  Each is exact, and
+ * test_util checks it against libm's.
+ *
+ * rw_fmod: C99's fmod() (the rule language's %): x - n*y for the integer
+ * n that makes the result have x's sign and a magnitude below |y|; NaN for
+ * a NaN, an infinite x or a zero y; x for an infinite y.
+ */
+double rw_fmod(double x, double y);
+/* llround(): to nearest, halves away from zero; saturated at INT64_MIN/MAX, 0 for NaN. */
+int64_t rw_llround(double x);
+/* ceil() of a finite x below 2^63 in magnitude (else x). */
+double rw_ceil(double x);
+
 int64_t mono_ns(void);
 int64_t real_ns(void);
 /* RFC 3339 UTC with milliseconds. */

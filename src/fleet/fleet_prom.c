@@ -327,7 +327,7 @@ static void apply_series(struct object *o, int id, const struct series *labels, 
 
 	switch (d->type) {
 	case VT_INT:
-		field_set_int(o, id, (int64_t)llround(raw));
+		field_set_int(o, id, rw_llround(raw));
 		break;
 	case VT_BOOL:
 		field_set_bool(o, id, v != 0);
@@ -352,7 +352,7 @@ static void apply_series(struct object *o, int id, const struct series *labels, 
 	case VT_PRIO_ARRAY:
 		ix = index_label(labels, d->label, RW_PRIO_COUNT);
 		if (ix >= 0 && raw >= 0)
-			field_set_prio(o, id, ix, (uint64_t)llround(raw));
+			field_set_prio(o, id, ix, (uint64_t)rw_llround(raw));
 		break;
 	case VT_DSCP_MAP: {
 		int8_t map[RW_DSCP_COUNT];

@@ -85,7 +85,16 @@ static void esc(FILE *f, const char *s)
 
 static double nice_step(double raw)
 {
-	double p = pow(10, floor(log10(raw))), m = raw / p;
+	double p = 1, m;
+
+	if (!isfinite(raw) || raw <= 0)
+		return raw > 0 ? raw : 1;
+	/* the power of ten at or below raw, from 1 by tens */
+	while (p * 10 <= raw)
+		p *= 10;
+	while (p > raw)
+		p /= 10;
+	m = raw / p;
 
 	return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
 }
@@ -243,7 +252,7 @@ static void draw_panel(FILE *f, const struct report *rp, const struct panel *p, 
 	if (max <= 0)
 		max = 1;
 	step = nice_step(max / 5);
-	ymax = ceil(max / step) * step;
+	ymax = rw_ceil(max / step) * step;
 	if (span <= 0)
 		span = 1;
 

@@ -64,4 +64,15 @@ rc=0
 wait "$pid" || rc=$?
 check "serve stops on SIGTERM (exit $rc)" [ "$rc" -eq 0 ]
 check "serve's log has no profile error" bash -c "! grep -q 'not found' '$TMPD/serve.log'"
+
+# What every process maps at load (issue 39): libraries only some commands use are
+# opened on first use, and libm's six functions are rocewatch's own (src/core/util.c).
+readelf -d "$ROCEWATCH" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' >"$TMPD/needed"
+check "the binary links libc, libmicrohttpd and libmnl (readelf works)" bash -c \
+	"grep -qx 'libc.so.6' '$TMPD/needed' && grep -qx 'libmicrohttpd.so.12' '$TMPD/needed' && grep -qx 'libmnl.so.0' '$TMPD/needed'"
+for lib in libm.so.6 libibverbs.so.1 libnl-3.so.200 libnl-route-3.so.200 libcrypt.so.1 \
+	libsqlite3.so.0 libcurl.so.4 libbpf.so.1 libelf.so.1; do
+	check "the binary does not link $lib (opened on first use, or not used)" \
+		bash -c "! grep -qx '$lib' '$TMPD/needed'"
+done
 finish

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <float.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -251,13 +253,113 @@ static void log_once(void **state)
 	reset_keys(0, full);
 }
 
+/* the same bits: -0.0 and 0.0 differ, every NaN is a NaN */
+static bool same_double(double a, double b)
+{
+	return (isnan(a) && isnan(b)) || (a == b && signbit(a) == signbit(b));
+}
+
+/* xorshift64*: the same inputs every run */
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 2685821657736338717ULL;
+}
+
+/* A double from random bits: every exponent, subnormals, infinities and NaNs among them. */
+static double rnd_double(uint64_t *s)
+{
+	uint64_t b = rnd(s);
+	double d;
+
+	memcpy(&d, &b, sizeof(d));
+	return d;
+}
+
+/* rocewatch's own fmod, llround and ceil (libm unlinked) equal libm's, which the test links. */
+static void libm_free(void **state)
+{
+	static const double special[] = { 0.0,
+					  -0.0,
+					  1.0,
+					  -1.0,
+					  0.5,
+					  -0.5,
+					  1.5,
+					  2.5,
+					  -2.5,
+					  3.0,
+					  7.0,
+					  0.1,
+					  1e300,
+					  -1e300,
+					  DBL_MAX,
+					  -DBL_MAX,
+					  DBL_MIN,
+					  DBL_TRUE_MIN,
+					  -DBL_TRUE_MIN,
+					  4503599627370497.0,
+					  9007199254740993.0,
+					  9.2233720368547758e18,
+					  INFINITY,
+					  -INFINITY,
+					  NAN,
+					  0.49999999999999994,
+					  -0.49999999999999994 };
+	uint64_t s = 0x9e3779b97f4a7c15ULL;
+	size_t n = sizeof(special) / sizeof(special[0]);
+
+	(void)state;
+	for (size_t i = 0; i < n; i++) {
+		double x = special[i];
+
+		for (size_t j = 0; j < n; j++)
+			if (!same_double(rw_fmod(x, special[j]), fmod(x, special[j]))) {
+				print_error("rw_fmod(%a, %a) = %a, fmod %a\n", x, special[j],
+					    rw_fmod(x, special[j]), fmod(x, special[j]));
+				fail();
+			}
+		if (!isnan(x) && fabs(x) < 9.2e18)
+			assert_int_equal(rw_llround(x), llround(x));
+		if (isfinite(x) && fabs(x) < 9.2e18)
+			assert_true(same_double(rw_ceil(x), ceil(x)));
+	}
+	assert_int_equal(rw_llround(1e300), INT64_MAX);
+	assert_int_equal(rw_llround(-1e300), INT64_MIN);
+	assert_int_equal(rw_llround(NAN), 0);
+	for (int i = 0; i < 200000; i++) {
+		double x = rnd_double(&s), y = rnd_double(&s);
+
+		/* near each other too, where the loop runs few steps; and small integers */
+		if (i % 3 == 1)
+			y = x / (double)(1 + rnd(&s) % 1000);
+		if (i % 3 == 2) {
+			x = (double)(int64_t)(rnd(&s) % 2000001) - 1000000;
+			y = (double)(int64_t)(rnd(&s) % 201) - 100;
+		}
+		if (!same_double(rw_fmod(x, y), fmod(x, y))) {
+			print_error("rw_fmod(%a, %a) = %a, fmod %a\n", x, y, rw_fmod(x, y),
+				    fmod(x, y));
+			fail();
+		}
+		x = ldexp(x, -(int)(rnd(&s) % 1100)); /* into llround's range, and halves */
+		if (isfinite(x) && fabs(x) < 9.2e18) {
+			assert_int_equal(rw_llround(x), llround(x));
+			assert_int_equal(rw_llround(x + 0.5), llround(x + 0.5));
+			assert_true(same_double(rw_ceil(x), ceil(x)));
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(durations),	    cmocka_unit_test(sizes),
 		cmocka_unit_test(listen_addresses), cmocka_unit_test(label_escaping),
 		cmocka_unit_test(rfc3339),	    cmocka_unit_test(integers),
-		cmocka_unit_test(log_once),
+		cmocka_unit_test(log_once),	    cmocka_unit_test(libm_free),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
