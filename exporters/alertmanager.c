@@ -81,7 +81,7 @@ int am_encode(struct strbuf *out, const struct alert *const *alerts, size_t n, i
 		add_label(l, "port", a->port);
 		add_label(l, "rule", a->rule);
 		add_label(an, "summary", a->summary);
-		add_label(an, "description", a->description);
+		add_label(an, "description", a->description ? a->description : "");
 		add_label(an, "value", a->value);
 		json_object_set_new(j, "labels", l);
 		json_object_set_new(j, "annotations", an);

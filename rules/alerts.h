@@ -35,8 +35,8 @@ struct alert {
 	char device[64];
 	char port[12];
 	char summary[256];
-	char description[768];
-	char value[96];	      /* the value or reason behind the outcome */
+	char *description; /* the rule's doc text, its own copy (a rule's text is ~100-700 bytes) */
+	char value[96];	   /* the value or reason behind the outcome */
 	uint64_t fingerprint; /* of the rule definition: a changed rule starts over */
 	uint64_t described;   /* RoceRuleUnknown: hash of what its text was made from */
 	enum alert_state state;

@@ -282,7 +282,8 @@ int alerts_serve_render_json(void *arg, struct strbuf *out)
 			json_object_set_new(l, "port", json_string(a->port));
 		if (a->rule[0])
 			json_object_set_new(l, "rule", json_string(a->rule));
-		an = json_pack("{s:s,s:s}", "summary", a->summary, "description", a->description);
+		an = json_pack("{s:s,s:s}", "summary", a->summary, "description",
+			       a->description ? a->description : "");
 		format_rfc3339(a->active_since, ts, sizeof(ts));
 		j = json_pack("{s:o,s:o,s:s,s:s,s:s}", "labels", l, "annotations", an, "state",
 			      state_name(a->state), "activeAt", ts, "value", a->value);
