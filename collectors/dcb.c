@@ -359,34 +359,7 @@ void dcb_fill(struct object *o, const struct dcb_ieee *d, bool config)
 
 int dcb_drain_events(int fd, void *buf, size_t len)
 {
-	int count = 0;
-
-	for (;;) {
-		const struct nlmsghdr *nlh;
-		ssize_t n = recv(fd, buf, len, MSG_DONTWAIT);
-		size_t off = 0;
-		char err[96];
-		int r;
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			/* ENOBUFS: the socket overran and lost notifications; re-read anyway */
-			if (errno == ENOBUFS) {
-				count++;
-				continue;
-			}
-			break;
-		}
-		if (n == 0)
-			break;
-		while ((r = rw_nl_msg_next(buf, (size_t)n, &off, &nlh, err, sizeof(err))) > 0)
-			if (nlh->nlmsg_type == RTM_GETDCB || nlh->nlmsg_type == RTM_SETDCB)
-				count++;
-		if (r < 0)
-			count++; /* something arrived that did not parse: re-read to be sure */
-	}
-	return count;
+	return rw_nl_drain(fd, buf, len, RTM_GETDCB, RTM_SETDCB);
 }
 
 /* ---- the collector ---- */

@@ -326,33 +326,9 @@ static int link_event_fd(struct collector_ctx *cc)
 static int link_event(struct collector_ctx *cc)
 {
 	struct link_priv *lp = cc->priv;
-	int count = 0;
 
-	for (;;) {
-		const struct nlmsghdr *nlh;
-		ssize_t n = recv(mnl_socket_get_fd(lp->ev), lp->evbuf, LINK_EVBUF, MSG_DONTWAIT);
-		size_t off = 0;
-		char err[96];
-		int r;
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			/* ENOBUFS: the socket overran and lost notifications; re-read anyway */
-			if (errno == ENOBUFS) {
-				count++;
-				continue;
-			}
-			break;
-		}
-		if (n == 0)
-			break;
-		while ((r = rw_nl_msg_next(lp->evbuf, (size_t)n, &off, &nlh, err, sizeof(err))) > 0)
-			count += nlh->nlmsg_type >= RTM_BASE;
-		if (r < 0)
-			count++; /* something arrived that did not parse: re-read to be sure */
-	}
-	return count > 0;
+	return rw_nl_drain(mnl_socket_get_fd(lp->ev), lp->evbuf, LINK_EVBUF, RTM_BASE, UINT16_MAX) >
+	       0;
 }
 
 struct fill_ctx {

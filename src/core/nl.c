@@ -496,3 +496,34 @@ int rw_nl_request(struct rw_nl *s, struct nlmsghdr *req, const struct nlmsghdr *
 	*reply = o.nlh;
 	return 0;
 }
+
+int rw_nl_drain(int fd, void *buf, size_t len, uint16_t lo, uint16_t hi)
+{
+	int count = 0;
+
+	for (;;) {
+		const struct nlmsghdr *nlh;
+		ssize_t n = recv(fd, buf, len, MSG_DONTWAIT);
+		size_t off = 0;
+		char err[96];
+		int r;
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			/* ENOBUFS: the socket overran and lost notifications; re-read anyway */
+			if (errno == ENOBUFS) {
+				count++;
+				continue;
+			}
+			break;
+		}
+		if (n == 0)
+			break;
+		while ((r = rw_nl_msg_next(buf, (size_t)n, &off, &nlh, err, sizeof(err))) > 0)
+			count += nlh->nlmsg_type >= lo && nlh->nlmsg_type <= hi;
+		if (r < 0)
+			count++; /* something arrived that did not parse: re-read to be sure */
+	}
+	return count;
+}

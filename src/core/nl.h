@@ -156,6 +156,14 @@ struct rw_nl_reply {
  */
 int rw_nl_reply_walk(struct rw_nl_reply *w, const void *buf, size_t len);
 
+/*
+ * A notification socket's backlog, read without blocking until EAGAIN: how
+ * many messages of a type in [lo, hi] arrived, plus one for an overrun
+ * (ENOBUFS: some were lost) or bytes that do not parse, so that the caller
+ * re-reads to be sure.  buf: len bytes to receive into.
+ */
+int rw_nl_drain(int fd, void *buf, size_t len, uint16_t lo, uint16_t hi);
+
 /* A request socket. */
 struct rw_nl {
 	struct mnl_socket *nl;
