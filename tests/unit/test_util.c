@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -353,6 +354,98 @@ static void libm_free(void **state)
 	}
 }
 
+/* pread_u64's eight-digit steps give what parse_u64 gives, on any bytes a file may hold. */
+static int counter_file(int fd, const char *text, size_t n, uint64_t *v)
+{
+	assert_int_equal(ftruncate(fd, 0), 0);
+	assert_int_equal(pwrite(fd, text, n, 0), (ssize_t)n);
+	return pread_u64(fd, v);
+}
+
+static void counter_files(void **state)
+{
+	static const char *const cases[] = { "0\n",
+					     "7",
+					     "12345678",
+					     "12345678\n",
+					     "123456789\n",
+					     "1234567812345678",
+					     "1234567812345678\n",
+					     "12345678123456789\n",
+					     "9999999999999999999\n",
+					     "18446744073709551615\n",
+					     "18446744073709551616\n",
+					     "99999999999999999999\n",
+					     "00000000000000000000042\n",
+					     "1234567a\n",
+					     "12345678a\n",
+					     "1234567812345678x",
+					     "12 7\n",
+					     " 1\n",
+					     "+1\n",
+					     "\n",
+					     "586028475693\n",
+					     "42\t \r\n",
+					     "4:2\n",
+					     "12345678/\n",
+					     "1234567\x00\n",
+					     "0x10\n",
+					     "-1\n" };
+	char path[] = "/tmp/rw-test-counter-XXXXXX", buf[40];
+	int fd = mkstemp(path);
+	uint64_t a, b;
+	unsigned seed = 7;
+
+	(void)state;
+	assert_true(fd >= 0);
+	unlink(path);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = strlen(cases[i]);
+
+		if (!strcmp(cases[i], "1234567"))
+			n = 9; /* the NUL inside "1234567\0\n" */
+		memcpy(buf, cases[i], n);
+		buf[n] = '\0';
+		a = b = 0xdead;
+		int ra = counter_file(fd, buf, n, &a), rb = parse_u64(buf, &b);
+
+		assert_int_equal(ra, rb);
+		if (!ra)
+			assert_true(a == b);
+	}
+	/* random digits (1 to 21), then a blank, junk or nothing */
+	for (int i = 0; i < 20000; i++) {
+		int len = 1 + (int)(rand_r(&seed) % 21), n = 0;
+
+		for (int d = 0; d < len; d++)
+			buf[n++] = (char)('0' + rand_r(&seed) % 10);
+		switch (rand_r(&seed) % 4) {
+		case 0:
+			buf[n++] = '\n';
+			break;
+		case 1:
+			buf[n++] = ' ';
+			buf[n++] = '\n';
+			break;
+		case 2:
+			buf[n++] = (char)(' ' + rand_r(&seed) % 95);
+			break;
+		default:
+			break;
+		}
+		buf[n] = '\0';
+		a = b = 0xdead;
+		int ra = counter_file(fd, buf, (size_t)n, &a), rb = parse_u64(buf, &b);
+
+		assert_int_equal(ra, rb);
+		if (!ra)
+			assert_true(a == b);
+	}
+	a = 0;
+	assert_int_equal(counter_file(fd, "", 0, &a), -ENODATA);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -360,6 +453,7 @@ int main(void)
 		cmocka_unit_test(listen_addresses), cmocka_unit_test(label_escaping),
 		cmocka_unit_test(rfc3339),	    cmocka_unit_test(integers),
 		cmocka_unit_test(log_once),	    cmocka_unit_test(libm_free),
+		cmocka_unit_test(counter_files),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
