@@ -67,6 +67,35 @@ static int ring_idx(const struct ring *r, int i) /* i-th oldest */
 	return (r->first + i) % r->cap;
 }
 
+/* Where a sample at t goes (t at or after the newest): see the comment inside. */
+static int ring_slot(struct ring *r, int64_t t)
+{
+	int slot;
+
+	if (r->n && t == r->t[ring_idx(r, r->n - 1)]) {
+		slot = ring_idx(r, r->n - 1); /* same sample time: replace */
+	} else if (r->n >= 2 &&
+		   r->t[ring_idx(r, r->n - 1)] - r->t[ring_idx(r, r->n - 2)] < r->spacing_ns) {
+		/*
+		 * The newest sample is too close to the one before it: the new one
+		 * takes its place.  Every sample but the newest is then at least
+		 * spacing after the one before, so the ring spans cap - 1 spacings
+		 * (more than the window) at any poll interval.  Measuring the new
+		 * sample against the one before the newest instead kept two samples
+		 * per spacing: a 1 m window at 100-200 ms was never whole ("only 50s
+		 * of the 1m window observed" for ever).
+		 */
+		slot = ring_idx(r, r->n - 1);
+	} else if (r->n < r->cap) {
+		slot = ring_idx(r, r->n);
+		r->n++;
+	} else {
+		slot = r->first;
+		r->first = (uint16_t)((r->first + 1) % r->cap);
+	}
+	return slot;
+}
+
 /* Record a sample of x at t: raw values (delta) or running totals (rate, increase). */
 static void ring_push(struct ring *r, const struct val *x, int64_t t, bool raw)
 {
@@ -108,28 +137,7 @@ static void ring_push(struct ring *r, const struct val *x, int64_t t, bool raw)
 	}
 	r->prev_mask = mask;
 	r->have_prev = true;
-
-	if (r->n && t == r->t[ring_idx(r, r->n - 1)]) {
-		slot = ring_idx(r, r->n - 1); /* same sample time: replace */
-	} else if (r->n >= 2 &&
-		   r->t[ring_idx(r, r->n - 1)] - r->t[ring_idx(r, r->n - 2)] < r->spacing_ns) {
-		/*
-		 * The newest sample is too close to the one before it: the new one
-		 * takes its place.  Every sample but the newest is then at least
-		 * spacing after the one before, so the ring spans cap - 1 spacings
-		 * (more than the window) at any poll interval.  Measuring the new
-		 * sample against the one before the newest instead kept two samples
-		 * per spacing: a 1 m window at 100-200 ms was never whole ("only 50s
-		 * of the 1m window observed" for ever).
-		 */
-		slot = ring_idx(r, r->n - 1);
-	} else if (r->n < r->cap) {
-		slot = ring_idx(r, r->n);
-		r->n++;
-	} else {
-		slot = r->first;
-		r->first = (uint16_t)((r->first + 1) % r->cap);
-	}
+	slot = ring_slot(r, t);
 	r->t[slot] = t;
 	r->mask[slot] = mask;
 	for (int p = 0; p < r->ncomp; p++)
@@ -189,19 +197,40 @@ static int window_of(struct ectx *cx, const struct ring *r, int *start)
 	return now;
 }
 
+/* Are the ring's last values what a push of them again would count nothing for? */
+static bool ring_again_is_nothing(const struct ring *r, int64_t t)
+{
+	if (!r->have_prev || (r->n && t < r->t[ring_idx(r, r->n - 1)]))
+		return false; /* a first sample, or time went back: ring_push starts over */
+	for (int p = 0; p < r->ncomp; p++)
+		if (r->prev_raw[p] != r->prev_raw[p])
+			return false; /* NaN is not >= itself: ring_push would call it a reset */
+	return true;
+}
+
 void rx_ring_touch(struct ectx *cx, int i)
 {
 	struct ring *r = &cx->st->rings[i];
-	struct val x = { .st = V_OK, .mask = r->prev_mask };
-	int start;
+	int start, slot;
 
-	if (r->ncomp == 1)
-		x.v.n = r->prev_raw[0];
-	else
+	if (!ring_again_is_nothing(r, cx->t)) {
+		struct val x = { .st = V_OK, .mask = r->prev_mask };
+
+		if (r->ncomp == 1)
+			x.v.n = r->prev_raw[0];
+		else
+			for (int p = 0; p < r->ncomp; p++)
+				x.v.a[p] = r->prev_raw[p];
+		/* what a settled rule samples is a running total (rate, increase), never raw */
+		ring_push(r, &x, cx->t, false);
+	} else {
+		/* ring_push() of the same values: no total moves, only where the sample goes */
+		slot = ring_slot(r, cx->t);
+		r->t[slot] = cx->t;
+		r->mask[slot] = r->ncomp == 1 ? 1 : r->prev_mask;
 		for (int p = 0; p < r->ncomp; p++)
-			x.v.a[p] = r->prev_raw[p];
-	/* what a settled rule samples is a running total (rate, increase), never raw */
-	ring_push(r, &x, cx->t, false);
+			r->acc[(size_t)slot * r->ncomp + p] = r->total[p];
+	}
 	window_of(cx, r, &start);
 }
 
