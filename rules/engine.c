@@ -306,11 +306,20 @@ static int sync_slots(struct rules_engine *e, struct objid *ids[OBJ__COUNT],
 		total += e->rules[i].info.fleet		      ? 0
 			 : e->rules[i].info.scope == OBJ_NODE ? 1
 							      : n_ids[e->rules[i].info.scope];
+	size_t gate_n = 0, gate_base[OBJ__COUNT] = { 0 };
+	struct gate *gates;
+
+	for (int k = 0; k < OBJ__COUNT; k++) {
+		gate_base[k] = gate_n;
+		gate_n += k == OBJ_NODE ? 1 : n_ids[k];
+	}
 	res = calloc(total ? total : 1, sizeof(*res));
 	st = calloc(total ? total : 1, sizeof(*st));
-	if (!res || !st) {
+	gates = calloc(e->n_profiles * gate_n + 1, sizeof(*gates));
+	if (!res || !st || !gates) {
 		free(res);
 		free(st);
+		free(gates);
 		return -ENOMEM;
 	}
 	for (size_t ri = 0; ri < e->n_rules; ri++) {
@@ -360,6 +369,7 @@ static int sync_slots(struct rules_engine *e, struct objid *ids[OBJ__COUNT],
 				free_slots(e, st, pos);
 				free(res);
 				free(st);
+				free(gates);
 				return -ENOMEM;
 			}
 		}
@@ -382,6 +392,10 @@ static int sync_slots(struct rules_engine *e, struct objid *ids[OBJ__COUNT],
 	e->res = res;
 	e->st = st;
 	e->n_res = total;
+	free(e->gates);
+	e->gates = gates;
+	e->gate_n = gate_n;
+	memcpy(e->gate_base, gate_base, sizeof(gate_base));
 	for (int k = 0; k < OBJ__COUNT; k++) {
 		if (e->ids[k] != ids[k])
 			free(e->ids[k]);
@@ -699,10 +713,11 @@ size_t rules_doc_for(const struct rule_result *x, const struct node_model *m, ch
  * Never claim a window that was not observed: a rule over increase(x, 5m)
  * evaluated on 100 ms of samples says so after its summary.
  */
-static void note_window(const struct rrule *r, const struct ectx *cx, struct rule_result *x)
+static void note_window(struct rules_engine *e, const struct rrule *r, const struct ectx *cx,
+			struct rule_result *x)
 {
 	struct tbuf tb = { x->summary, strlen(x->summary), sizeof(x->summary) };
-	char buf[32], obs[32];
+	char buf[32];
 	const char *w = r->window_text;
 
 	x->window_ns = cx->windowed ? cx->window_ns : 0;
@@ -730,9 +745,14 @@ static void note_window(const struct rrule *r, const struct ectx *cx, struct rul
 		tb_puts(&tb, ")");
 		return;
 	}
-	rules_format_duration(cx->observed_ns, obs, sizeof(obs));
+	/* every rule's windows began at one poll: they all observed as long */
+	if (!e->obs_len || e->obs_ns != cx->observed_ns) {
+		rules_format_duration(cx->observed_ns, e->obs, sizeof(e->obs));
+		e->obs_len = (uint8_t)strlen(e->obs);
+		e->obs_ns = cx->observed_ns;
+	}
 	tb_putn(&tb, " (only ", 7);
-	tb_puts(&tb, obs);
+	tb_putn(&tb, e->obs, e->obs_len);
 	if (w == r->window_text) {
 		tb_putn(&tb, r->window_tail, r->window_tail_len); /* every poll until it fills */
 		return;
@@ -747,7 +767,7 @@ static void render_summary(const struct rrule *r, struct ectx *cx, struct rule_r
 	rx_render_template(&r->summary, r->info.expr_src, cx, x->summary, sizeof(x->summary));
 }
 
-static void eval_one(const struct rules_engine *e, const struct rrule *r, struct ectx *cx,
+static void eval_one(struct rules_engine *e, const struct rrule *r, struct ectx *cx,
 		     struct rule_result *x)
 {
 	struct tbuf rb = { x->reason, 0, sizeof(x->reason) };
@@ -800,7 +820,7 @@ static void eval_one(const struct rules_engine *e, const struct rrule *r, struct
 done:
 	render_summary(r, cx, x);
 	cx->base_len = strlen(x->summary);
-	note_window(r, cx, x);
+	note_window(e, r, cx, x);
 out:
 	if (o != x->outcome)
 		x->since_ns = cx->t;
@@ -1003,7 +1023,8 @@ static void settle(const struct rules_engine *e, const struct rrule *r, struct e
 		settle_reads(r, cx, st);
 }
 
-static void settled_again(const struct rrule *r, struct ectx *cx, struct rule_result *x)
+static void settled_again(struct rules_engine *e, const struct rrule *r, struct ectx *cx,
+			  struct rule_result *x)
 {
 	const struct settled *st = &cx->st->settled;
 
@@ -1016,7 +1037,7 @@ static void settled_again(const struct rrule *r, struct ectx *cx, struct rule_re
 	for (uint64_t b = st->pushed; b; b &= b - 1)
 		rx_ring_touch(cx, __builtin_ctzll(b));
 	x->summary[st->base_len] = '\0';
-	note_window(r, cx, x);
+	note_window(e, r, cx, x);
 }
 
 /* Every result of rule r, at t_ns (wall_ns: the wall-clock time its health memory dates by). */
@@ -1039,12 +1060,19 @@ static void eval_rule(struct rules_engine *e, const struct rrule *r, const struc
 		/* the same every poll but after a rename: compared, not copied */
 		if ((o->kind == OBJ_NETDEV || o->kind == OBJ_RDMA_PORT) && strcmp(x->netdev, nd))
 			strlcpy0(x->netdev, nd, sizeof(x->netdev));
-		const struct object *by_role = not_judged(&e->profiles[r->profile], m, o);
+		struct gate *g =
+		    &e->gates[r->profile * e->gate_n + e->gate_base[r->info.scope] + i];
 
-		if (by_role) {
+		if (g->pass != e->pass) {
+			g->by_role = not_judged(&e->profiles[r->profile], m, o);
+			g->in =
+			    !g->by_role && admitted(&e->profiles[r->profile], r->info.scope, &cx);
+			g->pass = e->pass;
+		}
+		if (g->by_role) {
 			cx.st->settled.on = false;
-			skip_role(&e->profiles[r->profile], by_role, &cx, x);
-		} else if (!admitted(&e->profiles[r->profile], r->info.scope, &cx)) {
+			skip_role(&e->profiles[r->profile], g->by_role, &cx, x);
+		} else if (!g->in) {
 			cx.st->settled.on = false;
 			skip_outside(&e->profiles[r->profile], r->info.scope, &cx, x);
 		} else {
@@ -1052,7 +1080,7 @@ static void eval_rule(struct rules_engine *e, const struct rrule *r, const struc
 			bool read = e->fast_pass && r->settles && cx.st->settled.on;
 
 			if (read && settle_reads(r, &cx, &cx.st->settled)) {
-				settled_again(r, &cx, x);
+				settled_again(e, r, &cx, x);
 				e->settled_total++;
 			} else {
 				eval_one(e, r, &cx, x);
@@ -1080,6 +1108,7 @@ int rules_evaluate(struct rules_engine *e, const struct node_model *m, int64_t t
 	e->last_wall_ns = ts_ns(&m->time);
 	if (e->n_pend)
 		rx_health_apply_pending(e);
+	e->pass++; /* the model may have changed since the last pass: the gates are asked again */
 	for (size_t ri = 0; ri < e->n_rules; ri++)
 		eval_rule(e, &e->rules[ri], m, t_ns, ts_ns(&m->time));
 	for (size_t p = 0; p < e->n_profiles; p++) {
@@ -1135,6 +1164,7 @@ int rules_evaluate_changed(struct rules_engine *e, const struct node_model *m, i
 		if (changed[f])
 			ch[f / 64] |= 1ULL << (f % 64);
 	e->fast_pass = counters; /* settled results may stand (settle()) */
+	e->pass++;
 	for (size_t ri = 0; ri < e->n_rules; ri++) {
 		const struct rrule *r = &e->rules[ri];
 
@@ -1263,8 +1293,10 @@ void rules_reset(struct rules_engine *e)
 		rx_slot_free(rrule_of(e->res[i].rule), &e->st[i]);
 	free(e->res);
 	free(e->st);
+	free(e->gates);
 	e->res = NULL;
 	e->st = NULL;
+	e->gates = NULL;
 	e->n_res = 0;
 	for (int k = 0; k < OBJ__COUNT; k++) {
 		free(e->ids[k]);
@@ -1410,6 +1442,7 @@ void rules_free(struct rules_engine *e)
 		rx_slot_free(rrule_of(e->res[i].rule), &e->st[i]);
 	free(e->res);
 	free(e->st);
+	free(e->gates);
 	for (int k = 0; k < OBJ__COUNT; k++)
 		free(e->ids[k]);
 	parked_expire(e, -1);

@@ -579,6 +579,13 @@ struct pending_ring {
 	double *acc;
 };
 
+/* rules_engine.gates: one profile's verdict on one object, valid in pass `pass` */
+struct gate {
+	uint64_t pass;
+	bool in;		      /* admitted by applies_to (not asked when by_role) */
+	const struct object *by_role; /* not judged: the port whose role the profile skips */
+};
+
 struct rules_engine {
 	struct arena arena;
 	struct rprofile *profiles;
@@ -593,6 +600,19 @@ struct rules_engine {
 	size_t n_res;
 	struct objid *ids[OBJ__COUNT];
 	size_t n_ids[OBJ__COUNT];
+	/*
+	 * A pass's verdicts on each (profile, object): applies_to and
+	 * judged_roles read only the model, so every rule of a profile gets
+	 * the same answer in one pass.  [n_profiles][gate_n], an object at
+	 * gate_base[its kind] + its index; stamped with the pass.
+	 */
+	struct gate *gates;
+	size_t gate_n, gate_base[OBJ__COUNT];
+	uint64_t pass;
+	/* note_window(): the last observed span, as text ("3.2s") */
+	int64_t obs_ns;
+	char obs[24];
+	uint8_t obs_len;
 	bool synced;
 	/* results of objects gone from the model, waiting for them to return */
 	struct parked *parked;

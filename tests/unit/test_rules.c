@@ -835,6 +835,42 @@ static void applies_to(void **state)
 	model_free(&m);
 }
 
+/*
+ * One profile's applies_to is asked once a pass for each object and its
+ * answer given to every rule of the profile: each object gets its own, and
+ * the next pass asks again.
+ */
+static void applies_to_shared(void **state)
+{
+	static const char prof[] =
+	    "profile: t\n"
+	    "applies_to:\n  netdev: mtu >= 4200\n"
+	    "rules:\n" RULE("a", "netdev", "mtu > 0") RULE("b", "netdev", "mtu > 9000");
+	struct node_model m;
+	struct rules_engine *e;
+
+	(void)state;
+	build_model(&m); /* eth2 at 9000, eth3 at 1500 */
+	e = load_ok(prof);
+	assert_int_equal(rules_evaluate(e, &m, 1), 0);
+	assert_int_equal(result(e, "a", "eth2").outcome, RULE_PASS);
+	assert_int_equal(result(e, "b", "eth2").outcome, RULE_FAIL);
+	assert_int_equal(result(e, "a", "eth3").outcome, RULE_SKIP);
+	assert_int_equal(result(e, "b", "eth3").outcome, RULE_SKIP);
+	assert_string_equal(result(e, "b", "eth3").reason,
+			    "outside the profile: it applies to netdev where mtu >= 4200 (here "
+			    "mtu=1500)");
+	field_set_int(model_netdev(&m, "eth2"), F_NETDEV_MTU, 1500);
+	field_set_int(model_netdev(&m, "eth3"), F_NETDEV_MTU, 9216);
+	assert_int_equal(rules_evaluate(e, &m, 2), 0);
+	assert_int_equal(result(e, "a", "eth2").outcome, RULE_SKIP);
+	assert_int_equal(result(e, "b", "eth2").outcome, RULE_SKIP);
+	assert_int_equal(result(e, "a", "eth3").outcome, RULE_PASS);
+	assert_int_equal(result(e, "b", "eth3").outcome, RULE_PASS);
+	rules_free(e);
+	model_free(&m);
+}
+
 /* if(): a summary prints the branch taken (types may differ there, not in an expr) */
 static void eval_if(void **state)
 {
@@ -1700,6 +1736,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(eval_tc_maxrate),
 		cmocka_unit_test(eval_if),
 		cmocka_unit_test(applies_to),
+		cmocka_unit_test(applies_to_shared),
 		cmocka_unit_test(summary_shares_the_exprs_call),
 		cmocka_unit_test(counter_reset_and_wrap),
 		cmocka_unit_test(history_follows_the_device),
