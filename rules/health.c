@@ -290,12 +290,40 @@ static void result_name(const struct rule_result *x, char *buf, size_t len)
  * A new identity under a remembered name is another card: it starts fresh,
  * and the log says so once.
  */
+/* Is have what result_name(x) writes (in len bytes)?  Without writing it: every poll. */
+static bool name_is(const char *have, const struct rule_result *x, size_t len)
+{
+	const char *dev = x->kind == OBJ_NODE ? "node" : x->device;
+	size_t n = strlen(dev);
+	char num[24], *d;
+
+	if (n + 1 >= len || strncmp(have, dev, n))
+		return false; /* or cut short: result_name() says */
+	if (x->kind != OBJ_RDMA_PORT)
+		return !have[n];
+	if (have[n] != '/')
+		return false;
+	num[sizeof(num) - 1] = '\0';
+	d = u64_digits(num + sizeof(num) - 1, x->port);
+	return n + 1 + strlen(d) < len && !strcmp(have + n + 1, d);
+}
+
 static struct hmem *memory_of(struct rules_engine *e, const struct rule_result *x)
 {
 	const char *ident = ident_of(e, x);
-	struct hmem *h = hmem_find(e, x->ikey, false), *old;
+	struct slot_state *st = &e->st[x - e->res];
+	struct hmem *h, *old;
 	char name[sizeof(h->name)];
 
+	/* where it was last poll, unless the table moved since (keys are unique) */
+	if (st->hm_at < e->n_hm && e->hm[st->hm_at].key == x->ikey)
+		h = &e->hm[st->hm_at];
+	else
+		h = hmem_find(e, x->ikey, false);
+	if (h && name_is(h->name, x, sizeof(h->name)) && !strcmp(h->ident, ident)) {
+		st->hm_at = (uint32_t)(h - e->hm);
+		return h; /* the same as last time: nothing to compare or copy */
+	}
 	result_name(x, name, sizeof(name));
 	if (!h && x->ikey != x->key && (old = hmem_find(e, x->key, false))) {
 		struct hmem moved = *old;
@@ -339,6 +367,7 @@ static struct hmem *memory_of(struct rules_engine *e, const struct rule_result *
 		strlcpy0(h->name, name, sizeof(h->name));
 	if (strcmp(h->ident, ident))
 		strlcpy0(h->ident, ident, sizeof(h->ident));
+	st->hm_at = (uint32_t)(h - e->hm);
 	return h;
 }
 

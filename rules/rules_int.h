@@ -348,6 +348,7 @@ struct slot_state {
 	struct ring *rings;
 	int32_t *cache;
 	struct settled settled;
+	uint32_t hm_at; /* where its health memory was last: a hint, checked by key */
 };
 
 /* What a fleet rule's aggregates give, for one group of units. */
