@@ -96,11 +96,21 @@ static int ring_slot(struct ring *r, int64_t t)
 	return slot;
 }
 
+/* The sample at t: the last raw values (delta) or the running totals (rate, increase). */
+static void ring_store(struct ring *r, int64_t t, uint8_t mask, bool raw)
+{
+	int slot = ring_slot(r, t);
+
+	r->t[slot] = t;
+	r->mask[slot] = mask;
+	for (int p = 0; p < r->ncomp; p++)
+		r->acc[(size_t)slot * r->ncomp + p] = raw ? r->prev_raw[p] : r->total[p];
+}
+
 /* Record a sample of x at t: raw values (delta) or running totals (rate, increase). */
 static void ring_push(struct ring *r, const struct val *x, int64_t t, bool raw)
 {
 	uint8_t mask = r->ncomp == 1 ? 1 : x->mask;
-	int slot;
 
 	if (r->n && t < r->t[ring_idx(r, r->n - 1)]) {
 		/* Time went backwards (a replay restarted, a clock step): start over. */
@@ -137,11 +147,7 @@ static void ring_push(struct ring *r, const struct val *x, int64_t t, bool raw)
 	}
 	r->prev_mask = mask;
 	r->have_prev = true;
-	slot = ring_slot(r, t);
-	r->t[slot] = t;
-	r->mask[slot] = mask;
-	for (int p = 0; p < r->ncomp; p++)
-		r->acc[(size_t)slot * r->ncomp + p] = raw ? r->prev_raw[p] : r->total[p];
+	ring_store(r, t, mask, raw);
 }
 
 /*
@@ -211,7 +217,7 @@ static bool ring_again_is_nothing(const struct ring *r, int64_t t)
 void rx_ring_touch(struct ectx *cx, int i)
 {
 	struct ring *r = &cx->st->rings[i];
-	int start, slot;
+	int start;
 
 	if (!ring_again_is_nothing(r, cx->t)) {
 		struct val x = { .st = V_OK, .mask = r->prev_mask };
@@ -225,11 +231,7 @@ void rx_ring_touch(struct ectx *cx, int i)
 		ring_push(r, &x, cx->t, false);
 	} else {
 		/* ring_push() of the same values: no total moves, only where the sample goes */
-		slot = ring_slot(r, cx->t);
-		r->t[slot] = cx->t;
-		r->mask[slot] = r->ncomp == 1 ? 1 : r->prev_mask;
-		for (int p = 0; p < r->ncomp; p++)
-			r->acc[(size_t)slot * r->ncomp + p] = r->total[p];
+		ring_store(r, cx->t, r->ncomp == 1 ? 1 : r->prev_mask, false);
 	}
 	window_of(cx, r, &start);
 }

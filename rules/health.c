@@ -282,14 +282,6 @@ static void result_name(const struct rule_result *x, char *buf, size_t len)
 	strlcpy0(buf + n, d, len - n);
 }
 
-/*
- * The escalation memory of result x, keyed by what does not move: its
- * identity (the port's node GUID and port number, the netdev's PCI function),
- * so a device renamed at reboot keeps it.  A memory under the name key (a
- * state file from before, an object without identity) is taken over once.
- * A new identity under a remembered name is another card: it starts fresh,
- * and the log says so once.
- */
 /* Is have what result_name(x) writes (in len bytes)?  Without writing it: every poll. */
 static bool name_is(const char *have, const struct rule_result *x, size_t len)
 {
@@ -308,6 +300,14 @@ static bool name_is(const char *have, const struct rule_result *x, size_t len)
 	return n + 1 + strlen(d) < len && !strcmp(have + n + 1, d);
 }
 
+/*
+ * The escalation memory of result x, keyed by what does not move: its
+ * identity (the port's node GUID and port number, the netdev's PCI function),
+ * so a device renamed at reboot keeps it.  A memory under the name key (a
+ * state file from before, an object without identity) is taken over once.
+ * A new identity under a remembered name is another card: it starts fresh,
+ * and the log says so once.
+ */
 static struct hmem *memory_of(struct rules_engine *e, const struct rule_result *x)
 {
 	const char *ident = ident_of(e, x);
