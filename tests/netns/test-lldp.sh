@@ -104,7 +104,9 @@ host_pid=$!
 hostcli() { ip netns exec "$host" lldpcli -u "$TMPD/host.sock" -f json show neighbors; }
 # long enough a TTL that lldpd keeps both neighbours while the switch is stopped
 swcli configure lldp tx-hold 60 >/dev/null
-ttl60() { hostcli | jq -e '[.lldp.interface[] | .[].port.ttl] == ["60", "60"]'; }
+# jq 1.6's -e exits 0 on no input at all (lldpcli before lldpd's socket is there): `input`
+# makes that an error
+ttl60() { hostcli | jq -en 'input | [.lldp.interface[] | .[].port.ttl] == ["60", "60"]'; }
 check "rocewatch's lldpd heard both neighbours (TTL 60)" wait_until 30 ttl60
 # Frozen, the switch sends nothing: what snapshot knows can only come from lldpd.
 ip netns pids "$sw" | xargs kill -STOP

@@ -28,7 +28,8 @@ rw_snapshot() {
 	err=$("$ROCEWATCH" snapshot -o "$out" "$@" 2>&1) || rc=$?
 	[[ -z $err ]] || printf 'rocewatch snapshot: %s\n' "$err" >&2
 	((rc == 0)) || vm_fail "rocewatch snapshot $* exited $rc: ${err//$'\n'/ / }"
-	jq -e '.schema == "rocewatch-snapshot"' "$out" >/dev/null ||
+	# -n and input: jq 1.6's -e alone passes an empty file
+	jq -en 'input | .schema == "rocewatch-snapshot"' "$out" >/dev/null ||
 		vm_fail "rocewatch snapshot wrote no snapshot JSON to $out"
 }
 

@@ -159,7 +159,7 @@ if ((GUEST_ID == 1)); then
 	vm_wait_until 10 "$dev active_mtu 1024" vm_active_mtu_is "$dev" 1024
 	# the responder's published MTU follows within a rescan
 	vm_wait_until 30 "/api/v1/probe to say active_mtu 1024" \
-		bash -c "curl -sf http://127.0.0.1:$port/api/v1/probe | jq -e '.ports[0].active_mtu == 1024'"
+		bash -c "curl -sf http://127.0.0.1:$port/api/v1/probe | jq -en 'input | .ports[0].active_mtu == 1024'"
 fi
 vm_barrier mtu-1500 90
 # both links up again (ping needs both ends) and this node's port back to ACTIVE
@@ -228,12 +228,12 @@ fi
 if ((GUEST_ID == 0)); then
 	vm_run timeout 30 rdma link delete "$dev"
 	vm_wait_until 15 "/api/v1/probe without ports" \
-		bash -c "curl -sf http://127.0.0.1:$port/api/v1/probe | jq -e '.ports == []'"
+		bash -c "curl -sf http://127.0.0.1:$port/api/v1/probe | jq -en 'input | .ports == []'"
 	rw_serve_alive
 	vm_run rdma link add "$dev" type rxe netdev "$if"
 	vm_wait_port_active "$dev" 1 30
 	vm_wait_until 30 "/api/v1/probe with $dev again" \
-		bash -c "curl -sf http://127.0.0.1:$port/api/v1/probe | jq -e '.ports[0].device == \"$dev\"'"
+		bash -c "curl -sf http://127.0.0.1:$port/api/v1/probe | jq -en 'input | .ports[0].device == \"$dev\"'"
 	vm_log "ok: device removed and re-added under serve --probe"
 fi
 vm_barrier done 180
