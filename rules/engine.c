@@ -302,6 +302,7 @@ static int sync_slots(struct rules_engine *e, struct objid *ids[OBJ__COUNT],
 	struct rule_result *res;
 	struct slot_state *st;
 
+	rx_thaw_all(old); /* its rings are moved, parked or freed below: whole first */
 	for (size_t i = 0; i < e->n_rules; i++)
 		total += e->rules[i].info.fleet		      ? 0
 			 : e->rules[i].info.scope == OBJ_NODE ? 1
@@ -721,7 +722,10 @@ static void note_window(struct rules_engine *e, const struct rrule *r, const str
 	const char *w = r->window_text;
 
 	x->window_ns = cx->windowed ? cx->window_ns : 0;
-	x->observed_ns = cx->windowed ? cx->observed_ns : 0;
+	/* of the window: a history longer than it observed the window, no more */
+	x->observed_ns = !cx->windowed			   ? 0
+			 : cx->observed_ns > cx->window_ns ? cx->window_ns
+							   : cx->observed_ns;
 	if (cx->reset)
 		/* a decrease was rebaselined, not counted: say so while it is in the window */
 		tb_printf(&tb,
@@ -1004,6 +1008,104 @@ static bool settle_reads(const struct rrule *r, struct ectx *cx, struct settled 
 }
 
 /*
+ * Frozen results (rx_freeze): a settled result whose windows are whole reads
+ * the same after every further poll its counters do not move -- the window
+ * stays whole (128 samples span more than it), no increase can enter it, its
+ * summary's note is "(over the last 5m)" each time -- so on a fast poll whose
+ * time went forward it stands without being touched at all: no ring
+ * sampled, no note written, no health memory asked (only for a rule whose
+ * escalation has nothing to forget: no episode, not failing).  Its rings
+ * fall behind instead, by the passes in e->plog, and catch up when anything
+ * but standing frozen happens to it (rx_thaw): each sampled at each pass's
+ * time, as settled_again() would have sampled it, so every later result is
+ * the one a full evaluation gives.  A result behind by half the log catches
+ * up at once; anything that moves or saves results catches all of them up
+ * first (a new layout, a reload, the health state).
+ */
+static bool windows_whole(const struct rule_result *x, const struct ectx *cx)
+{
+	return x->outcome == RULE_SKIP ||
+	       (cx->windowed && cx->observed_ns >= cx->window_ns && !cx->reset);
+}
+
+void rx_thaw(const struct rules_engine *e, const struct rrule *r, struct slot_state *st)
+{
+	if (!st->lazy)
+		return;
+	for (uint64_t k = st->lazy - 1; k < e->thaw_upto; k++)
+		for (uint64_t b = st->settled.pushed; b; b &= b - 1) {
+			int i = __builtin_ctzll(b);
+
+			if (i < r->n_rings)
+				rx_ring_again(&st->rings[i], e->plog.t[k % POLL_LOG_CAP]);
+		}
+	st->lazy = 0;
+}
+
+void rx_thaw_all(struct rules_engine *e)
+{
+	for (size_t ri = 0; e->st && ri < e->n_rules; ri++) {
+		const struct rrule *r = &e->rules[ri];
+
+		for (size_t i = 0; i < r->res_n; i++)
+			rx_thaw(e, r, &e->st[r->res_off + i]);
+	}
+}
+
+/* A counter pass at t: logged for the frozen; each thaws up to the one before it. */
+static void log_pass(struct rules_engine *e, int64_t t)
+{
+	struct poll_log *l = &e->plog;
+
+	e->may_freeze = !l->n || t >= l->t[(l->n - 1) % POLL_LOG_CAP];
+	e->thaw_upto = l->n;
+	if (!e->may_freeze) {
+		/*
+		 * Time went back (a clock step, a replay starting over): every
+		 * history starts over, after what it missed, and is judged in
+		 * full -- on one sample a counter rule is unknown, not settled.
+		 */
+		rx_thaw_all(e);
+		e->fast_pass = false;
+	}
+	l->t[l->n % POLL_LOG_CAP] = t;
+	l->n++;
+}
+
+/* Between passes: a thaw takes every pass logged. */
+static void end_pass(struct rules_engine *e)
+{
+	e->may_freeze = false;
+	e->thaw_upto = e->plog.n;
+}
+
+/*
+ * May x, settled and read the same again, stand frozen?  Its escalation must
+ * have nothing to forget (rx_health_note then changes nothing).
+ */
+static bool may_stand_frozen(const struct rules_engine *e, const struct rrule *r,
+			     const struct slot_state *st, const struct rule_result *x)
+{
+	return e->may_freeze && st->settled.frozen && !x->escalated &&
+	       (r->info.cls != RCLASS_DEGRADED || r->info.escalate_after <= 0 ||
+		(x->episodes == 0 && x->outcome != RULE_FAIL));
+}
+
+static void stand_frozen(struct rules_engine *e, const struct rrule *r, struct slot_state *st,
+			 struct rule_result *x, int64_t t)
+{
+	uint64_t pass = e->plog.n - 1;
+
+	if (st->lazy && pass - (st->lazy - 1) >= POLL_LOG_CAP / 2)
+		rx_thaw(e, r, st);		  /* before the log forgets what it missed */
+	if (!st->lazy && x->outcome != RULE_SKIP) /* a skip samples nothing */
+		st->lazy = pass + 1;
+	x->eval_ns = t;
+	e->settled_total++;
+	e->frozen_total++;
+}
+
+/*
  * After a full evaluation: may the result stand next time?  reads_now: the
  * reads were taken this poll already (a fast poll that found one moved).
  */
@@ -1019,6 +1121,7 @@ static void settle(const struct rules_engine *e, const struct rrule *r, struct e
 		return;
 	st->pushed = cx->pushed;
 	st->base_len = (uint16_t)(x->outcome == RULE_SKIP ? 0 : cx->base_len);
+	st->frozen = windows_whole(x, cx);
 	if (!reads_now)
 		settle_reads(r, cx, st);
 }
@@ -1026,7 +1129,7 @@ static void settle(const struct rules_engine *e, const struct rrule *r, struct e
 static void settled_again(struct rules_engine *e, const struct rrule *r, struct ectx *cx,
 			  struct rule_result *x)
 {
-	const struct settled *st = &cx->st->settled;
+	struct settled *st = &cx->st->settled;
 
 	x->eval_ns = cx->t;
 	if (x->outcome == RULE_SKIP)
@@ -1038,6 +1141,7 @@ static void settled_again(struct rules_engine *e, const struct rrule *r, struct 
 		rx_ring_touch(cx, __builtin_ctzll(b));
 	x->summary[st->base_len] = '\0';
 	note_window(e, r, cx, x);
+	st->frozen = windows_whole(x, cx);
 }
 
 /* Every result of rule r, at t_ns (wall_ns: the wall-clock time its health memory dates by). */
@@ -1070,9 +1174,11 @@ static void eval_rule(struct rules_engine *e, const struct rrule *r, const struc
 			g->pass = e->pass;
 		}
 		if (g->by_role) {
+			rx_thaw(e, r, cx.st);
 			cx.st->settled.on = false;
 			skip_role(&e->profiles[r->profile], g->by_role, &cx, x);
 		} else if (!g->in) {
+			rx_thaw(e, r, cx.st);
 			cx.st->settled.on = false;
 			skip_outside(&e->profiles[r->profile], r->info.scope, &cx, x);
 		} else {
@@ -1080,9 +1186,15 @@ static void eval_rule(struct rules_engine *e, const struct rrule *r, const struc
 			bool read = e->fast_pass && r->settles && cx.st->settled.on;
 
 			if (read && settle_reads(r, &cx, &cx.st->settled)) {
+				if (may_stand_frozen(e, r, cx.st, x)) {
+					stand_frozen(e, r, cx.st, x, t_ns);
+					continue; /* nothing else: see rx_freeze */
+				}
+				rx_thaw(e, r, cx.st);
 				settled_again(e, r, &cx, x);
 				e->settled_total++;
 			} else {
+				rx_thaw(e, r, cx.st);
 				eval_one(e, r, &cx, x);
 				settle(e, r, &cx, x, read);
 			}
@@ -1109,8 +1221,10 @@ int rules_evaluate(struct rules_engine *e, const struct node_model *m, int64_t t
 	if (e->n_pend)
 		rx_health_apply_pending(e);
 	e->pass++; /* the model may have changed since the last pass: the gates are asked again */
+	log_pass(e, t_ns);
 	for (size_t ri = 0; ri < e->n_rules; ri++)
 		eval_rule(e, &e->rules[ri], m, t_ns, ts_ns(&m->time));
+	end_pass(e);
 	for (size_t p = 0; p < e->n_profiles; p++) {
 		struct rprofile *pf = &e->profiles[p];
 		struct rules_profile_info *pi = &pf->info;
@@ -1165,6 +1279,8 @@ int rules_evaluate_changed(struct rules_engine *e, const struct node_model *m, i
 			ch[f / 64] |= 1ULL << (f % 64);
 	e->fast_pass = counters; /* settled results may stand (settle()) */
 	e->pass++;
+	if (counters)
+		log_pass(e, t_ns);
 	for (size_t ri = 0; ri < e->n_rules; ri++) {
 		const struct rrule *r = &e->rules[ri];
 
@@ -1184,6 +1300,7 @@ int rules_evaluate_changed(struct rules_engine *e, const struct node_model *m, i
 		n++;
 	}
 	e->fast_pass = false;
+	end_pass(e);
 	e->last_t = t_ns;
 	if (counters)
 		e->last_wall_ns = ts_ns(&m->time);
@@ -1340,6 +1457,11 @@ uint64_t rules_evaluations(const struct rules_engine *e)
 uint64_t rules_settled_total(const struct rules_engine *e)
 {
 	return e->settled_total;
+}
+
+uint64_t rules_frozen_total(const struct rules_engine *e)
+{
+	return e->frozen_total;
 }
 
 enum rules_status rules_status_worse(enum rules_status a, enum rules_status b)

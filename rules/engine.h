@@ -410,6 +410,8 @@ bool rules_need_history(const struct rules_engine *e);
 uint64_t rules_evaluations(const struct rules_engine *e);
 /* Results that stood settled, not evaluated again, on fast polls so far (rx_settle). */
 uint64_t rules_settled_total(const struct rules_engine *e);
+/* Of those, the results that stood frozen: not touched at all (rx_freeze). */
+uint64_t rules_frozen_total(const struct rules_engine *e);
 
 /*
  * Status of the last evaluation: CRITICAL if a critical rule fails, else

@@ -214,12 +214,9 @@ static bool ring_again_is_nothing(const struct ring *r, int64_t t)
 	return true;
 }
 
-void rx_ring_touch(struct ectx *cx, int i)
+void rx_ring_again(struct ring *r, int64_t t)
 {
-	struct ring *r = &cx->st->rings[i];
-	int start;
-
-	if (!ring_again_is_nothing(r, cx->t)) {
+	if (!ring_again_is_nothing(r, t)) {
 		struct val x = { .st = V_OK, .mask = r->prev_mask };
 
 		if (r->ncomp == 1)
@@ -228,11 +225,19 @@ void rx_ring_touch(struct ectx *cx, int i)
 			for (int p = 0; p < r->ncomp; p++)
 				x.v.a[p] = r->prev_raw[p];
 		/* what a settled rule samples is a running total (rate, increase), never raw */
-		ring_push(r, &x, cx->t, false);
+		ring_push(r, &x, t, false);
 	} else {
 		/* ring_push() of the same values: no total moves, only where the sample goes */
-		ring_store(r, cx->t, r->ncomp == 1 ? 1 : r->prev_mask, false);
+		ring_store(r, t, r->ncomp == 1 ? 1 : r->prev_mask, false);
 	}
+}
+
+void rx_ring_touch(struct ectx *cx, int i)
+{
+	struct ring *r = &cx->st->rings[i];
+	int start;
+
+	rx_ring_again(r, cx->t);
 	window_of(cx, r, &start);
 }
 

@@ -596,6 +596,7 @@ int rules_health_serialize(struct rules_engine *e, const char *boot_id, struct s
 	/* the engine's own now: the wall-clock time of the last model it judged */
 	int64_t now = e->last_wall_ns;
 
+	rx_thaw_all(e); /* a frozen result's rings as its passes sampled them */
 	sb_reset(out);
 	sb_printf(out, "%s\nboot %s\n", STATE_MAGIC, boot_id && *boot_id ? boot_id : "-");
 	for (size_t i = 0; i < e->n_hm; i++) {
@@ -1290,6 +1291,7 @@ void rx_health_apply_pending(struct rules_engine *e)
 				continue;
 			/* in file order: the later record for a ring is the one kept; a
 			 * history from the file is evaluated in full */
+			rx_thaw(e, rr, &e->st[s]);
 			e->st[s].settled.on = false;
 			g->first = 0;
 			g->n = (uint16_t)pr->n;

@@ -334,6 +334,7 @@ void rx_ring_move(struct ring *dst, struct ring *src);
 #define RX_SETTLE_READS 4
 struct settled {
 	bool on;
+	bool frozen; /* and its windows are whole: it may stand frozen (rx_freeze) */
 	uint8_t n;
 	uint16_t base_len;
 	uint64_t pushed; /* ring i sampled: bit i */
@@ -349,6 +350,22 @@ struct slot_state {
 	int32_t *cache;
 	struct settled settled;
 	uint32_t hm_at; /* where its health memory was last: a hint, checked by key */
+	/*
+	 * Frozen (rx_freeze): its rings were not sampled from counter pass
+	 * lazy - 1 on (a number of poll_log); 0 when they are up to date.
+	 */
+	uint64_t lazy;
+};
+
+/*
+ * The times of the last counter passes (rx_freeze): a frozen result's rings
+ * are sampled at them when it thaws, as its passes would have sampled them.
+ * Pass k (counting from 0) is t[k % POLL_LOG_CAP]; n passes so far.
+ */
+#define POLL_LOG_CAP 512
+struct poll_log {
+	int64_t t[POLL_LOG_CAP];
+	uint64_t n;
 };
 
 /* What a fleet rule's aggregates give, for one group of units. */
@@ -387,7 +404,9 @@ struct ectx {
 };
 
 struct val rx_eval(const struct expr *e, struct ectx *cx);
-/* Sample ring i again with the values it last had, and note its window (rx_settle). */
+/* Sample ring r at t with the values it last had (rx_settle, rx_freeze). */
+void rx_ring_again(struct ring *r, int64_t t);
+/* The same for ring i of cx's result at cx->t, and note its window. */
 void rx_ring_touch(struct ectx *cx, int i);
 
 static inline struct val rx_num(double n)
@@ -624,8 +643,13 @@ struct rules_engine {
 	uint64_t layout_gen;
 	uint64_t evaluations;
 	uint64_t settled_total; /* rules_settled_total() */
+	uint64_t frozen_total;	/* rules_frozen_total() */
 	bool single_sample;	/* counter rules are skipped, not unknown */
 	bool fast_pass;		/* evaluating a fast poll's counters: settled results may stand */
+	bool may_freeze;	/* and frozen ones too: time went forward (rx_freeze) */
+	/* counter passes: their times, and the passes a thawing result catches up to */
+	struct poll_log plog;
+	uint64_t thaw_upto;
 	uint8_t fields_used[F__COUNT];
 
 	/* health memory (health.c) */
@@ -663,6 +687,9 @@ void rx_health_free(struct rules_engine *e);
 
 int rx_slot_init(const struct rrule *r, struct slot_state *st);
 void rx_slot_free(const struct rrule *r, struct slot_state *st);
+/* A frozen result's rings sampled at the passes it stood through (rx_freeze): one, all. */
+void rx_thaw(const struct rules_engine *e, const struct rrule *r, struct slot_state *st);
+void rx_thaw_all(struct rules_engine *e);
 
 uint64_t rx_fnv1a(uint64_t h, const void *p, size_t n);
 #define RX_FNV_INIT 0xcbf29ce484222325ULL

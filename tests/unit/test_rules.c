@@ -1404,13 +1404,17 @@ static void counter_arrays(void **state)
 
 /* Steady state: no allocation per evaluation; objects appearing re-lay the results. */
 /*
- * Settled results (engine.c, rx_settle) are the same results: the shipped
- * profile evaluated by two engines over the same two hours of 5 s polls,
- * one on fast passes (where a result whose counters did not move stands),
- * one in full every poll.  The counters sit still, creep, jump, reset,
- * vanish and come back; every result must read the same after every poll.
+ * Settled and frozen results (engine.c, rx_settle, rx_freeze) are the same
+ * results: the shipped profile evaluated by two engines over the same polls,
+ * one on fast passes (where a result whose counters did not move stands, and
+ * one whose windows are whole stands frozen), one in full every poll.  The
+ * counters sit still for `phase` polls, then creep and jump, reset, vanish
+ * and come back; every result must read the same after every poll.  A
+ * configuration poll every conf_every (0: none) evaluates both in full; the
+ * clock steps back a minute at back_at (0: never).
  */
-static void settled_equals_full(void **state)
+static void fast_and_full(int polls, int64_t step_ns, int phase, int conf_every, int back_at,
+			  uint64_t *settled, uint64_t *frozen)
 {
 	static const char *const port_ctr[] = { "link_downed",
 						"symbol_error",
@@ -1429,44 +1433,46 @@ static void settled_equals_full(void **state)
 	struct node_model m;
 	char path[4096];
 
-	(void)state;
 	build_model(&m);
 	snprintf(path, sizeof(path), "%s/rules/profiles/lossless-roce.yaml", source_dir);
 	assert_int_equal(rules_spec_add_profile(&spec, path), 0);
 	assert_int_equal(rules_load(&spec, &fast, &dg), 0);
 	assert_int_equal(rules_load(&spec, &full, &dg), 0);
-	for (int poll = 0; poll < 1440; poll++) {
-		int64_t t = (int64_t)poll * 5000000000LL;
+	for (int poll = 0; poll < polls; poll++) {
+		/* from back_at on, the clock a minute behind (a step back: histories start over) */
+		int64_t t =
+		    (int64_t)poll * step_ns - (back_at && poll >= back_at ? 60000000000LL : 0);
 		const struct rule_result *a, *b;
 		size_t na, nb;
 		/* phases: still, a creep on one counter, jumps, a reset, one gone a while */
-		bool still = (poll / 120) % 2 == 0;
+		bool still = (poll / phase) % 2 == 0;
 
 		rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
 		if (!still && (rng >> 33) % 7 == 0)
 			pv[(rng >> 40) % 6] += 1 + (rng >> 50) % 3;
 		if (!still && (rng >> 35) % 11 == 0)
 			hv[(rng >> 42) % 4] += 5;
-		if (poll == 700)
+		if (poll == polls / 2)
 			pv[1] = 0; /* a reset */
 		cset_clear(&m.ports[0]->cs[CSET_PORT]);
 		cset_clear(&m.ports[0]->cs[CSET_HW]);
 		for (int i = 0; i < 6; i++)
-			if (!(poll >= 900 && poll < 960 && i == 2)) /* unreadable a while */
+			if (!(poll >= polls * 5 / 8 && poll < polls * 2 / 3 &&
+			      i == 2)) /* unreadable a while */
 				cset_set(&m.ports[0]->cs[CSET_PORT], port_ctr[i], pv[i]);
 		for (int i = 0; i < 4; i++)
 			cset_set(&m.ports[0]->cs[CSET_HW], hw_ctr[i], hv[i]);
 		/* counters the model carries as fields (vendor_fill_port, ethtool, link) */
 		field_set_int(m.ports[0], F_PORT_RDMA_OUT_OF_SEQUENCE, (int64_t)hv[0]);
-		if (poll >= 500 && poll < 530)
+		if (poll >= polls / 3 && poll < polls / 3 + 30)
 			field_absent(m.ports[0], F_PORT_RDMA_RETRIES_EXCEEDED, ABS_ERROR, EIO);
 		else
 			field_set_int(m.ports[0], F_PORT_RDMA_RETRIES_EXCEEDED, (int64_t)hv[2]);
 		field_set_int(m.ports[0], F_PORT_REAPPEARED, (int64_t)(pv[3] / 2));
 		field_set_int(m.netdevs[0], F_NETDEV_LINK_DOWN_EVENTS, (int64_t)pv[0]);
 		field_set_int(m.netdevs[0], F_NETDEV_CARRIER_CHANGES, (int64_t)(2 * pv[0]));
-		m.time.tv_sec = 1764672000 + poll * 5;
-		if (poll % 60 == 0) {
+		m.time.tv_sec = 1764672000 + t / 1000000000;
+		if (poll == 0 || (conf_every && poll % conf_every == 0)) {
 			/* a configuration poll: both in full */
 			assert_int_equal(rules_evaluate(fast, &m, t), 0);
 		} else {
@@ -1481,21 +1487,53 @@ static void settled_equals_full(void **state)
 		for (size_t i = 0; i < na; i++) {
 			if (a[i].outcome != b[i].outcome || strcmp(a[i].summary, b[i].summary) ||
 			    strcmp(a[i].reason, b[i].reason) || a[i].window_ns != b[i].window_ns ||
-			    a[i].observed_ns != b[i].observed_ns || a[i].since_ns != b[i].since_ns)
+			    a[i].observed_ns != b[i].observed_ns ||
+			    a[i].since_ns != b[i].since_ns || a[i].episodes != b[i].episodes ||
+			    /* a counter rule is judged every poll, standing or not */
+			    (b[i].window_ns && a[i].eval_ns != b[i].eval_ns))
 				fail_msg(
 				    "poll %d, %s %s: settled '%s' (%d, %s), full '%s' (%d, %s)",
 				    poll, a[i].rule->name, a[i].device, a[i].summary, a[i].outcome,
 				    a[i].reason, b[i].summary, b[i].outcome, b[i].reason);
 		}
 	}
-	/* and it did stand: most counter results, most polls of the still phases */
-	assert_true(rules_settled_total(fast) > 1000);
+	*settled = rules_settled_total(fast);
+	*frozen = rules_frozen_total(fast);
 	assert_int_equal(rules_settled_total(full), 0);
 	rules_free(fast);
 	rules_free(full);
 	rules_diags_free(&dg);
 	rules_spec_free(&spec);
 	model_free(&m);
+}
+
+/* Two hours of 5 s polls, a configuration poll every 5 minutes. */
+static void settled_equals_full(void **state)
+{
+	uint64_t settled, frozen;
+
+	(void)state;
+	fast_and_full(1440, 5000000000LL, 120, 60, 0, &settled, &frozen);
+	/* and it did stand: most counter results, most polls of the still phases */
+	assert_true(settled > 1000);
+	assert_true(frozen > 0);
+}
+
+/*
+ * Frozen for longer than the pass log holds (no configuration poll between),
+ * at an interval where the 5 m windows thin their samples: 200 ms polls, 12
+ * minutes still, 12 moving, twice; the clock steps back while they stand.
+ */
+static void frozen_equals_full(void **state)
+{
+	uint64_t settled, frozen;
+
+	(void)state;
+	fast_and_full(4 * 3600, 200000000LL, 3600, 0, 10000, &settled, &frozen);
+	print_message("frozen_equals_full: %llu settled, %llu of them frozen\n",
+		      (unsigned long long)settled, (unsigned long long)frozen);
+	assert_true(frozen > 100000); /* about 100 results, 2000 polls, twice */
+	assert_true(frozen < settled);
 }
 
 static void no_alloc_steady_state(void **state)
@@ -1747,6 +1785,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(counter_window),
 		cmocka_unit_test(counter_arrays),
 		cmocka_unit_test(settled_equals_full),
+		cmocka_unit_test(frozen_equals_full),
 		cmocka_unit_test(no_alloc_steady_state),
 		cmocka_unit_test(counter_lookup_follows_names),
 		cmocka_unit_test(summary_numbers),
