@@ -131,15 +131,14 @@ static void describe(struct alert *a, const struct alert_obs *o)
 static void describe_unknown(struct alert *u, const struct alert_obs *o)
 {
 	const char *why = o->value ? o->value : "a field is absent";
-	uint64_t k = fnv1a_str(why);
+	/* the reason is compared, not hashed: it is read every poll, and it is short */
+	uint64_t k = (o->unknown_doc ? fnv1a_str(o->unknown_doc) : 0) | 1; /* 0: never described */
 	struct alert_obs uo = *o;
 	char summary[256], hint[512];
 
-	if (o->unknown_doc)
-		k = fnv1a(o->unknown_doc, strlen(o->unknown_doc), k);
-	k |= 1; /* 0: never described */
-	if (u->described == k)
-		return;
+	if (u->described == k && strnlen(why, sizeof(u->value)) < sizeof(u->value) &&
+	    !strcmp(u->value, why))
+		return; /* describe() below keeps why as the value */
 	u->described = k;
 	snprintf(summary, sizeof(summary), "rule %s cannot be evaluated: %s", o->rule, why);
 	uo.severity = "info";

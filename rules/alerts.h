@@ -38,7 +38,8 @@ struct alert {
 	char *description; /* the rule's doc text, its own copy (a rule's text is ~100-700 bytes) */
 	char value[96];	   /* the value or reason behind the outcome */
 	uint64_t fingerprint; /* of the rule definition: a changed rule starts over */
-	uint64_t described;   /* RoceRuleUnknown: hash of what its text was made from */
+	uint64_t described;   /* RoceRuleUnknown: hash of its unknown_doc (with value: what its
+			       * text was made from), 0 before it was made */
 	enum alert_state state;
 	int64_t active_since; /* ns: first failing evaluation of this episode */
 	int64_t fired_at;     /* ns: when it became firing */
