@@ -182,6 +182,14 @@ void prom_rules_render(struct strbuf *sb, const struct rules_engine *e,
 			    "Rule evaluations since the rules were (re)loaded.");
 		prom_sample1_u64(sb, "rocewatch_rules_evaluations_total", NULL, NULL,
 				 rules_evaluations(e));
+		prom_family(sb, "rocewatch_rules_standing_total", "counter",
+			    "Counter rule results that stood on a fast poll, not evaluated again, "
+			    "since the rules were (re)loaded: settled (their counters did not "
+			    "move) or frozen (their windows whole as well: nothing touched).");
+		prom_sample1_u64(sb, "rocewatch_rules_standing_total", "how", "settled",
+				 rules_settled_total(e) - rules_frozen_total(e));
+		prom_sample1_u64(sb, "rocewatch_rules_standing_total", "how", "frozen",
+				 rules_frozen_total(e));
 	}
 	if (!st)
 		return;
