@@ -71,6 +71,10 @@ int rx_slot_init(const struct rrule *r, struct slot_state *st)
 	return 0;
 }
 
+/* A frozen result's poll touches one line of it (engine.h) and one of its slot. */
+_Static_assert(offsetof(struct rule_result, netdev) + 16 <= 64 &&
+		   offsetof(struct slot_state, settled.in[3]) <= 64,
+	       "what a frozen result reads is in the first cache line");
 /* Rules start with their info, so a rule_result's rule pointer leads back to its rrule. */
 _Static_assert(offsetof(struct rrule, info) == 0, "rule_info must be the first member of rrule");
 
@@ -998,12 +1002,15 @@ static bool settle_reads(const struct rrule *r, struct ectx *cx, struct settled 
 		struct settled now;
 
 		read_of(r, i, cx, &now, 0);
-		same = same && now.in[0].st == st->in[i].st && now.in[0].why == st->in[i].why &&
-		       now.in[0].err == st->in[i].err && now.in[0].extra == st->in[i].extra &&
-		       !memcmp(&now.in[0].v, &st->in[i].v, sizeof(double));
+		if (now.in[0].st == st->in[i].st && now.in[0].why == st->in[i].why &&
+		    now.in[0].err == st->in[i].err && now.in[0].extra == st->in[i].extra &&
+		    !memcmp(&now.in[0].v, &st->in[i].v, sizeof(double)))
+			continue; /* as it was: its line is not written (most reads, most polls) */
+		same = false;
 		st->in[i] = now.in[0];
 	}
-	st->n = (uint8_t)r->n_settle_reads;
+	if (st->n != r->n_settle_reads)
+		st->n = (uint8_t)r->n_settle_reads;
 	return same;
 }
 

@@ -154,13 +154,25 @@ struct rules_profile_info {
 	uint64_t text_hash;
 };
 
-/* One (rule, object) result.  Owned by the engine; valid until the next evaluate/free. */
+/*
+ * One (rule, object) result.  Owned by the engine; valid until the next
+ * evaluate/free.  What every poll reads or writes of it comes first, in its
+ * first cache line: a counter result that stands frozen (rx_freeze) is this
+ * line and nothing else, and the alert table looks only at the outcome of
+ * every result.
+ */
 struct rule_result {
 	const struct rule_info *rule;
 	enum obj_kind kind;
+	enum rule_outcome outcome;
+	int64_t eval_ns; /* time of the last evaluation */
+	/* degraded rules: failure episodes within the escalation window, and whether that made it
+	 * fatal (the outcome is then fail, severity critical) */
+	uint16_t episodes;
+	bool escalated;
+	char netdev[RW_NAME_MAX]; /* netdev: its name; rdma_port: the bound netdev or "" */
 	char device[RW_NAME_MAX]; /* netdev name or RDMA device; "" for the node */
 	uint32_t port;		  /* rdma_port: port number; else 0 */
-	char netdev[RW_NAME_MAX]; /* netdev: its name; rdma_port: the bound netdev or "" */
 	/* Stable identity of (profile, rule, kind, device, port): FNV-1a 64. */
 	uint64_t key;
 	/*
@@ -170,23 +182,17 @@ struct rule_result {
 	 * the name, and a new device under an old name starts afresh.
 	 */
 	uint64_t ikey;
-	enum rule_outcome outcome;
 	int64_t since_ns; /* evaluation time at which the outcome last changed */
-	int64_t eval_ns;  /* time of the last evaluation */
 	/*
 	 * Rules with rate/increase/delta: the largest window they declare and
-	 * the span of samples they had (the shortest, if several): less than
-	 * the window while the history is younger than it.  Both 0 otherwise.
+	 * how much of it their samples covered (the shortest, if several): less
+	 * than the window while the history is younger than it.  Both 0 otherwise.
 	 */
 	int64_t window_ns, observed_ns;
 	/* interpolated `summary` (empty when skipped), then the window observed */
 	char summary[RULE_SUMMARY_MAX];
 	char reason[RULE_REASON_MAX]; /* unknown: "pfc.enabled absent: unsupported"; skip: the guard
 				       */
-	/* degraded rules: failure episodes within the escalation window, and whether that made it
-	 * fatal (the outcome is then fail, severity critical) */
-	uint16_t episodes;
-	bool escalated;
 };
 
 /* The severity a result counts with: the rule's, critical once escalated. */

@@ -337,24 +337,25 @@ struct settled {
 	bool frozen; /* and its windows are whole: it may stand frozen (rx_freeze) */
 	uint8_t n;
 	uint16_t base_len;
-	uint64_t pushed; /* ring i sampled: bit i */
 	struct {
 		uint8_t st, why;
 		int16_t err, extra;
 		double v;
 	} in[RX_SETTLE_READS];
+	uint64_t pushed; /* ring i sampled: bit i */
 };
 
+/* What a frozen result's poll reads comes first: lazy, then up to three reads. */
 struct slot_state {
-	struct ring *rings;
-	int32_t *cache;
-	struct settled settled;
-	uint32_t hm_at; /* where its health memory was last: a hint, checked by key */
 	/*
 	 * Frozen (rx_freeze): its rings were not sampled from counter pass
 	 * lazy - 1 on (a number of poll_log); 0 when they are up to date.
 	 */
 	uint64_t lazy;
+	struct settled settled;
+	struct ring *rings;
+	int32_t *cache;
+	uint32_t hm_at; /* where its health memory was last: a hint, checked by key */
 };
 
 /*
